@@ -1,0 +1,63 @@
+"""oneiros: an event-sourced state machine that gives an autonomous agent a dream state.
+
+The public surface is re-exported here; everything in a module whose name starts with ``_`` is
+private and may change without notice.
+"""
+
+from oneiros._deps import Deps, FixedClock, SequentialIds
+from oneiros._errors import (
+    ConfigError,
+    CorruptEvent,
+    EpisodeFileError,
+    EventError,
+    GolemError,
+    GolemExists,
+    GolemNotFound,
+    IllegalCommand,
+    InputError,
+    InvalidStoreURL,
+    OneirosError,
+    StoreError,
+    StreamConflict,
+    UnknownEventType,
+)
+from oneiros.events import Episode, EventStore, Outcome, Recorded, open_store
+from oneiros.fsm import Golems, GolemState, Observers, replay
+from oneiros.generators import OfflineGenerator
+from oneiros.memory import load_episodes
+from oneiros.workers import CycleResult, CycleSettings, InProcessExecutor
+
+__all__ = [
+    "ConfigError",
+    "CorruptEvent",
+    "CycleResult",
+    "CycleSettings",
+    "Deps",
+    "Episode",
+    "EpisodeFileError",
+    "EventError",
+    "EventStore",
+    "FixedClock",
+    "GolemError",
+    "GolemExists",
+    "GolemNotFound",
+    "GolemState",
+    "Golems",
+    "IllegalCommand",
+    "InProcessExecutor",
+    "InputError",
+    "InvalidStoreURL",
+    "Observers",
+    "OfflineGenerator",
+    "OneirosError",
+    "Outcome",
+    "Recorded",
+    "SequentialIds",
+    "StoreError",
+    "StreamConflict",
+    "UnknownEventType",
+    "load_episodes",
+    "open_store",
+    "replay",
+]
+__version__ = "0.1.0"

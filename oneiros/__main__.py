@@ -1,0 +1,3 @@
+from oneiros.cli import main
+
+main()

@@ -1,0 +1,147 @@
+"""The one exception tree every part of oneiros raises from.
+
+::
+
+    OneirosError
+    ├── ConfigError                 bad setting, URL or option
+    │   └── InvalidStoreURL
+    ├── EventError                  an event that cannot be read or written
+    │   ├── CorruptEvent            bytes in the log that do not decode
+    │   └── UnknownEventType        a type name no registered event carries
+    ├── StoreError                  the log refused or failed an operation
+    │   └── StreamConflict          another writer took the expected version
+    ├── GolemError                  a command against a golem's state
+    │   ├── GolemNotFound
+    │   ├── GolemExists
+    │   └── IllegalCommand          the machine forbids the trigger in this state
+    └── InputError                  user-supplied data (episodes, files)
+        └── EpisodeFileError
+
+Errors carry typed attributes (``golem_id``, ``state``, ``trigger``, ``position``…) so callers can
+act on them without parsing messages; the message names what was wrong for a person.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "CorruptEvent",
+    "EpisodeFileError",
+    "EventError",
+    "GolemError",
+    "GolemExists",
+    "GolemNotFound",
+    "IllegalCommand",
+    "InputError",
+    "InvalidStoreURL",
+    "OneirosError",
+    "StoreError",
+    "StreamConflict",
+    "UnknownEventType",
+]
+
+
+class OneirosError(Exception):
+    """Root of every error oneiros raises on purpose."""
+
+
+class ConfigError(OneirosError):
+    """A setting, URL or option has a value oneiros cannot use."""
+
+
+class InvalidStoreURL(ConfigError):
+    """A store URL names no supported backend or is malformed."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(f"invalid store URL {url!r}: {reason}")
+
+
+class EventError(OneirosError):
+    """An event that cannot be encoded, decoded or upcast."""
+
+
+class CorruptEvent(EventError):
+    """Stored bytes that do not decode into the event their topic names."""
+
+    def __init__(self, position: int | None, topic: str, reason: str) -> None:
+        self.position = position
+        self.topic = topic
+        self.reason = reason
+        where = f"at position {position}" if position is not None else "in input"
+        super().__init__(f"corrupt event {topic!r} {where}: {reason}")
+
+
+class UnknownEventType(EventError):
+    """A topic that names no registered event type or version."""
+
+    def __init__(self, topic: str, position: int | None = None) -> None:
+        self.topic = topic
+        self.position = position
+        where = f" at position {position}" if position is not None else ""
+        super().__init__(f"unknown event type {topic!r}{where}")
+
+
+class StoreError(OneirosError):
+    """The event store refused or failed an operation."""
+
+
+class StreamConflict(StoreError):
+    """Another writer appended to the stream at the version this writer expected."""
+
+    def __init__(self, golem_id: str, expected_version: int) -> None:
+        self.golem_id = golem_id
+        self.expected_version = expected_version
+        super().__init__(
+            f"stream {golem_id!r} moved past version {expected_version}: another writer appended first"
+        )
+
+
+class GolemError(OneirosError):
+    """A command that does not fit a golem's state."""
+
+    def __init__(self, golem_id: str, message: str) -> None:
+        self.golem_id = golem_id
+        super().__init__(message)
+
+
+class GolemNotFound(GolemError):
+    """No golem with this id has been created in the log."""
+
+    def __init__(self, golem_id: str) -> None:
+        super().__init__(golem_id, f"golem {golem_id!r} does not exist")
+
+
+class GolemExists(GolemError):
+    """A golem with this id was already created."""
+
+    def __init__(self, golem_id: str) -> None:
+        super().__init__(golem_id, f"golem {golem_id!r} already exists")
+
+
+class IllegalCommand(GolemError):
+    """The GolemMode/DreamPhase machine has no transition for this trigger in this state."""
+
+    def __init__(self, golem_id: str, state: str, trigger: str, detail: str = "") -> None:
+        self.state = state
+        self.trigger = trigger
+        suffix = f": {detail}" if detail else ""
+        super().__init__(
+            golem_id, f"golem {golem_id!r} cannot {trigger!r} in state {state!r}{suffix}"
+        )
+
+
+class InputError(OneirosError):
+    """User-supplied data that oneiros cannot accept."""
+
+
+class EpisodeFileError(InputError):
+    """An episode file that cannot be read or has an invalid line."""
+
+    def __init__(self, path: str, reason: str, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.reason = reason
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"cannot read episodes from {where}: {reason}")

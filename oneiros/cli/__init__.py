@@ -1,0 +1,22 @@
+"""The ``oneiros`` command line. Each command group lives in its own module and registers here."""
+
+from __future__ import annotations
+
+import typer
+
+from oneiros.cli import _commands
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="oneiros",
+    help="An event-sourced dream state for autonomous agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+_commands.register(app)
+
+
+def main() -> None:
+    app()

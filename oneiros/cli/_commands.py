@@ -1,0 +1,184 @@
+"""``oneiros dream``, ``replay``, ``events`` and ``status``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+import typer
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from oneiros._deps import Deps
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened, state_row
+from oneiros.events import DREAM_PHASES, DreamPhaseName
+from oneiros.fsm import Golems, replay
+from oneiros.memory import load_episodes, recorded_episodes, sample_episodes_path
+from oneiros.workers import InProcessExecutor, PhaseOutcome
+
+__all__ = ["register"]
+
+GolemOpt = Annotated[str, typer.Option("--golem", help="Golem id.")]
+
+
+def dream(
+    store: StoreOpt = None,
+    golem: GolemOpt = "golem",
+    episodes: Annotated[
+        Path | None, typer.Option("--episodes", help="JSONL episodes to record first (default: the bundled sample for a new golem).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the offline generator.")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run one dream cycle now."""
+    with opened(store) as event_store:
+        golems = Golems(event_store, deps=Deps(seed=seed))
+        new = not _golem_exists(golems, golem)
+        if new:
+            golems.create(golem)
+        source = episodes or (sample_episodes_path() if new else None)
+        recorded = 0
+        if source is not None:
+            known = {e.tick for e in recorded_episodes(event_store, golem)}
+            fresh = [e for e in load_episodes(source) if e.tick not in known]
+            recorded = len(golems.record_episodes(golem, fresh))
+        if as_json:
+            result = InProcessExecutor(golems).run_cycle(golem)
+        else:
+            result = _dream_with_progress(golems, golem, recorded)
+        payload: dict[str, Any] = {
+            "cycle_id": result.cycle_id,
+            "golem_id": result.golem_id,
+            "events_appended": result.events_appended,
+            "episodes_recorded": recorded,
+            "complete": msgspec.to_builtins(result.complete) if result.complete else None,
+            "interrupted": result.interrupted,
+            "store": event_store.url,
+        }
+        if as_json:
+            emit_json(payload)
+            return
+        table = Table(title=f"cycle {result.cycle_id}", show_header=False)
+        for key, value in (msgspec.to_builtins(result.complete) or {}).items() if result.complete else ():
+            if key != "cycle_id":
+                table.add_row(key.replace("_", " "), str(value))
+        table.add_row("events appended", str(result.events_appended))
+        console.print(table)
+        if result.interrupted:
+            console.print(f"[yellow]interrupted:[/yellow] {result.interrupted}")
+
+
+def _golem_exists(golems: Golems, golem_id: str) -> bool:
+    from oneiros._errors import GolemNotFound
+
+    try:
+        golems.state(golem_id)
+    except GolemNotFound:
+        return False
+    return True
+
+
+def _dream_with_progress(golems: Golems, golem_id: str, recorded: int):  # type: ignore[no-untyped-def]
+    if recorded:
+        console.print(f"recorded {recorded} episodes for [bold]{golem_id}[/bold]")
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=console
+    ) as progress:
+        task = progress.add_task("dreaming: hypnagogic_onset", total=len(DREAM_PHASES))
+
+        def on_phase(phase: DreamPhaseName, outcome: PhaseOutcome) -> None:
+            index = DREAM_PHASES.index(phase)
+            following = DREAM_PHASES[index + 1] if index + 1 < len(DREAM_PHASES) else "waking"
+            progress.update(task, advance=1, description=f"dreaming: {following} ({outcome.tokens_spent} tokens in {phase})")
+
+        return InProcessExecutor(golems, on_phase=on_phase).run_cycle(golem_id)
+
+
+def replay_cmd(
+    store: StoreOpt = None,
+    until: Annotated[int | None, typer.Option("--until", help="Rebuild as of this global position.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Rebuild every golem's state from the log, with no side effects."""
+    with opened(store) as event_store:
+        started = time.perf_counter()
+        states = replay(event_store, until=until)
+        elapsed = time.perf_counter() - started
+        head = event_store.head()
+        position = min(head, until) if until is not None else head
+        if as_json:
+            emit_json({"position": position, "head": head, "golems": [state_row(s) for s in states.values()]})
+            return
+        _states_table(states.values(), f"replayed to position {position} of {head} in {elapsed * 1000:.1f} ms")
+
+
+def status(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Each golem's mode, phase and stream version, and the log's global position."""
+    with opened(store) as event_store:
+        states = replay(event_store)
+        head = event_store.head()
+        if as_json:
+            emit_json({"position": head, "store": event_store.url, "golems": [state_row(s) for s in states.values()]})
+            return
+        _states_table(states.values(), f"{event_store.url} · position {head}")
+
+
+def _states_table(states: Any, title: str) -> None:
+    table = Table(title=title)
+    for column in ("golem", "state", "cycle", "version", "episodes", "completed", "interrupted"):
+        table.add_column(column)
+    for s in states:
+        table.add_row(
+            s.golem_id, s.machine_state, s.cycle_id or "-", str(s.version), str(s.episodes), str(s.cycles_completed), str(s.cycles_interrupted)
+        )
+    console.print(table)
+
+
+def events(
+    store: StoreOpt = None,
+    golem: Annotated[str | None, typer.Option("--golem", help="Only this golem's stream.")] = None,
+    after: Annotated[int, typer.Option("--after", help="Start after this global position.")] = 0,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many events.")] = 200,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the log."""
+    with opened(store) as event_store:
+        if golem:
+            records = [r for r in event_store.read_stream(golem) if r.position > after][:limit]
+        else:
+            records = []
+            for record in event_store.read_all(after=after):
+                records.append(record)
+                if len(records) >= limit:
+                    break
+        rows = [
+            {
+                "position": r.position,
+                "golem_id": r.meta.golem_id,
+                "version": r.version,
+                "type": r.event.type_name,
+                "time": r.meta.time.isoformat(),
+                "cycle_id": r.meta.cycle_id,
+                "payload": msgspec.to_builtins(r.event),
+            }
+            for r in records
+        ]
+        if as_json:
+            emit_json(rows)
+            return
+        table = Table(title=f"{len(rows)} events")
+        for column in ("pos", "golem", "v", "type", "payload"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            payload = ", ".join(f"{k}={v}" for k, v in row["payload"].items() if k != "cycle_id")
+            table.add_row(str(row["position"]), row["golem_id"], str(row["version"]), row["type"], payload[:120])
+        console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("dream")(dream)
+    app.command("replay")(replay_cmd)
+    app.command("events")(events)
+    app.command("status")(status)

@@ -1,0 +1,65 @@
+"""What every command shares: opening the store, printing JSON, turning errors into exit codes."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any, TypeVar
+
+import msgspec
+import typer
+from rich.console import Console
+
+from oneiros._errors import OneirosError
+from oneiros.events import EventStore, open_store
+from oneiros.fsm import GolemState
+
+__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "opened", "state_row"]
+
+console = Console(stderr=False)
+err_console = Console(stderr=True)
+
+StoreOpt = Annotated[
+    str | None,
+    typer.Option("--store", envvar="ONEIROS_STORE", help="Store URL (default sqlite:///.oneiros/events.db)."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def emit_json(obj: object) -> None:
+    sys.stdout.write(msgspec.json.encode(obj).decode() + "\n")
+
+
+@contextmanager
+def opened(url: str | None) -> Iterator[EventStore]:
+    """Open the store; any oneiros error becomes a one-line message and exit code 2."""
+    try:
+        store = open_store(url)
+    except OneirosError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    try:
+        yield store
+    except OneirosError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    finally:
+        store.close()
+
+
+def state_row(state: GolemState) -> dict[str, Any]:
+    return {
+        "golem_id": state.golem_id,
+        "mode": state.mode,
+        "phase": state.phase,
+        "machine_state": state.machine_state,
+        "cycle_id": state.cycle_id,
+        "version": state.version,
+        "position": state.position,
+        "episodes": state.episodes,
+        "cycles_completed": state.cycles_completed,
+        "cycles_interrupted": state.cycles_interrupted,
+    }

@@ -1,0 +1,261 @@
+"""The three store backends, each an eventsourcing process recorder plus the few reads it lacks.
+
+eventsourcing gives the append with its conflict detection, tracking (for projections) and the
+PostgreSQL LISTEN/NOTIFY subscription. What it lacks, and we add here per backend, is a batch insert
+on SQLite that does not go row by row, and a stream read that carries each event's global position.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from eventsourcing.persistence import ProcessRecorder, StoredEvent, Tracking
+from eventsourcing.popo import POPOProcessRecorder
+from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteProcessRecorder
+
+from oneiros._errors import InvalidStoreURL
+
+__all__ = ["Backend", "Row", "open_backend"]
+
+EVENTS_TABLE = "oneiros_events"
+# (position, golem_id, stream_version, topic, state)
+Row = tuple[int, str, int, str, bytes]
+
+
+class Backend(Protocol):
+    """What the event store needs from a backend."""
+
+    recorder: ProcessRecorder
+    url: str
+
+    def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]: ...
+
+    def rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]: ...
+
+    def stream_rows(self, golem_id: str, after_version: int, until: int | None) -> list[Row]: ...
+
+    def head(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class _FastSQLiteRecorder(SQLiteProcessRecorder):
+    """Inserts a batch with one ``executemany`` instead of one ``execute`` per row.
+
+    Positions are SQLite rowids. Without AUTOINCREMENT a new rowid is ``max(rowid) + 1``, and the
+    write lock is held from the first insert to commit, so a batch's rowids are contiguous and end
+    at the maximum read back inside the same transaction.
+    """
+
+    def _insert_events(
+        self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        params = [(s.originator_id, s.originator_version, s.topic, s.state) for s in stored_events]
+        c.executemany(self.insert_events_statement, params)
+        c.execute(self.select_max_notification_id_statement)
+        last = int(c.fetchone()[0])
+        tracking: Tracking | None = kwargs.get("tracking")
+        if tracking is not None:
+            self._insert_tracking(c, tracking)
+        return list(range(last - len(params) + 1, last + 1))
+
+
+class SQLiteBackend:
+    def __init__(self, url: str, path: str) -> None:
+        self.url = url
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.datastore = SQLiteDatastore(path, lock_timeout=30, originator_id_type="text")
+        self.recorder: _FastSQLiteRecorder = _FastSQLiteRecorder(
+            self.datastore, events_table_name=EVENTS_TABLE
+        )
+        self.recorder.create_table()
+        self._select = f"SELECT rowid, originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
+
+    def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]:
+        return self.recorder.insert_events(stored) or []
+
+    def rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]:
+        sql = self._select + "WHERE rowid > ? "
+        params: list[Any] = [after]
+        if until is not None:
+            sql += "AND rowid <= ? "
+            params.append(until)
+        if topics:
+            sql += f"AND topic IN ({','.join('?' * len(topics))}) "
+            params.extend(topics)
+        sql += "ORDER BY rowid LIMIT ?"
+        params.append(limit)
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(sql, params)
+            return [tuple(r) for r in c.fetchall()]  # type: ignore[misc]
+
+    def stream_rows(self, golem_id: str, after_version: int, until: int | None) -> list[Row]:
+        sql = self._select + "WHERE originator_id = ? AND originator_version > ? "
+        params: list[Any] = [golem_id, after_version]
+        if until is not None:
+            sql += "AND rowid <= ? "
+            params.append(until)
+        sql += "ORDER BY originator_version"
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(sql, params)
+            return [tuple(r) for r in c.fetchall()]  # type: ignore[misc]
+
+    def head(self) -> int:
+        return self.recorder.max_notification_id() or 0
+
+    def close(self) -> None:
+        self.datastore.close()
+
+
+class MemoryBackend:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.recorder = POPOProcessRecorder()
+
+    def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]:
+        return self.recorder.insert_events(stored) or []
+
+    def rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]:
+        found = self.recorder.select_notifications(
+            after, limit, stop=until, topics=topics, inclusive_of_start=False
+        )
+        return [(n.id, str(n.originator_id), n.originator_version, n.topic, n.state) for n in found]
+
+    def stream_rows(self, golem_id: str, after_version: int, until: int | None) -> list[Row]:
+        # The in-memory recorder keeps no position per stream event; a scan is fine at test sizes.
+        out: list[Row] = []
+        after = 0
+        while batch := self.rows(after, 10_000, until, ()):
+            out.extend(r for r in batch if r[1] == golem_id and r[2] > after_version)
+            after = batch[-1][0]
+        return out
+
+    def head(self) -> int:
+        return self.recorder.max_notification_id() or 0
+
+    def close(self) -> None:
+        pass
+
+
+class PostgresBackend:
+    def __init__(self, url: str, parts: dict[str, Any]) -> None:
+        from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore, PostgresProcessRecorder
+
+        self.url = url
+        schema = parts["schema"]
+        self.datastore = PostgresDatastore(
+            parts["dbname"],
+            parts["host"],
+            parts["port"],
+            parts["user"],
+            parts["password"],
+            schema=schema,
+            originator_id_type="text",
+            pool_size=4,
+            max_overflow=4,
+            lock_timeout=30,
+        )
+        if schema != "public":
+            with self.datastore.transaction(commit=True) as c:
+                c.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        self.recorder: PostgresApplicationRecorder = PostgresProcessRecorder(
+            self.datastore, events_table_name=EVENTS_TABLE
+        )
+        self.recorder.create_table()
+        self._select = (
+            "SELECT notification_id, originator_id, originator_version, topic, state "
+            f'FROM "{schema}"."{EVENTS_TABLE}" '
+        )
+
+    def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]:
+        return self.recorder.insert_events(stored) or []
+
+    def _fetch(self, sql: str, params: list[Any]) -> list[Row]:
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(sql, params)
+            return [
+                (r["notification_id"], r["originator_id"], r["originator_version"], r["topic"], bytes(r["state"]))
+                for r in c.fetchall()
+            ]
+
+    def rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]:
+        sql = self._select + "WHERE notification_id > %s "
+        params: list[Any] = [after]
+        if until is not None:
+            sql += "AND notification_id <= %s "
+            params.append(until)
+        if topics:
+            sql += "AND topic = ANY(%s) "
+            params.append(list(topics))
+        sql += "ORDER BY notification_id LIMIT %s"
+        params.append(limit)
+        return self._fetch(sql, params)
+
+    def stream_rows(self, golem_id: str, after_version: int, until: int | None) -> list[Row]:
+        sql = self._select + "WHERE originator_id = %s AND originator_version > %s "
+        params: list[Any] = [golem_id, after_version]
+        if until is not None:
+            sql += "AND notification_id <= %s "
+            params.append(until)
+        sql += "ORDER BY originator_version"
+        return self._fetch(sql, params)
+
+    def head(self) -> int:
+        return self.recorder.max_notification_id() or 0
+
+    def close(self) -> None:
+        self.datastore.close()
+
+
+def _postgres_parts(url: str) -> dict[str, Any]:
+    split = urlsplit(url)
+    dbname = unquote(split.path.lstrip("/"))
+    if not dbname:
+        raise InvalidStoreURL(url, "no database name after the host, as in postgresql://host/dbname")
+    try:
+        port = split.port or 5432
+    except ValueError:
+        raise InvalidStoreURL(url, "the port is not a number") from None
+    query = parse_qs(split.query)
+    schema = query.get("schema", ["public"])[0]
+    if not schema.replace("_", "").isalnum():
+        raise InvalidStoreURL(url, f"schema {schema!r} must be letters, digits and underscores")
+    return {
+        "dbname": dbname,
+        "host": split.hostname or "127.0.0.1",
+        "port": port,
+        "user": unquote(split.username or "postgres"),
+        "password": unquote(split.password or ""),
+        "schema": schema,
+    }
+
+
+def open_backend(url: str) -> Backend:
+    """A backend for ``memory://``, ``sqlite:///relative.db``, ``sqlite:////abs.db`` or
+    ``postgresql://user:password@host:port/dbname?schema=name``."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise InvalidStoreURL(url, "expected scheme://..., one of memory://, sqlite:///PATH, postgresql://...")
+    if scheme == "memory":
+        return MemoryBackend(url)
+    if scheme == "sqlite":
+        if not rest.startswith("/") or rest == "/":
+            raise InvalidStoreURL(url, "expected sqlite:///relative/path.db or sqlite:////absolute/path.db")
+        path = rest[1:]
+        try:
+            return SQLiteBackend(url, path)
+        except (sqlite3.Error, OSError) as exc:
+            raise InvalidStoreURL(url, f"cannot open SQLite file {path!r}: {exc}") from None
+    if scheme in ("postgresql", "postgres"):
+        parts = _postgres_parts(url)
+        try:
+            import psycopg  # noqa: F401
+        except ImportError:  # pragma: no cover - depends on the install
+            raise InvalidStoreURL(url, "PostgreSQL needs the extra: pip install 'oneiros[postgres]'") from None
+        return PostgresBackend(url, parts)
+    raise InvalidStoreURL(url, f"unknown scheme {scheme!r}; expected memory, sqlite or postgresql")

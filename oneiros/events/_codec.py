@@ -1,0 +1,108 @@
+"""Encoding events to stored bytes and back, with upcasting of older schema versions.
+
+A stored event is ``(topic, state)``: the topic is ``<TypeName>.v<version>`` and the state is the
+msgspec JSON of ``{"meta": ..., "data": ...}``. JSON rather than msgpack so a person can read a log
+with the ``sqlite3`` shell; msgspec decodes it fast enough that the store's read path stays close to
+raw SQLite (see ``benchmarks/store.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from oneiros._errors import CorruptEvent, UnknownEventType
+from oneiros.events._types import Event, EventMeta, registered_events
+
+__all__ = ["Upcaster", "decode_event", "encode_event", "register_upcaster", "split_topic", "topic_of", "topics_for"]
+
+_T = TypeVar("_T")
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+_UPCASTERS: dict[tuple[str, int], Upcaster] = {}
+
+
+class _Envelope(msgspec.Struct, Generic[_T]):
+    meta: EventMeta
+    data: _T
+
+
+_encoder = msgspec.json.Encoder()
+_raw_decoder = msgspec.json.Decoder(_Envelope[dict[str, Any]])
+
+
+def register_upcaster(type_name: str, from_version: int) -> Callable[[Upcaster], Upcaster]:
+    """Register a function lifting ``type_name``'s payload from ``from_version`` to the next."""
+
+    def register(fn: Upcaster) -> Upcaster:
+        key = (type_name, from_version)
+        if key in _UPCASTERS:
+            raise ValueError(f"an upcaster for {type_name} v{from_version} is already registered")
+        _UPCASTERS[key] = fn
+        return fn
+
+    return register
+
+
+def topic_of(cls: type[Event]) -> str:
+    """The topic a new event of ``cls`` is stored under."""
+    return f"{cls.type_name}.v{cls.schema_version}"
+
+
+def topics_for(cls: type[Event]) -> list[str]:
+    """Every topic an event of ``cls`` may be stored under, older versions included."""
+    return [f"{cls.type_name}.v{v}" for v in range(1, cls.schema_version + 1)]
+
+
+def split_topic(topic: str) -> tuple[str, int]:
+    """``("DreamStart", 1)`` from ``"DreamStart.v1"``."""
+    name, sep, version = topic.rpartition(".v")
+    if not sep or not version.isdigit() or not name:
+        raise UnknownEventType(topic)
+    return name, int(version)
+
+
+def encode_event(meta: EventMeta, event: Event) -> tuple[str, bytes]:
+    """``(topic, state)`` for one event."""
+    cls = type(event)
+    if not cls.type_name:
+        raise TypeError(f"{cls.__qualname__} is not a registered event type")
+    return topic_of(cls), _encoder.encode(_Envelope(meta, event))
+
+
+@cache
+def _decoder_for(cls: type[Event]) -> msgspec.json.Decoder[_Envelope[Any]]:
+    return msgspec.json.Decoder(_Envelope[cls])  # type: ignore[valid-type]
+
+
+@cache
+def _resolve(topic: str) -> tuple[type[Event], int]:
+    name, version = split_topic(topic)
+    cls = registered_events().get(name)
+    if cls is None or not 1 <= version <= cls.schema_version:
+        raise UnknownEventType(topic)
+    return cls, version
+
+
+def decode_event(topic: str, state: bytes, position: int | None = None) -> tuple[EventMeta, Event]:
+    """The metadata and current-version payload stored as ``(topic, state)``."""
+    try:
+        cls, version = _resolve(topic)
+    except UnknownEventType:
+        raise UnknownEventType(topic, position) from None
+    try:
+        if version == cls.schema_version:
+            envelope = _decoder_for(cls).decode(state)
+            return envelope.meta, envelope.data
+        raw = _raw_decoder.decode(state)
+        data = raw.data
+        for v in range(version, cls.schema_version):
+            upcast = _UPCASTERS.get((cls.type_name, v))
+            if upcast is None:
+                raise CorruptEvent(position, topic, f"no upcaster from v{v} to v{v + 1}")
+            data = upcast(data)
+        return raw.meta, msgspec.convert(data, cls)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise CorruptEvent(position, topic, str(exc)) from None

@@ -1,0 +1,133 @@
+"""The append-only event store: per-golem streams with contiguous versions and one global order."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from types import TracebackType
+
+import msgspec
+from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEvent
+
+from oneiros._errors import StoreError, StreamConflict
+from oneiros.events._backends import Backend, Row, open_backend
+from oneiros.events._codec import decode_event, encode_event, topics_for
+from oneiros.events._types import Event, EventMeta
+
+__all__ = ["DEFAULT_STORE_URL", "EventStore", "Recorded", "open_store"]
+
+DEFAULT_STORE_URL = "sqlite:///.oneiros/events.db"
+_PAGE = 5_000
+
+
+class Recorded(msgspec.Struct, frozen=True):
+    """An event as the log holds it: its global position, its stream version and its metadata."""
+
+    position: int
+    version: int
+    meta: EventMeta
+    event: Event
+
+    @property
+    def golem_id(self) -> str:
+        return self.meta.golem_id
+
+
+def _decode(row: Row) -> Recorded:
+    position, _golem, version, topic, state = row
+    meta, event = decode_event(topic, state, position)
+    return Recorded(position, version, meta, event)
+
+
+class EventStore:
+    """Appends and reads events. Nothing is ever updated or deleted in place."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+
+    @property
+    def url(self) -> str:
+        return self._backend.url
+
+    @property
+    def backend(self) -> Backend:
+        """The backend, whose eventsourcing ``recorder`` projections use for tracking."""
+        return self._backend
+
+    def append(
+        self, golem_id: str, expected_version: int, items: Sequence[tuple[EventMeta, Event]]
+    ) -> list[Recorded]:
+        """Append ``items`` to ``golem_id``'s stream in one transaction.
+
+        The events take versions ``expected_version + 1`` onward. If another writer already took
+        one of them, nothing is written and :class:`StreamConflict` is raised.
+        """
+        if not items:
+            return []
+        stored: list[StoredEvent] = []
+        for offset, (meta, event) in enumerate(items, start=1):
+            if meta.golem_id != golem_id:
+                raise ValueError(f"event metadata names golem {meta.golem_id!r}, not {golem_id!r}")
+            topic, state = encode_event(meta, event)
+            stored.append(StoredEvent(golem_id, expected_version + offset, topic, state))
+        try:
+            positions = self._backend.insert(stored)
+        except IntegrityError:
+            raise StreamConflict(golem_id, expected_version) from None
+        except PersistenceError as exc:
+            raise StoreError(f"append to {golem_id!r} failed: {exc}") from exc
+        return [
+            Recorded(position, expected_version + offset, meta, event)
+            for offset, (position, (meta, event)) in enumerate(zip(positions, items, strict=True), start=1)
+        ]
+
+    def read_stream(self, golem_id: str, after_version: int = 0, until: int | None = None) -> list[Recorded]:
+        """``golem_id``'s events after ``after_version``, up to global position ``until``."""
+        try:
+            rows = self._backend.stream_rows(golem_id, after_version, until)
+        except PersistenceError as exc:
+            raise StoreError(f"reading stream {golem_id!r} failed: {exc}") from exc
+        return [_decode(r) for r in rows]
+
+    def read_all(
+        self,
+        after: int = 0,
+        until: int | None = None,
+        types: Sequence[type[Event]] = (),
+        page: int = _PAGE,
+    ) -> Iterator[Recorded]:
+        """Every event after global position ``after`` up to ``until``, optionally only ``types``."""
+        topics = [t for cls in types for t in topics_for(cls)]
+        while True:
+            try:
+                rows = self._backend.rows(after, page, until, topics)
+            except PersistenceError as exc:
+                raise StoreError(f"reading the log after {after} failed: {exc}") from exc
+            for row in rows:
+                yield _decode(row)
+            if len(rows) < page:
+                return
+            after = rows[-1][0]
+
+    def head(self) -> int:
+        """The global position of the last event, 0 for an empty log."""
+        try:
+            return self._backend.head()
+        except PersistenceError as exc:
+            raise StoreError(f"reading the log head failed: {exc}") from exc
+
+    def close(self) -> None:
+        self._backend.close()
+
+    def __enter__(self) -> EventStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def open_store(url: str | None = None) -> EventStore:
+    """Open the store at ``url``, else ``$ONEIROS_STORE``, else the embedded SQLite default."""
+    return EventStore(open_backend(url or os.environ.get("ONEIROS_STORE") or DEFAULT_STORE_URL))

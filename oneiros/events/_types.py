@@ -1,0 +1,257 @@
+"""The event vocabulary: frozen msgspec Structs with stable type names and schema versions.
+
+A type's stored name never depends on its Python module or class name, so code can move without
+breaking old logs. Changing a payload's shape means raising its version and registering an
+upcaster (see ``docs/schema-evolution.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
+
+import msgspec
+
+__all__ = [
+    "BEHAVIORAL_PHASES",
+    "DREAM_PHASES",
+    "BehavioralPhase",
+    "DreamComplete",
+    "DreamCounterfactual",
+    "DreamHypothesis",
+    "DreamInsight",
+    "DreamInterrupted",
+    "DreamPhase",
+    "DreamPhaseName",
+    "DreamStart",
+    "DreamTrigger",
+    "Episode",
+    "EpisodeRecorded",
+    "Event",
+    "EventMeta",
+    "GenerationRecorded",
+    "GolemCreated",
+    "InterruptSource",
+    "Mode",
+    "ModeChanged",
+    "Outcome",
+    "ReplayBatch",
+    "event_type",
+    "registered_events",
+]
+
+Mode = Literal["Waking", "Dreaming", "Dying"]
+DreamPhaseName = Literal["hypnagogic_onset", "nrem", "rem", "integration", "hypnopompic_return"]
+DREAM_PHASES: tuple[DreamPhaseName, ...] = (
+    "hypnagogic_onset",
+    "nrem",
+    "rem",
+    "integration",
+    "hypnopompic_return",
+)
+BehavioralPhase = Literal["thriving", "stable", "conservation", "declining", "terminal"]
+BEHAVIORAL_PHASES: tuple[BehavioralPhase, ...] = (
+    "thriving",
+    "stable",
+    "conservation",
+    "declining",
+    "terminal",
+)
+# Bardo's three triggers first; the rest are the scheduler's (owner directive, windows, interval,
+# Ethos idle, OpenSeed fatigue and voluntary sleep, Dense-Mem daily, the emergency dream at death).
+DreamTrigger = Literal[
+    "time",
+    "emotional_load",
+    "novelty_streak",
+    "owner",
+    "urgency",
+    "window",
+    "interval",
+    "idle",
+    "fatigue",
+    "voluntary",
+    "daily",
+    "emergency",
+]
+InterruptSource = Literal["owner", "clade_alert", "market_threshold", "death", "failure"]
+
+Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class EventMeta(msgspec.Struct, frozen=True, kw_only=True):
+    """What every stored event carries besides its payload."""
+
+    time: datetime
+    event_id: str
+    golem_id: str
+    cycle_id: str | None = None
+    causation_id: str | None = None
+    correlation_id: str | None = None
+    trace: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True):
+    """Base of every event payload. Subclasses register with :func:`event_type`."""
+
+    type_name: ClassVar[str] = ""
+    schema_version: ClassVar[int] = 0
+
+
+_E = TypeVar("_E", bound=type[Event])
+_REGISTRY: dict[str, type[Event]] = {}
+
+
+def event_type(name: str, version: int = 1) -> Callable[[_E], _E]:
+    """Register an event class under a stable ``name`` at schema ``version``."""
+
+    def register(cls: _E) -> _E:
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise ValueError(f"event type name {name!r} is already registered")
+        cls.type_name = name
+        cls.schema_version = version
+        _REGISTRY[name] = cls
+        return cls
+
+    return register
+
+
+def registered_events() -> dict[str, type[Event]]:
+    """Every registered event type by stable name."""
+    return dict(_REGISTRY)
+
+
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What an episode's action came to: the figures NREM's gain term reads."""
+
+    surprise: float = 0.0
+    pnl: float = 0.0
+    regret: float = 0.0
+
+
+class Episode(msgspec.Struct, frozen=True, kw_only=True):
+    """One waking experience, the raw material of replay."""
+
+    tick: Count
+    summary: NonEmpty
+    time: datetime | None = None
+    tags: tuple[str, ...] = ()
+    regime: str = "unknown"
+    significance: Unit = 0.5
+    arousal: Unit = 0.0
+    outcome: Outcome = Outcome()
+    prediction_error: float = 0.0
+    embedding: tuple[float, ...] | None = None
+    dream_priority: Literal["normal", "high"] = "normal"
+
+
+@event_type("GolemCreated")
+class GolemCreated(Event, frozen=True, kw_only=True):
+    name: str = ""
+    behavioral_phase: BehavioralPhase = "stable"
+
+
+@event_type("ModeChanged")
+class ModeChanged(Event, frozen=True, kw_only=True):
+    from_mode: Mode
+    to_mode: Mode
+    reason: str = ""
+
+
+@event_type("EpisodeRecorded", version=2)
+class EpisodeRecorded(Event, frozen=True, kw_only=True):
+    episode: Episode
+
+
+@event_type("DreamStart")
+class DreamStart(Event, frozen=True, kw_only=True):
+    cycle_id: NonEmpty
+    trigger: DreamTrigger
+    detail: str = ""
+
+
+@event_type("DreamPhase")
+class DreamPhase(Event, frozen=True, kw_only=True):
+    cycle_id: NonEmpty
+    phase: DreamPhaseName
+    budget_tokens: Count
+
+
+@event_type("ReplayBatch")
+class ReplayBatch(Event, frozen=True, kw_only=True):
+    """NREM replayed these episodes together and found this pattern in them."""
+
+    cycle_id: NonEmpty
+    episode_ticks: tuple[int, ...]
+    pattern: str
+    direction: Literal["forward", "reverse", "perturbed"] = "forward"
+
+
+@event_type("DreamHypothesis")
+class DreamHypothesis(Event, frozen=True, kw_only=True):
+    cycle_id: NonEmpty
+    hypothesis: NonEmpty
+    seed_episode_tick: int
+
+
+@event_type("DreamCounterfactual")
+class DreamCounterfactual(Event, frozen=True, kw_only=True):
+    cycle_id: NonEmpty
+    hypothesis: NonEmpty
+    outcome: str
+    lesson: str
+    confidence: Unit
+
+
+@event_type("DreamInsight")
+class DreamInsight(Event, frozen=True, kw_only=True):
+    """A pattern that held across replay batches, crystallized as a staged insight."""
+
+    cycle_id: NonEmpty
+    insight: NonEmpty
+    source_episode_ticks: tuple[int, ...] = ()
+    confidence: Unit = 0.3
+
+
+@event_type("DreamComplete")
+class DreamComplete(Event, frozen=True, kw_only=True):
+    cycle_id: NonEmpty
+    episodes_replayed: Count = 0
+    counterfactuals_generated: Count = 0
+    insights_crystallized: Count = 0
+    heuristics_proposed: Count = 0
+    episodes_depotentiated: Count = 0
+    playbook_edits: Count = 0
+
+
+@event_type("DreamInterrupted")
+class DreamInterrupted(Event, frozen=True, kw_only=True):
+    cycle_id: NonEmpty
+    source: InterruptSource
+    reason: str = ""
+    phase: DreamPhaseName | None = None
+
+
+@event_type("GenerationRecorded")
+class GenerationRecorded(Event, frozen=True, kw_only=True):
+    """A generator request and its response, so replay and re-runs never call the model again."""
+
+    cycle_id: NonEmpty
+    phase: DreamPhaseName
+    call_key: NonEmpty
+    model: str
+    prompt: str
+    temperature: float
+    max_tokens: Count
+    text: str
+    tokens_in: Count
+    tokens_out: Count
+    cost_usd: float = 0.0
+
+
+def payload_fields(event: Event) -> dict[str, Any]:
+    """An event's payload as plain builtins (for JSON output)."""
+    out: dict[str, Any] = msgspec.to_builtins(event)
+    return out

@@ -1,0 +1,16 @@
+"""Upcasters for every retired event schema version. Never edit one once released; add the next."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oneiros.events._codec import register_upcaster
+
+
+@register_upcaster("EpisodeRecorded", from_version=1)
+def _episode_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """v1 stored a flat episode with top-level ``pnl`` and ``surprise``; v2 nests an ``episode``
+    with an ``outcome`` holding every outcome figure."""
+    episode = {k: v for k, v in data.items() if k not in ("pnl", "surprise")}
+    episode["outcome"] = {"pnl": data.get("pnl", 0.0), "surprise": data.get("surprise", 0.0)}
+    return {"episode": episode}

@@ -1,0 +1,23 @@
+"""The GolemMode/DreamPhase machine, the golem aggregate, its service and observers."""
+
+from oneiros.fsm._golem import CycleCounts, GolemState, cycle_outputs, fold, register_cycle_output
+from oneiros.fsm._machine import MACHINE_STATES, TRIGGERS, destination, phase_state, transition_path
+from oneiros.fsm._observers import Observers, Transition
+from oneiros.fsm._service import Golems, replay
+
+__all__ = [
+    "MACHINE_STATES",
+    "TRIGGERS",
+    "CycleCounts",
+    "GolemState",
+    "Golems",
+    "Observers",
+    "Transition",
+    "cycle_outputs",
+    "destination",
+    "fold",
+    "phase_state",
+    "register_cycle_output",
+    "replay",
+    "transition_path",
+]

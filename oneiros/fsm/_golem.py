@@ -1,0 +1,205 @@
+"""A golem's state as a fold of its events, and the decisions that turn commands into events.
+
+``GolemState.apply`` is the only code that moves state, and it runs the same way live and in
+replay, which is why replay rebuilds exactly the live state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import msgspec
+
+from oneiros.events import (
+    BehavioralPhase,
+    DreamComplete,
+    DreamCounterfactual,
+    DreamHypothesis,
+    DreamInsight,
+    DreamInterrupted,
+    DreamPhase,
+    DreamPhaseName,
+    DreamStart,
+    EpisodeRecorded,
+    Event,
+    GolemCreated,
+    Mode,
+    ModeChanged,
+    Recorded,
+)
+from oneiros.fsm._machine import phase_state
+
+__all__ = ["CycleCounts", "GolemState", "cycle_outputs", "register_cycle_output"]
+
+
+class CycleCounts(msgspec.Struct, kw_only=True):
+    """What the current cycle has produced so far; DreamComplete reports these."""
+
+    replayed_ticks: frozenset[int] = frozenset()
+    counterfactuals_generated: int = 0
+    insights_crystallized: int = 0
+    heuristics_proposed: int = 0
+    episodes_depotentiated: int = 0
+    playbook_edits: int = 0
+
+    def add(self, event: Event) -> None:
+        """Count one dream output."""
+        counter = _OUTPUT_COUNTERS.get(type(event))
+        if counter is not None:
+            counter(self, event)
+
+    def complete_event(self, cycle_id: str) -> DreamComplete:
+        return DreamComplete(
+            cycle_id=cycle_id,
+            episodes_replayed=len(self.replayed_ticks),
+            counterfactuals_generated=self.counterfactuals_generated,
+            insights_crystallized=self.insights_crystallized,
+            heuristics_proposed=self.heuristics_proposed,
+            episodes_depotentiated=self.episodes_depotentiated,
+            playbook_edits=self.playbook_edits,
+        )
+
+
+_Counter = Callable[[CycleCounts, Event], None]
+_OUTPUT_COUNTERS: dict[type[Event], _Counter] = {}
+
+
+def register_cycle_output(cls: type[Event], counter: _Counter | None = None) -> None:
+    """Declare ``cls`` a dream output (legal only while dreaming, in its own cycle) and how it counts."""
+    _OUTPUT_COUNTERS[cls] = counter or (lambda _counts, _event: None)
+
+
+def cycle_outputs() -> tuple[type[Event], ...]:
+    """Every event type a dream phase may emit."""
+    return tuple(_OUTPUT_COUNTERS)
+
+
+def _count_replay(counts: CycleCounts, event: Event) -> None:
+    counts.replayed_ticks = counts.replayed_ticks | frozenset(getattr(event, "episode_ticks", ()))
+
+
+def _increment(field: str) -> _Counter:
+    def count(counts: CycleCounts, _event: Event) -> None:
+        setattr(counts, field, getattr(counts, field) + 1)
+
+    return count
+
+
+def _register_builtin_outputs() -> None:
+    from oneiros.events import GenerationRecorded, ReplayBatch
+
+    register_cycle_output(ReplayBatch, _count_replay)
+    register_cycle_output(DreamHypothesis, _increment("heuristics_proposed"))
+    register_cycle_output(DreamCounterfactual, _increment("counterfactuals_generated"))
+    register_cycle_output(DreamInsight, _increment("insights_crystallized"))
+    register_cycle_output(GenerationRecorded)
+
+
+_register_builtin_outputs()
+
+
+class GolemState(msgspec.Struct, kw_only=True):
+    """Everything the log says about one golem, as of ``position``."""
+
+    golem_id: str
+    name: str = ""
+    behavioral_phase: BehavioralPhase = "stable"
+    mode: Mode | None = None
+    phase: DreamPhaseName | None = None
+    cycle_id: str | None = None
+    version: int = 0
+    position: int = 0
+    episodes: int = 0
+    cycles_started: int = 0
+    cycles_completed: int = 0
+    cycles_interrupted: int = 0
+    last_cycle_id: str | None = None
+    last_complete: DreamComplete | None = None
+    counts: CycleCounts = msgspec.field(default_factory=CycleCounts)
+
+    @property
+    def exists(self) -> bool:
+        return self.mode is not None
+
+    @property
+    def machine_state(self) -> str:
+        """The machine's state name: ``Waking``, ``Dying`` or ``Dreaming_<Phase>``."""
+        if self.mode == "Dreaming" and self.phase is not None:
+            return phase_state(self.phase)
+        return self.mode or "Uncreated"
+
+    def apply(self, record: Recorded) -> None:
+        """Move this state by one event. Unknown event types only advance the version."""
+        event = record.event
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
+        else:
+            self.counts.add(event)
+        self.version = record.version
+        self.position = record.position
+
+    def snapshot(self) -> GolemState:
+        """An independent copy (the fields it shares are immutable)."""
+        return msgspec.structs.replace(self, counts=msgspec.structs.replace(self.counts))
+
+
+def _created(state: GolemState, event: Event) -> None:
+    assert isinstance(event, GolemCreated)
+    state.name = event.name
+    state.behavioral_phase = event.behavioral_phase
+    state.mode = "Waking"
+
+
+def _mode_changed(state: GolemState, event: Event) -> None:
+    assert isinstance(event, ModeChanged)
+    state.mode = event.to_mode
+    if event.to_mode != "Dreaming":
+        state.phase = None
+        state.cycle_id = None
+
+
+def _episode(state: GolemState, _event: Event) -> None:
+    state.episodes += 1
+
+
+def _dream_start(state: GolemState, event: Event) -> None:
+    assert isinstance(event, DreamStart)
+    state.cycle_id = event.cycle_id
+    state.last_cycle_id = event.cycle_id
+    state.cycles_started += 1
+    state.counts = CycleCounts()
+
+
+def _dream_phase(state: GolemState, event: Event) -> None:
+    assert isinstance(event, DreamPhase)
+    state.phase = event.phase
+
+
+def _dream_complete(state: GolemState, event: Event) -> None:
+    assert isinstance(event, DreamComplete)
+    state.cycles_completed += 1
+    state.last_complete = event
+
+
+def _dream_interrupted(state: GolemState, _event: Event) -> None:
+    state.cycles_interrupted += 1
+
+
+_HANDLERS: dict[type[Event], Callable[[GolemState, Event], None]] = {
+    GolemCreated: _created,
+    ModeChanged: _mode_changed,
+    EpisodeRecorded: _episode,
+    DreamStart: _dream_start,
+    DreamPhase: _dream_phase,
+    DreamComplete: _dream_complete,
+    DreamInterrupted: _dream_interrupted,
+}
+
+
+def fold(golem_id: str, records: Sequence[Recorded]) -> GolemState:
+    """The state ``records`` (one golem's, in order) add up to."""
+    state = GolemState(golem_id=golem_id)
+    for record in records:
+        state.apply(record)
+    return state

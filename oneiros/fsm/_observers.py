@@ -1,0 +1,99 @@
+"""Observers of committed events: on entering or leaving a mode or phase, and by event type.
+
+They run after the events are durably appended, from :meth:`Observers.dispatch`, which the golem
+service calls after each append and a log follower may call for events written elsewhere. Replay
+never dispatches.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+import msgspec
+
+from oneiros.events import DREAM_PHASES, Event, Recorded
+from oneiros.fsm._golem import GolemState
+from oneiros.fsm._machine import MACHINE_STATES, phase_state, transition_path
+
+__all__ = ["Observers", "Transition"]
+
+_log = logging.getLogger("oneiros.observers")
+
+
+class Transition(msgspec.Struct, frozen=True):
+    """A committed move of one golem between machine states, and the event that made it."""
+
+    golem_id: str
+    state: str
+    source: str
+    dest: str
+    record: Recorded
+
+
+TransitionObserver = Callable[[Transition], None]
+EventObserver = Callable[[Recorded], None]
+
+
+def _state_name(name: str) -> str:
+    if name in MACHINE_STATES:
+        return name
+    if name in DREAM_PHASES:
+        return phase_state(name)  # type: ignore[arg-type]
+    raise ValueError(f"unknown state {name!r}; expected one of {', '.join(MACHINE_STATES + DREAM_PHASES)}")
+
+
+class Observers:
+    """A registry of callbacks. An observer that raises is logged and the others still run."""
+
+    def __init__(self) -> None:
+        self._enter: defaultdict[str, list[TransitionObserver]] = defaultdict(list)
+        self._exit: defaultdict[str, list[TransitionObserver]] = defaultdict(list)
+        self._events: defaultdict[type[Event], list[EventObserver]] = defaultdict(list)
+
+    def on_enter(self, state: str, fn: TransitionObserver) -> TransitionObserver:
+        """Call ``fn`` when a golem enters ``state`` (``"Dreaming"``, ``"Dreaming_REM"`` or ``"rem"``)."""
+        self._enter[_state_name(state)].append(fn)
+        return fn
+
+    def on_exit(self, state: str, fn: TransitionObserver) -> TransitionObserver:
+        """Call ``fn`` when a golem leaves ``state``."""
+        self._exit[_state_name(state)].append(fn)
+        return fn
+
+    def on_event(self, cls: type[Event], fn: EventObserver) -> EventObserver:
+        """Call ``fn`` with every committed event of type ``cls``."""
+        self._events[cls].append(fn)
+        return fn
+
+    def __bool__(self) -> bool:
+        return bool(self._enter or self._exit or self._events)
+
+    def dispatch(self, before: GolemState, records: Sequence[Recorded]) -> None:
+        """Run the observers for ``records``, committed on top of ``before`` (left untouched)."""
+        if not self:
+            return
+        state = before.snapshot()
+        for record in records:
+            source = state.machine_state
+            state.apply(record)
+            dest = state.machine_state
+            exited, entered = transition_path(source, dest)
+            for name in exited:
+                self._call(self._exit.get(name, ()), Transition(state.golem_id, name, source, dest, record))
+            for name in entered:
+                self._call(self._enter.get(name, ()), Transition(state.golem_id, name, source, dest, record))
+            for fn in self._events.get(type(record.event), ()):
+                self._safe(fn, record)
+
+    def _call(self, fns: Sequence[TransitionObserver], transition: Transition) -> None:
+        for fn in fns:
+            self._safe(fn, transition)
+
+    @staticmethod
+    def _safe(fn: Callable[[object], None] | Callable[..., None], arg: object) -> None:
+        try:
+            fn(arg)
+        except Exception:  # an observer's failure must not undo or block committed events
+            _log.exception("observer %r failed", fn)

@@ -1,0 +1,238 @@
+"""The golem service: loads a golem from its stream, checks a command against the machine, appends
+the events it yields and tells the observers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+import msgspec
+
+from oneiros._deps import Deps
+from oneiros._errors import GolemExists, GolemNotFound, IllegalCommand, InputError, StreamConflict
+from oneiros.events import (
+    BehavioralPhase,
+    DreamInterrupted,
+    DreamPhase,
+    DreamPhaseName,
+    DreamStart,
+    DreamTrigger,
+    Episode,
+    EpisodeRecorded,
+    Event,
+    EventMeta,
+    EventStore,
+    GolemCreated,
+    InterruptSource,
+    ModeChanged,
+    Recorded,
+)
+from oneiros.fsm._golem import GolemState, cycle_outputs, fold
+from oneiros.fsm._machine import destination
+from oneiros.fsm._observers import Observers
+
+__all__ = ["Golems", "replay"]
+
+_NEXT_PHASE: dict[DreamPhaseName, DreamPhaseName] = {
+    "hypnagogic_onset": "nrem",
+    "nrem": "rem",
+    "rem": "integration",
+}
+
+
+class Golems:
+    """Commands on golems, each checked by the machine and recorded as events."""
+
+    def __init__(self, store: EventStore, *, deps: Deps | None = None, observers: Observers | None = None) -> None:
+        self.store = store
+        self.deps = deps or Deps()
+        self.observers = observers or Observers()
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def state(self, golem_id: str, until: int | None = None) -> GolemState:
+        """The golem's state from its stream, as of global position ``until`` if given."""
+        state = fold(golem_id, self.store.read_stream(golem_id, until=until))
+        if not state.exists:
+            raise GolemNotFound(golem_id)
+        return state
+
+    def history(self, golem_id: str) -> list[Recorded]:
+        return self.store.read_stream(golem_id)
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def create(self, golem_id: str, name: str = "", behavioral_phase: BehavioralPhase = "stable") -> GolemState:
+        if not golem_id or len(golem_id) > 128 or not golem_id.replace("-", "").replace("_", "").replace(".", "").isalnum():
+            raise InputError(f"golem id {golem_id!r} must be 1-128 letters, digits, '-', '_' or '.'")
+        state = fold(golem_id, self.store.read_stream(golem_id))
+        if state.exists:
+            raise GolemExists(golem_id)
+        self._commit(state, [GolemCreated(name=name, behavioral_phase=behavioral_phase)])
+        return state
+
+    def record_episodes(self, golem_id: str, episodes: Iterable[Episode]) -> list[Recorded]:
+        """Record waking episodes, each validated (ranges, required fields) before anything is written."""
+        checked: list[Event] = []
+        for episode in episodes:
+            try:
+                valid = msgspec.convert(msgspec.to_builtins(episode), Episode)
+            except msgspec.ValidationError as exc:
+                raise InputError(f"episode at tick {episode.tick}: {exc}") from None
+            checked.append(EpisodeRecorded(episode=valid))
+        return self._command(golem_id, "record_episode", lambda _s: checked)
+
+    def fall_asleep(
+        self, golem_id: str, trigger: DreamTrigger, *, budget_tokens: int, cycle_id: str | None = None, detail: str = ""
+    ) -> str:
+        """Start a dream cycle; returns its id. The cycle opens in hypnagogic onset."""
+        cycle = cycle_id or self.deps.ids()
+        self._command(
+            golem_id,
+            "fall_asleep",
+            lambda _s: [
+                DreamStart(cycle_id=cycle, trigger=trigger, detail=detail),
+                ModeChanged(from_mode="Waking", to_mode="Dreaming", reason=f"dream:{trigger}"),
+                DreamPhase(cycle_id=cycle, phase="hypnagogic_onset", budget_tokens=budget_tokens),
+            ],
+            cycle_id=cycle,
+        )
+        return cycle
+
+    def record_outputs(self, golem_id: str, outputs: Sequence[Event], *, expected_version: int | None = None) -> list[Recorded]:
+        """Record what the current phase produced, without leaving it."""
+        return self._command(
+            golem_id, "record_output", lambda _s: list(outputs), outputs=outputs, expected_version=expected_version
+        )
+
+    def advance(
+        self, golem_id: str, *, budget_tokens: int, outputs: Sequence[Event] = (), expected_version: int | None = None
+    ) -> list[Recorded]:
+        """Record the phase's ``outputs`` and move to the next phase, in one append."""
+
+        def build(state: GolemState) -> list[Event]:
+            assert state.phase is not None and state.cycle_id is not None
+            return [*outputs, DreamPhase(cycle_id=state.cycle_id, phase=_NEXT_PHASE[state.phase], budget_tokens=budget_tokens)]
+
+        return self._command(golem_id, "advance", build, outputs=outputs, expected_version=expected_version)
+
+    def complete(
+        self, golem_id: str, *, budget_tokens: int, outputs: Sequence[Event] = (), expected_version: int | None = None
+    ) -> list[Recorded]:
+        """Close integration: its ``outputs``, DreamComplete with the cycle's true counts, then the return phase."""
+
+        def build(state: GolemState) -> list[Event]:
+            assert state.cycle_id is not None
+            counts = msgspec.structs.replace(state.counts)
+            for event in outputs:
+                counts.add(event)
+            return [
+                *outputs,
+                counts.complete_event(state.cycle_id),
+                DreamPhase(cycle_id=state.cycle_id, phase="hypnopompic_return", budget_tokens=budget_tokens),
+            ]
+
+        return self._command(golem_id, "complete", build, outputs=outputs, expected_version=expected_version)
+
+    def wake(self, golem_id: str, *, outputs: Sequence[Event] = (), expected_version: int | None = None) -> list[Recorded]:
+        """End the cycle from the return phase and go back to waking."""
+        return self._command(
+            golem_id,
+            "wake",
+            lambda _s: [*outputs, ModeChanged(from_mode="Dreaming", to_mode="Waking", reason="cycle complete")],
+            outputs=outputs,
+            expected_version=expected_version,
+        )
+
+    def interrupt(self, golem_id: str, source: InterruptSource, reason: str = "") -> list[Recorded]:
+        """Wake mid-dream; what the cycle produced so far stays in the log."""
+
+        def build(state: GolemState) -> list[Event]:
+            assert state.cycle_id is not None
+            return [
+                DreamInterrupted(cycle_id=state.cycle_id, source=source, reason=reason, phase=state.phase),
+                ModeChanged(from_mode="Dreaming", to_mode="Waking", reason=f"interrupt:{source}"),
+            ]
+
+        return self._command(golem_id, "interrupt", build)
+
+    def die(self, golem_id: str, reason: str = "") -> list[Recorded]:
+        """Move to Dying, for good. A dream in progress ends interrupted and keeps its outputs."""
+
+        def build(state: GolemState) -> list[Event]:
+            events: list[Event] = []
+            if state.mode == "Dreaming" and state.cycle_id is not None:
+                events.append(DreamInterrupted(cycle_id=state.cycle_id, source="death", reason=reason, phase=state.phase))
+            assert state.mode is not None
+            events.append(ModeChanged(from_mode=state.mode, to_mode="Dying", reason=reason or "death"))
+            return events
+
+        return self._command(golem_id, "die", build)
+
+    # -- machinery ---------------------------------------------------------------------------
+
+    def _command(
+        self,
+        golem_id: str,
+        trigger: str,
+        build: Callable[[GolemState], list[Event]],
+        *,
+        outputs: Sequence[Event] = (),
+        expected_version: int | None = None,
+        cycle_id: str | None = None,
+    ) -> list[Recorded]:
+        state = self.state(golem_id)
+        if expected_version is not None and state.version != expected_version:
+            raise StreamConflict(golem_id, expected_version)
+        if destination(state.machine_state, trigger) is None:
+            raise IllegalCommand(golem_id, state.machine_state, trigger)
+        events = build(state)
+        self._check_outputs(state, trigger, outputs)
+        return self._commit(state, events, cycle_id=cycle_id or state.cycle_id)
+
+    @staticmethod
+    def _check_outputs(state: GolemState, trigger: str, outputs: Sequence[Event]) -> None:
+        allowed = cycle_outputs()
+        for event in outputs:
+            if not isinstance(event, allowed):
+                raise IllegalCommand(state.golem_id, state.machine_state, trigger, f"{type(event).__name__} is not a dream output")
+            if getattr(event, "cycle_id", None) != state.cycle_id:
+                raise IllegalCommand(
+                    state.golem_id,
+                    state.machine_state,
+                    trigger,
+                    f"output for cycle {getattr(event, 'cycle_id', None)!r}, current cycle is {state.cycle_id!r}",
+                )
+
+    def _commit(self, state: GolemState, events: Sequence[Event], cycle_id: str | None = None) -> list[Recorded]:
+        if not events:
+            return []
+        causation = self.deps.ids()
+        items = [
+            (
+                EventMeta(
+                    time=self.deps.clock(),
+                    event_id=self.deps.ids(),
+                    golem_id=state.golem_id,
+                    cycle_id=cycle_id,
+                    causation_id=causation,
+                    correlation_id=cycle_id,
+                ),
+                event,
+            )
+            for event in events
+        ]
+        records = self.store.append(state.golem_id, state.version, items)
+        self.observers.dispatch(state, records)
+        return records
+
+
+def replay(store: EventStore, until: int | None = None) -> dict[str, GolemState]:
+    """Every golem's state rebuilt from the whole log (to position ``until``), with no side effects."""
+    states: dict[str, GolemState] = {}
+    for record in store.read_all(until=until):
+        golem_id = record.meta.golem_id
+        state = states.get(golem_id)
+        if state is None:
+            state = states[golem_id] = GolemState(golem_id=golem_id)
+        state.apply(record)
+    return states

@@ -1,0 +1,68 @@
+"""Store fixtures for every backend. Server-backed ones skip where no server is reachable, except
+under CI (``CI=true``), where a missing server fails the run."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from oneiros.events import EventStore, open_store
+
+PG_HOST, PG_PORT = "127.0.0.1", 5432
+REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
+
+
+def _reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def require_server(name: str, host: str, port: int) -> None:
+    if _reachable(host, port):
+        return
+    message = f"{name} is not reachable at {host}:{port}"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{message}; CI must have it")
+    pytest.skip(message)
+
+
+def postgres_url(schema: str) -> str:
+    return f"postgresql://postgres@{PG_HOST}:{PG_PORT}/test?schema={schema}"
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[str]:
+    """A fresh PostgreSQL schema of this test's own, dropped afterwards."""
+    require_server("PostgreSQL", PG_HOST, PG_PORT)
+    import psycopg
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    yield schema
+    with psycopg.connect(f"host={PG_HOST} port={PG_PORT} dbname=test user=postgres", autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EventStore]:
+    """One store of each backend: the contract suites run against all three."""
+    if request.param == "memory":
+        url = "memory://"
+    elif request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('store')}/events.db"
+    else:
+        url = postgres_url(request.getfixturevalue("pg_schema"))
+    s = open_store(url)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: object) -> str:
+    return f"sqlite:///{tmp_path}/events.db"
