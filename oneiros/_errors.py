@@ -93,9 +93,7 @@ class StreamConflict(StoreError):
     def __init__(self, golem_id: str, expected_version: int) -> None:
         self.golem_id = golem_id
         self.expected_version = expected_version
-        super().__init__(
-            f"stream {golem_id!r} moved past version {expected_version}: another writer appended first"
-        )
+        super().__init__(f"stream {golem_id!r} moved past version {expected_version}: another writer appended first")
 
 
 class GolemError(OneirosError):
@@ -127,9 +125,7 @@ class IllegalCommand(GolemError):
         self.state = state
         self.trigger = trigger
         suffix = f": {detail}" if detail else ""
-        super().__init__(
-            golem_id, f"golem {golem_id!r} cannot {trigger!r} in state {state!r}{suffix}"
-        )
+        super().__init__(golem_id, f"golem {golem_id!r} cannot {trigger!r} in state {state!r}{suffix}")
 
 
 class InputError(OneirosError):

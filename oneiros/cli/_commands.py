@@ -12,6 +12,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from oneiros._deps import Deps
+from oneiros._errors import GolemNotFound
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened, state_row
 from oneiros.events import DREAM_PHASES, DreamPhaseName
 from oneiros.fsm import Golems, replay
@@ -27,7 +28,10 @@ def dream(
     store: StoreOpt = None,
     golem: GolemOpt = "golem",
     episodes: Annotated[
-        Path | None, typer.Option("--episodes", help="JSONL episodes to record first (default: the bundled sample for a new golem).")
+        Path | None,
+        typer.Option(
+            "--episodes", help="JSONL episodes to record first (default: the bundled sample for a new golem)."
+        ),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the offline generator.")] = 0,
     as_json: JsonOpt = False,
@@ -71,8 +75,6 @@ def dream(
 
 
 def _golem_exists(golems: Golems, golem_id: str) -> bool:
-    from oneiros._errors import GolemNotFound
-
     try:
         golems.state(golem_id)
     except GolemNotFound:
@@ -84,14 +86,21 @@ def _dream_with_progress(golems: Golems, golem_id: str, recorded: int):  # type:
     if recorded:
         console.print(f"recorded {recorded} episodes for [bold]{golem_id}[/bold]")
     with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=console
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=console,
     ) as progress:
         task = progress.add_task("dreaming: hypnagogic_onset", total=len(DREAM_PHASES))
 
         def on_phase(phase: DreamPhaseName, outcome: PhaseOutcome) -> None:
             index = DREAM_PHASES.index(phase)
             following = DREAM_PHASES[index + 1] if index + 1 < len(DREAM_PHASES) else "waking"
-            progress.update(task, advance=1, description=f"dreaming: {following} ({outcome.tokens_spent} tokens in {phase})")
+            progress.update(
+                task, advance=1, description=f"dreaming: {following} ({outcome.tokens_spent} tokens in {phase})"
+            )
 
         return InProcessExecutor(golems, on_phase=on_phase).run_cycle(golem_id)
 
@@ -131,7 +140,13 @@ def _states_table(states: Any, title: str) -> None:
         table.add_column(column)
     for s in states:
         table.add_row(
-            s.golem_id, s.machine_state, s.cycle_id or "-", str(s.version), str(s.episodes), str(s.cycles_completed), str(s.cycles_interrupted)
+            s.golem_id,
+            s.machine_state,
+            s.cycle_id or "-",
+            str(s.version),
+            str(s.episodes),
+            str(s.cycles_completed),
+            str(s.cycles_interrupted),
         )
     console.print(table)
 

@@ -4,6 +4,7 @@ insights from what recurs across batches."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import Literal
 
 from oneiros.engines._context import PhaseContext, PhaseEngine
 from oneiros.events import (
@@ -62,7 +63,7 @@ def _nrem(ctx: PhaseContext) -> list[Event]:
         if generation is None:
             break
         # Credit flows backward from known outcomes (reverse replay); without outcomes, forward.
-        direction = "reverse" if any(e.outcome.pnl for e in batch) else "forward"
+        direction: Literal["forward", "reverse"] = "reverse" if any(e.outcome.pnl for e in batch) else "forward"
         outputs.append(
             ReplayBatch(
                 cycle_id=ctx.cycle_id,

@@ -65,6 +65,7 @@ __all__ = [
     "export_history",
     "import_history",
     "open_store",
+    "register_upcaster",
     "registered_events",
     "topics_for",
 ]

@@ -29,8 +29,10 @@ Row = tuple[int, str, int, str, bytes]
 class Backend(Protocol):
     """What the event store needs from a backend."""
 
-    recorder: ProcessRecorder
     url: str
+
+    @property
+    def recorder(self) -> ProcessRecorder: ...
 
     def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]: ...
 
@@ -70,9 +72,7 @@ class SQLiteBackend:
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.datastore = SQLiteDatastore(path, lock_timeout=30, originator_id_type="text")
-        self.recorder: _FastSQLiteRecorder = _FastSQLiteRecorder(
-            self.datastore, events_table_name=EVENTS_TABLE
-        )
+        self.recorder: _FastSQLiteRecorder = _FastSQLiteRecorder(self.datastore, events_table_name=EVENTS_TABLE)
         self.recorder.create_table()
         self._select = f"SELECT rowid, originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
 
@@ -92,7 +92,7 @@ class SQLiteBackend:
         params.append(limit)
         with self.datastore.transaction(commit=False) as c:
             c.execute(sql, params)
-            return [tuple(r) for r in c.fetchall()]  # type: ignore[misc]
+            return [tuple(r) for r in c.fetchall()]
 
     def stream_rows(self, golem_id: str, after_version: int, until: int | None) -> list[Row]:
         sql = self._select + "WHERE originator_id = ? AND originator_version > ? "
@@ -103,7 +103,7 @@ class SQLiteBackend:
         sql += "ORDER BY originator_version"
         with self.datastore.transaction(commit=False) as c:
             c.execute(sql, params)
-            return [tuple(r) for r in c.fetchall()]  # type: ignore[misc]
+            return [tuple(r) for r in c.fetchall()]
 
     def head(self) -> int:
         return self.recorder.max_notification_id() or 0
@@ -121,9 +121,7 @@ class MemoryBackend:
         return self.recorder.insert_events(stored) or []
 
     def rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]:
-        found = self.recorder.select_notifications(
-            after, limit, stop=until, topics=topics, inclusive_of_start=False
-        )
+        found = self.recorder.select_notifications(after, limit, stop=until, topics=topics, inclusive_of_start=False)
         return [(n.id, str(n.originator_id), n.originator_version, n.topic, n.state) for n in found]
 
     def stream_rows(self, golem_id: str, after_version: int, until: int | None) -> list[Row]:
@@ -144,7 +142,8 @@ class MemoryBackend:
 
 class PostgresBackend:
     def __init__(self, url: str, parts: dict[str, Any]) -> None:
-        from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore, PostgresProcessRecorder
+        # psycopg comes with the optional postgres extra, so import only when asked for PostgreSQL.
+        from eventsourcing.postgres import PostgresDatastore, PostgresProcessRecorder  # noqa: PLC0415
 
         self.url = url
         schema = parts["schema"]
@@ -163,13 +162,10 @@ class PostgresBackend:
         if schema != "public":
             with self.datastore.transaction(commit=True) as c:
                 c.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-        self.recorder: PostgresApplicationRecorder = PostgresProcessRecorder(
-            self.datastore, events_table_name=EVENTS_TABLE
-        )
+        self.recorder = PostgresProcessRecorder(self.datastore, events_table_name=EVENTS_TABLE)
         self.recorder.create_table()
         self._select = (
-            "SELECT notification_id, originator_id, originator_version, topic, state "
-            f'FROM "{schema}"."{EVENTS_TABLE}" '
+            f'SELECT notification_id, originator_id, originator_version, topic, state FROM "{schema}"."{EVENTS_TABLE}" '
         )
 
     def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]:
@@ -254,7 +250,7 @@ def open_backend(url: str) -> Backend:
     if scheme in ("postgresql", "postgres"):
         parts = _postgres_parts(url)
         try:
-            import psycopg  # noqa: F401
+            import psycopg  # noqa: F401, PLC0415 - the optional extra; see PostgresBackend
         except ImportError:  # pragma: no cover - depends on the install
             raise InvalidStoreURL(url, "PostgreSQL needs the extra: pip install 'oneiros[postgres]'") from None
         return PostgresBackend(url, parts)

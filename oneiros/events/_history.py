@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import msgspec
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import IntegrityError, StoredEvent
 
 from oneiros._errors import CorruptEvent, EventError
 from oneiros.events._codec import decode_event
@@ -69,8 +69,6 @@ def import_history(store: EventStore, path: str | Path) -> int:
     stored: Iterable[StoredEvent] = [
         StoredEvent(line.golem_id, line.version, line.topic, bytes(line.state)) for line in lines
     ]
-    from eventsourcing.persistence import IntegrityError
-
     try:
         store.backend.insert(list(stored))
     except IntegrityError:

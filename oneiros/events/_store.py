@@ -54,9 +54,7 @@ class EventStore:
         """The backend, whose eventsourcing ``recorder`` projections use for tracking."""
         return self._backend
 
-    def append(
-        self, golem_id: str, expected_version: int, items: Sequence[tuple[EventMeta, Event]]
-    ) -> list[Recorded]:
+    def append(self, golem_id: str, expected_version: int, items: Sequence[tuple[EventMeta, Event]]) -> list[Recorded]:
         """Append ``items`` to ``golem_id``'s stream in one transaction.
 
         The events take versions ``expected_version + 1`` onward. If another writer already took

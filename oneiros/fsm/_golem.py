@@ -22,10 +22,12 @@ from oneiros.events import (
     DreamStart,
     EpisodeRecorded,
     Event,
+    GenerationRecorded,
     GolemCreated,
     Mode,
     ModeChanged,
     Recorded,
+    ReplayBatch,
 )
 from oneiros.fsm._machine import phase_state
 
@@ -86,8 +88,6 @@ def _increment(field: str) -> _Counter:
 
 
 def _register_builtin_outputs() -> None:
-    from oneiros.events import GenerationRecorded, ReplayBatch
-
     register_cycle_output(ReplayBatch, _count_replay)
     register_cycle_output(DreamHypothesis, _increment("heuristics_proposed"))
     register_cycle_output(DreamCounterfactual, _increment("counterfactuals_generated"))

@@ -8,7 +8,7 @@ each build (or leak into) a machine, and replay never fires triggers: it folds e
 from __future__ import annotations
 
 import threading
-from typing import Final
+from typing import Any, Final
 
 from transitions.extensions import HierarchicalMachine
 
@@ -25,7 +25,7 @@ PHASE_STATE: Final[dict[DreamPhaseName, str]] = {
 }
 _SEP = "_"
 
-_STATES: list[object] = [
+_STATES: list[Any] = [
     "Waking",
     {"name": "Dreaming", "children": [PHASE_STATE[p] for p in DREAM_PHASES], "initial": "HypnagogicOnset"},
     {"name": "Dying", "final": True},

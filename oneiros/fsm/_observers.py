@@ -40,7 +40,7 @@ def _state_name(name: str) -> str:
     if name in MACHINE_STATES:
         return name
     if name in DREAM_PHASES:
-        return phase_state(name)  # type: ignore[arg-type]
+        return phase_state(name)
     raise ValueError(f"unknown state {name!r}; expected one of {', '.join(MACHINE_STATES + DREAM_PHASES)}")
 
 

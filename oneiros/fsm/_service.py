@@ -62,7 +62,11 @@ class Golems:
     # -- commands ----------------------------------------------------------------------------
 
     def create(self, golem_id: str, name: str = "", behavioral_phase: BehavioralPhase = "stable") -> GolemState:
-        if not golem_id or len(golem_id) > 128 or not golem_id.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        if (
+            not golem_id
+            or len(golem_id) > 128
+            or not golem_id.replace("-", "").replace("_", "").replace(".", "").isalnum()
+        ):
             raise InputError(f"golem id {golem_id!r} must be 1-128 letters, digits, '-', '_' or '.'")
         state = fold(golem_id, self.store.read_stream(golem_id))
         if state.exists:
@@ -98,7 +102,9 @@ class Golems:
         )
         return cycle
 
-    def record_outputs(self, golem_id: str, outputs: Sequence[Event], *, expected_version: int | None = None) -> list[Recorded]:
+    def record_outputs(
+        self, golem_id: str, outputs: Sequence[Event], *, expected_version: int | None = None
+    ) -> list[Recorded]:
         """Record what the current phase produced, without leaving it."""
         return self._command(
             golem_id, "record_output", lambda _s: list(outputs), outputs=outputs, expected_version=expected_version
@@ -110,8 +116,12 @@ class Golems:
         """Record the phase's ``outputs`` and move to the next phase, in one append."""
 
         def build(state: GolemState) -> list[Event]:
-            assert state.phase is not None and state.cycle_id is not None
-            return [*outputs, DreamPhase(cycle_id=state.cycle_id, phase=_NEXT_PHASE[state.phase], budget_tokens=budget_tokens)]
+            assert state.phase is not None
+            assert state.cycle_id is not None
+            return [
+                *outputs,
+                DreamPhase(cycle_id=state.cycle_id, phase=_NEXT_PHASE[state.phase], budget_tokens=budget_tokens),
+            ]
 
         return self._command(golem_id, "advance", build, outputs=outputs, expected_version=expected_version)
 
@@ -133,7 +143,9 @@ class Golems:
 
         return self._command(golem_id, "complete", build, outputs=outputs, expected_version=expected_version)
 
-    def wake(self, golem_id: str, *, outputs: Sequence[Event] = (), expected_version: int | None = None) -> list[Recorded]:
+    def wake(
+        self, golem_id: str, *, outputs: Sequence[Event] = (), expected_version: int | None = None
+    ) -> list[Recorded]:
         """End the cycle from the return phase and go back to waking."""
         return self._command(
             golem_id,
@@ -161,7 +173,9 @@ class Golems:
         def build(state: GolemState) -> list[Event]:
             events: list[Event] = []
             if state.mode == "Dreaming" and state.cycle_id is not None:
-                events.append(DreamInterrupted(cycle_id=state.cycle_id, source="death", reason=reason, phase=state.phase))
+                events.append(
+                    DreamInterrupted(cycle_id=state.cycle_id, source="death", reason=reason, phase=state.phase)
+                )
             assert state.mode is not None
             events.append(ModeChanged(from_mode=state.mode, to_mode="Dying", reason=reason or "death"))
             return events
@@ -194,7 +208,9 @@ class Golems:
         allowed = cycle_outputs()
         for event in outputs:
             if not isinstance(event, allowed):
-                raise IllegalCommand(state.golem_id, state.machine_state, trigger, f"{type(event).__name__} is not a dream output")
+                raise IllegalCommand(
+                    state.golem_id, state.machine_state, trigger, f"{type(event).__name__} is not a dream output"
+                )
             if getattr(event, "cycle_id", None) != state.cycle_id:
                 raise IllegalCommand(
                     state.golem_id,

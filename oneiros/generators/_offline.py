@@ -11,7 +11,49 @@ __all__ = ["OfflineGenerator"]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]+")
 _STOP = frozenset(
-    "a after ahead an and are as at be before both but by during for from had has have in into is it its kept of on or same so that the then this to two was were while with within".split()
+    [
+        "a",
+        "after",
+        "ahead",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "before",
+        "both",
+        "but",
+        "by",
+        "during",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "kept",
+        "of",
+        "on",
+        "or",
+        "same",
+        "so",
+        "that",
+        "the",
+        "then",
+        "this",
+        "to",
+        "two",
+        "was",
+        "were",
+        "while",
+        "with",
+        "within",
+    ]
 )
 
 
@@ -51,11 +93,16 @@ class OfflineGenerator:
             text = f"If {focus} {verb} {other}, then acting on '{a}' would change what followed '{b}'."
         elif request.task == "counterfactual":
             alt = rng.choice(["earlier", "later", "at half size", "not at all"])
-            text = f"Had I acted {alt} on '{a}', {focus} would likely have shifted | lesson: weigh {other} before {focus}."
+            text = (
+                f"Had I acted {alt} on '{a}', {focus} would likely have shifted | lesson: weigh {other} before {focus}."
+            )
         else:
             text = f"{focus.capitalize()} and {other} travel together across episodes."
         words = text.split()
         text = " ".join(words[: max(1, request.max_tokens)])
         return Generation(
-            text=text, model=self.model, tokens_in=_tokens(request.prompt), tokens_out=min(_tokens(text), request.max_tokens)
+            text=text,
+            model=self.model,
+            tokens_in=_tokens(request.prompt),
+            tokens_out=min(_tokens(text), request.max_tokens),
         )

@@ -15,7 +15,13 @@ __all__ = ["PHASE_SHARES", "CycleBudget", "phase_budget"]
 PHASE_SHARES: Final[dict[BehavioralPhase, dict[DreamPhaseName, float]]] = {
     "thriving": {"hypnagogic_onset": 0.10, "nrem": 0.34, "rem": 0.30, "integration": 0.21, "hypnopompic_return": 0.05},
     "stable": {"hypnagogic_onset": 0.10, "nrem": 0.30, "rem": 0.30, "integration": 0.25, "hypnopompic_return": 0.05},
-    "conservation": {"hypnagogic_onset": 0.10, "nrem": 0.25, "rem": 0.20, "integration": 0.40, "hypnopompic_return": 0.05},
+    "conservation": {
+        "hypnagogic_onset": 0.10,
+        "nrem": 0.25,
+        "rem": 0.20,
+        "integration": 0.40,
+        "hypnopompic_return": 0.05,
+    },
     "declining": {"hypnagogic_onset": 0.10, "nrem": 0.20, "rem": 0.16, "integration": 0.49, "hypnopompic_return": 0.05},
     "terminal": {"hypnagogic_onset": 0.10, "nrem": 0.16, "rem": 0.12, "integration": 0.57, "hypnopompic_return": 0.05},
 }

@@ -30,7 +30,9 @@ class CycleResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Executor(Protocol):
-    def run_cycle(self, golem_id: str, trigger: DreamTrigger = "owner", *, cycle_id: str | None = None) -> CycleResult: ...
+    def run_cycle(
+        self, golem_id: str, trigger: DreamTrigger = "owner", *, cycle_id: str | None = None
+    ) -> CycleResult: ...
 
 
 class InProcessExecutor:

@@ -49,7 +49,15 @@ class _BudgetedGenerator:
     reuses a response the log already holds for the same ``call_key``."""
 
     def __init__(
-        self, golems: Golems, golem_id: str, cycle_id: str, generator: Generator, budget: int, recorded: dict[str, GenerationRecorded], version: int
+        self,
+        *,
+        golems: Golems,
+        golem_id: str,
+        cycle_id: str,
+        generator: Generator,
+        budget: int,
+        recorded: dict[str, GenerationRecorded],
+        version: int,
     ) -> None:
         self.golems, self.golem_id, self.cycle_id = golems, golem_id, cycle_id
         self.generator = generator
@@ -87,7 +95,9 @@ class _BudgetedGenerator:
         spent = old.tokens_in + old.tokens_out
         self.remaining -= spent
         self.spent += spent
-        return Generation(text=old.text, model=old.model, tokens_in=old.tokens_in, tokens_out=old.tokens_out, cost_usd=old.cost_usd)
+        return Generation(
+            text=old.text, model=old.model, tokens_in=old.tokens_in, tokens_out=old.tokens_out, cost_usd=old.cost_usd
+        )
 
 
 def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> tuple[list[Event], dict[str, GenerationRecorded], int]:
@@ -108,7 +118,7 @@ def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> tuple[list[Event]
     return outputs, recorded, budget
 
 
-def run_phase(
+def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) reads best positionally
     golems: Golems, golem_id: str, cycle_id: str, phase: DreamPhaseName, generator: Generator, settings: CycleSettings
 ) -> PhaseOutcome:
     """Run ``phase`` of ``cycle_id`` if the golem is in it; otherwise report that it already ran."""
@@ -118,7 +128,15 @@ def run_phase(
         return PhaseOutcome(phase=phase, ran=False)
     outputs_so_far, recorded, budget = _cycle_view(history, cycle_id)
     episodes = [r.event.episode for r in history if isinstance(r.event, EpisodeRecorded)]
-    budgeted = _BudgetedGenerator(golems, golem_id, cycle_id, generator, budget, recorded, state.version)
+    budgeted = _BudgetedGenerator(
+        golems=golems,
+        golem_id=golem_id,
+        cycle_id=cycle_id,
+        generator=generator,
+        budget=budget,
+        recorded=recorded,
+        version=state.version,
+    )
     ctx = PhaseContext(
         cycle_id=cycle_id,
         phase=phase,

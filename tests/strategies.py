@@ -1,0 +1,69 @@
+"""Hypothesis strategies derived from the event Structs themselves, so every event type registered
+now or later is covered without a hand-written strategy."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from hypothesis import strategies as st
+
+from oneiros.events import Event, EventMeta
+
+_text = st.text(min_size=1, max_size=30)
+
+
+def _for(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:  # noqa: PLR0911, PLR0912 - one branch per msgspec type
+    i = msgspec.inspect
+    if isinstance(t, i.StrType):
+        return st.text(min_size=t.min_length or 0, max_size=max(t.min_length or 0, 30))
+    if isinstance(t, i.BoolType):
+        return st.booleans()
+    if isinstance(t, i.IntType):
+        lo = t.ge if t.ge is not None else -(2**40)
+        return st.integers(min_value=lo, max_value=2**40)
+    if isinstance(t, i.FloatType):
+        lo = t.ge if t.ge is not None else -1e9
+        hi = t.le if t.le is not None else 1e9
+        return st.floats(min_value=lo, max_value=hi, allow_nan=False)
+    if isinstance(t, i.LiteralType):
+        return st.sampled_from(t.values)
+    if isinstance(t, i.NoneType):
+        return st.none()
+    if isinstance(t, i.UnionType):
+        return st.one_of(*(_for(x) for x in t.types))
+    if isinstance(t, i.DateTimeType):
+        return st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))
+    if isinstance(t, i.VarTupleType | i.ListType | i.FrozenSetType | i.SetType):
+        inner = st.lists(_for(t.item_type), max_size=4)
+        if isinstance(t, i.VarTupleType):
+            return inner.map(tuple)
+        if isinstance(t, i.FrozenSetType):
+            return inner.map(frozenset)
+        return inner
+    if isinstance(t, i.DictType):
+        return st.dictionaries(_for(t.key_type), _for(t.value_type), max_size=3)
+    if isinstance(t, i.StructType):
+        return st.fixed_dictionaries(
+            {f.name: _for(f.type) for f in t.fields if f.required},
+            optional={f.name: _for(f.type) for f in t.fields if not f.required},
+        ).map(lambda kw, cls=t.cls: cls(**kw))
+    raise NotImplementedError(f"no strategy for {t!r}; add one to tests/strategies.py")
+
+
+def events_of(cls: type[Event]) -> st.SearchStrategy[Event]:
+    return _for(msgspec.inspect.type_info(cls))
+
+
+def metas(golem_id: str = "g") -> st.SearchStrategy[EventMeta]:
+    return st.builds(
+        EventMeta,
+        time=st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)),
+        event_id=_text,
+        golem_id=st.just(golem_id),
+        cycle_id=st.none() | _text,
+        causation_id=st.none() | _text,
+        correlation_id=st.none() | _text,
+        trace=st.dictionaries(_text, _text, max_size=2),
+    )

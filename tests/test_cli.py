@@ -1,0 +1,84 @@
+"""The command line, driven as a user would: a fresh store, JSON output, errors as exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def run(
+    *args: str, store: str | None = None, env_store: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "ONEIROS_STORE"}
+    if env_store:
+        env["ONEIROS_STORE"] = env_store
+    extra = ["--store", store] if store else []
+    return subprocess.run(
+        [sys.executable, "-m", "oneiros", *args, *extra], capture_output=True, text=True, env=env, cwd=cwd, check=False
+    )
+
+
+def test_dream_on_the_embedded_default(tmp_path: Path) -> None:
+    """`oneiros dream --json` in an empty folder creates .oneiros/events.db and prints only JSON."""
+    result = run("dream", "--json", cwd=tmp_path)
+    assert 0 == result.returncode, result.stderr
+    out = json.loads(result.stdout)
+    assert (tmp_path / ".oneiros" / "events.db").exists()
+    assert "golem" == out["golem_id"]
+    assert 24 == out["episodes_recorded"]
+    assert out["complete"]["episodes_replayed"] > 0
+    assert out["cycle_id"] == out["complete"]["cycle_id"]
+    status = json.loads(run("status", "--json", cwd=tmp_path).stdout)
+    assert out["events_appended"] + 1 + 24 == status["position"]
+
+
+def test_replay_until_and_events(tmp_path: Path) -> None:
+    """replay --until rebuilds an earlier state; events --golem lists the stream in order."""
+    url = f"sqlite:///{tmp_path}/e.db"
+    run("dream", "--json", "--golem", "g7", store=url)
+    early = json.loads(run("replay", "--until", "28", "--json", store=url).stdout)
+    assert 28 == early["position"]
+    (golem,) = early["golems"]
+    assert ("g7", "Dreaming", "hypnagogic_onset", 28) == (
+        golem["golem_id"],
+        golem["mode"],
+        golem["phase"],
+        golem["version"],
+    )
+    listed = json.loads(run("events", "--golem", "g7", "--limit", "3", "--json", env_store=url).stdout)
+    assert ["GolemCreated", "EpisodeRecorded", "EpisodeRecorded"] == [e["type"] for e in listed]
+    assert [1, 2, 3] == [e["version"] for e in listed]
+
+
+def test_a_second_dream_does_not_record_the_same_episodes_again(tmp_path: Path) -> None:
+    """Episodes whose ticks are already recorded are skipped."""
+    url = f"sqlite:///{tmp_path}/e.db"
+    run("dream", "--json", store=url)
+    from oneiros.memory import sample_episodes_path
+
+    second = json.loads(run("dream", "--json", "--episodes", str(sample_episodes_path()), store=url).stdout)
+    assert 0 == second["episodes_recorded"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("status", "--store", "nosuch://x"), "error: invalid store URL 'nosuch://x': unknown scheme 'nosuch'"),
+        (
+            ("dream", "--episodes", "/nonexistent.jsonl", "--store", "memory://"),
+            "error: cannot read episodes from /nonexistent.jsonl",
+        ),
+    ],
+)
+def test_errors_are_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:
+    """Bad input prints a one-line error naming the problem, with no traceback, and exits 2."""
+    result = run(*args)
+    assert 2 == result.returncode
+    assert result.stderr.startswith(message)
+    assert "Traceback" not in result.stderr

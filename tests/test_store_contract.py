@@ -1,0 +1,106 @@
+"""The store contract, written once and run against memory, SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+
+import pytest
+
+from oneiros import StreamConflict
+from oneiros.events import DreamStart, EventMeta, EventStore, GolemCreated, ModeChanged
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def meta(golem: str, n: int = 0) -> EventMeta:
+    return EventMeta(time=T0, event_id=f"{golem}-{n}", golem_id=golem)
+
+
+def created(golem: str, name: str = "") -> tuple[EventMeta, GolemCreated]:
+    return meta(golem), GolemCreated(name=name)
+
+
+def test_streams_have_contiguous_versions_and_the_log_a_global_order(store: EventStore) -> None:
+    """Interleaved appends to two streams: versions count 1, 2, 3 per stream; positions rise across both."""
+    store.append("a", 0, [created("a")])
+    store.append("b", 0, [created("b"), created("b", "again")])
+    store.append("a", 1, [created("a", "x"), created("a", "y")])
+    assert [1, 2, 3] == [r.version for r in store.read_stream("a")]
+    assert [1, 2] == [r.version for r in store.read_stream("b")]
+    positions = [r.position for r in store.read_all()]
+    assert positions == sorted(positions)
+    assert len(set(positions)) == 5
+    assert ["a", "b", "b", "a", "a"] == [r.golem_id for r in store.read_all()]
+    assert positions[-1] == store.head()
+
+
+def test_append_returns_what_reads_return(store: EventStore) -> None:
+    """The records an append returns are the records later reads give back."""
+    written = store.append("a", 0, [created("a"), (meta("a", 1), DreamStart(cycle_id="c", trigger="owner"))])
+    assert written == store.read_stream("a")
+    assert written == list(store.read_all())
+
+
+def test_a_conflicting_batch_writes_nothing(store: EventStore) -> None:
+    """A batch whose versions collide with existing ones raises StreamConflict and appends none of its events."""
+    store.append("a", 0, [created("a"), created("a")])
+    head = store.head()
+    with pytest.raises(StreamConflict) as caught:
+        store.append("a", 1, [created("a", "new"), created("a", "newer")])
+    assert ("a", 1) == (caught.value.golem_id, caught.value.expected_version)
+    assert "stream 'a' moved past version 1: another writer appended first" == str(caught.value)
+    assert head == store.head()
+    assert ["", ""] == [r.event.name for r in store.read_stream("a")]  # type: ignore[attr-defined]
+
+
+def test_two_writers_of_one_version_one_wins(store: EventStore) -> None:
+    """Eight threads race to write version 1: exactly one succeeds, the rest get StreamConflict."""
+    results: list[str] = []
+    barrier = threading.Barrier(8)
+
+    def write(i: int) -> None:
+        barrier.wait()
+        try:
+            store.append("race", 0, [created("race", str(i))])
+            results.append("won")
+        except StreamConflict:
+            results.append("conflict")
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert ["conflict"] * 7 + ["won"] == sorted(results)
+    assert 1 == len(store.read_stream("race"))
+
+
+def test_reads_by_position_respect_after_until_and_types(store: EventStore) -> None:
+    """read_all pages from ``after`` up to ``until`` and filters by event type; read_stream stops at ``until``."""
+    for i in range(7):
+        store.append("a", i * 2, [created("a"), (meta("a"), ModeChanged(from_mode="Waking", to_mode="Dreaming"))])
+    all_positions = [r.position for r in store.read_all(page=3)]
+    assert 14 == len(all_positions)
+    assert all_positions[4:9] == [
+        r.position for r in store.read_all(after=all_positions[3], until=all_positions[8], page=2)
+    ]
+    assert 7 == len(list(store.read_all(types=[ModeChanged])))
+    assert all(isinstance(r.event, ModeChanged) for r in store.read_all(types=[ModeChanged]))
+    assert 5 == len(store.read_stream("a", until=all_positions[4]))
+    assert [13, 14] == [r.version for r in store.read_stream("a", after_version=12)]
+
+
+def test_an_empty_log(store: EventStore) -> None:
+    """An empty store has head 0 and no events anywhere."""
+    assert 0 == store.head()
+    assert [] == list(store.read_all())
+    assert [] == store.read_stream("nobody")
+    assert [] == store.append("a", 0, [])
+
+
+def test_metadata_must_name_the_stream(store: EventStore) -> None:
+    """An event whose metadata names another golem is refused before anything is written."""
+    with pytest.raises(ValueError, match="event metadata names golem 'b', not 'a'"):
+        store.append("a", 0, [created("b")])
+    assert 0 == store.head()
