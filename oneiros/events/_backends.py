@@ -79,6 +79,14 @@ class SQLiteBackend:
     def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]:
         return self.recorder.insert_events(stored) or []
 
+    def _fetch(self, sql: str, params: list[Any]) -> list[Row]:
+        with self.datastore.transaction(commit=False) as c:
+            # Plain tuples: sqlite3.Row objects (the pool's row factory) cost more than the decode.
+            c.sqlite_cursor.row_factory = None
+            c.execute(sql, params)
+            rows: list[Row] = c.fetchall()
+            return rows
+
     def rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]:
         sql = self._select + "WHERE rowid > ? "
         params: list[Any] = [after]
@@ -90,9 +98,7 @@ class SQLiteBackend:
             params.extend(topics)
         sql += "ORDER BY rowid LIMIT ?"
         params.append(limit)
-        with self.datastore.transaction(commit=False) as c:
-            c.execute(sql, params)
-            return [tuple(r) for r in c.fetchall()]
+        return self._fetch(sql, params)
 
     def stream_rows(self, golem_id: str, after_version: int, until: int | None) -> list[Row]:
         sql = self._select + "WHERE originator_id = ? AND originator_version > ? "
@@ -101,9 +107,7 @@ class SQLiteBackend:
             sql += "AND rowid <= ? "
             params.append(until)
         sql += "ORDER BY originator_version"
-        with self.datastore.transaction(commit=False) as c:
-            c.execute(sql, params)
-            return [tuple(r) for r in c.fetchall()]
+        return self._fetch(sql, params)
 
     def head(self) -> int:
         return self.recorder.max_notification_id() or 0

@@ -17,7 +17,16 @@ import msgspec
 from oneiros._errors import CorruptEvent, UnknownEventType
 from oneiros.events._types import Event, EventMeta, registered_events
 
-__all__ = ["Upcaster", "decode_event", "encode_event", "register_upcaster", "split_topic", "topic_of", "topics_for"]
+__all__ = [
+    "Upcaster",
+    "current_decoder",
+    "decode_event",
+    "encode_event",
+    "register_upcaster",
+    "split_topic",
+    "topic_of",
+    "topics_for",
+]
 
 _T = TypeVar("_T")
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -84,6 +93,27 @@ def _resolve(topic: str) -> tuple[type[Event], int]:
     if cls is None or not 1 <= version <= cls.schema_version:
         raise UnknownEventType(topic)
     return cls, version
+
+
+_CURRENT: dict[str, msgspec.json.Decoder[_Envelope[Any]]] = {}
+
+
+def current_decoder(topic: str) -> msgspec.json.Decoder[_Envelope[Any]] | None:
+    """The one-pass decoder for ``topic`` if it names a current schema version, else None.
+
+    The store's read loop uses this to skip the general path (cache lookups, upcasting checks) for
+    the events that make up nearly every log.
+    """
+    decoder = _CURRENT.get(topic)
+    if decoder is None:
+        try:
+            cls, version = _resolve(topic)
+        except UnknownEventType:
+            return None
+        if version != cls.schema_version:
+            return None
+        decoder = _CURRENT[topic] = _decoder_for(cls)
+    return decoder
 
 
 def decode_event(topic: str, state: bytes, position: int | None = None) -> tuple[EventMeta, Event]:

@@ -11,7 +11,7 @@ from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEv
 
 from oneiros._errors import StoreError, StreamConflict
 from oneiros.events._backends import Backend, Row, open_backend
-from oneiros.events._codec import decode_event, encode_event, topics_for
+from oneiros.events._codec import current_decoder, decode_event, encode_event, topics_for
 from oneiros.events._types import Event, EventMeta
 
 __all__ = ["DEFAULT_STORE_URL", "EventStore", "Recorded", "open_store"]
@@ -20,7 +20,7 @@ DEFAULT_STORE_URL = "sqlite:///.oneiros/events.db"
 _PAGE = 5_000
 
 
-class Recorded(msgspec.Struct, frozen=True):
+class Recorded(msgspec.Struct, frozen=True, gc=False):
     """An event as the log holds it: its global position, its stream version and its metadata."""
 
     position: int
@@ -33,10 +33,19 @@ class Recorded(msgspec.Struct, frozen=True):
         return self.meta.golem_id
 
 
-def _decode(row: Row) -> Recorded:
-    position, _golem, version, topic, state = row
-    meta, event = decode_event(topic, state, position)
-    return Recorded(position, version, meta, event)
+def _decode_rows(rows: list[Row]) -> Iterator[Recorded]:
+    for position, _golem, version, topic, state in rows:
+        decoder = current_decoder(topic)
+        if decoder is not None:
+            try:
+                envelope = decoder.decode(state)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                decode_event(topic, state, position)  # raises the typed error naming the position
+                raise
+            yield Recorded(position, version, envelope.meta, envelope.data)
+        else:
+            meta, event = decode_event(topic, state, position)
+            yield Recorded(position, version, meta, event)
 
 
 class EventStore:
@@ -85,7 +94,7 @@ class EventStore:
             rows = self._backend.stream_rows(golem_id, after_version, until)
         except PersistenceError as exc:
             raise StoreError(f"reading stream {golem_id!r} failed: {exc}") from exc
-        return [_decode(r) for r in rows]
+        return list(_decode_rows(rows))
 
     def read_all(
         self,
@@ -101,8 +110,7 @@ class EventStore:
                 rows = self._backend.rows(after, page, until, topics)
             except PersistenceError as exc:
                 raise StoreError(f"reading the log after {after} failed: {exc}") from exc
-            for row in rows:
-                yield _decode(row)
+            yield from _decode_rows(rows)
             if len(rows) < page:
                 return
             after = rows[-1][0]

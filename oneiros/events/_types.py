@@ -81,7 +81,9 @@ NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
-class EventMeta(msgspec.Struct, frozen=True, kw_only=True):
+# gc=False on the log's value types: they never form reference cycles, and a replay that keeps
+# hundreds of thousands of them alive would otherwise pay for the cyclic collector walking them all.
+class EventMeta(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What every stored event carries besides its payload."""
 
     time: datetime
@@ -93,7 +95,7 @@ class EventMeta(msgspec.Struct, frozen=True, kw_only=True):
     trace: dict[str, str] = msgspec.field(default_factory=dict)
 
 
-class Event(msgspec.Struct, frozen=True, kw_only=True):
+class Event(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Base of every event payload. Subclasses register with :func:`event_type`."""
 
     type_name: ClassVar[str] = ""
@@ -123,7 +125,7 @@ def registered_events() -> dict[str, type[Event]]:
     return dict(_REGISTRY)
 
 
-class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+class Outcome(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What an episode's action came to: the figures NREM's gain term reads."""
 
     surprise: float = 0.0
@@ -131,7 +133,7 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     regret: float = 0.0
 
 
-class Episode(msgspec.Struct, frozen=True, kw_only=True):
+class Episode(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One waking experience, the raw material of replay."""
 
     tick: Count
