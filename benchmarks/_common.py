@@ -24,3 +24,28 @@ def median_seconds(fn: Callable[[], Any], runs: int, setup: Callable[[], Any] | 
 def emit(figures: dict[str, Any]) -> None:
     """Print the figures as the script's last line."""
     print(json.dumps(figures, sort_keys=True))
+
+
+Variant = tuple[Callable[[], Any], Callable[[], Any] | None]
+
+
+def interleaved(variants: dict[str, Variant], runs: int) -> dict[str, list[float]]:
+    """Wall times of each ``(fn, setup)`` variant, run in turn within each round.
+
+    Interleaving keeps a ratio between two variants honest on a noisy machine: a burst of load
+    falls on both sides of one round instead of on all the runs of one side.
+    """
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(runs):
+        for name, (fn, setup) in variants.items():
+            if setup is not None:
+                setup()
+            started = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - started)
+    return times
+
+
+def median_ratio(baseline: list[float], ours: list[float]) -> float:
+    """Median over rounds of baseline time over our time: ours as a fraction of the baseline's speed."""
+    return round(statistics.median(b / o for b, o in zip(baseline, ours, strict=True)), 3)

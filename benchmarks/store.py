@@ -16,6 +16,7 @@ import argparse
 import os
 import shutil
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -28,7 +29,7 @@ import msgspec
 from eventsourcing.application import Application
 from eventsourcing.domain import Aggregate, event
 
-from benchmarks._common import emit, median_seconds
+from benchmarks._common import emit, interleaved, median_ratio
 from oneiros.events import (
     DreamHypothesis,
     Episode,
@@ -183,11 +184,13 @@ def main() -> None:
             store.append(golem, 0, evs)
         store.close()
 
-    t_ours_batch = median_seconds(ours_batch, runs, lambda: reset("ours"))
-    t_raw_batch = median_seconds(lambda: raw_append_encoding(paths["raw"], items), runs, lambda: reset("raw"))
-    t_es_batch = median_seconds(
-        lambda: paths.__setitem__("es_id", es_append(paths["es"], n, False)), runs, lambda: reset("es")
-    )
+    ours_url = f"sqlite:///{paths.setdefault('replay', fresh())}"
+    seeded = open_store(ours_url)
+    for golem, evs in items.items():
+        seeded.append(golem, 0, evs)
+    seeded.close()
+    raw_append(paths["replay"] + ".raw", encoded)
+    paths["es_id"] = es_append(paths.setdefault("es_replay", fresh()), n, False)
 
     # -- append, one event per transaction --
     small = {g: evs[: n_tx // GOLEMS] for g, evs in items.items()}
@@ -200,13 +203,6 @@ def main() -> None:
                 store.append(golem, version, [item])
         store.close()
 
-    t_ours_tx = median_seconds(ours_per_tx, runs, lambda: reset("ours_tx"))
-    t_raw_tx = median_seconds(lambda: raw_append_one_per_tx(paths["raw_tx"], small_rows), runs, lambda: reset("raw_tx"))
-    t_es_tx = median_seconds(lambda: es_append(paths["es_tx"], len(small_rows), True), runs, lambda: reset("es_tx"))
-
-    # -- replay the batched logs --
-    ours_url = f"sqlite:///{paths['ours']}"
-
     def ours_read() -> None:
         store = open_store(ours_url)
         for _ in store.read_all():
@@ -218,33 +214,45 @@ def main() -> None:
         replay(store)
         store.close()
 
-    raw_append(paths["raw"] + ".replay", encoded)
-    t_raw_replay = median_seconds(lambda: raw_replay(paths["raw"] + ".replay"), runs)
-    t_ours_read = median_seconds(ours_read, runs)
-    t_ours_fold = median_seconds(ours_fold, runs)
-    t_es_replay = median_seconds(lambda: es_replay(paths["es"], paths["es_id"]), runs)
+    t = interleaved(
+        {
+            "raw_batch": (lambda: raw_append_encoding(paths["raw"], items), lambda: reset("raw")),
+            "ours_batch": (ours_batch, lambda: reset("ours")),
+            "es_batch": (lambda: es_append(paths["es"], n, False), lambda: reset("es")),
+            "raw_tx": (lambda: raw_append_one_per_tx(paths["raw_tx"], small_rows), lambda: reset("raw_tx")),
+            "ours_tx": (ours_per_tx, lambda: reset("ours_tx")),
+            "es_tx": (lambda: es_append(paths["es_tx"], len(small_rows), True), lambda: reset("es_tx")),
+            "raw_replay": (lambda: raw_replay(paths["replay"] + ".raw"), None),
+            "ours_read": (ours_read, None),
+            "ours_fold": (ours_fold, None),
+            "es_replay": (lambda: es_replay(paths["es_replay"], paths["es_id"]), None),
+        },
+        runs,
+    )
     shutil.rmtree(tmp, ignore_errors=True)
 
-    rate = lambda count, seconds: round(count / seconds)  # noqa: E731
+    def rate(count: int, key: str) -> int:
+        return round(count / statistics.median(t[key]))
+
     figures = {
         "events": n,
         "runs": runs,
-        "append_batch_events_per_s": rate(n, t_ours_batch),
-        "append_batch_raw_events_per_s": rate(n, t_raw_batch),
-        "append_batch_es_default_events_per_s": rate(n, t_es_batch),
-        "append_batch_vs_raw": round(t_raw_batch / t_ours_batch, 3),
-        "append_batch_vs_es_default": round(t_es_batch / t_ours_batch, 3),
+        "append_batch_events_per_s": rate(n, "ours_batch"),
+        "append_batch_raw_events_per_s": rate(n, "raw_batch"),
+        "append_batch_es_default_events_per_s": rate(n, "es_batch"),
+        "append_batch_vs_raw": median_ratio(t["raw_batch"], t["ours_batch"]),
+        "append_batch_vs_es_default": median_ratio(t["es_batch"], t["ours_batch"]),
         "append_per_tx_events": n_tx,
-        "append_per_tx_events_per_s": rate(n_tx, t_ours_tx),
-        "append_per_tx_vs_raw": round(t_raw_tx / t_ours_tx, 3),
-        "append_per_tx_vs_es_default": round(t_es_tx / t_ours_tx, 3),
-        "replay_events_per_s": rate(n, t_ours_read),
-        "replay_vs_raw": round(t_raw_replay / t_ours_read, 3),
-        "replay_fold_events_per_s": rate(n, t_ours_fold),
-        "replay_fold_vs_raw": round(t_raw_replay / t_ours_fold, 3),
-        "replay_vs_es_default": round(t_es_replay / t_ours_fold, 3),
-        "es_default_append_vs_raw": round(t_raw_batch / t_es_batch, 3),
-        "es_default_replay_vs_raw": round(t_raw_replay / t_es_replay, 3),
+        "append_per_tx_events_per_s": rate(n_tx, "ours_tx"),
+        "append_per_tx_vs_raw": median_ratio(t["raw_tx"], t["ours_tx"]),
+        "append_per_tx_vs_es_default": median_ratio(t["es_tx"], t["ours_tx"]),
+        "replay_events_per_s": rate(n, "ours_read"),
+        "replay_vs_raw": median_ratio(t["raw_replay"], t["ours_read"]),
+        "replay_fold_events_per_s": rate(n, "ours_fold"),
+        "replay_fold_vs_raw": median_ratio(t["raw_replay"], t["ours_fold"]),
+        "replay_vs_es_default": median_ratio(t["es_replay"], t["ours_fold"]),
+        "es_default_append_vs_raw": median_ratio(t["raw_batch"], t["es_batch"]),
+        "es_default_replay_vs_raw": median_ratio(t["raw_replay"], t["es_replay"]),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     emit(figures)

@@ -112,10 +112,21 @@ def replay_cmd(
 ) -> None:
     """Rebuild every golem's state from the log, with no side effects."""
     with opened(store) as event_store:
-        started = time.perf_counter()
-        states = replay(event_store, until=until)
-        elapsed = time.perf_counter() - started
         head = event_store.head()
+        started = time.perf_counter()
+        if as_json:
+            states = replay(event_store, until=until)
+        else:
+            with Progress(
+                TextColumn("replaying"),
+                BarColumn(),
+                TextColumn("{task.completed}/{task.total}"),
+                console=console,
+                transient=True,
+            ) as progress:
+                task = progress.add_task("replay", total=min(head, until) if until is not None else head)
+                states = replay(event_store, until=until, on_progress=lambda p: progress.update(task, completed=p))
+        elapsed = time.perf_counter() - started
         position = min(head, until) if until is not None else head
         if as_json:
             emit_json({"position": position, "head": head, "golems": [state_row(s) for s in states.values()]})

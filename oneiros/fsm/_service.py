@@ -3,6 +3,7 @@ the events it yields and tells the observers."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 
 import msgspec
@@ -32,6 +33,8 @@ from oneiros.fsm._observers import Observers
 
 __all__ = ["Golems", "replay"]
 
+# Ids end up in stream keys, file names and span attributes: keep them plain.
+_GOLEM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _NEXT_PHASE: dict[DreamPhaseName, DreamPhaseName] = {
     "hypnagogic_onset": "nrem",
     "nrem": "rem",
@@ -62,12 +65,10 @@ class Golems:
     # -- commands ----------------------------------------------------------------------------
 
     def create(self, golem_id: str, name: str = "", behavioral_phase: BehavioralPhase = "stable") -> GolemState:
-        if (
-            not golem_id
-            or len(golem_id) > 128
-            or not golem_id.replace("-", "").replace("_", "").replace(".", "").isalnum()
-        ):
-            raise InputError(f"golem id {golem_id!r} must be 1-128 letters, digits, '-', '_' or '.'")
+        if not _GOLEM_ID.fullmatch(golem_id):
+            raise InputError(
+                f"golem id {golem_id!r} must be 1-128 letters, digits, '-', '_' or '.', starting with a letter or digit"
+            )
         state = fold(golem_id, self.store.read_stream(golem_id))
         if state.exists:
             raise GolemExists(golem_id)
@@ -242,8 +243,13 @@ class Golems:
         return records
 
 
-def replay(store: EventStore, until: int | None = None) -> dict[str, GolemState]:
-    """Every golem's state rebuilt from the whole log (to position ``until``), with no side effects."""
+def replay(
+    store: EventStore, until: int | None = None, *, on_progress: Callable[[int], None] | None = None
+) -> dict[str, GolemState]:
+    """Every golem's state rebuilt from the whole log (to position ``until``), with no side effects.
+
+    ``on_progress`` is told the position reached every few thousand events, for progress bars.
+    """
     states: dict[str, GolemState] = {}
     for record in store.read_all(until=until):
         golem_id = record.meta.golem_id
@@ -251,4 +257,6 @@ def replay(store: EventStore, until: int | None = None) -> dict[str, GolemState]
         if state is None:
             state = states[golem_id] = GolemState(golem_id=golem_id)
         state.apply(record)
+        if on_progress is not None and record.position % 5_000 == 0:
+            on_progress(record.position)
     return states
