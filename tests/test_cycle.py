@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import threading
+import time
 from collections import Counter
 from datetime import UTC, datetime
 
@@ -29,7 +33,7 @@ from oneiros.events import (
     Recorded,
     ReplayBatch,
 )
-from oneiros.fsm import Transition
+from oneiros.fsm import Transition, follow_log
 from oneiros.generators import Generation, GenerationRequest, OfflineGenerator
 from oneiros.memory import sample_episodes_path
 from oneiros.workers import CycleSettings, run_phase
@@ -196,3 +200,36 @@ def test_phase_budgets_follow_the_bardo_table(phase: str) -> None:
     shares = PHASE_SHARES[phase]  # type: ignore[index]
     assert 1.0 == pytest.approx(sum(shares.values()))
     assert (0.10, 0.05) == (shares["hypnagogic_onset"], shares["hypnopompic_return"])
+
+
+def test_observers_follow_events_written_by_another_process(tmp_path: object) -> None:
+    """A follower in this process sees the phase transitions of a cycle dreamt by another process."""
+    url = f"sqlite:///{tmp_path}/shared.db"
+    store = open_store(url)
+    entered: list[str] = []
+    observers = Observers()
+    for phase in ("hypnagogic_onset", "nrem", "rem", "integration", "hypnopompic_return", "Waking"):
+        observers.on_enter(phase, lambda t: entered.append(t.state))
+    stop = threading.Event()
+    follower = threading.Thread(target=follow_log, args=(store, observers, stop), kwargs={"after": 0})
+    follower.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "oneiros", "dream", "--json", "--store", url], capture_output=True, check=True
+        )
+        assert done.returncode == 0
+        deadline = time.monotonic() + 10
+        while len(entered) < 7 and time.monotonic() < deadline:
+            stop.wait(0.02)
+    finally:
+        stop.set()
+        follower.join()
+    assert [
+        "Waking",
+        "Dreaming_HypnagogicOnset",
+        "Dreaming_NREM",
+        "Dreaming_REM",
+        "Dreaming_Integration",
+        "Dreaming_HypnopompicReturn",
+        "Waking",
+    ] == entered

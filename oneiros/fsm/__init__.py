@@ -2,7 +2,7 @@
 
 from oneiros.fsm._golem import CycleCounts, GolemState, cycle_outputs, fold, register_cycle_output
 from oneiros.fsm._machine import MACHINE_STATES, TRIGGERS, destination, phase_state, transition_path
-from oneiros.fsm._observers import Observers, Transition
+from oneiros.fsm._observers import Observers, Transition, follow_log
 from oneiros.fsm._service import Golems, replay
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "cycle_outputs",
     "destination",
     "fold",
+    "follow_log",
     "phase_state",
     "register_cycle_output",
     "replay",

@@ -8,16 +8,17 @@ never dispatches.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 import msgspec
 
-from oneiros.events import DREAM_PHASES, Event, Recorded
-from oneiros.fsm._golem import GolemState
+from oneiros.events import DREAM_PHASES, Event, EventStore, Recorded
+from oneiros.fsm._golem import GolemState, fold
 from oneiros.fsm._machine import MACHINE_STATES, phase_state, transition_path
 
-__all__ = ["Observers", "Transition"]
+__all__ = ["Observers", "Transition", "follow_log"]
 
 _log = logging.getLogger("oneiros.observers")
 
@@ -97,3 +98,35 @@ class Observers:
             fn(arg)
         except Exception:  # an observer's failure must not undo or block committed events
             _log.exception("observer %r failed", fn)
+
+
+def follow_log(
+    store: EventStore,
+    observers: Observers,
+    stop: threading.Event,
+    *,
+    after: int | None = None,
+    poll_interval: float = 0.05,
+) -> int:
+    """Dispatch events that any process appends to ``store`` until ``stop`` is set.
+
+    Starts after position ``after`` (default: the current head, so only new events are observed).
+    Returns the last position dispatched. Polls, because SQLite offers no notifications; each
+    golem's state is folded from its stream once, on its first new event.
+    """
+    position = store.head() if after is None else after
+    states: dict[str, GolemState] = {}
+    while not stop.is_set():
+        seen = False
+        for record in store.read_all(after=position):
+            seen = True
+            golem_id = record.meta.golem_id
+            state = states.get(golem_id)
+            if state is None:
+                state = states[golem_id] = fold(golem_id, store.read_stream(golem_id, until=record.position - 1))
+            observers.dispatch(state, [record])
+            state.apply(record)
+            position = record.position
+        if not seen:
+            stop.wait(poll_interval)
+    return position
