@@ -16,7 +16,8 @@ PUBLIC = {
     ],
     "oneiros.fsm": [
         "MACHINE_STATES", "TRIGGERS", "CycleCounts", "GolemState", "Golems", "Observers", "Transition",
-        "cycle_outputs", "destination", "fold", "follow_log", "phase_state", "register_cycle_output", "replay", "transition_path",
+        "cycle_outputs", "destination", "fold", "follow_log", "phase_state", "register_cycle_output", "replay",
+        "transition_path",
     ],
 }  # fmt: skip
 
