@@ -94,13 +94,13 @@ def _dream_with_progress(golems: Golems, golem_id: str, recorded: int):  # type:
         console=console,
     ) as progress:
         task = progress.add_task("dreaming: hypnagogic_onset", total=len(DREAM_PHASES))
+        spent = [0]
 
         def on_phase(phase: DreamPhaseName, outcome: PhaseOutcome) -> None:
             index = DREAM_PHASES.index(phase)
-            following = DREAM_PHASES[index + 1] if index + 1 < len(DREAM_PHASES) else "waking"
-            progress.update(
-                task, advance=1, description=f"dreaming: {following} ({outcome.tokens_spent} tokens in {phase})"
-            )
+            spent[0] += outcome.tokens_spent
+            following = f"dreaming: {DREAM_PHASES[index + 1]}" if index + 1 < len(DREAM_PHASES) else "awake"
+            progress.update(task, advance=1, description=f"{following} · {spent[0]} tokens so far")
 
         return InProcessExecutor(golems, on_phase=on_phase).run_cycle(golem_id)
 
