@@ -3,6 +3,17 @@
 from oneiros.events import _upcasters  # noqa: F401 - registers the upcasters
 from oneiros.events._codec import decode_event, encode_event, register_upcaster, topics_for
 from oneiros.events._history import export_history, import_history
+from oneiros.events._schedule import (
+    ActivityKind,
+    ActivityRecorded,
+    BehavioralPhaseChanged,
+    DreamDecided,
+    DreamDirected,
+    FatigueWarned,
+    MessageHeld,
+    MessagesReleased,
+    SleepRequested,
+)
 from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store
 from oneiros.events._types import (
     BEHAVIORAL_PHASES,
@@ -33,6 +44,15 @@ from oneiros.events._types import (
 )
 
 __all__ = [
+    "ActivityKind",
+    "ActivityRecorded",
+    "BehavioralPhaseChanged",
+    "DreamDecided",
+    "DreamDirected",
+    "FatigueWarned",
+    "MessageHeld",
+    "MessagesReleased",
+    "SleepRequested",
     "BEHAVIORAL_PHASES",
     "DEFAULT_STORE_URL",
     "DREAM_PHASES",
