@@ -15,8 +15,8 @@ import msgspec
 from oneiros.events import BehavioralPhase
 
 __all__ = [
-    "DailySettings",
     "DaemonSettings",
+    "DailySettings",
     "FatigueSettings",
     "IntensitySettings",
     "IntervalSettings",

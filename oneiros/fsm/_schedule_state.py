@@ -61,8 +61,8 @@ class ScheduleState(msgspec.Struct, kw_only=True):
     last_dream_start: datetime | None = None
     last_dream_end: datetime | None = None
     recent_starts: tuple[tuple[datetime, DreamTrigger], ...] = ()
-    held: tuple[str, ...] = ()
-    """Ids of messages held while dreaming and not yet released."""
+    held: tuple[tuple[str, str], ...] = ()
+    """(id, text) of messages held while dreaming and not yet released, in arrival order."""
     directive: str | None = None
     """A pending owner "dream now", with its reason."""
     sleep_request: float | None = None
@@ -149,14 +149,14 @@ def _cycle_end(s: ScheduleState, _e: Event, _t: datetime) -> None:
 
 def _held(s: ScheduleState, e: Event, t: datetime) -> None:
     assert isinstance(e, MessageHeld)
-    s.held = (*s.held, e.message_id)
+    s.held = (*s.held, (e.message_id, e.text))
     s.last_activity = t
 
 
 def _released(s: ScheduleState, e: Event, _t: datetime) -> None:
     assert isinstance(e, MessagesReleased)
     gone = set(e.message_ids)
-    s.held = tuple(m for m in s.held if m not in gone)
+    s.held = tuple(m for m in s.held if m[0] not in gone)
 
 
 def _directed(s: ScheduleState, e: Event, _t: datetime) -> None:

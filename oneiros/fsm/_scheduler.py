@@ -96,11 +96,11 @@ def _gates(settings: ScheduleSettings, state: ScheduleState, now: datetime, loca
     cap_ok = not cap or today < cap
     held = len(state.held)
     pending_ok = not (settings.require_no_pending_messages and held)
-    since_text = seconds(since_dream) if since_dream != math.inf else "no dream yet"
+    since_text = f"{seconds(since_dream)} since the last cycle" if since_dream != math.inf else "no cycle yet"
     return [
         Check("enabled", settings.enabled, f"schedule.enabled = {str(settings.enabled).lower()}"),
         Check("silence", silence_ok, f"{seconds(silence)} {_ge(silence_ok)} {seconds(settings.silence_seconds)} idle"),
-        Check("cooldown", cooldown_ok, f"{since_text} since the last cycle {_ge(cooldown_ok)} {seconds(settings.cooldown_seconds)}"),
+        Check("cooldown", cooldown_ok, f"{since_text} {_ge(cooldown_ok)} {seconds(settings.cooldown_seconds)}"),
         Check("circadian", hour_ok, f"local hour {local.hour:02d} ({settings.timezone}) {'in' if hour_ok else 'not in'} {_hours(settings.dream_hours)}"),
         Check("daily_cap", cap_ok, f"{today} cycles today {'<' if cap_ok else '>='} {cap}" if cap else "no daily cap"),
         Check("no_pending_messages", pending_ok, f"{held} held messages"),
