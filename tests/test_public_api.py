@@ -11,12 +11,15 @@ PUBLIC = {
         "ConfigError", "CorruptEvent", "CycleResult", "CycleSettings", "Deps", "Episode", "EpisodeFileError",
         "EventError", "EventStore", "FixedClock", "GolemError", "GolemExists", "GolemNotFound", "GolemState",
         "Golems", "IllegalCommand", "InProcessExecutor", "InputError", "InvalidStoreURL", "Observers",
+        "InvalidSetting", "UnknownPreset",
         "OfflineGenerator", "OneirosError", "Outcome", "Recorded", "SequentialIds", "StoreError", "StreamConflict",
         "UnknownEventType", "load_episodes", "open_store", "replay",
     ],
     "oneiros.fsm": [
         "MACHINE_STATES", "TRIGGERS", "CycleCounts", "GolemState", "Golems", "Observers", "Transition",
         "cycle_outputs", "destination", "fold", "phase_state", "register_cycle_output", "replay", "transition_path",
+        "Check", "Decision", "Intensity", "ScheduleState", "Signals", "clock_urgency", "dream_intensity",
+        "dream_urgency", "fold_schedule", "should_dream",
     ],
 }  # fmt: skip
 

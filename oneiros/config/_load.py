@@ -49,11 +49,15 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def env_var(key: str) -> str:
-    """The variable that overrides dotted ``key``: ``schedule.silence_seconds`` → ``ONEIROS_SCHEDULE__SILENCE_SECONDS``."""
+    """The variable that overrides dotted ``key``.
+
+    ``schedule.silence_seconds`` → ``ONEIROS_SCHEDULE__SILENCE_SECONDS``."""
     return ENV_PREFIX + key.upper().replace(".", _SEP)
 
 
-def _merge(into: dict[str, Any], layer: Mapping[str, Any], sources: dict[str, str], source: str, prefix: str = "") -> None:
+def _merge(
+    into: dict[str, Any], layer: Mapping[str, Any], sources: dict[str, str], source: str, prefix: str = ""
+) -> None:
     for key, value in layer.items():
         path = f"{prefix}{key}"
         if isinstance(value, Mapping) and isinstance(into.get(key), dict):
@@ -190,7 +194,9 @@ def load_config(
         except tomllib.TOMLDecodeError as exc:
             raise InvalidSetting("<file>", str(file_path), f"valid TOML ({exc})", str(file_path)) from None
     elif named:
-        raise InvalidSetting("<file>", str(file_path), "an existing TOML file", "ONEIROS_CONFIG" if path is None else "")
+        raise InvalidSetting(
+            "<file>", str(file_path), "an existing TOML file", "ONEIROS_CONFIG" if path is None else ""
+        )
     env_layer, env_sources = _env_layer(env)
     chosen = preset or env_layer.get("preset") or file_layer.get("preset") or env.get("ONEIROS_PRESET") or ""
     if not isinstance(chosen, str):

@@ -6,6 +6,7 @@ so ``oneiros config show --preset NAME`` shows exactly what a golem configured w
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Final
 
 __all__ = ["PRESETS", "preset_layer"]
@@ -103,6 +104,4 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
 
 def preset_layer(name: str) -> dict[str, Any]:
     """The settings ``name`` lays over the defaults (a deep copy the caller may change)."""
-    import copy
-
     return copy.deepcopy(PRESETS[name])

@@ -78,7 +78,7 @@ class UrgencyWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """Ticks at which ``sigmoid(ticks_since_last_dream / natural_period)`` reaches sigmoid(1)."""
 
 
-def _default_weights() -> dict[str, UrgencyWeights]:
+def _default_weights() -> dict[BehavioralPhase, UrgencyWeights]:
     return {
         "thriving": UrgencyWeights(novelty=0.25, consolidation=0.20, temporal=0.10, natural_period=200.0),
         "stable": UrgencyWeights(),

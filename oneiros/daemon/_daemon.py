@@ -177,7 +177,12 @@ class Daemon:
         emergency cycle if it can (Bardo 001_*), whose outputs feed the death testament."""
         emergency: CycleResult | None = None
         self._catch_up()
-        if self.state.mode == "Waking" and self.schedule.emergency_dream and self.state.episodes > 0 and self._thread is None:
+        if (
+            self.state.mode == "Waking"
+            and self.schedule.emergency_dream
+            and self.state.episodes > 0
+            and self._thread is None
+        ):
             emergency = self.executor.run_cycle(self.golem_id, "emergency", cycle_id=self._session_key())
             self.results.append(emergency)
         self._retry(lambda: self.golems.die(self.golem_id, reason) if self._mode() != "Dying" else [])
@@ -202,7 +207,12 @@ class Daemon:
                 self._release()
             self.ticks += 1
             decision = should_dream(
-                self.schedule, self.state, now, tick=self.ticks, tick_seconds=self.settings.tick_seconds, signals=self.signals()
+                self.schedule,
+                self.state,
+                now,
+                tick=self.ticks,
+                tick_seconds=self.settings.tick_seconds,
+                signals=self.signals(),
             )
             self._record_decision(decision)
             if decision.dream:

@@ -74,7 +74,9 @@ def window_start(now: datetime, start: str, end: str, zone_name: str) -> datetim
     return datetime.combine(opened.date(), time(first // 60, first % 60), tzinfo=local.tzinfo)
 
 
-def cycles_since(starts: Sequence[tuple[datetime, DreamTrigger]], since: datetime, trigger: DreamTrigger | None = None) -> int:
+def cycles_since(
+    starts: Sequence[tuple[datetime, DreamTrigger]], since: datetime, trigger: DreamTrigger | None = None
+) -> int:
     """Cycles started at or after ``since`` (newest last in ``starts``), of ``trigger`` if given."""
     count = 0
     for started, kind in reversed(starts):

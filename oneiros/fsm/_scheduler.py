@@ -77,14 +77,22 @@ def _preconditions(settings: ScheduleSettings, state: ScheduleState, sig: Signal
     life_ok = sig.projected_life_hours >= cease
     return [
         Check("episodes", episodes_ok, f"{state.episodes} {_ge(episodes_ok)} {need} for a {phase} golem"),
-        Check("credit", credit_ok, f"{sig.credit_remaining:.0%} {_ge(credit_ok)} {pre.min_credit:.0%} of LLM credit left"),
+        Check(
+            "credit", credit_ok, f"{sig.credit_remaining:.0%} {_ge(credit_ok)} {pre.min_credit:.0%} of LLM credit left"
+        ),
         Check("not_terminal", terminal_ok, f"behavioral phase {phase}"),
-        Check("no_permit", permit_ok, "an ActionPermit is pending" if sig.permit_pending else "no ActionPermit pending"),
-        Check("economic_clock", life_ok, f"{sig.projected_life_hours:g} h {_ge(life_ok)} {cease:g} h of projected life"),
+        Check(
+            "no_permit", permit_ok, "an ActionPermit is pending" if sig.permit_pending else "no ActionPermit pending"
+        ),
+        Check(
+            "economic_clock", life_ok, f"{sig.projected_life_hours:g} h {_ge(life_ok)} {cease:g} h of projected life"
+        ),
     ]
 
 
-def _gates(settings: ScheduleSettings, state: ScheduleState, now: datetime, local: datetime) -> tuple[list[Check], float]:
+def _gates(
+    settings: ScheduleSettings, state: ScheduleState, now: datetime, local: datetime
+) -> tuple[list[Check], float]:
     idle_since = state.last_activity or state.created_at or now
     silence = (now - idle_since).total_seconds()
     silence_ok = silence >= settings.silence_seconds
@@ -96,12 +104,13 @@ def _gates(settings: ScheduleSettings, state: ScheduleState, now: datetime, loca
     cap_ok = not cap or today < cap
     held = len(state.held)
     pending_ok = not (settings.require_no_pending_messages and held)
+    inside, hours = "in" if hour_ok else "not in", _hours(settings.dream_hours)
     since_text = f"{seconds(since_dream)} since the last cycle" if since_dream != math.inf else "no cycle yet"
     return [
         Check("enabled", settings.enabled, f"schedule.enabled = {str(settings.enabled).lower()}"),
         Check("silence", silence_ok, f"{seconds(silence)} {_ge(silence_ok)} {seconds(settings.silence_seconds)} idle"),
         Check("cooldown", cooldown_ok, f"{since_text} {_ge(cooldown_ok)} {seconds(settings.cooldown_seconds)}"),
-        Check("circadian", hour_ok, f"local hour {local.hour:02d} ({settings.timezone}) {'in' if hour_ok else 'not in'} {_hours(settings.dream_hours)}"),
+        Check("circadian", hour_ok, f"local hour {local.hour:02d} ({settings.timezone}) {inside} {hours}"),
         Check("daily_cap", cap_ok, f"{today} cycles today {'<' if cap_ok else '>='} {cap}" if cap else "no daily cap"),
         Check("no_pending_messages", pending_ok, f"{held} held messages"),
     ], since_dream
@@ -120,9 +129,117 @@ def _window(settings: ScheduleSettings, state: ScheduleState, now: datetime) -> 
         if opened is not None:
             done = cycles_since(state.recent_starts, opened)
             ok = done < cap
-            return Check("window", ok, f"inside {window.start}-{window.end} {window.timezone}, {done} of {cap} cycles run")
+            return Check(
+                "window", ok, f"inside {window.start}-{window.end} {window.timezone}, {done} of {cap} cycles run"
+            )
     names = ", ".join(f"{w.start}-{w.end} {w.timezone}" for w in settings.windows)
     return Check("window", False, f"outside {names}")
+
+
+class _Eval:
+    """One evaluation's inputs, and one method per trigger. Each returns its check and whether it
+    fires once the gates it obeys are counted (the hard preconditions are applied by the caller)."""
+
+    __slots__ = ("circadian", "enabled", "local", "now", "settings", "sig", "since_dream", "soft_ok", "state", "tick")
+
+    def __init__(  # noqa: PLR0917 - private, called once, by should_dream
+        self,
+        settings: ScheduleSettings,
+        state: ScheduleState,
+        sig: Signals,
+        now: datetime,
+        local: datetime,
+        gates: list[Check],
+        since_dream: float,
+        tick: int,
+    ) -> None:
+        self.settings, self.state, self.sig, self.now, self.local = settings, state, sig, now, local
+        self.since_dream, self.tick = since_dream, tick
+        enabled, silence, cooldown, circadian, cap, pending = (c.passed for c in gates)
+        self.enabled, self.circadian = enabled, circadian
+        self.soft_ok = enabled and silence and cooldown and cap and pending
+
+    def directive(self) -> tuple[Check, bool] | None:
+        if self.state.directive is None:
+            return None
+        return Check("directive", True, f"owner: {self.state.directive}"), True
+
+    def fatigue(self) -> tuple[Check, bool] | None:
+        fatigue = self.settings.fatigue
+        if not fatigue.enabled:
+            return None
+        tired = self.state.actions >= fatigue.limit_actions
+        return Check("fatigue", tired, f"{self.state.actions} actions {_ge(tired)} {fatigue.limit_actions}"), (
+            tired and self.enabled
+        )
+
+    def window(self) -> tuple[Check, bool] | None:
+        if self.settings.mode == "autonomous" or not self.settings.windows:
+            return None
+        check = _window(self.settings, self.state, self.now)
+        return check, check.passed and self.soft_ok
+
+    def daily(self) -> tuple[Check, bool] | None:
+        daily, local = self.settings.daily, self.local
+        if not daily.enabled:
+            return None
+        due = local.hour * 60 + local.minute >= hhmm(daily.start_time)
+        done = cycles_since(self.state.recent_starts, local_day_start(local), "daily")
+        text = f"local {local:%H:%M} {'>=' if due else '<'} {daily.start_time}, {done} daily cycles today"
+        ok = due and not done
+        return Check("daily", ok, text), ok and self.soft_ok and self.circadian
+
+    def voluntary(self) -> tuple[Check, bool] | None:
+        voluntary, request = self.settings.voluntary, self.state.sleep_request
+        if not voluntary.enabled or request is None:
+            return None
+        long_enough = request >= voluntary.min_seconds
+        rested = self.since_dream >= voluntary.min_since_last_dream_seconds
+        since = seconds(self.since_dream) if self.since_dream != math.inf else "no dream yet"
+        text = (
+            f"sleep {seconds(request)} {_ge(long_enough)} {seconds(voluntary.min_seconds)}, "
+            f"{since} since the last dream {_ge(rested)} {seconds(voluntary.min_since_last_dream_seconds)}"
+        )
+        ok = long_enough and rested
+        return Check("voluntary", ok, text), ok and self.enabled
+
+    def interval(self) -> tuple[Check, bool] | None:
+        interval = self.settings.interval
+        if not interval.enabled:
+            return None
+        every = interval.every_ticks
+        if self.sig.projected_life_hours < self.settings.intensity.double_rate_below_hours:
+            every = max(1, every // 2)  # Bardo 001_*: under 72 h of life, twice the dream frequency
+        due = self.tick > 0 and self.tick % every == 0
+        check = Check("interval", due, f"tick {self.tick} {'is' if due else 'is not'} a multiple of {every}")
+        return check, due and self.soft_ok and self.circadian
+
+    def accuracy(self) -> float:
+        given = self.sig.prediction_accuracy
+        return given if given is not None else self.state.prediction_accuracy()
+
+    def urgency(self, tick_seconds: float) -> tuple[Check, float, float, bool] | None:
+        if self.settings.mode == "owner":
+            return None
+        u, state, sig = self.settings.urgency, self.state, self.sig
+        origin = state.last_dream_end or state.created_at or self.now
+        raw = dream_urgency(
+            u,
+            state.behavioral_phase,
+            novelty=sig.recent_surprise if sig.recent_surprise is not None else state.mean_surprise(),
+            unreplayed_episodes=state.unreplayed,
+            emotional=sig.unresolved_arousal if sig.unresolved_arousal is not None else state.mean_arousal(),
+            threat=sig.recent_losses if sig.recent_losses is not None else state.loss_rate(),
+            prediction_accuracy=self.accuracy(),
+            ticks_since_last_dream=(self.now - origin).total_seconds() / tick_seconds,
+        )
+        urgency = max(raw, state.carried_urgency)
+        adapting = sig.adapting or state.behavioral_phase in u.adapting_phases
+        threshold = u.adapting_threshold if adapting else u.threshold
+        wants = urgency >= threshold
+        carried = " (carried)" if state.carried_urgency > raw else ""
+        check = Check("urgency", wants, f"{urgency:.2f}{carried} {_ge(wants)} {threshold:.2f}")
+        return check, urgency, threshold, wants
 
 
 def should_dream(
@@ -136,94 +253,49 @@ def should_dream(
 ) -> Decision:
     """Decide whether ``state``'s golem dreams at ``now`` (aware), on heartbeat ``tick``."""
     if state.mode != "Waking":
-        return Decision(dream=False, checks=(Check("awake", False, f"mode is {state.mode}"),), carried_urgency=state.carried_urgency)
+        awake = Check("awake", False, f"mode is {state.mode}")
+        return Decision(dream=False, checks=(awake,), carried_urgency=state.carried_urgency)
     sig = signals or _NO_SIGNALS
-    phase = state.behavioral_phase
     local = now.astimezone(zone(settings.timezone))
     pre = _preconditions(settings, state, sig)
     pre_ok = all(c.passed for c in pre)
     gates, since_dream = _gates(settings, state, now, local)
-    enabled, silence, cooldown, circadian, cap, pending = (c.passed for c in gates)
-    soft_ok = enabled and silence and cooldown and cap and pending
+    ev = _Eval(settings, state, sig, now, local, gates, since_dream, tick)
     checks = [*pre, *gates]
     fired: DreamTrigger | None = None
-
-    if state.directive is not None:
-        checks.append(Check("directive", True, f"owner: {state.directive}"))
-        fired = fired or ("owner" if pre_ok else None)
-    fatigue = settings.fatigue
-    if fatigue.enabled:
-        tired = state.actions >= fatigue.limit_actions
-        checks.append(Check("fatigue", tired, f"{state.actions} actions {_ge(tired)} {fatigue.limit_actions}"))
-        fired = fired or ("fatigue" if tired and enabled and pre_ok else None)
-    if settings.mode != "autonomous" and settings.windows:
-        window = _window(settings, state, now)
-        checks.append(window)
-        fired = fired or ("window" if window.passed and soft_ok and pre_ok else None)
-    daily = settings.daily
-    if daily.enabled:
-        day_start = local_day_start(local)
-        due = local.hour * 60 + local.minute >= hhmm(daily.start_time)
-        done = cycles_since(state.recent_starts, day_start, "daily")
-        ok = due and not done
-        text = f"local {local:%H:%M} {'>=' if due else '<'} {daily.start_time}, {done} daily cycles today"
-        checks.append(Check("daily", ok, text))
-        fired = fired or ("daily" if ok and soft_ok and circadian and pre_ok else None)
-    voluntary = settings.voluntary
-    if voluntary.enabled and state.sleep_request is not None:
-        long_enough = state.sleep_request >= voluntary.min_seconds
-        rested = since_dream >= voluntary.min_since_last_dream_seconds
-        since_text = seconds(since_dream) if since_dream != math.inf else "no dream yet"
-        text = (
-            f"sleep {seconds(state.sleep_request)} {_ge(long_enough)} {seconds(voluntary.min_seconds)}, "
-            f"{since_text} since the last dream {_ge(rested)} {seconds(voluntary.min_since_last_dream_seconds)}"
-        )
-        checks.append(Check("voluntary", long_enough and rested, text))
-        fired = fired or ("voluntary" if long_enough and rested and enabled and pre_ok else None)
-
+    ordered: tuple[tuple[DreamTrigger, tuple[Check, bool] | None], ...] = (
+        ("owner", ev.directive()),
+        ("fatigue", ev.fatigue()),
+        ("window", ev.window()),
+        ("daily", ev.daily()),
+        ("voluntary", ev.voluntary()),
+    )
+    for trigger, result in ordered:
+        if result is not None:
+            checks.append(result[0])
+            if fired is None and result[1] and pre_ok:
+                fired = trigger
     urgency = threshold = 0.0
     wants_urgency = False
-    if settings.mode != "owner":
-        u = settings.urgency
-        origin = state.last_dream_end or state.created_at or now
-        raw = dream_urgency(
-            u,
-            phase,
-            novelty=sig.recent_surprise if sig.recent_surprise is not None else state.mean_surprise(),
-            unreplayed_episodes=state.unreplayed,
-            emotional=sig.unresolved_arousal if sig.unresolved_arousal is not None else state.mean_arousal(),
-            threat=sig.recent_losses if sig.recent_losses is not None else state.loss_rate(),
-            prediction_accuracy=sig.prediction_accuracy if sig.prediction_accuracy is not None else state.prediction_accuracy(),
-            ticks_since_last_dream=(now - origin).total_seconds() / tick_seconds,
-        )
-        urgency = max(raw, state.carried_urgency)
-        adapting = sig.adapting or phase in u.adapting_phases
-        threshold = u.adapting_threshold if adapting else u.threshold
-        wants_urgency = urgency >= threshold
-        carried = " (carried)" if state.carried_urgency > raw else ""
-        checks.append(Check("urgency", wants_urgency, f"{urgency:.2f}{carried} {_ge(wants_urgency)} {threshold:.2f}"))
-        fired = fired or ("urgency" if wants_urgency and soft_ok and circadian and pre_ok else None)
-    interval = settings.interval
-    if interval.enabled:
-        every = interval.every_ticks
-        if sig.projected_life_hours < settings.intensity.double_rate_below_hours:
-            every = max(1, every // 2)  # Bardo 001_*: under 72 h of life, twice the dream frequency
-        due = tick > 0 and tick % every == 0
-        checks.append(Check("interval", due, f"tick {tick} {'is' if due else 'is not'} a multiple of {every}"))
-        fired = fired or ("interval" if due and soft_ok and circadian and pre_ok else None)
-    if settings.idle_trigger:
-        fired = fired or ("idle" if soft_ok and circadian and pre_ok else None)
+    scored = ev.urgency(tick_seconds)
+    if scored is not None:
+        check, urgency, threshold, wants_urgency = scored
+        checks.append(check)
+        if fired is None and wants_urgency and ev.soft_ok and ev.circadian and pre_ok:
+            fired = "urgency"
+    late = ev.interval()
+    if late is not None:
+        checks.append(late[0])
+        fired = fired or ("interval" if late[1] and pre_ok else None)
+    if settings.idle_trigger and fired is None and ev.soft_ok and ev.circadian and pre_ok:
+        fired = "idle"
 
     dream = fired is not None
-    if dream:
-        carry = 0.0
-    elif wants_urgency:
-        carry = max(0.0, urgency - settings.urgency.decay_per_tick)
-    else:
-        carry = max(0.0, state.carried_urgency - settings.urgency.decay_per_tick)
+    decay = settings.urgency.decay_per_tick
+    carry = 0.0 if dream else max(0.0, (urgency if wants_urgency else state.carried_urgency) - decay)
     intensity = None
     if dream:
-        accuracy = sig.prediction_accuracy if sig.prediction_accuracy is not None else state.prediction_accuracy()
+        accuracy = ev.accuracy()
         intensity = dream_intensity(
             settings.intensity,
             fitness=sig.epistemic_fitness if sig.epistemic_fitness is not None else accuracy,

@@ -102,7 +102,9 @@ def dream_urgency(
     return _clip(score)
 
 
-def clock_urgency(settings: IntensitySettings, *, life_hours: float, accuracy: float, hayflick: float) -> tuple[float, float, float]:
+def clock_urgency(
+    settings: IntensitySettings, *, life_hours: float, accuracy: float, hayflick: float
+) -> tuple[float, float, float]:
     """Each mortality clock's urgency in [0, 1]: how close it is to its threshold.
 
     Bardo 001_* only says "based on proximity to each clock's threshold"; here the economic clock
@@ -111,20 +113,35 @@ def clock_urgency(settings: IntensitySettings, *, life_hours: float, accuracy: f
     from 0 at birth to 1 at the full-legacy hayflick ratio (0.85)."""
     span = settings.double_rate_below_hours - settings.cease_below_hours
     economic = _clip((settings.double_rate_below_hours - life_hours) / span) if span > 0 else 0.0
-    epistemic = _clip((1.0 - accuracy) / (1.0 - settings.high_below_fitness)) if settings.high_below_fitness < 1 else 0.0
+    epistemic = (
+        _clip((1.0 - accuracy) / (1.0 - settings.high_below_fitness)) if settings.high_below_fitness < 1 else 0.0
+    )
     stochastic = _clip(hayflick / settings.legacy_mode_above) if settings.legacy_mode_above > 0 else 0.0
     return economic, epistemic, stochastic
 
 
-def dream_intensity(settings: IntensitySettings, *, fitness: float, accuracy: float, life_hours: float, hayflick: float) -> Intensity:
+def dream_intensity(
+    settings: IntensitySettings, *, fitness: float, accuracy: float, life_hours: float, hayflick: float
+) -> Intensity:
     """Bardo 001_* ``dream_intensity``: the level from epistemic fitness, the rate from the three clocks,
     and the mode the clocks impose (consolidation only under 24 h, legacy past the hayflick marks)."""
     level: Uncertainty = (
-        "high" if fitness < settings.high_below_fitness else "medium" if fitness < settings.medium_below_fitness else "low"
+        "high"
+        if fitness < settings.high_below_fitness
+        else "medium"
+        if fitness < settings.medium_below_fitness
+        else "low"
     )
     batch, depth, creative, threats, grade, temperature = _LEVELS[level]
-    economic, epistemic, stochastic = clock_urgency(settings, life_hours=life_hours, accuracy=accuracy, hayflick=hayflick)
-    rate = 1.0 + economic * settings.economic_weight + epistemic * settings.epistemic_weight + stochastic * settings.stochastic_weight
+    economic, epistemic, stochastic = clock_urgency(
+        settings, life_hours=life_hours, accuracy=accuracy, hayflick=hayflick
+    )
+    rate = (
+        1.0
+        + economic * settings.economic_weight
+        + epistemic * settings.epistemic_weight
+        + stochastic * settings.stochastic_weight
+    )
     mode: IntensityMode = "normal"
     if life_hours < settings.consolidation_only_below_hours:
         mode = "consolidation_only"
