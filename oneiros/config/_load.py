@@ -4,8 +4,9 @@ Environment overrides name a key path with double underscores after the prefix:
 ``ONEIROS_SCHEDULE__SILENCE_SECONDS=60`` sets ``schedule.silence_seconds``, and
 ``ONEIROS_CYCLE__BUDGET__CYCLE_TOKENS=4000`` sets ``cycle.budget.cycle_tokens``. A value is read as
 a TOML value when it parses as one (``60``, ``true``, ``[0, 1, 2]``) and as a plain string otherwise
-(``Europe/Paris``). Variables without a double underscore (``ONEIROS_STORE``, ``ONEIROS_SOAK``) are
-not config keys; ``ONEIROS_CONFIG`` names the file and ``ONEIROS_PRESET`` the preset.
+(``Europe/Paris``). Of the variables without a double underscore only ``ONEIROS_GOLEM`` and
+``ONEIROS_STORE`` are config keys (others, such as ``ONEIROS_SOAK``, are left alone);
+``ONEIROS_CONFIG`` names the file and ``ONEIROS_PRESET`` the preset.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = ["DEFAULT_CONFIG_PATH", "ENV_PREFIX", "OneirosConfig", "env_var", "loa
 DEFAULT_CONFIG_PATH = "oneiros.toml"
 ENV_PREFIX = "ONEIROS_"
 _SEP = "__"
+_TOP_LEVEL = ("golem", "store")
 _ERROR = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
 
 
@@ -70,6 +72,10 @@ def _merge(
 def _env_layer(environ: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
     layer: dict[str, Any] = {}
     names: dict[str, str] = {}
+    for key in _TOP_LEVEL:
+        if env_var(key) in environ:
+            layer[key] = environ[env_var(key)]
+            names[key] = f"env {env_var(key)}"
     for name, raw in sorted(environ.items()):
         if not name.startswith(ENV_PREFIX) or _SEP not in name[len(ENV_PREFIX) :]:
             continue
