@@ -6,6 +6,12 @@ its own so the heartbeat keeps answering while the golem dreams: messages that a
 (Bardo 001_*, Ethos 003_*) and handed over on waking, and a wake interrupt (owner, Clade alert,
 market threshold) or death cuts the dream between two appends. Whatever ends a cycle, the log
 ends it: completed, or interrupted with its outputs so far, never half-recorded.
+
+A phase appends at the stream version it started from, so anything else written to the golem's
+stream mid-phase would make the phase lose the race. What the host reports during a cycle (held
+messages, activity, requests) therefore waits in memory for the next safe point: between two
+phases (through the executor's ``on_phase`` hook, when it has one), after a wake interrupt, or
+when the cycle ends. A message held that way carries the time it arrived.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from oneiros.events import (
     BehavioralPhase,
     BehavioralPhaseChanged,
     DreamDecided,
+    DreamPhaseName,
     DreamDirected,
     Event,
     FatigueWarned,
@@ -36,7 +43,7 @@ from oneiros.events import (
     SleepRequested,
 )
 from oneiros.fsm import Decision, Golems, ScheduleState, Signals, fold_schedule, should_dream
-from oneiros.workers import CycleResult, Executor
+from oneiros.workers import CycleResult, Executor, PhaseOutcome
 
 __all__ = ["SESSION_PREFIX", "Daemon", "Delivery", "Message", "interactive_history", "session_key"]
 
@@ -100,6 +107,8 @@ class Daemon:
         self._deep = False
         self._paused_until: datetime | None = None
         self._stopped = threading.Event()
+        self._pending: list[Event] = []
+        self._chain_phase_hook()
 
     # -- what the host tells the daemon ------------------------------------------------------
 
@@ -124,7 +133,8 @@ class Daemon:
         message = Message(message_id or self.golems.deps.ids(), text)
         with self._lock:
             if self.dreaming:
-                self._record([MessageHeld(message_id=message.message_id, text=text)])
+                now = self.golems.deps.clock()
+                self._record([MessageHeld(message_id=message.message_id, text=text, received_at=now)])
                 return "held"
             self._record([ActivityRecorded(kind="message", detail=message.message_id)])
         if self.on_message is not None:
@@ -160,6 +170,7 @@ class Daemon:
             if woke:
                 self._woken = True
                 self._deep = False
+                self._flush()
                 # Awake as far as the log goes: what was held goes out now, even if the cycle's
                 # thread is still returning from a generator call (its next append is refused).
                 self._release()
@@ -255,8 +266,9 @@ class Daemon:
         return self.state.mode
 
     def _catch_up(self) -> None:
-        for record in self.golems.store.read_stream(self.golem_id, after_version=self.state.version):
-            self.state.apply(record)
+        with self._lock:  # the cycle thread flushes (and so catches up) too: apply each record once
+            for record in self.golems.store.read_stream(self.golem_id, after_version=self.state.version):
+                self.state.apply(record)
 
     def _retry(self, append: Callable[[], list[Recorded]]) -> list[Recorded]:
         # A cycle thread appends to the same stream; a lost version race is retried on the new head.
@@ -270,7 +282,32 @@ class Daemon:
         raise StreamConflict(self.golem_id, self.state.version)
 
     def _record(self, events: Sequence[Event]) -> list[Recorded]:
+        with self._lock:
+            thread = self._thread
+            if thread is not None and thread.is_alive() and not self._woken:
+                self._pending.extend(events)  # mid-phase: wait for the next safe point
+                return []
         return self._retry(lambda: self.golems.record(self.golem_id, events))
+
+    def _flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+        if pending:
+            self._retry(lambda: self.golems.record(self.golem_id, pending))
+
+    def _chain_phase_hook(self) -> None:
+        # Executors that report each finished phase (InProcessExecutor's on_phase) give the daemon a
+        # safe point between phases; others hold what arrives until the cycle ends.
+        if not hasattr(self.executor, "on_phase"):
+            return
+        previous = self.executor.on_phase
+
+        def on_phase(phase: DreamPhaseName, outcome: PhaseOutcome) -> None:
+            if previous is not None:
+                previous(phase, outcome)
+            self._flush()
+
+        self.executor.on_phase = on_phase
 
     def _interrupt(self, source: InterruptSource, reason: str) -> bool:
         woke = False
@@ -345,6 +382,7 @@ class Daemon:
         if thread is not None and thread.is_alive():
             return
         self._thread = None
+        self._flush()
         self._catch_up()
         if self._starting or self.state.mode == "Dreaming":
             return

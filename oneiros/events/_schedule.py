@@ -7,6 +7,7 @@ dreaming), and the golem fold leaves them to the schedule fold (``oneiros.fsm.Sc
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
@@ -45,6 +46,8 @@ class MessageHeld(Event, frozen=True, kw_only=True):
 
     message_id: str
     text: str
+    received_at: datetime | None = None
+    """When it arrived; it is recorded at the cycle's next safe point (see ``oneiros.daemon``)."""
 
 
 @event_type("MessagesReleased")
