@@ -33,7 +33,8 @@ DEFAULT_CONFIG_PATH = "oneiros.toml"
 ENV_PREFIX = "ONEIROS_"
 _SEP = "__"
 _TOP_LEVEL = ("golem", "store")
-_ERROR = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_ERROR = re.compile(r"^(?P<what>.*?)(?: - at (?P<inkey>`key` in )?`\$(?P<path>[^`]*)`)?$", re.S)
+_QUOTED = re.compile(r"[`'](?P<name>[^`']+)[`']")
 
 
 class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -114,6 +115,9 @@ def _check_keys(data: Mapping[str, Any], tp: Any, sources: Mapping[str, str], pr
 def _field_type(path: list[str]) -> Any:
     tp: Any = OneirosConfig
     for part in path:
+        if part.isdigit():  # an index into tuple[S, ...]
+            tp = _element_struct(tp)
+            continue
         fields = _struct_fields(tp)
         if fields is None or part not in fields:
             return None
@@ -138,9 +142,19 @@ def _expected(what: str, path: list[str]) -> str:
     if typing.get_origin(tp) is typing.Literal:
         return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
     what = what.replace("`", "")
+    if "matching regex" in what and "[0-5][0-9]" in what:
+        return "a time HH:MM from 00:00 to 23:59"
     if what.startswith("Expected "):
         return what[len("Expected ") :].split(", got ")[0]
     return what[0].lower() + what[1:]
+
+
+def _element_struct(tp: Any) -> Any:
+    """The Struct inside ``tuple[S, ...]`` or ``S | None``, else ``tp``."""
+    for arg in typing.get_args(tp):
+        if _struct_fields(arg) is not None:
+            return arg
+    return tp
 
 
 def _invalid(exc: msgspec.ValidationError, merged: Mapping[str, Any], sources: Mapping[str, str]) -> InvalidSetting:
@@ -148,9 +162,20 @@ def _invalid(exc: msgspec.ValidationError, merged: Mapping[str, Any], sources: M
     assert match is not None  # the pattern matches any text
     raw_path = (match.group("path") or "").lstrip(".")
     path = [p for p in re.split(r"\.|\[(\d+)\]", raw_path) if p]
-    key = ".".join(path)
-    source = next((sources[k] for k in (key, *_parents(key)) if k in sources), "")
-    return InvalidSetting(key or "<root>", _lookup(merged, path), _expected(match.group("what"), path), source)
+    dotted = ".".join(path)
+    source = next((sources[k] for k in (dotted, *_parents(dotted)) if k in sources), "")
+    what = match.group("what")
+    quoted = _QUOTED.search(what)
+    if match.group("inkey") and quoted:  # a mapping key outside its Literal
+        keys = typing.get_args(_field_type(path))[:1]
+        allowed = ", ".join(repr(a) for a in typing.get_args(keys[0])) if keys else "?"
+        return InvalidSetting(raw_path, quoted.group("name"), f"a key among {allowed}", source)
+    if what.startswith("Object contains unknown field") and quoted:
+        fields = _struct_fields(_element_struct(_field_type(path))) or {}
+        name = quoted.group("name")
+        value = _lookup(merged, [*path, name])
+        return InvalidSetting(f"{raw_path}.{name}", value, f"one of the keys {', '.join(sorted(fields))}", source)
+    return InvalidSetting(raw_path or "<root>", _lookup(merged, path), _expected(what, path), source)
 
 
 def _parents(key: str) -> list[str]:
@@ -160,12 +185,13 @@ def _parents(key: str) -> list[str]:
 
 def _check_zones(config: OneirosConfig, sources: Mapping[str, str]) -> None:
     zones = [("schedule.timezone", config.schedule.timezone)]
-    zones += [(f"schedule.windows.{i}.timezone", w.timezone) for i, w in enumerate(config.schedule.windows)]
+    zones += [(f"schedule.windows[{i}].timezone", w.timezone) for i, w in enumerate(config.schedule.windows)]
     for key, zone in zones:
         try:
             ZoneInfo(zone)
         except (ZoneInfoNotFoundError, ValueError):
-            source = next((sources[k] for k in (key, *_parents(key)) if k in sources), "")
+            dotted = key.replace("[", ".").replace("]", "")
+            source = next((sources[k] for k in (dotted, *_parents(dotted)) if k in sources), "")
             raise InvalidSetting(key, zone, "an IANA timezone such as 'Europe/Paris'", source) from None
     fatigue = config.schedule.fatigue
     if fatigue.warning_actions > fatigue.limit_actions:

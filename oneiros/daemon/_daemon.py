@@ -32,8 +32,8 @@ from oneiros.events import (
     BehavioralPhase,
     BehavioralPhaseChanged,
     DreamDecided,
-    DreamPhaseName,
     DreamDirected,
+    DreamPhaseName,
     Event,
     FatigueWarned,
     InterruptSource,
@@ -256,7 +256,8 @@ class Daemon:
         if not self.wait(self.settings.shutdown_grace_seconds):
             _log.warning("cycle still running after %ss; interrupting it", self.settings.shutdown_grace_seconds)
             self._interrupt("owner", "daemon stopped")
-            self.wait()
+            # The log is closed now; a generator call that never returns must not hold the exit.
+            self.wait(self.settings.shutdown_grace_seconds)
         self._stopped.set()
 
     # -- machinery ---------------------------------------------------------------------------
