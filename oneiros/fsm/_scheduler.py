@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -116,6 +117,7 @@ def _gates(
     ], since_dream
 
 
+@lru_cache(maxsize=64)
 def _hours(hours: tuple[int, ...]) -> str:
     if hours and list(hours) == list(range(hours[0], hours[-1] + 1)):
         return f"{hours[0]}-{hours[-1]}"
@@ -185,7 +187,8 @@ class _Eval:
             return None
         due = local.hour * 60 + local.minute >= hhmm(daily.start_time)
         done = cycles_since(self.state.recent_starts, local_day_start(local), "daily")
-        text = f"local {local:%H:%M} {'>=' if due else '<'} {daily.start_time}, {done} daily cycles today"
+        clock = f"{local.hour:02d}:{local.minute:02d}"
+        text = f"local {clock} {'>=' if due else '<'} {daily.start_time}, {done} daily cycles today"
         ok = due and not done
         return Check("daily", ok, text), ok and self.soft_ok and self.circadian
 
