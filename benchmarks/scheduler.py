@@ -85,7 +85,8 @@ def main() -> None:
                 "ONEIROS_SCHEDULE__DAILY__ENABLED": "true",
             }
         settings = load_config(preset=preset, environ=env, path="/dev/null").schedule
-        per_preset[preset] = per_call_us(lambda s=settings: should_dream(s, state, NOW, tick=7, signals=signals), n, runs)
+        evaluate = lambda s=settings: should_dream(s, state, NOW, tick=7, signals=signals)  # noqa: E731
+        per_preset[preset] = per_call_us(evaluate, n, runs)
     figures["should_dream_us"] = round(per_preset["bardo"], 3)
     for preset, value in per_preset.items():
         figures[f"should_dream_{preset.replace('-', '_')}_us"] = round(value, 3)
