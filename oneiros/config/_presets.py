@@ -14,6 +14,17 @@ __all__ = ["PRESETS", "preset_layer"]
 _ALL_HOURS = list(range(24))
 # Only Bardo waits for an episode count before the first dream; the others dream from the start.
 _NO_EPISODE_WAIT = {"thriving": 0, "stable": 0, "conservation": 0, "declining": 0, "terminal": 0}
+# The Bumblebee gates switched off, for the systems whose own trigger is the whole rule.
+_NO_GATES: dict[str, Any] = {
+    "enabled": True,
+    "mode": "owner",
+    "idle_trigger": False,
+    "silence_seconds": 0,
+    "cooldown_seconds": 0,
+    "dream_hours": _ALL_HOURS,
+    "max_per_day": 0,
+    "require_no_pending_messages": False,
+}
 
 PRESETS: Final[dict[str, dict[str, Any]]] = {
     # Bumblebee 000_*: five gates (enabled, 1 h silence, 4 h cooldown, hours 0-5, 2 a day); one
@@ -36,14 +47,8 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
     # decay 0.1 a tick, the CORE interval trigger every 50 ticks, emergency dream before death.
     "bardo": {
         "schedule": {
-            "enabled": True,
+            **_NO_GATES,
             "mode": "hybrid",
-            "idle_trigger": False,
-            "silence_seconds": 0,
-            "cooldown_seconds": 0,
-            "dream_hours": _ALL_HOURS,
-            "max_per_day": 0,
-            "require_no_pending_messages": False,
             "windows": [{"start": "02:00", "end": "06:00", "timezone": "UTC"}],
             "interval": {"enabled": True, "every_ticks": 50},
             "emergency_dream": True,
@@ -53,14 +58,8 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
     # Dense-Mem 002_*: one scheduled cycle per golem per local day from 03:00, checked once a minute.
     "dense-mem": {
         "schedule": {
-            "enabled": True,
-            "mode": "owner",
-            "idle_trigger": False,
-            "silence_seconds": 0,
-            "cooldown_seconds": 0,
-            "dream_hours": _ALL_HOURS,
+            **_NO_GATES,
             "max_per_day": 1,
-            "require_no_pending_messages": False,
             "daily": {"enabled": True, "start_time": "03:00"},
             "preconditions": {"first_dream_episodes": _NO_EPISODE_WAIT},
         },
@@ -69,12 +68,9 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
     # Ethos 003_*: idle 120 min with no pending messages, at most 3 a day, any hour.
     "ethos": {
         "schedule": {
-            "enabled": True,
-            "mode": "owner",
+            **_NO_GATES,
             "idle_trigger": True,
             "silence_seconds": 7200,
-            "cooldown_seconds": 0,
-            "dream_hours": _ALL_HOURS,
             "max_per_day": 3,
             "require_no_pending_messages": True,
             "preconditions": {"first_dream_episodes": _NO_EPISODE_WAIT},
@@ -84,14 +80,7 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
     # dream), deep sleep every 10th dream with a 300 s pause.
     "openseed": {
         "schedule": {
-            "enabled": True,
-            "mode": "owner",
-            "idle_trigger": False,
-            "silence_seconds": 0,
-            "cooldown_seconds": 0,
-            "dream_hours": _ALL_HOURS,
-            "max_per_day": 0,
-            "require_no_pending_messages": False,
+            **_NO_GATES,
             "fatigue": {"enabled": True, "warning_actions": 60, "limit_actions": 80},
             "voluntary": {"enabled": True, "min_seconds": 30, "min_since_last_dream_seconds": 600},
             "deep_sleep_every": 10,
