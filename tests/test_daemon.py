@@ -388,3 +388,40 @@ def test_oneiros_run_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
     assert "Waking" == summary["mode"]
     assert [] == [r for r in records if isinstance(r.event, MessageHeld)]
     store.close()
+
+
+def test_entering_terminal_dreams_once_then_death_does_not_repeat_it() -> None:
+    """Bardo: the terminal transition fires the emergency dream; the death that follows goes
+    straight to Dying, and the heartbeat stops."""
+    rig = Rig("bardo", datetime(2026, 3, 2, 12, 0, tzinfo=UTC))
+    rig.generator.hold = False
+    result = rig.daemon.set_phase("terminal")
+    assert result is not None
+    assert result.complete is not None
+    assert rig.daemon.die("credit exhausted") is None
+    assert ["emergency"] == [r.event.trigger for r in rig.of(DreamStart)]
+    assert (True, None) == (rig.daemon.stopped, rig.daemon.tick())
+
+
+def test_bardo_intensity_sets_the_cycle_batch_and_temperature() -> None:
+    """A confused golem (accuracy, hence fitness, 0.4) dreams at high intensity, batches of 15 at
+    temperature 0.9, and its epistemic clock (1.0) raises the rate to 1 + 0.3."""
+    from oneiros.fsm import Signals
+
+    rig = Rig(
+        "bardo",
+        datetime(2026, 3, 2, 3, 0, tzinfo=UTC),
+        ONEIROS_SCHEDULE__PRECONDITIONS__FIRST_DREAM_EPISODES__STABLE="0",
+    )
+    rig.generator.hold = False
+    rig.daemon.signals = lambda: Signals(prediction_accuracy=0.4)
+    decision = rig.daemon.tick()
+    assert decision is not None
+    assert ("window", "high/normal x1.30") == (
+        decision.trigger,
+        decision.intensity.label() if decision.intensity else "",
+    )
+    assert rig.daemon.wait(10)
+    engines = rig.daemon.executor.settings.engines  # type: ignore[attr-defined]
+    assert (15, 0.9) == (engines.batch_size, engines.exploration_temperature)
+    assert "high/normal x1.30" == [r.event for r in rig.of(DreamDecided)][-1].intensity

@@ -156,7 +156,7 @@ def run(
                 f"[bold]{golem_id}[/bold] heartbeat every {effective.daemon.tick_seconds:g}s on {event_store.url}"
             )
         count = 0
-        while not stop.is_set():
+        while not stop.is_set() and not daemon.stopped:
             decision = daemon.tick()
             count += 1
             if decision is not None and decision.dream and not as_json:

@@ -53,6 +53,7 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
             "interval": {"enabled": True, "every_ticks": 50},
             "emergency_dream": True,
         },
+        "daemon": {"apply_intensity": True},
         "cycle": {"engines": {"exploration_temperature": 0.7, "hypothesis_confidence": 0.2, "insight_confidence": 0.3}},
     },
     # Dense-Mem 002_*: one scheduled cycle per golem per local day from 03:00, checked once a minute.

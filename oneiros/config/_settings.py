@@ -250,3 +250,6 @@ class DaemonSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     shutdown_grace_seconds: Seconds = 30.0
     """On SIGTERM, how long a running cycle may finish before it is recorded as interrupted."""
     wake_interrupts: WakeInterruptSettings = WakeInterruptSettings()
+    apply_intensity: bool = False
+    """Set each cycle's replay batch and temperature from Bardo 001_*'s dream intensity (the
+    ``bardo`` preset turns it on; the others keep their engines' own settings)."""

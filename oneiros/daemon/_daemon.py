@@ -43,7 +43,7 @@ from oneiros.events import (
     SleepRequested,
 )
 from oneiros.fsm import Decision, Golems, ScheduleState, Signals, fold_schedule, should_dream
-from oneiros.workers import CycleResult, Executor, PhaseOutcome
+from oneiros.workers import CycleResult, CycleSettings, Executor, PhaseOutcome
 
 __all__ = ["SESSION_PREFIX", "Daemon", "Delivery", "Message", "interactive_history", "session_key"]
 
@@ -149,10 +149,13 @@ class Daemon:
         """The golem's ``set_sleep`` (OpenSeed 004_*): the next tick decides nap or consolidation."""
         self._record([SleepRequested(seconds=seconds)])
 
-    def set_phase(self, phase: BehavioralPhase) -> None:
-        """Move the golem to another behavioral phase (Bardo 001_*)."""
-        if phase != self.state.behavioral_phase:
-            self._record([BehavioralPhaseChanged(from_phase=self.state.behavioral_phase, to_phase=phase)])
+    def set_phase(self, phase: BehavioralPhase) -> CycleResult | None:
+        """Move the golem to another behavioral phase (Bardo 001_*). Entering Terminal runs the
+        compressed emergency dream before the death protocol, when the golem can still dream."""
+        if phase == self.state.behavioral_phase:
+            return None
+        self._record([BehavioralPhaseChanged(from_phase=self.state.behavioral_phase, to_phase=phase)])
+        return self._emergency() if phase == "terminal" else None
 
     # -- interrupts and death ----------------------------------------------------------------
 
@@ -186,22 +189,32 @@ class Daemon:
     def die(self, reason: str = "death") -> CycleResult | None:
         """The death trigger: a dream in progress ends interrupted; a waking golem first dreams one
         emergency cycle if it can (Bardo 001_*), whose outputs feed the death testament."""
-        emergency: CycleResult | None = None
-        self._catch_up()
-        if (
-            self.state.mode == "Waking"
-            and self.schedule.emergency_dream
-            and self.state.episodes > 0
-            and self._thread is None
-        ):
-            emergency = self.executor.run_cycle(self.golem_id, "emergency", cycle_id=self._session_key())
-            self.results.append(emergency)
+        emergency = self._emergency()
         self._retry(lambda: self.golems.die(self.golem_id, reason) if self._mode() != "Dying" else [])
         self.wait()
         self._stopped.set()
         return emergency
 
+    def _emergency(self) -> CycleResult | None:
+        # One emergency dream per death: none if the last cycle already was one, or the golem is
+        # dreaming, or it has nothing to dream about.
+        self._catch_up()
+        state = self.state
+        last = state.recent_starts[-1][1] if state.recent_starts else None
+        if not self.schedule.emergency_dream or state.mode != "Waking" or not state.episodes or last == "emergency":
+            return None
+        if self._thread is not None:
+            return None
+        result = self.executor.run_cycle(self.golem_id, "emergency", cycle_id=self._session_key())
+        self.results.append(result)
+        return result
+
     # -- the heartbeat -----------------------------------------------------------------------
+
+    @property
+    def stopped(self) -> bool:
+        """True once the golem died or :meth:`shutdown` ran."""
+        return self._stopped.is_set()
 
     def tick(self) -> Decision | None:
         """One heartbeat: returns the scheduler's decision, or None while asleep or dead."""
@@ -209,6 +222,8 @@ class Daemon:
             self._finish_if_done()
             self._catch_up()
             now = self.golems.deps.clock()
+            if self.state.mode == "Dying":
+                self._stopped.set()
             if self._thread is not None or self.state.mode != "Waking":
                 return None
             if self._paused_until is not None:
@@ -235,7 +250,7 @@ class Daemon:
         """Tick every ``tick_seconds`` until ``stop`` is set or the golem dies, then shut down."""
         stop = stop or threading.Event()
         pause = wait or stop.wait
-        while not stop.is_set() and not self._stopped.is_set():
+        while not stop.is_set() and not self.stopped:
             self.tick()
             pause(self.settings.tick_seconds)
         self.shutdown()
@@ -358,6 +373,7 @@ class Daemon:
         assert decision.trigger is not None
         trigger = decision.trigger
         cycle_id = self._session_key()
+        self._apply_intensity(decision)
         self._deep = decision.deep
         self._starting = True
         self._woken = False
@@ -377,6 +393,20 @@ class Daemon:
             run()
             self._finish_if_done()
         _log.info("cycle %s started at %s by %s", cycle_id, now.isoformat(), trigger)
+
+    def _apply_intensity(self, decision: Decision) -> None:
+        # Bardo's dream_intensity sets the replay batch and the sampling temperature of the cycle
+        # about to run, for executors that expose their CycleSettings (InProcessExecutor does).
+        intensity = decision.intensity
+        settings = getattr(self.executor, "settings", None)
+        if not self.settings.apply_intensity or intensity is None or not isinstance(settings, CycleSettings):
+            return
+        engines = msgspec.structs.replace(
+            settings.engines,
+            batch_size=intensity.replay_batch_size,
+            exploration_temperature=intensity.exploration_temperature,
+        )
+        self.executor.settings = msgspec.structs.replace(settings, engines=engines)  # type: ignore[attr-defined]
 
     def _finish_if_done(self) -> None:
         thread = self._thread
