@@ -237,7 +237,9 @@ def test_death_while_dreaming_interrupts_and_ends_the_heartbeat() -> None:
     assert rig.generator.entered.wait(10)
     death = threading.Thread(target=rig.daemon.die, args=("credit exhausted",))
     death.start()
-    time.sleep(0.05)
+    deadline = time.monotonic() + 10
+    while rig.golems.state("g").mode != "Dying" and time.monotonic() < deadline:
+        time.sleep(0.01)  # the death is in the log before the dream may go on
     rig.generator.release.set()
     death.join(10)
     assert "death" == rig.of(DreamInterrupted)[0].event.source
