@@ -19,6 +19,8 @@ from zoneinfo import ZoneInfo
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oneiros import (
     Deps,
@@ -427,3 +429,46 @@ def test_bardo_intensity_sets_the_cycle_batch_and_temperature() -> None:
     engines = rig.daemon.executor.settings.engines  # type: ignore[attr-defined]
     assert (15, 0.9) == (engines.batch_size, engines.exploration_temperature)
     assert "high/normal x1.30" == [r.event for r in rig.of(DreamDecided)][-1].intensity
+
+
+_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("message"), st.integers(0, 10**6)),
+        st.tuples(st.just("action"), st.just(0)),
+        st.tuples(st.just("tick"), st.integers(1, 7200)),
+        st.tuples(st.just("direct"), st.just(0)),
+        st.tuples(st.just("interrupt"), st.just(0)),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(steps=_STEPS)
+def test_every_message_is_delivered_once_in_order_and_every_cycle_closes(steps: list[tuple[str, int]]) -> None:
+    """Whatever the host does and whenever the cycles run, each message reaches the golem exactly
+    once and in arrival order, and every cycle the daemon starts ends completed or interrupted."""
+    rig = Rig("ethos", datetime(2026, 3, 2, 12, 0, tzinfo=UTC), ONEIROS_SCHEDULE__SILENCE_SECONDS="600")
+    rig.generator.hold = False
+    sent: list[str] = []
+    for kind, value in steps:
+        if kind == "message":
+            sent.append(f"m{len(sent)}-{value}")
+            rig.daemon.receive(sent[-1])
+        elif kind == "action":
+            rig.daemon.activity("action")
+        elif kind == "tick":
+            rig.advance(timedelta(seconds=value))
+            rig.daemon.tick()
+        elif kind == "direct":
+            rig.daemon.direct()
+        else:
+            rig.daemon.interrupt("owner")
+    assert rig.daemon.wait(10)
+    rig.daemon.tick()
+    assert rig.daemon.wait(10)
+    assert sent == [m.text for m in rig.delivered]
+    started = {r.event.cycle_id for r in rig.of(DreamStart)}
+    closed = {r.event.cycle_id for r in rig.of(DreamComplete) + rig.of(DreamInterrupted)}
+    assert started == closed
+    assert () == rig.daemon.state.held

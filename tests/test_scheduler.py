@@ -645,3 +645,12 @@ def test_losses_and_surprise_from_the_log_feed_urgency() -> None:
     )
     now = T0 + timedelta(hours=1)
     assert (False, True) == (should_dream(config, calm, now).dream, should_dream(config, stormy, now).dream)
+
+
+@pytest.mark.parametrize(("after", "dreams"), [(timedelta(minutes=119), False), (timedelta(minutes=120), True)])
+def test_a_dream_restarts_the_idle_clock(after: timedelta, dreams: bool) -> None:
+    """Ethos has no cooldown: after an idle dream the golem needs another 120 idle minutes, not
+    one more tick, before the next (and the day's cap of 3 still stands)."""
+    log = Log().cycle(datetime(2026, 3, 2, 12, 0, tzinfo=UTC), minutes=0)
+    decision = should_dream(settings("ethos"), log.state(), datetime(2026, 3, 2, 12, 0, tzinfo=UTC) + after)
+    assert (dreams, () if dreams else ("silence",)) == (decision.dream, decision.blocked_by)

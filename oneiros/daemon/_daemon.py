@@ -132,6 +132,7 @@ class Daemon:
         """A message for the golem: delivered now, or held while it dreams and handed over on waking."""
         message = Message(message_id or self.golems.deps.ids(), text)
         with self._lock:
+            self._finish_if_done()  # a cycle that just ended hands its held messages over first
             if self.dreaming:
                 now = self.golems.deps.clock()
                 self._record([MessageHeld(message_id=message.message_id, text=text, received_at=now)])

@@ -94,7 +94,10 @@ def _preconditions(settings: ScheduleSettings, state: ScheduleState, sig: Signal
 def _gates(
     settings: ScheduleSettings, state: ScheduleState, now: datetime, local: datetime
 ) -> tuple[list[Check], float]:
-    idle_since = state.last_activity or state.created_at or now
+    # A dream restarts the idle clock: an idle golem dreams once per stretch of silence_seconds,
+    # not on every tick once the first stretch has passed (Ethos 003_* has no cooldown of its own).
+    marks = [t for t in (state.last_activity, state.last_dream_end) if t is not None]
+    idle_since = max(marks) if marks else (state.created_at or now)
     silence = (now - idle_since).total_seconds()
     silence_ok = silence >= settings.silence_seconds
     since_dream = (now - state.last_dream_end).total_seconds() if state.last_dream_end else math.inf
