@@ -212,8 +212,8 @@ class ScheduleSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     idle_trigger: bool = True
     """Dream once silence and the other gates allow (Bumblebee 000_*, Ethos 003_*)."""
     silence_seconds: Seconds = 3600.0
-    """Idle time required, 0 for none (Bumblebee 000_* ``min_silence_seconds``; Ethos 003_*
-    ``idleMinutes`` is 120 min)."""
+    """Idle time required since the last activity or the last cycle's end, 0 for none (Bumblebee
+    000_* ``min_silence_seconds``; Ethos 003_* ``idleMinutes`` is 120 min)."""
     cooldown_seconds: Seconds = 14400.0
     """Minimum gap between cycles (Bumblebee 000_* ``min_gap_seconds``)."""
     dream_hours: tuple[Hour, ...] = (0, 1, 2, 3, 4, 5)
