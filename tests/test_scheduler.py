@@ -369,7 +369,8 @@ def test_owner_directive_bypasses_gates_and_urgency_but_not_preconditions() -> N
     config = settings("bumblebee", enabled=False)
     now = datetime(2026, 3, 2, 14, 0, tzinfo=UTC)
     ready = Log().add(DreamDirected(reason="dream now"), now).state()
-    assert "owner" == should_dream(config, ready, now).trigger
+    directed = should_dream(config, ready, now)
+    assert ("owner", 1.0) == (directed.trigger, directed.urgency)
     bardo = settings("bardo", enabled=False)
     early = Log().episodes(10, now).add(DreamDirected(), now).state()
     decision = should_dream(bardo, early, now)

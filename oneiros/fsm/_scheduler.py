@@ -296,6 +296,8 @@ def should_dream(
     if settings.idle_trigger and fired is None and ev.soft_ok and ev.circadian and pre_ok:
         fired = "idle"
 
+    if fired == "owner":
+        urgency = 1.0  # Bardo 001_*: the directive goes through the gate "with an implicit score of 1.0"
     dream = fired is not None
     decay = settings.urgency.decay_per_tick
     carry = 0.0 if dream else max(0.0, (urgency if wants_urgency else state.carried_urgency) - decay)
