@@ -15,11 +15,13 @@ from oneiros._errors import (
     GolemNotFound,
     IllegalCommand,
     InputError,
+    InvalidSetting,
     InvalidStoreURL,
     OneirosError,
     StoreError,
     StreamConflict,
     UnknownEventType,
+    UnknownPreset,
 )
 from oneiros.events import Episode, EventStore, Outcome, Recorded, open_store
 from oneiros.fsm import Golems, GolemState, Observers, replay
@@ -46,6 +48,7 @@ __all__ = [
     "IllegalCommand",
     "InProcessExecutor",
     "InputError",
+    "InvalidSetting",
     "InvalidStoreURL",
     "Observers",
     "OfflineGenerator",
@@ -56,6 +59,7 @@ __all__ = [
     "StoreError",
     "StreamConflict",
     "UnknownEventType",
+    "UnknownPreset",
     "load_episodes",
     "open_store",
     "replay",

@@ -4,7 +4,9 @@
 
     OneirosError
     ├── ConfigError                 bad setting, URL or option
-    │   └── InvalidStoreURL
+    │   ├── InvalidStoreURL
+    │   ├── InvalidSetting          a config key whose value is not what it must be
+    │   └── UnknownPreset           a preset name no preset carries
     ├── EventError                  an event that cannot be read or written
     │   ├── CorruptEvent            bytes in the log that do not decode
     │   └── UnknownEventType        a type name no registered event carries
@@ -33,11 +35,13 @@ __all__ = [
     "GolemNotFound",
     "IllegalCommand",
     "InputError",
+    "InvalidSetting",
     "InvalidStoreURL",
     "OneirosError",
     "StoreError",
     "StreamConflict",
     "UnknownEventType",
+    "UnknownPreset",
 ]
 
 
@@ -141,3 +145,24 @@ class EpisodeFileError(InputError):
         self.reason = reason
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"cannot read episodes from {where}: {reason}")
+
+
+class InvalidSetting(ConfigError):
+    """A config key (from the file, a preset or an ``ONEIROS_*`` variable) with an unusable value."""
+
+    def __init__(self, key: str, value: object, expected: str, source: str = "") -> None:
+        self.key = key
+        self.value = value
+        self.expected = expected
+        self.source = source
+        where = f" (from {source})" if source else ""
+        super().__init__(f"invalid setting {key} = {value!r}{where}: expected {expected}")
+
+
+class UnknownPreset(ConfigError):
+    """A preset name that none of the built-in presets carries."""
+
+    def __init__(self, name: str, known: tuple[str, ...]) -> None:
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown preset {name!r}: expected one of {', '.join(known)}")

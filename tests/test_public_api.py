@@ -11,6 +11,7 @@ PUBLIC = {
         "ConfigError", "CorruptEvent", "CycleResult", "CycleSettings", "Deps", "Episode", "EpisodeFileError",
         "EventError", "EventStore", "FixedClock", "GolemError", "GolemExists", "GolemNotFound", "GolemState",
         "Golems", "IllegalCommand", "InProcessExecutor", "InputError", "InvalidStoreURL", "Observers",
+        "InvalidSetting", "UnknownPreset",
         "OfflineGenerator", "OneirosError", "Outcome", "Recorded", "SequentialIds", "StoreError", "StreamConflict",
         "UnknownEventType", "load_episodes", "open_store", "replay",
     ],
@@ -18,6 +19,8 @@ PUBLIC = {
         "MACHINE_STATES", "TRIGGERS", "CycleCounts", "GolemState", "Golems", "Observers", "Transition",
         "cycle_outputs", "destination", "fold", "follow_log", "phase_state", "register_cycle_output", "replay",
         "transition_path",
+        "Check", "Decision", "Intensity", "ScheduleState", "Signals", "clock_urgency", "dream_intensity",
+        "dream_urgency", "fold_schedule", "should_dream",
     ],
 }  # fmt: skip
 

@@ -3,6 +3,17 @@
 from oneiros.events import _upcasters  # noqa: F401 - registers the upcasters
 from oneiros.events._codec import decode_event, encode_event, register_upcaster, topics_for
 from oneiros.events._history import export_history, import_history
+from oneiros.events._schedule import (
+    ActivityKind,
+    ActivityRecorded,
+    BehavioralPhaseChanged,
+    DreamDecided,
+    DreamDirected,
+    FatigueWarned,
+    MessageHeld,
+    MessagesReleased,
+    SleepRequested,
+)
 from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store
 from oneiros.events._types import (
     BEHAVIORAL_PHASES,
@@ -36,9 +47,14 @@ __all__ = [
     "BEHAVIORAL_PHASES",
     "DEFAULT_STORE_URL",
     "DREAM_PHASES",
+    "ActivityKind",
+    "ActivityRecorded",
     "BehavioralPhase",
+    "BehavioralPhaseChanged",
     "DreamComplete",
     "DreamCounterfactual",
+    "DreamDecided",
+    "DreamDirected",
     "DreamHypothesis",
     "DreamInsight",
     "DreamInterrupted",
@@ -51,14 +67,18 @@ __all__ = [
     "Event",
     "EventMeta",
     "EventStore",
+    "FatigueWarned",
     "GenerationRecorded",
     "GolemCreated",
     "InterruptSource",
+    "MessageHeld",
+    "MessagesReleased",
     "Mode",
     "ModeChanged",
     "Outcome",
     "Recorded",
     "ReplayBatch",
+    "SleepRequested",
     "decode_event",
     "encode_event",
     "event_type",

@@ -1,0 +1,436 @@
+"""The heartbeat daemon behind ``oneiros run``.
+
+Each tick it catches up with the golem's log, asks :func:`oneiros.fsm.should_dream`, records the
+decision when it changed, and starts a cycle through the executor. The cycle runs on a thread of
+its own so the heartbeat keeps answering while the golem dreams: messages that arrive are held
+(Bardo 001_*, Ethos 003_*) and handed over on waking, and a wake interrupt (owner, Clade alert,
+market threshold) or death cuts the dream between two appends. Whatever ends a cycle, the log
+ends it: completed, or interrupted with its outputs so far, never half-recorded.
+
+A phase appends at the stream version it started from, so anything else written to the golem's
+stream mid-phase would make the phase lose the race. What the host reports during a cycle (held
+messages, activity, requests) therefore waits in memory for the next safe point: between two
+phases (through the executor's ``on_phase`` hook, when it has one), after a wake interrupt, or
+when the cycle ends. A message held that way carries the time it arrived.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+import msgspec
+
+from oneiros._errors import StreamConflict
+from oneiros.config import DaemonSettings, ScheduleSettings
+from oneiros.events import (
+    ActivityKind,
+    ActivityRecorded,
+    BehavioralPhase,
+    BehavioralPhaseChanged,
+    DreamDecided,
+    DreamDirected,
+    DreamPhaseName,
+    Event,
+    FatigueWarned,
+    InterruptSource,
+    MessageHeld,
+    MessagesReleased,
+    Recorded,
+    SleepRequested,
+)
+from oneiros.fsm import Decision, Golems, ScheduleState, Signals, fold_schedule, should_dream
+from oneiros.workers import CycleResult, CycleSettings, Executor, PhaseOutcome
+
+__all__ = ["SESSION_PREFIX", "Daemon", "Delivery", "Message", "interactive_history", "session_key"]
+
+_log = logging.getLogger("oneiros.daemon")
+SESSION_PREFIX = "dream:"
+_CONFLICT_RETRIES = 20
+Delivery = Literal["delivered", "held"]
+WakeSource = Literal["owner", "clade_alert", "market_threshold"]
+
+
+class Message(msgspec.Struct, frozen=True):
+    message_id: str
+    text: str
+
+
+def session_key(golem_id: str, now: datetime) -> str:
+    """``dream:<golem>:<UTC time>``: Ethos 003_*'s dream session key, used as the cycle id."""
+    return f"{SESSION_PREFIX}{golem_id}:{now.astimezone(UTC):%Y%m%dT%H%M%SZ}"
+
+
+def interactive_history(records: Sequence[Recorded]) -> list[Recorded]:
+    """The records a conversation view shows: everything outside dream sessions (Ethos 003_*)."""
+    return [r for r in records if not (r.meta.cycle_id or "").startswith(SESSION_PREFIX)]
+
+
+class Daemon:
+    """One golem's heartbeat: activity in, decisions and cycles out.
+
+    ``signals`` reports the host's view each tick (credit, permits, clocks); ``on_message``
+    receives messages when the golem is awake, including the held ones on waking.
+    ``background=False`` runs each cycle inside :meth:`tick` (no wake interrupts then).
+    """
+
+    def __init__(
+        self,
+        golems: Golems,
+        golem_id: str,
+        executor: Executor,
+        *,
+        schedule: ScheduleSettings,
+        daemon: DaemonSettings | None = None,
+        signals: Callable[[], Signals] | None = None,
+        on_message: Callable[[Message], None] | None = None,
+        background: bool = True,
+    ) -> None:
+        self.golems = golems
+        self.golem_id = golem_id
+        self.executor = executor
+        self.schedule = schedule
+        self.settings = daemon or DaemonSettings()
+        self.signals = signals or Signals
+        self.on_message = on_message
+        self.background = background
+        self.state: ScheduleState = fold_schedule(golem_id, golems.history(golem_id))
+        self.ticks = 0
+        self.results: list[CycleResult] = []
+        self._lock = threading.RLock()
+        self._thread: threading.Thread | None = None
+        self._starting = False
+        self._woken = False
+        self._deep = False
+        self._paused_until: datetime | None = None
+        self._stopped = threading.Event()
+        self._pending: list[Event] = []
+        self._chain_phase_hook()
+
+    # -- what the host tells the daemon ------------------------------------------------------
+
+    @property
+    def dreaming(self) -> bool:
+        """Asleep: a cycle is running or starting, or the deep-sleep pause holds."""
+        self._catch_up()
+        starting = self._starting and not self._woken
+        return starting or self.state.mode == "Dreaming" or self._paused_until is not None
+
+    def activity(self, kind: ActivityKind = "turn", detail: str = "") -> str | None:
+        """Record that the golem was busy; returns OpenSeed's fatigue warning when it is due."""
+        self._record([ActivityRecorded(kind=kind, detail=detail)])
+        fatigue = self.schedule.fatigue
+        if fatigue.enabled and not self.state.fatigue_warned and self.state.actions >= fatigue.warning_actions:
+            self._record([FatigueWarned(actions=self.state.actions, message=fatigue.warning_message)])
+            return fatigue.warning_message
+        return None
+
+    def receive(self, text: str, message_id: str | None = None) -> Delivery:
+        """A message for the golem: delivered now, or held while it dreams and handed over on waking."""
+        message = Message(message_id or self.golems.deps.ids(), text)
+        with self._lock:
+            self._finish_if_done()  # a cycle that just ended hands its held messages over first
+            if self.dreaming:
+                now = self.golems.deps.clock()
+                self._record([MessageHeld(message_id=message.message_id, text=text, received_at=now)])
+                return "held"
+            self._record([ActivityRecorded(kind="message", detail=message.message_id)])
+        if self.on_message is not None:
+            self.on_message(message)
+        return "delivered"
+
+    def direct(self, reason: str = "dream now") -> None:
+        """The owner's "dream now" (Bardo 001_*, trigger 3)."""
+        self._record([DreamDirected(reason=reason)])
+
+    def request_sleep(self, seconds: float) -> None:
+        """The golem's ``set_sleep`` (OpenSeed 004_*): the next tick decides nap or consolidation."""
+        self._record([SleepRequested(seconds=seconds)])
+
+    def set_phase(self, phase: BehavioralPhase) -> CycleResult | None:
+        """Move the golem to another behavioral phase (Bardo 001_*). Entering Terminal runs the
+        compressed emergency dream before the death protocol, when the golem can still dream."""
+        if phase == self.state.behavioral_phase:
+            return None
+        self._record([BehavioralPhaseChanged(from_phase=self.state.behavioral_phase, to_phase=phase)])
+        return self._emergency() if phase == "terminal" else None
+
+    # -- interrupts and death ----------------------------------------------------------------
+
+    def interrupt(self, source: WakeSource, reason: str = "") -> bool:
+        """Wake mid-dream if ``source`` may (Bardo 001_*, ``[dream.wakeInterrupts]``); True if it woke."""
+        wake = self.settings.wake_interrupts
+        if not (wake.enabled and getattr(wake, source)):
+            _log.info("wake interrupt from %s ignored: not enabled", source)
+            return False
+        with self._lock:
+            woke = self._interrupt(source, reason)
+            if self._paused_until is not None:
+                woke = True
+                self._paused_until = None
+            if woke:
+                self._woken = True
+                self._deep = False
+                self._flush()
+                # Awake as far as the log goes: what was held goes out now, even if the cycle's
+                # thread is still returning from a generator call (its next append is refused).
+                self._release()
+        return woke
+
+    def market_move(self, asset: str, change_percent: float, window_seconds: float) -> bool:
+        """A price move: wakes the golem when it crosses the configured threshold within the window."""
+        wake = self.settings.wake_interrupts
+        if abs(change_percent) < wake.market_change_percent or window_seconds > wake.market_window_seconds:
+            return False
+        return self.interrupt("market_threshold", f"{asset} moved {change_percent:+g}% in {window_seconds:g}s")
+
+    def die(self, reason: str = "death") -> CycleResult | None:
+        """The death trigger: a dream in progress ends interrupted; a waking golem first dreams one
+        emergency cycle if it can (Bardo 001_*), whose outputs feed the death testament."""
+        emergency = self._emergency()
+        self._retry(lambda: self.golems.die(self.golem_id, reason) if self._mode() != "Dying" else [])
+        self.wait()
+        self._stopped.set()
+        return emergency
+
+    def _emergency(self) -> CycleResult | None:
+        # One emergency dream per death: none if the last cycle already was one, or the golem is
+        # dreaming, or it has nothing to dream about.
+        self._catch_up()
+        state = self.state
+        last = state.recent_starts[-1][1] if state.recent_starts else None
+        if not self.schedule.emergency_dream or state.mode != "Waking" or not state.episodes or last == "emergency":
+            return None
+        if self._thread is not None:
+            return None
+        result = self.executor.run_cycle(self.golem_id, "emergency", cycle_id=self._session_key())
+        self.results.append(result)
+        return result
+
+    # -- the heartbeat -----------------------------------------------------------------------
+
+    @property
+    def stopped(self) -> bool:
+        """True once the golem died or :meth:`shutdown` ran."""
+        return self._stopped.is_set()
+
+    def tick(self) -> Decision | None:
+        """One heartbeat: returns the scheduler's decision, or None while asleep or dead."""
+        with self._lock:
+            self._finish_if_done()
+            self._catch_up()
+            now = self.golems.deps.clock()
+            if self.state.mode == "Dying":
+                self._stopped.set()
+            if self._thread is not None or self.state.mode != "Waking":
+                return None
+            if self._paused_until is not None:
+                if now < self._paused_until:
+                    return None
+                self._paused_until = None
+                self._release()
+            self.ticks += 1
+            decision = should_dream(
+                self.schedule,
+                self.state,
+                now,
+                tick=self.ticks,
+                tick_seconds=self.settings.tick_seconds,
+                signals=self.signals(),
+            )
+            self._record_decision(decision)
+            if decision.dream:
+                assert decision.trigger is not None
+                self._start(decision, now)
+            return decision
+
+    def run(self, stop: threading.Event | None = None, wait: Callable[[float], bool] | None = None) -> None:
+        """Tick every ``tick_seconds`` until ``stop`` is set or the golem dies, then shut down."""
+        stop = stop or threading.Event()
+        pause = wait or stop.wait
+        while not stop.is_set() and not self.stopped:
+            self.tick()
+            pause(self.settings.tick_seconds)
+        self.shutdown()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a running cycle to end and hand over what waking hands over; False on timeout."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+            if thread.is_alive():
+                return False
+        with self._lock:
+            self._finish_if_done()
+        return True
+
+    def shutdown(self) -> None:
+        """Stop cleanly: a running cycle gets the grace period to finish, then is recorded as interrupted."""
+        if not self.wait(self.settings.shutdown_grace_seconds):
+            _log.warning("cycle still running after %ss; interrupting it", self.settings.shutdown_grace_seconds)
+            self._interrupt("owner", "daemon stopped")
+            # The log is closed now; a generator call that never returns must not hold the exit.
+            self.wait(self.settings.shutdown_grace_seconds)
+        self._stopped.set()
+
+    # -- machinery ---------------------------------------------------------------------------
+
+    def _mode(self) -> str | None:
+        self._catch_up()
+        return self.state.mode
+
+    def _catch_up(self) -> None:
+        with self._lock:  # the cycle thread flushes (and so catches up) too: apply each record once
+            for record in self.golems.store.read_stream(self.golem_id, after_version=self.state.version):
+                self.state.apply(record)
+
+    def _retry(self, append: Callable[[], list[Recorded]]) -> list[Recorded]:
+        # A cycle thread appends to the same stream; a lost version race is retried on the new head.
+        for _ in range(_CONFLICT_RETRIES):
+            try:
+                records = append()
+            except StreamConflict:
+                continue
+            self._catch_up()
+            return records
+        raise StreamConflict(self.golem_id, self.state.version)
+
+    def _record(self, events: Sequence[Event]) -> list[Recorded]:
+        with self._lock:
+            thread = self._thread
+            if thread is not None and thread.is_alive() and not self._woken:
+                self._pending.extend(events)  # mid-phase: wait for the next safe point
+                return []
+        return self._retry(lambda: self.golems.record(self.golem_id, events))
+
+    def _flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+        if pending:
+            self._retry(lambda: self.golems.record(self.golem_id, pending))
+
+    def _chain_phase_hook(self) -> None:
+        # Executors that report each finished phase (InProcessExecutor's on_phase) give the daemon a
+        # safe point between phases; others hold what arrives until the cycle ends.
+        if not hasattr(self.executor, "on_phase"):
+            return
+        previous = self.executor.on_phase
+
+        def on_phase(phase: DreamPhaseName, outcome: PhaseOutcome) -> None:
+            if previous is not None:
+                previous(phase, outcome)
+            self._flush()
+
+        self.executor.on_phase = on_phase
+
+    def _interrupt(self, source: InterruptSource, reason: str) -> bool:
+        woke = False
+
+        def attempt() -> list[Recorded]:
+            nonlocal woke
+            if self._mode() != "Dreaming":
+                return []
+            records = self.golems.interrupt(self.golem_id, source, reason)
+            woke = True
+            return records
+
+        self._retry(attempt)
+        return woke
+
+    def _record_decision(self, decision: Decision) -> None:
+        state = self.state
+        key = (decision.dream, decision.trigger, decision.blocked_by)
+        changed = key != state.last_decision or decision.carried_urgency != state.carried_urgency
+        if not (decision.dream or changed or state.sleep_request is not None):
+            return
+        _log.info("%s: %s", "dream" if decision.dream else "no dream", "; ".join(decision.reasons()))
+        self._record(
+            [
+                DreamDecided(
+                    dream=decision.dream,
+                    trigger=decision.trigger,
+                    reasons=decision.reasons(),
+                    blocked_by=decision.blocked_by,
+                    urgency=decision.urgency,
+                    carried_urgency=decision.carried_urgency,
+                    deep=decision.deep,
+                    intensity=decision.intensity.label() if decision.intensity else "",
+                )
+            ]
+        )
+
+    def _session_key(self) -> str:
+        now = self.golems.deps.clock()
+        key = session_key(self.golem_id, now)
+        last = self.state.last_dream_start
+        if last is not None and session_key(self.golem_id, last) == key:
+            return f"{key}-{self.state.cycles_started + 1}"  # two cycles within one second
+        return key
+
+    def _start(self, decision: Decision, now: datetime) -> None:
+        assert decision.trigger is not None
+        trigger = decision.trigger
+        cycle_id = self._session_key()
+        self._apply_intensity(decision)
+        self._deep = decision.deep
+        self._starting = True
+        self._woken = False
+
+        def run() -> None:
+            try:
+                self.results.append(self.executor.run_cycle(self.golem_id, trigger, cycle_id=cycle_id))
+            except Exception:  # the thread must not die silently; the log keeps what the cycle wrote
+                _log.exception("cycle %s failed to run", cycle_id)
+            finally:
+                self._starting = False
+
+        if self.background:
+            self._thread = threading.Thread(target=run, name=f"oneiros-cycle-{self.golem_id}", daemon=True)
+            self._thread.start()
+        else:
+            run()
+            self._finish_if_done()
+        _log.info("cycle %s started at %s by %s", cycle_id, now.isoformat(), trigger)
+
+    def _apply_intensity(self, decision: Decision) -> None:
+        # Bardo's dream_intensity sets the replay batch and the sampling temperature of the cycle
+        # about to run, for executors that expose their CycleSettings (InProcessExecutor does).
+        intensity = decision.intensity
+        settings = getattr(self.executor, "settings", None)
+        if not self.settings.apply_intensity or intensity is None or not isinstance(settings, CycleSettings):
+            return
+        engines = msgspec.structs.replace(
+            settings.engines,
+            batch_size=intensity.replay_batch_size,
+            exploration_temperature=intensity.exploration_temperature,
+        )
+        self.executor.settings = msgspec.structs.replace(settings, engines=engines)  # type: ignore[attr-defined]
+
+    def _finish_if_done(self) -> None:
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            return
+        self._thread = None
+        self._flush()
+        self._catch_up()
+        if self._starting or self.state.mode == "Dreaming":
+            return
+        if self._deep and self.state.mode == "Waking":
+            self._deep = False
+            self._paused_until = self.golems.deps.clock() + timedelta(seconds=self.settings.deep_sleep_pause_seconds)
+            return
+        self._deep = False
+        if self._paused_until is None:
+            self._release()
+
+    def _release(self) -> None:
+        held = self.state.held
+        if not held or self.state.mode == "Dying":
+            return
+        self._record([MessagesReleased(message_ids=tuple(m for m, _ in held))])
+        if self.on_message is not None:
+            for message_id, text in held:
+                self.on_message(Message(message_id, text))
