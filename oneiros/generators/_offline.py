@@ -55,7 +55,9 @@ class _Draft:
 
 def _partial(d: _Draft) -> str:
     image = d.rng.choice(["a tide", "a staircase", "a ledger", "a flock", "a slow fuse"])
-    return f"{d.focus} becomes {image}, {d.other} folding into {d.third} as if"
+    words = keywords(" ".join(d.fragments), 12) or [d.focus, d.other, d.third]
+    a, b, c = (d.rng.sample(words, 3) if len(words) >= 3 else [d.focus, d.other, d.third])
+    return f"{a} becomes {image}, {b} folding into {c} as if"
 
 
 def _novelty(d: _Draft) -> str:
