@@ -87,7 +87,8 @@ def select_replay(episodes: Sequence[Episode], settings: EngineSettings) -> list
             picks.append(ReplayPick(episode=pick, utility=scores[pick.tick], reason=reason))
             chosen.add(pick.tick)
 
-    best([e for e in episodes if e.arousal >= nrem.high_arousal and e.arousal == max(x.arousal for x in episodes)], "arousal")
+    peak = max(e.arousal for e in episodes)
+    best([e for e in episodes if e.arousal >= nrem.high_arousal and e.arousal == peak], "arousal")
     by_age = sorted(episodes, key=lambda e: (episode_time(e), e.tick))
     best(by_age[: max(1, len(by_age) // 3)], "oldest")
     recent = [e for e in episodes if (now - episode_time(e)).total_seconds() <= nrem.regime_window_days * _DAY]

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from oneiros._errors import GenerationError
 from oneiros.events import BudgetExhausted, BudgetReserved, DreamPhaseName, Event, GenerationFailed, GenerationRecorded
-from oneiros.fsm import Golems
+from oneiros.fsm import Golems, GolemState
 from oneiros.generators import Generation, GenerationRequest, Generator, model_of
 from oneiros.workers._budget import BudgetGuard, CycleBudget, Ledger, worst_case_tokens
 
@@ -26,7 +26,7 @@ class MeteredGenerator:
     def __init__(
         self,
         golems: Golems,
-        golem_id: str,
+        state: GolemState,
         cycle_id: str,
         phase: DreamPhaseName,
         generator: Generator,
@@ -36,16 +36,19 @@ class MeteredGenerator:
         ledger: Ledger,
         recorded: dict[str, GenerationRecorded | GenerationFailed],
         exhausted: bool,
-        version: int,
         suppressed: bool = False,
     ) -> None:
-        self.golems, self.golem_id, self.cycle_id, self.phase = golems, golem_id, cycle_id, phase
+        # The golem's state, moved by every append here, so appends need not re-read the stream.
+        self.golems, self.state, self.cycle_id, self.phase = golems, state, cycle_id, phase
         self.generator = generator
         self.budget, self.guard, self.ledger = budget, guard, ledger
         self.recorded = recorded
-        self.version = version
         self.is_exhausted = exhausted or suppressed
         self.spent = self.calls = self.reused = self.appended = 0
+
+    @property
+    def version(self) -> int:
+        return self.state.version
 
     def exhausted(self) -> bool:
         return self.is_exhausted
@@ -55,8 +58,7 @@ class MeteredGenerator:
         return total.tokens, total.usd
 
     def _append(self, events: list[Event]) -> datetime:
-        records = self.golems.record_outputs(self.golem_id, events, expected_version=self.version)
-        self.version += len(records)
+        records = self.golems.record_outputs_on(self.state, events)
         self.appended += len(records)
         return records[-1].meta.time
 

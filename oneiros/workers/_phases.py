@@ -117,7 +117,7 @@ def run_phase(
     )
     metered = MeteredGenerator(
         golems,
-        golem_id,
+        state.snapshot(),
         cycle_id,
         phase,
         generator,
@@ -126,7 +126,6 @@ def run_phase(
         ledger=ledger,
         recorded=view.recorded,
         exhausted=phase in view.exhausted,
-        version=state.version,
         suppressed=suppressed,
     )
     memory = EpisodeMemory.from_records(history)
