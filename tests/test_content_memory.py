@@ -79,6 +79,8 @@ def test_same_seed_same_pairs() -> None:
     first = select_distant_pairs(seconds, sig, vectors, PairSettings(), np.random.default_rng(9))
     second = select_distant_pairs(seconds, sig, vectors, PairSettings(), np.random.default_rng(9))
     assert first == second and 3 == len(first.pairs)
+    for a, b in first.pairs:
+        assert float(vectors[a] @ vectors[b]) <= 0.35 and seconds[b] - seconds[a] >= 24 * 3600
 
 
 def test_hashing_embedder_is_unit_length_and_tells_topics_apart() -> None:

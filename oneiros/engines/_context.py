@@ -84,6 +84,8 @@ class PairSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Pairs per cycle (Bumblebee 000_*, ``memory_pair_count``)."""
     anchor_attempts: int = 16
     """Anchors tried per pair before giving up (oneiros default; bounds the work)."""
+    rejection_tries: int = 32
+    """Weighted partner draws checked one by one before every similarity is computed (oneiros default)."""
 
 
 class RemSettings(msgspec.Struct, frozen=True, kw_only=True):

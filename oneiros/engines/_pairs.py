@@ -3,8 +3,10 @@
 A pair is two memories at least ``min_time_gap_hours`` apart whose cosine similarity is at most
 ``max_similarity``; both ends are drawn with probability proportional to significance, so charged
 memories dream more often. Without embeddings the pairs are drawn at random under the same time
-gap. Each pair costs one pass over the episodes (a matrix-vector product and a weighted draw), so
-``pair_count`` pairs over n episodes take O(n · d) time.
+gap. A partner is drawn by rejection: a significance-weighted draw among memories far enough in
+time, kept if its similarity is under the ceiling (which samples exactly the filtered
+distribution); only after ``rejection_tries`` misses is every similarity computed. So a pair
+usually costs O(n) (a mask and a cumulative sum) and at worst O(n · d).
 """
 
 from __future__ import annotations
@@ -27,16 +29,25 @@ class PairDraw(msgspec.Struct, frozen=True, kw_only=True):
     """True when drawn by the random temporal fallback."""
 
 
+class _Draw:
+    """Repeated draws of an index where ``mask`` holds, with probability proportional to ``weights``
+    (uniform when every weight there is zero)."""
+
+    def __init__(self, weights: FloatArray, mask: npt.NDArray[np.bool_]) -> None:
+        w = np.where(mask, weights, 0.0)
+        self.cumulative = np.cumsum(w)
+        self.total = float(self.cumulative[-1]) if len(w) else 0.0
+        self.candidates = np.flatnonzero(mask) if self.total <= 0.0 else None
+
+    def __call__(self, rng: np.random.Generator) -> int | None:
+        if self.candidates is not None:
+            return int(self.candidates[rng.integers(len(self.candidates))]) if len(self.candidates) else None
+        index = int(np.searchsorted(self.cumulative, rng.random() * self.total, side="right"))
+        return min(index, len(self.cumulative) - 1)
+
+
 def _weighted_pick(weights: FloatArray, mask: npt.NDArray[np.bool_], rng: np.random.Generator) -> int | None:
-    """An index where ``mask`` holds, drawn with probability proportional to ``weights``."""
-    w = np.where(mask, weights, 0.0)
-    total = float(w.sum())
-    if total <= 0.0:
-        candidates = np.flatnonzero(mask)
-        return int(candidates[rng.integers(len(candidates))]) if len(candidates) else None
-    cumulative = np.cumsum(w)
-    index = int(np.searchsorted(cumulative, rng.random() * total, side="right"))
-    return min(index, len(w) - 1)
+    return _Draw(weights, mask)(rng)
 
 
 def select_distant_pairs(
@@ -65,9 +76,7 @@ def select_distant_pairs(
         if anchor is None:
             break
         partners = free & (np.abs(seconds - seconds[anchor]) >= gap)
-        if vectors is not None:
-            partners &= (vectors @ vectors[anchor]) <= settings.max_similarity
-        partner = _weighted_pick(weights, partners, rng) if partners.any() else None
+        partner = _partner(anchor, partners, weights, vectors, settings, rng) if partners.any() else None
         if partner is None:
             anchors[anchor] = False  # no memory is far enough from this one; never try it again
             continue
@@ -76,3 +85,25 @@ def select_distant_pairs(
         free[[anchor, partner]] = False
         anchors &= free
     return PairDraw(pairs=tuple(pairs), fallback=fallback)
+
+
+def _partner(
+    anchor: int,
+    partners: npt.NDArray[np.bool_],
+    weights: FloatArray,
+    vectors: npt.NDArray[np.float32] | None,
+    settings: PairSettings,
+    rng: np.random.Generator,
+) -> int | None:
+    draw = _Draw(weights, partners)
+    if vectors is None:
+        return draw(rng)
+    for _ in range(settings.rejection_tries):
+        candidate = draw(rng)
+        if candidate is None:
+            return None
+        if float(vectors[candidate] @ vectors[anchor]) <= settings.max_similarity:
+            return candidate
+    # Dissimilar partners are rare for this anchor: filter them all exactly, once.
+    similar_enough = partners & ((vectors @ vectors[anchor]) <= settings.max_similarity)
+    return _weighted_pick(weights, similar_enough, rng) if similar_enough.any() else None
