@@ -23,8 +23,36 @@ from oneiros.engines import PairSettings, select_distant_pairs
 from oneiros.memory import HashingEmbedder, episode_seconds, episode_text
 
 RUNS = 7
-WORDS = ("eth btc sol oracle gas liquidity funding basis vault bridge stable perp option spread whale "
-         "breakout range dump pump drift squeeze unwind rebalance hedge fade chase exit entry").split()
+WORDS = [
+    "eth",
+    "btc",
+    "sol",
+    "oracle",
+    "gas",
+    "liquidity",
+    "funding",
+    "basis",
+    "vault",
+    "bridge",
+    "stable",
+    "perp",
+    "option",
+    "spread",
+    "whale",
+    "breakout",
+    "range",
+    "dump",
+    "pump",
+    "drift",
+    "squeeze",
+    "unwind",
+    "rebalance",
+    "hedge",
+    "fade",
+    "chase",
+    "exit",
+    "entry",
+]
 
 
 def episodes(n: int, seed: int = 1) -> list[Episode]:
@@ -62,15 +90,29 @@ def main() -> None:
         started = time.perf_counter()
         vectors = embedder.embed([episode_text(e) for e in eps])
         figures[f"embed_{n // 1000}k_s"] = round(time.perf_counter() - started, 4)
-        prepared[n] = (episode_seconds(eps), np.fromiter((e.significance for e in eps), dtype=np.float64, count=n), vectors)
+        prepared[n] = (
+            episode_seconds(eps),
+            np.fromiter((e.significance for e in eps), dtype=np.float64, count=n),
+            vectors,
+        )
         print(f"prepared {n} episodes", file=sys.stderr)
     for n, (seconds, significance, vectors) in prepared.items():
-        seeds = iter(range(10_000))
+        draws = iter(range(10_000))
         figures[f"distant_pairs_{n // 1000}k_s"] = round(
-            median_time(lambda s=seconds, g=significance, v=vectors: select_distant_pairs(s, g, v, PairSettings(), np.random.default_rng(next(seeds)))), 5
+            median_time(
+                lambda s=seconds, g=significance, v=vectors, d=draws: select_distant_pairs(
+                    s, g, v, PairSettings(), np.random.default_rng(next(d))
+                )
+            ),
+            5,
         )
         figures[f"fallback_pairs_{n // 1000}k_s"] = round(
-            median_time(lambda s=seconds, g=significance: select_distant_pairs(s, g, None, PairSettings(), np.random.default_rng(next(seeds)))), 5
+            median_time(
+                lambda s=seconds, g=significance, d=draws: select_distant_pairs(
+                    s, g, None, PairSettings(), np.random.default_rng(next(d))
+                )
+            ),
+            5,
         )
         print(f"pairs over {n}: {figures[f'distant_pairs_{n // 1000}k_s']} s", file=sys.stderr)
     seconds, significance, vectors = prepared[100_000]
@@ -83,7 +125,10 @@ def main() -> None:
     eps10k = episodes(10_000, seed=2)
     cycle_times, events = [], 0
     for _ in range(3):
-        golems = Golems(open_store("memory://"), deps=Deps(clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)), ids=SequentialIds(), seed=1))
+        golems = Golems(
+            open_store("memory://"),
+            deps=Deps(clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)), ids=SequentialIds(), seed=1),
+        )
         golems.create("g")
         golems.record_episodes("g", eps10k)
         started = time.perf_counter()

@@ -179,7 +179,9 @@ class GeneratorUnavailable(GenerationError):
         self.model = model
         self.attempts = attempts
         self.reason = reason
-        super().__init__(call_key, f"model {model!r} gave no answer to {call_key!r} after {attempts} attempts: {reason}")
+        super().__init__(
+            call_key, f"model {model!r} gave no answer to {call_key!r} after {attempts} attempts: {reason}"
+        )
 
 
 class MalformedOutput(GenerationError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -66,7 +67,7 @@ _call = st.tuples(
     cheap=st.floats(min_value=0.0, max_value=5.0),
     dear=st.floats(min_value=0.0, max_value=100.0),
 )
-def test_no_sequence_of_calls_spends_past_any_cap(
+def test_no_sequence_of_calls_spends_past_any_cap(  # noqa: PLR0917 - hypothesis gives one argument per strategy
     calls: list[tuple[str, int, int, float, float, str, int]],
     cycle_tokens: int,
     cycle_usd: float,
@@ -101,15 +102,20 @@ def test_no_sequence_of_calls_spends_past_any_cap(
         cycle_id = f"c{cycle}"
         phase_tokens = phase_budget(budget, "stable", phase)  # type: ignore[arg-type]
         phase_usd = cycle_usd * PHASE_SHARES["stable"][phase]  # type: ignore[index]
-        guard = BudgetGuard(budget, ledger, cycle_id=cycle_id, phase=phase, phase_tokens=phase_tokens, phase_usd=phase_usd, now=now)  # type: ignore[arg-type]
-        request = GenerationRequest(call_key=f"k{index}", phase=phase, task="pattern", prompt="x" * prompt_bytes, max_tokens=max_tokens)  # type: ignore[arg-type]
+        guard = BudgetGuard(
+            budget, ledger, cycle_id=cycle_id, phase=phase, phase_tokens=phase_tokens, phase_usd=phase_usd, now=now
+        )  # type: ignore[arg-type]
+        request = GenerationRequest(
+            call_key=f"k{index}", phase=phase, task="pattern", prompt="x" * prompt_bytes, max_tokens=max_tokens
+        )  # type: ignore[arg-type]
         t_in, t_out = worst_case_tokens(request, budget.overhead_tokens)
         price = budget.price(model)
         if guard.refusal(t_in + t_out, price.cost(t_in, t_out)) is not None:
             continue
-        ledger.reserve(request.call_key, now, cycle_id, phase, t_in + t_out, price.cost(t_in, t_out))  # type: ignore[arg-type]
+        where: dict[str, Any] = {"time": now, "cycle_id": cycle_id, "phase": phase}
+        ledger.reserve(request.call_key, **where, tokens=t_in + t_out, usd=price.cost(t_in, t_out))
         real_in, real_out = int(t_in * in_share), int(t_out * out_share)
-        ledger.settle(request.call_key, now, cycle_id, phase, real_in + real_out, price.cost(real_in, real_out))  # type: ignore[arg-type]
+        ledger.settle(request.call_key, **where, tokens=real_in + real_out, usd=price.cost(real_in, real_out))
         spent.append((now, cycle_id, phase, real_in + real_out, price.cost(real_in, real_out)))
         # Every cap, checked from the independent list of what was really spent.
         eps = 1e-9
@@ -132,9 +138,9 @@ def test_no_sequence_of_calls_spends_past_any_cap(
 def test_an_unsettled_reservation_counts_in_full_even_if_the_key_is_reserved_again() -> None:
     """A call reserved but never settled (a crash) keeps its worst case held when a re-run reserves it again."""
     ledger = Ledger()
-    ledger.reserve("k", START, "c", "nrem", 100, 0.5)
-    ledger.reserve("k", START, "c", "nrem", 100, 0.5)
-    ledger.settle("k", START, "c", "nrem", 10, 0.1)
+    ledger.reserve("k", time=START, cycle_id="c", phase="nrem", tokens=100, usd=0.5)
+    ledger.reserve("k", time=START, cycle_id="c", phase="nrem", tokens=100, usd=0.5)
+    ledger.settle("k", time=START, cycle_id="c", phase="nrem", tokens=10, usd=0.1)
     spent = ledger.spent(cycle_id="c")
     assert (110, pytest.approx(0.6)) == (spent.tokens, spent.usd)
 
@@ -153,8 +159,10 @@ def test_exhaustion_ends_the_phase_with_an_event_and_the_cycle_moves_on() -> Non
     result = InProcessExecutor(golems, settings=CycleSettings(budget=CycleBudget(cycle_tokens=1_500))).run_cycle("g")
     events = [r.event for r in golems.history("g")]
     exhausted = [e for e in events if isinstance(e, BudgetExhausted)]
-    assert result.complete is not None and result.interrupted is None
-    assert exhausted and {"phase"} == {e.cap for e in exhausted}
+    assert result.complete is not None
+    assert result.interrupted is None
+    assert exhausted
+    assert {"phase"} == {e.cap for e in exhausted}
     assert all(e.needed_tokens > e.remaining_tokens for e in exhausted)
     assert "Waking" == golems.state("g").mode
     by_phase: dict[str, int] = {}
@@ -186,5 +194,6 @@ def test_dreams_are_suppressed_under_the_credit_floor() -> None:
     suppressed = [e for e in events if isinstance(e, DreamSuppressed)]
     assert [(0.10, 0.15)] == [(e.credit_fraction, e.floor) for e in suppressed]
     assert 0 == sum(p.generator_calls for p in result.phases)
-    assert result.complete is not None and 0 == result.complete.episodes_replayed
+    assert result.complete is not None
+    assert 0 == result.complete.episodes_replayed
     assert "DreamReport" in {e.type_name for e in events}

@@ -81,7 +81,8 @@ def test_dream_complete_counts_match_the_events(settings: CycleSettings, sqlite_
         playbook_edits=sum(isinstance(e, DreamStaged) and e.kind == "playbook_revision" for e in events),
     )
     assert expected == result.complete
-    assert result.complete.episodes_replayed > 0 and result.complete.counterfactuals_generated > 0
+    assert result.complete.episodes_replayed > 0
+    assert result.complete.counterfactuals_generated > 0
     store.close()
 
 
@@ -92,13 +93,26 @@ def test_hardened_cycle_runs_every_operation() -> None:
     InProcessExecutor(golems, settings=HARDENED).run_cycle("g")
     events = [r.event for r in store.read_all()]
     types = {type(e) for e in events}
-    for cls in (HypnagogicPrediction, ReplayBatch, DreamCounterfactual, StrategyHypothesis, ThreatSimulated,
-                EpisodeDepotentiated, DreamFragments, DreamReport, WakeUpSummary):
+    for cls in (
+        HypnagogicPrediction,
+        ReplayBatch,
+        DreamCounterfactual,
+        StrategyHypothesis,
+        ThreatSimulated,
+        EpisodeDepotentiated,
+        DreamFragments,
+        DreamReport,
+        WakeUpSummary,
+    ):
         assert cls in types, cls.__name__
-    assert {"combinational", "exploratory", "transformational"} == {e.mode for e in events if isinstance(e, StrategyHypothesis)}
+    assert {"combinational", "exploratory", "transformational"} == {
+        e.mode for e in events if isinstance(e, StrategyHypothesis)
+    }
     assert {"forward", "reverse", "perturbed"} <= {e.direction for e in events if isinstance(e, ReplayBatch)}
     fragments = next(e for e in events if isinstance(e, DreamFragments))
-    assert 3 <= len(fragments.fragments) <= 6 and fragments.thread and 3 == len(fragments.pairs)
+    assert 3 <= len(fragments.fragments) <= 6
+    assert fragments.thread
+    assert 3 == len(fragments.pairs)
     for e in events:
         if isinstance(e, EpisodeDepotentiated):
             assert 0.3 - 1e-9 <= e.arousal_before - e.arousal_after <= 0.5 + 1e-9 or e.arousal_after == 0.0
@@ -133,17 +147,44 @@ def test_second_cycle_confirms_patterns_and_flags_contradictions() -> None:
     """Against earlier entries, a matching pattern is a confirmed pattern and a negated one a
     flagged contradiction that names the entry it contradicts."""
     prior = [
-        DreamStaged(cycle_id="old", entry_id="old:001", kind="novel_insight", content="ETH range floor bounces recover within the hour",
-                    confidence=0.3, validation_criterion="c"),
+        DreamStaged(
+            cycle_id="old",
+            entry_id="old:001",
+            kind="novel_insight",
+            content="ETH range floor bounces recover within the hour",
+            confidence=0.3,
+            validation_criterion="c",
+        ),
     ]
-    ctx = PhaseContext(cycle_id="new", phase="integration", episodes=[], cycle_outputs=[], settings=EngineSettings(), generate=lambda _r: None)
+    ctx = PhaseContext(
+        cycle_id="new",
+        phase="integration",
+        episodes=[],
+        cycle_outputs=[],
+        settings=EngineSettings(),
+        generate=lambda _r: None,
+    )
     candidates = [
-        Candidate(kind="novel_insight", content="ETH range floor bounces recover within the hour", confidence=0.3, source="ReplayBatch"),
-        Candidate(kind="novel_insight", content="ETH range floor bounces do not recover within the hour", confidence=0.3, source="ReplayBatch"),
-        Candidate(kind="novel_insight", content="Oracle lag precedes liquidations", confidence=0.3, source="ReplayBatch"),
+        Candidate(
+            kind="novel_insight",
+            content="ETH range floor bounces recover within the hour",
+            confidence=0.3,
+            source="ReplayBatch",
+        ),
+        Candidate(
+            kind="novel_insight",
+            content="ETH range floor bounces do not recover within the hour",
+            confidence=0.3,
+            source="ReplayBatch",
+        ),
+        Candidate(
+            kind="novel_insight", content="Oracle lag precedes liquidations", confidence=0.3, source="ReplayBatch"
+        ),
     ]
     out = classify(ctx, candidates, prior)
-    assert [("confirmed_pattern", "old:001"), ("contradiction", "old:001"), ("novel_insight", None)] == [(c.kind, r) for c, r in out]
+    assert [("confirmed_pattern", "old:001"), ("contradiction", "old:001"), ("novel_insight", None)] == [
+        (c.kind, r) for c, r in out
+    ]
 
 
 class _Crash(Exception):
@@ -181,7 +222,9 @@ def test_a_rerun_after_a_crash_reuses_recorded_calls_and_ends_as_a_clean_run() -
     assert again.calls == outcome.generator_calls
 
     def outputs(store: EventStore) -> list[object]:
-        return [r.event for r in store.read_all() if isinstance(r.event, ReplayBatch | DreamStaged | GenerationRecorded)]
+        return [
+            r.event for r in store.read_all() if isinstance(r.event, ReplayBatch | DreamStaged | GenerationRecorded)
+        ]
 
     assert outputs(clean) == outputs(crashed)
     assert not run_phase(crashed_golems, "g", cycle, "nrem", again, CycleSettings()).ran
@@ -198,6 +241,8 @@ def test_report_and_wake_up_summary_describe_the_cycle() -> None:
     assert result.complete.episodes_replayed == report.journal.phase1_summary.episodes_replayed
     assert result.complete.counterfactuals_generated == report.journal.phase2_summary.counterfactuals_generated
     assert 0.0 <= report.journal.dream_quality_score <= 1.0
-    assert summary.text.startswith(f"While dreaming I replayed {report.journal.phase1_summary.episodes_replayed} episodes")
+    assert summary.text.startswith(
+        f"While dreaming I replayed {report.journal.phase1_summary.episodes_replayed} episodes"
+    )
     assert any(h.startswith("[dream] ") for h in summary.highlights)
     assert msgspec.json.decode(msgspec.json.encode(report), type=DreamReport) == report

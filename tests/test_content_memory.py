@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from oneiros import Episode, InputError
+from oneiros._errors import ConfigError
 from oneiros.engines import PairSettings, select_distant_pairs
 from oneiros.events import EpisodeDepotentiated, EpisodeRecorded, EpisodeTriaged, ReplayStrengthened
 from oneiros.memory import EpisodeMemory, HashingEmbedder, embedding_matrix, episodes_from_dicts, make_embedder
-from oneiros._errors import ConfigError
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -31,7 +31,8 @@ def test_pairs_respect_the_time_gap() -> None:
     draw = select_distant_pairs(seconds, significance, vectors, PairSettings(pair_count=3), np.random.default_rng(0))
     assert 1 == len(draw.pairs)
     a, b = draw.pairs[0]
-    assert 4 == b and abs(seconds[b] - seconds[a]) >= 24 * 3600
+    assert 4 == b
+    assert abs(seconds[b] - seconds[a]) >= 24 * 3600
 
 
 def test_pairs_respect_the_similarity_ceiling() -> None:
@@ -39,10 +40,13 @@ def test_pairs_respect_the_similarity_ceiling() -> None:
     seconds = np.asarray([0.0, 48 * 3600.0, 96 * 3600.0])
     vectors = np.asarray([_unit(1, 0.1), _unit(1, 0.2), _unit(0, 1)], dtype=np.float32)
     for seed in range(20):
-        draw = select_distant_pairs(seconds, np.ones(3), vectors, PairSettings(pair_count=3), np.random.default_rng(seed))
+        draw = select_distant_pairs(
+            seconds, np.ones(3), vectors, PairSettings(pair_count=3), np.random.default_rng(seed)
+        )
         for a, b in draw.pairs:
             assert float(vectors[a] @ vectors[b]) <= 0.35
-        assert draw.pairs and not draw.fallback
+        assert draw.pairs
+        assert not draw.fallback
 
 
 def test_pairs_are_weighted_by_significance() -> None:
@@ -54,7 +58,9 @@ def test_pairs_are_weighted_by_significance() -> None:
     significance[7] = 1.0
     seen: Counter[int] = Counter()
     for seed in range(300):
-        draw = select_distant_pairs(seconds, significance, vectors, PairSettings(pair_count=1), np.random.default_rng(seed))
+        draw = select_distant_pairs(
+            seconds, significance, vectors, PairSettings(pair_count=1), np.random.default_rng(seed)
+        )
         seen.update(i for pair in draw.pairs for i in pair)
     others = [seen[i] for i in range(n) if i != 7]
     assert seen[7] > 5 * max(others)
@@ -78,9 +84,11 @@ def test_same_seed_same_pairs() -> None:
     sig = rng.uniform(0, 1, 500)
     first = select_distant_pairs(seconds, sig, vectors, PairSettings(), np.random.default_rng(9))
     second = select_distant_pairs(seconds, sig, vectors, PairSettings(), np.random.default_rng(9))
-    assert first == second and 3 == len(first.pairs)
+    assert first == second
+    assert 3 == len(first.pairs)
     for a, b in first.pairs:
-        assert float(vectors[a] @ vectors[b]) <= 0.35 and seconds[b] - seconds[a] >= 24 * 3600
+        assert float(vectors[a] @ vectors[b]) <= 0.35
+        assert seconds[b] - seconds[a] >= 24 * 3600
 
 
 def test_hashing_embedder_is_unit_length_and_tells_topics_apart() -> None:
@@ -96,7 +104,8 @@ def test_own_embeddings_are_used_when_every_episode_has_one() -> None:
     """Episodes that all carry embeddings of one size are used as given (normalised); otherwise the embedder runs."""
     eps = [Episode(tick=1, summary="a", embedding=(3.0, 4.0)), Episode(tick=2, summary="b", embedding=(0.0, 2.0))]
     m = embedding_matrix(eps, None)
-    assert m is not None and np.allclose(m, [[0.6, 0.8], [0.0, 1.0]])
+    assert m is not None
+    assert np.allclose(m, [[0.6, 0.8], [0.0, 1.0]])
     mixed = [eps[0], Episode(tick=3, summary="c")]
     assert embedding_matrix(mixed, None) is None
     assert (2, 256) == embedding_matrix(mixed, HashingEmbedder()).shape  # type: ignore[union-attr]

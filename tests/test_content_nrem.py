@@ -7,13 +7,32 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from oneiros import Episode, Outcome
-from oneiros.engines import EngineSettings, NremSettings, ReplayPick, batches, gain, need, select_replay, triage, utility
+from oneiros.engines import (
+    EngineSettings,
+    NremSettings,
+    ReplayPick,
+    batches,
+    gain,
+    need,
+    select_replay,
+    triage,
+    utility,
+)
 
 NOW = datetime(2026, 6, 30, tzinfo=UTC)
 
 
-def ep(tick: int, *, days_ago: float = 0, surprise: float = 0.0, pnl: float = 0.0, regime: str = "trending",
-       arousal: float = 0.0, priority: str = "normal", significance: float = 0.5) -> Episode:
+def ep(
+    tick: int,
+    *,
+    days_ago: float = 0,
+    surprise: float = 0.0,
+    pnl: float = 0.0,
+    regime: str = "trending",
+    arousal: float = 0.0,
+    priority: str = "normal",
+    significance: float = 0.5,
+) -> Episode:
     return Episode(
         tick=tick,
         summary=f"episode {tick}",
@@ -36,8 +55,12 @@ def test_utility_is_gain_times_need() -> None:
 def test_need_prefers_the_current_regime_and_recent_episodes() -> None:
     """Same regime beats another regime; a recent episode beats an old one."""
     e = ep(1, regime="ranging")
-    assert need(e, current_regime="ranging", age_days=0, half_life_days=30) > need(e, current_regime="trending", age_days=0, half_life_days=30)
-    assert need(e, current_regime="ranging", age_days=1, half_life_days=30) > need(e, current_regime="ranging", age_days=90, half_life_days=30)
+    assert need(e, current_regime="ranging", age_days=0, half_life_days=30) > need(
+        e, current_regime="trending", age_days=0, half_life_days=30
+    )
+    assert need(e, current_regime="ranging", age_days=1, half_life_days=30) > need(
+        e, current_regime="ranging", age_days=90, half_life_days=30
+    )
 
 
 def test_high_dream_priority_doubles_utility() -> None:
@@ -68,7 +91,9 @@ def test_diversity_slots_take_a_regime_the_oldest_third_and_high_arousal() -> No
     reasons = {p.episode.tick: p.reason for p in picks}
     assert 8 == sum(r == "utility" for r in reasons.values())
     assert {101: "arousal", 100: "oldest"} == {t: r for t, r in reasons.items() if r != "utility"}
-    wider = select_replay([*strong, calm_old, panicked, ranging, stale_regime], EngineSettings(batch_size=5, max_batches=3))
+    wider = select_replay(
+        [*strong, calm_old, panicked, ranging, stale_regime], EngineSettings(batch_size=5, max_batches=3)
+    )
     diverse = {p.episode.tick: p.reason for p in wider if p.reason != "utility"}
     assert {101: "arousal", 100: "oldest", 102: "regime"} == diverse
 

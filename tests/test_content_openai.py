@@ -3,6 +3,7 @@ a timeout, malformed output; and replay of its cycle makes no request."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -48,7 +49,7 @@ class _Server:
             def log_message(self, *_args: object) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append(body)
                 server.headers.append(dict(self.headers))
@@ -71,10 +72,8 @@ class _Server:
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
                     "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": max(1, len(text) // 4)},
                 }
-                try:
+                with contextlib.suppress(BrokenPipeError):
                     self._reply(json.dumps(payload).encode())
-                except BrokenPipeError:
-                    pass
 
             def _reply(self, raw: bytes) -> None:
                 self.send_response(200)
@@ -90,8 +89,13 @@ class _Server:
 
     def answer(self, prompt: str) -> str:
         task: Task = next((t for marker, t in _MARKERS if marker in prompt), "partial")
-        request = GenerationRequest(call_key=str(len(self.requests)), phase="rem", task=task, prompt=prompt,
-                                    fragments=tuple(line for line in prompt.splitlines() if line.startswith("- ")))
+        request = GenerationRequest(
+            call_key=str(len(self.requests)),
+            phase="rem",
+            task=task,
+            prompt=prompt,
+            fragments=tuple(line for line in prompt.splitlines() if line.startswith("- ")),
+        )
         return self.offline.generate(request).text
 
     def close(self) -> None:
@@ -107,19 +111,32 @@ def server() -> Iterator[_Server]:
 
 
 def _generator(server: _Server, **overrides: Any) -> OpenAIGenerator:
-    config = OpenAIConfig(base_url=server.url, models={"core": "m-core", "hardened": "m-hard"}, phase_models={"rem": "m-rem"},
-                          timeout_s=0.3, retries=1, backoff_s=0.0, **overrides)
+    config = OpenAIConfig(
+        base_url=server.url,
+        models={"core": "m-core", "hardened": "m-hard"},
+        phase_models={"rem": "m-rem"},
+        timeout_s=0.3,
+        retries=1,
+        backoff_s=0.0,
+        **overrides,
+    )
     return OpenAIGenerator(config, env={"OPENAI_API_KEY": "sk-test"}, sleep=lambda _s: None)
 
 
 def _request(task: Task = "pattern") -> GenerationRequest:
-    return GenerationRequest(call_key="c:nrem:0", phase="nrem", task=task, prompt='Episodes:\n- a\n- b\nReply with JSON only: {"pattern": "x"}')
+    return GenerationRequest(
+        call_key="c:nrem:0",
+        phase="nrem",
+        task=task,
+        prompt='Episodes:\n- a\n- b\nReply with JSON only: {"pattern": "x"}',
+    )
 
 
 def test_a_completion_is_parsed_with_usage_and_the_key_from_the_environment(server: _Server) -> None:
     """One request: the tier's model, the bearer key from the environment, the server's token usage."""
     generation = _generator(server).generate(_request())
-    assert "m-core" == server.requests[0]["model"] and "m-core" == generation.model
+    assert "m-core" == server.requests[0]["model"]
+    assert "m-core" == generation.model
     assert "Bearer sk-test" == server.headers[0]["Authorization"]
     assert json.loads(generation.text)["pattern"]
     assert len(server.requests[0]["messages"][-1]["content"]) // 4 == generation.tokens_in
@@ -133,7 +150,8 @@ def test_a_500_is_retried_with_backoff(server: _Server) -> None:
     )
     server.script = ["500"]
     generator.generate(_request())
-    assert 2 == len(server.requests) and [0.25] == waits
+    assert 2 == len(server.requests)
+    assert [0.25] == waits
 
 
 def test_a_timeout_after_every_retry_raises_generator_unavailable(server: _Server) -> None:
@@ -153,13 +171,18 @@ def test_a_response_that_is_not_json_is_retried_then_reported(server: _Server) -
 
 
 def _golems() -> Golems:
-    golems = Golems(open_store("memory://"), deps=Deps(clock=FixedClock(datetime(2026, 11, 3, tzinfo=UTC)), ids=SequentialIds(), seed=2))
+    golems = Golems(
+        open_store("memory://"),
+        deps=Deps(clock=FixedClock(datetime(2026, 11, 3, tzinfo=UTC)), ids=SequentialIds(), seed=2),
+    )
     golems.create("g")
     golems.record_episodes("g", load_episodes(sample_episodes_path()))
     return golems
 
 
-HARDENED = CycleSettings(budget=CycleBudget(tier="hardened", prices={}, cycle_usd=None, window_usd=None, month_usd=None))
+HARDENED = CycleSettings(
+    budget=CycleBudget(tier="hardened", prices={}, cycle_usd=None, window_usd=None, month_usd=None)
+)
 
 
 def test_a_cycle_over_http_records_every_call_and_replay_makes_no_request(server: _Server) -> None:
@@ -168,7 +191,8 @@ def test_a_cycle_over_http_records_every_call_and_replay_makes_no_request(server
     golems = _golems()
     generator = _generator(server)
     result = InProcessExecutor(golems, generator, settings=HARDENED).run_cycle("g")
-    assert result.complete is not None and result.interrupted is None
+    assert result.complete is not None
+    assert result.interrupted is None
     recorded = [r.event for r in golems.history("g") if isinstance(r.event, GenerationRecorded)]
     assert len(server.requests) == len(recorded) > 10
     assert {"m-rem"} == {g.model for g in recorded if g.phase == "rem"}
@@ -187,7 +211,8 @@ def test_timeouts_in_a_cycle_are_recorded_as_failed_calls_and_the_cycle_goes_on(
     server.script = ["slow", "slow"]
     result = InProcessExecutor(golems, _generator(server), settings=HARDENED).run_cycle("g")
     failed = [r.event for r in golems.history("g") if isinstance(r.event, GenerationFailed)]
-    assert 1 == len(failed) and "timed out after 0.3s" in failed[0].reason
+    assert 1 == len(failed)
+    assert "timed out after 0.3s" in failed[0].reason
     assert result.complete is not None
 
 
@@ -199,9 +224,11 @@ def test_malformed_output_is_retried_then_recorded_as_a_failed_step_and_never_st
     result = InProcessExecutor(golems, _generator(server), settings=HARDENED).run_cycle("g")
     events = [r.event for r in golems.history("g")]
     failures = [e for e in events if isinstance(e, StepFailed)]
-    assert failures and {"pattern"} == {f.task for f in failures}
+    assert failures
+    assert {"pattern"} == {f.task for f in failures}
     assert all(2 == len(f.call_keys) and f.call_keys[1].endswith("/retry1") for f in failures)
     assert "no JSON object in the output" == failures[0].reason
     assert not [e for e in events if isinstance(e, ReplayBatch)]
     assert not [e for e in events if isinstance(e, DreamStaged) and e.source == "ReplayBatch"]
-    assert result.complete is not None and 0 == result.complete.episodes_replayed
+    assert result.complete is not None
+    assert 0 == result.complete.episodes_replayed

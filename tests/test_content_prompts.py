@@ -21,14 +21,19 @@ def test_an_unknown_placeholder_is_refused_when_set() -> None:
     """A placeholder the task does not fill fails at configuration time with the allowed ones named."""
     with pytest.raises(InvalidPromptTemplate) as info:
         PromptSet(overrides={"threat": "Simulate $kind around $episode"})
-    assert "invalid prompt template for task 'threat': unknown placeholder $episode; this task fills $episodes, $kind" == str(info.value)
+    assert (
+        "invalid prompt template for task 'threat': unknown placeholder $episode; this task fills $episodes, $kind"
+        == str(info.value)
+    )
 
 
 def test_an_unknown_task_is_refused() -> None:
     """Overrides name real tasks only."""
     with pytest.raises(InvalidPromptTemplate) as info:
         PromptSet(overrides={"nightmare": "boo"})
-    assert str(info.value).startswith("invalid prompt template for task 'nightmare': no such task; tasks are pattern, hypothesis")
+    assert str(info.value).startswith(
+        "invalid prompt template for task 'nightmare': no such task; tasks are pattern, hypothesis"
+    )
 
 
 def test_overrides_load_from_toml(tmp_path: Path) -> None:
@@ -52,7 +57,11 @@ def test_the_dream_has_fragments_and_a_thread() -> None:
     """FRAGMENTS lines lose their bullets and are capped at six; THREAD is one sentence; either missing is malformed."""
     text = "FRAGMENTS:\n" + "\n".join(f"- fragment {i}" for i in range(8)) + "\nTHREAD: the tide pulls\n at thoughts"
     result = parse_dream("k", text)
-    assert (6, "fragment 0", "the tide pulls at thoughts") == (len(result.fragments), result.fragments[0], result.thread)
+    assert (6, "fragment 0", "the tide pulls at thoughts") == (
+        len(result.fragments),
+        result.fragments[0],
+        result.thread,
+    )
     with pytest.raises(MalformedOutput) as info:
         parse_dream("k", "FRAGMENTS:\n- only fragments")
     assert "malformed 'dream' output for 'k': no THREAD: section" == str(info.value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from oneiros.cli import _commands
+from oneiros.cli import _commands, _content
 
 __all__ = ["app", "main"]
 
@@ -16,6 +16,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 _commands.register(app)
+_content.register(app)
 
 
 def main() -> None:

@@ -47,5 +47,6 @@ __all__ = [
     "select_replay",
     "triage",
     "utility",
+    "wake_up_text",
     "waking_residue",
 ]

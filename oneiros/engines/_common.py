@@ -82,7 +82,11 @@ class Steps:
         keys: list[str] = []
         reason = ""
         for attempt in range(ctx.settings.malformed_retries + 1):
-            call = request if attempt == 0 else msgspec.structs.replace(request, call_key=f"{request.call_key}/retry{attempt}")
+            call = (
+                request
+                if attempt == 0
+                else msgspec.structs.replace(request, call_key=f"{request.call_key}/retry{attempt}")
+            )
             generation = ctx.generate(call)
             if generation is None:
                 break
@@ -92,12 +96,15 @@ class Steps:
             except MalformedOutput as exc:
                 reason = exc.reason
         if keys:
-            self.failures.append(StepFailed(cycle_id=ctx.cycle_id, phase=ctx.phase, task=task, call_keys=tuple(keys), reason=reason))
+            self.failures.append(
+                StepFailed(cycle_id=ctx.cycle_id, phase=ctx.phase, task=task, call_keys=tuple(keys), reason=reason)
+            )
         return None
 
 
 def json_parser(task: str, result: type[_R]) -> Callable[[str, str], _R]:
     """A parser for steps whose output is one JSON object of ``result``'s shape."""
+
     def parse(call_key: str, text: str) -> _R:
         return parse_json(call_key, task, text, result)
 

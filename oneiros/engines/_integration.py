@@ -41,7 +41,9 @@ from oneiros.memory import HashingEmbedder, make_embedder
 
 __all__ = ["Candidate", "classify", "integration", "polarity"]
 
-_NEGATION = re.compile(r"\b(not|no|never|fails?|failed|without|against|loses?|lost|worse|stop|avoid|don't|doesn't|won't)\b", re.I)
+_NEGATION = re.compile(
+    r"\b(not|no|never|fails?|failed|without|against|loses?|lost|worse|stop|avoid|don't|doesn't|won't)\b", re.I
+)
 
 
 def polarity(text: str) -> bool:
@@ -68,12 +70,36 @@ def _candidates(ctx: PhaseContext, outputs: Sequence[Event]) -> list[Candidate]:
     for event in outputs:
         name = type(event).type_name
         if isinstance(event, ReplayBatch):
-            out.append(Candidate(kind="novel_insight", content=event.pattern, confidence=settings.insight_confidence, source=name, ticks=event.episode_ticks))
+            out.append(
+                Candidate(
+                    kind="novel_insight",
+                    content=event.pattern,
+                    confidence=settings.insight_confidence,
+                    source=name,
+                    ticks=event.episode_ticks,
+                )
+            )
         elif isinstance(event, DreamInsight):
-            out.append(Candidate(kind="novel_insight", content=event.insight, confidence=event.confidence, source=name, ticks=event.source_episode_ticks))
+            out.append(
+                Candidate(
+                    kind="novel_insight",
+                    content=event.insight,
+                    confidence=event.confidence,
+                    source=name,
+                    ticks=event.source_episode_ticks,
+                )
+            )
         elif isinstance(event, DreamFragments):
             ticks = tuple(t for pair in event.pairs for t in pair)
-            out.append(Candidate(kind="novel_insight", content=event.thread, confidence=settings.integration.thread_confidence, source=name, ticks=ticks))
+            out.append(
+                Candidate(
+                    kind="novel_insight",
+                    content=event.thread,
+                    confidence=settings.integration.thread_confidence,
+                    source=name,
+                    ticks=ticks,
+                )
+            )
         elif isinstance(event, DreamHypothesis):
             hypotheses[event.hypothesis] = event.seed_episode_tick
         elif isinstance(event, DreamCounterfactual):
@@ -90,7 +116,14 @@ def _candidates(ctx: PhaseContext, outputs: Sequence[Event]) -> list[Candidate]:
             )
         elif isinstance(event, StrategyHypothesis):
             out.append(
-                Candidate(kind="strategy_hypothesis", content=event.hypothesis, confidence=event.confidence, source=name, ticks=event.seed_episode_ticks, detail=event.test)
+                Candidate(
+                    kind="strategy_hypothesis",
+                    content=event.hypothesis,
+                    confidence=event.confidence,
+                    source=name,
+                    ticks=event.seed_episode_ticks,
+                    detail=event.test,
+                )
             )
         elif isinstance(event, ThreatSimulated):
             out.append(
@@ -104,11 +137,15 @@ def _candidates(ctx: PhaseContext, outputs: Sequence[Event]) -> list[Candidate]:
                 )
             )
         elif isinstance(event, HypnagogicPrediction):
-            out.append(Candidate(kind="creative_prediction", content=event.fragment, confidence=event.confidence, source=name))
+            out.append(
+                Candidate(kind="creative_prediction", content=event.fragment, confidence=event.confidence, source=name)
+            )
     return out
 
 
-def classify(ctx: PhaseContext, candidates: Sequence[Candidate], prior: Sequence[DreamStaged]) -> list[tuple[Candidate, str | None]]:
+def classify(
+    ctx: PhaseContext, candidates: Sequence[Candidate], prior: Sequence[DreamStaged]
+) -> list[tuple[Candidate, str | None]]:
     """Each candidate, turned into a confirmed pattern or a flagged contradiction where it matches an
     earlier entry, with that entry's id. Contradictions are flagged, never resolved."""
     settings = ctx.settings.integration
@@ -124,13 +161,16 @@ def classify(ctx: PhaseContext, candidates: Sequence[Candidate], prior: Sequence
         best = int(np.argmax(similarity[index]))
         score = float(similarity[index, best])
         match = comparable[best]
-        related: str | None = None
+        kind: StagedKind = candidate.kind
         if candidate.kind in ("novel_insight", "strategy_hypothesis") and score >= settings.contradiction_similarity:
             if polarity(candidate.content) != polarity(match.content):
-                candidate, related = msgspec.structs.replace(candidate, kind="contradiction"), match.entry_id
+                kind = "contradiction"
             elif candidate.kind == "novel_insight" and score >= settings.match_similarity:
-                candidate, related = msgspec.structs.replace(candidate, kind="confirmed_pattern"), match.entry_id
-        out.append((candidate, related))
+                kind = "confirmed_pattern"
+        if kind == candidate.kind:
+            out.append((candidate, None))
+        else:
+            out.append((msgspec.structs.replace(candidate, kind=kind), match.entry_id))
     return out
 
 
@@ -142,9 +182,15 @@ def _criterion(candidate: Candidate, by_tick: dict[int, Episode], related: str |
     short = candidate.content if len(candidate.content) <= 120 else candidate.content[:117] + "..."
     kind = candidate.kind
     if kind == "contradiction":
-        return f"Review against entry {related}: both cannot hold; decide by live outcomes or an explicit review, never automatically."
+        return (
+            f"Review against entry {related}: both cannot hold; "
+            "decide by live outcomes or an explicit review, never automatically."
+        )
     if kind == "threat":
-        return f"Confirm when {where} shows the early signs of a {candidate.detail} and the rehearsed response limits the loss."
+        return (
+            f"Confirm when {where} shows the early signs of a {candidate.detail} "
+            "and the rehearsed response limits the loss."
+        )
     if kind == "strategy_hypothesis":
         return f"Confirm when {where} passes the test: {candidate.detail or short}; refute when it fails it."
     if kind == "playbook_revision":
@@ -163,7 +209,9 @@ def _themes(steps: Steps) -> list[Event]:
     for batch in (o for o in ctx.cycle_outputs if isinstance(o, ReplayBatch) and o.direction == "forward"):
         for tag in sorted({tag for t in batch.episode_ticks if t in by_tick for tag in by_tick[t].tags}):
             seen_in[tag] += 1
-            ticks_for.setdefault(tag, set()).update(t for t in batch.episode_ticks if t in by_tick and tag in by_tick[t].tags)
+            ticks_for.setdefault(tag, set()).update(
+                t for t in batch.episode_ticks if t in by_tick and tag in by_tick[t].tags
+            )
     settings = ctx.settings.integration
     parse = json_parser("insight", InsightResult)
     out: list[Event] = []
@@ -182,7 +230,14 @@ def _themes(steps: Steps) -> list[Event]:
             episodes=episode_lines([by_tick[t] for t in ticks]),
         )
         if result is not None:
-            out.append(DreamInsight(cycle_id=ctx.cycle_id, insight=f"[{tag}] {result.insight}", source_episode_ticks=ticks, confidence=ctx.settings.insight_confidence))
+            out.append(
+                DreamInsight(
+                    cycle_id=ctx.cycle_id,
+                    insight=f"[{tag}] {result.insight}",
+                    source_episode_ticks=ticks,
+                    confidence=ctx.settings.insight_confidence,
+                )
+            )
     return out
 
 
@@ -192,7 +247,9 @@ def integration(ctx: PhaseContext) -> list[Event]:
     prior = [e for e in ctx.prior_outputs if isinstance(e, DreamStaged)]
     by_tick = {e.tick: e for e in ctx.episodes}
     staged: list[DreamStaged] = []
-    for index, (candidate, related) in enumerate(classify(ctx, _candidates(ctx, [*ctx.cycle_outputs, *outputs]), prior)):
+    for index, (candidate, related) in enumerate(
+        classify(ctx, _candidates(ctx, [*ctx.cycle_outputs, *outputs]), prior)
+    ):
         entry = DreamStaged(
             cycle_id=ctx.cycle_id,
             entry_id=f"{ctx.cycle_id}:{index + 1:03d}",
@@ -208,7 +265,14 @@ def integration(ctx: PhaseContext) -> list[Event]:
         staged.append(entry)
         # A novel insight from replay or the dream thread crystallizes here; theme insights already did.
         if entry.kind == "novel_insight" and candidate.source != DreamInsight.type_name:
-            outputs.append(DreamInsight(cycle_id=ctx.cycle_id, insight=entry.content, source_episode_ticks=entry.source_episode_ticks, confidence=entry.confidence))
+            outputs.append(
+                DreamInsight(
+                    cycle_id=ctx.cycle_id,
+                    insight=entry.content,
+                    source_episode_ticks=entry.source_episode_ticks,
+                    confidence=entry.confidence,
+                )
+            )
     outputs.extend(staged)
     quality = _quality(ctx, staged)
     outputs.append(quality)
@@ -229,7 +293,9 @@ def _journal(ctx: PhaseContext, staged: Sequence[DreamStaged], quality: float) -
         phase1_summary=NremSummary(
             episodes_replayed=len(replayed),
             patterns_found=tuple(e.pattern for e in outputs if isinstance(e, ReplayBatch) and e.direction == "forward"),
-            triage_decisions=TriageCounts(preserve=triage["preserve"], abstract=triage["abstract"], forget=triage["forget"]),
+            triage_decisions=TriageCounts(
+                preserve=triage["preserve"], abstract=triage["abstract"], forget=triage["forget"]
+            ),
             credit_assignments=sum(isinstance(e, CreditAssigned) for e in outputs),
         ),
         phase2_summary=RemSummary(
@@ -263,13 +329,21 @@ def _quality(ctx: PhaseContext, staged: Sequence[DreamStaged]) -> DreamQualityAs
     if hypotheses:
         embedder = HashingEmbedder()
         texts = [h.hypothesis for h in hypotheses]
-        seeds = [" ".join(by_tick[t].summary for t in h.seed_episode_ticks if t in by_tick) or h.hypothesis for h in hypotheses]
+        seeds = [
+            " ".join(by_tick[t].summary for t in h.seed_episode_ticks if t in by_tick) or h.hypothesis
+            for h in hypotheses
+        ]
         a, b = embedder.embed(texts), embedder.embed(seeds)
         creative = float(np.clip(1.0 - np.mean(np.sum(a * b, axis=1)), 0.0, 1.0))
     threats = [e for e in ctx.cycle_outputs if isinstance(e, ThreatSimulated)]
-    grounded = [any(t in by_tick and (by_tick[t].outcome.pnl < 0 or by_tick[t].arousal >= 0.5) for t in e.seed_episode_ticks) for e in threats]
+    grounded = [
+        any(t in by_tick and (by_tick[t].outcome.pnl < 0 or by_tick[t].arousal >= 0.5) for t in e.seed_episode_ticks)
+        for e in threats
+    ]
     plausibility = sum(grounded) / len(grounded) if grounded else 0.0
-    parts = [v for v, present in ((replay_novelty, patterns), (creative, hypotheses), (plausibility, threats)) if present]
+    parts = [
+        v for v, present in ((replay_novelty, patterns), (creative, hypotheses), (plausibility, threats)) if present
+    ]
     score = sum(parts) / len(parts) if parts else 0.0
     return DreamQualityAssessed(
         cycle_id=ctx.cycle_id,

@@ -68,15 +68,21 @@ def select_replay(episodes: Sequence[Episode], settings: EngineSettings) -> list
         e.tick: utility(
             e,
             settings.high_priority_boost,
-            need(e, current_regime=current, age_days=(now - episode_time(e)).total_seconds() / _DAY,
-                 half_life_days=nrem.recency_half_life_days),
+            need(
+                e,
+                current_regime=current,
+                age_days=(now - episode_time(e)).total_seconds() / _DAY,
+                half_life_days=nrem.recency_half_life_days,
+            ),
             nrem.pnl_scale,
         )
         for e in episodes
     }
     slots = settings.batch_size * settings.max_batches
     diversity_slots = math.ceil(slots * nrem.diversity_share)
-    ranked = sorted((e for e in episodes if scores[e.tick] > settings.min_utility), key=lambda e: (-scores[e.tick], e.tick))
+    ranked = sorted(
+        (e for e in episodes if scores[e.tick] > settings.min_utility), key=lambda e: (-scores[e.tick], e.tick)
+    )
     picks = [ReplayPick(episode=e, utility=scores[e.tick], reason="utility") for e in ranked[: slots - diversity_slots]]
     chosen = {p.episode.tick for p in picks}
 
@@ -148,33 +154,65 @@ def _replay(steps: Steps, index: int, batch: list[ReplayPick], draw: float, stre
         if steps.stopped:
             return None
         return steps.ask(
-            f"{index}:{key}", task, parse, temperature=settings.nrem.temperature, max_tokens=settings.nrem.max_tokens, inputs=inputs, **values
+            f"{index}:{key}",
+            task,
+            parse,
+            temperature=settings.nrem.temperature,
+            max_tokens=settings.nrem.max_tokens,
+            inputs=inputs,
+            **values,
         )
 
     forward = ask("forward", "pattern", episodes=episode_lines(episodes))
     if forward is None:
         return []
     ticks = tuple(e.tick for e in episodes)
-    out: list[Event] = [ReplayBatch(cycle_id=ctx.cycle_id, episode_ticks=ticks, pattern=forward.pattern, direction="forward")]
+    out: list[Event] = [
+        ReplayBatch(cycle_id=ctx.cycle_id, episode_ticks=ticks, pattern=forward.pattern, direction="forward")
+    ]
     # Reverse replay propagates reward backward, so it runs where outcomes are known.
     known = sorted((e for e in episodes if e.outcome.pnl), key=lambda e: (-abs(e.outcome.pnl), e.tick))
     reverse = ask("reverse", "reverse", episodes=episode_lines(known)) if known else None
     if reverse is not None:
-        out.append(ReplayBatch(cycle_id=ctx.cycle_id, episode_ticks=tuple(sorted(e.tick for e in known)), pattern=reverse.pattern, direction="reverse"))
+        out.append(
+            ReplayBatch(
+                cycle_id=ctx.cycle_id,
+                episode_ticks=tuple(sorted(e.tick for e in known)),
+                pattern=reverse.pattern,
+                direction="reverse",
+            )
+        )
         out.extend(_credit_chain(ctx.cycle_id, e) for e in known)
     perturbations = settings.nrem.perturbations
     if perturbations and draw < settings.nrem.perturbation_rate:
-        perturbation = perturbations[int(draw / settings.nrem.perturbation_rate * len(perturbations)) % len(perturbations)]
+        perturbation = perturbations[
+            int(draw / settings.nrem.perturbation_rate * len(perturbations)) % len(perturbations)
+        ]
         perturbed = ask("perturbed", "perturbed", episodes=episode_lines(episodes), perturbation=perturbation)
         if perturbed is not None:
-            out.append(ReplayBatch(cycle_id=ctx.cycle_id, episode_ticks=ticks, pattern=f"[{perturbation}] {perturbed.pattern}", direction="perturbed"))
+            out.append(
+                ReplayBatch(
+                    cycle_id=ctx.cycle_id,
+                    episode_ticks=ticks,
+                    pattern=f"[{perturbation}] {perturbed.pattern}",
+                    direction="perturbed",
+                )
+            )
     delta = settings.nrem.strength_delta
     for pick in batch:
         tick = pick.episode.tick
         strength[tick] = strength.get(tick, 0.0) + delta
         decision, reason = triage(pick, settings)
         out.append(ReplayStrengthened(cycle_id=ctx.cycle_id, episode_tick=tick, delta=delta, strength=strength[tick]))
-        out.append(EpisodeTriaged(cycle_id=ctx.cycle_id, episode_tick=tick, decision=decision, utility=round(pick.utility, 6), reason=reason))
+        out.append(
+            EpisodeTriaged(
+                cycle_id=ctx.cycle_id,
+                episode_tick=tick,
+                decision=decision,
+                utility=round(pick.utility, 6),
+                reason=reason,
+            )
+        )
     return out
 
 

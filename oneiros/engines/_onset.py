@@ -27,7 +27,9 @@ def onset(ctx: PhaseContext) -> list[Event]:
     residue, theme = waking_residue(list(ctx.episodes), settings.residue_episodes)
     if not residue:
         return []
-    outputs: list[Event] = [WakingResidue(cycle_id=ctx.cycle_id, episode_ticks=tuple(e.tick for e in residue), theme=theme)]
+    outputs: list[Event] = [
+        WakingResidue(cycle_id=ctx.cycle_id, episode_ticks=tuple(e.tick for e in residue), theme=theme)
+    ]
     steps = Steps(ctx)
     lines = episode_lines(residue)
     partials: list[str] = []

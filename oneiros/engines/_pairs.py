@@ -76,7 +76,11 @@ def select_distant_pairs(
         if anchor is None:
             break
         partners = free & (np.abs(seconds - seconds[anchor]) >= gap)
-        partner = _partner(anchor, partners, weights, vectors, settings, rng) if partners.any() else None
+        partner = (
+            _partner(anchor, partners=partners, weights=weights, vectors=vectors, settings=settings, rng=rng)
+            if partners.any()
+            else None
+        )
         if partner is None:
             anchors[anchor] = False  # no memory is far enough from this one; never try it again
             continue
@@ -89,6 +93,7 @@ def select_distant_pairs(
 
 def _partner(
     anchor: int,
+    *,
     partners: npt.NDArray[np.bool_],
     weights: FloatArray,
     vectors: npt.NDArray[np.float32] | None,

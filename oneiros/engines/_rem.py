@@ -64,7 +64,9 @@ def rem(ctx: PhaseContext) -> list[Event]:
 def _counterfactuals(steps: Steps, replayed: list[Episode]) -> list[Event]:
     ctx, settings = steps.ctx, steps.ctx.settings
     depth = settings.rem.counterfactual_depth
-    seeds = sorted(replayed, key=lambda e: (-(abs(e.outcome.pnl) + e.arousal), e.tick))[: settings.rem.counterfactual_seeds]
+    seeds = sorted(replayed, key=lambda e: (-(abs(e.outcome.pnl) + e.arousal), e.tick))[
+        : settings.rem.counterfactual_seeds
+    ]
     parse = json_parser("counterfactual", CounterfactualResult)
     out: list[Event] = []
     for seed in seeds:
@@ -77,14 +79,16 @@ def _counterfactuals(steps: Steps, replayed: list[Episode]) -> list[Event]:
                 parse,
                 temperature=settings.exploration_temperature,
                 max_tokens=settings.rem.max_tokens,
-                inputs=(seed.summary, *seed.tags),
+                inputs=(seed.summary,),
                 episode=episode_line(seed),
                 branch=branch,
                 depth=depth,
             )
             if result is None:
                 continue
-            out.append(DreamHypothesis(cycle_id=ctx.cycle_id, hypothesis=result.hypothesis, seed_episode_tick=seed.tick))
+            out.append(
+                DreamHypothesis(cycle_id=ctx.cycle_id, hypothesis=result.hypothesis, seed_episode_tick=seed.tick)
+            )
             out.append(
                 DreamCounterfactual(
                     cycle_id=ctx.cycle_id,
@@ -175,7 +179,9 @@ def _threats(steps: Steps, replayed: list[Episode]) -> list[Event]:
 
 def _depotentiate(steps: Steps, replayed: list[Episode]) -> list[Event]:
     ctx, rem_settings = steps.ctx, steps.ctx.settings.rem
-    charged = sorted((e for e in replayed if e.arousal >= rem_settings.depotentiation_threshold), key=lambda e: (-e.arousal, e.tick))
+    charged = sorted(
+        (e for e in replayed if e.arousal >= rem_settings.depotentiation_threshold), key=lambda e: (-e.arousal, e.tick)
+    )
     parse = json_parser("depotentiate", DepotentiationResult)
     out: list[Event] = []
     for episode in charged:
@@ -192,7 +198,9 @@ def _depotentiate(steps: Steps, replayed: list[Episode]) -> list[Event]:
         )
         if result is None:
             continue
-        reduction = steps.rng("depotentiate", str(episode.tick)).uniform(rem_settings.depotentiation_min, rem_settings.depotentiation_max)
+        reduction = steps.rng("depotentiate", str(episode.tick)).uniform(
+            rem_settings.depotentiation_min, rem_settings.depotentiation_max
+        )
         out.append(
             EpisodeDepotentiated(
                 cycle_id=ctx.cycle_id,
@@ -214,7 +222,9 @@ def _dream(steps: Steps) -> list[Event]:
     vectors = embedding_matrix(episodes, make_embedder(ctx.settings.embedder))
     significance = np.fromiter((e.significance for e in episodes), dtype=np.float64, count=len(episodes))
     seed = steps.rng("pairs").getrandbits(64)
-    draw = select_distant_pairs(episode_seconds(episodes), significance, vectors, rem_settings.pairs, np.random.default_rng(seed))
+    draw = select_distant_pairs(
+        episode_seconds(episodes), significance, vectors, rem_settings.pairs, np.random.default_rng(seed)
+    )
     if not draw.pairs:
         return []
     pairs = [(episodes[a], episodes[b]) for a, b in draw.pairs]

@@ -33,7 +33,13 @@ def dream_report(cycle_id: str, outputs: Sequence[Event]) -> DreamReport:
     """The report of a cycle from its outputs; a cycle that never reached integration reports an
     empty journal."""
     journals = [e.journal for e in outputs if isinstance(e, DreamJournalEntry)]
-    journal = journals[-1] if journals else DreamJournal(phase1_summary=NremSummary(), phase2_summary=RemSummary(), phase3_summary=IntegrationSummary())
+    journal = (
+        journals[-1]
+        if journals
+        else DreamJournal(
+            phase1_summary=NremSummary(), phase2_summary=RemSummary(), phase3_summary=IntegrationSummary()
+        )
+    )
     staged = [e for e in outputs if isinstance(e, DreamStaged)]
     forgotten = {e.episode_tick: e.decision for e in outputs if isinstance(e, EpisodeTriaged)}
     return DreamReport(
@@ -54,16 +60,20 @@ def dream_report(cycle_id: str, outputs: Sequence[Event]) -> DreamReport:
 def wake_up_text(report: DreamReport, outputs: Sequence[Event]) -> tuple[str, tuple[str, ...]]:
     """A few plain sentences and the highlights: what the agent should know it dreamed."""
     j = report.journal
+    triage = j.phase1_summary.triage_decisions
     lines = [
         f"While dreaming I replayed {j.phase1_summary.episodes_replayed} episodes "
-        f"(preserve {j.phase1_summary.triage_decisions.preserve}, abstract {j.phase1_summary.triage_decisions.abstract}, "
-        f"forget {j.phase1_summary.triage_decisions.forget}) and imagined {j.phase2_summary.counterfactuals_generated} counterfactuals.",
+        f"(preserve {triage.preserve}, abstract {triage.abstract}, forget {triage.forget}) "
+        f"and imagined {j.phase2_summary.counterfactuals_generated} counterfactuals.",
         f"{len(report.staging_writes)} outputs wait in staging as hypotheses, not facts; "
         f"{len(j.phase3_summary.contradictions_flagged)} contradictions are flagged for review.",
     ]
     suppressed = [e for e in outputs if isinstance(e, DreamSuppressed)]
     if suppressed:
-        lines.append(f"The dream was suppressed: credit at {suppressed[0].credit_fraction:.0%}, under the {suppressed[0].floor:.0%} floor.")
+        lines.append(
+            f"The dream was suppressed: credit at {suppressed[0].credit_fraction:.0%}, "
+            f"under the {suppressed[0].floor:.0%} floor."
+        )
     for e in outputs:
         if isinstance(e, BudgetExhausted):
             lines.append(f"The {e.phase} phase ended early: its {e.cap} budget was spent.")

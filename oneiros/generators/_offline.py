@@ -15,8 +15,55 @@ __all__ = ["OfflineGenerator", "keywords"]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]+")
 _STOP = frozenset(
-    "a after ahead an and are as at be before both but by during for from had has have in into is it its kept of on or "
-    "same so that the then this to two was were while with within what would which when one per".split()
+    [
+        "a",
+        "after",
+        "ahead",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "before",
+        "both",
+        "but",
+        "by",
+        "during",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "kept",
+        "of",
+        "on",
+        "or",
+        "same",
+        "so",
+        "that",
+        "the",
+        "then",
+        "this",
+        "to",
+        "two",
+        "was",
+        "were",
+        "while",
+        "with",
+        "within",
+        "what",
+        "would",
+        "which",
+        "when",
+        "one",
+        "per",
+    ]
 )
 
 
@@ -56,7 +103,7 @@ class _Draft:
 def _partial(d: _Draft) -> str:
     image = d.rng.choice(["a tide", "a staircase", "a ledger", "a flock", "a slow fuse"])
     words = keywords(" ".join(d.fragments), 12) or [d.focus, d.other, d.third]
-    a, b, c = (d.rng.sample(words, 3) if len(words) >= 3 else [d.focus, d.other, d.third])
+    a, b, c = d.rng.sample(words, 3) if len(words) >= 3 else [d.focus, d.other, d.third]
     return f"{a} becomes {image}, {b} folding into {c} as if"
 
 
@@ -110,12 +157,20 @@ def _threat(d: _Draft) -> str:
 
 
 def _depotentiate(d: _Draft) -> str:
-    return _json(happened=d.a, felt=f"the {d.focus} felt bigger than it was", lesson=f"{d.focus} moves of this size recur")
+    return _json(
+        happened=d.a, felt=f"the {d.focus} felt bigger than it was", lesson=f"{d.focus} moves of this size recur"
+    )
 
 
 def _dream(d: _Draft) -> str:
-    images = ["water through invisible channels", "a door that opens onto the same room", "a clock with soft hands",
-              "a market of silent birds", "stairs that descend upward", "a tide pulling at a ledger"]
+    images = [
+        "water through invisible channels",
+        "a door that opens onto the same room",
+        "a clock with soft hands",
+        "a market of silent birds",
+        "stairs that descend upward",
+        "a tide pulling at a ledger",
+    ]
     d.rng.shuffle(images)
     count = d.rng.randint(3, 6)
     lines = []

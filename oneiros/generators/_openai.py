@@ -109,7 +109,7 @@ class OpenAIGenerator:
             if exc.code == 429 or exc.code >= 500:
                 raise _Retryable(message) from None
             raise _Fatal(message) from None
-        except (TimeoutError, socket.timeout) as exc:
+        except TimeoutError as exc:
             raise _Retryable(f"timed out after {self.config.timeout_s}s") from exc
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, TimeoutError | socket.timeout):
@@ -135,7 +135,9 @@ def _generation(payload: Any, model: str, request: GenerationRequest, attempts: 
         if not isinstance(text, str):
             raise TypeError("content is not a string")
     except (KeyError, IndexError, TypeError) as exc:
-        raise GeneratorUnavailable(request.call_key, model, attempts, f"no completion in the response ({exc})") from None
+        raise GeneratorUnavailable(
+            request.call_key, model, attempts, f"no completion in the response ({exc})"
+        ) from None
     usage = payload.get("usage") or {}
     tokens_in = int(usage.get("prompt_tokens") or max(1, len(request.system + request.prompt) // 4))
     tokens_out = int(usage.get("completion_tokens") or max(1, len(text) // 4))

@@ -102,9 +102,7 @@ def parse_dream(call_key: str, text: str, *, most: int = 6) -> DreamResult:
     _, fsep, body = head.partition("FRAGMENTS:")
     if not fsep:
         raise MalformedOutput(call_key, "dream", "no FRAGMENTS: section")
-    fragments = tuple(
-        line for line in (_BULLET.sub("", raw).strip() for raw in body.splitlines()) if line
-    )[:most]
+    fragments = tuple(line for line in (_BULLET.sub("", raw).strip() for raw in body.splitlines()) if line)[:most]
     thread = " ".join(tail.split())
     if not fragments:
         raise MalformedOutput(call_key, "dream", "FRAGMENTS: is empty")

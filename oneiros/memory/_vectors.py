@@ -8,10 +8,12 @@ selection needs to tell related memories from unrelated ones.
 
 from __future__ import annotations
 
+import importlib
 import re
 import zlib
 from collections.abc import Sequence
-from typing import Protocol
+from itertools import pairwise
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -19,7 +21,14 @@ import numpy.typing as npt
 from oneiros._errors import ConfigError
 from oneiros.events import Episode
 
-__all__ = ["Embedder", "HashingEmbedder", "SentenceTransformerEmbedder", "embedding_matrix", "episode_text", "make_embedder"]
+__all__ = [
+    "Embedder",
+    "HashingEmbedder",
+    "SentenceTransformerEmbedder",
+    "embedding_matrix",
+    "episode_text",
+    "make_embedder",
+]
 
 Matrix = npt.NDArray[np.float32]
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
@@ -39,7 +48,8 @@ def episode_text(episode: Episode) -> str:
 def _normalise(matrix: Matrix) -> Matrix:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (matrix / norms).astype(np.float32, copy=False)
+    out: Matrix = (matrix / norms).astype(np.float32, copy=False)
+    return out
 
 
 class HashingEmbedder:
@@ -57,13 +67,17 @@ class HashingEmbedder:
         dims = self.dimensions
         for row, text in enumerate(texts):
             words = _WORD.findall(text.lower())
-            for feature in (*words, *(f"{a} {b}" for a, b in zip(words, words[1:], strict=False))):
+            for feature in (*words, *(f"{a} {b}" for a, b in pairwise(words))):
                 h = zlib.crc32(feature.encode())
                 rows.append(row)
                 cols.append(h % dims)
                 vals.append(1.0 if h & 0x80000000 else -1.0)
         matrix = np.zeros((len(texts), dims), dtype=np.float32)
-        np.add.at(matrix, (np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)), np.asarray(vals, dtype=np.float32))
+        np.add.at(
+            matrix,
+            (np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)),
+            np.asarray(vals, dtype=np.float32),
+        )
         return _normalise(matrix)
 
 
@@ -72,18 +86,19 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, model_name: str = "all-MiniLM-L6-v2") -> None:
         self.model_name = model_name
-        self._model: object | None = None
+        self._model: Any = None
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         if self._model is None:
             try:
-                from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
+                module = importlib.import_module("sentence_transformers")
             except ImportError:
                 raise ConfigError(
-                    "sentence-transformers is not installed; install oneiros[embeddings] or use the built-in HashingEmbedder"
+                    "sentence-transformers is not installed; "
+                    "install oneiros[embeddings] or use the built-in HashingEmbedder"
                 ) from None
-            self._model = SentenceTransformer(self.model_name)
-        encoded = self._model.encode(list(texts), normalize_embeddings=True)  # type: ignore[attr-defined]
+            self._model = module.SentenceTransformer(self.model_name)
+        encoded = self._model.encode(list(texts), normalize_embeddings=True)
         return np.asarray(encoded, dtype=np.float32)
 
 

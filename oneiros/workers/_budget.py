@@ -45,7 +45,13 @@ __all__ = [
 PHASE_SHARES: Final[dict[BehavioralPhase, dict[DreamPhaseName, float]]] = {
     "thriving": {"hypnagogic_onset": 0.10, "nrem": 0.34, "rem": 0.30, "integration": 0.21, "hypnopompic_return": 0.05},
     "stable": {"hypnagogic_onset": 0.10, "nrem": 0.30, "rem": 0.30, "integration": 0.25, "hypnopompic_return": 0.05},
-    "conservation": {"hypnagogic_onset": 0.10, "nrem": 0.25, "rem": 0.20, "integration": 0.40, "hypnopompic_return": 0.05},
+    "conservation": {
+        "hypnagogic_onset": 0.10,
+        "nrem": 0.25,
+        "rem": 0.20,
+        "integration": 0.40,
+        "hypnopompic_return": 0.05,
+    },
     "declining": {"hypnagogic_onset": 0.10, "nrem": 0.20, "rem": 0.16, "integration": 0.49, "hypnopompic_return": 0.05},
     "terminal": {"hypnagogic_onset": 0.10, "nrem": 0.16, "rem": 0.12, "integration": 0.57, "hypnopompic_return": 0.05},
 }
@@ -131,10 +137,8 @@ def worst_case_tokens(request: GenerationRequest, overhead: int, generator: obje
     ``max_tokens_in``, else a token per prompt byte (a byte-level tokenizer never makes more) plus
     ``overhead``; out, the ``max_tokens`` the server stops at."""
     count = getattr(generator, "max_tokens_in", None)
-    if callable(count):
-        tokens_in = int(count(request))
-    else:
-        tokens_in = len((request.system + request.prompt).encode()) + overhead
+    prompt_bytes = len((request.system + request.prompt).encode())
+    tokens_in = int(count(request)) if callable(count) else prompt_bytes + overhead
     return tokens_in, max(0, request.max_tokens)
 
 
@@ -170,21 +174,43 @@ class Ledger:
     def apply(self, record: Recorded) -> None:
         event = record.event
         if isinstance(event, BudgetReserved):
-            self.reserve(event.call_key, record.meta.time, event.cycle_id, event.phase, event.tokens, event.cost_usd)
+            self.reserve(
+                event.call_key,
+                time=record.meta.time,
+                cycle_id=event.cycle_id,
+                phase=event.phase,
+                tokens=event.tokens,
+                usd=event.cost_usd,
+            )
         elif isinstance(event, GenerationRecorded | GenerationFailed):
-            self.settle(event.call_key, record.meta.time, event.cycle_id, event.phase, event.tokens_in + event.tokens_out, event.cost_usd)
+            self.settle(
+                event.call_key,
+                time=record.meta.time,
+                cycle_id=event.cycle_id,
+                phase=event.phase,
+                tokens=event.tokens_in + event.tokens_out,
+                usd=event.cost_usd,
+            )
 
-    def reserve(self, call_key: str, time: datetime, cycle_id: str, phase: DreamPhaseName, tokens: int, usd: float) -> None:
+    def reserve(
+        self, call_key: str, *, time: datetime, cycle_id: str, phase: DreamPhaseName, tokens: int, usd: float
+    ) -> None:
         held = self._entries.get(call_key)
         if held is not None and not held.settled:
             self._orphans.append(held)
-        self._entries[call_key] = _Entry(time=time, cycle_id=cycle_id, phase=phase, tokens=tokens, usd=usd, settled=False)
+        self._entries[call_key] = _Entry(
+            time=time, cycle_id=cycle_id, phase=phase, tokens=tokens, usd=usd, settled=False
+        )
 
-    def settle(self, call_key: str, time: datetime, cycle_id: str, phase: DreamPhaseName, tokens: int, usd: float) -> None:
+    def settle(
+        self, call_key: str, *, time: datetime, cycle_id: str, phase: DreamPhaseName, tokens: int, usd: float
+    ) -> None:
         """What the call really cost, counted at the time it was reserved."""
         held = self._entries.get(call_key)
         when = held.time if held is not None and not held.settled else time
-        self._entries[call_key] = _Entry(time=when, cycle_id=cycle_id, phase=phase, tokens=tokens, usd=usd, settled=True)
+        self._entries[call_key] = _Entry(
+            time=when, cycle_id=cycle_id, phase=phase, tokens=tokens, usd=usd, settled=True
+        )
 
     def spent(
         self,

@@ -75,7 +75,9 @@ class MeteredGenerator:
         if isinstance(old, GenerationFailed):
             return None
         self.spent += old.tokens_in + old.tokens_out
-        return Generation(text=old.text, model=old.model, tokens_in=old.tokens_in, tokens_out=old.tokens_out, cost_usd=old.cost_usd)
+        return Generation(
+            text=old.text, model=old.model, tokens_in=old.tokens_in, tokens_out=old.tokens_out, cost_usd=old.cost_usd
+        )
 
     def _call(self, request: GenerationRequest) -> GenerationRecorded | GenerationFailed | None:
         model = model_of(self.generator, request)
@@ -101,18 +103,39 @@ class MeteredGenerator:
             )
             return None
         held_at = self._append(
-            [BudgetReserved(cycle_id=self.cycle_id, phase=self.phase, call_key=request.call_key, model=model, tokens=tokens_in + tokens_out, cost_usd=worst_usd)]
+            [
+                BudgetReserved(
+                    cycle_id=self.cycle_id,
+                    phase=self.phase,
+                    call_key=request.call_key,
+                    model=model,
+                    tokens=tokens_in + tokens_out,
+                    cost_usd=worst_usd,
+                )
+            ]
         )
-        self.ledger.reserve(request.call_key, held_at, self.cycle_id, self.phase, tokens_in + tokens_out, worst_usd)
+        self.ledger.reserve(
+            request.call_key,
+            time=held_at,
+            cycle_id=self.cycle_id,
+            phase=self.phase,
+            tokens=tokens_in + tokens_out,
+            usd=worst_usd,
+        )
         self.calls += 1
         settled: GenerationRecorded | GenerationFailed
         try:
             generation = self.generator.generate(request)
         except GenerationError as exc:
-            settled = GenerationFailed(cycle_id=self.cycle_id, phase=self.phase, call_key=request.call_key, model=model, reason=str(exc))
+            settled = GenerationFailed(
+                cycle_id=self.cycle_id, phase=self.phase, call_key=request.call_key, model=model, reason=str(exc)
+            )
         else:
             # What the provider reports is what was spent; a byte-level worst case bounds it.
-            cost = max(generation.cost_usd, self.budget.price(generation.model).cost(generation.tokens_in, generation.tokens_out))
+            cost = max(
+                generation.cost_usd,
+                self.budget.price(generation.model).cost(generation.tokens_in, generation.tokens_out),
+            )
             settled = GenerationRecorded(
                 cycle_id=self.cycle_id,
                 phase=request.phase,
@@ -127,6 +150,8 @@ class MeteredGenerator:
                 cost_usd=cost,
             )
         self._append([settled])
-        self.ledger.settle(request.call_key, held_at, self.cycle_id, self.phase, settled.tokens_in + settled.tokens_out, settled.cost_usd)
+        self.ledger.settle(
+            request.call_key, **where, tokens=settled.tokens_in + settled.tokens_out, usd=settled.cost_usd
+        )
         self.recorded[request.call_key] = settled
         return settled

@@ -90,7 +90,7 @@ def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> _CycleView:
     return view
 
 
-def run_phase(
+def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) reads best positionally
     golems: Golems, golem_id: str, cycle_id: str, phase: DreamPhaseName, generator: Generator, settings: CycleSettings
 ) -> PhaseOutcome:
     """Run ``phase`` of ``cycle_id`` if the golem is in it; otherwise report that it already ran."""
@@ -147,7 +147,8 @@ def run_phase(
     outputs: list[Event]
     if suppress_now:
         assert credit is not None
-        outputs = [DreamSuppressed(cycle_id=cycle_id, credit_fraction=max(0.0, min(1.0, credit)), floor=budget.credit_floor)]
+        fraction = max(0.0, min(1.0, credit))
+        outputs = [DreamSuppressed(cycle_id=cycle_id, credit_fraction=fraction, floor=budget.credit_floor)]
     elif suppressed and phase != "hypnopompic_return":
         outputs = []  # a suppressed dream makes nothing, but still wakes with a report
     else:
