@@ -151,7 +151,12 @@ class MeteredGenerator:
             )
         self._append([settled])
         self.ledger.settle(
-            request.call_key, **where, tokens=settled.tokens_in + settled.tokens_out, usd=settled.cost_usd
+            request.call_key,
+            time=held_at,
+            cycle_id=self.cycle_id,
+            phase=self.phase,
+            tokens=settled.tokens_in + settled.tokens_out,
+            usd=settled.cost_usd,
         )
         self.recorded[request.call_key] = settled
         return settled
