@@ -24,7 +24,7 @@ __all__ = ["register"]
 GolemOpt = Annotated[str, typer.Option("--golem", help="Golem id.")]
 
 
-def dream(
+def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     store: StoreOpt = None,
     golem: GolemOpt = "golem",
     episodes: Annotated[
