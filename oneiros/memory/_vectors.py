@@ -45,10 +45,11 @@ def episode_text(episode: Episode) -> str:
     return " ".join((episode.summary, *episode.tags, episode.regime))
 
 
-def _normalise(matrix: Matrix) -> Matrix:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+def _normalise(matrix: npt.NDArray[Any]) -> Matrix:
+    rows = np.asarray(matrix, dtype=np.float32)
+    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]
     norms[norms == 0] = 1.0
-    out: Matrix = (matrix / norms).astype(np.float32, copy=False)
+    out: Matrix = rows / norms
     return out
 
 
@@ -59,26 +60,28 @@ class HashingEmbedder:
         if dimensions < 8:
             raise ConfigError(f"embedding dimensions must be at least 8, got {dimensions}")
         self.dimensions = dimensions
+        self._features: dict[str, tuple[int, float]] = {}
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         rows: list[int] = []
         cols: list[int] = []
         vals: list[float] = []
+        # Vocabulary repeats across episodes, so each feature is hashed once per embedder.
+        known = self._features
         dims = self.dimensions
         for row, text in enumerate(texts):
             words = _WORD.findall(text.lower())
             for feature in (*words, *(f"{a} {b}" for a, b in pairwise(words))):
-                h = zlib.crc32(feature.encode())
+                slot = known.get(feature)
+                if slot is None:
+                    h = zlib.crc32(feature.encode())
+                    slot = known[feature] = (h % dims, 1.0 if h & 0x80000000 else -1.0)
                 rows.append(row)
-                cols.append(h % dims)
-                vals.append(1.0 if h & 0x80000000 else -1.0)
-        matrix = np.zeros((len(texts), dims), dtype=np.float32)
-        np.add.at(
-            matrix,
-            (np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)),
-            np.asarray(vals, dtype=np.float32),
-        )
-        return _normalise(matrix)
+                cols.append(slot[0])
+                vals.append(slot[1])
+        flat = np.asarray(rows, dtype=np.int64) * dims + np.asarray(cols, dtype=np.int64)
+        summed = np.bincount(flat, weights=np.asarray(vals), minlength=len(texts) * dims)
+        return _normalise(summed.reshape(len(texts), dims))
 
 
 class SentenceTransformerEmbedder:

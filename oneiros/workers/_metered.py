@@ -131,11 +131,9 @@ class MeteredGenerator:
                 cycle_id=self.cycle_id, phase=self.phase, call_key=request.call_key, model=model, reason=str(exc)
             )
         else:
-            # What the provider reports is what was spent; a byte-level worst case bounds it.
-            cost = max(
-                generation.cost_usd,
-                self.budget.price(generation.model).cost(generation.tokens_in, generation.tokens_out),
-            )
+            # What the provider reports is what was spent; a byte-level worst case bounds it. It is
+            # priced as the model reserved for: servers answer with dated names the table lacks.
+            cost = max(generation.cost_usd, price.cost(generation.tokens_in, generation.tokens_out))
             settled = GenerationRecorded(
                 cycle_id=self.cycle_id,
                 phase=request.phase,
