@@ -21,8 +21,10 @@ import numpy as np
 from oneiros import Deps, Episode, FixedClock, Golems, InProcessExecutor, Outcome, SequentialIds, open_store
 from oneiros.engines import PairSettings, select_distant_pairs
 from oneiros.memory import HashingEmbedder, episode_seconds, episode_text
+from oneiros.workers import CycleBudget, CycleSettings
 
 RUNS = 7
+HARDENED = CycleSettings(budget=CycleBudget(tier="hardened"))
 WORDS = [
     "eth",
     "btc",
@@ -123,20 +125,20 @@ def main() -> None:
     figures["nlogn_growth_per_10x"] = round(10 * math.log(100_000) / math.log(10_000), 2)
 
     eps10k = episodes(10_000, seed=2)
-    cycle_times, events = [], 0
-    for _ in range(3):
-        golems = Golems(
-            open_store("memory://"),
-            deps=Deps(clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)), ids=SequentialIds(), seed=1),
-        )
-        golems.create("g")
-        golems.record_episodes("g", eps10k)
-        started = time.perf_counter()
-        result = InProcessExecutor(golems).run_cycle("g")
-        cycle_times.append(time.perf_counter() - started)
-        events = result.events_appended
-    figures["cycle_10k_s"] = round(statistics.median(cycle_times), 4)
-    figures["cycle_10k_events"] = events
+    for name, settings in (("cycle_10k", CycleSettings()), ("cycle_10k_hardened", HARDENED)):
+        cycle_times, events = [], 0
+        for _ in range(3):
+            deps = Deps(clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)), ids=SequentialIds(), seed=1)
+            golems = Golems(open_store("memory://"), deps=deps)
+            golems.create("g")
+            golems.record_episodes("g", eps10k)
+            started = time.perf_counter()
+            result = InProcessExecutor(golems, settings=settings).run_cycle("g")
+            cycle_times.append(time.perf_counter() - started)
+            events = result.events_appended
+        figures[f"{name}_s"] = round(statistics.median(cycle_times), 4)
+        figures[f"{name}_events"] = events
+        print(f"{name}: {figures[f'{name}_s']} s, {events} events", file=sys.stderr)
     print(json.dumps(figures))
 
 

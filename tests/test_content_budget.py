@@ -13,8 +13,16 @@ from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, 
 from oneiros.events import BEHAVIORAL_PHASES, DREAM_PHASES, BudgetExhausted, BudgetReserved, DreamSuppressed
 from oneiros.generators import GenerationRequest, OfflineGenerator
 from oneiros.memory import load_episodes, sample_episodes_path
-from oneiros.workers import PHASE_SHARES, CycleSettings
-from oneiros.workers._budget import BudgetGuard, CycleBudget, Ledger, ModelPrice, phase_budget, worst_case_tokens
+from oneiros.workers import (
+    PHASE_SHARES,
+    BudgetGuard,
+    CycleBudget,
+    CycleSettings,
+    Ledger,
+    ModelPrice,
+    phase_budget,
+    worst_case_tokens,
+)
 
 START = datetime(2026, 11, 3, 2, 0, tzinfo=UTC)
 

@@ -32,8 +32,7 @@ from oneiros.events import (
 )
 from oneiros.generators import Generation, GenerationRequest, OfflineGenerator
 from oneiros.memory import load_episodes, sample_episodes_path
-from oneiros.workers import CycleSettings, run_phase
-from oneiros.workers._budget import CycleBudget
+from oneiros.workers import CycleBudget, CycleSettings, run_phase
 
 START = datetime(2026, 11, 3, 2, 0, tzinfo=UTC)
 HARDENED = CycleSettings(budget=CycleBudget(tier="hardened"))

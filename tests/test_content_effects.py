@@ -12,8 +12,7 @@ from oneiros import Deps, Episode, FixedClock, Golems, InProcessExecutor, Outcom
 from oneiros._errors import ConfigError
 from oneiros.events import DreamFragments, EpisodeDepotentiated, ReplayStrengthened
 from oneiros.memory import EpisodeMemory, SentenceTransformerEmbedder, load_episodes, sample_episodes_path
-from oneiros.workers import CycleSettings
-from oneiros.workers._budget import CycleBudget
+from oneiros.workers import CycleBudget, CycleSettings
 
 START = datetime(2026, 11, 3, 2, 0, tzinfo=UTC)
 HARDENED = CycleSettings(budget=CycleBudget(tier="hardened"))

@@ -19,8 +19,7 @@ from oneiros._errors import GeneratorUnavailable
 from oneiros.events import DreamStaged, GenerationFailed, GenerationRecorded, ReplayBatch, StepFailed
 from oneiros.generators import GenerationRequest, OfflineGenerator, OpenAIConfig, OpenAIGenerator, Task
 from oneiros.memory import load_episodes, sample_episodes_path
-from oneiros.workers import CycleSettings
-from oneiros.workers._budget import CycleBudget
+from oneiros.workers import CycleBudget, CycleSettings, run_phase
 
 _MARKERS: list[tuple[str, Task]] = [
     ('{"scores"', "novelty"),
@@ -199,8 +198,6 @@ def test_a_cycle_over_http_records_every_call_and_replay_makes_no_request(server
     assert {"m-hard"} == {g.model for g in recorded if g.phase != "rem"}
     before = len(server.requests)
     replay(golems.store)
-    from oneiros.workers import run_phase
-
     assert not run_phase(golems, "g", result.cycle_id, "rem", generator, HARDENED).ran
     assert before == len(server.requests)
 

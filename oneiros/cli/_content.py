@@ -20,8 +20,7 @@ from oneiros.events import DreamReport, DreamStaged, EventStore, WakeUpSummary
 from oneiros.fsm import Golems
 from oneiros.generators import Generator, OfflineGenerator, OpenAIConfig, OpenAIGenerator, PromptSet
 from oneiros.memory import EpisodeMemory, embedding_matrix, episode_seconds, make_embedder
-from oneiros.workers import CycleSettings
-from oneiros.workers._budget import BudgetGuard, CycleBudget, Ledger
+from oneiros.workers import BudgetGuard, CycleBudget, CycleSettings, Ledger
 
 __all__ = ["BaseUrlOpt", "GeneratorOpt", "PromptsOpt", "TierOpt", "cycle_setup", "register"]
 
