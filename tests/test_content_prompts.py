@@ -65,3 +65,25 @@ def test_the_dream_has_fragments_and_a_thread() -> None:
     with pytest.raises(MalformedOutput) as info:
         parse_dream("k", "FRAGMENTS:\n- only fragments")
     assert "malformed 'dream' output for 'k': no THREAD: section" == str(info.value)
+
+
+def test_cycle_settings_round_trip_through_json() -> None:
+    """Settings, prompt overrides and prices included, survive msgspec JSON (job payloads are never
+    pickled), and a bad override in a payload fails as the same configuration error."""
+    import msgspec
+
+    from oneiros.engines import EngineSettings
+    from oneiros.workers import CycleBudget, CycleSettings
+
+    settings = CycleSettings(
+        budget=CycleBudget(tier="hardened", month_usd=3.0),
+        engines=EngineSettings(prompts=PromptSet(overrides={"pattern": "Look at $episodes"})),
+        credit_fraction=0.4,
+    )
+    raw = msgspec.json.encode(settings)
+    assert settings == msgspec.json.decode(raw, type=CycleSettings)
+    with pytest.raises(InvalidPromptTemplate) as info:
+        msgspec.json.decode(raw.replace(b"$episodes", b"$nothing"), type=CycleSettings)
+    assert "invalid prompt template for task 'pattern': unknown placeholder $nothing; this task fills $episodes" == str(
+        info.value
+    )
