@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oneiros import Episode, InputError
 from oneiros._errors import ConfigError
@@ -44,7 +46,7 @@ def test_pairs_respect_the_similarity_ceiling() -> None:
             seconds, np.ones(3), vectors, PairSettings(pair_count=3), np.random.default_rng(seed)
         )
         for a, b in draw.pairs:
-            assert float(vectors[a] @ vectors[b]) <= 0.35
+            assert float(vectors[a] @ vectors[b]) <= 0.35 + 1e-6
         assert draw.pairs
         assert not draw.fallback
 
@@ -139,3 +141,35 @@ def test_episodes_from_python_are_validated() -> None:
     with pytest.raises(InputError) as info:
         episodes_from_dicts([{"tick": 1, "summary": "ok"}, {"tick": 2, "summary": "x", "arousal": 3}])
     assert "episode 1: Expected `float` <= 1.0 - at `$.arousal`" == str(info.value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(min_value=0, max_value=60),
+    seed=st.integers(min_value=0, max_value=2**32 - 1),
+    pair_count=st.integers(min_value=0, max_value=6),
+    embedded=st.booleans(),
+)
+def test_no_draw_breaks_the_gap_the_ceiling_or_reuses_a_memory(
+    n: int, seed: int, pair_count: int, embedded: bool
+) -> None:
+    """Whatever the memories, every pair is at least 24 h apart, under the similarity ceiling when
+    embeddings exist, and no memory is in two pairs."""
+    rng = np.random.default_rng(seed)
+    seconds = np.sort(rng.uniform(0, 30 * 86_400, n))
+    significance = rng.uniform(0, 1, n) * rng.integers(0, 2, n)
+    vectors = (
+        HashingEmbedder(dimensions=16).embed([f"w{rng.integers(0, 6)} w{rng.integers(0, 6)}" for _ in range(n)])
+        if embedded
+        else None
+    )
+    draw = select_distant_pairs(
+        seconds, significance, vectors, PairSettings(pair_count=pair_count), np.random.default_rng(seed)
+    )
+    used = [i for pair in draw.pairs for i in pair]
+    assert len(draw.pairs) <= pair_count
+    assert len(used) == len(set(used))
+    for a, b in draw.pairs:
+        assert seconds[b] - seconds[a] >= 24 * 3600
+        if vectors is not None:
+            assert float(vectors[a] @ vectors[b]) <= 0.35 + 1e-6

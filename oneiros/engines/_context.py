@@ -69,6 +69,9 @@ class NremSettings(msgspec.Struct, frozen=True, kw_only=True):
     """PnL is a fraction; this scales it next to surprise and regret in the gain (oneiros default)."""
     recency_half_life_days: float = 30.0
     """Recency's half-life in the need term (oneiros default)."""
+    need_weights: tuple[float, float, float] = (0.5, 1 / 3, 1 / 6)
+    """Weights of regime match, recency and significance in the need term (oneiros default; Bardo
+    001_* names the parts of need, not their weights)."""
     temperature: float = 0.3
     max_tokens: int = 160
 

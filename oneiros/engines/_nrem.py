@@ -33,12 +33,20 @@ def gain(episode: Episode, pnl_scale: float = 10.0) -> float:
     return abs(o.surprise) + abs(o.pnl) * pnl_scale + abs(o.regret) + abs(episode.prediction_error)
 
 
-def need(episode: Episode, *, current_regime: str | None, age_days: float, half_life_days: float) -> float:
-    """How likely the episode's situation is to come back (Bardo 001_*: regime match, recency):
-    half from the regime matching the current one, a third from recency, the rest from significance."""
+def need(
+    episode: Episode,
+    *,
+    current_regime: str | None,
+    age_days: float,
+    half_life_days: float,
+    weights: tuple[float, float, float] = (0.5, 1 / 3, 1 / 6),
+) -> float:
+    """How likely the episode's situation is to come back (Bardo 001_*: regime match, recency),
+    weighted with its significance by ``weights``."""
     regime = 1.0 if current_regime is None or episode.regime == current_regime else 0.0
     recency = 0.5 ** (max(0.0, age_days) / half_life_days) if half_life_days > 0 else 1.0
-    return 0.5 * regime + (1 / 3) * recency + (1 / 6) * episode.significance
+    w_regime, w_recency, w_significance = weights
+    return w_regime * regime + w_recency * recency + w_significance * episode.significance
 
 
 def utility(episode: Episode, boost: float, need_value: float | None = None, pnl_scale: float = 10.0) -> float:
@@ -73,6 +81,7 @@ def select_replay(episodes: Sequence[Episode], settings: EngineSettings) -> list
                 current_regime=current,
                 age_days=(now - episode_time(e)).total_seconds() / _DAY,
                 half_life_days=nrem.recency_half_life_days,
+                weights=nrem.need_weights,
             ),
             nrem.pnl_scale,
         )
