@@ -245,3 +245,14 @@ def test_report_and_wake_up_summary_describe_the_cycle() -> None:
     )
     assert any(h.startswith("[dream] ") for h in summary.highlights)
     assert msgspec.json.decode(msgspec.json.encode(report), type=DreamReport) == report
+
+
+def test_every_backend_records_the_same_cycle(store: EventStore) -> None:
+    """The same hardened cycle appends the same payloads on memory, SQLite and PostgreSQL."""
+    reference_golems, reference = _golems()
+    InProcessExecutor(reference_golems, settings=HARDENED).run_cycle("g")
+    golems = Golems(store, deps=Deps(clock=FixedClock(START), ids=SequentialIds("e"), seed=7))
+    golems.create("g")
+    golems.record_episodes("g", load_episodes(sample_episodes_path()))
+    InProcessExecutor(golems, settings=HARDENED).run_cycle("g")
+    assert _log(reference) == _log(store)
