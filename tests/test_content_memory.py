@@ -14,7 +14,7 @@ from oneiros import Episode, InputError
 from oneiros._errors import ConfigError
 from oneiros.engines import PairSettings, select_distant_pairs
 from oneiros.events import EpisodeDepotentiated, EpisodeRecorded, EpisodeTriaged, ReplayStrengthened
-from oneiros.memory import EpisodeMemory, HashingEmbedder, embedding_matrix, episodes_from_dicts, make_embedder
+from oneiros.memory import EpisodeMemory, HashingEmbedder, embedding_matrix, episodes_from_dicts
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -114,9 +114,11 @@ def test_own_embeddings_are_used_when_every_episode_has_one() -> None:
 
 
 def test_unknown_embedder_name_is_a_config_error() -> None:
-    """A typo in the embedder setting names what was wrong."""
+    """A typo in the embedder setting fails when the settings are made, naming what was wrong."""
+    from oneiros.engines import EngineSettings
+
     with pytest.raises(ConfigError) as info:
-        make_embedder("word2vec")
+        EngineSettings(embedder="word2vec")
     assert "unknown embedder 'word2vec'; use hashing, none or sentence-transformers:<model>" == str(info.value)
 
 

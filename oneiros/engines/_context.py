@@ -10,7 +10,7 @@ import msgspec
 
 from oneiros.events import DreamPhaseName, Episode, Event
 from oneiros.generators import Generation, GenerationRequest, PromptSet, Tier
-from oneiros.memory import EpisodeMemory
+from oneiros.memory import EpisodeMemory, make_embedder
 
 __all__ = [
     "EngineSettings",
@@ -177,6 +177,9 @@ class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
     rem: RemSettings = RemSettings()
     integration: IntegrationSettings = IntegrationSettings()
     prompts: PromptSet = msgspec.field(default_factory=PromptSet)
+
+    def __post_init__(self) -> None:
+        make_embedder(self.embedder)  # a bad name fails here, not mid-dream; models load on first use
 
 
 def _never() -> bool:
