@@ -6,7 +6,8 @@
     ├── ConfigError                 bad setting, URL or option
     │   ├── InvalidStoreURL
     │   ├── InvalidSetting          a config key whose value is not what it must be
-    │   └── UnknownPreset           a preset name no preset carries
+    │   ├── UnknownPreset           a preset name no preset carries
+    │   └── InvalidPromptTemplate   a prompt override with an unknown task or placeholder
     ├── EventError                  an event that cannot be read or written
     │   ├── CorruptEvent            bytes in the log that do not decode
     │   └── UnknownEventType        a type name no registered event carries
@@ -16,8 +17,11 @@
     │   ├── GolemNotFound
     │   ├── GolemExists
     │   └── IllegalCommand          the machine forbids the trigger in this state
-    └── InputError                  user-supplied data (episodes, files)
-        └── EpisodeFileError
+    ├── InputError                  user-supplied data (episodes, files)
+    │   └── EpisodeFileError
+    └── GenerationError             a generator that could not give a usable answer
+        ├── GeneratorUnavailable    timeout, server error or bad response after the retries
+        └── MalformedOutput         model text that does not parse into the task's result
 
 Errors carry typed attributes (``golem_id``, ``state``, ``trigger``, ``position``…) so callers can
 act on them without parsing messages; the message names what was wrong for a person.
@@ -30,13 +34,17 @@ __all__ = [
     "CorruptEvent",
     "EpisodeFileError",
     "EventError",
+    "GenerationError",
+    "GeneratorUnavailable",
     "GolemError",
     "GolemExists",
     "GolemNotFound",
     "IllegalCommand",
     "InputError",
+    "InvalidPromptTemplate",
     "InvalidSetting",
     "InvalidStoreURL",
+    "MalformedOutput",
     "OneirosError",
     "StoreError",
     "StreamConflict",
@@ -60,6 +68,15 @@ class InvalidStoreURL(ConfigError):
         self.url = url
         self.reason = reason
         super().__init__(f"invalid store URL {url!r}: {reason}")
+
+
+class InvalidPromptTemplate(ConfigError):
+    """A prompt override names no known task, or uses a placeholder the task does not fill."""
+
+    def __init__(self, task: str, reason: str) -> None:
+        self.task = task
+        self.reason = reason
+        super().__init__(f"invalid prompt template for task {task!r}: {reason}")
 
 
 class EventError(OneirosError):
@@ -166,3 +183,30 @@ class UnknownPreset(ConfigError):
         self.name = name
         self.known = known
         super().__init__(f"unknown preset {name!r}: expected one of {', '.join(known)}")
+class GenerationError(OneirosError):
+    """A generator that could not give a usable answer to one call."""
+
+    def __init__(self, call_key: str, message: str) -> None:
+        self.call_key = call_key
+        super().__init__(message)
+
+
+class GeneratorUnavailable(GenerationError):
+    """The model endpoint timed out, failed or answered with no completion, through every retry."""
+
+    def __init__(self, call_key: str, model: str, attempts: int, reason: str) -> None:
+        self.model = model
+        self.attempts = attempts
+        self.reason = reason
+        super().__init__(
+            call_key, f"model {model!r} gave no answer to {call_key!r} after {attempts} attempts: {reason}"
+        )
+
+
+class MalformedOutput(GenerationError):
+    """Model text that does not parse into the result its task asks for."""
+
+    def __init__(self, call_key: str, task: str, reason: str) -> None:
+        self.task = task
+        self.reason = reason
+        super().__init__(call_key, f"malformed {task!r} output for {call_key!r}: {reason}")

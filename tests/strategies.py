@@ -42,6 +42,8 @@ def _for(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:  # noqa: PLR0911, P
         if isinstance(t, i.FrozenSetType):
             return inner.map(frozenset)
         return inner
+    if isinstance(t, i.TupleType):
+        return st.tuples(*(_for(x) for x in t.item_types))
     if isinstance(t, i.DictType):
         return st.dictionaries(_for(t.key_type), _for(t.value_type), max_size=3)
     if isinstance(t, i.StructType):

@@ -155,12 +155,13 @@ def test_running_a_phase_twice_appends_its_events_once() -> None:
     cycle = golems.fall_asleep("g1", "owner", budget_tokens=800)
     settings = CycleSettings()
     assert run_phase(golems, "g1", cycle, "hypnagogic_onset", generator, settings).ran
+    calls.clear()
     first = run_phase(golems, "g1", cycle, "nrem", generator, settings)
     head = golems.store.head()
     again = run_phase(golems, "g1", cycle, "nrem", generator, settings)
     assert (True, False) == (first.ran, again.ran)
     assert head == golems.store.head()
-    assert len(calls) == len(set(calls)) == first.generator_calls
+    assert len(calls) == len(set(calls)) == first.generator_calls > 0
 
 
 def test_a_phase_never_spends_past_its_budget() -> None:
@@ -186,9 +187,9 @@ def test_a_phase_that_fails_ends_the_cycle_interrupted_with_the_reason() -> None
 
     result = InProcessExecutor(golems, generator=Broken()).run_cycle("g1")
     assert result.complete is None
-    assert "nrem failed: ConnectionError: model unreachable" == result.interrupted
+    assert "hypnagogic_onset failed: ConnectionError: model unreachable" == result.interrupted
     last = [r.event for r in golems.history("g1") if isinstance(r.event, DreamInterrupted)][-1]
-    assert ("failure", "nrem failed: ConnectionError: model unreachable") == (last.source, last.reason)
+    assert ("failure", "hypnagogic_onset failed: ConnectionError: model unreachable") == (last.source, last.reason)
     assert "Waking" == golems.state("g1").mode
 
 

@@ -54,7 +54,7 @@ PARIS = ZoneInfo("Europe/Paris")
 
 
 class HeldGenerator:
-    """The offline generator, except that each cycle's first call waits until the test lets go."""
+    """The offline generator, except that each cycle's first NREM call waits until the test lets go."""
 
     def __init__(self, seed: int = 0) -> None:
         self.inner = OfflineGenerator(seed=seed)
@@ -63,7 +63,7 @@ class HeldGenerator:
         self.hold = True
 
     def generate(self, request: GenerationRequest) -> Generation:
-        if self.hold and not self.entered.is_set():
+        if self.hold and request.phase == "nrem" and not self.entered.is_set():
             self.entered.set()
             assert self.release.wait(10), "test never released the dream"
         return self.inner.generate(request)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from oneiros.cli import _commands, _schedule
+from oneiros.cli import _commands, _content, _schedule
 
 __all__ = ["app", "main"]
 
@@ -17,6 +17,7 @@ app = typer.Typer(
 )
 _commands.register(app)
 _schedule.register(app)
+_content.register(app)
 
 
 def main() -> None:

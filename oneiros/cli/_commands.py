@@ -14,17 +14,18 @@ from rich.table import Table
 from oneiros._deps import Deps
 from oneiros._errors import GolemNotFound
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened, state_row
+from oneiros.cli._content import BaseUrlOpt, GeneratorOpt, PromptsOpt, TierOpt, cycle_setup
 from oneiros.events import DREAM_PHASES, DreamPhaseName
 from oneiros.fsm import Golems, replay
 from oneiros.memory import load_episodes, recorded_episodes, sample_episodes_path
-from oneiros.workers import InProcessExecutor, PhaseOutcome
+from oneiros.workers import CycleResult, InProcessExecutor, PhaseOutcome
 
 __all__ = ["register"]
 
 GolemOpt = Annotated[str, typer.Option("--golem", help="Golem id.")]
 
 
-def dream(
+def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     store: StoreOpt = None,
     golem: GolemOpt = "golem",
     episodes: Annotated[
@@ -35,9 +36,14 @@ def dream(
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the offline generator.")] = 0,
     as_json: JsonOpt = False,
+    tier: TierOpt = "core",
+    generator: GeneratorOpt = "offline",
+    base_url: BaseUrlOpt = None,
+    prompts: PromptsOpt = None,
 ) -> None:
     """Run one dream cycle now."""
     with opened(store) as event_store:
+        chosen, settings = cycle_setup(seed, tier, generator, base_url, prompts)
         golems = Golems(event_store, deps=Deps(seed=seed))
         new = not _golem_exists(golems, golem)
         if new:
@@ -49,9 +55,9 @@ def dream(
             fresh = [e for e in load_episodes(source) if e.tick not in known]
             recorded = len(golems.record_episodes(golem, fresh))
         if as_json:
-            result = InProcessExecutor(golems).run_cycle(golem)
+            result = InProcessExecutor(golems, chosen, settings).run_cycle(golem)
         else:
-            result = _dream_with_progress(golems, golem, recorded)
+            result = _dream_with_progress(golems, golem, recorded, InProcessExecutor(golems, chosen, settings))
         payload: dict[str, Any] = {
             "cycle_id": result.cycle_id,
             "golem_id": result.golem_id,
@@ -82,7 +88,9 @@ def _golem_exists(golems: Golems, golem_id: str) -> bool:
     return True
 
 
-def _dream_with_progress(golems: Golems, golem_id: str, recorded: int):  # type: ignore[no-untyped-def]
+def _dream_with_progress(
+    golems: Golems, golem_id: str, recorded: int, executor: InProcessExecutor | None = None
+) -> CycleResult:
     if recorded:
         console.print(f"recorded {recorded} episodes for [bold]{golem_id}[/bold]")
     with Progress(
@@ -102,7 +110,9 @@ def _dream_with_progress(golems: Golems, golem_id: str, recorded: int):  # type:
             following = f"dreaming: {DREAM_PHASES[index + 1]}" if index + 1 < len(DREAM_PHASES) else "awake"
             progress.update(task, advance=1, description=f"{following} · {spent[0]} tokens so far")
 
-        return InProcessExecutor(golems, on_phase=on_phase).run_cycle(golem_id)
+        executor = executor or InProcessExecutor(golems)
+        executor.on_phase = on_phase
+        return executor.run_cycle(golem_id)
 
 
 def replay_cmd(

@@ -1,6 +1,52 @@
 """The phase engines: what each dream phase does with the episodes."""
 
-from oneiros.engines._context import EngineSettings, PhaseContext, PhaseEngine
-from oneiros.engines._simple import ENGINES, utility
+from oneiros.engines import _outputs  # noqa: F401 - declares the content events as dream outputs
+from oneiros.engines._context import (
+    EngineSettings,
+    IntegrationSettings,
+    NremSettings,
+    OnsetSettings,
+    PairSettings,
+    PhaseContext,
+    PhaseEngine,
+    RemSettings,
+)
+from oneiros.engines._integration import classify, integration, polarity
+from oneiros.engines._nrem import ReplayPick, batches, gain, need, nrem, select_replay, triage, utility
+from oneiros.engines._onset import onset, waking_residue
+from oneiros.engines._pairs import PairDraw, select_distant_pairs
+from oneiros.engines._registry import ENGINES
+from oneiros.engines._rem import MODES, rem
+from oneiros.engines._return import dream_report, hypnopompic_return, wake_up_text
 
-__all__ = ["ENGINES", "EngineSettings", "PhaseContext", "PhaseEngine", "utility"]
+__all__ = [
+    "ENGINES",
+    "MODES",
+    "EngineSettings",
+    "IntegrationSettings",
+    "NremSettings",
+    "OnsetSettings",
+    "PairDraw",
+    "PairSettings",
+    "PhaseContext",
+    "PhaseEngine",
+    "RemSettings",
+    "ReplayPick",
+    "batches",
+    "classify",
+    "dream_report",
+    "gain",
+    "hypnopompic_return",
+    "integration",
+    "need",
+    "nrem",
+    "onset",
+    "polarity",
+    "rem",
+    "select_distant_pairs",
+    "select_replay",
+    "triage",
+    "utility",
+    "wake_up_text",
+    "waking_residue",
+]

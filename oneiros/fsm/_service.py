@@ -117,6 +117,18 @@ class Golems:
             golem_id, "record_output", lambda _s: list(outputs), outputs=outputs, expected_version=expected_version
         )
 
+    def record_outputs_on(self, state: GolemState, outputs: Sequence[Event]) -> list[Recorded]:
+        """Like :meth:`record_outputs`, for a caller holding the golem's current ``state``: the stream
+        is not read again, and ``state`` moves by what was appended. The store still refuses the
+        append with StreamConflict if another writer took the version first."""
+        if destination(state.machine_state, "record_output") is None:
+            raise IllegalCommand(state.golem_id, state.machine_state, "record_output")
+        self._check_outputs(state, "record_output", outputs)
+        records = self._commit(state, list(outputs), cycle_id=state.cycle_id)
+        for record in records:
+            state.apply(record)
+        return records
+
     def advance(
         self, golem_id: str, *, budget_tokens: int, outputs: Sequence[Event] = (), expected_version: int | None = None
     ) -> list[Recorded]:

@@ -1,6 +1,48 @@
-"""Text generators: one protocol, and a deterministic offline generator that needs no network."""
+"""Text generators: one protocol, a deterministic offline generator that needs no network, an
+OpenAI-compatible one, prompt templates and the typed results model output is parsed into."""
 
-from oneiros.generators._offline import OfflineGenerator
-from oneiros.generators._protocol import Generation, GenerationRequest, Generator, Task
+from oneiros.generators._offline import OfflineGenerator, keywords
+from oneiros.generators._openai import OpenAIConfig, OpenAIGenerator
+from oneiros.generators._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
+from oneiros.generators._protocol import Generation, GenerationRequest, Generator, Task, Tier, model_of
+from oneiros.generators._results import (
+    CounterfactualResult,
+    DepotentiationResult,
+    DreamResult,
+    HypothesisResult,
+    InsightResult,
+    NoveltyResult,
+    PatternResult,
+    ThreatResult,
+    parse_dream,
+    parse_json,
+    parse_partial,
+)
 
-__all__ = ["Generation", "GenerationRequest", "Generator", "OfflineGenerator", "Task"]
+__all__ = [
+    "DEFAULT_PROMPTS",
+    "DEFAULT_SYSTEM",
+    "PLACEHOLDERS",
+    "CounterfactualResult",
+    "DepotentiationResult",
+    "DreamResult",
+    "Generation",
+    "GenerationRequest",
+    "Generator",
+    "HypothesisResult",
+    "InsightResult",
+    "NoveltyResult",
+    "OfflineGenerator",
+    "OpenAIConfig",
+    "OpenAIGenerator",
+    "PatternResult",
+    "PromptSet",
+    "Task",
+    "ThreatResult",
+    "Tier",
+    "keywords",
+    "model_of",
+    "parse_dream",
+    "parse_json",
+    "parse_partial",
+]

@@ -8,9 +8,23 @@ import msgspec
 
 from oneiros.events import DreamPhaseName
 
-__all__ = ["Generation", "GenerationRequest", "Generator", "Task"]
+__all__ = ["Generation", "GenerationRequest", "Generator", "Task", "Tier", "model_of"]
 
-Task = Literal["pattern", "hypothesis", "counterfactual", "insight"]
+Task = Literal[
+    "pattern",
+    "hypothesis",
+    "counterfactual",
+    "insight",
+    "partial",
+    "novelty",
+    "reverse",
+    "perturbed",
+    "threat",
+    "depotentiate",
+    "dream",
+]
+Tier = Literal["core", "hardened"]
+"""Bardo 001_*'s compute tiers: [CORE] T0 rule-based or Haiku-class, [HARDENED] T1/T2."""
 
 
 class GenerationRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -24,6 +38,8 @@ class GenerationRequest(msgspec.Struct, frozen=True, kw_only=True):
     fragments: tuple[str, ...] = ()
     temperature: float = 0.7
     max_tokens: int = 256
+    system: str = ""
+    tier: Tier = "core"
 
 
 class Generation(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,6 +51,20 @@ class Generation(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Generator(Protocol):
-    """Turns a request into text. Implementations must not act on the world."""
+    """Turns a request into text. Implementations must not act on the world.
+
+    A generator may also offer ``model_for(request) -> str`` so the budget can price a call's worst
+    case before making it; without it the budget uses the generator's ``model`` attribute. One
+    that can count its input exactly may offer ``max_tokens_in(request) -> int``; without it the
+    budget reserves a token per prompt byte, a bound no byte-level tokenizer exceeds.
+    """
 
     def generate(self, request: GenerationRequest) -> Generation: ...
+
+
+def model_of(generator: Generator, request: GenerationRequest) -> str:
+    """The model ``generator`` will use for ``request``, as far as it says."""
+    model_for = getattr(generator, "model_for", None)
+    if callable(model_for):
+        return str(model_for(request))
+    return str(getattr(generator, "model", "unknown"))

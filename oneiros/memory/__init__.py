@@ -1,5 +1,30 @@
-"""Episodic memory: episodes from files and from the log."""
+"""Episodic memory: episodes from files, from Python and from the log; the memory read model;
+embeddings (a built-in offline vectorizer, sentence-transformers as an extra)."""
 
 from oneiros.memory._episodes import load_episodes, recorded_episodes, sample_episodes_path
+from oneiros.memory._memory import SECONDS_PER_TICK, EpisodeMemory, episode_seconds, episode_time, episodes_from_dicts
+from oneiros.memory._vectors import (
+    Embedder,
+    HashingEmbedder,
+    SentenceTransformerEmbedder,
+    embedding_matrix,
+    episode_text,
+    make_embedder,
+)
 
-__all__ = ["load_episodes", "recorded_episodes", "sample_episodes_path"]
+__all__ = [
+    "SECONDS_PER_TICK",
+    "Embedder",
+    "EpisodeMemory",
+    "HashingEmbedder",
+    "SentenceTransformerEmbedder",
+    "embedding_matrix",
+    "episode_seconds",
+    "episode_text",
+    "episode_time",
+    "episodes_from_dicts",
+    "load_episodes",
+    "make_embedder",
+    "recorded_episodes",
+    "sample_episodes_path",
+]

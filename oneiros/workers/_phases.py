@@ -12,19 +12,26 @@ from collections.abc import Sequence
 
 import msgspec
 
+from oneiros._errors import GolemNotFound
 from oneiros.engines import ENGINES, EngineSettings, PhaseContext
 from oneiros.events import (
     DREAM_PHASES,
+    BudgetExhausted,
     DreamPhase,
     DreamPhaseName,
-    EpisodeRecorded,
+    DreamStaged,
+    DreamStart,
+    DreamSuppressed,
     Event,
+    GenerationFailed,
     GenerationRecorded,
     Recorded,
 )
-from oneiros.fsm import Golems, cycle_outputs
-from oneiros.generators import Generation, GenerationRequest, Generator
-from oneiros.workers._budget import CycleBudget, phase_budget
+from oneiros.fsm import Golems, cycle_outputs, fold
+from oneiros.generators import Generator
+from oneiros.memory import EpisodeMemory
+from oneiros.workers._budget import BudgetGuard, CycleBudget, Ledger, phase_budget, phase_money
+from oneiros.workers._metered import MeteredGenerator
 
 __all__ = ["CycleSettings", "PhaseOutcome", "run_phase"]
 
@@ -32,6 +39,9 @@ __all__ = ["CycleSettings", "PhaseOutcome", "run_phase"]
 class CycleSettings(msgspec.Struct, frozen=True, kw_only=True):
     budget: CycleBudget = CycleBudget()
     engines: EngineSettings = EngineSettings()
+    credit_fraction: float | None = None
+    """The LLM credit partition's remaining share, when the host knows it; under
+    ``budget.credit_floor`` the cycle is suppressed (Bardo 001_*)."""
 
 
 class PhaseOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -42,80 +52,42 @@ class PhaseOutcome(msgspec.Struct, frozen=True, kw_only=True):
     tokens_spent: int = 0
     generator_calls: int = 0
     reused_generations: int = 0
+    exhausted: bool = False
+    """True when the phase's generation ended on a budget cap (or the cycle was suppressed)."""
 
 
-class _BudgetedGenerator:
-    """Reserves a call's worst case (``max_tokens`` out plus the prompt in) before making it, and
-    reuses a response the log already holds for the same ``call_key``."""
-
-    def __init__(
-        self,
-        *,
-        golems: Golems,
-        golem_id: str,
-        cycle_id: str,
-        generator: Generator,
-        budget: int,
-        recorded: dict[str, GenerationRecorded],
-        version: int,
-    ) -> None:
-        self.golems, self.golem_id, self.cycle_id = golems, golem_id, cycle_id
-        self.generator = generator
-        self.remaining = budget
-        self.recorded = recorded
-        self.version = version
-        self.spent = self.calls = self.reused = self.appended = 0
-
-    def __call__(self, request: GenerationRequest) -> Generation | None:
-        old = self.recorded.get(request.call_key)
-        if old is None:
-            worst_case = request.max_tokens + max(1, len(request.prompt + "".join(request.fragments)) // 4)
-            if worst_case > self.remaining:
-                return None
-            generation = self.generator.generate(request)
-            old = GenerationRecorded(
-                cycle_id=self.cycle_id,
-                phase=request.phase,
-                call_key=request.call_key,
-                model=generation.model,
-                prompt=request.prompt,
-                temperature=request.temperature,
-                max_tokens=request.max_tokens,
-                text=generation.text,
-                tokens_in=generation.tokens_in,
-                tokens_out=generation.tokens_out,
-                cost_usd=generation.cost_usd,
-            )
-            self.golems.record_outputs(self.golem_id, [old], expected_version=self.version)
-            self.version += 1
-            self.appended += 1
-            self.calls += 1
-        else:
-            self.reused += 1
-        spent = old.tokens_in + old.tokens_out
-        self.remaining -= spent
-        self.spent += spent
-        return Generation(
-            text=old.text, model=old.model, tokens_in=old.tokens_in, tokens_out=old.tokens_out, cost_usd=old.cost_usd
-        )
+class _CycleView(msgspec.Struct, kw_only=True):
+    outputs: list[Event]
+    recorded: dict[str, GenerationRecorded | GenerationFailed]
+    budget: int = 0
+    exhausted: set[str]
+    prior: list[Event]
+    start_version: int = 0
+    suppressed: bool = False
 
 
-def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> tuple[list[Event], dict[str, GenerationRecorded], int]:
+def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> _CycleView:
     outputs_types = cycle_outputs()
-    outputs: list[Event] = []
-    recorded: dict[str, GenerationRecorded] = {}
-    budget = 0
+    view = _CycleView(outputs=[], recorded={}, exhausted=set(), prior=[])
     for record in history:
         event = record.event
         if getattr(event, "cycle_id", None) != cycle_id:
+            if isinstance(event, DreamStaged):
+                view.prior.append(event)
             continue
-        if isinstance(event, GenerationRecorded):
-            recorded[event.call_key] = event
+        if isinstance(event, GenerationRecorded | GenerationFailed):
+            view.recorded[event.call_key] = event
+        if isinstance(event, DreamStart):
+            view.start_version = record.version
         elif isinstance(event, DreamPhase):
-            budget = event.budget_tokens
-        elif isinstance(event, outputs_types):
-            outputs.append(event)
-    return outputs, recorded, budget
+            view.budget = event.budget_tokens
+        elif isinstance(event, BudgetExhausted):
+            view.exhausted.add(event.phase)
+        elif isinstance(event, DreamSuppressed):
+            view.suppressed = True
+        if isinstance(event, outputs_types):
+            view.outputs.append(event)
+    return view
 
 
 def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) reads best positionally
@@ -123,41 +95,77 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
 ) -> PhaseOutcome:
     """Run ``phase`` of ``cycle_id`` if the golem is in it; otherwise report that it already ran."""
     history = golems.history(golem_id)
-    state = golems.state(golem_id)
+    state = fold(golem_id, history)
+    if not state.exists:
+        raise GolemNotFound(golem_id)
     if state.cycle_id != cycle_id or state.phase != phase:
         return PhaseOutcome(phase=phase, ran=False)
-    outputs_so_far, recorded, budget = _cycle_view(history, cycle_id)
-    episodes = [r.event.episode for r in history if isinstance(r.event, EpisodeRecorded)]
-    budgeted = _BudgetedGenerator(
-        golems=golems,
-        golem_id=golem_id,
+    view = _cycle_view(history, cycle_id)
+    budget = settings.budget
+    credit = settings.credit_fraction
+    suppress_now = phase == "hypnagogic_onset" and credit is not None and credit < budget.credit_floor
+    suppressed = view.suppressed or suppress_now
+    ledger = Ledger.from_records(history)
+    guard = BudgetGuard(
+        budget,
+        ledger,
         cycle_id=cycle_id,
-        generator=generator,
-        budget=budget,
-        recorded=recorded,
-        version=state.version,
+        phase=phase,
+        phase_tokens=view.budget,
+        phase_usd=phase_money(budget, state.behavioral_phase, phase),
+        now=history[-1].meta.time,
     )
+    metered = MeteredGenerator(
+        golems,
+        state.snapshot(),
+        cycle_id,
+        phase,
+        generator,
+        budget=budget,
+        guard=guard,
+        ledger=ledger,
+        recorded=view.recorded,
+        exhausted=phase in view.exhausted,
+        suppressed=suppressed,
+    )
+    memory = EpisodeMemory.from_records(history)
     ctx = PhaseContext(
         cycle_id=cycle_id,
         phase=phase,
-        episodes=episodes,
-        cycle_outputs=outputs_so_far,
+        episodes=memory.episodes(),
+        cycle_outputs=view.outputs,
         settings=settings.engines,
-        generate=budgeted,
+        generate=metered,
+        memory=memory,
+        prior_outputs=view.prior,
+        seed=golems.deps.seed,
+        tier=budget.tier,
+        exhausted=metered.exhausted,
+        spent=metered.cycle_spent,
+        cycle_versions=state.version - view.start_version + 1,
     )
-    outputs = ENGINES[phase](ctx)
+    outputs: list[Event]
+    if suppress_now:
+        assert credit is not None
+        fraction = max(0.0, min(1.0, credit))
+        outputs = [DreamSuppressed(cycle_id=cycle_id, credit_fraction=fraction, floor=budget.credit_floor)]
+    elif suppressed and phase != "hypnopompic_return":
+        outputs = []  # a suppressed dream makes nothing, but still wakes with a report
+    else:
+        outputs = ENGINES[phase](ctx)
     index = DREAM_PHASES.index(phase)
     if phase == "hypnopompic_return":
-        records = golems.wake(golem_id, outputs=outputs, expected_version=budgeted.version)
+        records = golems.wake(golem_id, outputs=outputs, expected_version=metered.version)
     else:
-        next_budget = phase_budget(settings.budget, state.behavioral_phase, DREAM_PHASES[index + 1])
+        next_budget = phase_budget(budget, state.behavioral_phase, DREAM_PHASES[index + 1])
         command = golems.complete if phase == "integration" else golems.advance
-        records = command(golem_id, budget_tokens=next_budget, outputs=outputs, expected_version=budgeted.version)
+        records = command(golem_id, budget_tokens=next_budget, outputs=outputs, expected_version=metered.version)
     return PhaseOutcome(
         phase=phase,
         ran=True,
-        events_appended=budgeted.appended + len(records),
-        tokens_spent=budgeted.spent,
-        generator_calls=budgeted.calls,
-        reused_generations=budgeted.reused,
+        events_appended=metered.appended + len(records),
+        tokens_spent=metered.spent,
+        generator_calls=metered.calls,
+        reused_generations=metered.reused,
+        exhausted=metered.is_exhausted,
     )

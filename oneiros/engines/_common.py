@@ -1,0 +1,111 @@
+"""What every engine shares: asking the generator for a typed result within the budget, and
+turning episodes into prompt text."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import msgspec
+
+from oneiros._deps import rng_for
+from oneiros._errors import MalformedOutput
+from oneiros.engines._context import PhaseContext
+from oneiros.events import Episode, Event, StepFailed
+from oneiros.generators import GenerationRequest, Task, parse_json
+
+__all__ = ["Steps", "episode_line", "episode_lines", "json_parser"]
+
+_R = TypeVar("_R")
+
+
+def episode_line(episode: Episode) -> str:
+    """One episode as a prompt line: tick, regime, summary and outcome."""
+    when = episode.time.strftime("%Y-%m-%d %H:%M") if episode.time else f"tick {episode.tick}"
+    o = episode.outcome
+    return (
+        f"[{when} · tick {episode.tick} · {episode.regime}] {episode.summary} "
+        f"(pnl {o.pnl:+.3f}, surprise {o.surprise:.2f}, arousal {episode.arousal:.2f})"
+    )
+
+
+def episode_lines(episodes: Sequence[Episode]) -> str:
+    return "\n".join(f"- {episode_line(e)}" for e in episodes)
+
+
+class Steps:
+    """One phase's generation steps: asks for typed results, retries malformed output within the
+    budget, records what stayed malformed, and notices when the budget has run out."""
+
+    def __init__(self, ctx: PhaseContext) -> None:
+        self.ctx = ctx
+        self.failures: list[Event] = []
+
+    @property
+    def stopped(self) -> bool:
+        """True once the budget refused a call: the phase ends cleanly with what it has."""
+        return self.ctx.exhausted()
+
+    def rng(self, *scope: str) -> random.Random:
+        return rng_for(self.ctx.seed, self.ctx.cycle_id, self.ctx.phase, *scope)
+
+    def ask(
+        self,
+        key: str,
+        task: Task,
+        parse: Callable[[str, str], _R],
+        *,
+        temperature: float,
+        max_tokens: int,
+        inputs: tuple[str, ...] = (),
+        **values: object,
+    ) -> _R | None:
+        """The parsed result of one step, or None if the budget, the generator or the parser said no.
+
+        ``inputs`` are the raw texts the step works from (the request's ``fragments``); ``values``
+        fill the task's prompt template.
+        """
+        ctx = self.ctx
+        prompts = ctx.settings.prompts
+        request = GenerationRequest(
+            call_key=f"{ctx.cycle_id}:{ctx.phase}:{key}",
+            phase=ctx.phase,
+            task=task,
+            prompt=prompts.render(task, **values),
+            fragments=inputs,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            system=prompts.system,
+            tier=ctx.tier,
+        )
+        keys: list[str] = []
+        reason = ""
+        for attempt in range(ctx.settings.malformed_retries + 1):
+            call = (
+                request
+                if attempt == 0
+                else msgspec.structs.replace(request, call_key=f"{request.call_key}/retry{attempt}")
+            )
+            generation = ctx.generate(call)
+            if generation is None:
+                break
+            keys.append(call.call_key)
+            try:
+                return parse(call.call_key, generation.text)
+            except MalformedOutput as exc:
+                reason = exc.reason
+        if keys:
+            self.failures.append(
+                StepFailed(cycle_id=ctx.cycle_id, phase=ctx.phase, task=task, call_keys=tuple(keys), reason=reason)
+            )
+        return None
+
+
+def json_parser(task: str, result: type[_R]) -> Callable[[str, str], _R]:
+    """A parser for steps whose output is one JSON object of ``result``'s shape."""
+
+    def parse(call_key: str, text: str) -> _R:
+        return parse_json(call_key, task, text, result)
+
+    return parse

@@ -1,0 +1,242 @@
+"""NREM replay: episodes chosen by utility (gain x need) with diversity slots, replayed in batches
+forward, in reverse (credit assignment) and perturbed, then triaged and strengthened."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import msgspec
+
+from oneiros.engines._common import Steps, episode_lines, json_parser
+from oneiros.engines._context import EngineSettings, PhaseContext
+from oneiros.events import (
+    CreditAssigned,
+    Episode,
+    EpisodeTriaged,
+    Event,
+    ReplayBatch,
+    ReplayStrengthened,
+    TriageDecision,
+)
+from oneiros.generators import PatternResult, Task
+from oneiros.memory import episode_time
+
+__all__ = ["ReplayPick", "batches", "gain", "need", "nrem", "select_replay", "triage", "utility"]
+
+_DAY = 86_400.0
+
+
+def gain(episode: Episode, pnl_scale: float = 10.0) -> float:
+    """Prediction error magnitude (Bardo 001_*): surprise, PnL magnitude, regret and prediction error."""
+    o = episode.outcome
+    return abs(o.surprise) + abs(o.pnl) * pnl_scale + abs(o.regret) + abs(episode.prediction_error)
+
+
+def need(
+    episode: Episode,
+    *,
+    current_regime: str | None,
+    age_days: float,
+    half_life_days: float,
+    weights: tuple[float, float, float] = (0.5, 1 / 3, 1 / 6),
+) -> float:
+    """How likely the episode's situation is to come back (Bardo 001_*: regime match, recency),
+    weighted with its significance by ``weights``."""
+    regime = 1.0 if current_regime is None or episode.regime == current_regime else 0.0
+    recency = 0.5 ** (max(0.0, age_days) / half_life_days) if half_life_days > 0 else 1.0
+    w_regime, w_recency, w_significance = weights
+    return w_regime * regime + w_recency * recency + w_significance * episode.significance
+
+
+def utility(episode: Episode, boost: float, need_value: float | None = None, pnl_scale: float = 10.0) -> float:
+    """gain x need (Bardo 001_*). Without a ``need_value``, need is ``0.5 + significance``. High
+    dream priority multiplies the score by ``boost``."""
+    need_term = 0.5 + episode.significance if need_value is None else need_value
+    score = gain(episode, pnl_scale) * need_term
+    return score * boost if episode.dream_priority == "high" else score
+
+
+class ReplayPick(msgspec.Struct, frozen=True, kw_only=True):
+    episode: Episode
+    utility: float
+    reason: str
+    """``utility``, or the diversity slot it filled: ``regime``, ``oldest`` or ``arousal``."""
+
+
+def select_replay(episodes: Sequence[Episode], settings: EngineSettings) -> list[ReplayPick]:
+    """The replay set: the top utilities above the floor, plus up to 20% of the slots for diversity
+    (one high-arousal episode, one from the oldest third, one per regime of the last 30 days)."""
+    if not episodes:
+        return []
+    nrem = settings.nrem
+    now = max(episode_time(e) for e in episodes)
+    current = max(episodes, key=lambda e: (episode_time(e), e.tick)).regime
+    scores = {
+        e.tick: utility(
+            e,
+            settings.high_priority_boost,
+            need(
+                e,
+                current_regime=current,
+                age_days=(now - episode_time(e)).total_seconds() / _DAY,
+                half_life_days=nrem.recency_half_life_days,
+                weights=nrem.need_weights,
+            ),
+            nrem.pnl_scale,
+        )
+        for e in episodes
+    }
+    slots = settings.batch_size * settings.max_batches
+    diversity_slots = math.ceil(slots * nrem.diversity_share)
+    ranked = sorted(
+        (e for e in episodes if scores[e.tick] > settings.min_utility), key=lambda e: (-scores[e.tick], e.tick)
+    )
+    picks = [ReplayPick(episode=e, utility=scores[e.tick], reason="utility") for e in ranked[: slots - diversity_slots]]
+    chosen = {p.episode.tick for p in picks}
+
+    def best(candidates: Sequence[Episode], reason: str) -> None:
+        rest = [e for e in candidates if e.tick not in chosen]
+        if rest and len(picks) < slots and sum(p.reason != "utility" for p in picks) < diversity_slots:
+            pick = max(rest, key=lambda e: (scores[e.tick], -e.tick))
+            picks.append(ReplayPick(episode=pick, utility=scores[pick.tick], reason=reason))
+            chosen.add(pick.tick)
+
+    peak = max(e.arousal for e in episodes)
+    best([e for e in episodes if e.arousal >= nrem.high_arousal and e.arousal == peak], "arousal")
+    by_age = sorted(episodes, key=lambda e: (episode_time(e), e.tick))
+    best(by_age[: max(1, len(by_age) // 3)], "oldest")
+    recent = [e for e in episodes if (now - episode_time(e)).total_seconds() <= nrem.regime_window_days * _DAY]
+    covered = {p.episode.regime for p in picks}
+    for regime in sorted({e.regime for e in recent} - covered):
+        best([e for e in recent if e.regime == regime], "regime")
+    return picks
+
+
+def batches(picks: Sequence[ReplayPick], settings: EngineSettings) -> list[list[ReplayPick]]:
+    """The picks in time order, split into as few batches of at most ``batch_size`` as possible,
+    sized evenly so none falls below ``min_batch`` when there are enough episodes."""
+    ordered = sorted(picks, key=lambda p: (episode_time(p.episode), p.episode.tick))
+    if not ordered:
+        return []
+    count = math.ceil(len(ordered) / settings.batch_size)
+    size, extra = divmod(len(ordered), count)
+    out, start = [], 0
+    for index in range(count):
+        end = start + size + (1 if index < extra else 0)
+        out.append(ordered[start:end])
+        start = end
+    return out
+
+
+def triage(pick: ReplayPick, settings: EngineSettings) -> tuple[TriageDecision, str]:
+    """Preserve high utility, forget what the filter would have dropped, abstract the rest
+    (Stickgold and Walker via Bardo 001_*)."""
+    if pick.utility <= settings.min_utility:
+        return "forget", f"utility {pick.utility:.3f} at or below {settings.min_utility}"
+    if pick.utility >= settings.nrem.preserve_utility:
+        return "preserve", f"utility {pick.utility:.3f} at or above {settings.nrem.preserve_utility}"
+    return "abstract", "keep the rule, let the details go"
+
+
+def nrem(ctx: PhaseContext) -> list[Event]:
+    steps = Steps(ctx)
+    outputs: list[Event] = []
+    strength = dict(ctx.memory.strength) if ctx.memory is not None else {}
+    rng = steps.rng("perturb")
+    for index, batch in enumerate(batches(select_replay(ctx.episodes, ctx.settings), ctx.settings)):
+        if steps.stopped:
+            break
+        outputs.extend(_replay(steps, index, batch, rng.random(), strength))
+    return outputs + steps.failures
+
+
+def _replay(steps: Steps, index: int, batch: list[ReplayPick], draw: float, strength: dict[int, float]) -> list[Event]:
+    """One batch forward, then in reverse where outcomes are known, then perturbed if ``draw``
+    falls under the perturbation rate; a batch whose forward pass got no answer is not replayed."""
+    ctx, settings = steps.ctx, steps.ctx.settings
+    episodes = [p.episode for p in batch]
+    parse = json_parser("pattern", PatternResult)
+    inputs = tuple(e.summary for e in episodes)
+
+    def ask(key: str, task: Task, **values: object) -> PatternResult | None:
+        if steps.stopped:
+            return None
+        return steps.ask(
+            f"{index}:{key}",
+            task,
+            parse,
+            temperature=settings.nrem.temperature,
+            max_tokens=settings.nrem.max_tokens,
+            inputs=inputs,
+            **values,
+        )
+
+    forward = ask("forward", "pattern", episodes=episode_lines(episodes))
+    if forward is None:
+        return []
+    ticks = tuple(e.tick for e in episodes)
+    out: list[Event] = [
+        ReplayBatch(cycle_id=ctx.cycle_id, episode_ticks=ticks, pattern=forward.pattern, direction="forward")
+    ]
+    # Reverse replay propagates reward backward, so it runs where outcomes are known.
+    known = sorted((e for e in episodes if e.outcome.pnl), key=lambda e: (-abs(e.outcome.pnl), e.tick))
+    reverse = ask("reverse", "reverse", episodes=episode_lines(known)) if known else None
+    if reverse is not None:
+        out.append(
+            ReplayBatch(
+                cycle_id=ctx.cycle_id,
+                episode_ticks=tuple(sorted(e.tick for e in known)),
+                pattern=reverse.pattern,
+                direction="reverse",
+            )
+        )
+        out.extend(_credit_chain(ctx.cycle_id, e) for e in known)
+    perturbations = settings.nrem.perturbations
+    if perturbations and draw < settings.nrem.perturbation_rate:
+        perturbation = perturbations[
+            int(draw / settings.nrem.perturbation_rate * len(perturbations)) % len(perturbations)
+        ]
+        perturbed = ask("perturbed", "perturbed", episodes=episode_lines(episodes), perturbation=perturbation)
+        if perturbed is not None:
+            out.append(
+                ReplayBatch(
+                    cycle_id=ctx.cycle_id,
+                    episode_ticks=ticks,
+                    pattern=f"[{perturbation}] {perturbed.pattern}",
+                    direction="perturbed",
+                )
+            )
+    delta = settings.nrem.strength_delta
+    for pick in batch:
+        tick = pick.episode.tick
+        strength[tick] = strength.get(tick, 0.0) + delta
+        decision, reason = triage(pick, settings)
+        out.append(ReplayStrengthened(cycle_id=ctx.cycle_id, episode_tick=tick, delta=delta, strength=strength[tick]))
+        out.append(
+            EpisodeTriaged(
+                cycle_id=ctx.cycle_id,
+                episode_tick=tick,
+                decision=decision,
+                utility=round(pick.utility, 6),
+                reason=reason,
+            )
+        )
+    return out
+
+
+def _credit_chain(cycle_id: str, episode: Episode) -> CreditAssigned:
+    """Outcome, action, conditions, decision: the reverse trace Bardo 001_* describes, with credit
+    scaled by how surprising the outcome was (reverse replay grows with reward magnitude)."""
+    o = episode.outcome
+    return CreditAssigned(
+        cycle_id=cycle_id,
+        episode_tick=episode.tick,
+        credit=round(o.pnl * (1.0 + abs(o.surprise)), 6),
+        chain=(
+            f"outcome: pnl {o.pnl:+.4f}, regret {o.regret:.3f}",
+            f"action: {episode.summary}",
+            f"conditions: {episode.regime} regime; {', '.join(episode.tags) or 'untagged'}",
+            f"decision: tick {episode.tick}",
+        ),
+    )

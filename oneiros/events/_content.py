@@ -1,0 +1,353 @@
+"""The dream cycle's content: what each phase did to the episodes and what it produced.
+
+Every effect of a dream is one of these events (DESIGN.md, contract 1): replay strength and
+depotentiation written back to episodes, triage decisions, hypnagogic predictions, threats, staged
+outputs with their validation criterion, budget reservations and exhaustion, failed generation
+steps, the journal entry and the DreamReport the agent reads on waking.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from oneiros.events._types import DreamPhaseName, Event, event_type
+
+__all__ = [
+    "STAGED_KINDS",
+    "BudgetExhausted",
+    "BudgetReserved",
+    "CreativeMode",
+    "CreditAssigned",
+    "DreamFragments",
+    "DreamJournal",
+    "DreamJournalEntry",
+    "DreamQualityAssessed",
+    "DreamReport",
+    "DreamStaged",
+    "DreamSuppressed",
+    "EpisodeDepotentiated",
+    "EpisodeTriaged",
+    "GenerationFailed",
+    "HypnagogicPrediction",
+    "IntegrationSummary",
+    "NremSummary",
+    "RemSummary",
+    "ReplayStrengthened",
+    "StagedKind",
+    "StepFailed",
+    "StrategyHypothesis",
+    "ThreatSimulated",
+    "TriageCounts",
+    "TriageDecision",
+    "WakeUpSummary",
+    "WakingResidue",
+]
+
+Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+Count = Annotated[int, msgspec.Meta(ge=0)]
+NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
+
+TriageDecision = Literal["preserve", "abstract", "forget"]
+CreativeMode = Literal["combinational", "exploratory", "transformational"]
+# Bardo 001_* "Dream output classification", plus the onset's creative predictions.
+StagedKind = Literal[
+    "confirmed_pattern",
+    "novel_insight",
+    "strategy_hypothesis",
+    "threat",
+    "playbook_revision",
+    "contradiction",
+    "creative_prediction",
+]
+STAGED_KINDS: tuple[StagedKind, ...] = (
+    "confirmed_pattern",
+    "novel_insight",
+    "strategy_hypothesis",
+    "threat",
+    "playbook_revision",
+    "contradiction",
+    "creative_prediction",
+)
+
+
+# -- hypnagogic onset ----------------------------------------------------------------------------
+
+
+@event_type("WakingResidue")
+class WakingResidue(Event, frozen=True, kw_only=True):
+    """What the golem fell asleep holding: its latest episodes and the incubation theme."""
+
+    cycle_id: NonEmpty
+    episode_ticks: tuple[int, ...]
+    theme: str = ""
+
+
+@event_type("HypnagogicPrediction")
+class HypnagogicPrediction(Event, frozen=True, kw_only=True):
+    """A partial completion that the low-temperature judge found novel enough to keep."""
+
+    cycle_id: NonEmpty
+    fragment: NonEmpty
+    novelty: Unit
+    confidence: Unit
+
+
+# -- NREM ----------------------------------------------------------------------------------------
+
+
+@event_type("ReplayStrengthened")
+class ReplayStrengthened(Event, frozen=True, kw_only=True):
+    """A replayed episode's memory strength grew by ``delta`` (to ``strength``)."""
+
+    cycle_id: NonEmpty
+    episode_tick: int
+    delta: float
+    strength: float
+
+
+@event_type("CreditAssigned")
+class CreditAssigned(Event, frozen=True, kw_only=True):
+    """Reverse replay traced an outcome back to the decision that earned it."""
+
+    cycle_id: NonEmpty
+    episode_tick: int
+    credit: float
+    chain: tuple[str, ...]
+
+
+@event_type("EpisodeTriaged")
+class EpisodeTriaged(Event, frozen=True, kw_only=True):
+    """Memory triage of one replayed episode (Stickgold and Walker, via Bardo 001_*)."""
+
+    cycle_id: NonEmpty
+    episode_tick: int
+    decision: TriageDecision
+    utility: float
+    reason: str = ""
+
+
+# -- REM -----------------------------------------------------------------------------------------
+
+
+@event_type("StrategyHypothesis")
+class StrategyHypothesis(Event, frozen=True, kw_only=True):
+    """A strategy from creative recombination in one of Boden's three modes."""
+
+    cycle_id: NonEmpty
+    mode: CreativeMode
+    hypothesis: NonEmpty
+    test: str = ""
+    seed_episode_ticks: tuple[int, ...] = ()
+    confidence: Unit = 0.2
+
+
+@event_type("ThreatSimulated")
+class ThreatSimulated(Event, frozen=True, kw_only=True):
+    """A rehearsed failure mode and the response to it."""
+
+    cycle_id: NonEmpty
+    kind: NonEmpty
+    scenario: NonEmpty
+    response: str
+    severity: Unit
+    seed_episode_ticks: tuple[int, ...] = ()
+
+
+@event_type("EpisodeDepotentiated")
+class EpisodeDepotentiated(Event, frozen=True, kw_only=True):
+    """REM separated what happened from how it felt; the episode's arousal fell."""
+
+    cycle_id: NonEmpty
+    episode_tick: int
+    arousal_before: Unit
+    arousal_after: Unit
+    lesson: str = ""
+
+
+@event_type("DreamFragments")
+class DreamFragments(Event, frozen=True, kw_only=True):
+    """Stochastic activation over distant memory pairs: FRAGMENTS and the THREAD between them."""
+
+    cycle_id: NonEmpty
+    pairs: tuple[tuple[int, int], ...]
+    fragments: tuple[str, ...]
+    thread: str
+    fallback: bool = False
+    """True when the pairs were drawn by the random temporal fallback (no embeddings)."""
+
+
+# -- integration ---------------------------------------------------------------------------------
+
+
+@event_type("DreamStaged")
+class DreamStaged(Event, frozen=True, kw_only=True):
+    """One classified dream output entering the staging buffer. Never active knowledge by itself."""
+
+    cycle_id: NonEmpty
+    entry_id: NonEmpty
+    kind: StagedKind
+    content: NonEmpty
+    confidence: Unit
+    validation_criterion: NonEmpty
+    source: str = ""
+    """The event type the output came from."""
+    source_episode_ticks: tuple[int, ...] = ()
+    related_entry: str | None = None
+    """The earlier entry a confirmed pattern confirms or a contradiction contradicts."""
+    status: Literal["staged", "flagged"] = "staged"
+    """Contradictions are flagged for review and never resolved automatically."""
+
+
+class TriageCounts(msgspec.Struct, frozen=True, kw_only=True):
+    preserve: Count = 0
+    abstract: Count = 0
+    forget: Count = 0
+
+
+class NremSummary(msgspec.Struct, frozen=True, kw_only=True):
+    episodes_replayed: Count = 0
+    patterns_found: tuple[str, ...] = ()
+    triage_decisions: TriageCounts = TriageCounts()
+    credit_assignments: Count = 0
+
+
+class RemSummary(msgspec.Struct, frozen=True, kw_only=True):
+    counterfactuals_generated: Count = 0
+    creative_hypotheses: tuple[str, ...] = ()
+    threats_simulated: tuple[str, ...] = ()
+    emotional_episodes_processed: Count = 0
+
+
+class IntegrationSummary(msgspec.Struct, frozen=True, kw_only=True):
+    grimoire_updates: tuple[str, ...] = ()
+    """Entries of confirmed patterns and novel insights."""
+    playbook_revisions_staged: tuple[str, ...] = ()
+    contradictions_flagged: tuple[str, ...] = ()
+
+
+class DreamJournal(msgspec.Struct, frozen=True, kw_only=True):
+    """Bardo 001_*'s DreamJournalEntry fields."""
+
+    phase1_summary: NremSummary
+    phase2_summary: RemSummary
+    phase3_summary: IntegrationSummary
+    total_cost_usd: NonNegative = 0.0
+    tokens_spent: Count = 0
+    dream_duration_ticks: Count = 0
+    """Log versions the cycle spanned up to the journal entry (the log is the dream's clock)."""
+    dream_quality_score: Unit = 0.0
+
+
+@event_type("DreamJournalEntry")
+class DreamJournalEntry(Event, frozen=True, kw_only=True):
+    cycle_id: NonEmpty
+    journal: DreamJournal
+
+
+@event_type("DreamQualityAssessed")
+class DreamQualityAssessed(Event, frozen=True, kw_only=True):
+    """The golem's self-assessment: did replay reveal anything, were hypotheses new, threats plausible."""
+
+    cycle_id: NonEmpty
+    score: Unit
+    replay_novelty: Unit
+    creative_novelty: Unit
+    threat_plausibility: Unit
+    notes: str = ""
+
+
+# -- hypnopompic return --------------------------------------------------------------------------
+
+
+@event_type("DreamReport")
+class DreamReport(Event, frozen=True, kw_only=True):
+    """Bardo 001_*'s typed DreamReport: the only thing that crosses back into waking."""
+
+    cycle_id: NonEmpty
+    journal: DreamJournal
+    staging_writes: tuple[str, ...] = ()
+    grimoire_updates: tuple[str, ...] = ()
+    insights: tuple[str, ...] = ()
+    hypotheses: tuple[str, ...] = ()
+    threats: tuple[str, ...] = ()
+    deletions: tuple[int, ...] = ()
+    """Ticks of episodes triaged to forget."""
+    playbook_delta: tuple[str, ...] = ()
+    total_cost_usd: NonNegative = 0.0
+    duration_ticks: Count = 0
+
+
+@event_type("WakeUpSummary")
+class WakeUpSummary(Event, frozen=True, kw_only=True):
+    """Plain text the agent reads on its next turn."""
+
+    cycle_id: NonEmpty
+    text: NonEmpty
+    highlights: tuple[str, ...] = ()
+
+
+# -- budgets and failures ------------------------------------------------------------------------
+
+
+@event_type("BudgetReserved")
+class BudgetReserved(Event, frozen=True, kw_only=True):
+    """A call's worst case, held before the call is made. A reservation with no settlement (a
+    GenerationRecorded or GenerationFailed of the same ``call_key``) counts as spent in full."""
+
+    cycle_id: NonEmpty
+    phase: DreamPhaseName
+    call_key: NonEmpty
+    model: str
+    tokens: Count
+    cost_usd: NonNegative
+
+
+@event_type("BudgetExhausted")
+class BudgetExhausted(Event, frozen=True, kw_only=True):
+    """A call's worst case did not fit under ``cap``; the phase ended here."""
+
+    cycle_id: NonEmpty
+    phase: DreamPhaseName
+    cap: NonEmpty
+    call_key: str
+    needed_tokens: Count
+    needed_usd: NonNegative
+    remaining_tokens: int
+    remaining_usd: float
+
+
+@event_type("DreamSuppressed")
+class DreamSuppressed(Event, frozen=True, kw_only=True):
+    """The LLM credit partition was under its floor, so the cycle ran without generating anything."""
+
+    cycle_id: NonEmpty
+    credit_fraction: Unit
+    floor: Unit
+
+
+@event_type("GenerationFailed")
+class GenerationFailed(Event, frozen=True, kw_only=True):
+    """The generator could not answer (timeout, server error, bad response) after its retries."""
+
+    cycle_id: NonEmpty
+    phase: DreamPhaseName
+    call_key: NonEmpty
+    model: str
+    reason: str
+    tokens_in: Count = 0
+    tokens_out: Count = 0
+    cost_usd: NonNegative = 0.0
+
+
+@event_type("StepFailed")
+class StepFailed(Event, frozen=True, kw_only=True):
+    """A step whose model output stayed malformed through its retries; nothing of it was staged."""
+
+    cycle_id: NonEmpty
+    phase: DreamPhaseName
+    task: NonEmpty
+    call_keys: tuple[str, ...]
+    reason: str

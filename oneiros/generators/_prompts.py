@@ -1,0 +1,130 @@
+"""Prompt templates for every generation task, which users may override (Ethos 003_*'s custom
+dream prompt, generalised to every task).
+
+Templates use ``string.Template`` placeholders (``$episodes``). An override is checked when it is
+set: an unknown task or a placeholder the task does not fill raises :class:`InvalidPromptTemplate`,
+so a typo fails at configuration time and never mid-dream.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from string import Template
+from typing import Final, get_args
+
+import msgspec
+
+from oneiros._errors import InvalidPromptTemplate
+from oneiros.generators._protocol import Task
+
+__all__ = ["DEFAULT_PROMPTS", "DEFAULT_SYSTEM", "PLACEHOLDERS", "PromptSet"]
+
+DEFAULT_SYSTEM: Final = (
+    "You are an autonomous agent's sleeping mind during an offline dream phase. You have no tools and "
+    "take no actions. Everything you write is a hypothesis for later validation, never a fact."
+)
+
+# Wording from Bardo 001_*'s NREM and REM prompt structures, Bumblebee 000_*'s FRAGMENTS/THREAD
+# dream prompt and the hypnagogic DaliInterrupt; each asks for output the engines can parse.
+DEFAULT_PROMPTS: Final[dict[Task, str]] = {
+    "partial": (
+        "Drifting toward sleep, theme: $theme. Recent residue:\n$episodes\n"
+        "Let one loose association run on; it will be cut off mid-thought."
+    ),
+    "novelty": (
+        "Judge each hypnagogic fragment for novelty against the residue it came from.\nResidue:\n$episodes\n"
+        "Fragments:\n$fragments\n"
+        'Reply with JSON only: {"scores": [one number from 0 to 1 per fragment, in order]}'
+    ),
+    "pattern": (
+        "You are reviewing a batch of recent episodes during an offline consolidation phase.\n"
+        "1. What was the state, the action taken, and the outcome?\n"
+        "2. Looking back, what pattern connects these episodes?\n"
+        "Episodes:\n$episodes\n"
+        'Reply with JSON only: {"pattern": "one sentence"}'
+    ),
+    "reverse": (
+        "Replay these episodes in reverse, from outcome to final action to preceding conditions to the initial "
+        "decision, and say which decision earned the outcome.\nEpisodes:\n$episodes\n"
+        'Reply with JSON only: {"pattern": "one sentence of credit assignment"}'
+    ),
+    "perturbed": (
+        "Replay these episodes again, but with $perturbation. What would have been different?\n"
+        "Episodes:\n$episodes\n"
+        'Reply with JSON only: {"pattern": "one sentence"}'
+    ),
+    "counterfactual": (
+        "Key decision: $episode\nAlternative $branch of $depth: what if it had been taken differently "
+        "(earlier, later, another size, the market the other way)?\n"
+        'Reply with JSON only: {"hypothesis": "the alternative", "outcome": "what would follow", '
+        '"lesson": "what to weigh next time"}'
+    ),
+    "hypothesis": (
+        "You are entering a creative imagination phase ($mode creativity). Seed elements from different epochs:\n"
+        "$episodes\n1. Construct a scenario connecting these elements.\n2. What novel strategy would perform well?\n"
+        "3. When would it fail catastrophically?\n4. What is the simplest version that could be tested?\n"
+        'Reply with JSON only: {"hypothesis": "the strategy", "test": "the simplest test"}'
+    ),
+    "threat": (
+        "Simulate a threat: $kind. Ground it in these episodes:\n$episodes\n"
+        'Reply with JSON only: {"scenario": "what happens", "response": "the rehearsed response", '
+        '"severity": number from 0 to 1}'
+    ),
+    "depotentiate": (
+        "Re-examine this emotionally charged episode. Separate what actually happened from how it felt.\n"
+        "$episode\n"
+        'Reply with JSON only: {"happened": "...", "felt": "...", "lesson": "the factual lesson"}'
+    ),
+    "dream": (
+        "You are $name's sleeping subconscious: surreal, associative, unconcerned with action or coherence. "
+        "Memory pairs from distant times:\n$pairs\n"
+        "Write two sections exactly:\nFRAGMENTS:\n- 3 to 6 first-person dream fragments, one per line\n"
+        "THREAD: one sentence, the hidden connection between the memories"
+    ),
+    "insight": (
+        "The theme '$tag' recurs across separate replay batches:\n$episodes\n"
+        'State the insight behind it. Reply with JSON only: {"insight": "one sentence"}'
+    ),
+}
+
+PLACEHOLDERS: Final[dict[Task, frozenset[str]]] = {
+    task: frozenset(Template(text).get_identifiers()) for task, text in DEFAULT_PROMPTS.items()
+}
+
+
+def _check(task: str, template: str) -> None:
+    if task not in get_args(Task):
+        raise InvalidPromptTemplate(task, f"no such task; tasks are {', '.join(get_args(Task))}")
+    parsed = Template(template)
+    if not parsed.is_valid():
+        raise InvalidPromptTemplate(task, "the template has a malformed '$' placeholder")
+    unknown = sorted(set(parsed.get_identifiers()) - PLACEHOLDERS[task])  # type: ignore[index]
+    if unknown:
+        allowed = ", ".join(f"${p}" for p in sorted(PLACEHOLDERS[task]))  # type: ignore[index]
+        raise InvalidPromptTemplate(task, f"unknown placeholder ${unknown[0]}; this task fills {allowed}")
+
+
+class PromptSet(msgspec.Struct, frozen=True, kw_only=True):
+    """The templates a cycle uses: the defaults with the user's ``overrides`` on top."""
+
+    overrides: dict[str, str] = msgspec.field(default_factory=dict)
+    system: str = DEFAULT_SYSTEM
+
+    def __post_init__(self) -> None:
+        for task, template in self.overrides.items():
+            _check(task, template)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> PromptSet:
+        """Overrides from a TOML file: ``system = "..."`` and a ``[prompts]`` table of task = template."""
+        data = tomllib.loads(Path(path).read_text())
+        prompts = data.get("prompts", {})
+        if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
+            raise InvalidPromptTemplate("prompts", f"{path}: [prompts] must map task names to strings")
+        return cls(overrides=dict(prompts), system=str(data.get("system", DEFAULT_SYSTEM)))
+
+    def render(self, task: Task, **values: object) -> str:
+        """The prompt for ``task`` with ``values`` filled in; placeholders left unfilled stay as written."""
+        template = self.overrides.get(task, DEFAULT_PROMPTS[task])
+        return Template(template).safe_substitute({k: str(v) for k, v in values.items()})

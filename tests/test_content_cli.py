@@ -1,0 +1,43 @@
+"""``oneiros dream --tier``, ``report``, ``budget`` and ``pairs`` on the embedded SQLite store."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from oneiros.cli import app
+
+runner = CliRunner()
+
+
+def test_dream_then_report_budget_and_pairs_as_json(sqlite_url: str) -> None:
+    """A hardened dream's report matches its DreamComplete; budget and pairs answer in JSON."""
+    dreamt = runner.invoke(app, ["dream", "--store", sqlite_url, "--tier", "hardened", "--json"])
+    assert 0 == dreamt.exit_code, dreamt.output
+    complete = json.loads(dreamt.output)["complete"]
+    shown = runner.invoke(app, ["report", "--store", sqlite_url, "--json"])
+    assert 0 == shown.exit_code, shown.output
+    payload = json.loads(shown.output)
+    assert complete["episodes_replayed"] == payload["report"]["journal"]["phase1_summary"]["episodes_replayed"]
+    assert payload["wake_up"]["text"].startswith("While dreaming I replayed")
+    spent = json.loads(runner.invoke(app, ["budget", "--store", sqlite_url, "--tier", "hardened", "--json"]).output)
+    assert ["cycle", "window", "day", "month"] == [c["cap"] for c in spent["caps"]]
+    assert all(c["tokens"] > 0 for c in spent["caps"])
+    drawn = json.loads(runner.invoke(app, ["pairs", "--store", sqlite_url, "--json"]).output)
+    assert 3 == len(drawn["pairs"])
+    assert all(p["similarity"] <= 0.35 for p in drawn["pairs"])
+
+
+def test_unknown_tier_is_a_clear_error(sqlite_url: str) -> None:
+    """A tier that does not exist exits 2 naming the choices, and writes nothing."""
+    result = runner.invoke(app, ["dream", "--store", sqlite_url, "--tier", "gold"])
+    assert 2 == result.exit_code
+    assert "error: unknown tier 'gold'; use core or hardened" in result.output
+
+
+def test_report_without_a_dream_is_a_clear_error(sqlite_url: str) -> None:
+    """Asking for the report of a golem that never dreamt names the golem."""
+    result = runner.invoke(app, ["report", "--store", sqlite_url, "--golem", "nobody"])
+    assert 2 == result.exit_code
+    assert "error: golem 'nobody' has no dream report" in result.output
