@@ -19,9 +19,15 @@
     │   └── IllegalCommand          the machine forbids the trigger in this state
     ├── InputError                  user-supplied data (episodes, files)
     │   └── EpisodeFileError
-    └── GenerationError             a generator that could not give a usable answer
-        ├── GeneratorUnavailable    timeout, server error or bad response after the retries
-        └── MalformedOutput         model text that does not parse into the task's result
+    ├── GenerationError             a generator that could not give a usable answer
+    │   ├── GeneratorUnavailable    timeout, server error or bad response after the retries
+    │   └── MalformedOutput         model text that does not parse into the task's result
+    ├── ProjectionError             a read model that cannot be built, followed or read
+    │   ├── ProjectionConflict      another runner moved the projection's position first
+    │   └── UnknownProjection       a name no registered projection carries
+    └── StagingError                a review or outcome that does not fit the staging buffer
+        ├── EntryNotFound           no staged entry with this id
+        └── IllegalReview           the entry's status does not allow the decision
 
 Errors carry typed attributes (``golem_id``, ``state``, ``trigger``, ``position``…) so callers can
 act on them without parsing messages; the message names what was wrong for a person.
@@ -32,6 +38,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "CorruptEvent",
+    "EntryNotFound",
     "EpisodeFileError",
     "EventError",
     "GenerationError",
@@ -40,16 +47,21 @@ __all__ = [
     "GolemExists",
     "GolemNotFound",
     "IllegalCommand",
+    "IllegalReview",
     "InputError",
     "InvalidPromptTemplate",
     "InvalidSetting",
     "InvalidStoreURL",
     "MalformedOutput",
     "OneirosError",
+    "ProjectionConflict",
+    "ProjectionError",
+    "StagingError",
     "StoreError",
     "StreamConflict",
     "UnknownEventType",
     "UnknownPreset",
+    "UnknownProjection",
 ]
 
 
@@ -210,3 +222,50 @@ class MalformedOutput(GenerationError):
         self.task = task
         self.reason = reason
         super().__init__(call_key, f"malformed {task!r} output for {call_key!r}: {reason}")
+
+
+class ProjectionError(OneirosError):
+    """A read model that cannot be built, followed or read."""
+
+
+class ProjectionConflict(ProjectionError):
+    """Another runner committed the projection past the position this runner started from."""
+
+    def __init__(self, projection: str, expected: int, found: int | None) -> None:
+        self.projection = projection
+        self.expected = expected
+        self.found = found
+        super().__init__(
+            f"projection {projection!r} moved from position {expected} to {found}: another runner committed first"
+        )
+
+
+class UnknownProjection(ProjectionError):
+    """A projection name that no registered projection carries."""
+
+    def __init__(self, name: str, known: tuple[str, ...]) -> None:
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown projection {name!r}; expected one of {', '.join(known)}")
+
+
+class StagingError(OneirosError):
+    """A review or outcome that does not fit the staging buffer."""
+
+
+class EntryNotFound(StagingError):
+    """No staged entry carries this id."""
+
+    def __init__(self, entry_id: str) -> None:
+        self.entry_id = entry_id
+        super().__init__(f"no staged entry {entry_id!r}")
+
+
+class IllegalReview(StagingError):
+    """The entry's status does not allow this review decision."""
+
+    def __init__(self, entry_id: str, status: str, decision: str) -> None:
+        self.entry_id = entry_id
+        self.status = status
+        self.decision = decision
+        super().__init__(f"entry {entry_id!r} is {status}; decision {decision!r} is not allowed")

@@ -119,8 +119,17 @@ def replay_cmd(
     store: StoreOpt = None,
     until: Annotated[int | None, typer.Option("--until", help="Rebuild as of this global position.")] = None,
     as_json: JsonOpt = False,
+    verify: Annotated[bool, typer.Option("--verify", help="Rebuild every projection and compare digests.")] = False,
+    projections: Annotated[str | None, typer.Option("--projections", envvar="ONEIROS_PROJECTIONS")] = None,
 ) -> None:
     """Rebuild every golem's state from the log, with no side effects."""
+    if verify:
+        from oneiros.cli._projections import verify_projections
+
+        with opened(store) as event_store:
+            if not verify_projections(event_store, projections, as_json):
+                raise typer.Exit(1)
+        return
     with opened(store) as event_store:
         head = event_store.head()
         started = time.perf_counter()

@@ -277,4 +277,5 @@ def replay(
         state.apply(record)
         if on_progress is not None and record.position % 5_000 == 0:
             on_progress(record.position)
-    return states
+    # Side streams (``<golem>:staging``...) are not golems: only streams that created one count.
+    return {golem_id: state for golem_id, state in states.items() if state.exists}

@@ -1,4 +1,68 @@
-"""Read models built from the log. The golem states themselves are rebuilt by
-:func:`oneiros.fsm.replay`; journal, staging and validation projections live here."""
+"""Read models built from the log: the dream journal, the staging buffer and its validation sweep,
+review, and the output sinks; the runner that keeps them exactly-once and rebuildable.
 
-__all__: list[str] = []
+The golem states themselves are rebuilt by :func:`oneiros.fsm.replay`.
+"""
+
+from oneiros.projections._db import ProjectionDB, default_projection_url, open_projection_db
+from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings, journal_markdown
+from oneiros.projections._review import Feedback, OutcomeInput, register_episode_removal
+from oneiros.projections._runner import LogWaiter, Projection, ProjectionRunner, Rows, RunnerSettings
+from oneiros.projections._service import ProjectionSettings, Projections, VerifyResult, make_projections
+from oneiros.projections._sinks import (
+    Belief,
+    MemoryVersion,
+    Observation,
+    SinkSettings,
+    memory_diff,
+    memory_version,
+    write_memory_file,
+)
+from oneiros.projections._staging import (
+    ACTIVE,
+    StagedEntry,
+    StagedOutput,
+    StagingProjection,
+    StagingSettings,
+    register_staged_output,
+)
+from oneiros.projections._validation import REVIEW_MOVES, StagingProcess, matches, review_status
+
+__all__ = [
+    "ACTIVE",
+    "REVIEW_MOVES",
+    "Belief",
+    "Feedback",
+    "JournalEntry",
+    "JournalProjection",
+    "JournalSettings",
+    "LogWaiter",
+    "MemoryVersion",
+    "Observation",
+    "OutcomeInput",
+    "Projection",
+    "ProjectionDB",
+    "ProjectionRunner",
+    "ProjectionSettings",
+    "Projections",
+    "Rows",
+    "RunnerSettings",
+    "SinkSettings",
+    "StagedEntry",
+    "StagedOutput",
+    "StagingProcess",
+    "StagingProjection",
+    "StagingSettings",
+    "VerifyResult",
+    "default_projection_url",
+    "journal_markdown",
+    "make_projections",
+    "matches",
+    "memory_diff",
+    "memory_version",
+    "open_projection_db",
+    "register_episode_removal",
+    "register_staged_output",
+    "review_status",
+    "write_memory_file",
+]

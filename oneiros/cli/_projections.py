@@ -1,0 +1,287 @@
+"""``oneiros journal``, ``staging``, ``outcome``, ``review``, ``reevaluate``, ``follow``, and the
+projection half of ``replay --verify``."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Annotated, Any
+
+import msgspec
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened
+from oneiros.events import EventStore, ReviewDecision, Verdict
+from oneiros.projections import (
+    Feedback,
+    OutcomeInput,
+    Projections,
+    StagedEntry,
+    default_projection_url,
+    journal_markdown,
+    open_projection_db,
+)
+
+__all__ = ["register", "verify_projections"]
+
+ProjectionsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--projections", envvar="ONEIROS_PROJECTIONS", help="Projection database URL (default: beside the store)."
+    ),
+]
+GolemFilter = Annotated[str | None, typer.Option("--golem", help="Only this golem.")]
+
+
+@contextmanager
+def _projections(store: EventStore, url: str | None, *, update: bool = True) -> Iterator[Projections]:
+    with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
+        if update:
+            with _spinner("bringing projections up to the log head"):
+                projections.update()
+        yield projections
+
+
+def _spinner(text: str) -> AbstractContextManager[object]:
+    # Only on a terminal: --json output and pipes stay clean.
+    return console.status(text, spinner="dots") if console.is_terminal else nullcontext()
+
+
+def _entry_row(e: StagedEntry) -> dict[str, Any]:
+    return {
+        "entry_id": e.entry_id,
+        "golem_id": e.golem_id,
+        "kind": e.kind,
+        "status": e.status,
+        "confidence": e.confidence_pct / 100,
+        "confirmations": e.confirmations,
+        "contradictions": e.contradictions,
+        "text": e.text,
+        "criterion": msgspec.to_builtins(e.criterion),
+        "lineage": msgspec.to_builtins(e.lineage),
+        "staged_tick": e.staged_tick,
+        "resolved_by": e.resolved_by,
+        "reviews": msgspec.to_builtins(e.reviews),
+    }
+
+
+def journal(
+    store: StoreOpt = None,
+    projections: ProjectionsOpt = None,
+    golem: GolemFilter = None,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print journal.md (Bumblebee's shape).")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """One entry per dream cycle: phases, counts, cost, duration and quality."""
+    with opened(store) as event_store, _projections(event_store, projections) as p:
+        entries = p.journal(golem)
+        if as_json:
+            emit_json([msgspec.to_builtins(e) for e in entries])
+            return
+        if markdown:
+            console.print(journal_markdown(entries), markup=False, highlight=False, soft_wrap=True)
+            return
+        table = Table(title=f"dream journal · {len(entries)} cycles")
+        for column in (
+            "cycle",
+            "golem",
+            "status",
+            "phases",
+            "replayed",
+            "hyp",
+            "cf",
+            "ins",
+            "staged",
+            "tokens",
+            "ticks",
+            "quality",
+        ):
+            table.add_column(column)
+        for e in entries:
+            table.add_row(
+                e.cycle_id,
+                e.golem_id,
+                e.status if e.status != "interrupted" else f"interrupted ({e.interrupted_by})",
+                str(len(e.phases)),
+                str(len(e.episodes_replayed)),
+                str(len(e.hypotheses)),
+                str(len(e.counterfactuals)),
+                str(len(e.insights)),
+                str(e.staged),
+                str(e.tokens_in + e.tokens_out),
+                str(e.duration_ticks),
+                f"{e.quality_pct}%",
+            )
+        console.print(table)
+
+
+def staging(
+    store: StoreOpt = None,
+    projections: ProjectionsOpt = None,
+    golem: GolemFilter = None,
+    status: Annotated[
+        list[str] | None, typer.Option("--status", help="Only entries in this status (repeatable).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The staging buffer: every dream output with its confidence, status and criterion."""
+    with opened(store) as event_store, _projections(event_store, projections) as p:
+        entries = p.staging(golem, status or ())
+        if as_json:
+            emit_json([_entry_row(e) for e in entries])
+            return
+        table = Table(title=f"staging buffer · {len(entries)} entries")
+        for column in ("entry", "golem", "kind", "status", "conf", "+/-", "criterion", "text"):
+            table.add_column(column, overflow="fold")
+        for e in entries:
+            table.add_row(
+                e.entry_id,
+                e.golem_id,
+                e.kind,
+                e.status,
+                f"{e.confidence_pct / 100:.2f}",
+                f"{e.confirmations}/{e.contradictions}",
+                escape(" ".join(e.criterion.all_of) + (f" @{e.criterion.regime}" if e.criterion.regime else "")),
+                escape(e.text[:80]),
+            )
+        console.print(table)
+
+
+def outcome(
+    golem: Annotated[str, typer.Option("--golem", help="Golem id.")],
+    tick: Annotated[int, typer.Option("--tick", help="The waking tick the outcome happened at.")],
+    verdict: Annotated[str, typer.Option("--verdict", help="confirms or contradicts.")],
+    entry: Annotated[
+        str | None, typer.Option("--entry", help="The staged entry it bears on (else matched by criterion).")
+    ] = None,
+    summary: Annotated[str, typer.Option("--summary", help="What happened.")] = "",
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag of the outcome (repeatable).")] = None,
+    regime: Annotated[str | None, typer.Option("--regime", help="The regime it happened in.")] = None,
+    store: StoreOpt = None,
+    projections: ProjectionsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Record a waking outcome and run the validation sweep on it."""
+    if verdict not in ("confirms", "contradicts"):
+        err_console.print(f"[red]error:[/red] verdict {verdict!r} must be 'confirms' or 'contradicts'")
+        raise typer.Exit(2)
+    v: Verdict = "confirms" if verdict == "confirms" else "contradicts"
+    with opened(store) as event_store:
+        record = Feedback(event_store).record_outcome(
+            golem,
+            OutcomeInput(tick=tick, verdict=v, summary=summary, tags=tuple(tag or ()), regime=regime, entry_id=entry),
+        )
+        with _projections(event_store, projections) as p:
+            touched = [e for e in p.staging(golem) if e.updated_position > record.position]
+        if as_json:
+            emit_json({"position": record.position, "entries": [_entry_row(e) for e in touched]})
+            return
+        console.print(f"outcome recorded at position {record.position}; {len(touched)} entries moved")
+        for e in touched:
+            console.print(f"  {e.entry_id}: {e.status} at {e.confidence_pct / 100:.2f}")
+
+
+def review(
+    entry_id: Annotated[str, typer.Argument(help="The staged entry.")],
+    decision: Annotated[str, typer.Option("--decision", help="reinforce, stale, reject or promote_candidate.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why.")],
+    who: Annotated[str, typer.Option("--who", help="Who decides.")] = "owner",
+    store: StoreOpt = None,
+    projections: ProjectionsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Decide on a staged entry (Dense-Mem's feedback decisions)."""
+    decisions: tuple[ReviewDecision, ...] = ("reinforce", "stale", "reject", "promote_candidate")
+    if decision not in decisions:
+        err_console.print(f"[red]error:[/red] decision {decision!r} must be one of {', '.join(decisions)}")
+        raise typer.Exit(2)
+    chosen: ReviewDecision = decisions[decisions.index(decision)]  # type: ignore[assignment]
+    with opened(store) as event_store:
+        Feedback(event_store).review(entry_id, chosen, who=who, why=reason)
+        with _projections(event_store, projections) as p:
+            entry = next(e for e in p.staging() if e.entry_id == entry_id)
+        if as_json:
+            emit_json(_entry_row(entry))
+            return
+        console.print(f"{entry.entry_id} is now [bold]{entry.status}[/bold] " + escape(f"({who}: {reason})"))
+
+
+def reevaluate(
+    golem: Annotated[str, typer.Option("--golem", help="Golem id.")],
+    store: StoreOpt = None,
+    projections: ProjectionsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Dense-Mem's re_evaluate: stale entries whose source episodes are gone, reinforce intact ones."""
+    with opened(store) as event_store:
+        records = Feedback(event_store).reevaluate(golem)
+        with _projections(event_store, projections):
+            pass
+        rows = [msgspec.to_builtins(r.event) for r in records]
+        if as_json:
+            emit_json(rows)
+            return
+        console.print(f"{len(rows)} decisions")
+        for row in rows:
+            console.print(escape(f"  {row['entry_id']}: {row['decision']} ({row['why']})"))
+
+
+def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
+    """Keep the staging process and every projection up with the log until interrupted."""
+    with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
+        stop = threading.Event()
+        console.print(f"following {event_store.url} into {p.db.url}; Ctrl-C stops")
+        try:
+            p.follow(stop)
+        except KeyboardInterrupt:
+            stop.set()
+
+
+def verify_projections(event_store: EventStore, url: str | None, as_json: bool) -> bool:
+    """Rebuild every projection into a scratch store and compare digests; True when all match."""
+    with _projections(event_store, url, update=False) as p:
+        with _spinner("rebuilding projections into a scratch store"):
+            results = p.verify()
+    ok = all(r.ok for r in results)
+    if as_json:
+        emit_json(
+            {
+                "ok": ok,
+                "projections": [
+                    {
+                        "projection": r.projection,
+                        "position": r.position,
+                        "ok": r.ok,
+                        "live": r.live,
+                        "rebuilt": r.rebuilt,
+                    }
+                    for r in results
+                ],
+            }
+        )
+        return ok
+    table = Table(title="projection digests: live vs rebuilt")
+    for column in ("projection", "position", "live", "rebuilt", "match"):
+        table.add_column(column)
+    for r in results:
+        table.add_row(
+            r.projection,
+            str(r.position),
+            r.live[:16],
+            r.rebuilt[:16],
+            "[green]yes[/green]" if r.ok else "[red]NO[/red]",
+        )
+    console.print(table)
+    return ok
+
+
+def register(app: typer.Typer) -> None:
+    app.command("journal")(journal)
+    app.command("staging")(staging)
+    app.command("outcome")(outcome)
+    app.command("review")(review)
+    app.command("reevaluate")(reevaluate)
+    app.command("follow")(follow)

@@ -1,0 +1,200 @@
+"""The dream journal: one entry per cycle (Bardo 001_* ``DreamJournalEntry``), and its Markdown
+export in the Bumblebee 000_* journal shape.
+
+An interrupted cycle keeps the partial entry it had reached (Bardo: "even incomplete dreams produce
+useful data"). The quality score starts from how far the cycle got and is recalibrated as its
+staged outputs are validated: Bardo's "dreams that produced predictions later confirmed by live
+trading receive higher quality scores".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+import msgspec
+
+from oneiros.events import (
+    DREAM_PHASES,
+    DreamComplete,
+    DreamCounterfactual,
+    DreamHypothesis,
+    DreamInsight,
+    DreamInterrupted,
+    DreamPhase,
+    DreamPhaseName,
+    DreamStart,
+    EntryPromoted,
+    EntryRefuted,
+    EntryStaged,
+    Event,
+    GenerationRecorded,
+    Recorded,
+    ReplayBatch,
+)
+from oneiros.projections._runner import Rows
+
+__all__ = ["JournalEntry", "JournalProjection", "JournalSettings", "journal_markdown"]
+
+
+class JournalSettings(msgspec.Struct, frozen=True, kw_only=True):
+    tick_seconds: int = 60
+    """Seconds in one tick of dream duration (Bardo 001_*: "1 tick/minute")."""
+    completion_weight_pct: int = 50
+    """Share of the quality score earned by how far the cycle got; the rest by the share of its
+    validated outputs that were promoted rather than refuted."""
+
+
+class PhaseSummary(msgspec.Struct, kw_only=True):
+    phase: DreamPhaseName
+    budget_tokens: int
+    tokens: int = 0
+    calls: int = 0
+
+
+class JournalEntry(msgspec.Struct, kw_only=True):
+    """One dream cycle, as far as it got."""
+
+    cycle_id: str
+    golem_id: str
+    trigger: str
+    started_at: datetime
+    started_position: int
+    status: str = "dreaming"
+    """``dreaming``, ``complete`` or ``interrupted``."""
+    ended_at: datetime | None = None
+    interrupted_by: str | None = None
+    interrupted_reason: str = ""
+    phases: list[PhaseSummary] = msgspec.field(default_factory=list)
+    patterns: list[str] = msgspec.field(default_factory=list)
+    episodes_replayed: list[int] = msgspec.field(default_factory=list)
+    hypotheses: list[str] = msgspec.field(default_factory=list)
+    counterfactuals: list[str] = msgspec.field(default_factory=list)
+    insights: list[str] = msgspec.field(default_factory=list)
+    staged: int = 0
+    promoted: int = 0
+    refuted: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    duration_ticks: int = 0
+    quality_pct: int = 0
+    complete: DreamComplete | None = None
+
+
+def _quality(entry: JournalEntry, settings: JournalSettings) -> int:
+    reached = len({p.phase for p in entry.phases}) if entry.status != "complete" else len(DREAM_PHASES)
+    completion = reached * 100 // len(DREAM_PHASES)
+    judged = entry.promoted + entry.refuted
+    hit_rate = entry.promoted * 100 // judged if judged else 0
+    w = settings.completion_weight_pct
+    return (completion * w + hit_rate * (100 - w)) // 100
+
+
+class JournalProjection:
+    """Rows ``cycle/<cycle_id>``: one :class:`JournalEntry` per dream cycle."""
+
+    name = "journal"
+    types: tuple[type[Event], ...] = (
+        DreamStart,
+        DreamPhase,
+        ReplayBatch,
+        DreamHypothesis,
+        DreamCounterfactual,
+        DreamInsight,
+        GenerationRecorded,
+        DreamComplete,
+        DreamInterrupted,
+        EntryStaged,
+        EntryPromoted,
+        EntryRefuted,
+    )
+
+    def __init__(self, settings: JournalSettings | None = None) -> None:
+        self.settings = settings or JournalSettings()
+
+    def apply(self, record: Recorded, rows: Rows) -> None:
+        event = record.event
+        if isinstance(event, DreamStart):
+            entry = JournalEntry(
+                cycle_id=event.cycle_id,
+                golem_id=record.meta.golem_id,
+                trigger=event.trigger,
+                started_at=record.meta.time,
+                started_position=record.position,
+            )
+        else:
+            cycle = event.lineage.cycle_id if isinstance(event, EntryStaged) else getattr(event, "cycle_id", "")
+            found = rows.get("cycle", cycle, JournalEntry)
+            if found is None:
+                return
+            entry = found
+            self._update(entry, record, event)
+        entry.quality_pct = _quality(entry, self.settings)
+        rows.put("cycle", entry.cycle_id, entry)
+
+    def _update(self, entry: JournalEntry, record: Recorded, event: Event) -> None:
+        if isinstance(event, DreamPhase):
+            entry.phases.append(PhaseSummary(phase=event.phase, budget_tokens=event.budget_tokens))
+        elif isinstance(event, ReplayBatch):
+            entry.patterns.append(event.pattern)
+            entry.episodes_replayed = sorted(set(entry.episodes_replayed) | set(event.episode_ticks))
+        elif isinstance(event, DreamHypothesis):
+            entry.hypotheses.append(event.hypothesis)
+        elif isinstance(event, DreamCounterfactual):
+            entry.counterfactuals.append(f"{event.outcome} | lesson: {event.lesson}")
+        elif isinstance(event, DreamInsight):
+            entry.insights.append(event.insight)
+        elif isinstance(event, GenerationRecorded):
+            entry.tokens_in += event.tokens_in
+            entry.tokens_out += event.tokens_out
+            entry.cost_usd += event.cost_usd
+            for phase in reversed(entry.phases):
+                if phase.phase == event.phase:
+                    phase.tokens += event.tokens_in + event.tokens_out
+                    phase.calls += 1
+                    break
+        elif isinstance(event, DreamComplete | DreamInterrupted):
+            self._end(entry, record, event)
+        elif isinstance(event, EntryStaged):
+            entry.staged += 1
+        elif isinstance(event, EntryPromoted):
+            entry.promoted += 1
+        elif isinstance(event, EntryRefuted):
+            entry.refuted += 1
+
+    def _end(self, entry: JournalEntry, record: Recorded, event: Event) -> None:
+        entry.ended_at = record.meta.time
+        seconds = (record.meta.time - entry.started_at).total_seconds()
+        entry.duration_ticks = max(0, int(seconds // self.settings.tick_seconds))
+        if isinstance(event, DreamComplete):
+            entry.status = "complete"
+            entry.complete = event
+        else:
+            assert isinstance(event, DreamInterrupted)
+            entry.status = "interrupted"
+            entry.interrupted_by = event.source
+            entry.interrupted_reason = event.reason
+
+
+def journal_markdown(entries: Iterable[JournalEntry]) -> str:
+    """Entries as Bumblebee's journal.md: a ``## <time> #dream #consolidation`` heading, the
+    ``*[dream]*`` fragments indented, and the ``*thread: ...*`` line."""
+    blocks: list[str] = []
+    for entry in entries:
+        stamp = entry.started_at.strftime("%Y-%m-%d %H:%M:%S")
+        fragments = [*entry.patterns, *entry.hypotheses, *(c.split(" | lesson: ")[0] for c in entry.counterfactuals)]
+        thread = entry.insights[0] if entry.insights else (entry.hypotheses[0] if entry.hypotheses else "")
+        lines = [f"## {stamp} #dream #consolidation", "", "*[dream]*", ""]
+        lines += [f"  {f}" for f in fragments] or ["  (no fragments)"]
+        lines.append("")
+        if thread:
+            lines += [f"*thread: {thread}*", ""]
+        status = entry.status if entry.status != "interrupted" else f"interrupted by {entry.interrupted_by}"
+        lines.append(
+            f"<!-- cycle {entry.cycle_id} · {status} · {entry.staged} staged · "
+            f"{entry.tokens_in + entry.tokens_out} tokens · ${entry.cost_usd:.4f} · "
+            f"{entry.duration_ticks} ticks · quality {entry.quality_pct}% -->"
+        )
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + ("\n" if blocks else "")

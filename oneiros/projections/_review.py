@@ -1,0 +1,186 @@
+"""What people and the waking agent tell the staging buffer: outcomes, review decisions,
+re-evaluation and MEMORY.md rollbacks (Dense-Mem 002_* review lifecycle, Bardo 001_* outcomes).
+
+Each is checked against the log before anything is written, then appended to the golem's
+``<golem>:feedback`` side stream; the staging process turns it into the buffer's own events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import msgspec
+
+from oneiros._deps import Deps
+from oneiros._errors import EntryNotFound, IllegalReview, InputError, StreamConflict
+from oneiros.events import (
+    FEEDBACK_STREAM,
+    STAGING_STREAM,
+    EntryPromoted,
+    EntryStaged,
+    EpisodeRecorded,
+    Event,
+    EventMeta,
+    EventStore,
+    MemoryRolledBack,
+    OutcomeRecorded,
+    Recorded,
+    ReviewDecided,
+    ReviewDecision,
+    Verdict,
+    side_stream,
+)
+from oneiros.fsm import Golems
+from oneiros.projections._staging import StagedEntry, apply_staging_event
+from oneiros.projections._validation import review_status
+
+__all__ = ["Feedback", "OutcomeInput", "episode_removals", "register_episode_removal"]
+
+# Event type -> the episode ticks it removes (a triage "forget", say). Registered by whoever
+# defines such an event; re-evaluation marks entries whose sources all went this way stale.
+_REMOVALS: dict[type[Event], Callable[[Event], Sequence[int]]] = {}
+
+
+def register_episode_removal(cls: type[Event], ticks: Callable[[Event], Sequence[int]]) -> None:
+    """Declare that ``cls`` events remove the episodes at ``ticks(event)``."""
+    _REMOVALS[cls] = ticks
+
+
+def episode_removals() -> dict[type[Event], Callable[[Event], Sequence[int]]]:
+    return dict(_REMOVALS)
+
+
+class OutcomeInput(msgspec.Struct, frozen=True, kw_only=True):
+    """A waking outcome as the API and CLI take it."""
+
+    tick: int
+    verdict: Verdict
+    summary: str = ""
+    tags: tuple[str, ...] = ()
+    regime: str | None = None
+    entry_id: str | None = None
+
+
+class Feedback:
+    """Records outcomes and review decisions, checked first so a bad one writes nothing."""
+
+    def __init__(self, store: EventStore, *, deps: Deps | None = None, retries: int = 5) -> None:
+        self.store = store
+        self.deps = deps or Deps()
+        self.retries = retries
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def entries(self, golem_id: str) -> dict[str, StagedEntry]:
+        """The golem's staged entries as the staging process has decided them so far."""
+        entries: dict[str, StagedEntry] = {}
+        for record in self.store.read_stream(side_stream(golem_id, STAGING_STREAM)):
+            entry_id: str = record.event.entry_id  # type: ignore[attr-defined]
+            entry = apply_staging_event(entries.get(entry_id), record)
+            if entry is not None:
+                entries[entry_id] = entry
+        return entries
+
+    def find(self, entry_id: str) -> StagedEntry:
+        """The entry ``entry_id`` of whichever golem staged it."""
+        for record in self.store.read_all(types=[EntryStaged]):
+            event = record.event
+            assert isinstance(event, EntryStaged)
+            if event.entry_id == entry_id:
+                return self.entries(event.golem_id)[entry_id]
+        raise EntryNotFound(entry_id)
+
+    # -- commands ------------------------------------------------------------------------------
+
+    def record_outcome(self, golem_id: str, outcome: OutcomeInput) -> Recorded:
+        """Record a waking outcome for the validation sweep."""
+        Golems(self.store, deps=self.deps).state(golem_id)
+        if outcome.entry_id is not None and outcome.entry_id not in self.entries(golem_id):
+            raise EntryNotFound(outcome.entry_id)
+        if outcome.tick < 0:
+            raise InputError(f"outcome tick {outcome.tick} must be 0 or more")
+        event = OutcomeRecorded(golem_id=golem_id, **msgspec.structs.asdict(outcome))
+        return self._append(golem_id, [event])[0]
+
+    def review(self, entry_id: str, decision: ReviewDecision, *, who: str, why: str) -> Recorded:
+        """Record a review decision on ``entry_id`` if its current status allows it."""
+        if not who.strip() or not why.strip():
+            raise InputError("a review decision needs who made it and why")
+        entry = self.find(entry_id)
+        if review_status(entry.status, decision) is None:
+            raise IllegalReview(entry_id, entry.status, decision)
+        event = ReviewDecided(golem_id=entry.golem_id, entry_id=entry_id, decision=decision, who=who, why=why)
+        return self._append(entry.golem_id, [event])[0]
+
+    def reevaluate(self, golem_id: str, *, who: str = "re_evaluate") -> list[Recorded]:
+        """Dense-Mem's re_evaluate: active entries whose source episodes are all gone become stale;
+        proposed entries whose sources are intact become reinforced."""
+        present: set[int] = set()
+        removers = episode_removals()
+        for record in self.store.read_stream(golem_id):
+            event = record.event
+            if isinstance(event, EpisodeRecorded):
+                present.add(event.episode.tick)
+            elif type(event) in removers:
+                present.difference_update(removers[type(event)](event))
+        decisions: list[Event] = []
+        for entry in sorted(self.entries(golem_id).values(), key=lambda e: e.lineage.source_position):
+            sources = entry.lineage.source_episode_ticks
+            if not entry.active or not sources:
+                continue
+            gone = [t for t in sources if t not in present]
+            if len(gone) == len(sources):
+                why = f"source episodes gone: {', '.join(map(str, gone))}"
+                decisions.append(
+                    ReviewDecided(golem_id=golem_id, entry_id=entry.entry_id, decision="stale", who=who, why=why)
+                )
+            elif entry.status == "proposed" and not gone:
+                why = "source episodes intact"
+                decisions.append(
+                    ReviewDecided(golem_id=golem_id, entry_id=entry.entry_id, decision="reinforce", who=who, why=why)
+                )
+        return self._append(golem_id, decisions)
+
+    def rollback_memory(self, golem_id: str, to_version: int, *, who: str, why: str = "") -> Recorded:
+        """Restore MEMORY.md to ``to_version``; the restored text becomes the newest version."""
+        versions = self.memory_versions(golem_id)
+        if not 1 <= to_version <= versions:
+            raise InputError(f"MEMORY.md of golem {golem_id!r} has versions 1-{versions}, not {to_version}")
+        return self._append(golem_id, [MemoryRolledBack(golem_id=golem_id, to_version=to_version, who=who, why=why)])[0]
+
+    def memory_versions(self, golem_id: str) -> int:
+        """How many MEMORY.md versions the log implies: one per promotion and per rollback."""
+        promoted = sum(
+            1
+            for r in self.store.read_stream(side_stream(golem_id, STAGING_STREAM))
+            if isinstance(r.event, EntryPromoted)
+        )
+        rolled = sum(
+            1
+            for r in self.store.read_stream(side_stream(golem_id, FEEDBACK_STREAM))
+            if isinstance(r.event, MemoryRolledBack)
+        )
+        return promoted + rolled
+
+    def _append(self, golem_id: str, events: Sequence[Event]) -> list[Recorded]:
+        if not events:
+            return []
+        stream = side_stream(golem_id, FEEDBACK_STREAM)
+        for _attempt in range(self.retries):
+            history = self.store.read_stream(stream)
+            version = history[-1].version if history else 0
+            causation = self.deps.ids()
+            items = [
+                (
+                    EventMeta(
+                        time=self.deps.clock(), event_id=self.deps.ids(), golem_id=stream, causation_id=causation
+                    ),
+                    e,
+                )
+                for e in events
+            ]
+            try:
+                return self.store.append(stream, version, items)
+            except StreamConflict:
+                continue
+        raise StreamConflict(stream, version)

@@ -1,0 +1,135 @@
+"""Every projection of a store in one place: build, follow, read, rebuild and verify."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from types import TracebackType
+
+import msgspec
+
+from oneiros._errors import UnknownProjection
+from oneiros.events import EventStore
+from oneiros.projections._db import ProjectionDB, default_projection_url, open_projection_db
+from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings
+from oneiros.projections._runner import Projection, ProjectionRunner, RunnerSettings
+from oneiros.projections._sinks import SinkSettings, sink_projections
+from oneiros.projections._staging import StagedEntry, StagingProjection, StagingSettings
+from oneiros.projections._validation import StagingProcess
+
+__all__ = ["ProjectionSettings", "Projections", "VerifyResult", "make_projections"]
+
+
+class ProjectionSettings(msgspec.Struct, frozen=True, kw_only=True):
+    staging: StagingSettings = StagingSettings()
+    journal: JournalSettings = JournalSettings()
+    sinks: SinkSettings = SinkSettings()
+    runner: RunnerSettings = RunnerSettings()
+
+
+class VerifyResult(msgspec.Struct, frozen=True, kw_only=True):
+    projection: str
+    position: int
+    live: str
+    rebuilt: str
+
+    @property
+    def ok(self) -> bool:
+        return self.live == self.rebuilt
+
+
+def make_projections(settings: ProjectionSettings) -> list[Projection]:
+    """The journal, the staging buffer and every enabled sink."""
+    return [JournalProjection(settings.journal), StagingProjection(), *sink_projections(settings.sinks)]
+
+
+class Projections:
+    """The read models of ``store`` in ``db`` (by default beside the store), and the staging
+    process whose decisions they read."""
+
+    def __init__(
+        self, store: EventStore, db: ProjectionDB | None = None, settings: ProjectionSettings | None = None
+    ) -> None:
+        self.store = store
+        self.settings = settings or ProjectionSettings()
+        self.db = db or open_projection_db(default_projection_url(store.url))
+        self.projections = make_projections(self.settings)
+        self.process = StagingProcess(store, self.settings.staging, runner=self.settings.runner)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.projections)
+
+    def runner(self, names: Sequence[str] = ()) -> ProjectionRunner:
+        return ProjectionRunner(self.store, self.db, self._chosen(names), self.settings.runner)
+
+    def _chosen(self, names: Sequence[str]) -> list[Projection]:
+        for name in names:
+            if name not in self.names:
+                raise UnknownProjection(name, self.names)
+        return [p for p in self.projections if not names or p.name in names]
+
+    def update(self, names: Sequence[str] = ()) -> dict[str, int]:
+        """Run the staging process, then bring the projections to the head."""
+        self.process.catch_up()
+        return self.runner(names).catch_up()
+
+    def follow(self, stop: threading.Event) -> None:
+        """Keep the staging process and every projection up with the log until ``stop``."""
+        runner = self.runner()
+        with runner.waiter() as waiter:
+            while not stop.is_set():
+                self.process.catch_up()
+                runner.catch_up()
+                waiter.wait(stop)
+
+    def rebuild(self, name: str | None = None, until: int | None = None) -> dict[str, int]:
+        return self.runner([name] if name else ()).rebuild(name, until)
+
+    def verify(self) -> list[VerifyResult]:
+        """Rebuild every projection into a scratch database, to the position of the live one, and
+        compare row digests."""
+        results: list[VerifyResult] = []
+        scratch = open_projection_db("memory://")
+        try:
+            for projection in self.projections:
+                position = self.db.position(projection.name)
+                ProjectionRunner(self.store, scratch, [projection], self.settings.runner).catch_up(until=position)
+                results.append(
+                    VerifyResult(
+                        projection=projection.name,
+                        position=position,
+                        live=self.db.digest(projection.name),
+                        rebuilt=scratch.digest(projection.name),
+                    )
+                )
+        finally:
+            scratch.close()
+        return results
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def journal(self, golem_id: str | None = None) -> list[JournalEntry]:
+        entries = [msgspec.json.decode(d, type=JournalEntry) for _k, _key, d in self.db.scan("journal", "cycle")]
+        chosen = [e for e in entries if golem_id is None or e.golem_id == golem_id]
+        return sorted(chosen, key=lambda e: e.started_position)
+
+    def staging(self, golem_id: str | None = None, statuses: Sequence[str] = ()) -> list[StagedEntry]:
+        entries = [msgspec.json.decode(d, type=StagedEntry) for _k, _key, d in self.db.scan("staging", "entry")]
+        chosen = [
+            e
+            for e in entries
+            if (golem_id is None or e.golem_id == golem_id) and (not statuses or e.status in statuses)
+        ]
+        return sorted(chosen, key=lambda e: e.lineage.source_position)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Projections:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

@@ -1,0 +1,354 @@
+"""Output sinks: where dream results go once the log says so, each a rebuildable projection.
+
+* ``beliefs``: Bumblebee 000_* dream beliefs (confidence 0.35, source ``dream:<id>``), withdrawn
+  when their staged entry is refuted, rejected, displaced or expired;
+* ``noise``: ``[dream]``-tagged fragments for the waking noise buffer, at most 2 a cycle;
+* ``observations``: OpenSeed 004_* observations with RED / YLW / GRN priority, and its deep sleep
+  every 10th dream (prune, priorities, diary);
+* ``memory``: Ethos 003_* MEMORY.md consolidation. Only a promoted entry (by the sweep or by
+  review) writes a new version; every version is kept for diff and rollback.
+
+Sinks write rows, never files: replay has no side effects. :func:`write_memory_file` puts a
+version on disk when someone asks.
+"""
+
+from __future__ import annotations
+
+import difflib
+from datetime import timedelta
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from oneiros.events import (
+    DreamComplete,
+    DreamCounterfactual,
+    DreamHypothesis,
+    EntryDisplaced,
+    EntryExpired,
+    EntryPromoted,
+    EntryRefuted,
+    EntryReviewed,
+    EntryStaged,
+    Event,
+    MemoryRolledBack,
+    Recorded,
+    StagedKind,
+)
+from oneiros.projections._db import ProjectionDB
+from oneiros.projections._runner import Projection, Rows
+
+__all__ = [
+    "Belief",
+    "BeliefSink",
+    "MemorySink",
+    "MemoryVersion",
+    "NoiseSink",
+    "Observation",
+    "ObservationSink",
+    "SinkSettings",
+    "memory_diff",
+    "memory_version",
+    "sink_projections",
+    "write_memory_file",
+]
+
+Priority = Literal["RED", "YLW", "GRN"]
+_WITHDRAWN = (EntryRefuted, EntryDisplaced, EntryExpired)
+
+
+class SinkSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Which sinks run and how."""
+
+    enabled: tuple[str, ...] = ("beliefs", "noise", "observations", "memory")
+    belief_confidence_pct: int = 35
+    """Confidence of a dream-derived belief (Bumblebee 000_*, ``belief_confidence: 0.35``)."""
+    belief_kinds: tuple[StagedKind, ...] = ("insight",)
+    """Staged kinds that become beliefs: Bumblebee's THREAD is the cycle's connecting insight."""
+    max_noise_fragments: int = 2
+    """``[dream]`` fragments per cycle (Bumblebee 000_*, ``max_noise_fragments: 2``)."""
+    deep_sleep_every: int = 10
+    """Dreams between deep sleeps (OpenSeed 004_*, ``DEEP_SLEEP_EVERY``)."""
+    green_ttl_hours: int = 48
+    """GRN observations older than this are pruned at deep sleep (OpenSeed 004_*)."""
+    priorities: int = 5
+    """Top priorities rewritten at deep sleep (OpenSeed 004_*: "top 3-5 priorities")."""
+
+
+class Belief(msgspec.Struct, kw_only=True):
+    entry_id: str
+    content: str
+    confidence_pct: int
+    source: str
+    category: str = "dream_insight"
+    validated: bool = False
+
+
+class BeliefSink:
+    name = "beliefs"
+    types: tuple[type[Event], ...] = (EntryStaged, EntryPromoted, EntryReviewed, *_WITHDRAWN)
+
+    def __init__(self, settings: SinkSettings) -> None:
+        self.settings = settings
+
+    def apply(self, record: Recorded, rows: Rows) -> None:
+        event = record.event
+        if isinstance(event, EntryStaged):
+            if event.kind in self.settings.belief_kinds:
+                belief = Belief(
+                    entry_id=event.entry_id,
+                    content=event.text,
+                    confidence_pct=self.settings.belief_confidence_pct,
+                    source=f"dream:{event.lineage.cycle_id}",
+                )
+                rows.put("belief", f"{event.golem_id}/{event.entry_id}", belief)
+            return
+        key = f"{event.golem_id}/{event.entry_id}"  # type: ignore[attr-defined]
+        found = rows.get("belief", key, Belief)
+        if found is None:
+            return
+        if isinstance(event, EntryPromoted):
+            found.validated = True
+            found.confidence_pct = event.confidence_pct
+            rows.put("belief", key, found)
+        elif isinstance(event, _WITHDRAWN) or (
+            isinstance(event, EntryReviewed) and event.status in ("rejected", "stale")
+        ):
+            rows.delete("belief", key)
+
+
+class NoiseFragment(msgspec.Struct, kw_only=True):
+    cycle_id: str
+    text: str
+
+
+class NoiseSink:
+    name = "noise"
+    types: tuple[type[Event], ...] = (DreamHypothesis, DreamCounterfactual)
+
+    def __init__(self, settings: SinkSettings) -> None:
+        self.settings = settings
+
+    def apply(self, record: Recorded, rows: Rows) -> None:
+        event = record.event
+        cycle: str = event.cycle_id  # type: ignore[attr-defined]
+        golem = record.meta.golem_id
+        count = rows.get("count", cycle, _Count) or _Count()
+        if count.n >= self.settings.max_noise_fragments:
+            return
+        text = event.hypothesis if isinstance(event, DreamHypothesis) else event.outcome  # type: ignore[attr-defined]
+        count.n += 1
+        rows.put("count", cycle, count)
+        rows.put("fragment", f"{golem}/{record.position:012d}", NoiseFragment(cycle_id=cycle, text=f"[dream] {text}"))
+
+
+class _Count(msgspec.Struct, kw_only=True):
+    n: int = 0
+
+
+class Observation(msgspec.Struct, kw_only=True):
+    priority: Priority
+    text: str
+    time: str
+    entry_id: str = ""
+
+
+class _ObserverState(msgspec.Struct, kw_only=True):
+    dreams: int = 0
+    active: dict[str, int] = msgspec.field(default_factory=dict)
+    """Active entry id -> its observation's key, for supersession."""
+    texts: dict[str, str] = msgspec.field(default_factory=dict)
+    confidence: dict[str, int] = msgspec.field(default_factory=dict)
+    observation_keys: list[str] = msgspec.field(default_factory=list)
+
+
+class ObservationSink:
+    """Rows ``observation/<golem>/<position>``; at every 10th dream, ``diary/<golem>/<n>`` and
+    ``priorities/<golem>``, and stale observations deleted."""
+
+    name = "observations"
+    types: tuple[type[Event], ...] = (
+        EntryStaged,
+        EntryPromoted,
+        EntryRefuted,
+        DreamComplete,
+        *_WITHDRAWN,
+        EntryReviewed,
+    )
+
+    def __init__(self, settings: SinkSettings) -> None:
+        self.settings = settings
+
+    def apply(self, record: Recorded, rows: Rows) -> None:
+        event = record.event
+        golem = getattr(event, "golem_id", None) or record.meta.golem_id
+        state = rows.get("state", golem, _ObserverState) or _ObserverState()
+        stamp = record.meta.time.strftime("%Y-%m-%d %H:%M")
+        key = f"{golem}/{record.position:012d}"
+        if isinstance(event, EntryStaged):
+            priority: Priority = "YLW" if event.kind == "insight" else "GRN"
+            rows.put(
+                "observation", key, Observation(priority=priority, text=event.text, time=stamp, entry_id=event.entry_id)
+            )
+            state.active[event.entry_id] = record.position
+            state.texts[event.entry_id] = event.text
+            state.confidence[event.entry_id] = event.confidence_pct
+            state.observation_keys.append(key)
+        elif isinstance(event, EntryPromoted):
+            text = f"validated: {state.texts.get(event.entry_id, event.entry_id)}"
+            rows.put("observation", key, Observation(priority="RED", text=text, time=stamp, entry_id=event.entry_id))
+            state.observation_keys.append(key)
+            self._resolve(state, event.entry_id)
+        elif isinstance(event, DreamComplete):
+            state.dreams += 1
+            if state.dreams % self.settings.deep_sleep_every == 0:
+                self._deep_sleep(golem, state, record, rows)
+        else:
+            if not isinstance(event, EntryReviewed) or event.status not in ("proposed", "reinforced"):
+                self._resolve(state, event.entry_id)  # type: ignore[attr-defined]
+        rows.put("state", golem, state)
+
+    @staticmethod
+    def _resolve(state: _ObserverState, entry_id: str) -> None:
+        state.active.pop(entry_id, None)
+        state.confidence.pop(entry_id, None)
+
+    def _deep_sleep(self, golem: str, state: _ObserverState, record: Recorded, rows: Rows) -> None:
+        now = record.meta.time
+        horizon = now - timedelta(hours=self.settings.green_ttl_hours)
+        kept: list[str] = []
+        pruned = 0
+        for key in state.observation_keys:
+            obs = rows.get("observation", key, Observation)
+            if obs is None:
+                continue
+            old_green = obs.priority == "GRN" and obs.time < horizon.strftime("%Y-%m-%d %H:%M")
+            superseded = obs.priority == "YLW" and obs.entry_id not in state.active
+            if old_green or superseded:
+                rows.delete("observation", key)
+                pruned += 1
+            else:
+                kept.append(key)
+        state.observation_keys = kept
+        top = sorted(state.active, key=lambda e: (-state.confidence.get(e, 0), state.active[e]))[
+            : self.settings.priorities
+        ]
+        rows.put("priorities", golem, _Priorities(items=[state.texts[e] for e in top], at=now.isoformat()))
+        diary = f"Deep sleep after dream {state.dreams}: pruned {pruned} observations, kept {len(kept)}, {len(state.active)} hypotheses open."
+        rows.put("diary", f"{golem}/{state.dreams:06d}", _Diary(text=diary, at=now.isoformat()))
+
+
+class _Priorities(msgspec.Struct, kw_only=True):
+    items: list[str]
+    at: str
+
+
+class _Diary(msgspec.Struct, kw_only=True):
+    text: str
+    at: str
+
+
+class MemoryVersion(msgspec.Struct, kw_only=True):
+    version: int
+    content: str
+    reason: str
+    position: int
+
+
+class _MemoryHead(msgspec.Struct, kw_only=True):
+    version: int = 0
+
+
+class MemorySink:
+    """Rows ``version/<golem>/<n>`` (every MEMORY.md version) and ``head/<golem>``."""
+
+    name = "memory"
+    types: tuple[type[Event], ...] = (EntryStaged, EntryPromoted, MemoryRolledBack)
+    header = "# MEMORY\n\n## Dream-validated knowledge\n"
+
+    def __init__(self, settings: SinkSettings) -> None:
+        self.settings = settings
+
+    def apply(self, record: Recorded, rows: Rows) -> None:
+        event = record.event
+        if isinstance(event, EntryStaged):
+            # The text is needed when the entry is promoted; the promotion event does not carry it.
+            rows.put("text", event.entry_id, _Text(text=event.text, cycle_id=event.lineage.cycle_id))
+            return
+        golem: str = event.golem_id  # type: ignore[attr-defined]
+        head = rows.get("head", golem, _MemoryHead) or _MemoryHead()
+        current = rows.get("version", f"{golem}/{head.version:06d}", MemoryVersion)
+        content = current.content if current else self.header
+        if isinstance(event, EntryPromoted):
+            text = rows.get("text", event.entry_id, _Text)
+            line = text.text if text else event.entry_id
+            source = f"dream:{text.cycle_id}" if text else "dream"
+            content += f"- {line} ({source}, confidence {event.confidence_pct / 100:.2f}, by {event.by})\n"
+            reason = f"promoted {event.entry_id}"
+        else:
+            assert isinstance(event, MemoryRolledBack)
+            old = rows.get("version", f"{golem}/{event.to_version:06d}", MemoryVersion)
+            content = old.content if old else content
+            reason = f"rolled back to v{event.to_version} by {event.who}: {event.why}"
+        head.version += 1
+        rows.put(
+            "version",
+            f"{golem}/{head.version:06d}",
+            MemoryVersion(version=head.version, content=content, reason=reason, position=record.position),
+        )
+        rows.put("head", golem, head)
+
+
+class _Text(msgspec.Struct, kw_only=True):
+    text: str
+    cycle_id: str
+
+
+def sink_projections(settings: SinkSettings | None = None) -> list[Projection]:
+    settings = settings or SinkSettings()
+    made: dict[str, Projection] = {
+        "beliefs": BeliefSink(settings),
+        "noise": NoiseSink(settings),
+        "observations": ObservationSink(settings),
+        "memory": MemorySink(settings),
+    }
+    return [made[name] for name in settings.enabled if name in made]
+
+
+def memory_version(db: ProjectionDB, golem_id: str, version: int | None = None) -> MemoryVersion | None:
+    """MEMORY.md of ``golem_id`` at ``version`` (the newest if None)."""
+    if version is None:
+        data = db.get("memory", "head", golem_id)
+        if data is None:
+            return None
+        version = msgspec.json.decode(data, type=_MemoryHead).version
+    data = db.get("memory", "version", f"{golem_id}/{version:06d}")
+    return None if data is None else msgspec.json.decode(data, type=MemoryVersion)
+
+
+def memory_diff(db: ProjectionDB, golem_id: str, old: int, new: int) -> str:
+    """A unified diff of two MEMORY.md versions."""
+    a, b = memory_version(db, golem_id, old), memory_version(db, golem_id, new)
+    return "".join(
+        difflib.unified_diff(
+            (a.content if a else "").splitlines(keepends=True),
+            (b.content if b else "").splitlines(keepends=True),
+            f"MEMORY.md v{old}",
+            f"MEMORY.md v{new}",
+        )
+    )
+
+
+def write_memory_file(db: ProjectionDB, golem_id: str, directory: str | Path) -> Path | None:
+    """Write the newest MEMORY.md to ``directory``, keeping the one it replaces as MEMORY.md.v<N>."""
+    newest = memory_version(db, golem_id)
+    if newest is None:
+        return None
+    target = Path(directory) / "MEMORY.md"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    previous = memory_version(db, golem_id, newest.version - 1) if newest.version > 1 else None
+    if previous is not None:
+        (target.parent / f"MEMORY.md.v{previous.version}").write_text(previous.content)
+    target.write_text(newest.content)
+    return target

@@ -1,0 +1,271 @@
+"""The staging buffer: what each dream output type stages as, the entry record, and its read model.
+
+Which outputs are staged, at what confidence and with what validation criterion is a registry
+(:func:`register_staged_output`), so a new dream output type joins the buffer with one call and no
+change here. The entry record is a fold of the staging process's own events (see
+``_validation.py``); the same fold feeds that process's memory and the ``staging`` projection's
+rows, which is why the two can never disagree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Final
+
+import msgspec
+
+from oneiros.events import (
+    ConfidenceChanged,
+    DreamHypothesis,
+    DreamInsight,
+    EntryDisplaced,
+    EntryExpired,
+    EntryPromoted,
+    EntryRefuted,
+    EntryReviewed,
+    EntryStaged,
+    Episode,
+    Event,
+    Lineage,
+    Recorded,
+    StagedKind,
+    StagingStatus,
+    ValidationCriterion,
+)
+from oneiros.projections._runner import Rows
+
+__all__ = [
+    "ACTIVE",
+    "STAGING_EVENTS",
+    "StagedEntry",
+    "StagedOutput",
+    "StagingProjection",
+    "StagingSettings",
+    "apply_staging_event",
+    "register_staged_output",
+    "staged_outputs",
+]
+
+ACTIVE: Final[frozenset[StagingStatus]] = frozenset({"proposed", "reinforced"})
+"""Statuses still awaiting validation: they count against the cap and are matched by outcomes."""
+
+
+class StagingSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """The staging buffer and validation sweep. Confidences are integer percent."""
+
+    hypothesis_confidence_pct: int = 20
+    """Initial confidence of a strategy hypothesis (Bardo 001_*, ``hypothesisConfidence = 0.2``)."""
+    insight_confidence_pct: int = 30
+    """Initial confidence of a novel insight (Bardo 001_*, ``insightConfidence = 0.3``)."""
+    prediction_confidence_pct: tuple[int, int] = (10, 20)
+    """Range for hypnagogic creative predictions (Bardo 001_*, DaliInterrupt: "confidence 0.10-0.20")."""
+    confirm_step_pct: int = 10
+    """Added on a confirming outcome (Bardo 001_*, "+0.1")."""
+    contradict_step_pct: int = 5
+    """Taken on a contradicting outcome (Bardo 001_*, "-0.05")."""
+    promote_at_pct: int = 70
+    """Promoted at or above this (Bardo 001_*, "reaching confidence 0.7")."""
+    refute_below_pct: int = 10
+    """Refuted strictly below this (Bardo 001_*, "drops below 0.1")."""
+    cap: int = 10
+    """Active entries per golem (Bardo 001_*, ``maxStagedRevisions = 10``)."""
+    expire_after_ticks: int = 500
+    """Waking ticks an entry may stay unresolved. Bardo 001_* names no figure; 500 ticks is about
+    eight hours at its 1 tick/minute, a night's sleep plus a working morning of validation."""
+
+
+# (event, the golem's episodes by tick) -> criterion
+CriterionFn = Callable[[Event, Mapping[int, Episode]], ValidationCriterion]
+
+
+class StagedOutput(msgspec.Struct, frozen=True, kw_only=True):
+    """How one dream output type enters the buffer."""
+
+    kind: StagedKind
+    confidence_pct: Callable[[Event, StagingSettings], int]
+    text: Callable[[Event], str]
+    criterion: CriterionFn
+    source_ticks: Callable[[Event], tuple[int, ...]] = lambda _e: ()
+
+
+_STAGED: dict[type[Event], StagedOutput] = {}
+
+
+def register_staged_output(cls: type[Event], spec: StagedOutput) -> None:
+    """Stage every ``cls`` dream output as ``spec`` says."""
+    _STAGED[cls] = spec
+
+
+def staged_outputs() -> dict[type[Event], StagedOutput]:
+    return dict(_STAGED)
+
+
+_WORD = re.compile(r"[a-z][a-z0-9'-]{2,}")
+_STOP = frozenset(
+    "after ahead and are before both but during for from had has have into its kept not of on or same"
+    " that the then this two was were while with within would what when which will if acting change"
+    " followed changed".split()
+)
+
+
+def terms(text: str) -> set[str]:
+    """The lower-case words an outcome or criterion is matched on."""
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def _keywords(text: str, limit: int = 2) -> tuple[str, ...]:
+    counts: dict[str, int] = {}
+    for word in _WORD.findall(text.lower()):
+        if word not in _STOP:
+            counts[word] = counts.get(word, 0) + 1
+    return tuple(sorted(w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]))
+
+
+def _hypothesis_criterion(event: Event, episodes: Mapping[int, Episode]) -> ValidationCriterion:
+    assert isinstance(event, DreamHypothesis)
+    seed = episodes.get(event.seed_episode_tick)
+    regime = seed.regime if seed is not None and seed.regime != "unknown" else None
+    words = (
+        tuple(sorted(t.lower() for t in seed.tags))[:3]
+        if seed is not None and seed.tags
+        else _keywords(event.hypothesis)
+    )
+    where = f" in regime {regime}" if regime else ""
+    return ValidationCriterion(
+        all_of=words, regime=regime, description=f"a live outcome about {', '.join(words) or 'anything'}{where}"
+    )
+
+
+def _insight_criterion(event: Event, _episodes: Mapping[int, Episode]) -> ValidationCriterion:
+    assert isinstance(event, DreamInsight)
+    tag = re.match(r"\[([^\]]+)\]", event.insight)
+    words = (tag.group(1).lower(),) if tag else _keywords(event.insight)
+    return ValidationCriterion(all_of=words, description=f"a live outcome about {', '.join(words)}")
+
+
+register_staged_output(
+    DreamHypothesis,
+    StagedOutput(
+        kind="hypothesis",
+        confidence_pct=lambda _e, s: s.hypothesis_confidence_pct,
+        text=lambda e: e.hypothesis,  # type: ignore[attr-defined]
+        criterion=_hypothesis_criterion,
+        source_ticks=lambda e: (e.seed_episode_tick,),  # type: ignore[attr-defined]
+    ),
+)
+register_staged_output(
+    DreamInsight,
+    StagedOutput(
+        kind="insight",
+        confidence_pct=lambda _e, s: s.insight_confidence_pct,
+        text=lambda e: e.insight,  # type: ignore[attr-defined]
+        criterion=_insight_criterion,
+        source_ticks=lambda e: tuple(e.source_episode_ticks),  # type: ignore[attr-defined]
+    ),
+)
+
+
+class ReviewNote(msgspec.Struct, frozen=True, kw_only=True):
+    decision: str
+    who: str
+    why: str
+    position: int
+
+
+class StagedEntry(msgspec.Struct, kw_only=True):
+    """One entry of the buffer as its events leave it."""
+
+    entry_id: str
+    golem_id: str
+    kind: StagedKind
+    text: str
+    status: StagingStatus
+    confidence_pct: int
+    criterion: ValidationCriterion
+    lineage: Lineage
+    staged_tick: int
+    staged_position: int
+    confirmations: int = 0
+    contradictions: int = 0
+    resolved_by: str = ""
+    reviews: list[ReviewNote] = msgspec.field(default_factory=list)
+    updated_position: int = 0
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE
+
+    @property
+    def cycle_id(self) -> str:
+        return self.lineage.cycle_id
+
+
+STAGING_EVENTS: Final[tuple[type[Event], ...]] = (
+    EntryStaged,
+    ConfidenceChanged,
+    EntryPromoted,
+    EntryRefuted,
+    EntryDisplaced,
+    EntryExpired,
+    EntryReviewed,
+)
+
+
+def apply_staging_event(entry: StagedEntry | None, record: Recorded) -> StagedEntry | None:
+    """``entry`` after one staging event (a new entry for :class:`EntryStaged`)."""
+    event = record.event
+    if isinstance(event, EntryStaged):
+        return StagedEntry(
+            entry_id=event.entry_id,
+            golem_id=event.golem_id,
+            kind=event.kind,
+            text=event.text,
+            status="proposed",
+            confidence_pct=event.confidence_pct,
+            criterion=event.criterion,
+            lineage=event.lineage,
+            staged_tick=event.tick,
+            staged_position=record.position,
+            updated_position=record.position,
+        )
+    if entry is None:
+        return None
+    entry.updated_position = record.position
+    if isinstance(event, ConfidenceChanged):
+        entry.confidence_pct = event.after_pct
+        if event.verdict == "confirms":
+            entry.confirmations += 1
+        else:
+            entry.contradictions += 1
+    elif isinstance(event, EntryPromoted):
+        entry.status = "promoted"
+        entry.resolved_by = event.by
+    elif isinstance(event, EntryRefuted):
+        entry.status = "refuted"
+        entry.resolved_by = "sweep"
+    elif isinstance(event, EntryDisplaced):
+        entry.status = "displaced"
+        entry.resolved_by = f"displaced by {event.by_entry_id}"
+    elif isinstance(event, EntryExpired):
+        entry.status = "expired"
+        entry.resolved_by = f"expired at tick {event.tick}"
+    elif isinstance(event, EntryReviewed):
+        entry.status = event.status
+        entry.reviews.append(
+            ReviewNote(decision=event.decision, who=event.who, why=event.why, position=event.review_position)
+        )
+    return entry
+
+
+class StagingProjection:
+    """Rows ``entry/<entry_id>``: every staged entry with its status, confidence and lineage."""
+
+    name = "staging"
+    types: tuple[type[Event], ...] = STAGING_EVENTS
+
+    def apply(self, record: Recorded, rows: Rows) -> None:
+        entry_id: str = record.event.entry_id  # type: ignore[attr-defined]
+        entry = apply_staging_event(rows.get("entry", entry_id, StagedEntry), record)
+        if entry is not None:
+            rows.put("entry", entry_id, entry)

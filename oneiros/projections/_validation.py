@@ -1,0 +1,392 @@
+"""The staging process: admits dream outputs to the buffer and runs the validation sweep.
+
+It follows the log like a projection, but what it decides are events: entries staged and
+displaced, confidence moved by waking outcomes, promotions, refutations, expiries and applied
+review decisions. It writes them to each golem's ``<golem>:staging`` side stream together with its
+tracking position, in one transaction of the event store (eventsourcing's process-recorder
+pattern), so a crash between deciding and recording cannot lose or double a decision.
+
+Its memory is a fold of its own past decisions, plus what it has observed of the inputs (the
+golems' ticks, episodes, current phase and recorded generations); on start it rebuilds both from
+the log up to its tracking position and carries on from there.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from eventsourcing.persistence import IntegrityError, StoredEvent, Tracking
+
+from oneiros._errors import ProjectionConflict
+from oneiros.events import (
+    STAGING_STREAM,
+    ConfidenceChanged,
+    DreamPhase,
+    DreamPhaseName,
+    DreamStart,
+    EntryDisplaced,
+    EntryExpired,
+    EntryPromoted,
+    EntryRefuted,
+    EntryReviewed,
+    EntryStaged,
+    Episode,
+    EpisodeRecorded,
+    Event,
+    EventMeta,
+    EventStore,
+    GenerationRecorded,
+    Lineage,
+    OutcomeRecorded,
+    Recorded,
+    ReviewDecided,
+    ReviewDecision,
+    StagingStatus,
+    encode_event,
+    side_stream,
+)
+from oneiros.projections._runner import LogWaiter, RunnerSettings
+from oneiros.projections._staging import (
+    STAGING_EVENTS,
+    StagedEntry,
+    StagedOutput,
+    StagingSettings,
+    apply_staging_event,
+    staged_outputs,
+    terms,
+)
+
+__all__ = ["REVIEW_MOVES", "GolemBook", "StagingProcess", "matches", "review_status"]
+
+PROCESS_NAME = "oneiros.staging"
+
+# Dense-Mem 002_*: the statuses each feedback decision may start from, and where it leads.
+REVIEW_MOVES: dict[ReviewDecision, tuple[frozenset[StagingStatus], StagingStatus]] = {
+    "reinforce": (frozenset({"proposed", "reinforced", "stale"}), "reinforced"),
+    "stale": (frozenset({"proposed", "reinforced"}), "stale"),
+    "reject": (frozenset({"proposed", "reinforced", "stale"}), "rejected"),
+    "promote_candidate": (frozenset({"proposed", "reinforced", "stale"}), "promoted"),
+}
+
+
+def review_status(status: StagingStatus, decision: ReviewDecision) -> StagingStatus | None:
+    """The status ``decision`` moves an entry in ``status`` to, or None if it may not."""
+    allowed, dest = REVIEW_MOVES[decision]
+    return dest if status in allowed else None
+
+
+def matches(entry: StagedEntry, outcome: OutcomeRecorded) -> bool:
+    """Whether ``outcome`` bears on ``entry``: named by id, or meeting its criterion."""
+    if outcome.entry_id is not None:
+        return outcome.entry_id == entry.entry_id
+    criterion = entry.criterion
+    if not criterion.all_of:
+        return False
+    if criterion.regime is not None and outcome.regime != criterion.regime:
+        return False
+    seen = {t.lower() for t in outcome.tags} | terms(outcome.summary)
+    return all(term in seen for term in criterion.all_of)
+
+
+def _staged_order(entry: StagedEntry) -> tuple[int, str]:
+    # The position of the output that was staged: the same live and after a reload.
+    return entry.lineage.source_position, entry.entry_id
+
+
+@dataclass
+class GolemBook:
+    """What the staging process knows of one golem."""
+
+    golem_id: str
+    entries: dict[str, StagedEntry] = field(default_factory=dict)
+    version: int = 0
+    """The version of the golem's staging stream."""
+    tick: int = 0
+    episodes: dict[int, Episode] = field(default_factory=dict)
+    cycle_id: str | None = None
+    phase: DreamPhaseName | None = None
+    generations: dict[str, GenerationRecorded] = field(default_factory=dict)
+    """The current cycle's generations by response text, for lineage."""
+
+    def active(self) -> list[StagedEntry]:
+        return [e for e in self.entries.values() if e.active]
+
+
+class StagingProcess:
+    """Decides the staging buffer's events. Run one per store; a second one conflicts and reloads."""
+
+    name = PROCESS_NAME
+
+    def __init__(
+        self,
+        store: EventStore,
+        settings: StagingSettings | None = None,
+        *,
+        runner: RunnerSettings | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings or StagingSettings()
+        self.runner = runner or RunnerSettings()
+        self.books: dict[str, GolemBook] = {}
+        self.position = 0
+        self._loaded = False
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def input_types(self) -> tuple[type[Event], ...]:
+        return (
+            EpisodeRecorded,
+            DreamStart,
+            DreamPhase,
+            GenerationRecorded,
+            OutcomeRecorded,
+            ReviewDecided,
+            *staged_outputs(),
+        )
+
+    def book(self, golem_id: str) -> GolemBook:
+        book = self.books.get(golem_id)
+        if book is None:
+            book = self.books[golem_id] = GolemBook(golem_id)
+        return book
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def load(self) -> int:
+        """Rebuild memory from the log: observed inputs up to the tracked position, and every
+        decision (all of which answer inputs at or before it)."""
+        self.books = {}
+        tracked = self.store.backend.recorder.max_tracking_id(self.name) or 0
+        for record in self.store.read_all(until=tracked, types=self.input_types()):
+            self._observe(record)
+        for record in self.store.read_all(types=STAGING_EVENTS):
+            self._apply(record.event.golem_id, record)  # type: ignore[attr-defined]
+        self.position = tracked
+        self._loaded = True
+        return tracked
+
+    def _apply(self, golem_id: str, record: Recorded) -> None:
+        book = self.book(golem_id)
+        entry_id: str = record.event.entry_id  # type: ignore[attr-defined]
+        entry = apply_staging_event(book.entries.get(entry_id), record)
+        if entry is not None:
+            book.entries[entry_id] = entry
+        book.version = max(book.version, record.version)
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def catch_up(self, until: int | None = None) -> int:
+        """Decide on every input up to the head (or ``until``); returns the tracked position."""
+        if not self._loaded:
+            self.load()
+        head = self.store.head()
+        target = head if until is None else min(until, head)
+        if target <= self.position:
+            return self.position
+        pending: list[StoredEvent] = []
+        try:
+            for record in self.store.read_all(after=self.position, until=target, types=self.input_types()):
+                self._observe(record)
+                for event in self._decide(record):
+                    pending.append(self._record_new(event, record))
+                if len(pending) >= self.runner.batch_events:
+                    self._write(pending, record.position)
+                    pending = []
+            self._write(pending, target)
+        except BaseException:
+            # Memory may hold decisions that were never written; rebuild it from the log.
+            self._loaded = False
+            raise
+        return self.position
+
+    def follow(self, stop: threading.Event) -> None:
+        """Catch up, then keep deciding on new inputs until ``stop`` is set."""
+        waiter = LogWaiter(self.store, self.runner)
+        try:
+            while not stop.is_set():
+                try:
+                    self.catch_up()
+                except ProjectionConflict:
+                    continue
+                waiter.wait(stop)
+        finally:
+            waiter.close()
+
+    def _record_new(self, event: Event, cause: Recorded) -> StoredEvent:
+        """Apply a fresh decision to memory and encode it for the golem's staging stream."""
+        golem_id: str = event.golem_id  # type: ignore[attr-defined]
+        book = self.book(golem_id)
+        book.version += 1
+        meta = self._meta(event, cause)
+        self._apply(golem_id, Recorded(cause.position, book.version, meta, event))
+        topic, state = encode_event(meta, event)
+        return StoredEvent(meta.golem_id, book.version, topic, state)
+
+    def _meta(self, event: Event, cause: Recorded) -> EventMeta:
+        golem_id: str = event.golem_id  # type: ignore[attr-defined]
+        cycle = getattr(event, "cycle_id", None) or getattr(getattr(event, "lineage", None), "cycle_id", None)
+        # Derived from the cause, so the decision's id is the same however often it is decided.
+        event_id = f"{cause.meta.event_id}/{type(event).type_name}/{getattr(event, 'entry_id', '')}"
+        return EventMeta(
+            time=cause.meta.time,
+            event_id=event_id,
+            golem_id=side_stream(golem_id, STAGING_STREAM),
+            cycle_id=cycle,
+            causation_id=cause.meta.event_id,
+            correlation_id=cause.meta.correlation_id or cycle,
+        )
+
+    def _write(self, stored: Sequence[StoredEvent], position: int) -> None:
+        recorder = self.store.backend.recorder
+        tracking = Tracking(self.name, position)
+        try:
+            if stored:
+                recorder.insert_events(stored, tracking=tracking)
+            elif position > self.position:
+                recorder.insert_tracking(tracking)
+        except IntegrityError:
+            found = recorder.max_tracking_id(self.name)
+            raise ProjectionConflict(self.name, self.position, found) from None
+        self.position = position
+
+    # -- observing and deciding -----------------------------------------------------------------
+
+    def _observe(self, record: Recorded) -> None:
+        event = record.event
+        golem_id = getattr(event, "golem_id", None) or record.meta.golem_id
+        book = self.book(golem_id)
+        if isinstance(event, EpisodeRecorded):
+            book.episodes[event.episode.tick] = event.episode
+            book.tick = max(book.tick, event.episode.tick)
+        elif isinstance(event, OutcomeRecorded):
+            book.tick = max(book.tick, event.tick)
+        elif isinstance(event, DreamStart):
+            book.cycle_id, book.phase, book.generations = event.cycle_id, None, {}
+        elif isinstance(event, DreamPhase):
+            book.phase = event.phase
+        elif isinstance(event, GenerationRecorded):
+            book.generations[event.text] = event
+
+    def _decide(self, record: Recorded) -> list[Event]:
+        event = record.event
+        spec = staged_outputs().get(type(event))
+        golem_id = getattr(event, "golem_id", None) or record.meta.golem_id
+        book = self.book(golem_id)
+        if spec is not None:
+            return self._stage(book, record, spec)
+        if isinstance(event, OutcomeRecorded):
+            return [*self._expire(book), *self._validate(book, record, event)]
+        if isinstance(event, EpisodeRecorded):
+            return self._expire(book)
+        if isinstance(event, ReviewDecided):
+            return self._review(book, record, event)
+        return []
+
+    def _stage(self, book: GolemBook, record: Recorded, spec: StagedOutput) -> list[Event]:
+        event = record.event
+        text = spec.text(event)
+        generation = book.generations.get(text)
+        cycle_id = getattr(event, "cycle_id", None) or record.meta.cycle_id or ""
+        entry_id = f"stg-{record.meta.event_id}"
+        staged = EntryStaged(
+            golem_id=book.golem_id,
+            entry_id=entry_id,
+            kind=spec.kind,
+            text=text,
+            confidence_pct=max(0, min(100, spec.confidence_pct(event, self.settings))),
+            criterion=spec.criterion(event, book.episodes),
+            lineage=Lineage(
+                cycle_id=cycle_id,
+                phase=generation.phase if generation is not None else book.phase,
+                source_event_id=record.meta.event_id,
+                source_position=record.position,
+                source_episode_ticks=spec.source_ticks(event),
+                prompt=generation.prompt if generation is not None else "",
+                model=generation.model if generation is not None else "",
+            ),
+            tick=book.tick,
+        )
+        out: list[Event] = []
+        active = book.active()
+        if len(active) >= self.settings.cap:
+            # Lowest confidence goes first; among equals, the longest staged.
+            victim = min(active, key=lambda e: (e.confidence_pct, *_staged_order(e)))
+            out.append(
+                EntryDisplaced(
+                    golem_id=book.golem_id,
+                    entry_id=victim.entry_id,
+                    cycle_id=victim.cycle_id,
+                    by_entry_id=entry_id,
+                    utility_pct=victim.confidence_pct,
+                )
+            )
+        out.append(staged)
+        return out
+
+    def _expire(self, book: GolemBook) -> list[Event]:
+        limit = self.settings.expire_after_ticks
+        return [
+            EntryExpired(golem_id=book.golem_id, entry_id=e.entry_id, cycle_id=e.cycle_id, tick=book.tick)
+            for e in sorted(book.active(), key=_staged_order)
+            if book.tick - e.staged_tick >= limit
+        ]
+
+    def _validate(self, book: GolemBook, record: Recorded, outcome: OutcomeRecorded) -> list[Event]:
+        s = self.settings
+        out: list[Event] = []
+        for entry in sorted(book.active(), key=_staged_order):
+            # Entries past their time expire in this same step (see _decide) and are not validated.
+            if book.tick - entry.staged_tick >= s.expire_after_ticks:
+                continue
+            if not matches(entry, outcome):
+                continue
+            step = s.confirm_step_pct if outcome.verdict == "confirms" else -s.contradict_step_pct
+            after = max(0, min(100, entry.confidence_pct + step))
+            base = {"golem_id": book.golem_id, "entry_id": entry.entry_id, "cycle_id": entry.cycle_id}
+            out.append(
+                ConfidenceChanged(
+                    **base,
+                    before_pct=entry.confidence_pct,
+                    after_pct=after,
+                    verdict=outcome.verdict,
+                    outcome_position=record.position,
+                )
+            )
+            if after >= s.promote_at_pct:
+                out.append(
+                    EntryPromoted(
+                        **base, confidence_pct=after, by="sweep", reason=f"confirmed by outcome at {record.position}"
+                    )
+                )
+            elif after < s.refute_below_pct:
+                out.append(EntryRefuted(**base, confidence_pct=after))
+        return out
+
+    def _review(self, book: GolemBook, record: Recorded, review: ReviewDecided) -> list[Event]:
+        entry = book.entries.get(review.entry_id)
+        if entry is None:
+            return []
+        dest = review_status(entry.status, review.decision)
+        if dest is None:
+            # The entry moved on between the reviewer's check and now; the decision is moot.
+            return []
+        base = {"golem_id": book.golem_id, "entry_id": entry.entry_id, "cycle_id": entry.cycle_id}
+        out: list[Event] = [
+            EntryReviewed(
+                **base,
+                decision=review.decision,
+                status=dest,
+                who=review.who,
+                why=review.why,
+                review_position=record.position,
+            )
+        ]
+        if dest == "promoted":
+            out.append(
+                EntryPromoted(
+                    **base, confidence_pct=entry.confidence_pct, by="review", reason=f"{review.who}: {review.why}"
+                )
+            )
+        return out
