@@ -150,7 +150,7 @@ def staging(
         console.print(table)
 
 
-def outcome(
+def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     golem: Annotated[str, typer.Option("--golem", help="Golem id.")],
     tick: Annotated[int, typer.Option("--tick", help="The waking tick the outcome happened at.")],
     verdict: Annotated[str, typer.Option("--verdict", help="confirms or contradicts.")],
@@ -184,7 +184,7 @@ def outcome(
             console.print(f"  {e.entry_id}: {e.status} at {e.confidence_pct / 100:.2f}")
 
 
-def review(
+def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     entry_id: Annotated[str, typer.Argument(help="The staged entry.")],
     decision: Annotated[str, typer.Option("--decision", help="reinforce, stale, reject or promote_candidate.")],
     reason: Annotated[str, typer.Option("--reason", help="Why.")],
@@ -198,7 +198,7 @@ def review(
     if decision not in decisions:
         err_console.print(f"[red]error:[/red] decision {decision!r} must be one of {', '.join(decisions)}")
         raise typer.Exit(2)
-    chosen: ReviewDecision = decisions[decisions.index(decision)]  # type: ignore[assignment]
+    chosen: ReviewDecision = decisions[decisions.index(decision)]
     with opened(store) as event_store:
         Feedback(event_store).review(entry_id, chosen, who=who, why=reason)
         with _projections(event_store, projections) as p:
@@ -242,9 +242,8 @@ def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
 
 def verify_projections(event_store: EventStore, url: str | None, as_json: bool) -> bool:
     """Rebuild every projection into a scratch store and compare digests; True when all match."""
-    with _projections(event_store, url, update=False) as p:
-        with _spinner("rebuilding projections into a scratch store"):
-            results = p.verify()
+    with _projections(event_store, url, update=False) as p, _spinner("rebuilding projections into a scratch store"):
+        results = p.verify()
     ok = all(r.ok for r in results)
     if as_json:
         emit_json(

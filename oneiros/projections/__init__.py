@@ -8,7 +8,7 @@ from oneiros.projections._db import ProjectionDB, default_projection_url, open_p
 from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings, journal_markdown
 from oneiros.projections._review import Feedback, OutcomeInput, register_episode_removal
 from oneiros.projections._runner import LogWaiter, Projection, ProjectionRunner, Rows, RunnerSettings
-from oneiros.projections._service import ProjectionSettings, Projections, VerifyResult, make_projections
+from oneiros.projections._service import Projections, ProjectionSettings, VerifyResult, make_projections
 from oneiros.projections._sinks import (
     Belief,
     MemoryVersion,

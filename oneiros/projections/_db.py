@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from oneiros._errors import InvalidStoreURL, ProjectionConflict
+from oneiros.events._backends import _postgres_parts
 
 __all__ = ["Cursor", "ProjectionDB", "RowWrite", "default_projection_url", "open_projection_db"]
 
@@ -167,7 +168,7 @@ class PostgresDB(ProjectionDB):
     mark = "%s"
 
     def __init__(self, url: str, conninfo: str, schema: str) -> None:
-        import psycopg
+        import psycopg  # noqa: PLC0415 - PostgreSQL is an optional extra
 
         self.url = url
         self._conn = psycopg.connect(conninfo, autocommit=True)
@@ -211,8 +212,6 @@ def open_projection_db(url: str) -> ProjectionDB:
         except (sqlite3.Error, OSError) as exc:
             raise InvalidStoreURL(url, f"cannot open SQLite file {rest[1:]!r}: {exc}") from None
     if scheme in ("postgresql", "postgres"):
-        from oneiros.events._backends import _postgres_parts
-
         parts = _postgres_parts(url)
         conninfo = f"host={parts['host']} port={parts['port']} dbname={parts['dbname']} user={parts['user']}" + (
             f" password={parts['password']}" if parts["password"] else ""

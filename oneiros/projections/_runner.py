@@ -22,6 +22,7 @@ import msgspec
 
 from oneiros._errors import ProjectionConflict
 from oneiros.events import Event, EventStore, Recorded
+from oneiros.events._backends import _postgres_parts
 from oneiros.projections._db import ProjectionDB, RowWrite
 
 __all__ = ["LogWaiter", "Projection", "ProjectionRunner", "Rows", "RunnerSettings"]
@@ -98,9 +99,7 @@ class LogWaiter:
         recorder = store.backend.recorder
         channel = getattr(recorder, "channel_name", None)
         if channel is not None and store.url.startswith(("postgresql://", "postgres://")):
-            import psycopg
-
-            from oneiros.events._backends import _postgres_parts
+            import psycopg  # noqa: PLC0415 - PostgreSQL is an optional extra
 
             parts = _postgres_parts(store.url)
             self._conn = psycopg.connect(
@@ -169,11 +168,10 @@ class ProjectionRunner:
             return start
         rows = Rows(self.db, projection.name)
         committed = start
-        applied = 0
         batch = self.settings.batch_events
-        for record in self.store.read_all(after=start, until=target, types=projection.types):
+        records = self.store.read_all(after=start, until=target, types=projection.types)
+        for applied, record in enumerate(records, start=1):
             projection.apply(record, rows)
-            applied += 1
             if applied % batch == 0:
                 self._commit(projection.name, committed, record.position, rows)
                 committed = record.position

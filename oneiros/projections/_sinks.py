@@ -204,9 +204,8 @@ class ObservationSink:
             state.dreams += 1
             if state.dreams % self.settings.deep_sleep_every == 0:
                 self._deep_sleep(golem, state, record, rows)
-        else:
-            if not isinstance(event, EntryReviewed) or event.status not in ("proposed", "reinforced"):
-                self._resolve(state, event.entry_id)  # type: ignore[attr-defined]
+        elif not isinstance(event, EntryReviewed) or event.status not in ("proposed", "reinforced"):
+            self._resolve(state, event.entry_id)  # type: ignore[attr-defined]
         rows.put("state", golem, state)
 
     @staticmethod
@@ -235,7 +234,10 @@ class ObservationSink:
             : self.settings.priorities
         ]
         rows.put("priorities", golem, _Priorities(items=[state.texts[e] for e in top], at=now.isoformat()))
-        diary = f"Deep sleep after dream {state.dreams}: pruned {pruned} observations, kept {len(kept)}, {len(state.active)} hypotheses open."
+        diary = (
+            f"Deep sleep after dream {state.dreams}: pruned {pruned} observations, kept {len(kept)}, "
+            f"{len(state.active)} hypotheses open."
+        )
         rows.put("diary", f"{golem}/{state.dreams:06d}", _Diary(text=diary, at=now.isoformat()))
 
 

@@ -103,9 +103,49 @@ def staged_outputs() -> dict[type[Event], StagedOutput]:
 
 _WORD = re.compile(r"[a-z][a-z0-9'-]{2,}")
 _STOP = frozenset(
-    "after ahead and are before both but during for from had has have into its kept not of on or same"
-    " that the then this two was were while with within would what when which will if acting change"
-    " followed changed".split()
+    [
+        "after",
+        "ahead",
+        "and",
+        "are",
+        "before",
+        "both",
+        "but",
+        "during",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "into",
+        "its",
+        "kept",
+        "not",
+        "of",
+        "on",
+        "or",
+        "same",
+        "that",
+        "the",
+        "then",
+        "this",
+        "two",
+        "was",
+        "were",
+        "while",
+        "with",
+        "within",
+        "would",
+        "what",
+        "when",
+        "which",
+        "will",
+        "if",
+        "acting",
+        "change",
+        "followed",
+        "changed",
+    ]
 )
 
 
