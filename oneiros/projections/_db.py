@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -141,6 +142,7 @@ class SQLiteDB(ProjectionDB):
         # Autocommit mode with explicit BEGIN IMMEDIATE: the write lock is taken up front, so a
         # commit never fails half-way on a lock upgrade.
         self._conn = sqlite3.connect(path, isolation_level=None, timeout=30, check_same_thread=False)
+        self._lock = threading.Lock()
         if path != ":memory:":
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
@@ -148,17 +150,19 @@ class SQLiteDB(ProjectionDB):
 
     @contextmanager
     def transaction(self) -> Iterator[Cursor]:
-        c = self._conn.cursor()
-        c.execute("BEGIN IMMEDIATE")
-        try:
-            yield c
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        else:
-            c.execute("COMMIT")
-        finally:
-            c.close()
+        # One connection, so one transaction at a time: a reader thread waits for a follower's commit.
+        with self._lock:
+            c = self._conn.cursor()
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                yield c
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            else:
+                c.execute("COMMIT")
+            finally:
+                c.close()
 
     def close(self) -> None:
         self._conn.close()

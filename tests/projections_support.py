@@ -1,0 +1,72 @@
+"""Helpers shared by the projection tests: a golem with staged dream outputs, without a generator."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from oneiros import Deps, FixedClock, Golems, SequentialIds
+from oneiros.events import DreamHypothesis, DreamInsight, Episode, Event, EventStore
+from oneiros.projections import Feedback, OutcomeInput, Projections, open_projection_db
+
+START = datetime(2026, 5, 24, 3, 0, tzinfo=UTC)
+
+
+def deps(prefix: str = "id") -> Deps:
+    return Deps(clock=FixedClock(START, timedelta(seconds=1)), ids=SequentialIds(prefix))
+
+
+class World:
+    """A store, a golem service, feedback and projections on an in-memory projection database."""
+
+    def __init__(self, store: EventStore, golem: str = "g1", **settings: object) -> None:
+        from oneiros.projections import ProjectionSettings, StagingSettings
+
+        self.store = store
+        self.golem = golem
+        self.deps = deps()
+        self.golems = Golems(store, deps=self.deps)
+        self.feedback = Feedback(store, deps=self.deps)
+        staging = StagingSettings(**settings)  # type: ignore[arg-type]
+        self.projections = Projections(store, open_projection_db("memory://"), ProjectionSettings(staging=staging))
+        self.golems.create(golem)
+        self.tick = 0
+
+    def episodes(self, *ticks: int, tags: tuple[str, ...] = ("eth",), regime: str = "ranging") -> None:
+        self.golems.record_episodes(
+            self.golem, [Episode(tick=t, summary=f"episode {t}", tags=tags, regime=regime) for t in ticks]
+        )
+        self.tick = max(self.tick, *ticks)
+
+    def dream(self, outputs: Sequence[Event] | None = None, *, hypotheses: int = 0, insights: int = 0) -> str:
+        """One dream cycle that emits the given outputs and is then interrupted by its owner."""
+        cycle = self.golems.fall_asleep(self.golem, "owner", budget_tokens=100)
+        made: list[Event] = list(outputs or ())
+        made += [DreamHypothesis(cycle_id=cycle, hypothesis=f"hypothesis {i} of {cycle}", seed_episode_tick=1) for i in range(hypotheses)]
+        made += [DreamInsight(cycle_id=cycle, insight=f"[eth] insight {i} of {cycle}", source_episode_ticks=(1,)) for i in range(insights)]
+        if made:
+            self.golems.record_outputs(self.golem, [_with_cycle(e, cycle) for e in made])
+        self.golems.interrupt(self.golem, "owner", "test")
+        return cycle
+
+    def outcome(self, verdict: str, entry_id: str | None = None, tick: int | None = None, **kw: object) -> None:
+        self.tick = tick if tick is not None else self.tick + 1
+        self.feedback.record_outcome(self.golem, OutcomeInput(tick=self.tick, verdict=verdict, entry_id=entry_id, **kw))  # type: ignore[arg-type]
+
+    def update(self) -> None:
+        self.projections.update()
+
+    def entries(self) -> dict[str, object]:
+        self.update()
+        return {e.entry_id: e for e in self.projections.staging(self.golem)}
+
+    def entry(self, entry_id: str):  # type: ignore[no-untyped-def]
+        return self.entries()[entry_id]
+
+
+def _with_cycle(event: Event, cycle: str) -> Event:
+    import msgspec
+
+    if getattr(event, "cycle_id", None) == "CYCLE":
+        return msgspec.structs.replace(event, cycle_id=cycle)  # type: ignore[type-var]
+    return event

@@ -1,0 +1,148 @@
+"""The projection runner: exactly-once positions, ignored events, rebuild, as-of builds, conflicts,
+and the same behaviour on SQLite and PostgreSQL projection databases."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import msgspec
+import pytest
+from conftest import postgres_url
+from projections_support import World
+
+from oneiros._errors import ProjectionConflict, UnknownProjection
+from oneiros.events import DreamStart, Event, EventStore, Recorded, open_store
+from oneiros.projections import ProjectionDB, ProjectionRunner, Rows, open_projection_db
+from oneiros.projections._runner import wait_for
+
+
+class _Seen(msgspec.Struct):
+    times: int = 0
+
+
+class Audit:
+    """Counts how often each event position is applied."""
+
+    name = "audit"
+    types: tuple[type[Event], ...] = ()
+
+    def apply(self, record: Recorded, rows: Rows) -> None:
+        seen = rows.get("seen", f"{record.position:09d}", _Seen) or _Seen()
+        seen.times += 1
+        rows.put("seen", f"{record.position:09d}", seen)
+
+
+class StartsOnly:
+    name = "starts"
+    types: tuple[type[Event], ...] = (DreamStart,)
+
+    def apply(self, record: Recorded, rows: Rows) -> None:
+        rows.put("start", record.event.cycle_id, _Seen(times=record.position))  # type: ignore[attr-defined]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: object) -> Iterator[ProjectionDB]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path}/proj.db"
+    else:
+        url = postgres_url(request.getfixturevalue("pg_schema"))
+    d = open_projection_db(url)
+    yield d
+    d.close()
+
+
+def _world_with_cycles(store: EventStore, cycles: int = 3) -> World:
+    world = World(store)
+    world.episodes(1, 2, 3)
+    for _ in range(cycles):
+        world.dream(hypotheses=1)
+    return world
+
+
+def test_every_event_applied_once_in_small_batches(db: ProjectionDB) -> None:
+    """Catching up in batches of 7 applies every position exactly once and tracks the head."""
+    store = open_store("memory://")
+    _world_with_cycles(store)
+    runner = ProjectionRunner(store, db, [Audit()], msgspec.structs.replace(_settings(), batch_events=7))
+    assert {"audit": store.head()} == runner.catch_up()
+    seen = {key: msgspec.json.decode(data, type=_Seen).times for _k, key, data in db.scan("audit")}
+    assert {f"{p:09d}": 1 for p in range(1, store.head() + 1)} == seen
+
+
+def test_ignored_events_still_advance_position(db: ProjectionDB) -> None:
+    """A projection reading only DreamStart ends at the head, past every event it ignored."""
+    store = open_store("memory://")
+    world = _world_with_cycles(store, cycles=1)
+    runner = ProjectionRunner(store, db, [StartsOnly()])
+    runner.catch_up()
+    world.episodes(4, 5)
+    assert {"starts": store.head()} == runner.catch_up()
+    assert store.head() == db.position("starts")
+
+
+def test_rebuild_and_as_of_position(db: ProjectionDB) -> None:
+    """Dropping and rebuilding gives the same digest; building as of a position sees only the
+    events up to it."""
+    store = open_store("memory://")
+    _world_with_cycles(store)
+    runner = ProjectionRunner(store, db, [StartsOnly()])
+    runner.catch_up()
+    before = db.digest("starts")
+    runner.rebuild("starts")
+    assert before == db.digest("starts")
+    first_start = next(store.read_all(types=[DreamStart])).position
+    runner.rebuild("starts", until=first_start)
+    assert (first_start, 1) == (db.position("starts"), len(db.scan("starts")))
+
+
+def test_second_runner_cannot_commit_the_same_stretch(db: ProjectionDB) -> None:
+    """Two runners that started from the same position: the second commit raises and writes nothing."""
+    store = open_store("memory://")
+    _world_with_cycles(store)
+    db.commit("audit", 0, 3, [("seen", "x", b"{}")])
+    with pytest.raises(ProjectionConflict) as caught:
+        db.commit("audit", 0, 5, [("seen", "y", b"{}")])
+    assert "projection 'audit' moved from position 0 to 3: another runner committed first" == str(caught.value)
+    assert [("seen", "x", b"{}")] == db.scan("audit")
+
+
+def test_unknown_projection_is_refused() -> None:
+    """Asking for a projection that does not exist names the ones that do."""
+    world = World(open_store("memory://"))
+    with pytest.raises(UnknownProjection) as caught:
+        world.projections.runner(["dreams"])
+    assert (
+        "unknown projection 'dreams'; expected one of journal, staging, beliefs, noise, observations, memory"
+        == str(caught.value)
+    )
+
+
+def _settings():  # type: ignore[no-untyped-def]
+    from oneiros.projections import RunnerSettings
+
+    return RunnerSettings(poll_interval_s=0.005, listen_timeout_s=0.5)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_follow_sees_new_events(backend: str, request: pytest.FixtureRequest, tmp_path: object) -> None:
+    """A following runner picks up events appended after it started: by polling on SQLite, by
+    LISTEN/NOTIFY on PostgreSQL."""
+    url = f"sqlite:///{tmp_path}/events.db" if backend == "sqlite" else postgres_url(request.getfixturevalue("pg_schema"))
+    store = open_store(url)
+    world = World(store)
+    db = open_projection_db("memory://")
+    runner = ProjectionRunner(store, db, [StartsOnly()], _settings())
+    stop = threading.Event()
+    thread = threading.Thread(target=runner.follow, args=(stop,))
+    thread.start()
+    try:
+        world.episodes(1)
+        world.dream()
+        assert wait_for(lambda: len(db.scan("starts")) == 1, timeout=10)
+        with runner.waiter() as waiter:
+            assert (backend == "postgres") == waiter.listening
+    finally:
+        stop.set()
+        thread.join()
+        store.close()

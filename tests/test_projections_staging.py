@@ -1,0 +1,153 @@
+"""The staging buffer and the validation sweep: the seed's arithmetic, cap, displacement, expiry."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from projections_support import World
+
+from oneiros.events import EntryStaged, open_store
+
+
+@pytest.fixture
+def world() -> World:
+    return World(open_store("memory://"))
+
+
+def _only_entry(world: World, *, insights: int = 0, hypotheses: int = 0) -> str:
+    world.episodes(1)
+    world.dream(hypotheses=hypotheses, insights=insights)
+    (entry_id,) = world.entries()
+    return entry_id
+
+
+@pytest.mark.parametrize(("confirmations", "status", "confidence"), [(4, "proposed", 60), (5, "promoted", 70)])
+def test_hypothesis_promotes_after_exactly_five_confirmations(world: World, confirmations: int, status: str, confidence: int) -> None:
+    """From 0.2, +0.1 per confirming outcome: four leave it at 0.6, the fifth reaches 0.7 and promotes."""
+    entry_id = _only_entry(world, hypotheses=1)
+    assert world.entry(entry_id).confidence_pct == 20
+    for _ in range(confirmations):
+        world.outcome("confirms", entry_id)
+    entry = world.entry(entry_id)
+    assert (status, confidence) == (entry.status, entry.confidence_pct)
+
+
+@pytest.mark.parametrize(("confirmations", "status"), [(3, "proposed"), (4, "promoted")])
+def test_insight_promotes_after_exactly_four_confirmations(world: World, confirmations: int, status: str) -> None:
+    """An insight starts at 0.3, so the fourth confirmation promotes it and the third does not."""
+    entry_id = _only_entry(world, insights=1)
+    for _ in range(confirmations):
+        world.outcome("confirms", entry_id)
+    assert status == world.entry(entry_id).status
+
+
+@pytest.mark.parametrize(("contradictions", "status", "confidence"), [(2, "proposed", 10), (3, "refuted", 5)])
+def test_hypothesis_refuted_after_exactly_three_contradictions(world: World, contradictions: int, status: str, confidence: int) -> None:
+    """-0.05 per contradiction: 0.2 -> 0.15 -> 0.10 (not below 0.1) -> 0.05, refuted on the third."""
+    entry_id = _only_entry(world, hypotheses=1)
+    for _ in range(contradictions):
+        world.outcome("contradicts", entry_id)
+    entry = world.entry(entry_id)
+    assert (status, confidence) == (entry.status, entry.confidence_pct)
+
+
+def test_resolved_entry_is_not_validated_further(world: World) -> None:
+    """Once promoted, later outcomes on the entry change nothing: no confidence past the decision."""
+    entry_id = _only_entry(world, hypotheses=1)
+    for _ in range(7):
+        world.outcome("confirms", entry_id)
+    entry = world.entry(entry_id)
+    assert ("promoted", 70, 5) == (entry.status, entry.confidence_pct, entry.confirmations)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["confirms", "contradicts"]), max_size=20))
+def test_sweep_matches_integer_model(verdicts: list[str]) -> None:
+    """Any sequence of outcomes gives the status and confidence an exact integer model predicts."""
+    world = World(open_store("memory://"))
+    entry_id = _only_entry(world, hypotheses=1)
+    confidence, status = 20, "proposed"
+    for verdict in verdicts:
+        world.outcome(verdict, entry_id)
+        if status != "proposed":
+            continue
+        confidence = confidence + 10 if verdict == "confirms" else confidence - 5
+        status = "promoted" if confidence >= 70 else "refuted" if confidence < 10 else "proposed"
+    entry = world.entry(entry_id)
+    assert (status, confidence) == (entry.status, entry.confidence_pct)
+
+
+def test_outcome_matches_by_criterion_and_regime(world: World) -> None:
+    """Without an entry id an outcome validates the entries whose criterion terms and regime it meets."""
+    world.episodes(1, tags=("eth", "breakout"), regime="trending")
+    world.dream(hypotheses=1)
+    (entry_id,) = world.entries()
+    assert ("breakout", "eth") == world.entry(entry_id).criterion.all_of
+    world.outcome("confirms", summary="ETH breakout held", regime="ranging")
+    world.outcome("confirms", tags=("eth",), regime="trending")
+    assert 20 == world.entry(entry_id).confidence_pct
+    world.outcome("confirms", summary="eth breakout continued", regime="trending")
+    assert 30 == world.entry(entry_id).confidence_pct
+
+
+def test_cap_displaces_lowest_utility_entry() -> None:
+    """With the buffer full, a new entry displaces the lowest-confidence one (the oldest among equals)."""
+    world = World(open_store("memory://"), cap=3)
+    world.episodes(1)
+    world.dream(insights=1, hypotheses=2)
+    entries = world.entries()
+    insight = next(e for e, v in entries.items() if v.kind == "insight")
+    first_hyp, second_hyp = sorted((e for e in entries if e != insight), key=lambda e: entries[e].lineage.source_position)
+    world.outcome("confirms", first_hyp)
+    world.dream(hypotheses=1)
+    after = world.entries()
+    assert ["displaced"] == [after[second_hyp].status]
+    assert f"displaced by {max(set(after) - set(entries))}" == after[second_hyp].resolved_by
+    assert 3 == sum(1 for e in after.values() if e.active)
+
+
+def test_entries_expire_after_configured_ticks() -> None:
+    """An entry unresolved for ``expire_after_ticks`` waking ticks expires on the next tick that
+    reaches it, and an outcome at that tick no longer moves it."""
+    world = World(open_store("memory://"), expire_after_ticks=10)
+    world.episodes(5)
+    world.dream(hypotheses=1)
+    (entry_id,) = world.entries()
+    assert 5 == world.entry(entry_id).staged_tick
+    world.episodes(14)
+    assert "proposed" == world.entry(entry_id).status
+    world.outcome("confirms", entry_id, tick=15)
+    entry = world.entry(entry_id)
+    assert ("expired", 20, "expired at tick 15") == (entry.status, entry.confidence_pct, entry.resolved_by)
+
+
+def test_lineage_names_cycle_phase_sources_prompt_and_model(world: World) -> None:
+    """A staged output records its cycle, the phase that made it, its source episodes, and the
+    prompt and model of the generation whose text it is."""
+    from oneiros import InProcessExecutor
+    from oneiros.memory import load_episodes, sample_episodes_path
+
+    world.golems.record_episodes(world.golem, load_episodes(sample_episodes_path()))
+    result = InProcessExecutor(world.golems).run_cycle(world.golem)
+    entries = [e for e in world.entries().values() if e.kind == "hypothesis"]
+    assert entries
+    lineage = entries[0].lineage
+    assert (result.cycle_id, "rem", "offline-core") == (lineage.cycle_id, lineage.phase, lineage.model)
+    assert "Propose a strategy hypothesis these episodes suggest." == lineage.prompt
+    assert len(lineage.source_episode_ticks) == 1
+
+
+def test_staging_process_restarts_where_it_stopped(world: World) -> None:
+    """A new staging process resumes from the tracked position: no entry is staged twice."""
+    from oneiros.projections import StagingProcess
+
+    world.episodes(1)
+    world.dream(hypotheses=2)
+    world.update()
+    first = StagingProcess(world.store)
+    first.catch_up()
+    world.dream(hypotheses=1)
+    StagingProcess(world.store).catch_up()
+    staged = [r.event.entry_id for r in world.store.read_all(types=[EntryStaged])]
+    assert len(staged) == len(set(staged)) == 3
