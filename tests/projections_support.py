@@ -70,3 +70,20 @@ def _with_cycle(event: Event, cycle: str) -> Event:
     if getattr(event, "cycle_id", None) == "CYCLE":
         return msgspec.structs.replace(event, cycle_id=cycle)  # type: ignore[type-var]
     return event
+
+
+def build_log(store: EventStore, *, golems: int, cycles: int, hypotheses: int = 2) -> None:
+    """A log of many golems' dream cycles (about ``golems * cycles * (5 + hypotheses)`` events),
+    kept per golem so each command reads a short stream."""
+    service = Golems(store, deps=deps("log"))
+    for g in range(golems):
+        golem = f"golem-{g:03d}"
+        service.create(golem)
+        service.record_episodes(golem, [Episode(tick=1, summary="first", tags=("eth",))])
+    for c in range(cycles):
+        for g in range(golems):
+            golem = f"golem-{g:03d}"
+            cycle = service.fall_asleep(golem, "owner", budget_tokens=100)
+            outputs = [DreamHypothesis(cycle_id=cycle, hypothesis=f"h{i} c{c} {golem}", seed_episode_tick=1) for i in range(hypotheses)]
+            service.record_outputs(golem, outputs)
+            service.interrupt(golem, "owner", "enough")

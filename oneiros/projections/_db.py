@@ -50,7 +50,7 @@ class ProjectionDB:
         return sql if self.mark == "?" else sql.replace("?", self.mark)
 
     @contextmanager
-    def transaction(self) -> Iterator[Cursor]:  # pragma: no cover - overridden
+    def transaction(self, write: bool = True) -> Iterator[Cursor]:  # pragma: no cover - overridden
         raise NotImplementedError
         yield
 
@@ -67,7 +67,7 @@ class ProjectionDB:
 
     def position(self, projection: str) -> int:
         """The last log position the projection's rows include (0 when never built)."""
-        with self.transaction() as c:
+        with self.transaction(write=False) as c:
             c.execute(self._sql(f"SELECT position FROM {TRACKING} WHERE projection = ?"), (projection,))
             row = c.fetchone()
         return int(row[0]) if row else 0
@@ -101,7 +101,7 @@ class ProjectionDB:
                 c.executemany(delete, dels)
 
     def get(self, projection: str, kind: str, key: str) -> bytes | None:
-        with self.transaction() as c:
+        with self.transaction(write=False) as c:
             c.execute(
                 self._sql(f"SELECT data FROM {ROWS} WHERE projection = ? AND kind = ? AND key = ?"),
                 (projection, kind, key),
@@ -116,7 +116,7 @@ class ProjectionDB:
         if kind is not None:
             sql += " AND kind = ?"
             params.append(kind)
-        with self.transaction() as c:
+        with self.transaction(write=False) as c:
             c.execute(self._sql(sql + " ORDER BY kind, key"), params)
             return [(str(k), str(key), bytes(d)) for k, key, d in c.fetchall()]
 
@@ -149,11 +149,13 @@ class SQLiteDB(ProjectionDB):
         self._create("BLOB")
 
     @contextmanager
-    def transaction(self) -> Iterator[Cursor]:
+    def transaction(self, write: bool = True) -> Iterator[Cursor]:
         # One connection, so one transaction at a time: a reader thread waits for a follower's commit.
         with self._lock:
             c = self._conn.cursor()
-            c.execute("BEGIN IMMEDIATE")
+            # A writer takes the lock up front so its commit never fails on a lock upgrade; a reader
+            # takes none and, under WAL, never holds up the follower.
+            c.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield c
             except BaseException:
@@ -176,13 +178,14 @@ class PostgresDB(ProjectionDB):
 
         self.url = url
         self._conn = psycopg.connect(conninfo, autocommit=True)
+        self._lock = threading.Lock()
         self._conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
         self._conn.execute(f'SET search_path TO "{schema}"')
         self._create("BYTEA")
 
     @contextmanager
-    def transaction(self) -> Iterator[Cursor]:
-        with self._conn.transaction(), self._conn.cursor() as c:
+    def transaction(self, write: bool = True) -> Iterator[Cursor]:
+        with self._lock, self._conn.transaction(), self._conn.cursor() as c:
             yield c
 
     def close(self) -> None:
