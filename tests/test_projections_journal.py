@@ -1,0 +1,83 @@
+"""The dream journal: one entry per cycle, partial entries for interrupted cycles, the quality
+score recalibrated by validation, and the Bumblebee Markdown shape."""
+
+from __future__ import annotations
+
+from projections_support import World
+
+from oneiros import InProcessExecutor
+from oneiros.events import open_store
+from oneiros.memory import load_episodes, sample_episodes_path
+from oneiros.projections import journal_markdown
+
+
+def _dreamt_world() -> tuple[World, str]:
+    world = World(open_store("memory://"))
+    world.golems.record_episodes(world.golem, load_episodes(sample_episodes_path()))
+    result = InProcessExecutor(world.golems).run_cycle(world.golem)
+    world.update()
+    return world, result.cycle_id
+
+
+def test_complete_cycle_has_summaries_counts_cost_and_duration() -> None:
+    """A completed cycle's entry carries every phase, the replayed episodes, the outputs, the
+    tokens of its generations and the counts DreamComplete reported."""
+    world, cycle = _dreamt_world()
+    (entry,) = world.projections.journal()
+    complete = entry.complete
+    assert complete is not None
+    assert (cycle, "complete") == (entry.cycle_id, entry.status)
+    assert ["hypnagogic_onset", "nrem", "rem", "integration", "hypnopompic_return"] == [p.phase for p in entry.phases]
+    assert complete.episodes_replayed == len(entry.episodes_replayed)
+    assert complete.heuristics_proposed == len(entry.hypotheses)
+    assert complete.insights_crystallized == len(entry.insights)
+    assert sum(p.tokens for p in entry.phases) == entry.tokens_in + entry.tokens_out > 0
+    assert len(entry.hypotheses) + len(entry.insights) == entry.staged
+    assert 50 == entry.quality_pct
+
+
+def test_interrupted_cycle_keeps_partial_entry() -> None:
+    """A cycle cut short keeps what it produced, with who interrupted it and in which state."""
+    world = World(open_store("memory://"))
+    world.episodes(1)
+    cycle = world.dream(hypotheses=1)
+    world.update()
+    (entry,) = world.projections.journal()
+    assert (cycle, "interrupted", "owner", 1, 1) == (
+        entry.cycle_id,
+        entry.status,
+        entry.interrupted_by,
+        len(entry.hypotheses),
+        entry.staged,
+    )
+    assert 10 == entry.quality_pct  # half of (one phase of five reached), nothing validated yet
+
+
+def test_quality_rises_when_outputs_are_confirmed() -> None:
+    """Promotions of a cycle's outputs raise its quality score; refutations do not."""
+    world, _cycle = _dreamt_world()
+    entries = world.entries()
+    promoted, refuted = sorted(entries)[:2]
+    for _ in range(5):
+        world.outcome("confirms", promoted)
+    for _ in range(5):
+        world.outcome("contradicts", refuted)
+    world.update()
+    (entry,) = world.projections.journal()
+    assert (1, 1, 75) == (entry.promoted, entry.refuted, entry.quality_pct)
+
+
+def test_markdown_has_bumblebee_shape() -> None:
+    """The export has the ``## <time> #dream #consolidation`` heading, the ``*[dream]*`` marker,
+    indented fragments and the ``*thread: ...*`` line."""
+    world = World(open_store("memory://"))
+    world.episodes(1)
+    world.dream(hypotheses=1, insights=1)
+    world.update()
+    text = journal_markdown(world.projections.journal())
+    lines = text.splitlines()
+    assert lines[0].startswith("## 2026-05-24 03:00:")
+    assert lines[0].endswith(" #dream #consolidation")
+    assert ["", "*[dream]*", ""] == lines[1:4]
+    assert lines[4].startswith("  hypothesis 0 of ")
+    assert any(line.startswith("*thread: [eth] insight 0 of ") and line.endswith("*") for line in lines)
