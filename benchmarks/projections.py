@@ -1,0 +1,239 @@
+"""Projection catch-up throughput against raw sqlite3, and append-to-projection latency.
+
+* catch-up: a 100k-event log of dream cycles (the event mix the cycle writes, plus the staging
+  process's decisions) is projected from scratch by each projection on its own; events/s is the
+  log's events covered per second, compared with raw ``sqlite3`` paging through the same rows
+  (``rowid, topic, state``, no decoding) in the same run.
+* latency: one event appended while a runner follows the log (SQLite by polling, PostgreSQL by
+  LISTEN/NOTIFY); milliseconds from the append returning to the projection's commit.
+
+Usage: ``python benchmarks/projections.py [--events N] [--runs R] [--samples S]``. The last line
+is one JSON object of figures (medians of the runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import statistics
+import tempfile
+import threading
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from oneiros.events import (
+    DreamComplete,
+    DreamCounterfactual,
+    DreamHypothesis,
+    DreamInsight,
+    DreamPhase,
+    DreamStart,
+    Episode,
+    EpisodeRecorded,
+    Event,
+    EventMeta,
+    EventStore,
+    GenerationRecorded,
+    GolemCreated,
+    ModeChanged,
+    ReplayBatch,
+    open_store,
+)
+from oneiros.projections import (
+    ProjectionRunner,
+    ProjectionSettings,
+    RunnerSettings,
+    StagingProcess,
+    make_projections,
+    open_projection_db,
+)
+
+T0 = datetime(2026, 5, 24, tzinfo=UTC)
+PG = "postgresql://postgres@127.0.0.1:5432/test?schema={schema}"
+
+
+def _cycle(golem: str, n: int) -> list[Event]:
+    cycle = f"{golem}-c{n}"
+    gen = [
+        GenerationRecorded(
+            cycle_id=cycle, phase=phase, call_key=f"{cycle}:{phase}:{i}", model="offline-core",
+            prompt="Find the pattern connecting these episodes.", temperature=0.7, max_tokens=256,
+            text=f"Recurring thread {i} in {phase} of {cycle}", tokens_in=40, tokens_out=30,
+        )
+        for phase, i in (("nrem", 0), ("nrem", 1), ("nrem", 2), ("rem", 0), ("rem", 1), ("rem", 2), ("rem", 3), ("integration", 0))
+    ]
+    return [
+        DreamStart(cycle_id=cycle, trigger="owner"),
+        ModeChanged(from_mode="Waking", to_mode="Dreaming"),
+        DreamPhase(cycle_id=cycle, phase="hypnagogic_onset", budget_tokens=800),
+        DreamPhase(cycle_id=cycle, phase="nrem", budget_tokens=2400),
+        *gen[:3],
+        *(ReplayBatch(cycle_id=cycle, episode_ticks=(1, 2, 3), pattern=f"pattern {i}") for i in range(3)),
+        DreamPhase(cycle_id=cycle, phase="rem", budget_tokens=2400),
+        *gen[3:7],
+        *(DreamHypothesis(cycle_id=cycle, hypothesis=f"Recurring thread {i} in rem of {cycle}", seed_episode_tick=1) for i in range(2)),
+        *(DreamCounterfactual(cycle_id=cycle, hypothesis="h", outcome="o", lesson="l", confidence=0.2) for _ in range(2)),
+        DreamPhase(cycle_id=cycle, phase="integration", budget_tokens=2000),
+        gen[7],
+        DreamInsight(cycle_id=cycle, insight=f"[eth] insight of {cycle}", source_episode_ticks=(1, 2)),
+        DreamComplete(cycle_id=cycle, episodes_replayed=3, counterfactuals_generated=2, insights_crystallized=1, heuristics_proposed=2),
+        DreamPhase(cycle_id=cycle, phase="hypnopompic_return", budget_tokens=400),
+        ModeChanged(from_mode="Dreaming", to_mode="Waking"),
+        EpisodeRecorded(episode=Episode(tick=100 + n, summary=f"waking after {cycle}", tags=("eth",))),
+    ]
+
+
+def build_log(store: EventStore, events: int, golems: int = 50) -> None:
+    """About ``events`` events: dream cycles round-robin over ``golems``, then the staging
+    process's decisions on them."""
+    versions = dict.fromkeys((f"golem-{g}" for g in range(golems)), 0)
+    clock = iter(T0 + timedelta(seconds=s) for s in range(10_000_000))
+
+    def append(golem: str, batch: list[Event]) -> None:
+        items = [(EventMeta(time=next(clock), event_id=uuid.uuid4().hex, golem_id=golem), e) for e in batch]
+        store.append(golem, versions[golem], items)
+        versions[golem] += len(batch)
+
+    for golem in versions:
+        append(golem, [GolemCreated(name=golem), *(EpisodeRecorded(episode=Episode(tick=t, summary="e", tags=("eth",))) for t in (1, 2, 3))])
+    n = 0
+    target = int(events * 0.93)  # the staging process adds its decisions on top
+    while store.head() < target:
+        for golem in versions:
+            append(golem, _cycle(golem, n))
+        n += 1
+    StagingProcess(store).catch_up()
+
+
+def raw_read(path: str) -> float:
+    """Seconds for sqlite3 to page through every row of the log, as the store reads it."""
+    conn = sqlite3.connect(path)
+    started = time.perf_counter()
+    after, count = 0, 0
+    while True:
+        rows = conn.execute(
+            "SELECT rowid, originator_id, originator_version, topic, state FROM oneiros_events "
+            "WHERE rowid > ? ORDER BY rowid LIMIT 5000",
+            (after,),
+        ).fetchall()
+        if not rows:
+            break
+        count += len(rows)
+        after = rows[-1][0]
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return elapsed
+
+
+def catch_up(store: EventStore, tmp: Path, runs: int) -> dict[str, object]:
+    head = store.head()
+    raw = statistics.median(raw_read(store.url.removeprefix("sqlite:///")) for _ in range(runs))
+    raw_rate = head / raw
+    per: dict[str, dict[str, float]] = {}
+    for projection in make_projections(ProjectionSettings()):
+        times = []
+        for run in range(runs):
+            db = open_projection_db(f"sqlite:///{tmp}/{projection.name}-{run}.db")
+            started = time.perf_counter()
+            ProjectionRunner(store, db, [projection]).catch_up()
+            times.append(time.perf_counter() - started)
+            db.close()
+        rate = head / statistics.median(times)
+        per[projection.name] = {"events_per_s": round(rate), "vs_raw": round(rate / raw_rate, 3)}
+    return {"events": head, "raw_rows_per_s": round(raw_rate), "per_projection": per}
+
+
+def latency(store: EventStore, db_url: str, samples: int) -> float:
+    """Median milliseconds from an append returning to the journal projection committing it."""
+    db = open_projection_db(db_url)
+    committed = threading.Condition()
+    position = [0]
+
+    def on_commit(_name: str, pos: int) -> None:
+        with committed:
+            position[0] = pos
+            committed.notify_all()
+
+    runner = ProjectionRunner(
+        store, db, make_projections(ProjectionSettings())[:1], RunnerSettings(poll_interval_s=0.005), on_commit=on_commit
+    )
+    runner.catch_up()
+    stop = threading.Event()
+    follower = threading.Thread(target=runner.follow, args=(stop,), daemon=True)
+    follower.start()
+    time.sleep(0.3)
+    golem = f"lat-{uuid.uuid4().hex[:6]}"
+    store.append(golem, 0, [(EventMeta(time=T0, event_id=uuid.uuid4().hex, golem_id=golem), GolemCreated())])
+    results = []
+    for i in range(samples):
+        meta = EventMeta(time=T0, event_id=uuid.uuid4().hex, golem_id=golem)
+        (record,) = store.append(golem, i + 1, [(meta, DreamStart(cycle_id=f"{golem}-{i}", trigger="owner"))])
+        sent = time.perf_counter()
+        with committed:
+            committed.wait_for(lambda record=record: position[0] >= record.position, timeout=5)
+        results.append((time.perf_counter() - sent) * 1000)
+        time.sleep(0.02)
+    stop.set()
+    follower.join()
+    db.close()
+    return statistics.median(results)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--samples", type=int, default=50)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        store = open_store(f"sqlite:///{tmp}/events.db")
+        started = time.perf_counter()
+        build_log(store, args.events)
+        print(f"built a {store.head()}-event log in {time.perf_counter() - started:.1f} s")
+        figures = catch_up(store, tmp, args.runs)
+        for name, row in figures["per_projection"].items():  # type: ignore[attr-defined]
+            print(f"  {name:<13} {row['events_per_s']:>9} events/s  {row['vs_raw']:.3f} of raw sqlite3")
+        sqlite_ms = latency(store, f"sqlite:///{tmp}/latency.db", args.samples)
+        store.close()
+    schema = f"bench_{uuid.uuid4().hex[:8]}"
+    pg_ms: float | None = None
+    try:
+        pg_store = open_store(PG.format(schema=schema))
+        pg_ms = latency(pg_store, PG.format(schema=schema + "_proj"), args.samples)
+        pg_store.close()
+    except Exception as exc:  # the figure is reported as null when no server is reachable
+        print(f"PostgreSQL latency skipped: {exc}")
+    finally:
+        try:
+            import psycopg
+
+            with psycopg.connect("host=127.0.0.1 dbname=test user=postgres", autocommit=True) as conn:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+                conn.execute(f'DROP SCHEMA IF EXISTS "{schema}_proj" CASCADE')
+        except Exception:  # noqa: S110 - cleanup of a server that may be absent
+            pass
+    per = figures["per_projection"]
+    ratios = [row["vs_raw"] for row in per.values()]  # type: ignore[attr-defined]
+    print(
+        json.dumps(
+            {
+                "events": figures["events"],
+                "raw_rows_per_s": figures["raw_rows_per_s"],
+                "catchup_events_per_s": {k: v["events_per_s"] for k, v in per.items()},  # type: ignore[attr-defined]
+                "catchup_vs_raw": min(ratios),
+                "catchup_vs_raw_median": statistics.median(ratios),
+                "live_latency_ms_sqlite": round(sqlite_ms, 2),
+                "live_latency_ms_postgres": round(pg_ms, 2) if pg_ms is not None else None,
+                "runs": args.runs,
+                "samples": args.samples,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""The projection commands: journal, staging, outcome, review, reevaluate and replay --verify."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from oneiros.cli import app
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {"ONEIROS_STORE": f"sqlite:///{tmp_path}/events.db", "ONEIROS_PROJECTIONS": f"sqlite:///{tmp_path}/proj.db"}
+
+
+def _run(env: dict[str, str], *args: str) -> object:
+    result = CliRunner().invoke(app, list(args), env=env)
+    return result
+
+
+def _json(env: dict[str, str], *args: str) -> object:
+    result = CliRunner().invoke(app, [*args, "--json"], env=env)
+    assert 0 == result.exit_code, result.output
+    return json.loads(result.stdout)
+
+
+def test_dream_then_journal_staging_outcome_review_verify(env: dict[str, str]) -> None:
+    """After one dream the journal has its cycle and the buffer its six outputs; an outcome moves
+    an entry, a review rejects one, and replay --verify finds every projection equal to a rebuild."""
+    dream = _json(env, "dream")
+    journal = _json(env, "journal")
+    assert [dream["cycle_id"]] == [e["cycle_id"] for e in journal]  # type: ignore[index]
+    staging = _json(env, "staging")
+    assert 6 == len(staging)  # type: ignore[arg-type]
+    first = staging[0]  # type: ignore[index]
+    moved = _json(env, "outcome", "--golem", "golem", "--tick", "1000", "--verdict", "confirms", "--entry", first["entry_id"])
+    assert [(first["entry_id"], 0.3)] == [(e["entry_id"], e["confidence"]) for e in moved["entries"]]  # type: ignore[index]
+    reviewed = _json(env, "review", first["entry_id"], "--decision", "reject", "--reason", "not useful")
+    assert ("rejected", [["reject", "owner", "not useful"]]) == (
+        reviewed["status"],  # type: ignore[index]
+        [[r["decision"], r["who"], r["why"]] for r in reviewed["reviews"]],  # type: ignore[index]
+    )
+    verify = _json(env, "replay", "--verify")
+    assert verify["ok"] is True  # type: ignore[index]
+    assert ["journal", "staging", "beliefs", "noise", "observations", "memory"] == [
+        p["projection"] for p in verify["projections"]  # type: ignore[index]
+    ]
+    markdown = _run(env, "journal", "--markdown")
+    assert "#dream #consolidation" in markdown.stdout  # type: ignore[attr-defined]
+
+
+def test_illegal_review_exits_2_with_message(env: dict[str, str]) -> None:
+    """Reviewing an entry whose status forbids the decision prints the error and exits 2."""
+    _json(env, "dream")
+    entry = _json(env, "staging")[0]["entry_id"]  # type: ignore[index]
+    _json(env, "review", entry, "--decision", "reject", "--reason", "no")
+    result = _run(env, "review", entry, "--decision", "reinforce", "--reason", "yes")
+    assert 2 == result.exit_code  # type: ignore[attr-defined]
+    assert f"error: entry '{entry}' is rejected; decision 'reinforce' is not allowed" == " ".join(result.stderr.split())  # type: ignore[attr-defined]
+
+
+def test_bad_verdict_and_decision_are_refused(env: dict[str, str]) -> None:
+    """A verdict or decision outside the vocabulary is refused before anything is written."""
+    _json(env, "dream")
+    verdict = _run(env, "outcome", "--golem", "golem", "--tick", "1", "--verdict", "maybe")
+    assert (2, "error: verdict 'maybe' must be 'confirms' or 'contradicts'") == (verdict.exit_code, verdict.stderr.strip())  # type: ignore[attr-defined]
+    decision = _run(env, "review", "x", "--decision", "promote", "--reason", "r")
+    assert 2 == decision.exit_code  # type: ignore[attr-defined]
+    assert "error: decision 'promote' must be one of reinforce, stale, reject, promote_candidate" == " ".join(decision.stderr.split())  # type: ignore[attr-defined]
