@@ -59,11 +59,27 @@ def _cycle(golem: str, n: int) -> list[Event]:
     cycle = f"{golem}-c{n}"
     gen = [
         GenerationRecorded(
-            cycle_id=cycle, phase=phase, call_key=f"{cycle}:{phase}:{i}", model="offline-core",
-            prompt="Find the pattern connecting these episodes.", temperature=0.7, max_tokens=256,
-            text=f"Recurring thread {i} in {phase} of {cycle}", tokens_in=40, tokens_out=30,
+            cycle_id=cycle,
+            phase=phase,
+            call_key=f"{cycle}:{phase}:{i}",
+            model="offline-core",
+            prompt="Find the pattern connecting these episodes.",
+            temperature=0.7,
+            max_tokens=256,
+            text=f"Recurring thread {i} in {phase} of {cycle}",
+            tokens_in=40,
+            tokens_out=30,
         )
-        for phase, i in (("nrem", 0), ("nrem", 1), ("nrem", 2), ("rem", 0), ("rem", 1), ("rem", 2), ("rem", 3), ("integration", 0))
+        for phase, i in (
+            ("nrem", 0),
+            ("nrem", 1),
+            ("nrem", 2),
+            ("rem", 0),
+            ("rem", 1),
+            ("rem", 2),
+            ("rem", 3),
+            ("integration", 0),
+        )
     ]
     return [
         DreamStart(cycle_id=cycle, trigger="owner"),
@@ -74,12 +90,24 @@ def _cycle(golem: str, n: int) -> list[Event]:
         *(ReplayBatch(cycle_id=cycle, episode_ticks=(1, 2, 3), pattern=f"pattern {i}") for i in range(3)),
         DreamPhase(cycle_id=cycle, phase="rem", budget_tokens=2400),
         *gen[3:7],
-        *(DreamHypothesis(cycle_id=cycle, hypothesis=f"Recurring thread {i} in rem of {cycle}", seed_episode_tick=1) for i in range(2)),
-        *(DreamCounterfactual(cycle_id=cycle, hypothesis="h", outcome="o", lesson="l", confidence=0.2) for _ in range(2)),
+        *(
+            DreamHypothesis(cycle_id=cycle, hypothesis=f"Recurring thread {i} in rem of {cycle}", seed_episode_tick=1)
+            for i in range(2)
+        ),
+        *(
+            DreamCounterfactual(cycle_id=cycle, hypothesis="h", outcome="o", lesson="l", confidence=0.2)
+            for _ in range(2)
+        ),
         DreamPhase(cycle_id=cycle, phase="integration", budget_tokens=2000),
         gen[7],
         DreamInsight(cycle_id=cycle, insight=f"[eth] insight of {cycle}", source_episode_ticks=(1, 2)),
-        DreamComplete(cycle_id=cycle, episodes_replayed=3, counterfactuals_generated=2, insights_crystallized=1, heuristics_proposed=2),
+        DreamComplete(
+            cycle_id=cycle,
+            episodes_replayed=3,
+            counterfactuals_generated=2,
+            insights_crystallized=1,
+            heuristics_proposed=2,
+        ),
         DreamPhase(cycle_id=cycle, phase="hypnopompic_return", budget_tokens=400),
         ModeChanged(from_mode="Dreaming", to_mode="Waking"),
         EpisodeRecorded(episode=Episode(tick=100 + n, summary=f"waking after {cycle}", tags=("eth",))),
@@ -98,7 +126,13 @@ def build_log(store: EventStore, events: int, golems: int = 50) -> None:
         versions[golem] += len(batch)
 
     for golem in versions:
-        append(golem, [GolemCreated(name=golem), *(EpisodeRecorded(episode=Episode(tick=t, summary="e", tags=("eth",))) for t in (1, 2, 3))])
+        append(
+            golem,
+            [
+                GolemCreated(name=golem),
+                *(EpisodeRecorded(episode=Episode(tick=t, summary="e", tags=("eth",))) for t in (1, 2, 3)),
+            ],
+        )
     n = 0
     target = int(events * 0.93)  # the staging process adds its decisions on top
     while store.head() < target:
@@ -158,7 +192,11 @@ def latency(store: EventStore, db_url: str, samples: int) -> float:
             committed.notify_all()
 
     runner = ProjectionRunner(
-        store, db, make_projections(ProjectionSettings())[:1], RunnerSettings(poll_interval_s=0.005), on_commit=on_commit
+        store,
+        db,
+        make_projections(ProjectionSettings())[:1],
+        RunnerSettings(poll_interval_s=0.005),
+        on_commit=on_commit,
     )
     runner.catch_up()
     stop = threading.Event()
@@ -214,7 +252,7 @@ def main() -> None:
             with psycopg.connect("host=127.0.0.1 dbname=test user=postgres", autocommit=True) as conn:
                 conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
                 conn.execute(f'DROP SCHEMA IF EXISTS "{schema}_proj" CASCADE')
-        except Exception:  # noqa: S110 - cleanup of a server that may be absent
+        except Exception:  # cleanup of a server that may be absent
             pass
     per = figures["per_projection"]
     ratios = [row["vs_raw"] for row in per.values()]  # type: ignore[attr-defined]

@@ -42,8 +42,14 @@ class World:
         """One dream cycle that emits the given outputs and is then interrupted by its owner."""
         cycle = self.golems.fall_asleep(self.golem, "owner", budget_tokens=100)
         made: list[Event] = list(outputs or ())
-        made += [DreamHypothesis(cycle_id=cycle, hypothesis=f"hypothesis {i} of {cycle}", seed_episode_tick=1) for i in range(hypotheses)]
-        made += [DreamInsight(cycle_id=cycle, insight=f"[eth] insight {i} of {cycle}", source_episode_ticks=(1,)) for i in range(insights)]
+        made += [
+            DreamHypothesis(cycle_id=cycle, hypothesis=f"hypothesis {i} of {cycle}", seed_episode_tick=1)
+            for i in range(hypotheses)
+        ]
+        made += [
+            DreamInsight(cycle_id=cycle, insight=f"[eth] insight {i} of {cycle}", source_episode_ticks=(1,))
+            for i in range(insights)
+        ]
         if made:
             self.golems.record_outputs(self.golem, [_with_cycle(e, cycle) for e in made])
         self.golems.interrupt(self.golem, "owner", "test")
@@ -84,6 +90,9 @@ def build_log(store: EventStore, *, golems: int, cycles: int, hypotheses: int = 
         for g in range(golems):
             golem = f"golem-{g:03d}"
             cycle = service.fall_asleep(golem, "owner", budget_tokens=100)
-            outputs = [DreamHypothesis(cycle_id=cycle, hypothesis=f"h{i} c{c} {golem}", seed_episode_tick=1) for i in range(hypotheses)]
+            outputs = [
+                DreamHypothesis(cycle_id=cycle, hypothesis=f"h{i} c{c} {golem}", seed_episode_tick=1)
+                for i in range(hypotheses)
+            ]
             service.record_outputs(golem, outputs)
             service.interrupt(golem, "owner", "enough")

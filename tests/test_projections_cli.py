@@ -1,5 +1,7 @@
 """The projection commands: journal, staging, outcome, review, reevaluate and replay --verify."""
 
+# ruff: noqa: SIM300 - the developer guide asks for `expected == actual`, which ruff reads as Yoda
+
 from __future__ import annotations
 
 import json
@@ -36,7 +38,9 @@ def test_dream_then_journal_staging_outcome_review_verify(env: dict[str, str]) -
     staging = _json(env, "staging")
     assert 6 == len(staging)  # type: ignore[arg-type]
     first = staging[0]  # type: ignore[index]
-    moved = _json(env, "outcome", "--golem", "golem", "--tick", "1000", "--verdict", "confirms", "--entry", first["entry_id"])
+    moved = _json(
+        env, "outcome", "--golem", "golem", "--tick", "1000", "--verdict", "confirms", "--entry", first["entry_id"]
+    )
     assert [(first["entry_id"], 0.3)] == [(e["entry_id"], e["confidence"]) for e in moved["entries"]]  # type: ignore[index]
     reviewed = _json(env, "review", first["entry_id"], "--decision", "reject", "--reason", "not useful")
     assert ("rejected", [["reject", "owner", "not useful"]]) == (
@@ -46,7 +50,8 @@ def test_dream_then_journal_staging_outcome_review_verify(env: dict[str, str]) -
     verify = _json(env, "replay", "--verify")
     assert verify["ok"] is True  # type: ignore[index]
     assert ["journal", "staging", "beliefs", "noise", "observations", "memory"] == [
-        p["projection"] for p in verify["projections"]  # type: ignore[index]
+        p["projection"]
+        for p in verify["projections"]  # type: ignore[index]
     ]
     markdown = _run(env, "journal", "--markdown")
     assert "#dream #consolidation" in markdown.stdout  # type: ignore[attr-defined]
@@ -66,7 +71,12 @@ def test_bad_verdict_and_decision_are_refused(env: dict[str, str]) -> None:
     """A verdict or decision outside the vocabulary is refused before anything is written."""
     _json(env, "dream")
     verdict = _run(env, "outcome", "--golem", "golem", "--tick", "1", "--verdict", "maybe")
-    assert (2, "error: verdict 'maybe' must be 'confirms' or 'contradicts'") == (verdict.exit_code, verdict.stderr.strip())  # type: ignore[attr-defined]
+    assert (2, "error: verdict 'maybe' must be 'confirms' or 'contradicts'") == (
+        verdict.exit_code,
+        verdict.stderr.strip(),
+    )  # type: ignore[attr-defined]
     decision = _run(env, "review", "x", "--decision", "promote", "--reason", "r")
     assert 2 == decision.exit_code  # type: ignore[attr-defined]
-    assert "error: decision 'promote' must be one of reinforce, stale, reject, promote_candidate" == " ".join(decision.stderr.split())  # type: ignore[attr-defined]
+    assert "error: decision 'promote' must be one of reinforce, stale, reject, promote_candidate" == " ".join(
+        decision.stderr.split()
+    )  # type: ignore[attr-defined]

@@ -2,6 +2,8 @@
 ends, after restart, with exactly the rows a rebuild from scratch gives; no event is applied twice
 or skipped. ``ONEIROS_SOAK=1`` runs it on a 100k-event log with more kills."""
 
+# ruff: noqa: SIM300 - the developer guide asks for `expected == actual`, which ruff reads as Yoda
+
 from __future__ import annotations
 
 import os
@@ -33,7 +35,9 @@ CHILD = textwrap.dedent(
     import sys, threading
     import msgspec
     from oneiros.events import open_store
-    from oneiros.projections import ProjectionRunner, ProjectionSettings, RunnerSettings, make_projections, open_projection_db
+    from oneiros.projections import (
+        ProjectionRunner, ProjectionSettings, RunnerSettings, make_projections, open_projection_db,
+    )
 
     class Seen(msgspec.Struct):
         times: int = 0

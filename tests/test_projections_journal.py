@@ -1,6 +1,8 @@
 """The dream journal: one entry per cycle, partial entries for interrupted cycles, the quality
 score recalibrated by validation, and the Bumblebee Markdown shape."""
 
+# ruff: noqa: SIM300 - the developer guide asks for `expected == actual`, which ruff reads as Yoda
+
 from __future__ import annotations
 
 from projections_support import World

@@ -19,7 +19,9 @@ from oneiros.projections._runner import wait_for
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_event_from_this_process_reaches_follower_in_another(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+def test_event_from_this_process_reaches_follower_in_another(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     """A dream cycle appended here appears, staged, in the projection rows kept by another process."""
     if backend == "sqlite":
         store_url, db_url = f"sqlite:///{tmp_path}/events.db", f"sqlite:///{tmp_path}/projections.db"

@@ -1,5 +1,7 @@
 """Review (Dense-Mem lifecycle) and the output sinks fed by the staging buffer."""
 
+# ruff: noqa: SIM300 - the developer guide asks for `expected == actual`, which ruff reads as Yoda
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +10,15 @@ import pytest
 from projections_support import World
 
 from oneiros._errors import EntryNotFound, GolemNotFound, IllegalReview, InputError
-from oneiros.events import EntryReviewed, EpisodeRecorded, Event, MemoryRolledBack, OutcomeRecorded, event_type, open_store
+from oneiros.events import (
+    EntryReviewed,
+    EpisodeRecorded,
+    Event,
+    MemoryRolledBack,
+    OutcomeRecorded,
+    event_type,
+    open_store,
+)
 from oneiros.projections import OutcomeInput, memory_diff, memory_version, register_episode_removal, write_memory_file
 
 
@@ -55,7 +65,11 @@ def test_review_refused_for_resolved_entry(world: World) -> None:
     with pytest.raises(IllegalReview) as caught:
         world.feedback.review(entry_id, "promote_candidate", who="ana", why="changed my mind")
     assert f"entry {entry_id!r} is rejected; decision 'promote_candidate' is not allowed" == str(caught.value)
-    assert (entry_id, "rejected", "promote_candidate") == (caught.value.entry_id, caught.value.status, caught.value.decision)
+    assert (entry_id, "rejected", "promote_candidate") == (
+        caught.value.entry_id,
+        caught.value.status,
+        caught.value.decision,
+    )
     assert head == world.store.head()
 
 
@@ -116,7 +130,7 @@ def test_beliefs_sink_and_withdrawal(world: World) -> None:
     entries = sorted(world.entries())
     beliefs = world.projections.db.scan("beliefs", "belief")
     assert 2 == len(beliefs)
-    assert all(b"\"confidence_pct\":35" in d and f"\"source\":\"dream:{cycle}\"".encode() in d for _k, _key, d in beliefs)
+    assert all(b'"confidence_pct":35' in d and f'"source":"dream:{cycle}"'.encode() in d for _k, _key, d in beliefs)
     for _ in range(5):
         world.outcome("contradicts", entries[0])
     world.update()
@@ -130,7 +144,7 @@ def test_noise_sink_caps_fragments_per_cycle(world: World) -> None:
     world.update()
     texts = [d for _k, _key, d in world.projections.db.scan("noise", "fragment")]
     assert 3 == len(texts)
-    assert all(b"\"text\":\"[dream] hypothesis" in t for t in texts)
+    assert all(b'"text":"[dream] hypothesis' in t for t in texts)
 
 
 def test_deep_sleep_every_tenth_dream(world: World) -> None:
@@ -167,15 +181,18 @@ def test_memory_versions_diff_and_rollback(world: World, tmp_path: Path) -> None
     world.update()
     db = world.projections.db
     v2 = memory_version(db, "g1")
-    assert v2 is not None and 2 == v2.version
+    assert v2 is not None
+    assert 2 == v2.version
     assert "+- [eth] insight 1" in memory_diff(db, "g1", 1, 2)
     world.feedback.rollback_memory("g1", 1, who="ana", why="too eager")
     world.update()
     v3, v1 = memory_version(db, "g1"), memory_version(db, "g1", 1)
-    assert v3 is not None and v1 is not None
+    assert v3 is not None
+    assert v1 is not None
     assert (3, v1.content) == (v3.version, v3.content)
     path = write_memory_file(db, "g1", tmp_path)
-    assert path is not None and v3.content == path.read_text()
+    assert path is not None
+    assert v3.content == path.read_text()
     assert v2.content == (tmp_path / "MEMORY.md.v2").read_text()
     with pytest.raises(InputError) as caught:
         world.feedback.rollback_memory("g1", 9, who="ana")

@@ -1,6 +1,8 @@
 """The projection runner: exactly-once positions, ignored events, rebuild, as-of builds, conflicts,
 and the same behaviour on SQLite and PostgreSQL projection databases."""
 
+# ruff: noqa: SIM300 - the developer guide asks for `expected == actual`, which ruff reads as Yoda
+
 from __future__ import annotations
 
 import threading
@@ -112,9 +114,8 @@ def test_unknown_projection_is_refused() -> None:
     world = World(open_store("memory://"))
     with pytest.raises(UnknownProjection) as caught:
         world.projections.runner(["dreams"])
-    assert (
-        "unknown projection 'dreams'; expected one of journal, staging, beliefs, noise, observations, memory"
-        == str(caught.value)
+    assert "unknown projection 'dreams'; expected one of journal, staging, beliefs, noise, observations, memory" == str(
+        caught.value
     )
 
 
@@ -128,7 +129,9 @@ def _settings():  # type: ignore[no-untyped-def]
 def test_follow_sees_new_events(backend: str, request: pytest.FixtureRequest, tmp_path: object) -> None:
     """A following runner picks up events appended after it started: by polling on SQLite, by
     LISTEN/NOTIFY on PostgreSQL."""
-    url = f"sqlite:///{tmp_path}/events.db" if backend == "sqlite" else postgres_url(request.getfixturevalue("pg_schema"))
+    url = (
+        f"sqlite:///{tmp_path}/events.db" if backend == "sqlite" else postgres_url(request.getfixturevalue("pg_schema"))
+    )
     store = open_store(url)
     world = World(store)
     db = open_projection_db("memory://")

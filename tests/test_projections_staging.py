@@ -1,5 +1,7 @@
 """The staging buffer and the validation sweep: the seed's arithmetic, cap, displacement, expiry."""
 
+# ruff: noqa: SIM300 - the developer guide asks for `expected == actual`, which ruff reads as Yoda
+
 from __future__ import annotations
 
 import pytest
@@ -23,7 +25,9 @@ def _only_entry(world: World, *, insights: int = 0, hypotheses: int = 0) -> str:
 
 
 @pytest.mark.parametrize(("confirmations", "status", "confidence"), [(4, "proposed", 60), (5, "promoted", 70)])
-def test_hypothesis_promotes_after_exactly_five_confirmations(world: World, confirmations: int, status: str, confidence: int) -> None:
+def test_hypothesis_promotes_after_exactly_five_confirmations(
+    world: World, confirmations: int, status: str, confidence: int
+) -> None:
     """From 0.2, +0.1 per confirming outcome: four leave it at 0.6, the fifth reaches 0.7 and promotes."""
     entry_id = _only_entry(world, hypotheses=1)
     assert world.entry(entry_id).confidence_pct == 20
@@ -43,7 +47,9 @@ def test_insight_promotes_after_exactly_four_confirmations(world: World, confirm
 
 
 @pytest.mark.parametrize(("contradictions", "status", "confidence"), [(2, "proposed", 10), (3, "refuted", 5)])
-def test_hypothesis_refuted_after_exactly_three_contradictions(world: World, contradictions: int, status: str, confidence: int) -> None:
+def test_hypothesis_refuted_after_exactly_three_contradictions(
+    world: World, contradictions: int, status: str, confidence: int
+) -> None:
     """-0.05 per contradiction: 0.2 -> 0.15 -> 0.10 (not below 0.1) -> 0.05, refuted on the third."""
     entry_id = _only_entry(world, hypotheses=1)
     for _ in range(contradictions):
@@ -98,7 +104,9 @@ def test_cap_displaces_lowest_utility_entry() -> None:
     world.dream(insights=1, hypotheses=2)
     entries = world.entries()
     insight = next(e for e, v in entries.items() if v.kind == "insight")
-    first_hyp, second_hyp = sorted((e for e in entries if e != insight), key=lambda e: entries[e].lineage.source_position)
+    first_hyp, second_hyp = sorted(
+        (e for e in entries if e != insight), key=lambda e: entries[e].lineage.source_position
+    )
     world.outcome("confirms", first_hyp)
     world.dream(hypotheses=1)
     after = world.entries()

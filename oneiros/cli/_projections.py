@@ -240,6 +240,25 @@ def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
             stop.set()
 
 
+def rebuild(
+    name: Annotated[str | None, typer.Argument(help="The projection (default: all).")] = None,
+    until: Annotated[int | None, typer.Option("--until", help="Build as of this global position.")] = None,
+    store: StoreOpt = None,
+    projections: ProjectionsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Drop a projection (or all) and build it again from the log, to the head or as of a position."""
+    with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
+        with _spinner("rebuilding"):
+            p.process.catch_up()
+            positions = p.rebuild(name, until)
+        if as_json:
+            emit_json(positions)
+            return
+        for projection, position in positions.items():
+            console.print(f"{projection}: rebuilt to position {position}")
+
+
 def verify_projections(event_store: EventStore, url: str | None, as_json: bool) -> bool:
     """Rebuild every projection into a scratch store and compare digests; True when all match."""
     with _projections(event_store, url, update=False) as p, _spinner("rebuilding projections into a scratch store"):
@@ -284,3 +303,4 @@ def register(app: typer.Typer) -> None:
     app.command("review")(review)
     app.command("reevaluate")(reevaluate)
     app.command("follow")(follow)
+    app.command("rebuild")(rebuild)

@@ -43,6 +43,7 @@ __all__ = [
     "StagingProjection",
     "StagingSettings",
     "apply_staging_event",
+    "prediction_confidence",
     "register_staged_output",
     "staged_outputs",
 ]
@@ -73,6 +74,13 @@ class StagingSettings(msgspec.Struct, frozen=True, kw_only=True):
     expire_after_ticks: int = 500
     """Waking ticks an entry may stay unresolved. Bardo 001_* names no figure; 500 ticks is about
     eight hours at its 1 tick/minute, a night's sleep plus a working morning of validation."""
+
+
+def prediction_confidence(novelty: float, settings: StagingSettings) -> int:
+    """A hypnagogic prediction's initial confidence: its novelty score in [0, 1] mapped onto the
+    configured range (0.10-0.20 by default). For a prediction output type's :class:`StagedOutput`."""
+    low, high = settings.prediction_confidence_pct
+    return low + round(max(0.0, min(1.0, novelty)) * (high - low))
 
 
 # (event, the golem's episodes by tick) -> criterion
