@@ -223,7 +223,7 @@ def latency(store: EventStore, db_url: str, samples: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=100_000)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--samples", type=int, default=50)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_dir:

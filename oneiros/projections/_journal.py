@@ -9,8 +9,9 @@ trading receive higher quality scores".
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
+from typing import Any
 
 import msgspec
 
@@ -115,7 +116,8 @@ class JournalProjection:
 
     def apply(self, record: Recorded, rows: Rows) -> None:
         event = record.event
-        if isinstance(event, DreamStart):
+        if type(event) is DreamStart:
+            assert isinstance(event, DreamStart)
             entry = JournalEntry(
                 cycle_id=event.cycle_id,
                 golem_id=record.meta.golem_id,
@@ -129,41 +131,13 @@ class JournalProjection:
             if found is None:
                 return
             entry = found
-            self._update(entry, record, event)
+            if not _UPDATES[type(event)](self, entry, record, event):
+                rows.put("cycle", entry.cycle_id, entry)
+                return
         entry.quality_pct = _quality(entry, self.settings)
         rows.put("cycle", entry.cycle_id, entry)
 
-    def _update(self, entry: JournalEntry, record: Recorded, event: Event) -> None:
-        if isinstance(event, DreamPhase):
-            entry.phases.append(PhaseSummary(phase=event.phase, budget_tokens=event.budget_tokens))
-        elif isinstance(event, ReplayBatch):
-            entry.patterns.append(event.pattern)
-            entry.episodes_replayed = sorted(set(entry.episodes_replayed) | set(event.episode_ticks))
-        elif isinstance(event, DreamHypothesis):
-            entry.hypotheses.append(event.hypothesis)
-        elif isinstance(event, DreamCounterfactual):
-            entry.counterfactuals.append(f"{event.outcome} | lesson: {event.lesson}")
-        elif isinstance(event, DreamInsight):
-            entry.insights.append(event.insight)
-        elif isinstance(event, GenerationRecorded):
-            entry.tokens_in += event.tokens_in
-            entry.tokens_out += event.tokens_out
-            entry.cost_usd += event.cost_usd
-            for phase in reversed(entry.phases):
-                if phase.phase == event.phase:
-                    phase.tokens += event.tokens_in + event.tokens_out
-                    phase.calls += 1
-                    break
-        elif isinstance(event, DreamComplete | DreamInterrupted):
-            self._end(entry, record, event)
-        elif isinstance(event, EntryStaged):
-            entry.staged += 1
-        elif isinstance(event, EntryPromoted):
-            entry.promoted += 1
-        elif isinstance(event, EntryRefuted):
-            entry.refuted += 1
-
-    def _end(self, entry: JournalEntry, record: Recorded, event: Event) -> None:
+    def _end(self, entry: JournalEntry, record: Recorded, event: Event) -> bool:
         entry.ended_at = record.meta.time
         seconds = (record.meta.time - entry.started_at).total_seconds()
         entry.duration_ticks = max(0, int(seconds // self.settings.tick_seconds))
@@ -175,6 +149,80 @@ class JournalProjection:
             entry.status = "interrupted"
             entry.interrupted_by = event.source
             entry.interrupted_reason = event.reason
+        return True
+
+
+# Each returns whether the quality score may have changed. A table rather than an isinstance chain:
+# the journal reads most of a log, and this is its inner loop.
+_Update = Callable[[JournalProjection, JournalEntry, Recorded, Any], bool]
+
+
+def _phase(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event: DreamPhase) -> bool:
+    entry.phases.append(PhaseSummary(phase=event.phase, budget_tokens=event.budget_tokens))
+    return True
+
+
+def _replay(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event: ReplayBatch) -> bool:
+    entry.patterns.append(event.pattern)
+    entry.episodes_replayed = sorted(set(entry.episodes_replayed) | set(event.episode_ticks))
+    return False
+
+
+def _hypothesis(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event: DreamHypothesis) -> bool:
+    entry.hypotheses.append(event.hypothesis)
+    return False
+
+
+def _counterfactual(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event: DreamCounterfactual) -> bool:
+    entry.counterfactuals.append(f"{event.outcome} | lesson: {event.lesson}")
+    return False
+
+
+def _insight(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event: DreamInsight) -> bool:
+    entry.insights.append(event.insight)
+    return False
+
+
+def _generation(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event: GenerationRecorded) -> bool:
+    entry.tokens_in += event.tokens_in
+    entry.tokens_out += event.tokens_out
+    entry.cost_usd += event.cost_usd
+    for phase in reversed(entry.phases):
+        if phase.phase == event.phase:
+            phase.tokens += event.tokens_in + event.tokens_out
+            phase.calls += 1
+            break
+    return False
+
+
+def _staged(_p: JournalProjection, entry: JournalEntry, _r: Recorded, _event: EntryStaged) -> bool:
+    entry.staged += 1
+    return False
+
+
+def _promoted(_p: JournalProjection, entry: JournalEntry, _r: Recorded, _event: EntryPromoted) -> bool:
+    entry.promoted += 1
+    return True
+
+
+def _refuted(_p: JournalProjection, entry: JournalEntry, _r: Recorded, _event: EntryRefuted) -> bool:
+    entry.refuted += 1
+    return True
+
+
+_UPDATES: dict[type[Event], _Update] = {
+    DreamPhase: _phase,
+    ReplayBatch: _replay,
+    DreamHypothesis: _hypothesis,
+    DreamCounterfactual: _counterfactual,
+    DreamInsight: _insight,
+    GenerationRecorded: _generation,
+    DreamComplete: JournalProjection._end,
+    DreamInterrupted: JournalProjection._end,
+    EntryStaged: _staged,
+    EntryPromoted: _promoted,
+    EntryRefuted: _refuted,
+}
 
 
 def journal_markdown(entries: Iterable[JournalEntry]) -> str:

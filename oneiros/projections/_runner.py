@@ -46,9 +46,10 @@ class Rows:
     """A projection's rows as one batch sees them: read through to the database, written back at
     commit. Values are mutable Structs; call :meth:`put` after changing one."""
 
-    def __init__(self, db: ProjectionDB, projection: str) -> None:
+    def __init__(self, db: ProjectionDB, projection: str, *, empty: bool = False) -> None:
         self._db = db
         self._projection = projection
+        self._empty = empty
         self._cache: dict[tuple[str, str], Any] = {}
         self._dirty: set[tuple[str, str]] = set()
 
@@ -57,7 +58,9 @@ class Rows:
         if k in self._cache:
             value: _T | None = self._cache[k]
             return value
-        data = self._db.get(self._projection, kind, key)
+        # A projection built from position 0 has no rows in the database (drop removes rows and
+        # position together), so a rebuild never pays a query for a row it has not written.
+        data = None if self._empty else self._db.get(self._projection, kind, key)
         found = None if data is None else msgspec.json.decode(data, type=cls)
         self._cache[k] = found
         return found
@@ -166,7 +169,7 @@ class ProjectionRunner:
         start = self.db.position(projection.name)
         if start >= target:
             return start
-        rows = Rows(self.db, projection.name)
+        rows = Rows(self.db, projection.name, empty=start == 0)
         committed = start
         batch = self.settings.batch_events
         records = self.store.read_all(after=start, until=target, types=projection.types)
