@@ -80,3 +80,20 @@ def test_bad_verdict_and_decision_are_refused(env: dict[str, str]) -> None:
     assert "error: decision 'promote' must be one of reinforce, stale, reject, promote_candidate" == " ".join(
         decision.stderr.split()
     )  # type: ignore[attr-defined]
+
+
+def test_verify_reports_a_tampered_projection(env: dict[str, str]) -> None:
+    """A row changed behind the runner's back makes replay --verify report the mismatch and exit 1."""
+    from oneiros.projections import open_projection_db
+
+    _json(env, "dream")
+    _json(env, "journal")
+    db = open_projection_db(env["ONEIROS_PROJECTIONS"])
+    kind, key, _data = db.scan("journal")[0]
+    with db.transaction() as c:
+        c.execute("UPDATE oneiros_projection_rows SET data = ? WHERE kind = ? AND key = ?", (b"{}", kind, key))
+    db.close()
+    result = CliRunner().invoke(app, ["replay", "--verify", "--json"], env=env)
+    assert 1 == result.exit_code
+    report = json.loads(result.stdout)
+    assert (False, ["journal"]) == (report["ok"], [p["projection"] for p in report["projections"] if not p["ok"]])

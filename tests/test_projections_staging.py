@@ -159,3 +159,26 @@ def test_staging_process_restarts_where_it_stopped(world: World) -> None:
     StagingProcess(world.store).catch_up()
     staged = [r.event.entry_id for r in world.store.read_all(types=[EntryStaged])]
     assert len(staged) == len(set(staged)) == 3
+
+
+def test_two_staging_processes_cannot_both_decide(world: World) -> None:
+    """Two staging processes loaded at the same position: the second one's write is refused as a
+    conflict and nothing it decided is written, so every entry is staged once."""
+    from oneiros._errors import ProjectionConflict
+    from oneiros.projections import StagingProcess
+
+    world.episodes(1)
+    first, second = StagingProcess(world.store), StagingProcess(world.store)
+    first.load()
+    second.load()
+    world.dream(hypotheses=2)
+    position = first.catch_up()
+    head = world.store.head()
+    with pytest.raises(ProjectionConflict) as caught:
+        second.catch_up()
+    assert f"projection 'oneiros.staging' moved from position 0 to {position}" in str(caught.value)
+    assert head == world.store.head()
+    # It reloads from the log, finds nothing left to decide and only moves past the decisions.
+    assert head == second.catch_up()
+    assert head == world.store.head()
+    assert 2 == len(list(world.store.read_all(types=[EntryStaged])))

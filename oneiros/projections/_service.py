@@ -8,7 +8,7 @@ from types import TracebackType
 
 import msgspec
 
-from oneiros._errors import UnknownProjection
+from oneiros._errors import ProjectionConflict, UnknownProjection
 from oneiros.events import EventStore
 from oneiros.projections._db import ProjectionDB, default_projection_url, open_projection_db
 from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings
@@ -79,8 +79,12 @@ class Projections:
         runner = self.runner()
         with runner.waiter() as waiter:
             while not stop.is_set():
-                self.process.catch_up()
-                runner.catch_up()
+                try:
+                    self.process.catch_up()
+                    runner.catch_up()
+                except ProjectionConflict:
+                    # Another follower committed first; both reload their positions and go on.
+                    continue
                 waiter.wait(stop)
 
     def rebuild(self, name: str | None = None, until: int | None = None) -> dict[str, int]:
