@@ -19,7 +19,7 @@ import msgspec
 import pytest
 from projections_support import World, build_log
 
-from oneiros.events import open_store
+from oneiros.events import DreamHypothesis, EntryStaged, open_store
 from oneiros.projections import (
     ProjectionRunner,
     ProjectionSettings,
@@ -34,9 +34,9 @@ CHILD = textwrap.dedent(
     """
     import sys, threading
     import msgspec
-    from oneiros.events import open_store
+    from oneiros.events import DreamHypothesis, EntryStaged, open_store
     from oneiros.projections import (
-        ProjectionRunner, ProjectionSettings, RunnerSettings, make_projections, open_projection_db,
+        ProjectionRunner, ProjectionSettings, RunnerSettings, StagingProcess, make_projections, open_projection_db,
     )
 
     class Seen(msgspec.Struct):
@@ -53,12 +53,16 @@ CHILD = textwrap.dedent(
 
     store = open_store(sys.argv[1])
     db = open_projection_db(sys.argv[2])
-    runner = ProjectionRunner(
-        store, db, [Audit(), *make_projections(ProjectionSettings())],
-        RunnerSettings(batch_events=int(sys.argv[3]), poll_interval_s=0.01),
-    )
+    settings = RunnerSettings(batch_events=int(sys.argv[3]), poll_interval_s=0.01)
+    runner = ProjectionRunner(store, db, [Audit(), *make_projections(ProjectionSettings())], settings)
+    process = StagingProcess(store, runner=settings)
     print("ready", flush=True)
-    runner.follow(threading.Event())
+    stop = threading.Event()
+    with runner.waiter() as waiter:
+        while True:
+            process.catch_up()
+            runner.catch_up()
+            waiter.wait(stop)
     """
 )
 
@@ -78,14 +82,14 @@ def _spawn(script: Path, store_url: str, db_url: str, batch: int) -> subprocess.
 
 @pytest.mark.slow
 def test_sigkill_while_following_leaves_rows_equal_to_a_rebuild(tmp_path: Path) -> None:
-    """Kill the follower at random moments while the log grows; restart it each time; at the end
-    its rows equal a from-scratch rebuild and every position was applied exactly once."""
+    """Kill the follower (staging process and projections) at random moments while the log grows;
+    restart it each time. At the end its rows equal a from-scratch rebuild, every position was
+    applied exactly once, and every dream output was staged exactly once."""
     store_url = f"sqlite:///{tmp_path}/events.db"
     db_url = f"sqlite:///{tmp_path}/projections.db"
     store = open_store(store_url)
-    golems, cycles = (100, 140) if SOAK else (40, 35)
+    golems, cycles = (100, 145) if SOAK else (40, 36)
     build_log(store, golems=golems, cycles=cycles)
-    StagingProcess(store).catch_up()
     assert store.head() >= (100_000 if SOAK else 10_000)
     script = tmp_path / "follower.py"
     script.write_text(CHILD)
@@ -99,18 +103,24 @@ def test_sigkill_while_following_leaves_rows_equal_to_a_rebuild(tmp_path: Path) 
         grower.dream(hypotheses=1)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-    StagingProcess(store).catch_up()
     proc = _spawn(script, store_url, db_url, batch=500)
     live = open_projection_db(db_url)
     names = ["audit", *(p.name for p in make_projections(ProjectionSettings()))]
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and min(live.position(n) for n in names) < store.head():
+    tracking = store.backend.recorder
+    while time.monotonic() < deadline and (
+        (tracking.max_tracking_id(StagingProcess.name) or 0) < store.head()
+        or min(live.position(n) for n in names) < store.head()
+    ):
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
 
     head = store.head()
     assert head == live.position("audit")
+    outputs = sum(1 for _ in store.read_all(types=[DreamHypothesis]))
+    staged = [r.event.entry_id for r in store.read_all(types=[EntryStaged])]  # type: ignore[attr-defined]
+    assert outputs == len(staged) == len(set(staged))
     seen = {key: msgspec.json.decode(d, type=_Seen).times for _k, key, d in live.scan("audit")}
     assert head == len(seen)
     assert {1} == set(seen.values())
