@@ -22,7 +22,8 @@ def _for(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:  # noqa: PLR0911, P
         return st.booleans()
     if isinstance(t, i.IntType):
         lo = t.ge if t.ge is not None else -(2**40)
-        return st.integers(min_value=lo, max_value=2**40)
+        hi = t.le if t.le is not None else 2**40
+        return st.integers(min_value=lo, max_value=hi)
     if isinstance(t, i.FloatType):
         lo = t.ge if t.ge is not None else -1e9
         hi = t.le if t.le is not None else 1e9

@@ -1,7 +1,5 @@
 """The projection commands: journal, staging, outcome, review, reevaluate and replay --verify."""
 
-# ruff: noqa: SIM300 - the developer guide asks for `expected == actual`, which ruff reads as Yoda
-
 from __future__ import annotations
 
 import json

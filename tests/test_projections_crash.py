@@ -2,8 +2,6 @@
 ends, after restart, with exactly the rows a rebuild from scratch gives; no event is applied twice
 or skipped. ``ONEIROS_SOAK=1`` runs it on a 100k-event log with more kills."""
 
-# ruff: noqa: SIM300 - the developer guide asks for `expected == actual`, which ruff reads as Yoda
-
 from __future__ import annotations
 
 import os
@@ -17,7 +15,6 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from projections_support import World, build_log
 
 from oneiros.events import DreamHypothesis, EntryStaged, open_store
 from oneiros.projections import (
@@ -27,6 +24,7 @@ from oneiros.projections import (
     make_projections,
     open_projection_db,
 )
+from tests.projections_support import World, build_log
 
 SOAK = os.environ.get("ONEIROS_SOAK") == "1"
 

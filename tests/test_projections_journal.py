@@ -1,16 +1,13 @@
 """The dream journal: one entry per cycle, partial entries for interrupted cycles, the quality
 score recalibrated by validation, and the Bumblebee Markdown shape."""
 
-# ruff: noqa: SIM300 - the developer guide asks for `expected == actual`, which ruff reads as Yoda
-
 from __future__ import annotations
-
-from projections_support import World
 
 from oneiros import InProcessExecutor
 from oneiros.events import open_store
 from oneiros.memory import load_episodes, sample_episodes_path
 from oneiros.projections import journal_markdown
+from tests.projections_support import World
 
 
 def _dreamt_world() -> tuple[World, str]:

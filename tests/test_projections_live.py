@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import postgres_url
-from projections_support import World
 
 from oneiros.events import open_store
 from oneiros.projections import open_projection_db
 from oneiros.projections._runner import wait_for
+from tests.conftest import postgres_url
+from tests.projections_support import World
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])

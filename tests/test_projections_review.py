@@ -1,13 +1,10 @@
 """Review (Dense-Mem lifecycle) and the output sinks fed by the staging buffer."""
 
-# ruff: noqa: SIM300 - the developer guide asks for `expected == actual`, which ruff reads as Yoda
-
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from projections_support import World
 
 from oneiros._errors import EntryNotFound, GolemNotFound, IllegalReview, InputError
 from oneiros.events import (
@@ -20,6 +17,7 @@ from oneiros.events import (
     open_store,
 )
 from oneiros.projections import OutcomeInput, memory_diff, memory_version, register_episode_removal, write_memory_file
+from tests.projections_support import World
 
 
 @pytest.fixture

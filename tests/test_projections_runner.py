@@ -1,8 +1,6 @@
 """The projection runner: exactly-once positions, ignored events, rebuild, as-of builds, conflicts,
 and the same behaviour on SQLite and PostgreSQL projection databases."""
 
-# ruff: noqa: SIM300 - the developer guide asks for `expected == actual`, which ruff reads as Yoda
-
 from __future__ import annotations
 
 import threading
@@ -10,13 +8,13 @@ from collections.abc import Iterator
 
 import msgspec
 import pytest
-from conftest import postgres_url
-from projections_support import World
 
 from oneiros._errors import ProjectionConflict, UnknownProjection
 from oneiros.events import DreamStart, Event, EventStore, Recorded, open_store
 from oneiros.projections import ProjectionDB, ProjectionRunner, Rows, open_projection_db
 from oneiros.projections._runner import wait_for
+from tests.conftest import postgres_url
+from tests.projections_support import World
 
 
 class _Seen(msgspec.Struct):

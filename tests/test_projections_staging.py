@@ -1,15 +1,13 @@
 """The staging buffer and the validation sweep: the seed's arithmetic, cap, displacement, expiry."""
 
-# ruff: noqa: SIM300 - the developer guide asks for `expected == actual`, which ruff reads as Yoda
-
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from projections_support import World
 
 from oneiros.events import EntryStaged, open_store
+from tests.projections_support import World
 
 
 @pytest.fixture

@@ -14,6 +14,9 @@ PUBLIC = {
         "InvalidSetting", "UnknownPreset",
         "OfflineGenerator", "OneirosError", "Outcome", "Recorded", "SequentialIds", "StoreError", "StreamConflict",
         "UnknownEventType", "load_episodes", "open_store", "replay",
+        # issue 4: projections, staging and review
+        "EntryNotFound", "IllegalReview", "ProjectionConflict", "ProjectionError", "StagingError",
+        "UnknownProjection",
     ],
     "oneiros.fsm": [
         "MACHINE_STATES", "TRIGGERS", "CycleCounts", "GolemState", "Golems", "Observers", "Transition",

@@ -15,6 +15,7 @@ from oneiros._deps import Deps
 from oneiros._errors import GolemNotFound
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened, state_row
 from oneiros.cli._content import BaseUrlOpt, GeneratorOpt, PromptsOpt, TierOpt, cycle_setup
+from oneiros.cli._projections import verify_projections
 from oneiros.events import DREAM_PHASES, DreamPhaseName
 from oneiros.fsm import Golems, replay
 from oneiros.memory import load_episodes, recorded_episodes, sample_episodes_path
@@ -124,8 +125,6 @@ def replay_cmd(
 ) -> None:
     """Rebuild every golem's state from the log, with no side effects."""
     if verify:
-        from oneiros.cli._projections import verify_projections
-
         with opened(store) as event_store:
             if not verify_projections(event_store, projections, as_json):
                 raise typer.Exit(1)
