@@ -115,9 +115,9 @@ class JournalProjection:
         self.settings = settings or JournalSettings()
 
     def apply(self, record: Recorded, rows: Rows) -> None:
-        event = record.event
-        if type(event) is DreamStart:
-            assert isinstance(event, DreamStart)
+        event: Any = record.event
+        kind = type(event)
+        if kind is DreamStart:
             entry = JournalEntry(
                 cycle_id=event.cycle_id,
                 golem_id=record.meta.golem_id,
@@ -125,17 +125,16 @@ class JournalProjection:
                 started_at=record.meta.time,
                 started_position=record.position,
             )
-        else:
-            cycle = event.lineage.cycle_id if isinstance(event, EntryStaged) else getattr(event, "cycle_id", "")
-            found = rows.get("cycle", cycle, JournalEntry)
-            if found is None:
-                return
-            entry = found
-            if not _UPDATES[type(event)](self, entry, record, event):
-                rows.put("cycle", entry.cycle_id, entry)
-                return
-        entry.quality_pct = _quality(entry, self.settings)
-        rows.put("cycle", entry.cycle_id, entry)
+            entry.quality_pct = _quality(entry, self.settings)
+            rows.put("cycle", entry.cycle_id, entry)
+            return
+        cycle = event.lineage.cycle_id if kind is EntryStaged else event.cycle_id
+        found = rows.get("cycle", cycle, JournalEntry)
+        if found is None:
+            return
+        if _UPDATES[kind](self, found, record, event):
+            found.quality_pct = _quality(found, self.settings)
+        rows.put("cycle", cycle, found)
 
     def _end(self, entry: JournalEntry, record: Recorded, event: Event) -> bool:
         entry.ended_at = record.meta.time

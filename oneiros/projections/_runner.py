@@ -29,12 +29,13 @@ __all__ = ["LogWaiter", "Projection", "ProjectionRunner", "Rows", "RunnerSetting
 
 _T = TypeVar("_T", bound=msgspec.Struct)
 _encoder = msgspec.json.Encoder()
+_MISSING: Any = object()
 
 
 class RunnerSettings(msgspec.Struct, frozen=True, kw_only=True):
     """How a runner batches and waits."""
 
-    batch_events: int = 2_000
+    batch_events: int = 5_000
     """Events applied per transaction while catching up."""
     poll_interval_s: float = 0.01
     """Sleep between looks at the head when following by polling (SQLite, memory)."""
@@ -55,8 +56,8 @@ class Rows:
 
     def get(self, kind: str, key: str, cls: type[_T]) -> _T | None:
         k = (kind, key)
-        if k in self._cache:
-            value: _T | None = self._cache[k]
+        value: _T | None = self._cache.get(k, _MISSING)
+        if value is not _MISSING:
             return value
         # A projection built from position 0 has no rows in the database (drop removes rows and
         # position together), so a rebuild never pays a query for a row it has not written.
