@@ -95,3 +95,23 @@ def test_verify_reports_a_tampered_projection(env: dict[str, str]) -> None:
     assert 1 == result.exit_code
     report = json.loads(result.stdout)
     assert (False, ["journal"]) == (report["ok"], [p["projection"] for p in report["projections"] if not p["ok"]])
+
+
+def test_memory_shows_diffs_writes_and_rolls_back(env: dict[str, str], tmp_path: Path) -> None:
+    """Promotions by review write MEMORY.md versions; the command shows the newest, diffs two,
+    writes the file and rolls back to an earlier version as a new one."""
+    _json(env, "dream")
+    first, second = (e["entry_id"] for e in _json(env, "staging")[:2])  # type: ignore[index]
+    for entry in (first, second):
+        _json(env, "review", entry, "--decision", "promote_candidate", "--reason", "confirmed")
+    shown = _json(env, "memory", "--golem", "golem")
+    assert (2, f"promoted {second}") == (shown["version"]["version"], shown["version"]["reason"])  # type: ignore[index]
+    diff = _json(env, "memory", "--golem", "golem", "--diff", "1", "2")["diff"]  # type: ignore[index]
+    assert diff.startswith("--- MEMORY.md v1\n+++ MEMORY.md v2\n")
+    written = _json(env, "memory", "--golem", "golem", "--write", str(tmp_path / "mem"))
+    assert str(tmp_path / "mem" / "MEMORY.md") == written["written"]  # type: ignore[index]
+    rolled = _json(env, "memory", "--golem", "golem", "--rollback", "1", "--reason", "too eager")
+    assert (3, "rolled back to v1 by owner: too eager") == (
+        rolled["version"]["version"],  # type: ignore[index]
+        rolled["version"]["reason"],  # type: ignore[index]
+    )

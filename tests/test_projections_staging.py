@@ -142,6 +142,9 @@ def test_lineage_names_cycle_phase_sources_prompt_and_model(world: World) -> Non
     assert (result.cycle_id, "rem", "offline-core") == (lineage.cycle_id, lineage.phase, lineage.model)
     assert "Propose a strategy hypothesis these episodes suggest." == lineage.prompt
     assert len(lineage.source_episode_ticks) == 1
+    insight = next(e for e in world.entries().values() if e.kind == "insight").lineage
+    assert ("integration", "offline-core") == (insight.phase, insight.model)
+    assert insight.prompt.startswith("State the insight behind ")
 
 
 def test_staging_process_restarts_where_it_stopped(world: World) -> None:

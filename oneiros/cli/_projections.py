@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
@@ -22,7 +23,10 @@ from oneiros.projections import (
     StagedEntry,
     default_projection_url,
     journal_markdown,
+    memory_diff,
+    memory_version,
     open_projection_db,
+    write_memory_file,
 )
 
 __all__ = ["register", "verify_projections"]
@@ -229,6 +233,45 @@ def reevaluate(
             console.print(escape(f"  {row['entry_id']}: {row['decision']} ({row['why']})"))
 
 
+def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
+    golem: Annotated[str, typer.Option("--golem", help="Golem id.")],
+    diff: Annotated[tuple[int, int] | None, typer.Option("--diff", help="Show the diff between two versions.")] = None,
+    write: Annotated[
+        Path | None, typer.Option("--write", help="Write MEMORY.md (and the one it replaces) here.")
+    ] = None,
+    rollback: Annotated[int | None, typer.Option("--rollback", help="Restore this version as a new one.")] = None,
+    reason: Annotated[str, typer.Option("--reason", help="Why (for --rollback).")] = "",
+    who: Annotated[str, typer.Option("--who", help="Who (for --rollback).")] = "owner",
+    store: StoreOpt = None,
+    projections: ProjectionsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback."""
+    with opened(store) as event_store:
+        if rollback is not None:
+            Feedback(event_store).rollback_memory(golem, rollback, who=who, why=reason)
+        with _projections(event_store, projections) as p:
+            newest = memory_version(p.db, golem)
+            if diff is not None:
+                text = memory_diff(p.db, golem, *diff)
+                if as_json:
+                    emit_json({"diff": text})
+                else:
+                    console.print(text, markup=False, highlight=False)
+                return
+            written = write_memory_file(p.db, golem, write) if write is not None else None
+        if as_json:
+            emit_json({"version": msgspec.to_builtins(newest), "written": str(written) if written else None})
+            return
+        if newest is None:
+            console.print(f"no MEMORY.md for golem {golem!r} yet: nothing has been promoted")
+            return
+        console.print(f"MEMORY.md v{newest.version} ({newest.reason})", markup=False)
+        console.print(newest.content, markup=False, highlight=False)
+        if written is not None:
+            console.print(f"written to {written}", markup=False)
+
+
 def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
     """Keep the staging process and every projection up with the log until interrupted."""
     with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
@@ -304,3 +347,4 @@ def register(app: typer.Typer) -> None:
     app.command("reevaluate")(reevaluate)
     app.command("follow")(follow)
     app.command("rebuild")(rebuild)
+    app.command("memory")(memory)

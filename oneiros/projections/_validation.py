@@ -113,6 +113,15 @@ class GolemBook:
     def active(self) -> list[StagedEntry]:
         return [e for e in self.entries.values() if e.active]
 
+    def generation_for(self, text: str) -> GenerationRecorded | None:
+        """The current cycle's generation an output's text came from: the same text, or failing
+        that the latest generation the text quotes (an engine may prefix or wrap it)."""
+        exact = self.generations.get(text)
+        if exact is not None:
+            return exact
+        quoted = [g for t, g in self.generations.items() if t and t in text]
+        return quoted[-1] if quoted else None
+
 
 class StagingProcess:
     """Decides the staging buffer's events. Run one per store; a second one conflicts and reloads."""
@@ -287,7 +296,7 @@ class StagingProcess:
     def _stage(self, book: GolemBook, record: Recorded, spec: StagedOutput) -> list[Event]:
         event = record.event
         text = spec.text(event)
-        generation = book.generations.get(text)
+        generation = book.generation_for(text)
         cycle_id = getattr(event, "cycle_id", None) or record.meta.cycle_id or ""
         entry_id = f"stg-{record.meta.event_id}"
         staged = EntryStaged(
