@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oneiros._errors import ProjectionConflict, UnknownProjection
 from oneiros.events import DreamStart, Event, EventStore, Recorded, open_store
@@ -147,3 +149,51 @@ def test_follow_sees_new_events(backend: str, request: pytest.FixtureRequest, tm
         stop.set()
         thread.join()
         store.close()
+
+
+@settings(max_examples=25, deadline=None)
+@given(steps=st.lists(st.integers(min_value=1, max_value=60), min_size=1, max_size=8), batch=st.integers(1, 50))
+def test_building_in_steps_equals_building_at_once(steps: list[int], batch: int) -> None:
+    """Catching up to arbitrary positions one after another, in arbitrary batch sizes, leaves every
+    projection with the rows of a single build to the head."""
+    from oneiros.projections import ProjectionSettings, RunnerSettings, make_projections
+
+    store = open_store("memory://")
+    world = _world_with_cycles(store, cycles=2)
+    world.outcome("confirms", next(iter(world.entries())))
+    projections = make_projections(ProjectionSettings())
+    stepped = open_projection_db("memory://")
+    runner = ProjectionRunner(store, stepped, projections, RunnerSettings(batch_events=batch))
+    position = 0
+    for step in steps:
+        position += step
+        runner.catch_up(until=position)
+    runner.catch_up()
+    once = open_projection_db("memory://")
+    ProjectionRunner(store, once, projections).catch_up()
+    assert [(p.name, once.digest(p.name)) for p in projections] == [
+        (p.name, stepped.digest(p.name)) for p in projections
+    ]
+
+
+def test_staging_rows_match_the_staging_process_memory() -> None:
+    """The staging projection and the staging process fold the same events, so their view of every
+    entry (status, confidence, confirmations) is the same."""
+    from oneiros.projections import StagingProcess
+
+    world = World(open_store("memory://"), cap=3)
+    world.episodes(1)
+    world.dream(hypotheses=2, insights=2)
+    entries = world.entries()
+    for entry_id in list(entries)[:2]:
+        world.outcome("confirms", entry_id)
+        world.outcome("contradicts", entry_id)
+    world.feedback.review(list(entries)[-1], "reject", who="ana", why="no")
+    world.update()
+    process = StagingProcess(world.store)
+    process.load()
+
+    def view(e: object) -> tuple[object, ...]:
+        return (e.entry_id, e.status, e.confidence_pct, e.confirmations, e.contradictions)  # type: ignore[attr-defined]
+
+    assert sorted(map(view, world.projections.staging("g1"))) == sorted(map(view, process.books["g1"].entries.values()))
