@@ -195,6 +195,8 @@ class UnknownPreset(ConfigError):
         self.name = name
         self.known = known
         super().__init__(f"unknown preset {name!r}: expected one of {', '.join(known)}")
+
+
 class GenerationError(OneirosError):
     """A generator that could not give a usable answer to one call."""
 

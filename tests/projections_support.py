@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from oneiros import Deps, FixedClock, Golems, SequentialIds
-from oneiros.events import DreamHypothesis, DreamInsight, Episode, Event, EventStore
+from oneiros.events import DreamStaged, Episode, Event, EventStore
 from oneiros.projections import Feedback, OutcomeInput, Projections, open_projection_db
 
 START = datetime(2026, 5, 24, 3, 0, tzinfo=UTC)
@@ -42,12 +42,9 @@ class World:
         """One dream cycle that emits the given outputs and is then interrupted by its owner."""
         cycle = self.golems.fall_asleep(self.golem, "owner", budget_tokens=100)
         made: list[Event] = list(outputs or ())
+        made += [staged(cycle, i, "strategy_hypothesis", f"hypothesis {i} of {cycle}", 0.2) for i in range(hypotheses)]
         made += [
-            DreamHypothesis(cycle_id=cycle, hypothesis=f"hypothesis {i} of {cycle}", seed_episode_tick=1)
-            for i in range(hypotheses)
-        ]
-        made += [
-            DreamInsight(cycle_id=cycle, insight=f"[eth] insight {i} of {cycle}", source_episode_ticks=(1,))
+            staged(cycle, hypotheses + i, "novel_insight", f"[eth] insight {i} of {cycle}", 0.3)
             for i in range(insights)
         ]
         if made:
@@ -70,6 +67,21 @@ class World:
         return self.entries()[entry_id]
 
 
+def staged(
+    cycle: str, n: int, kind: str, content: str, confidence: float, *, ticks: tuple[int, ...] = (1,)
+) -> DreamStaged:
+    """A classified dream output as the integration phase stages it."""
+    return DreamStaged(
+        cycle_id=cycle,
+        entry_id=f"{cycle}:{n + 1:03d}",
+        kind=kind,  # type: ignore[arg-type]
+        content=content,
+        confidence=confidence,
+        validation_criterion=f"Confirm when a live episode repeats it: {content}",
+        source_episode_ticks=ticks,
+    )
+
+
 def _with_cycle(event: Event, cycle: str) -> Event:
     import msgspec
 
@@ -90,9 +102,6 @@ def build_log(store: EventStore, *, golems: int, cycles: int, hypotheses: int = 
         for g in range(golems):
             golem = f"golem-{g:03d}"
             cycle = service.fall_asleep(golem, "owner", budget_tokens=100)
-            outputs = [
-                DreamHypothesis(cycle_id=cycle, hypothesis=f"h{i} c{c} {golem}", seed_episode_tick=1)
-                for i in range(hypotheses)
-            ]
+            outputs = [staged(cycle, i, "strategy_hypothesis", f"h{i} c{c} {golem}", 0.2) for i in range(hypotheses)]
             service.record_outputs(golem, outputs)
             service.interrupt(golem, "owner", "enough")

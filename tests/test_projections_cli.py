@@ -28,18 +28,22 @@ def _json(env: dict[str, str], *args: str) -> object:
 
 
 def test_dream_then_journal_staging_outcome_review_verify(env: dict[str, str]) -> None:
-    """After one dream the journal has its cycle and the buffer its six outputs; an outcome moves
-    an entry, a review rejects one, and replay --verify finds every projection equal to a rebuild."""
+    """After one dream the journal has its cycle and the buffer its staged outputs, ten of them
+    active; an outcome moves an entry, a review rejects it, and replay --verify finds every
+    projection equal to a rebuild."""
     dream = _json(env, "dream")
     journal = _json(env, "journal")
     assert [dream["cycle_id"]] == [e["cycle_id"] for e in journal]  # type: ignore[index]
     staging = _json(env, "staging")
-    assert 6 == len(staging)  # type: ignore[arg-type]
-    first = staging[0]  # type: ignore[index]
+    assert 10 == sum(1 for e in staging if e["status"] == "proposed")  # type: ignore[attr-defined, index]
+    first = next(e for e in staging if e["status"] == "proposed" and e["kind"] == "novel_insight")  # type: ignore[attr-defined, index]
     moved = _json(
         env, "outcome", "--golem", "golem", "--tick", "1000", "--verdict", "confirms", "--entry", first["entry_id"]
     )
-    assert [(first["entry_id"], 0.3)] == [(e["entry_id"], e["confidence"]) for e in moved["entries"]]  # type: ignore[index]
+    assert [(first["entry_id"], round(first["confidence"] + 0.1, 2))] == [  # type: ignore[index]
+        (e["entry_id"], e["confidence"])
+        for e in moved["entries"]  # type: ignore[index]
+    ]
     reviewed = _json(env, "review", first["entry_id"], "--decision", "reject", "--reason", "not useful")
     assert ("rejected", [["reject", "owner", "not useful"]]) == (
         reviewed["status"],  # type: ignore[index]
@@ -58,7 +62,7 @@ def test_dream_then_journal_staging_outcome_review_verify(env: dict[str, str]) -
 def test_illegal_review_exits_2_with_message(env: dict[str, str]) -> None:
     """Reviewing an entry whose status forbids the decision prints the error and exits 2."""
     _json(env, "dream")
-    entry = _json(env, "staging")[0]["entry_id"]  # type: ignore[index]
+    entry = next(e["entry_id"] for e in _json(env, "staging") if e["status"] == "proposed")  # type: ignore[attr-defined, index]
     _json(env, "review", entry, "--decision", "reject", "--reason", "no")
     result = _run(env, "review", entry, "--decision", "reinforce", "--reason", "yes")
     assert 2 == result.exit_code  # type: ignore[attr-defined]
@@ -101,7 +105,7 @@ def test_memory_shows_diffs_writes_and_rolls_back(env: dict[str, str], tmp_path:
     """Promotions by review write MEMORY.md versions; the command shows the newest, diffs two,
     writes the file and rolls back to an earlier version as a new one."""
     _json(env, "dream")
-    first, second = (e["entry_id"] for e in _json(env, "staging")[:2])  # type: ignore[index]
+    first, second = [e["entry_id"] for e in _json(env, "staging") if e["status"] == "proposed"][:2]  # type: ignore[attr-defined, index]
     for entry in (first, second):
         _json(env, "review", entry, "--decision", "promote_candidate", "--reason", "confirmed")
     shown = _json(env, "memory", "--golem", "golem")

@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from oneiros.events import DreamHypothesis, EntryStaged, open_store
+from oneiros.events import DreamStaged, EntryStaged, open_store
 from oneiros.projections import (
     ProjectionRunner,
     ProjectionSettings,
@@ -32,7 +32,7 @@ CHILD = textwrap.dedent(
     """
     import sys, threading
     import msgspec
-    from oneiros.events import DreamHypothesis, EntryStaged, open_store
+    from oneiros.events import DreamStaged, EntryStaged, open_store
     from oneiros.projections import (
         ProjectionRunner, ProjectionSettings, RunnerSettings, StagingProcess, make_projections, open_projection_db,
     )
@@ -116,7 +116,7 @@ def test_sigkill_while_following_leaves_rows_equal_to_a_rebuild(tmp_path: Path) 
 
     head = store.head()
     assert head == live.position("audit")
-    outputs = sum(1 for _ in store.read_all(types=[DreamHypothesis]))
+    outputs = sum(1 for _ in store.read_all(types=[DreamStaged]))
     staged = [r.event.entry_id for r in store.read_all(types=[EntryStaged])]  # type: ignore[attr-defined]
     assert outputs == len(staged) == len(set(staged))
     seen = {key: msgspec.json.decode(d, type=_Seen).times for _k, key, d in live.scan("audit")}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from oneiros._errors import EntryNotFound, GolemNotFound, IllegalReview, InputError
@@ -137,12 +138,16 @@ def test_beliefs_sink_and_withdrawal(world: World) -> None:
 
 def test_noise_sink_caps_fragments_per_cycle(world: World) -> None:
     """At most two ``[dream]`` fragments per cycle reach the noise buffer."""
-    world.dream(hypotheses=4)
-    world.dream(hypotheses=1)
+    from oneiros.events import DreamFragments
+
+    def fragments(*texts: str) -> DreamFragments:
+        return DreamFragments(cycle_id="CYCLE", pairs=((1, 2),), fragments=texts, thread="t")
+
+    world.dream([fragments("a", "b", "c")])
+    world.dream([fragments("d"), fragments("e", "f")])
     world.update()
-    texts = [d for _k, _key, d in world.projections.db.scan("noise", "fragment")]
-    assert 3 == len(texts)
-    assert all(b'"text":"[dream] hypothesis' in t for t in texts)
+    texts = [msgspec.json.decode(d)["text"] for _k, _key, d in world.projections.db.scan("noise", "fragment")]
+    assert ["[dream] a", "[dream] b", "[dream] d", "[dream] e"] == texts
 
 
 def test_deep_sleep_every_tenth_dream(world: World) -> None:
@@ -155,7 +160,7 @@ def test_deep_sleep_every_tenth_dream(world: World) -> None:
     executor = InProcessExecutor(world.golems)
     executor.run_cycle(world.golem)
     world.update()
-    insight = next(e for e, v in world.entries().items() if v.kind == "insight")
+    insight = next(e for e, v in world.entries().items() if v.kind == "novel_insight")
     world.feedback.review(insight, "reject", who="ana", why="noise")
     world.update()  # the staging process runs live, deciding before the next dreams
     for _ in range(9):

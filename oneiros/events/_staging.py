@@ -20,6 +20,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from oneiros.events._content import StagedKind
 from oneiros.events._types import DreamPhaseName, Event, event_type
 
 __all__ = [
@@ -37,7 +38,6 @@ __all__ = [
     "OutcomeRecorded",
     "ReviewDecided",
     "ReviewDecision",
-    "StagedKind",
     "StagingStatus",
     "ValidationCriterion",
     "Verdict",
@@ -52,7 +52,6 @@ Percent = Annotated[int, msgspec.Meta(ge=0, le=100)]
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 Verdict = Literal["confirms", "contradicts"]
 ReviewDecision = Literal["reinforce", "stale", "reject", "promote_candidate"]
-StagedKind = Literal["hypothesis", "insight", "prediction", "revision"]
 # Dense-Mem's five statuses, Bardo's "refuted", and the two ways the buffer itself lets go.
 StagingStatus = Literal["proposed", "reinforced", "stale", "rejected", "promoted", "refuted", "displaced", "expired"]
 
@@ -128,7 +127,8 @@ class MemoryRolledBack(Event, frozen=True, kw_only=True):
 
 @event_type("EntryStaged")
 class EntryStaged(Event, frozen=True, kw_only=True):
-    """A dream output entered the staging buffer."""
+    """A dream output entered the staging buffer (the staging process's acceptance of a
+    ``DreamStaged`` output, with its criterion made matchable and its lineage resolved)."""
 
     golem_id: NonEmpty
     entry_id: NonEmpty

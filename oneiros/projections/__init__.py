@@ -24,7 +24,6 @@ from oneiros.projections._staging import (
     StagedOutput,
     StagingProjection,
     StagingSettings,
-    prediction_confidence,
     register_staged_output,
 )
 from oneiros.projections._validation import REVIEW_MOVES, StagingProcess, matches, review_status
@@ -62,7 +61,6 @@ __all__ = [
     "memory_diff",
     "memory_version",
     "open_projection_db",
-    "prediction_confidence",
     "register_episode_removal",
     "register_staged_output",
     "review_status",

@@ -19,11 +19,15 @@ from oneiros.events import (
     DREAM_PHASES,
     DreamComplete,
     DreamCounterfactual,
+    DreamFragments,
     DreamHypothesis,
     DreamInsight,
     DreamInterrupted,
+    DreamJournal,
+    DreamJournalEntry,
     DreamPhase,
     DreamPhaseName,
+    DreamQualityAssessed,
     DreamStart,
     EntryPromoted,
     EntryRefuted,
@@ -42,8 +46,8 @@ class JournalSettings(msgspec.Struct, frozen=True, kw_only=True):
     tick_seconds: int = 60
     """Seconds in one tick of dream duration (Bardo 001_*: "1 tick/minute")."""
     completion_weight_pct: int = 50
-    """Share of the quality score earned by how far the cycle got; the rest by the share of its
-    validated outputs that were promoted rather than refuted."""
+    """Share of the quality score earned by the cycle's self-assessment (or, without one, by how
+    far it got); the rest by the share of its validated outputs promoted rather than refuted."""
 
 
 class PhaseSummary(msgspec.Struct, kw_only=True):
@@ -72,6 +76,9 @@ class JournalEntry(msgspec.Struct, kw_only=True):
     hypotheses: list[str] = msgspec.field(default_factory=list)
     counterfactuals: list[str] = msgspec.field(default_factory=list)
     insights: list[str] = msgspec.field(default_factory=list)
+    fragments: list[str] = msgspec.field(default_factory=list)
+    thread: str = ""
+    """Bumblebee's FRAGMENTS and THREAD, from the cycle's DreamFragments."""
     staged: int = 0
     promoted: int = 0
     refuted: int = 0
@@ -80,12 +87,18 @@ class JournalEntry(msgspec.Struct, kw_only=True):
     cost_usd: float = 0.0
     duration_ticks: int = 0
     quality_pct: int = 0
+    self_assessed_pct: int | None = None
+    """The cycle's own DreamQualityAssessed score, when its integration phase made one."""
     complete: DreamComplete | None = None
+    bardo: DreamJournal | None = None
+    """The integration phase's DreamJournalEntry fields, when it wrote one."""
 
 
 def _quality(entry: JournalEntry, settings: JournalSettings) -> int:
     reached = len({p.phase for p in entry.phases}) if entry.status != "complete" else len(DREAM_PHASES)
     completion = reached * 100 // len(DREAM_PHASES)
+    if entry.self_assessed_pct is not None:
+        completion = entry.self_assessed_pct
     judged = entry.promoted + entry.refuted
     hit_rate = entry.promoted * 100 // judged if judged else 0
     w = settings.completion_weight_pct
@@ -106,6 +119,9 @@ class JournalProjection:
         GenerationRecorded,
         DreamComplete,
         DreamInterrupted,
+        DreamFragments,
+        DreamJournalEntry,
+        DreamQualityAssessed,
         EntryStaged,
         EntryPromoted,
         EntryRefuted,
@@ -194,6 +210,22 @@ def _generation(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event:
     return False
 
 
+def _fragments(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event: DreamFragments) -> bool:
+    entry.fragments.extend(event.fragments)
+    entry.thread = entry.thread or event.thread
+    return False
+
+
+def _bardo(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event: DreamJournalEntry) -> bool:
+    entry.bardo = event.journal
+    return False
+
+
+def _assessed(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event: DreamQualityAssessed) -> bool:
+    entry.self_assessed_pct = round(event.score * 100)
+    return True
+
+
 def _staged(_p: JournalProjection, entry: JournalEntry, _r: Recorded, _event: EntryStaged) -> bool:
     entry.staged += 1
     return False
@@ -218,6 +250,9 @@ _UPDATES: dict[type[Event], _Update] = {
     GenerationRecorded: _generation,
     DreamComplete: JournalProjection._end,
     DreamInterrupted: JournalProjection._end,
+    DreamFragments: _fragments,
+    DreamJournalEntry: _bardo,
+    DreamQualityAssessed: _assessed,
     EntryStaged: _staged,
     EntryPromoted: _promoted,
     EntryRefuted: _refuted,
@@ -230,8 +265,13 @@ def journal_markdown(entries: Iterable[JournalEntry]) -> str:
     blocks: list[str] = []
     for entry in entries:
         stamp = entry.started_at.strftime("%Y-%m-%d %H:%M:%S")
-        fragments = [*entry.patterns, *entry.hypotheses, *(c.split(" | lesson: ")[0] for c in entry.counterfactuals)]
-        thread = entry.insights[0] if entry.insights else (entry.hypotheses[0] if entry.hypotheses else "")
+        # The cycle's own FRAGMENTS and THREAD when it made them; else what replay and REM produced.
+        fragments = entry.fragments or [
+            *entry.patterns,
+            *entry.hypotheses,
+            *(c.split(" | lesson: ")[0] for c in entry.counterfactuals),
+        ]
+        thread = entry.thread or (entry.insights[0] if entry.insights else "")
         lines = [f"## {stamp} #dream #consolidation", "", "*[dream]*", ""]
         lines += [f"  {f}" for f in fragments] or ["  (no fragments)"]
         lines.append("")

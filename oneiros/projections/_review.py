@@ -19,6 +19,7 @@ from oneiros.events import (
     EntryPromoted,
     EntryStaged,
     EpisodeRecorded,
+    EpisodeTriaged,
     Event,
     EventMeta,
     EventStore,
@@ -48,6 +49,15 @@ def register_episode_removal(cls: type[Event], ticks: Callable[[Event], Sequence
 
 def episode_removals() -> dict[type[Event], Callable[[Event], Sequence[int]]]:
     return dict(_REMOVALS)
+
+
+def _forgotten(event: Event) -> Sequence[int]:
+    assert isinstance(event, EpisodeTriaged)
+    return (event.episode_tick,) if event.decision == "forget" else ()
+
+
+# NREM triage "forget" (Stickgold and Walker, via Bardo 001_*) is how an episode goes today.
+register_episode_removal(EpisodeTriaged, _forgotten)
 
 
 class OutcomeInput(msgspec.Struct, frozen=True, kw_only=True):

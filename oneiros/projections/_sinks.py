@@ -23,8 +23,7 @@ import msgspec
 
 from oneiros.events import (
     DreamComplete,
-    DreamCounterfactual,
-    DreamHypothesis,
+    DreamFragments,
     EntryDisplaced,
     EntryExpired,
     EntryPromoted,
@@ -64,7 +63,7 @@ class SinkSettings(msgspec.Struct, frozen=True, kw_only=True):
     enabled: tuple[str, ...] = ("beliefs", "noise", "observations", "memory")
     belief_confidence_pct: int = 35
     """Confidence of a dream-derived belief (Bumblebee 000_*, ``belief_confidence: 0.35``)."""
-    belief_kinds: tuple[StagedKind, ...] = ("insight",)
+    belief_kinds: tuple[StagedKind, ...] = ("novel_insight", "confirmed_pattern")
     """Staged kinds that become beliefs: Bumblebee's THREAD is the cycle's connecting insight."""
     max_noise_fragments: int = 2
     """``[dream]`` fragments per cycle (Bumblebee 000_*, ``max_noise_fragments: 2``)."""
@@ -124,23 +123,26 @@ class NoiseFragment(msgspec.Struct, kw_only=True):
 
 
 class NoiseSink:
+    """Rows ``fragment/<golem>/<position>/<n>``: Bumblebee's FRAGMENTS, ``[dream]``-tagged, at most
+    ``max_noise_fragments`` a cycle."""
+
     name = "noise"
-    types: tuple[type[Event], ...] = (DreamHypothesis, DreamCounterfactual)
+    types: tuple[type[Event], ...] = (DreamFragments,)
 
     def __init__(self, settings: SinkSettings) -> None:
         self.settings = settings
 
     def apply(self, record: Recorded, rows: Rows) -> None:
         event = record.event
-        cycle: str = event.cycle_id  # type: ignore[attr-defined]
-        golem = record.meta.golem_id
-        count = rows.get("count", cycle, _Count) or _Count()
-        if count.n >= self.settings.max_noise_fragments:
-            return
-        text = event.hypothesis if isinstance(event, DreamHypothesis) else event.outcome  # type: ignore[attr-defined]
-        count.n += 1
-        rows.put("count", cycle, count)
-        rows.put("fragment", f"{golem}/{record.position:012d}", NoiseFragment(cycle_id=cycle, text=f"[dream] {text}"))
+        assert isinstance(event, DreamFragments)
+        count = rows.get("count", event.cycle_id, _Count) or _Count()
+        for n, text in enumerate(event.fragments):
+            if count.n >= self.settings.max_noise_fragments:
+                break
+            count.n += 1
+            key = f"{record.meta.golem_id}/{record.position:012d}/{n}"
+            rows.put("fragment", key, NoiseFragment(cycle_id=event.cycle_id, text=f"[dream] {text}"))
+        rows.put("count", event.cycle_id, count)
 
 
 class _Count(msgspec.Struct, kw_only=True):
@@ -152,6 +154,17 @@ class Observation(msgspec.Struct, kw_only=True):
     text: str
     time: str
     entry_id: str = ""
+
+
+# OpenSeed 004_*: RED critical (threats, contradictions), YLW important (patterns learned), GRN
+# informational; a promotion is a key win and is logged RED when it happens.
+_PRIORITY: dict[str, Priority] = {
+    "threat": "RED",
+    "contradiction": "RED",
+    "novel_insight": "YLW",
+    "confirmed_pattern": "YLW",
+    "playbook_revision": "YLW",
+}
 
 
 class _ObserverState(msgspec.Struct, kw_only=True):
@@ -187,7 +200,7 @@ class ObservationSink:
         stamp = record.meta.time.strftime("%Y-%m-%d %H:%M")
         key = f"{golem}/{record.position:012d}"
         if isinstance(event, EntryStaged):
-            priority: Priority = "YLW" if event.kind == "insight" else "GRN"
+            priority = _PRIORITY.get(event.kind, "GRN")
             rows.put(
                 "observation", key, Observation(priority=priority, text=event.text, time=stamp, entry_id=event.entry_id)
             )

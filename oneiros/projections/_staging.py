@@ -2,7 +2,9 @@
 
 Which outputs are staged, at what confidence and with what validation criterion is a registry
 (:func:`register_staged_output`), so a new dream output type joins the buffer with one call and no
-change here. The entry record is a fold of the staging process's own events (see
+change here. The dream cycle's integration phase classifies every output (hypotheses, insights,
+threats, hypnagogic predictions...) into one ``DreamStaged`` event with its initial confidence, so
+that is the one type registered by default. The entry record is a fold of the staging process's own events (see
 ``_validation.py``); the same fold feeds that process's memory and the ``staging`` projection's
 rows, which is why the two can never disagree.
 """
@@ -17,8 +19,7 @@ import msgspec
 
 from oneiros.events import (
     ConfidenceChanged,
-    DreamHypothesis,
-    DreamInsight,
+    DreamStaged,
     EntryDisplaced,
     EntryExpired,
     EntryPromoted,
@@ -43,7 +44,6 @@ __all__ = [
     "StagingProjection",
     "StagingSettings",
     "apply_staging_event",
-    "prediction_confidence",
     "register_staged_output",
     "staged_outputs",
 ]
@@ -55,12 +55,8 @@ ACTIVE: Final[frozenset[StagingStatus]] = frozenset({"proposed", "reinforced"})
 class StagingSettings(msgspec.Struct, frozen=True, kw_only=True):
     """The staging buffer and validation sweep. Confidences are integer percent."""
 
-    hypothesis_confidence_pct: int = 20
-    """Initial confidence of a strategy hypothesis (Bardo 001_*, ``hypothesisConfidence = 0.2``)."""
-    insight_confidence_pct: int = 30
-    """Initial confidence of a novel insight (Bardo 001_*, ``insightConfidence = 0.3``)."""
-    prediction_confidence_pct: tuple[int, int] = (10, 20)
-    """Range for hypnagogic creative predictions (Bardo 001_*, DaliInterrupt: "confidence 0.10-0.20")."""
+    review_only_kinds: tuple[StagedKind, ...] = ("contradiction",)
+    """Kinds the sweep never moves: Bardo 001_* flags contradictions "for review, do not auto-resolve"."""
     confirm_step_pct: int = 10
     """Added on a confirming outcome (Bardo 001_*, "+0.1")."""
     contradict_step_pct: int = 5
@@ -76,25 +72,20 @@ class StagingSettings(msgspec.Struct, frozen=True, kw_only=True):
     eight hours at its 1 tick/minute, a night's sleep plus a working morning of validation."""
 
 
-def prediction_confidence(novelty: float, settings: StagingSettings) -> int:
-    """A hypnagogic prediction's initial confidence: its novelty score in [0, 1] mapped onto the
-    configured range (0.10-0.20 by default). For a prediction output type's :class:`StagedOutput`."""
-    low, high = settings.prediction_confidence_pct
-    return low + round(max(0.0, min(1.0, novelty)) * (high - low))
-
-
 # (event, the golem's episodes by tick) -> criterion
 CriterionFn = Callable[[Event, Mapping[int, Episode]], ValidationCriterion]
 
 
 class StagedOutput(msgspec.Struct, frozen=True, kw_only=True):
-    """How one dream output type enters the buffer."""
+    """How one dream output type enters the buffer. ``entry_id`` returns None to have the staging
+    process derive one from the output's event id."""
 
-    kind: StagedKind
+    kind: Callable[[Event], StagedKind]
     confidence_pct: Callable[[Event, StagingSettings], int]
     text: Callable[[Event], str]
     criterion: CriterionFn
     source_ticks: Callable[[Event], tuple[int, ...]] = lambda _e: ()
+    entry_id: Callable[[Event], str | None] = lambda _e: None
 
 
 _STAGED: dict[type[Event], StagedOutput] = {}
@@ -170,46 +161,35 @@ def _keywords(text: str, limit: int = 2) -> tuple[str, ...]:
     return tuple(sorted(w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]))
 
 
-def _hypothesis_criterion(event: Event, episodes: Mapping[int, Episode]) -> ValidationCriterion:
-    assert isinstance(event, DreamHypothesis)
-    seed = episodes.get(event.seed_episode_tick)
-    regime = seed.regime if seed is not None and seed.regime != "unknown" else None
-    words = (
-        tuple(sorted(t.lower() for t in seed.tags))[:3]
-        if seed is not None and seed.tags
-        else _keywords(event.hypothesis)
-    )
-    where = f" in regime {regime}" if regime else ""
+def episode_criterion(
+    ticks: tuple[int, ...], text: str, description: str, episodes: Mapping[int, Episode]
+) -> ValidationCriterion:
+    """What a live outcome must show to bear on an output drawn from episodes ``ticks``: their
+    tags (or, without tags, the text's keywords), in their regime when they share one."""
+    sources = [episodes[t] for t in ticks if t in episodes]
+    tags = sorted({tag.lower() for e in sources for tag in e.tags})[:3]
+    regimes = {e.regime for e in sources} - {"unknown"}
     return ValidationCriterion(
-        all_of=words, regime=regime, description=f"a live outcome about {', '.join(words) or 'anything'}{where}"
+        all_of=tuple(tags) or _keywords(text),
+        regime=regimes.pop() if len(regimes) == 1 else None,
+        description=description,
     )
 
 
-def _insight_criterion(event: Event, _episodes: Mapping[int, Episode]) -> ValidationCriterion:
-    assert isinstance(event, DreamInsight)
-    tag = re.match(r"\[([^\]]+)\]", event.insight)
-    words = (tag.group(1).lower(),) if tag else _keywords(event.insight)
-    return ValidationCriterion(all_of=words, description=f"a live outcome about {', '.join(words)}")
+def _staged_criterion(event: Event, episodes: Mapping[int, Episode]) -> ValidationCriterion:
+    assert isinstance(event, DreamStaged)
+    return episode_criterion(event.source_episode_ticks, event.content, event.validation_criterion, episodes)
 
 
 register_staged_output(
-    DreamHypothesis,
+    DreamStaged,
     StagedOutput(
-        kind="hypothesis",
-        confidence_pct=lambda _e, s: s.hypothesis_confidence_pct,
-        text=lambda e: e.hypothesis,  # type: ignore[attr-defined]
-        criterion=_hypothesis_criterion,
-        source_ticks=lambda e: (e.seed_episode_tick,),  # type: ignore[attr-defined]
-    ),
-)
-register_staged_output(
-    DreamInsight,
-    StagedOutput(
-        kind="insight",
-        confidence_pct=lambda _e, s: s.insight_confidence_pct,
-        text=lambda e: e.insight,  # type: ignore[attr-defined]
-        criterion=_insight_criterion,
+        kind=lambda e: e.kind,  # type: ignore[attr-defined]
+        confidence_pct=lambda e, _s: round(e.confidence * 100),  # type: ignore[attr-defined]
+        text=lambda e: e.content,  # type: ignore[attr-defined]
+        criterion=_staged_criterion,
         source_ticks=lambda e: tuple(e.source_episode_ticks),  # type: ignore[attr-defined]
+        entry_id=lambda e: e.entry_id,  # type: ignore[attr-defined]
     ),
 )
 

@@ -298,11 +298,13 @@ class StagingProcess:
         text = spec.text(event)
         generation = book.generation_for(text)
         cycle_id = getattr(event, "cycle_id", None) or record.meta.cycle_id or ""
-        entry_id = f"stg-{record.meta.event_id}"
+        entry_id = spec.entry_id(event) or f"stg-{record.meta.event_id}"
+        if entry_id in book.entries:
+            return []  # a re-run phase restaged an entry it already had
         staged = EntryStaged(
             golem_id=book.golem_id,
             entry_id=entry_id,
-            kind=spec.kind,
+            kind=spec.kind(event),
             text=text,
             confidence_pct=max(0, min(100, spec.confidence_pct(event, self.settings))),
             criterion=spec.criterion(event, book.episodes),
@@ -347,7 +349,7 @@ class StagingProcess:
         out: list[Event] = []
         for entry in sorted(book.active(), key=_staged_order):
             # Entries past their time expire in this same step (see _decide) and are not validated.
-            if book.tick - entry.staged_tick >= s.expire_after_ticks:
+            if book.tick - entry.staged_tick >= s.expire_after_ticks or entry.kind in s.review_only_kinds:
                 continue
             if not matches(entry, outcome):
                 continue
