@@ -28,9 +28,11 @@ from pathlib import Path
 from oneiros.events import (
     DreamComplete,
     DreamCounterfactual,
+    DreamFragments,
     DreamHypothesis,
     DreamInsight,
     DreamPhase,
+    DreamStaged,
     DreamStart,
     Episode,
     EpisodeRecorded,
@@ -91,6 +93,7 @@ def _cycle(golem: str, n: int) -> list[Event]:
         *gen[:3],
         *(ReplayBatch(cycle_id=cycle, episode_ticks=(1, 2, 3), pattern=f"pattern {i}") for i in range(3)),
         DreamPhase(cycle_id=cycle, phase="rem", budget_tokens=2400),
+        DreamFragments(cycle_id=cycle, pairs=((1, 2),), fragments=("tide", "water", "shore"), thread="tides"),
         *gen[3:7],
         *(
             DreamHypothesis(cycle_id=cycle, hypothesis=f"Recurring thread {i} in rem of {cycle}", seed_episode_tick=1)
@@ -103,6 +106,20 @@ def _cycle(golem: str, n: int) -> list[Event]:
         DreamPhase(cycle_id=cycle, phase="integration", budget_tokens=2000),
         gen[7],
         DreamInsight(cycle_id=cycle, insight=f"[eth] insight of {cycle}", source_episode_ticks=(1, 2)),
+        *(
+            DreamStaged(
+                cycle_id=cycle,
+                entry_id=f"{cycle}:{i + 1:03d}",
+                kind=kind,
+                content=f"{kind} {i} of {cycle}",
+                confidence=confidence,
+                validation_criterion=f"Confirm when a live episode repeats {kind} {i}",
+                source_episode_ticks=(1, 2),
+            )
+            for i, (kind, confidence) in enumerate(
+                (("strategy_hypothesis", 0.2), ("strategy_hypothesis", 0.2), ("novel_insight", 0.3))
+            )
+        ),
         DreamComplete(
             cycle_id=cycle,
             episodes_replayed=3,
