@@ -141,6 +141,8 @@ def test_lineage_names_cycle_phase_sources_prompt_and_model(world: World) -> Non
     prediction = next(e for e in entries if e.kind == "creative_prediction").lineage
     assert ("hypnagogic_onset", "offline-core") == (prediction.phase, prediction.model)
     assert prediction.prompt
+    revision = next(e for e in entries if e.kind == "playbook_revision").lineage
+    assert "rem" == revision.phase  # classified in integration, made from a REM counterfactual
     insight = next(e for e in entries if e.kind == "novel_insight").lineage
     assert insight.source_episode_ticks
 

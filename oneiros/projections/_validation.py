@@ -47,6 +47,7 @@ from oneiros.events import (
     encode_event,
     side_stream,
 )
+from oneiros.fsm import cycle_outputs
 from oneiros.projections._runner import LogWaiter, RunnerSettings
 from oneiros.projections._staging import (
     STAGING_EVENTS,
@@ -109,6 +110,8 @@ class GolemBook:
     phase: DreamPhaseName | None = None
     generations: dict[str, GenerationRecorded] = field(default_factory=dict)
     """The current cycle's generations by response text, for lineage."""
+    phase_of: dict[str, DreamPhaseName] = field(default_factory=dict)
+    """The phase in which each output type first appeared in the current cycle, for lineage."""
 
     def active(self) -> list[StagedEntry]:
         return [e for e in self.entries.values() if e.active]
@@ -152,6 +155,7 @@ class StagingProcess:
             GenerationRecorded,
             OutcomeRecorded,
             ReviewDecided,
+            *cycle_outputs(),
             *staged_outputs(),
         )
 
@@ -272,11 +276,13 @@ class StagingProcess:
         elif isinstance(event, OutcomeRecorded):
             book.tick = max(book.tick, event.tick)
         elif isinstance(event, DreamStart):
-            book.cycle_id, book.phase, book.generations = event.cycle_id, None, {}
+            book.cycle_id, book.phase, book.generations, book.phase_of = event.cycle_id, None, {}, {}
         elif isinstance(event, DreamPhase):
             book.phase = event.phase
         elif isinstance(event, GenerationRecorded):
             book.generations[event.text] = event
+        if book.phase is not None and getattr(event, "cycle_id", None) == book.cycle_id:
+            book.phase_of.setdefault(event.type_name, book.phase)
 
     def _decide(self, record: Recorded) -> list[Event]:
         event = record.event
@@ -297,6 +303,8 @@ class StagingProcess:
         event = record.event
         text = spec.text(event)
         generation = book.generation_for(text)
+        # The output type the dream classified (DreamStaged.source), for the phase that made it.
+        source = str(getattr(event, "source", "") or type(event).type_name)
         cycle_id = getattr(event, "cycle_id", None) or record.meta.cycle_id or ""
         entry_id = spec.entry_id(event) or f"stg-{record.meta.event_id}"
         if entry_id in book.entries:
@@ -310,7 +318,7 @@ class StagingProcess:
             criterion=spec.criterion(event, book.episodes),
             lineage=Lineage(
                 cycle_id=cycle_id,
-                phase=generation.phase if generation is not None else book.phase,
+                phase=generation.phase if generation is not None else book.phase_of.get(source, book.phase),
                 source_event_id=record.meta.event_id,
                 source_position=record.position,
                 source_episode_ticks=spec.source_ticks(event),
