@@ -66,6 +66,17 @@ CHILD = textwrap.dedent(
 )
 
 
+def _urls(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str, tuple[int, int, int]]:
+    """Store and projection URLs, and (golems, cycles, least events) for the log."""
+    if backend == "sqlite":
+        size = (100, 145, 100_000) if SOAK else (40, 36, 10_000)
+        return f"sqlite:///{tmp_path}/events.db", f"sqlite:///{tmp_path}/projections.db", size
+    schema = request.getfixturevalue("pg_schema")
+    request.addfinalizer(lambda: _drop_schema(f"{schema}_proj"))
+    size = (40, 36, 10_000) if SOAK else (10, 30, 2_000)
+    return postgres_url(schema), postgres_url(f"{schema}_proj"), size
+
+
 def _drop_schema(schema: str) -> None:
     import psycopg
 
@@ -95,15 +106,7 @@ def test_sigkill_while_following_leaves_rows_equal_to_a_rebuild(
     restart it each time. At the end its rows equal a from-scratch rebuild, every position was
     applied exactly once, and every dream output was staged exactly once. SQLite runs the 10k-event
     log; PostgreSQL (store and projection schema) a smaller one, the same code on another engine."""
-    if backend == "sqlite":
-        store_url = f"sqlite:///{tmp_path}/events.db"
-        db_url = f"sqlite:///{tmp_path}/projections.db"
-        golems, cycles, least = (100, 145, 100_000) if SOAK else (40, 36, 10_000)
-    else:
-        schema = request.getfixturevalue("pg_schema")
-        store_url, db_url = postgres_url(schema), postgres_url(f"{schema}_proj")
-        request.addfinalizer(lambda: _drop_schema(f"{schema}_proj"))
-        golems, cycles, least = (40, 36, 10_000) if SOAK else (10, 30, 2_000)
+    store_url, db_url, (golems, cycles, least) = _urls(backend, request, tmp_path)
     store = open_store(store_url)
     build_log(store, golems=golems, cycles=cycles)
     assert store.head() >= least
