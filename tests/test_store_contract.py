@@ -104,3 +104,29 @@ def test_metadata_must_name_the_stream(store: EventStore) -> None:
     with pytest.raises(ValueError, match="event metadata names golem 'b', not 'a'"):
         store.append("a", 0, [created("b")])
     assert 0 == store.head()
+
+
+def _open_at(url: str, start: float) -> str:
+    import time
+
+    from oneiros.events import open_store
+
+    time.sleep(max(0.0, start - time.time()))
+    try:
+        open_store(url).close()
+    except Exception as exc:  # reported back to the test, which names it
+        return f"{type(exc).__name__}: {exc}"
+    return "ok"
+
+
+def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(tmp_path: object) -> None:
+    """Several processes creating the same fresh SQLite store at the same moment all get a working store
+    (eventsourcing's tracking-table migration row would otherwise collide)."""
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(6) as pool:
+        for round_ in range(8):
+            url = f"sqlite:///{tmp_path}/fresh{round_}.db"
+            start = time.time() + 0.3
+            assert ["ok"] * 6 == list(pool.map(_open_at, [url] * 6, [start] * 6))

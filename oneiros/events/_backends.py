@@ -8,12 +8,13 @@ on SQLite that does not go row by row, and a stream read that carries each event
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from eventsourcing.persistence import ProcessRecorder, StoredEvent, Tracking
+from eventsourcing.persistence import IntegrityError, OperationalError, ProcessRecorder, StoredEvent, Tracking
 from eventsourcing.popo import POPOProcessRecorder
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteProcessRecorder
 
@@ -66,14 +67,39 @@ class _FastSQLiteRecorder(SQLiteProcessRecorder):
         return list(range(last - len(params) + 1, last + 1))
 
 
+_R = TypeVar("_R", bound=ProcessRecorder)
+
+
+def _created(make: Callable[[], _R], attempts: int = 5) -> _R:
+    """A recorder whose tables exist, even when other processes create them at the same moment.
+
+    Two races are known on a fresh database: eventsourcing checks for its tracking table, creates the
+    tables, then inserts a migration row, so a process that checked before another created them
+    inserts that row twice (IntegrityError); and SQLite's switch to WAL mode takes a lock that does
+    not wait ("database is locked"). Both leave the database whole, so a fresh attempt succeeds.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            recorder = make()
+            recorder.create_table()
+        except (IntegrityError, OperationalError, sqlite3.OperationalError):
+            if attempt == attempts:
+                raise
+            time.sleep(0.02 * attempt)
+            continue
+        return recorder
+    raise AssertionError("unreachable")
+
+
 class SQLiteBackend:
     def __init__(self, url: str, path: str) -> None:
         self.url = url
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.datastore = SQLiteDatastore(path, lock_timeout=30, originator_id_type="text")
-        self.recorder: _FastSQLiteRecorder = _FastSQLiteRecorder(self.datastore, events_table_name=EVENTS_TABLE)
-        self.recorder.create_table()
+        self.recorder: _FastSQLiteRecorder = _created(
+            lambda: _FastSQLiteRecorder(self.datastore, events_table_name=EVENTS_TABLE)
+        )
         self._select = f"SELECT rowid, originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
 
     def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]:
@@ -166,8 +192,7 @@ class PostgresBackend:
         if schema != "public":
             with self.datastore.transaction(commit=True) as c:
                 c.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-        self.recorder = PostgresProcessRecorder(self.datastore, events_table_name=EVENTS_TABLE)
-        self.recorder.create_table()
+        self.recorder = _created(lambda: PostgresProcessRecorder(self.datastore, events_table_name=EVENTS_TABLE))
         self._select = (
             f'SELECT notification_id, originator_id, originator_version, topic, state FROM "{schema}"."{EVENTS_TABLE}" '
         )
