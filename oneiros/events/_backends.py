@@ -67,7 +67,11 @@ class _FastSQLiteRecorder(SQLiteProcessRecorder):
         return list(range(last - len(params) + 1, last + 1))
 
 
-_R = TypeVar("_R", bound=ProcessRecorder)
+class _Creatable(Protocol):
+    def create_table(self) -> None: ...
+
+
+_R = TypeVar("_R", bound=_Creatable)
 
 
 def _created(make: Callable[[], _R], attempts: int = 5) -> _R:
