@@ -19,9 +19,11 @@
     │   └── IllegalCommand          the machine forbids the trigger in this state
     ├── InputError                  user-supplied data (episodes, files)
     │   └── EpisodeFileError
-    └── GenerationError             a generator that could not give a usable answer
-        ├── GeneratorUnavailable    timeout, server error or bad response after the retries
-        └── MalformedOutput         model text that does not parse into the task's result
+    ├── GenerationError             a generator that could not give a usable answer
+    │   ├── GeneratorUnavailable    timeout, server error or bad response after the retries
+    │   └── MalformedOutput         model text that does not parse into the task's result
+    └── WorkerError                 running phases on workers
+        └── CycleTimeout            a cycle did not end within the time waited for it
 
 Errors carry typed attributes (``golem_id``, ``state``, ``trigger``, ``position``…) so callers can
 act on them without parsing messages; the message names what was wrong for a person.
@@ -32,6 +34,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "CorruptEvent",
+    "CycleTimeout",
     "EpisodeFileError",
     "EventError",
     "GenerationError",
@@ -50,6 +53,7 @@ __all__ = [
     "StreamConflict",
     "UnknownEventType",
     "UnknownPreset",
+    "WorkerError",
 ]
 
 
@@ -210,3 +214,17 @@ class MalformedOutput(GenerationError):
         self.task = task
         self.reason = reason
         super().__init__(call_key, f"malformed {task!r} output for {call_key!r}: {reason}")
+
+
+class WorkerError(OneirosError):
+    """Running a cycle's phases on workers went wrong."""
+
+
+class CycleTimeout(WorkerError):
+    """A cycle was still running when the time allowed for waiting on it ran out."""
+
+    def __init__(self, golem_id: str, cycle_id: str, seconds: float) -> None:
+        self.golem_id = golem_id
+        self.cycle_id = cycle_id
+        self.seconds = seconds
+        super().__init__(f"cycle {cycle_id!r} of golem {golem_id!r} had not ended after {seconds:g} s")

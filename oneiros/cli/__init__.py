@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from oneiros.cli import _commands, _content, _schedule
+from oneiros.cli import _commands, _content, _schedule, _workers
 
 __all__ = ["app", "main"]
 
@@ -18,6 +18,7 @@ app = typer.Typer(
 _commands.register(app)
 _schedule.register(app)
 _content.register(app)
+_workers.register(app)
 
 
 def main() -> None:
