@@ -60,7 +60,8 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
             fresh = [e for e in load_episodes(source) if e.tick not in known]
             recorded = len(golems.record_episodes(golem, fresh))
         if queue is not None:
-            enqueued = {**enqueue_cycle(golems, golem, queue, cycle_settings=settings), "episodes_recorded": recorded, "store": event_store.url}
+            enqueued = enqueue_cycle(golems, golem, queue, cycle_settings=settings)
+            enqueued |= {"episodes_recorded": recorded, "store": event_store.url}
             if as_json:
                 emit_json(enqueued)
             else:

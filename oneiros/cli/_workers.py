@@ -81,7 +81,8 @@ def worker(
     max_jobs: Annotated[int | None, typer.Option("--max-jobs", min=1, help="Quit after this many jobs.")] = None,
     count: Annotated[int, typer.Option("--count", min=1, help="Worker processes to run.")] = 1,
     generator: Annotated[
-        str, typer.Option("--generator", help="offline, sleep:SECONDS (simulated model latency) or module:factory.")
+        str,
+        typer.Option("--generator", help="offline, openai, sleep:SECONDS (simulated model latency) or module:factory."),
     ] = "offline",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the offline generator.")] = 0,
     spans: SpansOpt = None,

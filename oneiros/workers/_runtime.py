@@ -20,7 +20,14 @@ from oneiros._deps import Deps
 from oneiros._errors import ConfigError
 from oneiros.events import EventStore, open_store
 from oneiros.fsm import Golems
-from oneiros.generators import Generation, GenerationRequest, Generator, OfflineGenerator
+from oneiros.generators import (
+    Generation,
+    GenerationRequest,
+    Generator,
+    OfflineGenerator,
+    OpenAIConfig,
+    OpenAIGenerator,
+)
 from oneiros.workers._phases import CycleSettings
 from oneiros.workers._tracing import (
     TracedGenerator,
@@ -92,8 +99,9 @@ class WorkerConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     store_url: str
     generator: str = "offline"
-    """``offline``, ``sleep:SECONDS`` (offline text after a simulated model latency) or
-    ``module:factory`` (a callable returning a generator)."""
+    """``offline``, ``openai`` (an OpenAI-compatible server, configured by its environment),
+    ``sleep:SECONDS`` (offline text after a simulated model latency) or ``module:factory`` (a
+    callable returning a generator)."""
     seed: int = 0
     cycle: CycleSettings = CycleSettings()
     rq: RqSettings = RqSettings()
@@ -107,6 +115,10 @@ class DelayedGenerator:
         self.inner = inner
         self.delay = delay
 
+    def __getattr__(self, name: str) -> Any:
+        # The wrapped generator's model, model_for and max_tokens_in, which budgets and prices read.
+        return getattr(self.inner, name)
+
     def generate(self, request: GenerationRequest) -> Generation:
         time.sleep(self.delay)
         return self.inner.generate(request)
@@ -116,6 +128,8 @@ def load_generator(spec: str, seed: int = 0) -> Generator:
     """The generator a spec names (see :attr:`WorkerConfig.generator`)."""
     if spec == "offline":
         return OfflineGenerator(seed=seed)
+    if spec == "openai":
+        return OpenAIGenerator(OpenAIConfig())
     if spec.startswith("sleep:"):
         try:
             delay = float(spec.removeprefix("sleep:"))
@@ -126,7 +140,7 @@ def load_generator(spec: str, seed: int = 0) -> Generator:
         return DelayedGenerator(OfflineGenerator(seed=seed), delay)
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise ConfigError(f"generator {spec!r}: expected offline, sleep:SECONDS or module:factory")
+        raise ConfigError(f"generator {spec!r}: expected offline, openai, sleep:SECONDS or module:factory")
     try:
         factory: Any = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:

@@ -304,6 +304,10 @@ class TracedGenerator:
     def __init__(self, inner: Generator) -> None:
         self.inner = inner
 
+    def __getattr__(self, name: str) -> Any:
+        # The wrapped generator's model, model_for and max_tokens_in, which budgets and prices read.
+        return getattr(self.inner, name)
+
     def generate(self, request: GenerationRequest) -> Generation:
         with tracer().start_as_current_span(
             "generate",

@@ -37,10 +37,13 @@ FAST = RqSettings(
 
 
 class FailingGenerator:
-    """A model that is always down."""
+    """A model router that is down: every call fails before anything is reserved or recorded."""
+
+    def model_for(self, request: GenerationRequest) -> str:
+        raise RuntimeError(f"model router unavailable for {request.call_key.split(':', 1)[1]}")
 
     def generate(self, request: GenerationRequest) -> Generation:
-        raise RuntimeError(f"model unavailable for {request.call_key.split(':', 1)[1]}")
+        raise AssertionError("never reached: model_for fails first")
 
 
 def failing_generator() -> FailingGenerator:

@@ -11,13 +11,14 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
 from redis import Redis
 
 from oneiros import Golems, InProcessExecutor, open_store
-from oneiros.events import GenerationRecorded
+from oneiros.events import EventStore, GenerationRecorded
 from oneiros.memory import load_episodes, sample_episodes_path
 from oneiros.workers import RqExecutor, read_spans
 from tests.conftest import postgres_url
@@ -57,14 +58,26 @@ def workers(
     pool.stop()
 
 
-def _reference_events(golem_id: str, cycle_id: str) -> list[tuple[str, object]]:
-    """The events the in-process executor records for this cycle id on a fresh golem."""
-    store = open_store("memory://")
-    golems = Golems(store)
-    golems.create(golem_id)
-    golems.record_episodes(golem_id, load_episodes(sample_episodes_path()))
-    InProcessExecutor(golems).run_cycle(golem_id, cycle_id=cycle_id)
-    return cycle_events(store, golem_id, cycle_id)
+def _generations(events: list[tuple[str, Any]]) -> dict[str, Any]:
+    return {payload["call_key"]: payload for kind, payload in events if kind == "GenerationRecorded"}
+
+
+def _check_generations_against_undisturbed_run(store: EventStore, golem_id: str, cycle_id: str) -> None:
+    """Every generator call the disturbed cycle recorded is the call an undisturbed run of the same
+    cycle makes, with the same answer: nothing was paid for twice or recorded wrong.
+
+    The cycles themselves may differ: a call cut off by a kill keeps its reservation counted at its
+    worst case (budgets are hard), so the retried phase can stop on its budget sooner.
+    """
+    reference_store = open_store("memory://")
+    reference = Golems(reference_store)
+    reference.create(golem_id)
+    reference.record_episodes(golem_id, load_episodes(sample_episodes_path()))
+    InProcessExecutor(reference).run_cycle(golem_id, cycle_id=cycle_id)
+    expected = _generations(cycle_events(reference_store, golem_id, cycle_id))
+    actual = _generations(cycle_events(store, golem_id, cycle_id))
+    assert actual
+    assert {key: expected.get(key) for key in actual} == actual
 
 
 def test_four_workers_run_fifty_cycles(redis_url: str, pg_url: str, workers: Workers) -> None:
@@ -88,20 +101,24 @@ def test_four_workers_run_fifty_cycles(redis_url: str, pg_url: str, workers: Wor
 def test_killed_worker_resumes_from_the_log(redis_url: str, pg_url: str, workers: Workers, spans: Path) -> None:
     """SIGKILL to a worker (and its work-horse, for the forking class) mid-NREM: another worker
     retries the job, reuses the generations already recorded instead of paying for them again, and
-    the cycle is the one an undisturbed run gives."""
+    the cycle completes with no event duplicated."""
     store, golems, (golem_id,) = new_golems(pg_url, 1)
     executor = RqExecutor(golems, Redis.from_url(redis_url), FAST)
     (first,) = workers.start(1)
     cycle_id = executor.start_cycle(golem_id, cycle_id="crash-cycle")
     deadline = time.monotonic() + 30
-    while not any(isinstance(r.event, GenerationRecorded) for r in store.read_stream(golem_id)):
+    while not any(
+        isinstance(r.event, GenerationRecorded) and r.event.phase == "nrem" for r in store.read_stream(golem_id)
+    ):
         assert time.monotonic() < deadline, "NREM never recorded a generation"
         time.sleep(0.05)
     assert (1 if workers.worker_class == "fork" else 0) == workers.kill(first)
     workers.start(1)
     result = executor.wait(golem_id, cycle_id, timeout=60)
     assert result.interrupted is None
-    assert _reference_events(golem_id, cycle_id) == cycle_events(store, golem_id, cycle_id)
+    assert result.complete is not None
+    check_log(store, golems, [golem_id])
+    _check_generations_against_undisturbed_run(store, golem_id, cycle_id)
     nrem = [s for s in read_spans(spans) if s.name == "phase nrem" and s.attributes.get("oneiros.ran")]
     assert 1 == len(nrem)
     assert nrem[0].attributes["rq.attempt"] >= 2
@@ -114,9 +131,8 @@ def test_killed_worker_resumes_from_the_log(redis_url: str, pg_url: str, workers
 )
 def test_chaos_kills_lose_and_duplicate_nothing(redis_url: str, pg_url: str, workers: Workers) -> None:
     """Workers and their work-horses SIGKILLed at random moments during 30 cycles: every cycle ends
-    completed or interrupted with a reason, nothing is duplicated, each completed cycle is event for
-    event what an undisturbed run records (an interrupted one a prefix of it), and live states
-    equal a replay of the whole log."""
+    completed or interrupted with a reason, nothing is duplicated, every recorded generator call is
+    the one an undisturbed run makes, and live states equal a replay of the whole log."""
     cycles = int(os.environ.get("ONEIROS_CHAOS_CYCLES", "30"))
     store, golems, ids = new_golems(pg_url, cycles)
     executor = RqExecutor(golems, Redis.from_url(redis_url), FAST)
@@ -138,13 +154,7 @@ def test_chaos_kills_lose_and_duplicate_nothing(redis_url: str, pg_url: str, wor
     states = check_log(store, golems, ids)
     assert cycles == sum(s.cycles_completed + s.cycles_interrupted for s in states.values())
     for golem_id, cycle_id in cycle_ids.items():
-        reference = _reference_events(golem_id, cycle_id)
-        actual = cycle_events(store, golem_id, cycle_id)
-        if states[golem_id].cycles_completed:
-            assert reference == actual, golem_id
-        else:
-            cut = [e for e in actual if e[0] != "DreamInterrupted"][:-1]  # the interrupt's ModeChanged
-            assert reference[: len(cut)] == cut, golem_id
+        _check_generations_against_undisturbed_run(store, golem_id, cycle_id)
 
 
 def test_one_cycle_across_two_workers_is_one_trace(redis_url: str, pg_url: str, workers: Workers, spans: Path) -> None:

@@ -123,7 +123,10 @@ def test_phase_failing_for_good_interrupts_the_cycle(redis_url: str, sqlite_url:
     make_worker(config, connection).work(burst=True)
     result = executor.wait(golem_id, cycle_id, timeout=5)
     assert result.complete is None
-    assert "nrem failed for good after 2 attempts: RuntimeError: model unavailable for nrem:0" == result.interrupted
+    assert (
+        "hypnagogic_onset failed for good after 2 attempts: "
+        "RuntimeError: model router unavailable for hypnagogic_onset:partial:0" == result.interrupted
+    )
     assert "Waking" == golems.state(golem_id).mode
 
 
@@ -172,7 +175,7 @@ def test_bad_settings_and_generator_specs_are_config_errors() -> None:
     assert "generator 'sleep:soon': the delay after 'sleep:' must be seconds, as in sleep:0.2" == str(caught.value)
     with pytest.raises(ConfigError) as caught:
         load_generator("gpt")
-    assert "generator 'gpt': expected offline, sleep:SECONDS or module:factory" == str(caught.value)
+    assert "generator 'gpt': expected offline, openai, sleep:SECONDS or module:factory" == str(caught.value)
 
 
 def test_job_timeout_follows_the_phase_budget() -> None:
