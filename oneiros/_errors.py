@@ -25,9 +25,11 @@
     ├── ProjectionError             a read model that cannot be built, followed or read
     │   ├── ProjectionConflict      another runner moved the projection's position first
     │   └── UnknownProjection       a name no registered projection carries
-    └── StagingError                a review or outcome that does not fit the staging buffer
-        ├── EntryNotFound           no staged entry with this id
-        └── IllegalReview           the entry's status does not allow the decision
+    ├── StagingError                a review or outcome that does not fit the staging buffer
+    │   ├── EntryNotFound           no staged entry with this id
+    │   └── IllegalReview           the entry's status does not allow the decision
+    └── WorkerError                 running phases on workers
+        └── CycleTimeout            a cycle did not end within the time waited for it
 
 Errors carry typed attributes (``golem_id``, ``state``, ``trigger``, ``position``…) so callers can
 act on them without parsing messages; the message names what was wrong for a person.
@@ -38,6 +40,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "CorruptEvent",
+    "CycleTimeout",
     "EntryNotFound",
     "EpisodeFileError",
     "EventError",
@@ -62,6 +65,7 @@ __all__ = [
     "UnknownEventType",
     "UnknownPreset",
     "UnknownProjection",
+    "WorkerError",
 ]
 
 
@@ -271,3 +275,17 @@ class IllegalReview(StagingError):
         self.status = status
         self.decision = decision
         super().__init__(f"entry {entry_id!r} is {status}; decision {decision!r} is not allowed")
+
+
+class WorkerError(OneirosError):
+    """Running a cycle's phases on workers went wrong."""
+
+
+class CycleTimeout(WorkerError):
+    """A cycle was still running when the time allowed for waiting on it ran out."""
+
+    def __init__(self, golem_id: str, cycle_id: str, seconds: float) -> None:
+        self.golem_id = golem_id
+        self.cycle_id = cycle_id
+        self.seconds = seconds
+        super().__init__(f"cycle {cycle_id!r} of golem {golem_id!r} had not ended after {seconds:g} s")

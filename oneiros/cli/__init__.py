@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from oneiros.cli import _commands, _content, _projections, _schedule
+from oneiros.cli import _commands, _content, _projections, _schedule, _workers
 
 __all__ = ["app", "main"]
 
@@ -19,6 +19,7 @@ _commands.register(app)
 _schedule.register(app)
 _content.register(app)
 _projections.register(app)
+_workers.register(app)
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ from oneiros._errors import GolemNotFound
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened, state_row
 from oneiros.cli._content import BaseUrlOpt, GeneratorOpt, PromptsOpt, TierOpt, cycle_setup
 from oneiros.cli._projections import verify_projections
+from oneiros.cli._workers import enqueue_cycle
 from oneiros.events import DREAM_PHASES, DreamPhaseName
 from oneiros.fsm import Golems, replay
 from oneiros.memory import load_episodes, recorded_episodes, sample_episodes_path
@@ -41,8 +42,12 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     generator: GeneratorOpt = "offline",
     base_url: BaseUrlOpt = None,
     prompts: PromptsOpt = None,
+    queue: Annotated[
+        str | None,
+        typer.Option("--queue", help="Redis URL: enqueue the cycle for `oneiros worker` instead of running it here."),
+    ] = None,
 ) -> None:
-    """Run one dream cycle now."""
+    """Run one dream cycle now (or enqueue it for the workers with --queue)."""
     with opened(store) as event_store:
         chosen, settings = cycle_setup(seed, tier, generator, base_url, prompts)
         golems = Golems(event_store, deps=Deps(seed=seed))
@@ -55,6 +60,14 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
             known = {e.tick for e in recorded_episodes(event_store, golem)}
             fresh = [e for e in load_episodes(source) if e.tick not in known]
             recorded = len(golems.record_episodes(golem, fresh))
+        if queue is not None:
+            enqueued = enqueue_cycle(golems, golem, queue, cycle_settings=settings)
+            enqueued |= {"episodes_recorded": recorded, "store": event_store.url}
+            if as_json:
+                emit_json(enqueued)
+            else:
+                console.print(f"enqueued cycle [bold]{enqueued['cycle_id']}[/bold] of {golem} on {queue}")
+            return
         if as_json:
             result = InProcessExecutor(golems, chosen, settings).run_cycle(golem)
         else:

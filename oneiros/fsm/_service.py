@@ -45,10 +45,19 @@ _NEXT_PHASE: dict[DreamPhaseName, DreamPhaseName] = {
 class Golems:
     """Commands on golems, each checked by the machine and recorded as events."""
 
-    def __init__(self, store: EventStore, *, deps: Deps | None = None, observers: Observers | None = None) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        *,
+        deps: Deps | None = None,
+        observers: Observers | None = None,
+        trace_context: Callable[[], dict[str, str]] | None = None,
+    ) -> None:
         self.store = store
         self.deps = deps or Deps()
         self.observers = observers or Observers()
+        # Gives the W3C trace context (``traceparent``) each appended event's metadata carries.
+        self.trace_context = trace_context
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -242,6 +251,7 @@ class Golems:
         if not events:
             return []
         causation = self.deps.ids()
+        trace = self.trace_context() if self.trace_context is not None else {}
         items = [
             (
                 EventMeta(
@@ -251,6 +261,7 @@ class Golems:
                     cycle_id=cycle_id,
                     causation_id=causation,
                     correlation_id=cycle_id,
+                    trace=trace,
                 ),
                 event,
             )
