@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 
 import pytest
 
@@ -66,3 +67,23 @@ def test_every_error_derives_from_the_root() -> None:
     errors = [e for e in errors if isinstance(e, type) and issubclass(e, Exception)]
     assert len(errors) >= 14
     assert all(issubclass(e, oneiros.OneirosError) for e in errors)
+
+
+def test_the_documented_error_tree_names_every_error() -> None:
+    """docs/errors.md and the tree in oneiros/_errors.py list every OneirosError subclass there is."""
+    from pathlib import Path
+
+    import oneiros
+    from oneiros import _errors
+
+    def subclasses(cls: type) -> set[type]:
+        found = set(cls.__subclasses__())
+        for sub in list(found):
+            found |= subclasses(sub)
+        return found
+
+    names = {cls.__name__ for cls in subclasses(oneiros.OneirosError)}
+    docs = (Path(__file__).parent.parent / "docs" / "errors.md").read_text()
+    tree = _errors.__doc__ or ""
+    assert set() == {n for n in names if not re.search(rf"── {n}\b", docs)}
+    assert set() == {n for n in names if not re.search(rf"── {n}\b", tree)}
