@@ -3,77 +3,15 @@
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable
 
 import msgspec
 
 from oneiros._deps import rng_for
+from oneiros._text import keywords
 from oneiros.generators._protocol import Generation, GenerationRequest
 
 __all__ = ["OfflineGenerator", "keywords"]
-
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]+")
-_STOP = frozenset(
-    [
-        "a",
-        "after",
-        "ahead",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "before",
-        "both",
-        "but",
-        "by",
-        "during",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "kept",
-        "of",
-        "on",
-        "or",
-        "same",
-        "so",
-        "that",
-        "the",
-        "then",
-        "this",
-        "to",
-        "two",
-        "was",
-        "were",
-        "while",
-        "with",
-        "within",
-        "what",
-        "would",
-        "which",
-        "when",
-        "one",
-        "per",
-    ]
-)
-
-
-def keywords(text: str, limit: int = 4) -> list[str]:
-    """The most frequent content words of ``text``, ties broken alphabetically."""
-    seen: dict[str, int] = {}
-    for word in _WORD.findall(text.lower()):
-        if word not in _STOP and len(word) > 2:
-            seen[word] = seen.get(word, 0) + 1
-    return [w for w, _ in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
 
 
 def _tokens(text: str) -> int:

@@ -11,12 +11,12 @@ rows, which is why the two can never disagree.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Final
 
 import msgspec
 
+from oneiros._text import content_words, keywords
 from oneiros.events import (
     ConfidenceChanged,
     DreamStaged,
@@ -100,65 +100,13 @@ def staged_outputs() -> dict[type[Event], StagedOutput]:
     return dict(_STAGED)
 
 
-_WORD = re.compile(r"[a-z][a-z0-9'-]{2,}")
-_STOP = frozenset(
-    [
-        "after",
-        "ahead",
-        "and",
-        "are",
-        "before",
-        "both",
-        "but",
-        "during",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "into",
-        "its",
-        "kept",
-        "not",
-        "of",
-        "on",
-        "or",
-        "same",
-        "that",
-        "the",
-        "then",
-        "this",
-        "two",
-        "was",
-        "were",
-        "while",
-        "with",
-        "within",
-        "would",
-        "what",
-        "when",
-        "which",
-        "will",
-        "if",
-        "acting",
-        "change",
-        "followed",
-        "changed",
-    ]
-)
-
-
 def terms(text: str) -> set[str]:
     """The lower-case words an outcome or criterion is matched on."""
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+    return set(content_words(text))
 
 
 def _keywords(text: str, limit: int = 2) -> tuple[str, ...]:
-    counts: dict[str, int] = {}
-    for word in _WORD.findall(text.lower()):
-        if word not in _STOP:
-            counts[word] = counts.get(word, 0) + 1
-    return tuple(sorted(w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]))
+    return tuple(sorted(keywords(text, limit)))
 
 
 def episode_criterion(
