@@ -249,7 +249,7 @@ def test_death_while_dreaming_interrupts_and_ends_the_heartbeat() -> None:
     assert None is rig.daemon.tick()
     with pytest.raises(IllegalCommand) as info:
         rig.daemon.activity()
-    assert "golem 'g' cannot 'record_episode' in state 'Dying'" == str(info.value)
+    assert "golem 'g' cannot 'record' in state 'Dying'" == str(info.value)
 
 
 def test_death_while_waking_runs_one_emergency_dream_first() -> None:

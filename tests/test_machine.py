@@ -23,6 +23,7 @@ LEGAL = [
     ("Dreaming_NREM", "die", "Dying"),
     ("Waking", "die", "Dying"),
     ("Waking", "record_episode", "Waking"),
+    ("Dreaming_REM", "record", "Dreaming_REM"),
     ("Dreaming_NREM", "record_output", "Dreaming_NREM"),
 ]
 ILLEGAL = [
@@ -37,6 +38,7 @@ ILLEGAL = [
     ("Dying", "fall_asleep"),
     ("Dying", "die"),
     ("Dying", "record_episode"),
+    ("Dying", "record"),
 ]
 
 

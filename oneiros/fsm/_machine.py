@@ -48,6 +48,8 @@ _TRANSITIONS: list[dict[str, object]] = [
     {"trigger": "die", "source": ["Waking", "Dreaming"], "dest": "Dying"},
     # Internal transitions: legal where listed, and they leave the state as it is.
     {"trigger": "record_episode", "source": ["Waking", "Dreaming"], "dest": None},
+    # Host facts that are neither episodes nor dream outputs: activity, held messages, decisions.
+    {"trigger": "record", "source": ["Waking", "Dreaming"], "dest": None},
     {"trigger": "record_output", "source": "Dreaming", "dest": None},
 ]
 

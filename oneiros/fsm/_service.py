@@ -98,8 +98,7 @@ class Golems:
     def record(self, golem_id: str, events: Sequence[Event]) -> list[Recorded]:
         """Record events that are neither episodes nor dream outputs (activity, requests, scheduler
         decisions, held messages): legal while waking or dreaming, never once dying."""
-        # The machine's internal record_episode transition is legal in exactly those states.
-        return self._command(golem_id, "record_episode", lambda _s: list(events))
+        return self._command(golem_id, "record", lambda _s: list(events))
 
     def fall_asleep(
         self, golem_id: str, trigger: DreamTrigger, *, budget_tokens: int, cycle_id: str | None = None, detail: str = ""
