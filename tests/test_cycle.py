@@ -215,10 +215,9 @@ def test_observers_follow_events_written_by_another_process(tmp_path: object) ->
     follower = threading.Thread(target=follow_log, args=(store, observers, stop), kwargs={"after": 0})
     follower.start()
     try:
-        done = subprocess.run(
+        subprocess.run(
             [sys.executable, "-m", "oneiros", "dream", "--json", "--store", url], capture_output=True, check=True
         )
-        assert done.returncode == 0
         deadline = time.monotonic() + 10
         while len(entered) < 7 and time.monotonic() < deadline:
             stop.wait(0.02)

@@ -49,8 +49,6 @@ class OnsetSettings(msgspec.Struct, frozen=True, kw_only=True):
 class NremSettings(msgspec.Struct, frozen=True, kw_only=True):
     """NREM replay (Bardo 001_*, "Phase 1")."""
 
-    min_batch: int = 5
-    """Smallest replay batch (Bardo 001_*: "batches of 5-10 episodes per inference call")."""
     diversity_share: float = 0.2
     """Share of replay slots kept for diversity (Bardo 001_*: "20% of replay slots")."""
     regime_window_days: float = 30.0

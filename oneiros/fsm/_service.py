@@ -129,16 +129,19 @@ class Golems:
         """Like :meth:`record_outputs`, for a caller holding the golem's current ``state``: the stream
         is not read again, and ``state`` moves by what was appended. The store still refuses the
         append with StreamConflict if another writer took the version first."""
-        if destination(state.machine_state, "record_output") is None:
-            raise IllegalCommand(state.golem_id, state.machine_state, "record_output")
-        self._check_outputs(state, "record_output", outputs)
-        records = self._commit(state, list(outputs), cycle_id=state.cycle_id)
+        records = self._command(state.golem_id, "record_output", lambda _s: list(outputs), outputs=outputs, known=state)
         for record in records:
             state.apply(record)
         return records
 
     def advance(
-        self, golem_id: str, *, budget_tokens: int, outputs: Sequence[Event] = (), expected_version: int | None = None
+        self,
+        golem_id: str,
+        *,
+        budget_tokens: int,
+        outputs: Sequence[Event] = (),
+        expected_version: int | None = None,
+        known: GolemState | None = None,
     ) -> list[Recorded]:
         """Record the phase's ``outputs`` and move to the next phase, in one append."""
 
@@ -150,10 +153,18 @@ class Golems:
                 DreamPhase(cycle_id=state.cycle_id, phase=_NEXT_PHASE[state.phase], budget_tokens=budget_tokens),
             ]
 
-        return self._command(golem_id, "advance", build, outputs=outputs, expected_version=expected_version)
+        return self._command(
+            golem_id, "advance", build, outputs=outputs, expected_version=expected_version, known=known
+        )
 
     def complete(
-        self, golem_id: str, *, budget_tokens: int, outputs: Sequence[Event] = (), expected_version: int | None = None
+        self,
+        golem_id: str,
+        *,
+        budget_tokens: int,
+        outputs: Sequence[Event] = (),
+        expected_version: int | None = None,
+        known: GolemState | None = None,
     ) -> list[Recorded]:
         """Close integration: its ``outputs``, DreamComplete with the cycle's true counts, then the return phase."""
 
@@ -168,10 +179,17 @@ class Golems:
                 DreamPhase(cycle_id=state.cycle_id, phase="hypnopompic_return", budget_tokens=budget_tokens),
             ]
 
-        return self._command(golem_id, "complete", build, outputs=outputs, expected_version=expected_version)
+        return self._command(
+            golem_id, "complete", build, outputs=outputs, expected_version=expected_version, known=known
+        )
 
     def wake(
-        self, golem_id: str, *, outputs: Sequence[Event] = (), expected_version: int | None = None
+        self,
+        golem_id: str,
+        *,
+        outputs: Sequence[Event] = (),
+        expected_version: int | None = None,
+        known: GolemState | None = None,
     ) -> list[Recorded]:
         """End the cycle from the return phase and go back to waking."""
         return self._command(
@@ -180,6 +198,7 @@ class Golems:
             lambda _s: [*outputs, ModeChanged(from_mode="Dreaming", to_mode="Waking", reason="cycle complete")],
             outputs=outputs,
             expected_version=expected_version,
+            known=known,
         )
 
     def interrupt(self, golem_id: str, source: InterruptSource, reason: str = "") -> list[Recorded]:
@@ -220,8 +239,11 @@ class Golems:
         outputs: Sequence[Event] = (),
         expected_version: int | None = None,
         cycle_id: str | None = None,
+        known: GolemState | None = None,
     ) -> list[Recorded]:
-        state = self.state(golem_id)
+        # ``known`` is a state the caller holds as current (a phase keeps one as it appends): the
+        # stream is not read again, and the append at its version still fails if it is stale.
+        state = known if known is not None else self.state(golem_id)
         if expected_version is not None and state.version != expected_version:
             raise StreamConflict(golem_id, expected_version)
         if destination(state.machine_state, trigger) is None:

@@ -155,11 +155,11 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         outputs = ENGINES[phase](ctx)
     index = DREAM_PHASES.index(phase)
     if phase == "hypnopompic_return":
-        records = golems.wake(golem_id, outputs=outputs, expected_version=metered.version)
+        records = golems.wake(golem_id, outputs=outputs, known=metered.state)
     else:
         next_budget = phase_budget(budget, state.behavioral_phase, DREAM_PHASES[index + 1])
         command = golems.complete if phase == "integration" else golems.advance
-        records = command(golem_id, budget_tokens=next_budget, outputs=outputs, expected_version=metered.version)
+        records = command(golem_id, budget_tokens=next_budget, outputs=outputs, known=metered.state)
     return PhaseOutcome(
         phase=phase,
         ran=True,
