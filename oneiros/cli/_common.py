@@ -38,16 +38,13 @@ def opened(url: str | None) -> Iterator[EventStore]:
     """Open the store; any oneiros error becomes a one-line message and exit code 2."""
     try:
         store = open_store(url)
+        try:
+            yield store
+        finally:
+            store.close()
     except OneirosError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    try:
-        yield store
-    except OneirosError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    finally:
-        store.close()
 
 
 def state_row(state: GolemState) -> dict[str, Any]:
