@@ -13,8 +13,15 @@ from hypothesis import strategies as st
 
 from oneiros._errors import ProjectionConflict, UnknownProjection
 from oneiros.events import DreamStart, Event, EventStore, Recorded, open_store
-from oneiros.projections import ProjectionDB, ProjectionRunner, Rows, open_projection_db
-from oneiros.projections._runner import wait_for
+from oneiros.projections import (
+    PollingSubscription,
+    ProjectionDB,
+    ProjectionRunner,
+    Rows,
+    open_projection_db,
+    subscribe,
+    wait_for,
+)
 from tests.conftest import postgres_url
 from tests.projections_support import World
 
@@ -122,7 +129,7 @@ def test_unknown_projection_is_refused() -> None:
 def _settings():  # type: ignore[no-untyped-def]
     from oneiros.projections import RunnerSettings
 
-    return RunnerSettings(poll_interval_s=0.005, listen_timeout_s=0.5)
+    return RunnerSettings(poll_interval_s=0.005)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
@@ -143,8 +150,9 @@ def test_follow_sees_new_events(backend: str, request: pytest.FixtureRequest, tm
         world.episodes(1)
         world.dream()
         assert wait_for(lambda: len(db.scan("starts")) == 1, timeout=10)
-        with runner.waiter() as waiter:
-            assert (backend == "postgres") == waiter.listening
+        # SQLite gets a polling subscription; PostgreSQL eventsourcing's own LISTEN/NOTIFY one.
+        with subscribe(store, 0, 0.01) as subscription:
+            assert (backend == "sqlite") == isinstance(subscription, PollingSubscription)
     finally:
         stop.set()
         thread.join()
@@ -179,7 +187,7 @@ def test_building_in_steps_equals_building_at_once(steps: list[int], batch: int)
 def test_staging_rows_match_the_staging_process_memory() -> None:
     """The staging projection and the staging process fold the same events, so their view of every
     entry (status, confidence, confirmations) is the same."""
-    from oneiros.projections import StagingProcess
+    from oneiros.validation import StagingProcess
 
     world = World(open_store("memory://"), cap=3)
     world.episodes(1)

@@ -17,8 +17,6 @@ from rich.table import Table
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened
 from oneiros.events import EventStore, ReviewDecision, Verdict
 from oneiros.projections import (
-    Feedback,
-    OutcomeInput,
     Projections,
     StagedEntry,
     default_projection_url,
@@ -28,6 +26,9 @@ from oneiros.projections import (
     open_projection_db,
     write_memory_file,
 )
+from oneiros.validation import Feedback, OutcomeInput, StagingProcess
+from oneiros.validation import follow as follow_all
+from oneiros.validation import update as update_all
 
 __all__ = ["register", "verify_projections"]
 
@@ -45,7 +46,7 @@ def _projections(store: EventStore, url: str | None, *, update: bool = True) -> 
     with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
         if update:
             with _spinner("bringing projections up to the log head"):
-                projections.update()
+                update_all(projections)
         yield projections
 
 
@@ -278,7 +279,7 @@ def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
         stop = threading.Event()
         console.print(f"following {event_store.url} into {p.db.url}; Ctrl-C stops")
         try:
-            p.follow(stop)
+            follow_all(p, stop)
         except KeyboardInterrupt:
             stop.set()
 
@@ -293,7 +294,7 @@ def rebuild(
     """Drop a projection (or all) and build it again from the log, to the head or as of a position."""
     with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
         with _spinner("rebuilding"):
-            p.process.catch_up()
+            StagingProcess(event_store, runner=p.settings.runner).catch_up()
             positions = p.rebuild(name, until)
         if as_json:
             emit_json(positions)

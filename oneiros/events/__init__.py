@@ -65,7 +65,7 @@ from oneiros.events._staging import (
     golem_of_stream,
     side_stream,
 )
-from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store
+from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, StreamAppend, open_store
 from oneiros.events._types import (
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
@@ -167,6 +167,7 @@ __all__ = [
     "StagedKind",
     "StagingStatus",
     "StepFailed",
+    "StreamAppend",
     "StrategyHypothesis",
     "ThreatSimulated",
     "TriageCounts",

@@ -35,7 +35,7 @@ class Backend(Protocol):
     @property
     def recorder(self) -> ProcessRecorder: ...
 
-    def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]: ...
+    def insert(self, stored: Sequence[StoredEvent], tracking: Tracking | None = None) -> Sequence[int]: ...
 
     def rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]: ...
 
@@ -106,8 +106,8 @@ class SQLiteBackend:
         )
         self._select = f"SELECT rowid, originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
 
-    def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]:
-        return self.recorder.insert_events(stored) or []
+    def insert(self, stored: Sequence[StoredEvent], tracking: Tracking | None = None) -> Sequence[int]:
+        return self.recorder.insert_events(stored, tracking=tracking) or []
 
     def _fetch(self, sql: str, params: list[Any]) -> list[Row]:
         with self.datastore.transaction(commit=False) as c:
@@ -151,8 +151,8 @@ class MemoryBackend:
         self.url = url
         self.recorder = POPOProcessRecorder()
 
-    def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]:
-        return self.recorder.insert_events(stored) or []
+    def insert(self, stored: Sequence[StoredEvent], tracking: Tracking | None = None) -> Sequence[int]:
+        return self.recorder.insert_events(stored, tracking=tracking) or []
 
     def rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]:
         found = self.recorder.select_notifications(after, limit, stop=until, topics=topics, inclusive_of_start=False)
@@ -201,8 +201,8 @@ class PostgresBackend:
             f'SELECT notification_id, originator_id, originator_version, topic, state FROM "{schema}"."{EVENTS_TABLE}" '
         )
 
-    def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]:
-        return self.recorder.insert_events(stored) or []
+    def insert(self, stored: Sequence[StoredEvent], tracking: Tracking | None = None) -> Sequence[int]:
+        return self.recorder.insert_events(stored, tracking=tracking) or []
 
     def _fetch(self, sql: str, params: list[Any]) -> list[Row]:
         with self.datastore.transaction(commit=False) as c:

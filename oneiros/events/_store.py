@@ -7,17 +7,19 @@ from collections.abc import Iterator, Sequence
 from types import TracebackType
 
 import msgspec
-from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEvent
+from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEvent, Tracking
 
 from oneiros._errors import StoreError, StreamConflict
 from oneiros.events._backends import Backend, Row, open_backend
 from oneiros.events._codec import current_decoder, decode_event, encode_event, topics_for
 from oneiros.events._types import Event, EventMeta
 
-__all__ = ["DEFAULT_STORE_URL", "EventStore", "Recorded", "open_store"]
+__all__ = ["DEFAULT_STORE_URL", "EventStore", "Recorded", "StreamAppend", "open_store"]
 
 DEFAULT_STORE_URL = "sqlite:///.oneiros/events.db"
 _PAGE = 5_000
+# (stream, expected version, events): one stream's part of an append
+StreamAppend = tuple[str, int, Sequence[tuple[EventMeta, Event]]]
 
 
 class Recorded(msgspec.Struct, frozen=True, gc=False):
@@ -63,30 +65,60 @@ class EventStore:
         """The backend, whose eventsourcing ``recorder`` projections use for tracking."""
         return self._backend
 
-    def append(self, golem_id: str, expected_version: int, items: Sequence[tuple[EventMeta, Event]]) -> list[Recorded]:
+    def append(
+        self,
+        golem_id: str,
+        expected_version: int,
+        items: Sequence[tuple[EventMeta, Event]],
+        *,
+        tracking: Tracking | None = None,
+    ) -> list[Recorded]:
         """Append ``items`` to ``golem_id``'s stream in one transaction.
 
         The events take versions ``expected_version + 1`` onward. If another writer already took
-        one of them, nothing is written and :class:`StreamConflict` is raised.
+        one of them, nothing is written and :class:`StreamConflict` is raised. ``tracking`` (a
+        process's position in the log) is recorded in the same transaction.
         """
-        if not items:
-            return []
+        return self.append_streams([(golem_id, expected_version, items)], tracking=tracking)
+
+    def append_streams(self, appends: Sequence[StreamAppend], *, tracking: Tracking | None = None) -> list[Recorded]:
+        """Several streams' appends, and ``tracking`` if given, in one transaction: all or nothing.
+
+        A process that decides events for many streams from one stretch of the log records them
+        with the position it reached, so a crash can neither lose nor repeat a decision. With no
+        events, only the position is recorded. A stream version already taken raises
+        :class:`StreamConflict` naming the first stream; a position already passed raises it too,
+        naming the tracking record, since either way another writer got there first.
+        """
         stored: list[StoredEvent] = []
-        for offset, (meta, event) in enumerate(items, start=1):
-            if meta.golem_id != golem_id:
-                raise ValueError(f"event metadata names golem {meta.golem_id!r}, not {golem_id!r}")
-            topic, state = encode_event(meta, event)
-            stored.append(StoredEvent(golem_id, expected_version + offset, topic, state))
+        for golem_id, expected_version, items in appends:
+            for offset, (meta, event) in enumerate(items, start=1):
+                if meta.golem_id != golem_id:
+                    raise ValueError(f"event metadata names golem {meta.golem_id!r}, not {golem_id!r}")
+                topic, state = encode_event(meta, event)
+                stored.append(StoredEvent(golem_id, expected_version + offset, topic, state))
+        if not stored and tracking is None:
+            return []
+        first = appends[0] if appends else (f"tracking:{tracking.application_name}" if tracking else "", 0, ())
         try:
-            positions = self._backend.insert(stored)
+            if stored:
+                positions = self._backend.insert(stored, tracking=tracking)
+            else:
+                assert tracking is not None
+                self._backend.recorder.insert_tracking(tracking)
+                positions = []
         except IntegrityError:
-            raise StreamConflict(golem_id, expected_version) from None
+            raise StreamConflict(first[0], first[1]) from None
         except PersistenceError as exc:
-            raise StoreError(f"append to {golem_id!r} failed: {exc}") from exc
-        return [
-            Recorded(position, expected_version + offset, meta, event)
-            for offset, (position, (meta, event)) in enumerate(zip(positions, items, strict=True), start=1)
-        ]
+            raise StoreError(f"append to {first[0]!r} failed: {exc}") from exc
+        out: list[Recorded] = []
+        at = iter(positions)
+        for _golem_id, expected_version, items in appends:
+            out.extend(
+                Recorded(next(at), expected_version + offset, meta, event)
+                for offset, (meta, event) in enumerate(items, start=1)
+            )
+        return out
 
     def read_stream(self, golem_id: str, after_version: int = 0, until: int | None = None) -> list[Recorded]:
         """``golem_id``'s events after ``after_version``, up to global position ``until``."""

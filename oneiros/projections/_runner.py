@@ -1,31 +1,32 @@
 """The projection runner: catch up from the last tracked position, then follow the log live.
 
 A projection declares the event types it reads and applies them to a :class:`Rows` buffer; the
-runner commits the buffer and the new position in one transaction of the projection database.
-Events of other types are never read but still advance the position: the runner reads up to a head
-it measured first, so the position moves to that head even when nothing in between concerned the
-projection (a projection waiting on a position must never wait on events it ignores).
+runner commits the buffer and the new position in one transaction of the projection database (an
+eventsourcing tracking recorder, see ``_db.py``). Events of other types are never decoded but still
+advance the position: catching up reads up to a head it measured first, and following records the
+end of each batch the subscription delivered, so the position moves past events that did not
+concern the projection (a projection waiting on a position must never wait on events it ignores).
 
-Following is by polling on SQLite and in memory (eventsourcing has no SQLite subscription) and by
-LISTEN/NOTIFY on PostgreSQL, where the store's recorder notifies on every insert.
+Catching up reads through the store's paged, type-filtered read; following takes eventsourcing's
+``recorder.subscribe()`` (see ``_follow.py``).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 import msgspec
+from eventsourcing.persistence import Notification
 
 from oneiros._errors import ProjectionConflict
-from oneiros.events import Event, EventStore, Recorded
-from oneiros.events._backends import _postgres_parts
+from oneiros.events import Event, EventStore, Recorded, decode_event, topics_for
 from oneiros.projections._db import ProjectionDB, RowWrite
+from oneiros.projections._follow import follow_log
 
-__all__ = ["LogWaiter", "Projection", "ProjectionRunner", "Rows", "RunnerSettings"]
+__all__ = ["Projection", "ProjectionRunner", "Rows", "RunnerSettings", "decode_notification", "wait_for"]
 
 _T = TypeVar("_T", bound=msgspec.Struct)
 _encoder = msgspec.json.Encoder()
@@ -36,11 +37,10 @@ class RunnerSettings(msgspec.Struct, frozen=True, kw_only=True):
     """How a runner batches and waits."""
 
     batch_events: int = 5_000
-    """Events applied per transaction while catching up."""
+    """Events applied per transaction while catching up, and most taken from a subscription at once."""
     poll_interval_s: float = 0.01
-    """Sleep between looks at the head when following by polling (SQLite, memory)."""
-    listen_timeout_s: float = 1.0
-    """Longest wait for a PostgreSQL notification before looking at the head anyway."""
+    """How often a SQLite subscription looks at the head (eventsourcing's SQLite recorder has no
+    NOTIFY); PostgreSQL and memory subscriptions are woken by the recorder instead."""
 
 
 class Rows:
@@ -67,18 +67,22 @@ class Rows:
         return found
 
     def put(self, kind: str, key: str, value: msgspec.Struct) -> None:
-        self._cache[(kind, key)] = value
-        self._dirty.add((kind, key))
+        k = (kind, key)
+        self._cache[k] = value
+        self._dirty.add(k)
 
     def delete(self, kind: str, key: str) -> None:
-        self._cache[(kind, key)] = None
-        self._dirty.add((kind, key))
+        k = (kind, key)
+        self._cache[k] = None
+        self._dirty.add(k)
 
     def writes(self) -> list[RowWrite]:
+        cache = self._cache
+        encode = _encoder.encode
         out: list[RowWrite] = []
-        for kind, key in sorted(self._dirty):
-            value = self._cache[(kind, key)]
-            out.append((kind, key, None if value is None else _encoder.encode(value)))
+        for k in sorted(self._dirty):
+            value = cache[k]
+            out.append((k[0], k[1], None if value is None else encode(value)))
         return out
 
     def committed(self) -> None:
@@ -94,47 +98,10 @@ class Projection(Protocol):
     def apply(self, record: Recorded, rows: Rows) -> None: ...
 
 
-class LogWaiter:
-    """Blocks until the log may have grown: a PostgreSQL notification, else a short sleep."""
-
-    def __init__(self, store: EventStore, settings: RunnerSettings) -> None:
-        self._settings = settings
-        self._conn: Any = None
-        recorder = store.backend.recorder
-        channel = getattr(recorder, "channel_name", None)
-        if channel is not None and store.url.startswith(("postgresql://", "postgres://")):
-            import psycopg  # noqa: PLC0415 - PostgreSQL is an optional extra
-
-            parts = _postgres_parts(store.url)
-            self._conn = psycopg.connect(
-                host=parts["host"],
-                port=parts["port"],
-                dbname=parts["dbname"],
-                user=parts["user"],
-                password=parts["password"] or None,
-                autocommit=True,
-            )
-            self._conn.execute(f'LISTEN "{channel}"')
-
-    @property
-    def listening(self) -> bool:
-        return self._conn is not None
-
-    def wait(self, stop: threading.Event) -> None:
-        if self._conn is None:
-            stop.wait(self._settings.poll_interval_s)
-            return
-        # One notification is enough; those that piled up meanwhile are drained so they do not
-        # each cost a pointless catch-up.
-        for _ in self._conn.notifies(timeout=self._settings.listen_timeout_s, stop_after=1):
-            pass
-        for _ in self._conn.notifies(timeout=0.0):
-            pass
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+def decode_notification(notification: Notification) -> Recorded:
+    """The event a subscription delivered, as the store reads it."""
+    meta, event = decode_event(notification.topic, notification.state, notification.id)
+    return Recorded(notification.id, notification.originator_version, meta, event)
 
 
 CommitListener = Callable[[str, int], None]
@@ -156,9 +123,13 @@ class ProjectionRunner:
         self.projections = list(projections)
         self.settings = settings or RunnerSettings()
         self.on_commit = on_commit
+        self._topics = {p.name: frozenset(t for cls in p.types for t in topics_for(cls)) for p in self.projections}
 
     def position(self, name: str) -> int:
         return self.db.position(name)
+
+    def low_position(self) -> int:
+        return min((self.db.position(p.name) for p in self.projections), default=0)
 
     def catch_up(self, until: int | None = None) -> dict[str, int]:
         """Bring every projection to the head (or to ``until``); returns their positions."""
@@ -173,9 +144,10 @@ class ProjectionRunner:
         rows = Rows(self.db, projection.name, empty=start == 0)
         committed = start
         batch = self.settings.batch_events
+        apply = projection.apply
         records = self.store.read_all(after=start, until=target, types=projection.types)
         for applied, record in enumerate(records, start=1):
-            projection.apply(record, rows)
+            apply(record, rows)
             if applied % batch == 0:
                 self._commit(projection.name, committed, record.position, rows)
                 committed = record.position
@@ -188,6 +160,36 @@ class ProjectionRunner:
         if self.on_commit is not None:
             self.on_commit(name, position)
 
+    def take(self, batch: Sequence[Notification]) -> None:
+        """Apply a stretch of the log a subscription delivered; each projection records its end.
+
+        A projection another runner moved meanwhile (a conflict, or a position short of the
+        batch's start) is brought up from the store instead, so nothing is applied twice or skipped.
+        """
+        first, last = batch[0].id, batch[-1].id
+        decoded: dict[int, Recorded] = {}
+        for projection in self.projections:
+            try:
+                start = self.db.position(projection.name)
+                if start >= last:
+                    continue
+                if start < first - 1:
+                    start = self._advance(projection, first - 1)
+                topics = self._topics[projection.name]
+                rows = Rows(self.db, projection.name, empty=start == 0)
+                for notification in batch:
+                    if notification.id > start and notification.topic in topics:
+                        record = decoded.get(notification.id)
+                        if record is None:
+                            record = decoded[notification.id] = decode_notification(notification)
+                        projection.apply(record, rows)
+                self._commit(projection.name, start, last, rows)
+            except ProjectionConflict:
+                try:
+                    self._advance(projection, last)
+                except ProjectionConflict:
+                    continue  # the other runner is ahead and carries on; so will this one
+
     def rebuild(self, name: str | None = None, until: int | None = None) -> dict[str, int]:
         """Drop projection ``name`` (every one if None) and build it again, to ``until`` if given."""
         chosen = [p for p in self.projections if name is None or p.name == name]
@@ -197,29 +199,15 @@ class ProjectionRunner:
         target = head if until is None else min(until, head)
         return {p.name: self._advance(p, target) for p in chosen}
 
-    def follow(self, stop: threading.Event, *, on_idle: Callable[[], None] | None = None) -> None:
-        """Catch up, then keep up with new events until ``stop`` is set.
-
-        A conflict means another runner committed the same projection; this runner re-reads the
-        position and carries on from there rather than applying anything twice.
-        """
-        with self.waiter() as waiter:
-            while not stop.is_set():
-                try:
-                    self.catch_up()
-                except ProjectionConflict:
-                    continue
-                if on_idle is not None:
-                    on_idle()
-                waiter.wait(stop)
-
-    @contextmanager
-    def waiter(self) -> Iterator[LogWaiter]:
-        waiter = LogWaiter(self.store, self.settings)
-        try:
-            yield waiter
-        finally:
-            waiter.close()
+    def follow(self, stop: threading.Event) -> None:
+        """Catch up, then keep up with new events until ``stop`` is set."""
+        follow_log(
+            self.store,
+            [self],
+            stop,
+            batch_events=self.settings.batch_events,
+            poll_interval_s=self.settings.poll_interval_s,
+        )
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float, interval: float = 0.005) -> bool:

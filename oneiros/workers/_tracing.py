@@ -41,8 +41,10 @@ from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from eventsourcing.persistence import Tracking
+
 from oneiros._errors import ConfigError
-from oneiros.events import Event, EventMeta, EventStore, Recorded
+from oneiros.events import EventStore, Recorded, StreamAppend
 from oneiros.generators import Generation, GenerationRequest, Generator
 
 __all__ = [
@@ -335,18 +337,20 @@ class TracedStore(EventStore):
     def __init__(self, inner: EventStore) -> None:
         super().__init__(inner.backend)
 
-    def append(self, golem_id: str, expected_version: int, items: Sequence[tuple[EventMeta, Event]]) -> list[Recorded]:
+    def append_streams(self, appends: Sequence[StreamAppend], *, tracking: Tracking | None = None) -> list[Recorded]:
+        # append() goes through here too, so one span covers every write.
+        items = [item for _stream, _version, part in appends for item in part]
         types = sorted({type(event).type_name for _, event in items})
         with tracer().start_as_current_span(
             "store.append",
             attributes={
-                "oneiros.golem_id": golem_id,
-                "oneiros.expected_version": expected_version,
+                "oneiros.golem_id": ",".join(stream for stream, _v, _p in appends),
+                "oneiros.expected_version": appends[0][1] if appends else 0,
                 "oneiros.events": len(items),
                 "oneiros.event_types": types,
             },
         ):
-            return super().append(golem_id, expected_version, items)
+            return super().append_streams(appends, tracking=tracking)
 
 
 @contextmanager

@@ -2,9 +2,10 @@
 
 It follows the log like a projection, but what it decides are events: entries staged and
 displaced, confidence moved by waking outcomes, promotions, refutations, expiries and applied
-review decisions. It writes them to each golem's ``<golem>:staging`` side stream together with its
-tracking position, in one transaction of the event store (eventsourcing's process-recorder
-pattern), so a crash between deciding and recording cannot lose or double a decision.
+review decisions. It appends them to each golem's ``<golem>:staging`` side stream together with its
+tracking position, through :meth:`EventStore.append_streams`, in one transaction of the event store
+(eventsourcing's process-recorder pattern: ``insert_events(..., tracking=...)``), so a crash between
+deciding and recording cannot lose or double a decision.
 
 Its memory is a fold of its own past decisions, plus what it has observed of the inputs (the
 golems' ticks, episodes, current phase and recorded generations); on start it rebuilds both from
@@ -14,12 +15,12 @@ the log up to its tracking position and carries on from there.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from eventsourcing.persistence import IntegrityError, StoredEvent, Tracking
+from eventsourcing.persistence import Notification, Tracking
 
-from oneiros._errors import ProjectionConflict
+from oneiros._errors import ProjectionConflict, StreamConflict
 from oneiros.events import (
     STAGING_STREAM,
     ConfidenceChanged,
@@ -44,20 +45,14 @@ from oneiros.events import (
     ReviewDecided,
     ReviewDecision,
     StagingStatus,
-    encode_event,
+    StreamAppend,
     side_stream,
+    topics_for,
 )
 from oneiros.fsm import cycle_outputs
-from oneiros.projections._runner import LogWaiter, RunnerSettings
-from oneiros.projections._staging import (
-    STAGING_EVENTS,
-    StagedEntry,
-    StagedOutput,
-    StagingSettings,
-    apply_staging_event,
-    staged_outputs,
-    terms,
-)
+from oneiros.projections import STAGING_EVENTS, RunnerSettings, StagedEntry, apply_staging_event, decode_notification
+from oneiros.projections import follow_log as _follow_log
+from oneiros.validation._staged import StagedOutput, StagingSettings, staged_outputs, terms
 
 __all__ = ["REVIEW_MOVES", "GolemBook", "StagingProcess", "matches", "review_status"]
 
@@ -190,6 +185,11 @@ class StagingProcess:
 
     # -- running ---------------------------------------------------------------------------------
 
+    def low_position(self) -> int:
+        if not self._loaded:
+            self.load()
+        return self.position
+
     def catch_up(self, until: int | None = None) -> int:
         """Decide on every input up to the head (or ``until``); returns the tracked position."""
         if not self._loaded:
@@ -198,9 +198,33 @@ class StagingProcess:
         target = head if until is None else min(until, head)
         if target <= self.position:
             return self.position
-        pending: list[StoredEvent] = []
+        self._run(self.store.read_all(after=self.position, until=target, types=self.input_types()), target)
+        return self.position
+
+    def take(self, batch: Sequence[Notification]) -> None:
+        """Decide on the inputs among a stretch of the log a subscription delivered."""
         try:
-            for record in self.store.read_all(after=self.position, until=target, types=self.input_types()):
+            if not self._loaded:
+                self.load()
+            first, last = batch[0].id, batch[-1].id
+            if self.position >= last:
+                return
+            if self.position < first - 1:
+                self.catch_up(until=first - 1)
+            topics = self._input_topics()
+            start = self.position
+            inputs = (decode_notification(n) for n in batch if n.id > start and n.topic in topics)
+            self._run(inputs, last)
+        except ProjectionConflict:
+            self.catch_up()  # another process decided first; carry on from what it recorded
+
+    def _input_topics(self) -> frozenset[str]:
+        return frozenset(t for cls in self.input_types() for t in topics_for(cls))
+
+    def _run(self, inputs: Iterable[Recorded], target: int) -> None:
+        pending: list[tuple[str, int, EventMeta, Event]] = []
+        try:
+            for record in inputs:
                 self._observe(record)
                 for event in self._decide(record):
                     pending.append(self._record_new(event, record))
@@ -212,30 +236,26 @@ class StagingProcess:
             # Memory may hold decisions that were never written; rebuild it from the log.
             self._loaded = False
             raise
-        return self.position
 
     def follow(self, stop: threading.Event) -> None:
         """Catch up, then keep deciding on new inputs until ``stop`` is set."""
-        waiter = LogWaiter(self.store, self.runner)
-        try:
-            while not stop.is_set():
-                try:
-                    self.catch_up()
-                except ProjectionConflict:
-                    continue
-                waiter.wait(stop)
-        finally:
-            waiter.close()
+        _follow_log(
+            self.store,
+            [self],
+            stop,
+            batch_events=self.runner.batch_events,
+            poll_interval_s=self.runner.poll_interval_s,
+        )
 
-    def _record_new(self, event: Event, cause: Recorded) -> StoredEvent:
-        """Apply a fresh decision to memory and encode it for the golem's staging stream."""
+    def _record_new(self, event: Event, cause: Recorded) -> tuple[str, int, EventMeta, Event]:
+        """Apply a fresh decision to memory; it goes to the golem's staging stream at the version
+        returned."""
         golem_id: str = event.golem_id  # type: ignore[attr-defined]
         book = self.book(golem_id)
         book.version += 1
         meta = self._meta(event, cause)
         self._apply(golem_id, Recorded(cause.position, book.version, meta, event))
-        topic, state = encode_event(meta, event)
-        return StoredEvent(meta.golem_id, book.version, topic, state)
+        return meta.golem_id, book.version, meta, event
 
     def _meta(self, event: Event, cause: Recorded) -> EventMeta:
         golem_id: str = event.golem_id  # type: ignore[attr-defined]
@@ -251,16 +271,18 @@ class StagingProcess:
             correlation_id=cause.meta.correlation_id or cycle,
         )
 
-    def _write(self, stored: Sequence[StoredEvent], position: int) -> None:
-        recorder = self.store.backend.recorder
-        tracking = Tracking(self.name, position)
+    def _write(self, pending: Sequence[tuple[str, int, EventMeta, Event]], position: int) -> None:
+        if not pending and position <= self.position:
+            return
+        appends: dict[str, tuple[int, list[tuple[EventMeta, Event]]]] = {}
+        for stream, version, meta, event in pending:
+            expected, items = appends.setdefault(stream, (version - 1, []))
+            items.append((meta, event))
+        batch: list[StreamAppend] = [(stream, expected, items) for stream, (expected, items) in appends.items()]
         try:
-            if stored:
-                recorder.insert_events(stored, tracking=tracking)
-            elif position > self.position:
-                recorder.insert_tracking(tracking)
-        except IntegrityError:
-            found = recorder.max_tracking_id(self.name)
+            self.store.append_streams(batch, tracking=Tracking(self.name, position))
+        except StreamConflict:
+            found = self.store.backend.recorder.max_tracking_id(self.name)
             raise ProjectionConflict(self.name, self.position, found) from None
         self.position = position
 
