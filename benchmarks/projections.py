@@ -50,10 +50,10 @@ from oneiros.projections import (
     ProjectionRunner,
     ProjectionSettings,
     RunnerSettings,
-    StagingProcess,
     make_projections,
     open_projection_db,
 )
+from oneiros.validation import StagingProcess
 
 T0 = datetime(2026, 5, 24, tzinfo=UTC)
 PG = "postgresql://postgres@127.0.0.1:5432/test?schema={schema}"

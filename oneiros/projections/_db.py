@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -144,6 +145,7 @@ class SQLiteProjectionDB(SQLiteTrackingRecorder, ProjectionDB):
             path = f"file:oneiros-projections-{uuid.uuid4().hex}?mode=memory&cache=shared"
         else:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._relaxed: weakref.WeakSet[Any] = weakref.WeakSet()
         super().__init__(SQLiteDatastore(path, lock_timeout=30))
         _create(self)
 
@@ -156,8 +158,16 @@ class SQLiteProjectionDB(SQLiteTrackingRecorder, ProjectionDB):
 
     @contextmanager
     def _transaction(self, *, commit: bool) -> Iterator[Any]:
-        with self.datastore.transaction(commit=commit) as c:
-            yield c
+        with self.datastore.get_connection(commit=commit) as conn:
+            if commit and conn not in self._relaxed:
+                # Projections are rebuildable, so a commit need not wait for the disk: in WAL mode
+                # NORMAL still keeps rows and position atomic, and may only lose the last commits
+                # on power loss (the runner then redoes them). FULL made each catch-up commit an
+                # fsync. Only settable outside a transaction, hence once per pooled connection here.
+                conn.cursor().execute("PRAGMA synchronous=NORMAL")
+                self._relaxed.add(conn)
+            with conn.transaction(commit=commit) as c:
+                yield c
 
     def close(self) -> None:
         self.datastore.close()

@@ -52,7 +52,7 @@ class Rows:
         self._projection = projection
         self._empty = empty
         self._cache: dict[tuple[str, str], Any] = {}
-        self._dirty: set[tuple[str, str]] = set()
+        self._dirty: dict[tuple[str, str], None] = {}
 
     def get(self, kind: str, key: str, cls: type[_T]) -> _T | None:
         k = (kind, key)
@@ -69,21 +69,19 @@ class Rows:
     def put(self, kind: str, key: str, value: msgspec.Struct) -> None:
         k = (kind, key)
         self._cache[k] = value
-        self._dirty.add(k)
+        self._dirty[k] = None
 
     def delete(self, kind: str, key: str) -> None:
         k = (kind, key)
         self._cache[k] = None
-        self._dirty.add(k)
+        self._dirty[k] = None
 
     def writes(self) -> list[RowWrite]:
+        """What changed since the last commit, in the order first changed (the order rows are
+        written in does not matter: they are one transaction)."""
         cache = self._cache
         encode = _encoder.encode
-        out: list[RowWrite] = []
-        for k in sorted(self._dirty):
-            value = cache[k]
-            out.append((k[0], k[1], None if value is None else encode(value)))
-        return out
+        return [(kind, key, None if (v := cache[(kind, key)]) is None else encode(v)) for kind, key in self._dirty]
 
     def committed(self) -> None:
         self._dirty.clear()
