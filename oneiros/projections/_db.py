@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from eventsourcing.persistence import IntegrityError, OperationalError, Tracking, TrackingRecorder
@@ -44,6 +44,11 @@ class ProjectionDB(TrackingRecorder):
     mark: ClassVar[str] = "?"
     rows_table: str = ROWS
     tracking_table: str = "tracking"
+
+    if TYPE_CHECKING:
+        # eventsourcing's tracking insert, which both engines' recorders provide; a commit records
+        # the position with it in the transaction that writes the rows.
+        def _insert_tracking(self, c: Any, tracking: Tracking) -> None: ...
 
     def _sql(self, sql: str) -> str:
         return sql if self.mark == "?" else sql.replace("?", self.mark)

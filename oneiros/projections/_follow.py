@@ -59,7 +59,7 @@ class PollingSubscription(ListenNotifySubscription[ApplicationRecorder]):
         while not self._stopping.wait(self._interval):
             try:
                 head = self._recorder.max_notification_id() or 0
-            except Exception as exc:  # the pull thread reports it the same way  # noqa: BLE001
+            except Exception as exc:  # the pull thread reports it the same way
                 self._thread_error = exc
                 self.stop()
                 return
@@ -105,7 +105,7 @@ class _Pump:
         try:
             for notification in self._subscription:
                 self._queue.put(notification)
-        except BaseException as exc:  # handed to the follower, which raises it  # noqa: BLE001
+        except BaseException as exc:  # handed to the follower, which raises it
             self._queue.put(exc)
 
     def take(self, limit: int, timeout: float) -> list[Notification]:

@@ -276,8 +276,7 @@ class StagingProcess:
             return
         appends: dict[str, tuple[int, list[tuple[EventMeta, Event]]]] = {}
         for stream, version, meta, event in pending:
-            expected, items = appends.setdefault(stream, (version - 1, []))
-            items.append((meta, event))
+            appends.setdefault(stream, (version - 1, []))[1].append((meta, event))
         batch: list[StreamAppend] = [(stream, expected, items) for stream, (expected, items) in appends.items()]
         try:
             self.store.append_streams(batch, tracking=Tracking(self.name, position))

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from eventsourcing.persistence import Tracking
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
@@ -40,8 +41,6 @@ from opentelemetry.sdk.trace.export import (
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-
-from eventsourcing.persistence import Tracking
 
 from oneiros._errors import ConfigError
 from oneiros.events import EventStore, Recorded, StreamAppend
