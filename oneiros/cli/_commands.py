@@ -17,9 +17,9 @@ from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened, s
 from oneiros.cli._content import BaseUrlOpt, GeneratorOpt, PromptsOpt, TierOpt, cycle_setup
 from oneiros.cli._projections import verify_projections
 from oneiros.cli._workers import enqueue_cycle
+from oneiros.episodes import load_episodes, recorded_episodes, sample_episodes_path
 from oneiros.events import DREAM_PHASES, DreamPhaseName
 from oneiros.fsm import Golems, replay
-from oneiros.memory import load_episodes, recorded_episodes, sample_episodes_path
 from oneiros.workers import CycleResult, InProcessExecutor, PhaseOutcome
 
 __all__ = ["register"]

@@ -15,12 +15,13 @@ from rich.tree import Tree
 from oneiros._deps import rng_for
 from oneiros._errors import ConfigError, InputError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
-from oneiros.engines import EngineSettings, select_distant_pairs
+from oneiros.engines import select_distant_pairs
+from oneiros.episodes import EpisodeMemory, embedding_matrix, episode_seconds, make_embedder
 from oneiros.events import DreamReport, DreamStaged, EventStore, WakeUpSummary
 from oneiros.fsm import Golems
-from oneiros.generators import Generator, OfflineGenerator, OpenAIConfig, OpenAIGenerator, PromptSet
-from oneiros.memory import EpisodeMemory, embedding_matrix, episode_seconds, make_embedder
-from oneiros.workers import BudgetGuard, CycleBudget, CycleSettings, Ledger
+from oneiros.generators import Generator, OfflineGenerator, OpenAIConfig, OpenAIGenerator
+from oneiros.settings import CycleBudget, CycleSettings, EngineSettings, PromptSet
+from oneiros.workers import BudgetGuard, Ledger
 
 __all__ = ["BaseUrlOpt", "GeneratorOpt", "PromptsOpt", "TierOpt", "cycle_setup", "register"]
 

@@ -17,8 +17,9 @@ from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened
 from oneiros.config import OneirosConfig, env_var, load_config
 from oneiros.daemon import Daemon
-from oneiros.fsm import Decision, Golems, fold_schedule, should_dream
-from oneiros.memory import load_episodes, sample_episodes_path
+from oneiros.episodes import load_episodes, sample_episodes_path
+from oneiros.fsm import Golems
+from oneiros.scheduling import Decision, fold_schedule, should_dream
 from oneiros.workers import InProcessExecutor
 
 __all__ = ["register"]

@@ -19,18 +19,8 @@ from oneiros._errors import ConfigError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console
 from oneiros.events import DEFAULT_STORE_URL
 from oneiros.fsm import Golems
-from oneiros.workers import (
-    DEFAULT_SPANS_PATH,
-    CycleSettings,
-    RqExecutor,
-    RqSettings,
-    SpanRecord,
-    TracingSettings,
-    WorkerConfig,
-    load_generator,
-    make_worker,
-    read_spans,
-)
+from oneiros.settings import DEFAULT_SPANS_PATH, CycleSettings, RqSettings, TracingSettings
+from oneiros.workers import RqExecutor, SpanRecord, WorkerConfig, load_generator, make_worker, read_spans
 
 __all__ = ["enqueue_cycle", "register"]
 

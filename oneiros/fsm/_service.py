@@ -13,6 +13,7 @@ from oneiros._errors import GolemExists, GolemNotFound, IllegalCommand, InputErr
 from oneiros.events import (
     BehavioralPhase,
     DreamInterrupted,
+    DreamOutput,
     DreamPhase,
     DreamPhaseName,
     DreamStart,
@@ -27,7 +28,7 @@ from oneiros.events import (
     ModeChanged,
     Recorded,
 )
-from oneiros.fsm._golem import GolemState, cycle_outputs, fold
+from oneiros.fsm._golem import GolemState, fold
 from oneiros.fsm._machine import destination
 from oneiros.fsm._observers import Observers
 
@@ -172,7 +173,8 @@ class Golems:
             assert state.cycle_id is not None
             counts = msgspec.structs.replace(state.counts)
             for event in outputs:
-                counts.add(event)
+                if isinstance(event, DreamOutput):  # anything else is refused by _check_outputs
+                    counts.add(event)
             return [
                 *outputs,
                 counts.complete_event(state.cycle_id),
@@ -254,18 +256,17 @@ class Golems:
 
     @staticmethod
     def _check_outputs(state: GolemState, trigger: str, outputs: Sequence[Event]) -> None:
-        allowed = cycle_outputs()
         for event in outputs:
-            if not isinstance(event, allowed):
+            if not isinstance(event, DreamOutput):
                 raise IllegalCommand(
                     state.golem_id, state.machine_state, trigger, f"{type(event).__name__} is not a dream output"
                 )
-            if getattr(event, "cycle_id", None) != state.cycle_id:
+            if event.cycle_id != state.cycle_id:
                 raise IllegalCommand(
                     state.golem_id,
                     state.machine_state,
                     trigger,
-                    f"output for cycle {getattr(event, 'cycle_id', None)!r}, current cycle is {state.cycle_id!r}",
+                    f"output for cycle {event.cycle_id!r}, current cycle is {state.cycle_id!r}",
                 )
 
     def _commit(self, state: GolemState, events: Sequence[Event], cycle_id: str | None = None) -> list[Recorded]:
