@@ -48,7 +48,7 @@ PUBLIC = {
     ],
     "oneiros.fsm": [
         "CycleCounts", "GolemState", "Golems", "MACHINE_STATES", "Observers", "TRIGGERS", "Transition",
-        "destination", "fold", "follow_log", "phase_state", "replay", "transition_path",
+        "destination", "fold", "follow_log", "next_phase", "phase_state", "replay", "transition_path",
     ],
     "oneiros.episodes": [
         "Embedder", "EpisodeMemory", "HashingEmbedder", "SECONDS_PER_TICK", "SentenceTransformerEmbedder",
