@@ -165,7 +165,7 @@ def test_any_command_sequence_replays_to_the_live_state(  # noqa: PLR0912 - one 
 
 
 def test_destination_agrees_with_running_the_declared_machine() -> None:
-    """For every state a golem can be in and every trigger, reading the declaration gives what transitions does when it runs it."""
+    """For every state a golem can be in and every trigger, the declaration gives what running transitions does."""
     from transitions.core import MachineError
     from transitions.extensions import HierarchicalMachine
 

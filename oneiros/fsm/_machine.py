@@ -15,8 +15,7 @@ from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any, Final
 
-from transitions.extensions import HierarchicalMachine
-from transitions.extensions.nesting import NestedState
+from transitions.extensions.nesting import HierarchicalMachine, NestedState
 
 from oneiros.events import DREAM_PHASES, DreamPhaseName
 
