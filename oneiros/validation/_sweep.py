@@ -24,6 +24,8 @@ from oneiros._errors import ProjectionConflict, StreamConflict
 from oneiros.events import (
     STAGING_STREAM,
     ConfidenceChanged,
+    CycleEvent,
+    DreamOutput,
     DreamPhase,
     DreamPhaseName,
     DreamStart,
@@ -46,10 +48,10 @@ from oneiros.events import (
     ReviewDecision,
     StagingStatus,
     StreamAppend,
+    event_subtypes,
     side_stream,
     topics_for,
 )
-from oneiros.fsm import cycle_outputs
 from oneiros.projections import STAGING_EVENTS, RunnerSettings, StagedEntry, apply_staging_event, decode_notification
 from oneiros.projections import follow_log as _follow_log
 from oneiros.validation._staged import StagedOutput, StagingSettings, staged_outputs, terms
@@ -150,7 +152,7 @@ class StagingProcess:
             GenerationRecorded,
             OutcomeRecorded,
             ReviewDecided,
-            *cycle_outputs(),
+            *event_subtypes(DreamOutput),
             *staged_outputs(),
         )
 
@@ -302,7 +304,7 @@ class StagingProcess:
             book.phase = event.phase
         elif isinstance(event, GenerationRecorded):
             book.generations[event.text] = event
-        if book.phase is not None and getattr(event, "cycle_id", None) == book.cycle_id:
+        if book.phase is not None and isinstance(event, CycleEvent) and event.cycle_id == book.cycle_id:
             book.phase_of.setdefault(event.type_name, book.phase)
 
     def _decide(self, record: Recorded) -> list[Event]:
