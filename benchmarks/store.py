@@ -40,7 +40,6 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import msgspec
 from eventsourcing.application import Application
 from eventsourcing.domain import Aggregate, event
 

@@ -65,7 +65,15 @@ from oneiros.events._staging import (
     golem_of_stream,
     side_stream,
 )
-from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store
+from oneiros.events._store import (
+    DEFAULT_STORE_URL,
+    Checkpoint,
+    EventStore,
+    LogSubscription,
+    Recorded,
+    StreamAppend,
+    open_store,
+)
 from oneiros.events._types import (
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
@@ -93,6 +101,7 @@ from oneiros.events._types import (
     event_type,
     registered_events,
 )
+from oneiros.events._urls import PostgresURL, parse_postgres_url
 
 __all__ = [
     "BEHAVIORAL_PHASES",
@@ -107,6 +116,7 @@ __all__ = [
     "BehavioralPhaseChanged",
     "BudgetExhausted",
     "BudgetReserved",
+    "Checkpoint",
     "ConfidenceChanged",
     "CreativeMode",
     "CreditAssigned",
@@ -149,6 +159,7 @@ __all__ = [
     "IntegrationSummary",
     "InterruptSource",
     "Lineage",
+    "LogSubscription",
     "MemoryRolledBack",
     "MessageHeld",
     "MessagesReleased",
@@ -157,6 +168,7 @@ __all__ = [
     "NremSummary",
     "Outcome",
     "OutcomeRecorded",
+    "PostgresURL",
     "Recorded",
     "RemSummary",
     "ReplayBatch",
@@ -168,6 +180,7 @@ __all__ = [
     "StagingStatus",
     "StepFailed",
     "StrategyHypothesis",
+    "StreamAppend",
     "ThreatSimulated",
     "TriageCounts",
     "TriageDecision",
@@ -182,6 +195,7 @@ __all__ = [
     "golem_of_stream",
     "import_history",
     "open_store",
+    "parse_postgres_url",
     "register_upcaster",
     "registered_events",
     "side_stream",
