@@ -26,9 +26,13 @@ from oneiros.events._urls import PostgresURL
 
 __all__ = ["PostgresRecorder", "postgres_datastore"]
 
-# Below this many events a batch goes as one pipelined INSERT ... RETURNING; from here on, COPY,
-# whose fixed cost (one more round trip and the currval query) is repaid by its per-row speed.
+# Below this many events a batch goes in one pipeline (one round trip, the lowest latency); from
+# here on by COPY, whose fixed cost (three more round trips) its per-row speed repays.
 COPY_FROM = 16
+
+
+def _tracking_params(tracking: Tracking) -> dict[str, Any]:
+    return {"application_name": tracking.application_name, "notification_id": tracking.notification_id}
 
 
 def postgres_datastore(url: PostgresURL) -> PostgresDatastore:
@@ -59,10 +63,13 @@ class PostgresRecorder(PostgresProcessRecorder):
         super().__init__(datastore, events_table_name=events_table_name)
         table = SQL("{}.{}").format(Identifier(datastore.schema), Identifier(events_table_name))
         columns = SQL("(originator_id, originator_version, topic, state)")
-        # One simple-protocol round trip: the recorder's lock statements, then its NOTIFY.
-        self.begin_insert_statement = SQL("; ").join(
-            [*self.lock_table_statements, SQL("NOTIFY {}").format(Identifier(self.channel_name))]
-        )
+        # Before inserting: the recorder's lock statements, then its NOTIFY; joined, they take one
+        # simple-protocol round trip outside a pipeline (which takes them one by one).
+        self.begin_insert_statements = [
+            *self.lock_table_statements,
+            SQL("NOTIFY {}").format(Identifier(self.channel_name)),
+        ]
+        self.begin_insert_statement = SQL("; ").join(self.begin_insert_statements)
         self.insert_rows_statement = SQL("INSERT INTO {} {} VALUES (%s, %s, %s, %s) RETURNING notification_id").format(
             table, columns
         )
@@ -70,9 +77,9 @@ class PostgresRecorder(PostgresProcessRecorder):
         self.last_notification_id_statement = SQL(
             "SELECT currval(pg_get_serial_sequence({}, 'notification_id'))"
         ).format(Literal(f'"{datastore.schema}"."{events_table_name}"'))
-        self.select_rows_statement = SQL(
-            "SELECT notification_id, originator_id, originator_version, topic, state FROM {} "
-        ).format(table)
+        self.select_rows_statement = SQL("SELECT notification_id, originator_version, topic, state FROM {} ").format(
+            table
+        )
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
@@ -81,29 +88,49 @@ class PostgresRecorder(PostgresProcessRecorder):
             ids: Sequence[int] | None = super().insert_events(stored_events, **kwargs)  # the legacy table
             return ids
         rows = [(s.originator_id, s.originator_version, s.topic, s.state) for s in stored_events]
+        if len(rows) >= COPY_FROM:
+            return self._insert_by_copy(rows, tracking)
+        return self._insert_pipelined(rows, tracking)
+
+    def _insert_pipelined(self, rows: list[tuple[Any, ...]], tracking: Tracking | None) -> list[int]:
+        """A small batch: BEGIN, the lock, NOTIFY, tracking, the inserts and COMMIT in one round trip."""
+        error: Exception | None = None
+        ids: list[int] = []
+        with self.datastore.get_connection() as conn:
+            with conn.pipeline() as pipeline:
+                try:
+                    with conn.transaction(), conn.cursor() as curs, conn.cursor() as inserts:
+                        if rows:
+                            for statement in self.begin_insert_statements:
+                                curs.execute(statement, prepare=True)
+                        if tracking is not None:
+                            curs.execute(self.insert_tracking_statement, _tracking_params(tracking), prepare=True)
+                        if rows:
+                            inserts.executemany(self.insert_rows_statement, rows, returning=True)
+                        # Sync here, so a unique violation raises now as IntegrityError, not at COMMIT.
+                        pipeline.sync()
+                        if tracking is not None and curs.fetchone() is None:
+                            raise tracking_refused(tracking)  # rolls the transaction back
+                        while rows:
+                            found = inserts.fetchone()
+                            assert found is not None
+                            ids.append(found["notification_id"])
+                            if not inserts.nextset():
+                                break
+                except Exception as exc:  # re-raised once the pipeline is closed, as psycopg asks
+                    error = exc
+            if error is not None:
+                raise error
+        return ids
+
+    def _insert_by_copy(self, rows: list[tuple[Any, ...]], tracking: Tracking | None) -> list[int]:
+        """A large batch: binary COPY, its positions read back from the sequence."""
         with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
-            if rows:
-                curs.execute(self.begin_insert_statement, prepare=False)
+            curs.execute(self.begin_insert_statement, prepare=False)
             if tracking is not None:
-                curs.execute(
-                    self.insert_tracking_statement,
-                    {"application_name": tracking.application_name, "notification_id": tracking.notification_id},
-                    prepare=True,
-                )
+                curs.execute(self.insert_tracking_statement, _tracking_params(tracking), prepare=True)
                 if curs.fetchone() is None:
                     raise tracking_refused(tracking)
-            if not rows:
-                return []
-            if len(rows) < COPY_FROM:
-                # psycopg pipelines the statements of an executemany: one round trip for the batch.
-                curs.executemany(self.insert_rows_statement, rows, returning=True)
-                returned: list[int] = []
-                while True:
-                    found = curs.fetchone()
-                    assert found is not None
-                    returned.append(found["notification_id"])
-                    if not curs.nextset():
-                        return returned
             with curs.copy(self.copy_statement) as copy:
                 copy.set_types([self.datastore.originator_id_type, "int8", "text", "bytea"])
                 for row in rows:
@@ -113,7 +140,7 @@ class PostgresRecorder(PostgresProcessRecorder):
             assert last is not None
             return list(range(last["currval"] - len(rows) + 1, last["currval"] + 1))
 
-    def _fetch(self, statement: Composed, params: list[Any]) -> list[Row]:
+    def _select_tuples(self, statement: Composed, params: list[Any]) -> list[Row]:
         # Binary results and plain tuples: bytea arrives as bytes, with no hex decoding or dict per row.
         with self.datastore.get_connection() as conn, conn.cursor(binary=True, row_factory=tuple_row) as curs:
             curs.execute(statement, params, prepare=True)
@@ -131,7 +158,7 @@ class PostgresRecorder(PostgresProcessRecorder):
             params.append(list(topics))
         statement += SQL("ORDER BY notification_id LIMIT %s")
         params.append(limit)
-        return self._fetch(statement, params)
+        return self._select_tuples(statement, params)
 
     def select_stream_rows(self, originator_id: str, after_version: int, until: int | None) -> list[Row]:
         """One stream's events after ``after_version``, up to global position ``until``."""
@@ -141,4 +168,4 @@ class PostgresRecorder(PostgresProcessRecorder):
             statement += SQL("AND notification_id <= %s ")
             params.append(until)
         statement += SQL("ORDER BY originator_version")
-        return self._fetch(statement, params)
+        return self._select_tuples(statement, params)
