@@ -3,8 +3,8 @@
 The suites come from ``eventsourcing.tests.persistence`` and are used unchanged; each class here only
 says how to make one of our recorders (text stream ids, as the store uses). The aggregate-recorder suite
 is not run: it expects ``insert_events`` to return None, which is right for eventsourcing's aggregate
-recorders and wrong for its application and process recorders (positions are returned), ours included. PostgreSQL tests get a fresh
-schema each, dropped afterwards.
+recorders and wrong for its application and process recorders (positions are returned), ours included.
+PostgreSQL tests get a fresh schema each, dropped afterwards.
 """
 
 from __future__ import annotations
