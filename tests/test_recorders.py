@@ -145,4 +145,3 @@ class TestPostgresTracking(OnPostgres, TrackingRecorderTestCase):
 
 class TestPostgresNonInterleaving(OnPostgres, NonInterleavingNotificationIDsBaseCase):
     pass
-
