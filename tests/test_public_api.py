@@ -45,6 +45,8 @@ PUBLIC = {
         "ValidationCriterion", "Verdict", "WakeUpSummary", "WakingResidue", "decode_event", "encode_event",
         "event_subtypes", "event_type", "export_history", "golem_of_stream", "import_history", "open_store",
         "register_upcaster", "registered_events", "side_stream", "topics_for",
+        # the store's writes with checkpoints, its subscription and URL parsing
+        "Checkpoint", "LogSubscription", "PostgresURL", "parse_postgres_url",
     ],
     "oneiros.fsm": [
         "CycleCounts", "GolemState", "Golems", "MACHINE_STATES", "Observers", "TRIGGERS", "Transition",
@@ -73,11 +75,11 @@ PUBLIC = {
     # read models only; what appends events is oneiros.validation
     "oneiros.projections": [
         "ACTIVE", "STAGING_EVENTS", "Belief", "JournalEntry", "JournalProjection", "JournalSettings", "LogConsumer",
-        "MemoryVersion", "Observation", "PollingSubscription", "Projection", "ProjectionDB", "ProjectionRunner",
+        "MemoryVersion", "Observation", "Projection", "ProjectionDB", "ProjectionRunner",
         "ProjectionSettings", "Projections", "Rows", "RunnerSettings", "SinkSettings", "StagedEntry",
-        "StagingProjection", "VerifyResult", "apply_staging_event", "decode_notification", "default_projection_url",
+        "StagingProjection", "VerifyResult", "apply_staging_event", "default_projection_url",
         "follow_log", "journal_markdown", "make_projections", "memory_diff", "memory_version", "open_projection_db",
-        "subscribe", "wait_for", "write_memory_file",
+        "wait_for", "write_memory_file",
     ],
     "oneiros.validation": [
         "REVIEW_MOVES", "Feedback", "OutcomeInput", "StagedOutput", "StagingProcess", "StagingSettings",

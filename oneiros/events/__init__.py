@@ -65,7 +65,15 @@ from oneiros.events._staging import (
     golem_of_stream,
     side_stream,
 )
-from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, StreamAppend, open_store
+from oneiros.events._store import (
+    DEFAULT_STORE_URL,
+    Checkpoint,
+    EventStore,
+    LogSubscription,
+    Recorded,
+    StreamAppend,
+    open_store,
+)
 from oneiros.events._types import (
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
@@ -96,6 +104,7 @@ from oneiros.events._types import (
     event_type,
     registered_events,
 )
+from oneiros.events._urls import PostgresURL, parse_postgres_url
 
 __all__ = [
     "BEHAVIORAL_PHASES",
@@ -110,6 +119,7 @@ __all__ = [
     "BehavioralPhaseChanged",
     "BudgetExhausted",
     "BudgetReserved",
+    "Checkpoint",
     "ConfidenceChanged",
     "CreativeMode",
     "CreditAssigned",
@@ -154,6 +164,7 @@ __all__ = [
     "IntegrationSummary",
     "InterruptSource",
     "Lineage",
+    "LogSubscription",
     "MemoryRolledBack",
     "MessageHeld",
     "MessagesReleased",
@@ -162,6 +173,7 @@ __all__ = [
     "NremSummary",
     "Outcome",
     "OutcomeRecorded",
+    "PostgresURL",
     "Recorded",
     "RemSummary",
     "ReplayBatch",
@@ -189,6 +201,7 @@ __all__ = [
     "golem_of_stream",
     "import_history",
     "open_store",
+    "parse_postgres_url",
     "register_upcaster",
     "registered_events",
     "side_stream",

@@ -7,16 +7,9 @@ Read models only: what appends events (the validation sweep, review decisions) i
 """
 
 from oneiros.projections._db import ProjectionDB, default_projection_url, open_projection_db
-from oneiros.projections._follow import LogConsumer, PollingSubscription, follow_log, subscribe
+from oneiros.projections._follow import LogConsumer, follow_log
 from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings, journal_markdown
-from oneiros.projections._runner import (
-    Projection,
-    ProjectionRunner,
-    Rows,
-    RunnerSettings,
-    decode_notification,
-    wait_for,
-)
+from oneiros.projections._runner import Projection, ProjectionRunner, Rows, RunnerSettings, wait_for
 from oneiros.projections._service import Projections, ProjectionSettings, VerifyResult, make_projections
 from oneiros.projections._sinks import (
     Belief,
@@ -39,7 +32,6 @@ __all__ = [
     "LogConsumer",
     "MemoryVersion",
     "Observation",
-    "PollingSubscription",
     "Projection",
     "ProjectionDB",
     "ProjectionRunner",
@@ -52,7 +44,6 @@ __all__ = [
     "StagingProjection",
     "VerifyResult",
     "apply_staging_event",
-    "decode_notification",
     "default_projection_url",
     "follow_log",
     "journal_markdown",
@@ -60,7 +51,6 @@ __all__ = [
     "memory_diff",
     "memory_version",
     "open_projection_db",
-    "subscribe",
     "wait_for",
     "write_memory_file",
 ]

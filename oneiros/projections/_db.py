@@ -22,12 +22,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import parse_qs, unquote, urlsplit
 
 from eventsourcing.persistence import IntegrityError, OperationalError, Tracking, TrackingRecorder
 from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
 
 from oneiros._errors import InvalidStoreURL, ProjectionConflict
+from oneiros.events import PostgresURL, parse_postgres_url
 
 __all__ = ["ProjectionDB", "RowWrite", "default_projection_url", "open_projection_db"]
 
@@ -194,12 +194,12 @@ def _create(recorder: TrackingRecorder, attempts: int = 5) -> None:
             return
 
 
-def _postgres_projection_db(url: str, parts: dict[str, Any]) -> ProjectionDB:
+def _postgres_projection_db(url: str, parts: PostgresURL) -> ProjectionDB:
     # psycopg comes with the optional postgres extra, so it is imported only when asked for.
     from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder  # noqa: PLC0415
     from psycopg.sql import SQL, Identifier  # noqa: PLC0415
 
-    schema = parts["schema"]
+    schema = parts.schema
 
     class PostgresProjectionDB(PostgresTrackingRecorder, ProjectionDB):
         mark = "%s"
@@ -207,11 +207,11 @@ def _postgres_projection_db(url: str, parts: dict[str, Any]) -> ProjectionDB:
         def __init__(self) -> None:
             self.url = url
             datastore = PostgresDatastore(
-                parts["dbname"],
-                parts["host"],
-                parts["port"],
-                parts["user"],
-                parts["password"],
+                parts.dbname,
+                parts.host,
+                parts.port,
+                parts.user,
+                parts.password,
                 schema=schema,
                 pool_size=2,
                 max_overflow=4,
@@ -262,28 +262,6 @@ def default_projection_url(store_url: str) -> str:
     return "memory://"
 
 
-def _postgres_parts(url: str) -> dict[str, Any]:
-    split = urlsplit(url)
-    dbname = unquote(split.path.lstrip("/"))
-    if not dbname:
-        raise InvalidStoreURL(url, "no database name after the host, as in postgresql://host/dbname")
-    try:
-        port = split.port or 5432
-    except ValueError:
-        raise InvalidStoreURL(url, "the port is not a number") from None
-    schema = parse_qs(split.query).get("schema", ["public"])[0]
-    if not schema.replace("_", "").isalnum():
-        raise InvalidStoreURL(url, f"schema {schema!r} must be letters, digits and underscores")
-    return {
-        "dbname": dbname,
-        "host": split.hostname or "127.0.0.1",
-        "port": port,
-        "user": unquote(split.username or "postgres"),
-        "password": unquote(split.password or ""),
-        "schema": schema,
-    }
-
-
 def open_projection_db(url: str) -> ProjectionDB:
     """``memory://``, ``sqlite:///path.db`` or ``postgresql://user@host:port/db?schema=name``."""
     scheme, sep, rest = url.partition("://")
@@ -295,5 +273,5 @@ def open_projection_db(url: str) -> ProjectionDB:
         except (OperationalError, OSError) as exc:
             raise InvalidStoreURL(url, f"cannot open SQLite file {rest[1:]!r}: {exc}") from None
     if scheme in ("postgresql", "postgres"):
-        return _postgres_projection_db(url, _postgres_parts(url))
+        return _postgres_projection_db(url, parse_postgres_url(url))
     raise InvalidStoreURL(url, "expected memory://, sqlite:///PATH or postgresql://... for the projections")

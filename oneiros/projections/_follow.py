@@ -1,14 +1,12 @@
-"""Following the log live: eventsourcing's ``recorder.subscribe()``, batched for the consumers.
+"""Following the log live: the store's subscription (eventsourcing's ``recorder.subscribe()``),
+taken in batches by the consumers.
 
-A subscription yields every notification after a position and blocks when there is none; on
-PostgreSQL it is woken by the NOTIFY eventsourcing's recorder sends on every insert, in memory by the
-recorder's listeners. eventsourcing's SQLite recorder has no subscription, so
-:class:`PollingSubscription` gives it one: eventsourcing's own pull loop
-(``ListenNotifySubscription``), woken by a timer that looks at the head instead of by a NOTIFY.
-
-A pump thread iterates the subscription into a queue; the follower takes whatever has arrived, up to
-a batch, and hands it to every consumer, which applies it and records its position in one
-transaction. Several consumers (the validation sweep and the projections) share one subscription.
+A subscription yields every event after a position and blocks when there is none; on PostgreSQL it
+is woken by the NOTIFY eventsourcing's recorder sends on every insert, in memory by the recorder's
+listeners, on SQLite (no notifications) by polling. A pump thread iterates it into a queue; the
+follower takes whatever has arrived, up to a batch, and hands it to every consumer, which applies it
+and records its position in one transaction. Several consumers (the validation sweep and the
+projections) share one subscription.
 """
 
 from __future__ import annotations
@@ -19,61 +17,10 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Protocol
 
-from eventsourcing.persistence import (
-    ApplicationRecorder,
-    ListenNotifySubscription,
-    Notification,
-    Subscription,
-)
-
 from oneiros._errors import ProjectionConflict
-from oneiros.events import EventStore
+from oneiros.events import EventStore, LogSubscription, Recorded
 
-__all__ = ["LogConsumer", "PollingSubscription", "follow_log", "subscribe"]
-
-
-class PollingSubscription(ListenNotifySubscription[ApplicationRecorder]):
-    """``recorder.subscribe()`` for a recorder without one: pulls when the head has moved, looking
-    every ``interval`` seconds."""
-
-    def __init__(
-        self, recorder: ApplicationRecorder, gt: int | None = None, topics: Sequence[str] = (), *, interval: float
-    ) -> None:
-        super().__init__(recorder=recorder, gt=gt, topics=topics)
-        self._interval = interval
-        self._stopping = threading.Event()
-        self._poll_thread = threading.Thread(target=self._poll, name="oneiros-poll", daemon=True)
-        self._poll_thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        super().stop()
-
-    def __exit__(self, *args: object, **kwargs: object) -> None:
-        try:
-            super().__exit__(*args, **kwargs)
-        finally:
-            self._poll_thread.join()
-
-    def _poll(self) -> None:
-        while not self._stopping.wait(self._interval):
-            try:
-                head = self._recorder.max_notification_id() or 0
-            except Exception as exc:  # the pull thread reports it the same way
-                self._thread_error = exc
-                self.stop()
-                return
-            if head > (self._last_notification_id or 0):
-                self._has_been_notified.set()
-
-
-def subscribe(store: EventStore, gt: int, poll_interval_s: float) -> Subscription[ApplicationRecorder]:
-    """The store recorder's own subscription, or a polling one where it has none (SQLite)."""
-    recorder = store.backend.recorder
-    try:
-        return recorder.subscribe(gt=gt)
-    except NotImplementedError:
-        return PollingSubscription(recorder, gt, interval=poll_interval_s)
+__all__ = ["LogConsumer", "follow_log"]
 
 
 class LogConsumer(Protocol):
@@ -87,7 +34,7 @@ class LogConsumer(Protocol):
         """The lowest position it has recorded: a subscription for it starts after this."""
         ...
 
-    def take(self, batch: Sequence[Notification]) -> None:
+    def take(self, batch: Sequence[Recorded]) -> None:
         """Apply ``batch`` (every event in a stretch of the log, ascending) and record its end."""
         ...
 
@@ -95,22 +42,22 @@ class LogConsumer(Protocol):
 class _Pump:
     """Iterates a subscription on its own thread so the follower can take what has arrived."""
 
-    def __init__(self, subscription: Subscription[ApplicationRecorder]) -> None:
+    def __init__(self, subscription: LogSubscription) -> None:
         self._subscription = subscription
-        self._queue: queue.Queue[Notification | BaseException] = queue.Queue()
+        self._queue: queue.Queue[Recorded | BaseException] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="oneiros-follow", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
-            for notification in self._subscription:
-                self._queue.put(notification)
+            for record in self._subscription:
+                self._queue.put(record)
         except BaseException as exc:  # handed to the follower, which raises it
             self._queue.put(exc)
 
-    def take(self, limit: int, timeout: float) -> list[Notification]:
+    def take(self, limit: int, timeout: float) -> list[Recorded]:
         """What has arrived (at most ``limit``), waiting up to ``timeout`` for the first."""
-        batch: list[Notification] = []
+        batch: list[Recorded] = []
         try:
             item = self._queue.get(timeout=timeout)
             while True:
@@ -160,7 +107,7 @@ def follow_log(
     for consumer in consumers:
         _caught_up(consumer)
     gt = min(c.low_position() for c in consumers)
-    with subscribe(store, gt, poll_interval_s) as subscription, _Pump(subscription) as pump:
+    with store.subscribe(gt, poll_interval=poll_interval_s) as subscription, _Pump(subscription) as pump:
         while not stop.is_set():
             batch = pump.take(batch_events, timeout=wake_s)
             if batch:

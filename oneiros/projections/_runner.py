@@ -7,8 +7,8 @@ advance the position: catching up reads up to a head it measured first, and foll
 end of each batch the subscription delivered, so the position moves past events that did not
 concern the projection (a projection waiting on a position must never wait on events it ignores).
 
-Catching up reads through the store's paged, type-filtered read; following takes eventsourcing's
-``recorder.subscribe()`` (see ``_follow.py``).
+Catching up reads through the store's paged, type-filtered read; following takes the store's
+subscription, eventsourcing's ``recorder.subscribe()`` (see ``_follow.py``).
 """
 
 from __future__ import annotations
@@ -19,14 +19,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 import msgspec
-from eventsourcing.persistence import Notification
 
 from oneiros._errors import ProjectionConflict
-from oneiros.events import Event, EventStore, Recorded, decode_event, topics_for
+from oneiros.events import Event, EventStore, Recorded
 from oneiros.projections._db import ProjectionDB, RowWrite
 from oneiros.projections._follow import follow_log
 
-__all__ = ["Projection", "ProjectionRunner", "Rows", "RunnerSettings", "decode_notification", "wait_for"]
+__all__ = ["Projection", "ProjectionRunner", "Rows", "RunnerSettings", "wait_for"]
 
 _T = TypeVar("_T", bound=msgspec.Struct)
 _encoder = msgspec.json.Encoder()
@@ -96,12 +95,6 @@ class Projection(Protocol):
     def apply(self, record: Recorded, rows: Rows) -> None: ...
 
 
-def decode_notification(notification: Notification) -> Recorded:
-    """The event a subscription delivered, as the store reads it."""
-    meta, event = decode_event(notification.topic, notification.state, notification.id)
-    return Recorded(notification.id, notification.originator_version, meta, event)
-
-
 CommitListener = Callable[[str, int], None]
 
 
@@ -121,7 +114,7 @@ class ProjectionRunner:
         self.projections = list(projections)
         self.settings = settings or RunnerSettings()
         self.on_commit = on_commit
-        self._topics = {p.name: frozenset(t for cls in p.types for t in topics_for(cls)) for p in self.projections}
+        self._types = {p.name: frozenset(p.types) for p in self.projections}
 
     def position(self, name: str) -> int:
         return self.db.position(name)
@@ -158,14 +151,13 @@ class ProjectionRunner:
         if self.on_commit is not None:
             self.on_commit(name, position)
 
-    def take(self, batch: Sequence[Notification]) -> None:
+    def take(self, batch: Sequence[Recorded]) -> None:
         """Apply a stretch of the log a subscription delivered; each projection records its end.
 
         A projection another runner moved meanwhile (a conflict, or a position short of the
         batch's start) is brought up from the store instead, so nothing is applied twice or skipped.
         """
-        first, last = batch[0].id, batch[-1].id
-        decoded: dict[int, Recorded] = {}
+        first, last = batch[0].position, batch[-1].position
         for projection in self.projections:
             try:
                 start = self.db.position(projection.name)
@@ -173,13 +165,10 @@ class ProjectionRunner:
                     continue
                 if start < first - 1:
                     start = self._advance(projection, first - 1)
-                topics = self._topics[projection.name]
+                types = self._types[projection.name]
                 rows = Rows(self.db, projection.name, empty=start == 0)
-                for notification in batch:
-                    if notification.id > start and notification.topic in topics:
-                        record = decoded.get(notification.id)
-                        if record is None:
-                            record = decoded[notification.id] = decode_notification(notification)
+                for record in batch:
+                    if record.position > start and type(record.event) in types:
                         projection.apply(record, rows)
                 self._commit(projection.name, start, last, rows)
             except ProjectionConflict:

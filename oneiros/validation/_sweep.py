@@ -18,11 +18,10 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from eventsourcing.persistence import Notification, Tracking
-
 from oneiros._errors import ProjectionConflict, StreamConflict
 from oneiros.events import (
     STAGING_STREAM,
+    Checkpoint,
     ConfidenceChanged,
     CycleEvent,
     DreamOutput,
@@ -50,9 +49,8 @@ from oneiros.events import (
     StreamAppend,
     event_subtypes,
     side_stream,
-    topics_for,
 )
-from oneiros.projections import STAGING_EVENTS, RunnerSettings, StagedEntry, apply_staging_event, decode_notification
+from oneiros.projections import STAGING_EVENTS, RunnerSettings, StagedEntry, apply_staging_event
 from oneiros.projections import follow_log as _follow_log
 from oneiros.validation._staged import StagedOutput, StagingSettings, staged_outputs, terms
 
@@ -203,25 +201,21 @@ class StagingProcess:
         self._run(self.store.read_all(after=self.position, until=target, types=self.input_types()), target)
         return self.position
 
-    def take(self, batch: Sequence[Notification]) -> None:
+    def take(self, batch: Sequence[Recorded]) -> None:
         """Decide on the inputs among a stretch of the log a subscription delivered."""
         try:
             if not self._loaded:
                 self.load()
-            first, last = batch[0].id, batch[-1].id
+            first, last = batch[0].position, batch[-1].position
             if self.position >= last:
                 return
             if self.position < first - 1:
                 self.catch_up(until=first - 1)
-            topics = self._input_topics()
+            types = frozenset(self.input_types())
             start = self.position
-            inputs = (decode_notification(n) for n in batch if n.id > start and n.topic in topics)
-            self._run(inputs, last)
+            self._run((r for r in batch if r.position > start and type(r.event) in types), last)
         except ProjectionConflict:
             self.catch_up()  # another process decided first; carry on from what it recorded
-
-    def _input_topics(self) -> frozenset[str]:
-        return frozenset(t for cls in self.input_types() for t in topics_for(cls))
 
     def _run(self, inputs: Iterable[Recorded], target: int) -> None:
         pending: list[tuple[str, int, EventMeta, Event]] = []
@@ -279,12 +273,14 @@ class StagingProcess:
         appends: dict[str, tuple[int, list[tuple[EventMeta, Event]]]] = {}
         for stream, version, meta, event in pending:
             appends.setdefault(stream, (version - 1, []))[1].append((meta, event))
-        batch: list[StreamAppend] = [(stream, expected, items) for stream, (expected, items) in appends.items()]
+        batch = [StreamAppend(stream, expected, items) for stream, (expected, items) in appends.items()]
         try:
-            self.store.append_streams(batch, tracking=Tracking(self.name, position))
+            # A second process that decided the same stretch first makes this a ProjectionConflict.
+            self.store.append_streams(batch, checkpoint=Checkpoint(self.name, self.position, position))
         except StreamConflict:
-            found = self.store.backend.recorder.max_tracking_id(self.name)
-            raise ProjectionConflict(self.name, self.position, found) from None
+            raise ProjectionConflict(
+                self.name, self.position, self.store.backend.recorder.max_tracking_id(self.name)
+            ) from None
         self.position = position
 
     # -- observing and deciding -----------------------------------------------------------------

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from eventsourcing.persistence import Tracking
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
@@ -43,7 +42,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from oneiros._errors import ConfigError
-from oneiros.events import EventStore, Recorded, StreamAppend
+from oneiros.events import Checkpoint, EventStore, Recorded, StreamAppend
 from oneiros.generators import Generation, GenerationRequest, Generator
 from oneiros.settings import DEFAULT_SPANS_PATH, TracingSettings
 
@@ -318,20 +317,23 @@ class TracedStore(EventStore):
     def __init__(self, inner: EventStore) -> None:
         super().__init__(inner.backend)
 
-    def append_streams(self, appends: Sequence[StreamAppend], *, tracking: Tracking | None = None) -> list[Recorded]:
-        # append() goes through here too, so one span covers every write.
-        items = [item for _stream, _version, part in appends for item in part]
-        types = sorted({type(event).type_name for _, event in items})
+    def append_streams(
+        self, appends: Sequence[StreamAppend], *, checkpoint: Checkpoint | None = None
+    ) -> list[Recorded]:
+        # Every write of the store, append() included, comes through here.
+        types = sorted({type(event).type_name for a in appends for _, event in a.items})
+        first = appends[0] if appends else StreamAppend("", 0, ())
         with tracer().start_as_current_span(
             "store.append",
             attributes={
-                "oneiros.golem_id": ",".join(stream for stream, _v, _p in appends),
-                "oneiros.expected_version": appends[0][1] if appends else 0,
-                "oneiros.events": len(items),
+                "oneiros.golem_id": first.golem_id,
+                "oneiros.golem_ids": sorted({a.golem_id for a in appends}),
+                "oneiros.expected_version": first.expected_version,
+                "oneiros.events": sum(len(a.items) for a in appends),
                 "oneiros.event_types": types,
             },
         ):
-            return super().append_streams(appends, tracking=tracking)
+            return super().append_streams(appends, checkpoint=checkpoint)
 
 
 @contextmanager
