@@ -4,9 +4,12 @@
   process's decisions) is projected from scratch by each projection on its own; events/s is the
   log's events covered per second. ``vs_raw`` is the time raw ``sqlite3`` takes to page through
   the same log (every row, no decoding) over the projection's time, measured back to back in each
-  round; ``vs_raw_own_rows`` compares with raw reading only the rows of the projection's types.
-* latency: one event appended while a runner follows the log (SQLite by polling, PostgreSQL by
-  LISTEN/NOTIFY); milliseconds from the append returning to the projection's commit.
+  round; ``vs_raw_own_rows`` compares with raw reading only the rows of the projection's types (the
+  issue's goal: each at least 0.6). The raw read takes the same columns and pages as the store's
+  read (position, version, topic, state; 5000 rows a page).
+* latency: one event appended while a runner follows the log through the store's subscription
+  (SQLite by polling, PostgreSQL by LISTEN/NOTIFY); milliseconds from the append returning to the
+  projection's commit.
 
 Usage: ``python benchmarks/projections.py [--events N] [--runs R] [--samples S]``. The last line
 is one JSON object of figures (medians of the runs).
@@ -167,8 +170,9 @@ def raw_read(path: str, topics: list[str] | None = None) -> float:
     conn = sqlite3.connect(path)
     marks = ",".join("?" * len(topics or ()))
     only = f"AND topic IN ({marks}) " if topics else ""
+    # The columns and pages the store's read takes (position, version, topic, state; 5000 rows).
     sql = (
-        "SELECT rowid, originator_id, originator_version, topic, state FROM oneiros_events "
+        "SELECT rowid, originator_version, topic, state FROM oneiros_events "
         f"WHERE rowid > ? {only}ORDER BY rowid LIMIT 5000"
     )
     started = time.perf_counter()
@@ -300,6 +304,7 @@ def main() -> None:
                 "catchup_vs_raw": min(ratios),
                 "catchup_vs_raw_median": statistics.median(ratios),
                 "catchup_vs_raw_own_rows": {k: v["vs_raw_own_rows"] for k, v in per.items()},  # type: ignore[attr-defined]
+                "catchup_vs_raw_own_rows_min": min(v["vs_raw_own_rows"] for v in per.values()),  # type: ignore[attr-defined]
                 "live_latency_ms_sqlite": round(sqlite_ms, 2),
                 "live_latency_ms_postgres": round(pg_ms, 2) if pg_ms is not None else None,
                 "runs": args.runs,
