@@ -14,7 +14,6 @@ the log up to its tracking position and carries on from there.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -51,7 +50,6 @@ from oneiros.events import (
     side_stream,
 )
 from oneiros.projections import STAGING_EVENTS, RunnerSettings, StagedEntry, apply_staging_event
-from oneiros.projections import follow_log as _follow_log
 from oneiros.validation._staged import StagedOutput, StagingSettings, staged_outputs, terms
 
 __all__ = ["REVIEW_MOVES", "GolemBook", "StagingProcess", "matches", "review_status"]
@@ -232,16 +230,6 @@ class StagingProcess:
             # Memory may hold decisions that were never written; rebuild it from the log.
             self._loaded = False
             raise
-
-    def follow(self, stop: threading.Event) -> None:
-        """Catch up, then keep deciding on new inputs until ``stop`` is set."""
-        _follow_log(
-            self.store,
-            [self],
-            stop,
-            batch_events=self.runner.batch_events,
-            poll_interval_s=self.runner.poll_interval_s,
-        )
 
     def _record_new(self, event: Event, cause: Recorded) -> tuple[str, int, EventMeta, Event]:
         """Apply a fresh decision to memory; it goes to the golem's staging stream at the version
