@@ -14,6 +14,7 @@ the log up to its tracking position and carries on from there.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -213,7 +214,10 @@ class StagingProcess:
             start = self.position
             self._run((r for r in batch if r.position > start and type(r.event) in types), last)
         except ProjectionConflict:
-            self.catch_up()  # another process decided first; carry on from what it recorded
+            # Another process decided first: carry on from what it recorded, or, if it is still
+            # racing this one, leave the stretch to it; the next batch fills any gap from the log.
+            with contextlib.suppress(ProjectionConflict):
+                self.catch_up()
 
     def _run(self, inputs: Iterable[Recorded], target: int) -> None:
         pending: list[tuple[str, int, EventMeta, Event]] = []
