@@ -195,3 +195,18 @@ def test_staging_rows_match_the_staging_process_memory() -> None:
         return (e.entry_id, e.status, e.confidence_pct, e.confirmations, e.contradictions)  # type: ignore[attr-defined]
 
     assert sorted(map(view, world.projections.staging("g1"))) == sorted(map(view, process.books["g1"].entries.values()))
+
+
+def test_a_batch_past_the_position_is_filled_from_the_log_and_never_applied_twice(db: ProjectionDB) -> None:
+    """A subscription batch that starts beyond a projection's position (another runner, or a
+    restart, left a gap) is preceded by the gap read from the store; the same batch taken again by
+    a second runner of the same projection applies nothing twice."""
+    store = open_store("memory://")
+    _world_with_cycles(store)
+    first, second = ProjectionRunner(store, db, [Audit()]), ProjectionRunner(store, db, [Audit()])
+    first.catch_up(until=5)
+    batch = list(store.read_all(after=12))
+    second.take(batch)
+    first.take(batch)
+    seen = {key: msgspec.json.decode(data, type=_Seen).times for _k, key, data in db.scan("audit")}
+    assert (store.head(), {f"{p:09d}": 1 for p in range(1, store.head() + 1)}) == (db.position("audit"), seen)
