@@ -61,6 +61,9 @@ class PostgresRecorder(PostgresProcessRecorder):
 
     def __init__(self, datastore: PostgresDatastore, *, events_table_name: str = EVENTS_TABLE) -> None:
         super().__init__(datastore, events_table_name=events_table_name)
+        # eventsourcing names the channel after the table alone, and a channel is database-wide: every
+        # store in every schema of a database would wake every subscriber. One channel per schema.
+        self.channel_name = f"{datastore.schema}_{events_table_name}"[: self.MAX_IDENTIFIER_LEN]
         table = SQL("{}.{}").format(Identifier(datastore.schema), Identifier(events_table_name))
         columns = SQL("(originator_id, originator_version, topic, state)")
         # Before inserting: the recorder's lock statements, then its NOTIFY; joined, they take one
