@@ -14,13 +14,16 @@ table creation or the number of commits. Baselines, with the same msgspec encodi
 Replay baselines: ``SELECT`` of every row plus a typed msgspec decode per row (binary bytea on PostgreSQL).
 Append-to-observer: a second process appends one event every few milliseconds while this process
 follows the log with :func:`oneiros.fsm.follow_log`; the latency is from just before the append to the
-observer's call (CLOCK_MONOTONIC, shared by processes). The baseline is a raw ``NOTIFY`` from another
-process to a psycopg ``LISTEN``. PostgreSQL figures are skipped (and say so) when no server answers.
+observer's call (CLOCK_MONOTONIC, shared by processes). Two raw baselines: a bare ``NOTIFY`` from
+another process to a psycopg ``LISTEN`` (the wake-up alone), and the same path a store must take, an
+``INSERT`` + ``NOTIFY`` committed (so its fsync) then a ``SELECT`` and decode of the new rows.
+PostgreSQL figures are skipped (and say so) when no server answers.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import os
 import shutil
@@ -466,15 +469,59 @@ def _ours_writer(url: str, ready: Any, go: Any) -> None:
     store.close()
 
 
-def _raw_writer(conninfo: str, ready: Any, go: Any) -> None:
+def _raw_writer(conninfo: str, schema: str, ready: Any, go: Any) -> None:
+    """NOTIFY alone (``schema`` empty), or INSERT + NOTIFY + COMMIT as a store must (the fsync included)."""
     import psycopg
 
+    meta = EventMeta(time=T0, event_id="0", golem_id="w")
     with psycopg.connect(conninfo, autocommit=True) as conn:
         ready.set()
         go.wait()
-        for _ in range(SAMPLES):
+        for version in range(1, SAMPLES + 1):
             time.sleep(GAP_S)
-            conn.execute(f"NOTIFY bench_raw, '{time.monotonic()!r}'")
+            sent = repr(time.monotonic())
+            if not schema:
+                conn.execute(f"NOTIFY bench_raw, '{sent}'")
+                continue
+            topic, state = encode_event(meta, EpisodeRecorded(episode=Episode(tick=version, summary="s")))
+            with conn.transaction():
+                conn.execute(
+                    f'INSERT INTO "{schema}".ev (originator_id, originator_version, topic, state) '
+                    "VALUES (%s, %s, %s, %s)",
+                    ("w", version, topic, state),
+                )
+                conn.execute(f"NOTIFY bench_raw, '{sent}'")
+
+
+def _raw_listen(conninfo: str, schema: str) -> list[float]:
+    """Latencies of the raw path: LISTEN, and for inserts the SELECT and decode of the new rows."""
+    import psycopg
+
+    ctx = mp.get_context("spawn")
+    latencies: list[float] = []
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute("LISTEN bench_raw")
+        ready, go = ctx.Event(), ctx.Event()
+        writer = ctx.Process(target=_raw_writer, args=(conninfo, schema, ready, go))
+        writer.start()
+        ready.wait(60)
+        go.set()
+        last = 0
+        with psycopg.connect(conninfo, autocommit=True) as reader:
+            for note in conn.notifies(timeout=30, stop_after=SAMPLES):
+                if schema:
+                    with reader.cursor(binary=True) as cur:
+                        cur.execute(
+                            f'SELECT notification_id, topic, state FROM "{schema}".ev WHERE notification_id > %s '
+                            "ORDER BY notification_id",
+                            (last,),
+                        )
+                        rows = cur.fetchall()
+                    decode_all([(topic, state) for _, topic, state in rows])
+                    last = rows[-1][0]
+                latencies.append(time.monotonic() - float(note.payload))
+        writer.join(60)
+    return latencies
 
 
 def _p(values: list[float], q: float) -> float:
@@ -511,24 +558,20 @@ def observer_latency(url: str, schemas: Schemas) -> dict[str, Any]:
     writer.join(60)
     store.close()
 
-    raw: list[float] = []
     conninfo = pg_conninfo(url)
+    raw = _raw_listen(conninfo, "")
+    insert_schema = schemas.fresh()
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute("LISTEN bench_raw")
-        ready, go = ctx.Event(), ctx.Event()
-        writer = ctx.Process(target=_raw_writer, args=(conninfo, ready, go))
-        writer.start()
-        ready.wait(60)
-        go.set()
-        for note in conn.notifies(timeout=30, stop_after=SAMPLES):
-            raw.append(time.monotonic() - float(note.payload))
-        writer.join(60)
+        conn.execute(PG_TABLE.format(s=insert_schema))
+    raw_insert = _raw_listen(conninfo, insert_schema)
     return {
         "pg_observer_samples": len(ours),
         "pg_observer_p50_ms": _p(ours, 0.5) if ours else None,
         "pg_observer_p95_ms": _p(ours, 0.95) if ours else None,
         "pg_raw_listen_p50_ms": _p(raw, 0.5) if raw else None,
         "pg_raw_listen_p95_ms": _p(raw, 0.95) if raw else None,
+        "pg_raw_insert_listen_p50_ms": _p(raw_insert, 0.5) if raw_insert else None,
+        "pg_raw_insert_listen_p95_ms": _p(raw_insert, 0.95) if raw_insert else None,
     }
 
 
@@ -547,6 +590,7 @@ def main() -> None:
     try:
         if not args.skip_sqlite:
             figures.update(sqlite_figures(n, runs, n_tx, tmp))
+            print(json.dumps(figures, sort_keys=True), file=sys.stderr, flush=True)  # progress, if PG fails
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.skip_pg:

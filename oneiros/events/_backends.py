@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 from uuid import UUID
 
 from eventsourcing.persistence import (
@@ -41,6 +41,8 @@ __all__ = [
     "Recorder",
     "Row",
     "SQLiteRecorder",
+    "Stored",
+    "StoredRow",
     "open_backend",
 ]
 
@@ -50,10 +52,42 @@ EVENTS_TABLE = "oneiros_events"
 Row = tuple[int, int, str, bytes]
 
 
+class StoredRow(NamedTuple):
+    """A stored event as the store hands it to its recorder: eventsourcing's ``StoredEvent`` fields in
+    a tuple, which sqlite3's ``executemany`` and psycopg's ``COPY`` take as a row without copying it
+    (eventsourcing's own ``PgStoredEvent`` is the same idea). Its frozen dataclass costs more to build
+    than the row costs to insert."""
+
+    originator_id: str
+    originator_version: int
+    topic: str
+    state: bytes
+
+
+Stored = StoredEvent | StoredRow
+
+
+def stored_rows(stored: Sequence[Stored]) -> Sequence[StoredRow]:
+    """``stored`` as rows, converting only what is not a row already (eventsourcing's own callers)."""
+    if all(type(s) is StoredRow for s in stored):
+        return stored  # type: ignore[return-value]  # checked just above, element by element
+    return [
+        s
+        if type(s) is StoredRow
+        else StoredRow(
+            s.originator_id.hex if isinstance(s.originator_id, UUID) else s.originator_id,
+            s.originator_version,
+            s.topic,
+            s.state,
+        )
+        for s in stored
+    ]
+
+
 class Recorder(Protocol):
     """What the store uses of its eventsourcing process recorder, and the two tuple reads it adds."""
 
-    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None: ...
+    def insert_events(self, stored_events: Sequence[Stored], **kwargs: Any) -> Sequence[int] | None: ...
 
     def max_notification_id(self) -> int | None: ...
 
@@ -149,19 +183,12 @@ class SQLiteRecorder(SQLiteProcessRecorder):
         super().__init__(datastore, events_table_name=events_table_name)
         self.select_rows_statement = f"SELECT rowid, originator_version, topic, state FROM {events_table_name} "
 
-    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+    def insert_events(self, stored_events: Sequence[Stored], **kwargs: Any) -> Sequence[int] | None:
         tracking: Tracking | None = kwargs.get("tracking")
+        params = stored_rows(stored_events)
         if tracking is not None and not self.datastore.single_row_tracking:
-            return super().insert_events(stored_events, **kwargs)  # the legacy table: eventsourcing's path
-        params = [
-            (
-                s.originator_id.hex if isinstance(s.originator_id, UUID) else s.originator_id,
-                s.originator_version,
-                s.topic,
-                s.state,
-            )
-            for s in stored_events
-        ]
+            # The legacy multi-row tracking table: eventsourcing's own path.
+            return super().insert_events([StoredEvent(*p) for p in params], **kwargs)
         ids: list[int] = []
         with self.datastore.transaction(commit=True) as c:
             if params:
@@ -219,6 +246,11 @@ class SQLiteRecorder(SQLiteProcessRecorder):
 
 class MemoryRecorder(POPOProcessRecorder):
     """eventsourcing's in-memory process recorder, with the store's tuple reads."""
+
+    def insert_events(self, stored_events: Sequence[Stored], **kwargs: Any) -> Sequence[int] | None:
+        events = [s if isinstance(s, StoredEvent) else StoredEvent(*s) for s in stored_events]
+        ids: Sequence[int] | None = super().insert_events(events, **kwargs)
+        return ids
 
     def select_rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]:
         found = self.select_notifications(after, limit, stop=until, topics=topics, inclusive_of_start=False)

@@ -21,7 +21,7 @@ from eventsourcing.utils import retry
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
-from oneiros.events._backends import EVENTS_TABLE, Row, tracking_refused
+from oneiros.events._backends import EVENTS_TABLE, Row, Stored, StoredRow, stored_rows, tracking_refused
 from oneiros.events._urls import PostgresURL
 
 __all__ = ["PostgresRecorder", "postgres_datastore"]
@@ -61,6 +61,9 @@ class PostgresRecorder(PostgresProcessRecorder):
 
     def __init__(self, datastore: PostgresDatastore, *, events_table_name: str = EVENTS_TABLE) -> None:
         super().__init__(datastore, events_table_name=events_table_name)
+        # eventsourcing names the channel after the table alone, and a channel is database-wide: every
+        # store in every schema of a database would wake every subscriber. One channel per schema.
+        self.channel_name = f"{datastore.schema}_{events_table_name}"[: self.MAX_IDENTIFIER_LEN]
         table = SQL("{}.{}").format(Identifier(datastore.schema), Identifier(events_table_name))
         columns = SQL("(originator_id, originator_version, topic, state)")
         # Before inserting: the recorder's lock statements, then its NOTIFY; joined, they take one
@@ -82,17 +85,18 @@ class PostgresRecorder(PostgresProcessRecorder):
         )
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
-    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+    def insert_events(self, stored_events: Sequence[Stored], **kwargs: Any) -> Sequence[int] | None:
         tracking: Tracking | None = kwargs.get("tracking")
+        rows = stored_rows(stored_events)
         if tracking is not None and not self.datastore.single_row_tracking:
-            ids: Sequence[int] | None = super().insert_events(stored_events, **kwargs)  # the legacy table
+            # The legacy multi-row tracking table: eventsourcing's own path.
+            ids: Sequence[int] | None = super().insert_events([StoredEvent(*r) for r in rows], **kwargs)
             return ids
-        rows = [(s.originator_id, s.originator_version, s.topic, s.state) for s in stored_events]
         if len(rows) >= COPY_FROM:
             return self._insert_by_copy(rows, tracking)
         return self._insert_pipelined(rows, tracking)
 
-    def _insert_pipelined(self, rows: list[tuple[Any, ...]], tracking: Tracking | None) -> list[int]:
+    def _insert_pipelined(self, rows: Sequence[StoredRow], tracking: Tracking | None) -> list[int]:
         """A small batch: BEGIN, the lock, NOTIFY, tracking, the inserts and COMMIT in one round trip."""
         error: Exception | None = None
         ids: list[int] = []
@@ -123,7 +127,7 @@ class PostgresRecorder(PostgresProcessRecorder):
                 raise error
         return ids
 
-    def _insert_by_copy(self, rows: list[tuple[Any, ...]], tracking: Tracking | None) -> list[int]:
+    def _insert_by_copy(self, rows: Sequence[StoredRow], tracking: Tracking | None) -> list[int]:
         """A large batch: binary COPY, its positions read back from the sequence."""
         with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
             curs.execute(self.begin_insert_statement, prepare=False)

@@ -12,13 +12,12 @@ from eventsourcing.persistence import (
     IntegrityError,
     Notification,
     PersistenceError,
-    StoredEvent,
     Subscription,
     Tracking,
 )
 
 from oneiros._errors import ProjectionConflict, StoreError, StreamConflict
-from oneiros.events._backends import Backend, Row, open_backend
+from oneiros.events._backends import Backend, Row, StoredRow, open_backend
 from oneiros.events._codec import current_decoder, decode_event, encode_event, topics_for
 from oneiros.events._types import Event, EventMeta
 
@@ -165,13 +164,13 @@ class EventStore:
         Every write of the log comes through here (:meth:`append` included), so a subclass that
         wraps it sees them all.
         """
-        stored: list[StoredEvent] = []
+        stored: list[StoredRow] = []
         for append in appends:
             golem_id = append.golem_id
             for version, (meta, event) in enumerate(append.items, start=append.expected_version + 1):
                 if meta.golem_id != golem_id:
                     raise ValueError(f"event metadata names golem {meta.golem_id!r}, not {golem_id!r}")
-                stored.append(StoredEvent(golem_id, version, *encode_event(meta, event)))
+                stored.append(StoredRow(golem_id, version, *encode_event(meta, event)))
         if not stored and checkpoint is None:
             return []
         positions = self._insert(stored, appends, checkpoint)
@@ -183,7 +182,7 @@ class EventStore:
         ]
 
     def _insert(
-        self, stored: Sequence[StoredEvent], appends: Sequence[StreamAppend], checkpoint: Checkpoint | None
+        self, stored: Sequence[StoredRow], appends: Sequence[StreamAppend], checkpoint: Checkpoint | None
     ) -> list[int]:
         recorder = self._backend.recorder
         tracking = None if checkpoint is None else Tracking(checkpoint.name, checkpoint.position)
