@@ -341,27 +341,36 @@ class PostgresBackend:
         self.datastore.close()
 
 
-def open_backend(url: str) -> Backend:
-    """A backend for ``memory://``, ``sqlite:///relative.db``, ``sqlite:////abs.db`` or
-    ``postgresql://user:password@host:port/dbname?schema=name``."""
+def locate_store(url: str) -> tuple[str, Any]:
+    """``("memory", None)``, ``("sqlite", path)`` or ``("postgresql", PostgresURL)`` for a valid store URL."""
     scheme, sep, rest = url.partition("://")
     if not sep:
         raise InvalidStoreURL(url, "expected scheme://..., one of memory://, sqlite:///PATH, postgresql://...")
     if scheme == "memory":
-        return MemoryBackend(url)
+        return "memory", None
     if scheme == "sqlite":
         if not rest.startswith("/") or rest == "/":
             raise InvalidStoreURL(url, "expected sqlite:///relative/path.db or sqlite:////absolute/path.db")
-        path = rest[1:]
-        try:
-            return SQLiteBackend(url, path)
-        except (sqlite3.Error, OSError) as exc:
-            raise InvalidStoreURL(url, f"cannot open SQLite file {path!r}: {exc}") from None
+        return "sqlite", rest[1:]
     if scheme in ("postgresql", "postgres"):
         parts = parse_postgres_url(url)
         try:
             import psycopg  # noqa: F401, PLC0415 - the optional extra; see PostgresBackend
         except ImportError:  # pragma: no cover - depends on the install
             raise InvalidStoreURL(url, "PostgreSQL needs the extra: pip install 'oneiros[postgres]'") from None
-        return PostgresBackend(url, parts)
+        return "postgresql", parts
     raise InvalidStoreURL(url, f"unknown scheme {scheme!r}; expected memory, sqlite or postgresql")
+
+
+def open_backend(url: str) -> Backend:
+    """A backend for ``memory://``, ``sqlite:///relative.db``, ``sqlite:////abs.db`` or
+    ``postgresql://user:password@host:port/dbname?schema=name&connect_timeout=5``."""
+    kind, target = locate_store(url)
+    if kind == "memory":
+        return MemoryBackend(url)
+    if kind == "sqlite":
+        try:
+            return SQLiteBackend(url, target)
+        except (sqlite3.Error, OSError) as exc:
+            raise InvalidStoreURL(url, f"cannot open SQLite file {target!r}: {exc}") from None
+    return PostgresBackend(url, target)

@@ -45,6 +45,7 @@ def postgres_datastore(url: PostgresURL) -> PostgresDatastore:
         url.password,
         schema=url.schema,
         originator_id_type="text",
+        connect_timeout=url.connect_timeout,
         # Two connections stay free for a subscription (its LISTEN and its reads) beside writers.
         pool_size=4,
         max_overflow=4,
