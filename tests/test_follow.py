@@ -31,7 +31,9 @@ def test_a_follower_is_woken_by_notifications_from_another_process(pg_schema: st
     follower.start()
     try:
         subprocess.run(
-            [sys.executable, "-m", "oneiros", "dream", "--json", "--store", url], capture_output=True, check=True
+            [sys.executable, "-m", "oneiros", "dream", "--json", "--sample", "--store", url],
+            capture_output=True,
+            check=True,
         )
         deadline = time.monotonic() + 30
         while len(entered) < 7 and time.monotonic() < deadline:
