@@ -518,7 +518,7 @@ def _raw_listen(conninfo: str, schema: str) -> list[float]:
                         )
                         rows = cur.fetchall()
                     decode_all([(topic, state) for _, topic, state in rows])
-                    last = rows[-1][0]
+                    last = rows[-1][0] if rows else last
                 latencies.append(time.monotonic() - float(note.payload))
         writer.join(60)
     return latencies
