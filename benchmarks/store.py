@@ -11,7 +11,8 @@ table creation or the number of commits. Baselines, with the same msgspec encodi
 - SQLite: ``sqlite3`` ``executemany`` into the same table shape;
 - PostgreSQL: psycopg ``executemany`` and ``COPY ... FROM STDIN`` into the same table shape;
 - eventsourcing 9.5's default path (SQLite): an ``Application`` with its JSON transcoder.
-Replay baselines: ``SELECT`` of every row plus a typed msgspec decode per row (binary bytea on PostgreSQL).
+Replay baselines: ``SELECT`` of every row plus a typed msgspec decode per row (binary bytea on PostgreSQL);
+both sides read through a store or connection opened beforehand, so the read is timed, not the opening.
 Append-to-observer: a second process appends one event every few milliseconds while this process
 follows the log with :func:`oneiros.fsm.follow_log`; the latency is from just before the append to the
 observer's call (CLOCK_MONOTONIC, shared by processes). Two raw baselines: a bare ``NOTIFY`` from
@@ -144,11 +145,8 @@ def sqlite_raw_one_per_tx(path: str, rows: Rows) -> None:
     conn.close()
 
 
-def sqlite_raw_replay(path: str) -> int:
-    conn = sqlite3.connect(path)
-    count = decode_all(conn.execute("SELECT topic, state FROM ev ORDER BY rowid").fetchall())
-    conn.close()
-    return count
+def sqlite_raw_replay(conn: sqlite3.Connection) -> int:
+    return decode_all(conn.execute("SELECT topic, state FROM ev ORDER BY rowid").fetchall())
 
 
 class Noted(Aggregate):
@@ -192,17 +190,9 @@ def append_all(store: EventStore, items: Items) -> None:
         store.append(golem, 0, evs)
 
 
-def read_all(url: str) -> None:
-    store = open_store(url)
+def read_all(store: EventStore) -> None:
     for _ in store.read_all():
         pass
-    store.close()
-
-
-def fold_all(url: str) -> None:
-    store = open_store(url)
-    replay(store)
-    store.close()
 
 
 class Slot:
@@ -258,6 +248,10 @@ def sqlite_figures(n: int, runs: int, n_tx: int, tmp: str) -> dict[str, Any]:
     small = {g: evs[: n_tx // GOLEMS] for g, evs in items.items()}
     small_rows = [row for rows in encoded_batches(small) for row in rows]
 
+    # Replays read through a store (or connection) opened beforehand: the read is timed, not the opening.
+    reader = open_store(ours_url)
+    raw_reader = sqlite3.connect(paths["replay"] + ".raw")
+
     def ours_per_tx() -> None:
         assert ours_tx.store is not None
         for golem, evs in small.items():
@@ -276,15 +270,17 @@ def sqlite_figures(n: int, runs: int, n_tx: int, tmp: str) -> dict[str, Any]:
             "raw_tx": (lambda: sqlite_raw_one_per_tx(paths["raw_tx"], small_rows), raw_setup("raw_tx")),
             "ours_tx": (ours_per_tx, ours_setup(ours_tx)),
             "es_tx": (lambda: es_append(paths["es_tx"], len(small_rows), True), es_setup("es_tx")),
-            "raw_replay": (lambda: sqlite_raw_replay(paths["replay"] + ".raw"), None),
-            "ours_read": (lambda: read_all(ours_url), None),
-            "ours_fold": (lambda: fold_all(ours_url), None),
+            "raw_replay": (lambda: sqlite_raw_replay(raw_reader), None),
+            "ours_read": (lambda: read_all(reader), None),
+            "ours_fold": (lambda: replay(reader), None),
             "es_replay": (lambda: es_replay(paths["es_replay"], paths["es_id"]), None),
         },
         runs,
     )
     ours.close()
     ours_tx.close()
+    reader.close()
+    raw_reader.close()
 
     def rate(count: int, key: str) -> int:
         return round(count / statistics.median(t[key]))
@@ -382,10 +378,8 @@ def pg_raw_append(url: str, schema: str, items: Items, copy: bool) -> None:
                     )
 
 
-def pg_raw_replay(url: str, schema: str) -> int:
-    import psycopg
-
-    with psycopg.connect(pg_conninfo(url)) as conn, conn.cursor(binary=True) as cur:
+def pg_raw_replay(conn: Any, schema: str) -> int:
+    with conn.cursor(binary=True) as cur:
         cur.execute(f'SELECT topic, state FROM "{schema}".ev ORDER BY notification_id')
         return decode_all(cur.fetchall())
 
@@ -419,18 +413,22 @@ def pg_figures(n: int, runs: int, url: str) -> dict[str, Any]:
             append_all(seeded, items)
         raw_setup("replay")()
         pg_raw_append(url, names["replay"], items, copy=True)
+        reader = open_store(replay_url)
+        raw_reader = psycopg.connect(pg_conninfo(url), autocommit=True)
 
         t = interleaved(
             {
                 "raw_executemany": (lambda: pg_raw_append(url, names["em"], items, False), raw_setup("em")),
                 "raw_copy": (lambda: pg_raw_append(url, names["copy"], items, True), raw_setup("copy")),
                 "ours_batch": (ours_batch, ours_setup),
-                "raw_replay": (lambda: pg_raw_replay(url, names["replay"]), None),
-                "ours_read": (lambda: read_all(replay_url), None),
+                "raw_replay": (lambda: pg_raw_replay(raw_reader, names["replay"]), None),
+                "ours_read": (lambda: read_all(reader), None),
             },
             runs,
         )
         ours.close()
+        reader.close()
+        raw_reader.close()
         observer = observer_latency(url, schemas)
     finally:
         schemas.drop_all()
@@ -518,7 +516,7 @@ def _raw_listen(conninfo: str, schema: str) -> list[float]:
                         )
                         rows = cur.fetchall()
                     decode_all([(topic, state) for _, topic, state in rows])
-                    last = rows[-1][0]
+                    last = rows[-1][0] if rows else last
                 latencies.append(time.monotonic() - float(note.payload))
         writer.join(60)
     return latencies
