@@ -210,3 +210,22 @@ def test_a_batch_past_the_position_is_filled_from_the_log_and_never_applied_twic
     first.take(batch)
     seen = {key: msgspec.json.decode(data, type=_Seen).times for _k, key, data in db.scan("audit")}
     assert (store.head(), {f"{p:09d}": 1 for p in range(1, store.head() + 1)}) == (db.position("audit"), seen)
+
+
+def test_projections_built_together_equal_each_built_alone() -> None:
+    """Catching up several projections in one read of the log (each from its own position) leaves
+    the same rows and positions as catching each up on its own."""
+    from oneiros.projections import ProjectionSettings, make_projections
+
+    store = open_store("memory://")
+    world = _world_with_cycles(store, cycles=3)
+    world.outcome("confirms", next(iter(world.entries())))
+    projections = [Audit(), *make_projections(ProjectionSettings())]
+    together, alone = open_projection_db("memory://"), open_projection_db("memory://")
+    ProjectionRunner(store, together, projections[:3]).catch_up(until=20)  # some start ahead of others
+    ProjectionRunner(store, together, projections).catch_up()
+    for projection in projections:
+        ProjectionRunner(store, alone, [projection]).catch_up()
+    assert [(p.name, alone.position(p.name), alone.digest(p.name)) for p in projections] == [
+        (p.name, together.position(p.name), together.digest(p.name)) for p in projections
+    ]

@@ -126,7 +126,46 @@ class ProjectionRunner:
         """Bring every projection to the head (or to ``until``); returns their positions."""
         head = self.store.head()
         target = head if until is None else min(until, head)
-        return {p.name: self._advance(p, target) for p in self.projections}
+        starts = {p.name: self.db.position(p.name) for p in self.projections}
+        behind = [p for p in self.projections if starts[p.name] < target]
+        if len(behind) > 1:
+            self._advance_together(behind, starts, target)
+        elif behind:
+            self._advance(behind[0], target)
+        return {name: max(start, target) for name, start in starts.items()}
+
+    def _advance_together(self, projections: Sequence[Projection], starts: dict[str, int], target: int) -> None:
+        """One read of the log for several projections: each event goes to those that read its type
+        and have not seen it yet, and all of them commit at the same batch ends."""
+        rows = {p.name: Rows(self.db, p.name, empty=starts[p.name] == 0) for p in projections}
+        by_type: dict[type[Event], list[tuple[int, Callable[[Recorded, Rows], None], Rows]]] = {}
+        every = [(starts[p.name], p.apply, rows[p.name]) for p in projections if not p.types]
+        for p in projections:
+            for cls in p.types:
+                by_type.setdefault(cls, []).append((starts[p.name], p.apply, rows[p.name]))
+        committed = {p.name: starts[p.name] for p in projections}
+        batch = self.settings.batch_events
+        after = min(committed.values())
+        records = self.store.read_all(after=after, until=target, types=() if every else tuple(by_type))
+        for read, record in enumerate(records, start=1):
+            position = record.position
+            for start, apply, buffer in by_type.get(type(record.event), ()):
+                if position > start:
+                    apply(record, buffer)
+            for start, apply, buffer in every:
+                if position > start:
+                    apply(record, buffer)
+            if read % batch == 0:
+                self._commit_all(projections, committed, position, rows)
+        self._commit_all(projections, committed, target, rows)
+
+    def _commit_all(
+        self, projections: Sequence[Projection], committed: dict[str, int], position: int, rows: dict[str, Rows]
+    ) -> None:
+        for p in projections:
+            if position > committed[p.name]:
+                self._commit(p.name, committed[p.name], position, rows[p.name])
+                committed[p.name] = position
 
     def _advance(self, projection: Projection, target: int) -> int:
         start = self.db.position(projection.name)
