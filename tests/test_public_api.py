@@ -46,6 +46,8 @@ PUBLIC = {
         "ValidationCriterion", "Verdict", "WakeUpSummary", "WakingResidue", "decode_event", "encode_event",
         "event_subtypes", "event_type", "export_history", "golem_of_stream", "import_history", "open_store",
         "register_upcaster", "registered_events", "side_stream", "topics_for",
+        # issue 10/15: the store's write, checkpoint and subscription API and the PostgreSQL URL parts
+        "Checkpoint", "LogSubscription", "PostgresURL", "StreamAppend", "parse_postgres_url",
     ],
     "oneiros.fsm": [
         "CycleCounts", "GolemState", "Golems", "MACHINE_STATES", "Observers", "TRIGGERS", "Transition",
