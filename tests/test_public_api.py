@@ -42,12 +42,12 @@ PUBLIC = {
         "MemoryRolledBack", "MessageHeld", "MessagesReleased", "Mode", "ModeChanged", "NremSummary", "Outcome",
         "OutcomeRecorded", "Recorded", "RemSummary", "ReplayBatch", "ReplayStrengthened", "ReviewDecided",
         "ReviewDecision", "STAGED_KINDS", "STAGING_STREAM", "SleepRequested", "StagedKind", "StagingStatus",
-        "StepFailed", "StrategyHypothesis", "StreamAppend", "ThreatSimulated", "TriageCounts", "TriageDecision",
+        "StepFailed", "StrategyHypothesis", "ThreatSimulated", "TriageCounts", "TriageDecision",
         "ValidationCriterion", "Verdict", "WakeUpSummary", "WakingResidue", "decode_event", "encode_event",
         "event_subtypes", "event_type", "export_history", "golem_of_stream", "import_history", "open_store",
         "register_upcaster", "registered_events", "side_stream", "topics_for",
-        # the store's writes with checkpoints, its subscription and URL parsing
-        "Checkpoint", "LogSubscription", "PostgresURL", "parse_postgres_url",
+        # issue 10/15: the store's write, checkpoint and subscription API and the PostgreSQL URL parts
+        "Checkpoint", "LogSubscription", "PostgresURL", "StreamAppend", "parse_postgres_url",
     ],
     "oneiros.fsm": [
         "CycleCounts", "GolemState", "Golems", "MACHINE_STATES", "Observers", "TRIGGERS", "Transition",

@@ -145,3 +145,18 @@ class TestPostgresTracking(OnPostgres, TrackingRecorderTestCase):
 
 class TestPostgresNonInterleaving(OnPostgres, NonInterleavingNotificationIDsBaseCase):
     pass
+
+
+def test_our_recorders_override_no_private_eventsourcing_method() -> None:
+    """Our recorders extend eventsourcing through its public API only: no ``_name`` method of ours shadows
+    one of eventsourcing's, so an eventsourcing release may change its internals without breaking us."""
+    from oneiros.events._postgres import PostgresRecorder
+
+    shadowed = {
+        f"{cls.__name__}.{name}"
+        for cls in (SQLiteRecorder, MemoryRecorder, PostgresRecorder)
+        for name in vars(cls)
+        if name.startswith("_") and not name.startswith("__") and name != "_abc_impl"  # abc's own bookkeeping
+        if any(name in vars(base) for base in cls.__mro__[1:])
+    }
+    assert set() == shadowed
