@@ -16,7 +16,7 @@ from typing import Final
 
 import msgspec
 
-from oneiros._text import content_words, keywords
+from oneiros._text import content_words, keywords, rank
 from oneiros.events import (
     ConfidenceChanged,
     DreamStaged,
@@ -113,9 +113,9 @@ def episode_criterion(
     ticks: tuple[int, ...], text: str, description: str, episodes: Mapping[int, Episode]
 ) -> ValidationCriterion:
     """What a live outcome must show to bear on an output drawn from episodes ``ticks``: their
-    tags (or, without tags, the text's keywords), in their regime when they share one."""
+    most shared tags (or, without tags, the text's keywords), in their regime when they share one."""
     sources = [episodes[t] for t in ticks if t in episodes]
-    tags = sorted({tag.lower() for e in sources for tag in e.tags})[:3]
+    tags = rank((tag.lower() for e in sources for tag in e.tags), 3)
     regimes = {e.regime for e in sources} - {"unknown"}
     return ValidationCriterion(
         all_of=tuple(tags) or _keywords(text),
