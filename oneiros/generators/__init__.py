@@ -4,7 +4,6 @@ OpenAI-compatible one, prompt templates and the typed results model output is pa
 from oneiros.generators._lines import EpisodeLine, episode_line, episode_lines, read_episode_lines
 from oneiros.generators._offline import OfflineGenerator, keywords
 from oneiros.generators._openai import OpenAIConfig, OpenAIGenerator
-from oneiros.generators._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
 from oneiros.generators._protocol import Generation, GenerationRequest, Generator, Task, Tier, model_of
 from oneiros.generators._results import (
     CounterfactualResult,
@@ -21,9 +20,6 @@ from oneiros.generators._results import (
 )
 
 __all__ = [
-    "DEFAULT_PROMPTS",
-    "DEFAULT_SYSTEM",
-    "PLACEHOLDERS",
     "CounterfactualResult",
     "DepotentiationResult",
     "DreamResult",
@@ -38,7 +34,6 @@ __all__ = [
     "OpenAIConfig",
     "OpenAIGenerator",
     "PatternResult",
-    "PromptSet",
     "Task",
     "ThreatResult",
     "Tier",

@@ -1,22 +1,10 @@
 """Running dream phases: budgets, the phase runner and the executors."""
 
 from oneiros._errors import CycleTimeout, WorkerError
-from oneiros.workers._budget import (
-    DEFAULT_PRICES,
-    PHASE_SHARES,
-    BudgetGuard,
-    CycleBudget,
-    Ledger,
-    ModelPrice,
-    Refusal,
-    Spend,
-    phase_budget,
-    phase_money,
-    worst_case_tokens,
-)
+from oneiros.workers._budget import BudgetGuard, Ledger, Refusal, Spend, phase_budget, phase_money, worst_case_tokens
 from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor
 from oneiros.workers._metered import MeteredGenerator
-from oneiros.workers._phases import CycleSettings, PhaseOutcome, run_phase
+from oneiros.workers._phases import PhaseOutcome, run_phase
 from oneiros.workers._rq import (
     JsonSerializer,
     PhaseWorker,
@@ -28,25 +16,12 @@ from oneiros.workers._rq import (
     phase_job_id,
     sweep_failed_phases,
 )
-from oneiros.workers._runtime import DelayedGenerator, RqSettings, WorkerConfig, load_generator, set_worker_config
-from oneiros.workers._tracing import (
-    DEFAULT_SPANS_PATH,
-    SpanFileExporter,
-    SpanRecord,
-    TracingSettings,
-    configure_tracing,
-    flush_spans,
-    read_spans,
-)
+from oneiros.workers._runtime import DelayedGenerator, WorkerConfig, load_generator, set_worker_config
+from oneiros.workers._tracing import SpanFileExporter, SpanRecord, configure_tracing, flush_spans, read_spans
 
 __all__ = [
-    "DEFAULT_PRICES",
-    "DEFAULT_SPANS_PATH",
-    "PHASE_SHARES",
     "BudgetGuard",
-    "CycleBudget",
     "CycleResult",
-    "CycleSettings",
     "CycleTimeout",
     "DelayedGenerator",
     "Executor",
@@ -54,17 +29,14 @@ __all__ = [
     "JsonSerializer",
     "Ledger",
     "MeteredGenerator",
-    "ModelPrice",
     "PhaseOutcome",
     "PhaseWorker",
     "Refusal",
     "RqExecutor",
-    "RqSettings",
     "SimplePhaseWorker",
     "SpanFileExporter",
     "SpanRecord",
     "Spend",
-    "TracingSettings",
     "WorkerConfig",
     "WorkerError",
     "configure_tracing",
