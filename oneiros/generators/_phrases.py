@@ -15,6 +15,7 @@ from oneiros._text import article, keywords, rank
 from oneiros.generators._lines import EpisodeLine
 
 __all__ = [
+    "FLAT",
     "Scene",
     "capitalize",
     "net",
@@ -24,7 +25,7 @@ __all__ = [
     "topics",
 ]
 
-_FLAT = 0.0005
+FLAT = 0.0005
 """Below this PnL fraction (0.05%) an outcome reads as neither a gain nor a loss."""
 
 
@@ -47,7 +48,7 @@ def net(episodes: Sequence[Scene]) -> str:
     """What a group of episodes came to together, as a verb phrase: 'gained 2.6% between them'."""
     total = sum(e.pnl or 0.0 for e in episodes)
     together = " between them" if len(episodes) > 1 else ""
-    if abs(total) < _FLAT:
+    if abs(total) < FLAT:
         return "came out about even" + together
     return f"{'gained' if total > 0 else 'lost'} {pct(total)}{together}"
 
@@ -74,7 +75,7 @@ class Scene:
     @property
     def sign(self) -> int:
         """1 for a gain, -1 for a loss, 0 for neither or unknown."""
-        if self.pnl is None or abs(self.pnl) < _FLAT:
+        if self.pnl is None or abs(self.pnl) < FLAT:
             return 0
         return 1 if self.pnl > 0 else -1
 
@@ -130,8 +131,10 @@ class Scene:
 
     @property
     def trades(self) -> str:
-        """'trades tagged btc and momentum', or 'trades like this one' without tags."""
-        return f"trades tagged {' and '.join(self.tags[:2])}" if self.tags else "trades like this one"
+        """'trades tagged btc and momentum', or without tags 'trades like "<first clause>"'."""
+        if self.tags:
+            return f"trades tagged {' and '.join(self.tags[:2])}"
+        return f"trades like {_quoted(self.line.summary.split(';')[0])}"
 
     def tag(self, unlike: Scene | None = None) -> str:
         """The tag that tells this episode apart from ``unlike`` (else its first tag), or ''."""

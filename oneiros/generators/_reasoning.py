@@ -20,7 +20,7 @@ import msgspec
 from oneiros._deps import rng_for
 from oneiros._text import rank
 from oneiros.generators._lines import EpisodeLine, read_episode_lines
-from oneiros.generators._phrases import Scene, net, sentence, topics
+from oneiros.generators._phrases import FLAT, Scene, net, sentence, topics
 from oneiros.generators._protocol import GenerationRequest
 
 __all__ = ["REASONING", "Draft"]
@@ -331,15 +331,23 @@ def _insight(d: Draft) -> str:
         where = f"in {group[0].markets}" if group[0].regime else "elsewhere"
         plural = "s" if len(group) > 1 else ""
         parts.append(f"{where} they {net(group)}" + (f" (tick{plural} {ticks})" if ticks else ""))
-    signs = {1 if sum(s.pnl or 0.0 for s in g) > 0 else -1 for g in groups}
+    signs = {_direction(sum(s.pnl or 0.0 for s in g)) for g in groups}
     if len(signs) > 1:
         text = (
-            f"Trades {label} went with the regime: {'; '.join(parts)}, so the regime, more than the "
-            f"tag, decided the outcome"
+            f"Trades {label} went with the regime: {'; '.join(parts)}, "
+            "so the regime, more than the tag, decided the outcome"
         )
     else:
-        text = f"Trades {label} {'gained' if 1 in signs else 'lost'} in every regime: {'; '.join(parts)}"
+        verb = {1: "gained", -1: "lost", 0: "came out about even"}[signs.pop()]
+        text = f"Trades {label} {verb} in every regime: {'; '.join(parts)}"
+    big = _largest(known)
+    if big.sign:
+        text += f". The largest move was {big.ref}, {big.result}"
     return _json(insight=sentence(text))
+
+
+def _direction(total: float) -> int:
+    return 0 if abs(total) < FLAT else (1 if total > 0 else -1)
 
 
 REASONING: Final[dict[str, Callable[[Draft], str]]] = {
