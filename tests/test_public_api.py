@@ -18,6 +18,8 @@ PUBLIC = {
         "load_episodes", "open_store", "replay",
     ],
     "oneiros.settings": [
+        # issue 17: Bardo's event contract (trigger and phase names) beside oneiros's own
+        "BARDO_PHASES", "BardoPhase", "BardoTrigger", "BardoTriggerSettings", "DreamTrigger",
         "BEHAVIORAL_PHASES", "BehavioralPhase", "CycleBudget", "CycleSettings", "DEFAULT_PRICES",
         "DEFAULT_PROMPTS", "DEFAULT_SPANS_PATH", "DEFAULT_SYSTEM", "DREAM_PHASES", "DaemonSettings",
         "DailySettings", "DreamPhaseName", "EngineSettings", "FatigueSettings", "IntegrationSettings",
@@ -28,6 +30,7 @@ PUBLIC = {
         "WakeInterruptSettings",
     ],
     "oneiros.events": [
+        "BARDO_PHASES", "BardoPhase", "BardoTrigger",
         "ActivityKind", "ActivityRecorded", "BEHAVIORAL_PHASES", "BehavioralPhase", "BehavioralPhaseChanged",
         "BudgetExhausted", "BudgetReserved", "ConfidenceChanged", "CreativeMode", "CreditAssigned",
         "CycleEvent", "DEFAULT_STORE_URL", "DREAM_PHASES", "DreamComplete", "DreamCounterfactual",
@@ -70,7 +73,7 @@ PUBLIC = {
     ],
     "oneiros.scheduling": [
         "Check", "Decision", "Intensity", "ScheduleState", "Signals", "clock_urgency", "dream_intensity",
-        "dream_urgency", "fold_schedule", "should_dream",
+        "dream_urgency", "fold_schedule", "should_dream", "urgency_terms",
     ],
     "oneiros.projections": [
         "ACTIVE", "Belief", "Feedback", "JournalEntry", "JournalProjection", "JournalSettings", "LogWaiter",

@@ -373,7 +373,7 @@ class Daemon:
 
     def _start(self, decision: Decision, now: datetime) -> None:
         assert decision.trigger is not None
-        trigger = decision.trigger
+        trigger, bardo = decision.trigger, decision.bardo_trigger
         cycle_id = self._session_key()
         self._apply_intensity(decision)
         self._deep = decision.deep
@@ -382,7 +382,9 @@ class Daemon:
 
         def run() -> None:
             try:
-                self.results.append(self.executor.run_cycle(self.golem_id, trigger, cycle_id=cycle_id))
+                self.results.append(
+                    self.executor.run_cycle(self.golem_id, trigger, cycle_id=cycle_id, bardo_trigger=bardo)
+                )
             except Exception:  # the thread must not die silently; the log keeps what the cycle wrote
                 _log.exception("cycle %s failed to run", cycle_id)
             finally:

@@ -22,6 +22,7 @@ from oneiros.settings._cycle import (
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
 from oneiros.settings._runtime import DEFAULT_SPANS_PATH, RqSettings, TracingSettings
 from oneiros.settings._scheduling import (
+    BardoTriggerSettings,
     DaemonSettings,
     DailySettings,
     FatigueSettings,
@@ -38,16 +39,21 @@ from oneiros.settings._scheduling import (
     WakeInterruptSettings,
 )
 from oneiros.settings._vocabulary import (
+    BARDO_PHASES,
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
+    BardoPhase,
+    BardoTrigger,
     BehavioralPhase,
     DreamPhaseName,
+    DreamTrigger,
     Mode,
     Task,
     Tier,
 )
 
 __all__ = [
+    "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DEFAULT_PRICES",
     "DEFAULT_PROMPTS",
@@ -56,12 +62,16 @@ __all__ = [
     "DREAM_PHASES",
     "PHASE_SHARES",
     "PLACEHOLDERS",
+    "BardoPhase",
+    "BardoTrigger",
+    "BardoTriggerSettings",
     "BehavioralPhase",
     "CycleBudget",
     "CycleSettings",
     "DaemonSettings",
     "DailySettings",
     "DreamPhaseName",
+    "DreamTrigger",
     "EngineSettings",
     "FatigueSettings",
     "IntegrationSettings",

@@ -187,10 +187,7 @@ class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
     def __post_init__(self) -> None:
         # A bad name fails here, not mid-dream; models load on first use, in the episodes layer.
         if not _EMBEDDER.match(self.embedder):
-            raise ConfigError(
-                f"unknown embedder {self.embedder!r}; use hashing, none or sentence-transformers:<model>"
-            )
-
+            raise ConfigError(f"unknown embedder {self.embedder!r}; use hashing, none or sentence-transformers:<model>")
 
 
 # Bardo 001_*, "Budget allocation by behavioral phase": onset and return are fixed at 10% and 5%;
@@ -273,12 +270,9 @@ class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
         return self.prices.get(model, self.default_price)
 
 
-
 class CycleSettings(msgspec.Struct, frozen=True, kw_only=True):
     budget: CycleBudget = CycleBudget()
     engines: EngineSettings = EngineSettings()
     credit_fraction: float | None = None
     """The LLM credit partition's remaining share, when the host knows it; under
     ``budget.credit_floor`` the cycle is suppressed (Bardo 001_*)."""
-
-
