@@ -20,6 +20,7 @@ PUBLIC = {
     "oneiros.settings": [
         # issue 17: Bardo's event contract (trigger and phase names) beside oneiros's own
         "BARDO_PHASES", "BardoPhase", "BardoTrigger", "BardoTriggerSettings", "DreamTrigger",
+        "DisplaceBy", "StagedKind", "StagingSettings",
         "BEHAVIORAL_PHASES", "BehavioralPhase", "CycleBudget", "CycleSettings", "DEFAULT_PRICES",
         "DEFAULT_PROMPTS", "DEFAULT_SPANS_PATH", "DEFAULT_SYSTEM", "DREAM_PHASES", "DaemonSettings",
         "DailySettings", "DreamPhaseName", "EngineSettings", "FatigueSettings", "IntegrationSettings",

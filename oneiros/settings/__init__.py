@@ -38,6 +38,7 @@ from oneiros.settings._scheduling import (
     VoluntarySleepSettings,
     WakeInterruptSettings,
 )
+from oneiros.settings._staging import DisplaceBy, StagingSettings
 from oneiros.settings._vocabulary import (
     BARDO_PHASES,
     BEHAVIORAL_PHASES,
@@ -48,6 +49,7 @@ from oneiros.settings._vocabulary import (
     DreamPhaseName,
     DreamTrigger,
     Mode,
+    StagedKind,
     Task,
     Tier,
 )
@@ -70,6 +72,7 @@ __all__ = [
     "CycleSettings",
     "DaemonSettings",
     "DailySettings",
+    "DisplaceBy",
     "DreamPhaseName",
     "DreamTrigger",
     "EngineSettings",
@@ -90,6 +93,8 @@ __all__ = [
     "ScheduleMode",
     "ScheduleSettings",
     "SleepWindow",
+    "StagedKind",
+    "StagingSettings",
     "Task",
     "Tier",
     "TracingSettings",

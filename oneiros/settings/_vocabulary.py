@@ -17,6 +17,7 @@ __all__ = [
     "DreamPhaseName",
     "DreamTrigger",
     "Mode",
+    "StagedKind",
     "Task",
     "Tier",
 ]
@@ -79,3 +80,13 @@ Task = Literal[
 ]
 Tier = Literal["core", "hardened"]
 """Bardo 001_*'s compute tiers: [CORE] T0 rule-based or Haiku-class, [HARDENED] T1/T2."""
+StagedKind = Literal[
+    "confirmed_pattern",
+    "novel_insight",
+    "strategy_hypothesis",
+    "threat",
+    "playbook_revision",
+    "contradiction",
+    "creative_prediction",
+]
+"""Bardo 001_*'s classification of dream outputs in the Integration phase."""
