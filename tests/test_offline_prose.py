@@ -300,7 +300,7 @@ def test_the_sample_dream_reads_as_reasoning_on_the_cli(tmp_path: Path) -> None:
         assert 0 == done.returncode, done.stderr
         return done.stdout
 
-    run("dream")
+    run("dream", "--sample")
     entries = json.loads(run("staging", "--json"))
     thread = next(r.event.thread for r in _sample_store(tmp_path).read_all() if isinstance(r.event, DreamFragments))
     assert {"novel_insight", "playbook_revision", "creative_prediction"} <= {e["kind"] for e in entries}

@@ -93,7 +93,7 @@ def test_the_cli_keeps_entries_through_a_gap_unless_the_config_sets_an_expiry(tm
     ):
         cwd = tmp_path / name
         cwd.mkdir()
-        _oneiros(cwd, "dream")
+        _oneiros(cwd, "dream", "--sample")
         entries = json.loads(_oneiros(cwd, "staging", "--json", "--status", "proposed", **env))
         target = next(e for e in entries if e["kind"] == "playbook_revision")
         _oneiros(
