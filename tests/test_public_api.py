@@ -21,7 +21,7 @@ PUBLIC = {
     "oneiros.settings": [
         # issue 17: Bardo's event contract (trigger and phase names) beside oneiros's own
         "BARDO_PHASES", "BardoPhase", "BardoTrigger", "BardoTriggerSettings", "DreamTrigger",
-        "DisplaceBy", "StagedKind", "StagingSettings",
+        "DisplaceBy", "StagedKind", "StagingSettings", "MicroConsolidationSettings",
         "BEHAVIORAL_PHASES", "BehavioralPhase", "CycleBudget", "CycleSettings", "DEFAULT_PRICES",
         "DEFAULT_PROMPTS", "DEFAULT_SPANS_PATH", "DEFAULT_SYSTEM", "DREAM_PHASES", "DaemonSettings",
         "DailySettings", "DreamPhaseName", "EngineSettings", "FatigueSettings", "IntegrationSettings",
@@ -33,6 +33,7 @@ PUBLIC = {
     ],
     "oneiros.events": [
         "BARDO_PHASES", "BardoPhase", "BardoTrigger",
+        "EpisodePrioritized", "InsightStrengthened", "MicroConsolidated",
         "ActivityKind", "ActivityRecorded", "BEHAVIORAL_PHASES", "BehavioralPhase", "BehavioralPhaseChanged",
         "BudgetExhausted", "BudgetReserved", "ConfidenceChanged", "CreativeMode", "CreditAssigned",
         "CycleEvent", "DEFAULT_STORE_URL", "DREAM_PHASES", "DreamComplete", "DreamCounterfactual",

@@ -258,6 +258,8 @@ class _Eval:
             prediction_accuracy=self.accuracy(),
             ticks_since_last_dream=(self.now - origin).total_seconds() / tick_seconds,
         )
+        if state.micro_urgency:
+            terms["micro_consolidation"] = state.micro_urgency  # Bardo 001_*: +0.02 a pass, unresolved
         raw = min(1.0, max(0.0, sum(terms.values())))
         urgency = max(raw, state.carried_urgency)
         adapting = sig.adapting or state.behavioral_phase in u.adapting_phases

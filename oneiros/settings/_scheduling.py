@@ -22,6 +22,7 @@ __all__ = [
     "FatigueSettings",
     "IntensitySettings",
     "IntervalSettings",
+    "MicroConsolidationSettings",
     "PhaseValues",
     "PreconditionSettings",
     "ScheduleMode",
@@ -219,6 +220,7 @@ def _bardo_by_term() -> dict[str, BardoTrigger]:
         "threat": "emotional_load",
         "consolidation": "time",
         "temporal": "time",
+        "micro_consolidation": "novelty_streak",
     }
 
 
@@ -304,6 +306,35 @@ class ScheduleSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     bardo_triggers: BardoTriggerSettings = BardoTriggerSettings()
 
 
+class MicroConsolidationSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Bardo 001_*'s micro-consolidation fiber: between full dreams, a waking pass of the newest
+    episodes against the most retrieved insights. It never writes the playbook (or the staging
+    buffer): it only strengthens insights, tags episodes and adds urgency, each as an event."""
+
+    enabled: bool = True
+    every_seconds: Annotated[float, msgspec.Meta(gt=0.0)] = 60.0
+    """A pass every 60 seconds of waking (Bardo 001_*: "runs every 60 seconds during waking ticks")."""
+    recent_episodes: Annotated[int, msgspec.Meta(ge=1)] = 5
+    """Episodes compared per pass: "the last 5 episodes" (Bardo 001_*)."""
+    top_insights: Annotated[int, msgspec.Meta(ge=1)] = 10
+    """Insights compared: "the top-10 Grimoire insights by retrieval frequency" (Bardo 001_*). An
+    insight is a staged novel insight or confirmed pattern; each match by the fiber is a retrieval,
+    and ties go to the newest."""
+    match_similarity: Unit = 0.8
+    """An episode this similar to an insight's pattern (strictly above) strengthens it: "cosine
+    similarity > 0.8" (Bardo 001_*). The pattern is the insight's source episodes: the similarity is
+    the best over them (the insight's own text for an insight drawn from none)."""
+    strength_delta: Annotated[float, msgspec.Meta(ge=0.0)] = 0.1
+    """Strength added to a matched insight: "the insight's strength gets +0.1" (Bardo 001_*)."""
+    anomaly_similarity: Unit = 0.7
+    """An episode this similar (strictly above) whose outcome went the other way from the insight's
+    source is tagged ``dream_priority: high`` for the next dream (Bardo 001_*: "cosine similarity >
+    0.7 but outcome diverges")."""
+    urgency_delta: Unit = 0.02
+    """Added to dream urgency by each pass that finds unresolved patterns, tagged episodes not yet
+    dreamt about (Bardo 001_*: "contributes 0.02 to dream urgency")."""
+
+
 class DaemonSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The heartbeat loop of ``oneiros run``."""
 
@@ -314,6 +345,7 @@ class DaemonSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     shutdown_grace_seconds: Seconds = 30.0
     """On SIGTERM, how long a running cycle may finish before it is recorded as interrupted."""
     wake_interrupts: WakeInterruptSettings = WakeInterruptSettings()
+    micro: MicroConsolidationSettings = MicroConsolidationSettings()
     apply_intensity: bool = False
     """Set each cycle's replay batch and temperature from Bardo 001_*'s dream intensity (the
     ``bardo`` preset turns it on; the others keep their engines' own settings)."""
