@@ -21,7 +21,7 @@ PUBLIC = {
     "oneiros.settings": [
         # issue 17: Bardo's event contract (trigger and phase names) beside oneiros's own
         "BARDO_PHASES", "BardoPhase", "BardoTrigger", "BardoTriggerSettings", "DreamTrigger",
-        "DisplaceBy", "StagedKind", "StagingSettings", "MicroConsolidationSettings",
+        "DisplaceBy", "StagedKind", "StagingSettings", "MicroConsolidationSettings", "WakeUpSettings",
         "BEHAVIORAL_PHASES", "BehavioralPhase", "CycleBudget", "CycleSettings", "DEFAULT_PRICES",
         "DEFAULT_PROMPTS", "DEFAULT_SPANS_PATH", "DEFAULT_SYSTEM", "DREAM_PHASES", "DaemonSettings",
         "DailySettings", "DreamPhaseName", "EngineSettings", "FatigueSettings", "IntegrationSettings",
@@ -70,6 +70,7 @@ PUBLIC = {
         "EpisodeLine", "episode_line", "episode_lines", "read_episode_lines",
     ],
     "oneiros.engines": [
+        "OBSERVATION_PRIORITY", "Priority", "openseed_wake_up",
         "ENGINES", "MODES", "PairDraw", "PhaseContext", "PhaseEngine", "ReplayPick", "batches", "classify",
         "dream_report", "gain", "hypnopompic_return", "integration", "need", "nrem", "onset", "polarity", "rem",
         "select_distant_pairs", "select_replay", "triage", "utility", "wake_up_text", "waking_residue",

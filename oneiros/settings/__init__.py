@@ -18,6 +18,7 @@ from oneiros.settings._cycle import (
     OnsetSettings,
     PairSettings,
     RemSettings,
+    WakeUpSettings,
 )
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
 from oneiros.settings._runtime import DEFAULT_SPANS_PATH, RqSettings, TracingSettings
@@ -104,4 +105,5 @@ __all__ = [
     "UrgencyWeights",
     "VoluntarySleepSettings",
     "WakeInterruptSettings",
+    "WakeUpSettings",
 ]
