@@ -96,17 +96,19 @@ _THREADS = (
 
 
 def _dream(d: Draft) -> str:
-    """Bumblebee 000_*'s two sections from the memory pairs (the prompt lists them in pairs)."""
+    """Bumblebee 000_*'s two sections from the memory pairs (the prompt lists them in pairs): each
+    fragment turns on words of the memories, the thread joins the two halves of one pair."""
     scenes = d.scenes
     pairs = [(scenes[i], scenes[i + 1] if i + 1 < len(scenes) else scenes[0]) for i in range(0, len(scenes), 2)]
-    words = [(a.word(), b.word() if b.word() != a.word() else b.tag(a) or "the other") for a, b in pairs]
+    joined = [(a.word(), b.word() if b.word() != a.word() else b.tag(a) or "the other") for a, b in pairs]
+    words = list(dict.fromkeys(w for pair in joined for w in pair)) or ["the hour", "the water"]
     forms = list(_FRAGMENTS)
     d.rng.shuffle(forms)
     lines = []
     for i in range(d.rng.randint(3, 6)):
-        w, v = words[i % len(words)]
+        w, v = words[i % len(words)], words[(i + 1) % len(words)]
         lines.append("- " + forms[i % len(forms)].format(w=w, v=v))
-    w, v = words[d.rng.randrange(len(words))]
+    w, v = joined[d.rng.randrange(len(joined))]
     return "FRAGMENTS:\n" + "\n".join(lines) + "\nTHREAD: " + pick(d.rng, _THREADS).format(w=w, v=v)
 
 
