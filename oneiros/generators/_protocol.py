@@ -10,7 +10,6 @@ from oneiros.settings import DreamPhaseName, Task, Tier
 
 __all__ = ["Generation", "GenerationRequest", "Generator", "Task", "Tier", "model_of"]
 
-
 class GenerationRequest(msgspec.Struct, frozen=True, kw_only=True):
     """What a phase asks for. ``call_key`` names the call within its cycle so a re-run finds its
     recorded response instead of asking again."""

@@ -74,3 +74,5 @@ class TracingSettings(msgspec.Struct, frozen=True, kw_only=True):
             spans_path=None if path == "off" else path,
             otlp_endpoint=os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
         )
+
+

@@ -36,7 +36,6 @@ __all__ = [
     "worst_case_tokens",
 ]
 
-
 def phase_budget(budget: CycleBudget, behavioral_phase: BehavioralPhase, phase: DreamPhaseName) -> int:
     """The whole tokens ``phase`` may spend; rounding down keeps the sum within the cycle's budget."""
     return int(budget.tokens() * PHASE_SHARES[behavioral_phase][phase])
