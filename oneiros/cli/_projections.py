@@ -152,7 +152,7 @@ def staging(
                 f"{e.confidence_pct / 100:.2f}",
                 f"{e.confirmations}/{e.contradictions}",
                 escape(" ".join(e.criterion.all_of) + (f" @{e.criterion.regime}" if e.criterion.regime else "")),
-                escape(e.text[:80]),
+                escape(e.text),  # whole: the column folds, a cut sentence reads as nonsense
             )
         console.print(table)
 
