@@ -17,6 +17,7 @@ from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_conso
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
     from oneiros.projections import Projections, StagedEntry
+    from oneiros.settings import StagingSettings
 
 __all__ = ["register", "verify_projections"]
 
@@ -37,8 +38,15 @@ def _projections(store: EventStore, url: str | None, *, update: bool = True) -> 
     with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
         if update:
             with _spinner("bringing projections up to the log head"):
-                bring_up_to_date(projections)
+                bring_up_to_date(projections, _staging_settings())
         yield projections
+
+
+def _staging_settings() -> StagingSettings:
+    """The sweep runs with the config's [staging] settings (oneiros.toml, ONEIROS_STAGING__*)."""
+    from oneiros.config import load_config
+
+    return load_config().staging
 
 
 def _spinner(text: str) -> AbstractContextManager[object]:
@@ -150,7 +158,7 @@ def staging(
                 f"{e.confidence_pct / 100:.2f}",
                 f"{e.confirmations}/{e.contradictions}",
                 escape(" ".join(e.criterion.all_of) + (f" @{e.criterion.regime}" if e.criterion.regime else "")),
-                escape(e.text[:80]),
+                escape(e.text),  # whole: the column folds, a cut sentence reads as nonsense
             )
         console.print(table)
 
@@ -296,7 +304,7 @@ def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
         stop = threading.Event()
         console.print(f"following {event_store.url} into {p.db.url}; Ctrl-C stops")
         try:
-            follow_all(p, stop)
+            follow_all(p, stop, _staging_settings())
         except KeyboardInterrupt:
             stop.set()
 
@@ -313,7 +321,7 @@ def rebuild(
 
     with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
         with _spinner("rebuilding"):
-            StagingProcess(event_store, runner=p.settings.runner).catch_up()
+            StagingProcess(event_store, _staging_settings(), runner=p.settings.runner).catch_up()
             positions = p.rebuild(name, until)
         if as_json:
             emit_json(positions)
