@@ -33,6 +33,7 @@ from oneiros.events._content import (
     WakingResidue,
 )
 from oneiros.events._history import export_history, import_history
+from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
 from oneiros.events._schedule import (
     ActivityKind,
     ActivityRecorded,
@@ -75,8 +76,11 @@ from oneiros.events._store import (
     open_store,
 )
 from oneiros.events._types import (
+    BARDO_PHASES,
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
+    BardoPhase,
+    BardoTrigger,
     BehavioralPhase,
     CycleEvent,
     DreamComplete,
@@ -107,6 +111,7 @@ from oneiros.events._types import (
 from oneiros.events._urls import PostgresURL, parse_postgres_url
 
 __all__ = [
+    "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DEFAULT_STORE_URL",
     "DREAM_PHASES",
@@ -115,6 +120,8 @@ __all__ = [
     "STAGING_STREAM",
     "ActivityKind",
     "ActivityRecorded",
+    "BardoPhase",
+    "BardoTrigger",
     "BehavioralPhase",
     "BehavioralPhaseChanged",
     "BudgetExhausted",
@@ -151,6 +158,7 @@ __all__ = [
     "EntryStaged",
     "Episode",
     "EpisodeDepotentiated",
+    "EpisodePrioritized",
     "EpisodeRecorded",
     "EpisodeTriaged",
     "Event",
@@ -161,6 +169,7 @@ __all__ = [
     "GenerationRecorded",
     "GolemCreated",
     "HypnagogicPrediction",
+    "InsightStrengthened",
     "IntegrationSummary",
     "InterruptSource",
     "Lineage",
@@ -168,6 +177,7 @@ __all__ = [
     "MemoryRolledBack",
     "MessageHeld",
     "MessagesReleased",
+    "MicroConsolidated",
     "Mode",
     "ModeChanged",
     "NremSummary",
