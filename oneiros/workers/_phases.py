@@ -126,7 +126,7 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
     ctx = PhaseContext(
         cycle_id=cycle_id,
         phase=phase,
-        episodes=memory.episodes(),
+        episodes=memory.columns(),
         cycle_outputs=view.outputs,
         settings=settings.engines,
         generate=metered,
