@@ -1,9 +1,13 @@
 """A dream cycle and episode recording as the log grows: 1k to 1M episodes on embedded SQLite.
 
 Each size runs in fresh processes: one records ``n`` episodes (in calls of ``BATCH``, as an agent
-would), then each cycle run works on its own copy of that log, in a process of its own, so its
-peak RSS is the cycle's alone. The baseline, measured in the same run on the same log, is one
-read and decode of the golem's whole stream: what "read the log once" costs at best.
+would); one runs the golem's first cycle over them ("cold": no snapshot yet, so it folds the
+whole stream and leaves a snapshot beside the log); one records another ``BATCH`` (the next
+day's episodes); then each timed cycle works on its own copy of that log and its snapshots, in a
+process of its own, so its peak RSS is the cycle's alone. That timed cycle is the steady state
+of a long-lived agent: a snapshot from its last cycle, a day's events since. The baseline,
+measured in the same run on the same log, is one read and decode of the golem's whole stream:
+what folding the log from the start costs at best.
 
     python benchmarks/scale.py                      # 1k, 10k, 100k
     python benchmarks/scale.py --sizes 1000000      # on demand: the million
@@ -39,12 +43,12 @@ WORDS = (
 GOALS = {"cycle_100k_s": 1.0, "cycle_100k_rss_mb": 300, "cycle_1m_s": 10.0, "cycle_1m_rss_mb": 2048}
 
 
-def _episode_batches(n: int, seed: int = 7) -> Iterator[list[object]]:
+def _episode_batches(n: int, first_tick: int = 0, seed: int = 7) -> Iterator[list[object]]:
     from oneiros import Episode, Outcome  # noqa: PLC0415 - children only; the parent stays light
 
-    rng = random.Random(seed)
+    rng = random.Random(seed + first_tick)
     start = datetime(2024, 1, 1, tzinfo=UTC)
-    for first in range(0, n, BATCH):
+    for first in range(first_tick, first_tick + n, BATCH):
         yield [
             Episode(
                 tick=i,
@@ -56,7 +60,7 @@ def _episode_batches(n: int, seed: int = 7) -> Iterator[list[object]]:
                 arousal=round(rng.random(), 4),
                 outcome=Outcome(surprise=round(rng.random(), 4), pnl=round(rng.uniform(-0.05, 0.05), 5)),
             )
-            for i in range(first, min(n, first + BATCH))
+            for i in range(first, min(first_tick + n, first + BATCH))
         ]
 
 
@@ -71,11 +75,12 @@ def _rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def child_record(db: Path, n: int) -> dict[str, float]:
+def child_record(db: Path, n: int, first: int = 0) -> dict[str, float]:
     golems = _golems(db)
-    golems.create("g")  # type: ignore[attr-defined]
+    if not first:
+        golems.create("g")  # type: ignore[attr-defined]
     started = time.perf_counter()
-    for batch in _episode_batches(n):
+    for batch in _episode_batches(n, first):
         golems.record_episodes("g", batch)  # type: ignore[attr-defined]
     return {"record_s": time.perf_counter() - started, "rss_mb": _rss_mb()}
 
@@ -99,15 +104,19 @@ def child_read(db: Path) -> dict[str, float]:
     return {"read_s": time.perf_counter() - started, "records": len(records)}
 
 
-def _child(mode: str, db: Path, n: int = 0) -> dict[str, float]:
+def _child(mode: str, db: Path, n: int = 0, first: int = 0) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, __file__, "--child", mode, "--db", str(db), "--n", str(n)],
+        [sys.executable, __file__, "--child", mode, "--db", str(db), "--n", str(n), "--first", str(first)],
         check=True,
         capture_output=True,
         text=True,
     )
     figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return figures
+
+
+def _snapshots(db: Path) -> Path:
+    return db.with_name(db.name + ".snapshots")
 
 
 def _label(n: int) -> str:
@@ -128,16 +137,23 @@ def run(sizes: list[int], runs: int) -> dict[str, object]:
             log = Path(tmp) / f"{label}.db"
             recorded = _child("record", log, n)
             figures[f"record_{label}_s"] = round(recorded["record_s"], 4)
+            cold = _child("cycle", log)
+            figures[f"cycle_cold_{label}_s"] = round(cold["cycle_s"], 4)
+            figures[f"cycle_cold_{label}_rss_mb"] = cold["rss_mb"]
+            _child("record", log, BATCH, first=n)
             reads, cycles, rss, events = [], [], [], 0.0
             for attempt in range(runs):
                 copy = Path(tmp) / f"{label}-{attempt}.db"
                 shutil.copy(log, copy)
+                if _snapshots(log).exists():
+                    shutil.copytree(_snapshots(log), _snapshots(copy))
                 reads.append(_child("read", copy)["read_s"])
                 cycle = _child("cycle", copy)
                 cycles.append(cycle["cycle_s"])
                 rss.append(cycle["rss_mb"])
                 events = cycle["events"]
                 copy.unlink()
+                shutil.rmtree(_snapshots(copy), ignore_errors=True)
             figures[f"read_{label}_s"] = round(statistics.median(reads), 4)
             figures[f"cycle_{label}_s"] = round(statistics.median(cycles), 4)
             figures[f"cycle_{label}_rss_mb"] = max(rss)
@@ -145,6 +161,7 @@ def run(sizes: list[int], runs: int) -> dict[str, object]:
             figures[f"cycle_{label}_over_read"] = round(statistics.median(cycles) / statistics.median(reads), 2)
             print(f"{label}: {json.dumps({k: v for k, v in figures.items() if f'_{label}_' in k})}", file=sys.stderr)
             log.unlink()
+            shutil.rmtree(_snapshots(log), ignore_errors=True)
     for a, b in zip(sizes, sizes[1:], strict=False):
         la, lb = _label(a), _label(b)
         for what in ("record", "cycle"):
@@ -169,9 +186,10 @@ def main() -> None:
     parser.add_argument("--child", choices=("record", "cycle", "read"), help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--first", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child == "record":
-        print(json.dumps(child_record(args.db, args.n)))
+        print(json.dumps(child_record(args.db, args.n, args.first)))
     elif args.child == "cycle":
         print(json.dumps(child_cycle(args.db)))
     elif args.child == "read":

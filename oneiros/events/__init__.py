@@ -65,6 +65,16 @@ from oneiros.events._staging import (
     golem_of_stream,
     side_stream,
 )
+from oneiros.events._snapshots import (
+    Snapshot,
+    SnapshotStore,
+    decode_records,
+    encode_records,
+    open_snapshots,
+    read_from_snapshot,
+    seal,
+    unseal,
+)
 from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store
 from oneiros.events._types import (
     BEHAVIORAL_PHASES,
@@ -169,6 +179,8 @@ __all__ = [
     "ReviewDecided",
     "ReviewDecision",
     "SleepRequested",
+    "Snapshot",
+    "SnapshotStore",
     "StagedKind",
     "StagingStatus",
     "StepFailed",
@@ -181,15 +193,21 @@ __all__ = [
     "WakeUpSummary",
     "WakingResidue",
     "decode_event",
+    "decode_records",
     "encode_event",
+    "encode_records",
     "event_subtypes",
     "event_type",
     "export_history",
     "golem_of_stream",
     "import_history",
+    "open_snapshots",
     "open_store",
+    "read_from_snapshot",
     "register_upcaster",
     "registered_events",
+    "seal",
     "side_stream",
     "topics_for",
+    "unseal",
 ]

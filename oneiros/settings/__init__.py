@@ -20,7 +20,7 @@ from oneiros.settings._cycle import (
     RemSettings,
 )
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
-from oneiros.settings._runtime import DEFAULT_SPANS_PATH, RqSettings, TracingSettings
+from oneiros.settings._runtime import DEFAULT_SPANS_PATH, RqSettings, SnapshotSettings, TracingSettings
 from oneiros.settings._scheduling import (
     DaemonSettings,
     DailySettings,
@@ -80,6 +80,7 @@ __all__ = [
     "ScheduleMode",
     "ScheduleSettings",
     "SleepWindow",
+    "SnapshotSettings",
     "Task",
     "Tier",
     "TracingSettings",

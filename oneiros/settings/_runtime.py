@@ -7,7 +7,7 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["DEFAULT_SPANS_PATH", "RqSettings", "TracingSettings"]
+__all__ = ["DEFAULT_SPANS_PATH", "RqSettings", "SnapshotSettings", "TracingSettings"]
 
 DEFAULT_SPANS_PATH = ".oneiros/spans.jsonl"
 
@@ -76,3 +76,15 @@ class TracingSettings(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
+
+
+class SnapshotSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How often folds of a golem's stream are snapshotted beside the log.
+
+    Not from the source documents: an operating default. A snapshot is taken once a reader has
+    folded ``every`` events past the last one, so a reader never folds more than about ``every``
+    events plus what came since; smaller means more writes, larger means longer catch-up reads.
+    """
+
+    every: int = 10_000
+    """Events folded past the last snapshot before a new one is written; 0 turns snapshots off."""

@@ -8,13 +8,12 @@ appends its events once: the second run finds the phase already left, or loses t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import cast
 
 import msgspec
 
 from oneiros._errors import GolemNotFound
 from oneiros.engines import ENGINES, PhaseContext
-from oneiros.episodes import EpisodeMemory
 from oneiros.events import (
     DREAM_PHASES,
     BudgetExhausted,
@@ -28,12 +27,12 @@ from oneiros.events import (
     Event,
     GenerationFailed,
     GenerationRecorded,
-    Recorded,
 )
-from oneiros.fsm import Golems, fold
+from oneiros.fsm import Golems
 from oneiros.generators import Generator
 from oneiros.settings import CycleSettings
-from oneiros.workers._budget import BudgetGuard, Ledger, phase_budget, phase_money
+from oneiros.workers._budget import BudgetGuard, phase_budget, phase_money
+from oneiros.workers._log import GolemLog, GolemLogs
 from oneiros.workers._metered import MeteredGenerator
 
 __all__ = ["CycleSettings", "PhaseOutcome", "run_phase"]
@@ -61,13 +60,13 @@ class _CycleView(msgspec.Struct, kw_only=True):
     suppressed: bool = False
 
 
-def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> _CycleView:
-    view = _CycleView(outputs=[], recorded={}, exhausted=set(), prior=[])
-    for record in history:
+def _cycle_view(log: GolemLog, cycle_id: str) -> _CycleView:
+    """The cycle's own events so far, and the staged entries of every other cycle."""
+    prior: list[Event] = [r.event for r in log.staged if cast(DreamStaged, r.event).cycle_id != cycle_id]
+    view = _CycleView(outputs=[], recorded={}, exhausted=set(), prior=prior)
+    for record in log.cycle:
         event = record.event
         if not isinstance(event, CycleEvent) or event.cycle_id != cycle_id:
-            if isinstance(event, DreamStaged):
-                view.prior.append(event)
             continue
         if isinstance(event, GenerationRecorded | GenerationFailed):
             view.recorded[event.call_key] = event
@@ -84,22 +83,32 @@ def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> _CycleView:
     return view
 
 
-def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) reads best positionally
-    golems: Golems, golem_id: str, cycle_id: str, phase: DreamPhaseName, generator: Generator, settings: CycleSettings
+def run_phase(  # noqa: PLR0913, PLR0917 - the phase's address (golem, cycle, phase) reads best positionally
+    golems: Golems,
+    golem_id: str,
+    cycle_id: str,
+    phase: DreamPhaseName,
+    generator: Generator,
+    settings: CycleSettings,
+    *,
+    logs: GolemLogs | None = None,
 ) -> PhaseOutcome:
-    """Run ``phase`` of ``cycle_id`` if the golem is in it; otherwise report that it already ran."""
-    history = golems.history(golem_id)
-    state = fold(golem_id, history)
+    """Run ``phase`` of ``cycle_id`` if the golem is in it; otherwise report that it already ran.
+
+    ``logs`` holds what earlier phases in this process folded, so only the events since are read;
+    without it the phase starts from the latest snapshot beside the log."""
+    log = (logs or GolemLogs.of(golems)).read(golem_id)
+    state = log.state.snapshot()
     if not state.exists:
         raise GolemNotFound(golem_id)
     if state.cycle_id != cycle_id or state.phase != phase:
         return PhaseOutcome(phase=phase, ran=False)
-    view = _cycle_view(history, cycle_id)
+    view = _cycle_view(log, cycle_id)
     budget = settings.budget
     credit = settings.credit_fraction
     suppress_now = phase == "hypnagogic_onset" and credit is not None and credit < budget.credit_floor
     suppressed = view.suppressed or suppress_now
-    ledger = Ledger.from_records(history)
+    ledger = log.ledger.copy()  # the phase's reservations are its own until the log has them
     guard = BudgetGuard(
         budget,
         ledger,
@@ -107,7 +116,7 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         phase=phase,
         phase_tokens=view.budget,
         phase_usd=phase_money(budget, state.behavioral_phase, phase),
-        now=history[-1].meta.time,
+        now=log.now or golems.deps.clock(),
     )
     metered = MeteredGenerator(
         golems,
@@ -122,7 +131,7 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         exhausted=phase in view.exhausted,
         suppressed=suppressed,
     )
-    memory = EpisodeMemory.from_records(history)
+    memory = log.memory
     ctx = PhaseContext(
         cycle_id=cycle_id,
         phase=phase,

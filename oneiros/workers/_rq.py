@@ -168,7 +168,9 @@ def phase_job(golem_id: str, cycle_id: str, phase: DreamPhaseName) -> dict[str, 
     try:
         with traced_phase(cycle, f"phase {phase}", attributes) as span:
             try:
-                outcome = run_phase(golems, golem_id, cycle_id, phase, rt.generator, rt.config.cycle)
+                outcome = run_phase(
+                    golems, golem_id, cycle_id, phase, rt.generator, rt.config.cycle, logs=rt.logs(golems)
+                )
             except StreamConflict:
                 # Another run of this phase committed first; its events stand and ours were not written.
                 outcome = PhaseOutcome(phase=phase, ran=False)

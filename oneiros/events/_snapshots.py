@@ -1,0 +1,215 @@
+"""Snapshots beside the log: a fold's state as of one event, so a reader folds only what came after.
+
+A snapshot is a cache, never a truth. It names the event it was taken at (version, global position
+and event id); a reader reads the stream from that event on and uses the snapshot only if the log
+still holds that very event there. A snapshot that fails its checksum, was written by another
+format, or disagrees with the log is ignored and the stream is folded from the start, so deleting
+every snapshot loses nothing. Only the latest snapshot of each (stream, kind) is kept.
+
+Where they live: beside an SQLite file in ``<file>.snapshots/`` (one file each, replaced
+atomically), in a ``oneiros_snapshots`` table of the same PostgreSQL schema, and in memory for
+``memory://`` stores (one per EventStore object).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Protocol, TypeVar
+from urllib.parse import quote
+
+import msgspec
+
+from oneiros._errors import OneirosError
+from oneiros.events._backends import PostgresBackend, SQLiteBackend, _postgres_parts
+from oneiros.events._codec import decode_event, encode_event
+from oneiros.events._store import EventStore, Recorded
+
+__all__ = [
+    "Snapshot",
+    "SnapshotStore",
+    "encode_records",
+    "decode_records",
+    "open_snapshots",
+    "read_from_snapshot",
+    "seal",
+    "unseal",
+]
+
+_DIGEST = 16
+_T = TypeVar("_T")
+
+
+class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """A fold's ``body`` as of the event at ``version`` (``position``, ``event_id``) of ``stream``."""
+
+    kind: str
+    format: int
+    stream: str
+    version: int
+    position: int
+    event_id: str
+    body: bytes
+
+
+def seal(snapshot: Snapshot) -> bytes:
+    """The snapshot as bytes behind a checksum of them."""
+    data = msgspec.msgpack.encode(snapshot)
+    return hashlib.blake2b(data, digest_size=_DIGEST).digest() + data
+
+
+def unseal(data: bytes | None) -> Snapshot | None:
+    """The snapshot ``seal`` wrote, or None when ``data`` is missing, damaged or not one."""
+    if data is None or len(data) <= _DIGEST:
+        return None
+    digest, body = data[:_DIGEST], data[_DIGEST:]
+    if hashlib.blake2b(body, digest_size=_DIGEST).digest() != digest:
+        return None
+    try:
+        return msgspec.msgpack.decode(body, type=Snapshot)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+class SnapshotStore(Protocol):
+    def get(self, stream: str, kind: str) -> bytes | None: ...
+
+    def put(self, stream: str, kind: str, data: bytes) -> None: ...
+
+
+class MemorySnapshots:
+    def __init__(self) -> None:
+        self._items: dict[tuple[str, str], bytes] = {}
+
+    def get(self, stream: str, kind: str) -> bytes | None:
+        return self._items.get((stream, kind))
+
+    def put(self, stream: str, kind: str, data: bytes) -> None:
+        self._items[(stream, kind)] = data
+
+
+class FileSnapshots:
+    """One file per (stream, kind) in a directory; a write replaces the file atomically, so a
+    reader sees the old snapshot or the new one, never half of one."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _path(self, stream: str, kind: str) -> Path:
+        return self.directory / f"{quote(stream, safe='')}.{kind}.snapshot"
+
+    def get(self, stream: str, kind: str) -> bytes | None:
+        try:
+            return self._path(stream, kind).read_bytes()
+        except OSError:
+            return None
+
+    def put(self, stream: str, kind: str, data: bytes) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(tmp, self._path(stream, kind))
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+class PostgresSnapshots:
+    """A ``oneiros_snapshots`` table in the store's own schema, made on first use."""
+
+    def __init__(self, backend: PostgresBackend) -> None:
+        self._datastore = backend.datastore
+        schema = _postgres_parts(backend.url)["schema"]
+        self._table = f'"{schema}"."oneiros_snapshots"'
+        self._ready = False
+
+    def _create(self) -> None:
+        if not self._ready:
+            with self._datastore.transaction(commit=True) as c:
+                c.execute(
+                    f"CREATE TABLE IF NOT EXISTS {self._table} "
+                    "(stream text NOT NULL, kind text NOT NULL, body bytea NOT NULL, PRIMARY KEY (stream, kind))"
+                )
+            self._ready = True
+
+    def get(self, stream: str, kind: str) -> bytes | None:
+        self._create()
+        with self._datastore.transaction(commit=False) as c:
+            c.execute(f"SELECT body FROM {self._table} WHERE stream = %s AND kind = %s", [stream, kind])
+            row = c.fetchone()
+        return None if row is None else bytes(row["body"])
+
+    def put(self, stream: str, kind: str, data: bytes) -> None:
+        self._create()
+        with self._datastore.transaction(commit=True) as c:
+            c.execute(
+                f"INSERT INTO {self._table} (stream, kind, body) VALUES (%s, %s, %s) "
+                "ON CONFLICT (stream, kind) DO UPDATE SET body = EXCLUDED.body",
+                [stream, kind, data],
+            )
+
+
+def open_snapshots(store: EventStore) -> SnapshotStore:
+    """Where ``store``'s snapshots live (see the module docstring)."""
+    backend = store.backend
+    if isinstance(backend, SQLiteBackend):
+        path = backend.url.partition("://")[2][1:]
+        if path != ":memory:":
+            return FileSnapshots(Path(f"{path}.snapshots"))
+    if isinstance(backend, PostgresBackend):
+        return PostgresSnapshots(backend)
+    return MemorySnapshots()
+
+
+def encode_records(records: Sequence[Recorded]) -> bytes:
+    """Records as the log stores them (topic and state), with their position and version."""
+    rows = []
+    for record in records:
+        topic, state = encode_event(record.meta, record.event)
+        rows.append((record.position, record.version, topic, state))
+    return msgspec.msgpack.encode(rows)
+
+
+def decode_records(data: bytes) -> list[Recorded]:
+    rows = msgspec.msgpack.decode(data, type=list[tuple[int, int, str, bytes]])
+    out = []
+    for position, version, topic, state in rows:
+        meta, event = decode_event(topic, state, position)
+        out.append(Recorded(position, version, meta, event))
+    return out
+
+
+def read_from_snapshot(
+    store: EventStore,
+    snapshots: SnapshotStore,
+    stream: str,
+    kind: str,
+    format: int,  # noqa: A002 - the snapshot's own field name
+    restore: Callable[[Snapshot, Recorded], _T],
+) -> tuple[_T | None, list[Recorded]]:
+    """What the latest good snapshot of ``stream`` restores to (``restore`` is given it and the
+    record it was taken at), and the records after it; or None
+    and the whole stream, when there is no snapshot the log agrees with. One stream read either way,
+    except when a snapshot turns out stale (then a second, full one)."""
+    snapshot = unseal(snapshots.get(stream, kind))
+    if snapshot is not None and snapshot.kind == kind and snapshot.format == format and snapshot.stream == stream:
+        records = store.read_stream(stream, after_version=snapshot.version - 1)
+        first = records[0] if records else None
+        if (
+            first is not None
+            and first.version == snapshot.version
+            and first.position == snapshot.position
+            and first.meta.event_id == snapshot.event_id
+        ):
+            try:
+                restored = restore(snapshot, first)
+            except (ValueError, TypeError, KeyError, IndexError, msgspec.MsgspecError, OneirosError):
+                restored = None  # written by another version, or damaged past the checksum: refold
+            if restored is not None:
+                return restored, records[1:]
+    return None, store.read_stream(stream)
