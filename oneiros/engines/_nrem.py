@@ -4,6 +4,7 @@ forward, in reverse (credit assignment) and perturbed, then triaged and strength
 from __future__ import annotations
 
 import math
+from itertools import repeat
 from collections.abc import Sequence
 
 import msgspec
@@ -85,9 +86,10 @@ def select_replay(episodes: Sequence[Episode], settings: EngineSettings) -> list
     w_regime, w_recency, w_significance = nrem.need_weights
     regime = np.where(cols.regime_codes == current, 1.0, 0.0)
     if nrem.recency_half_life_days > 0:
-        # Python's own power, element by element: NumPy's vectorised pow may differ in the last bit.
-        half_life = nrem.recency_half_life_days
-        recency = np.asarray([0.5 ** (max(0.0, a) / half_life) for a in age_days.tolist()], np.float64)
+        # The C library's pow, element by element, as ``need`` computes it: NumPy's vectorised
+        # pow may differ in the last bit, and that bit can reorder the ranking.
+        exponents = np.maximum(age_days, 0.0) / nrem.recency_half_life_days
+        recency = np.fromiter(map(math.pow, repeat(0.5), exponents.tolist()), np.float64, len(cols))
     else:
         recency = np.ones(len(cols))
     need_values = w_regime * regime + w_recency * recency + w_significance * cols.significance

@@ -8,6 +8,7 @@ array expression instead of a Python loop.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, overload
@@ -90,7 +91,7 @@ class EpisodeColumns(Sequence[Episode]):
         regime_codes: npt.NDArray[np.int32],
         regimes: Sequence[str],
         own_dims: npt.NDArray[np.int32],
-        blob: bytes,
+        chunks: tuple[tuple[bytes | memoryview, ...], tuple[int, ...]],
         offsets: IntArray,
     ) -> None:
         self.rows, self.ticks, self.micros, self.arousal = rows, ticks, micros, arousal
@@ -100,7 +101,8 @@ class EpisodeColumns(Sequence[Episode]):
         self.original_arousal = numbers["arousal"]
         self.high, self.regime_codes, self.regimes = high, regime_codes, list(regimes)
         self.own_dims = own_dims
-        self._blob, self._offsets = memoryview(blob), offsets
+        self._chunks = tuple(memoryview(c) for c in chunks[0])
+        self._chunk_starts, self._offsets = list(chunks[1]), offsets
 
     def __len__(self) -> int:
         return len(self.ticks)
@@ -124,7 +126,10 @@ class EpisodeColumns(Sequence[Episode]):
 
     def _episode(self, position: int) -> Episode:
         row = int(self.rows[position])
-        episode = _decoder.decode(self._blob[self._offsets[row] : self._offsets[row + 1]])
+        start, end = int(self._offsets[row]), int(self._offsets[row + 1])
+        chunk = bisect_right(self._chunk_starts, start) - 1
+        base = self._chunk_starts[chunk]
+        episode = _decoder.decode(self._chunks[chunk][start - base : end - base])
         arousal = float(self.arousal[position])
         return episode if arousal == episode.arousal else msgspec.structs.replace(episode, arousal=arousal)
 

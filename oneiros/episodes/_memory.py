@@ -57,6 +57,7 @@ class _Strength(dict[int, float]):
         return 0.0
 
 
+_FLUSH_EVERY = 32_768
 _NUMBERS = ("significance", "arousal", "pnl", "surprise", "regret", "prediction_error")
 _INTS = ("ticks", "micros")
 
@@ -65,18 +66,18 @@ class _MemoryState(msgspec.Struct, kw_only=True):
     """The memory as plain data, for snapshots: one bytes field per column."""
 
     count: int
-    ints: dict[str, bytes]
-    numbers: dict[str, bytes]
-    high: bytes
-    regime_codes: bytes
+    ints: dict[str, memoryview]
+    numbers: dict[str, memoryview]
+    high: memoryview
+    regime_codes: memoryview
     regimes: list[str]
-    own_dims: bytes
-    blob: bytes
-    offsets: bytes
+    own_dims: memoryview
+    blob: memoryview
+    offsets: memoryview
     strength: list[tuple[int, float]]
     triage: list[tuple[int, str]]
     overrides: list[tuple[int, float, int]]
-    vectors: dict[str, tuple[bytes, bytes, int]]
+    vectors: dict[str, tuple[memoryview, memoryview, int]]
     """Per embedder: the rows embedded, their vectors, the vector size."""
 
 
@@ -94,7 +95,10 @@ class EpisodeMemory:
         self._high = np.zeros(0, bool)
         self._regime_codes = np.zeros(0, np.int32)
         self._own_dims = np.zeros(0, np.int32)
-        self._blob = b""
+        # Each episode's JSON, in chunks as they came (appending never copies what is there);
+        # row i is bytes offsets[i]:offsets[i+1] counted over the chunks laid end to end.
+        self._chunks: list[bytes | memoryview] = []
+        self._chunk_starts: list[int] = []
         self._offsets = np.zeros(1, np.int64)
         self._pending: list[Episode] = []
         self._regimes: dict[str, int] = {}
@@ -124,6 +128,8 @@ class EpisodeMemory:
         """Record an episode; a later one with the same tick replaces it."""
         self._pending.append(episode)
         self._columns = None
+        if len(self._pending) >= _FLUSH_EVERY:  # columns, not objects, even while folding a long stream
+            self._flush()
 
     def apply(self, event: object) -> None:
         """Fold one event; events that do not touch episodes are ignored."""
@@ -165,8 +171,9 @@ class EpisodeMemory:
         self._own_dims = np.concatenate([self._own_dims, np.asarray(dims, np.int32)])
         encoded = [_encoder.encode(e) for e in pending]
         lengths = np.cumsum(np.fromiter((len(b) for b in encoded), np.int64, len(encoded)))
+        self._chunk_starts.append(int(self._offsets[-1]))
+        self._chunks.append(b"".join(encoded))
         self._offsets = np.concatenate([self._offsets, self._offsets[-1] + lengths])
-        self._blob = b"".join([self._blob, *encoded])
 
     def columns(self) -> EpisodeColumns:
         """The current episodes in tick order, as columns (kept until the memory changes)."""
@@ -174,14 +181,18 @@ class EpisodeMemory:
             return self._columns
         self._flush()
         ticks = self._ints["ticks"]
-        if len(ticks) < 2 or bool(np.all(ticks[1:] > ticks[:-1])):
+        in_order = len(ticks) < 2 or bool(np.all(ticks[1:] > ticks[:-1]))
+        if in_order:  # the usual case: every row is current, already in tick order
             rows = np.arange(len(ticks), dtype=np.int64)
         else:  # the latest row of each tick, in tick order
-            unique, first_from_end = np.unique(ticks[::-1], return_index=True)
+            _unique, first_from_end = np.unique(ticks[::-1], return_index=True)
             rows = (len(ticks) - 1 - first_from_end).astype(np.int64)
-            assert len(unique) == len(rows)
-        arousal = self._numbers["arousal"][rows].copy()
-        sorted_ticks = ticks[rows]
+
+        def pick(column: npt.NDArray[Any]) -> npt.NDArray[Any]:
+            return column if in_order else column[rows]
+
+        arousal = np.array(pick(self._numbers["arousal"]), np.float64)
+        sorted_ticks = pick(ticks)
         for tick, (after, rows_then) in self._overrides.items():
             at = int(np.searchsorted(sorted_ticks, tick))
             if at < len(rows) and int(sorted_ticks[at]) == tick and int(rows[at]) < rows_then:
@@ -189,14 +200,14 @@ class EpisodeMemory:
         self._columns = EpisodeColumns(
             rows=rows,
             ticks=sorted_ticks,
-            micros=self._ints["micros"][rows],
+            micros=pick(self._ints["micros"]),
             arousal=arousal,
-            numbers={k: v[rows] for k, v in self._numbers.items()},
-            high=self._high[rows],
-            regime_codes=self._regime_codes[rows],
+            numbers={k: pick(v) for k, v in self._numbers.items()},
+            high=pick(self._high),
+            regime_codes=pick(self._regime_codes),
             regimes=list(self._regimes),
-            own_dims=self._own_dims[rows],
-            blob=self._blob,
+            own_dims=pick(self._own_dims),
+            chunks=(tuple(self._chunks), tuple(self._chunk_starts)),
             offsets=self._offsets,
         )
         return self._columns
@@ -236,22 +247,29 @@ class EpisodeMemory:
     def to_bytes(self) -> bytes:
         """Everything this memory holds, as bytes that ``from_bytes`` reads back."""
         self._flush()
-        vectors: dict[str, tuple[bytes, bytes, int]] = {}
+        if len(self._chunks) > 1:  # one chunk from now on: what a snapshot restores
+            self._chunks, self._chunk_starts = [b"".join(self._chunks)], [0]
+            self._columns = None
+
+        def raw(array: npt.NDArray[Any]) -> memoryview:
+            return memoryview(np.ascontiguousarray(array)).cast("B")
+
+        vectors: dict[str, tuple[memoryview, memoryview, int]] = {}
         for name, cache in self._vectors.items():
             if cache:
                 keys = np.fromiter(cache, np.int64, len(cache))
                 matrix = np.stack([cache[int(k)] for k in keys]).astype(np.float32)
-                vectors[name] = (keys.tobytes(), matrix.tobytes(), int(matrix.shape[1]))
+                vectors[name] = (raw(keys), raw(matrix), int(matrix.shape[1]))
         state = _MemoryState(
             count=len(self._offsets) - 1,
-            ints={k: v.tobytes() for k, v in self._ints.items()},
-            numbers={k: v.tobytes() for k, v in self._numbers.items()},
-            high=self._high.tobytes(),
-            regime_codes=self._regime_codes.tobytes(),
+            ints={k: raw(v) for k, v in self._ints.items()},
+            numbers={k: raw(v) for k, v in self._numbers.items()},
+            high=raw(self._high),
+            regime_codes=raw(self._regime_codes),
             regimes=list(self._regimes),
-            own_dims=self._own_dims.tobytes(),
-            blob=self._blob,
-            offsets=self._offsets.tobytes(),
+            own_dims=raw(self._own_dims),
+            blob=memoryview(self._chunks[0] if self._chunks else b""),
+            offsets=raw(self._offsets),
             strength=sorted(self.strength.items()),
             triage=sorted(self.triage.items()),
             overrides=sorted((t, a, n) for t, (a, n) in self._overrides.items()),
@@ -260,7 +278,7 @@ class EpisodeMemory:
         return msgspec.msgpack.encode(state)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> EpisodeMemory:
+    def from_bytes(cls, data: bytes | memoryview) -> EpisodeMemory:
         """The memory ``to_bytes`` wrote; raises ValueError (or msgspec's errors) if it is damaged."""
         state = msgspec.msgpack.decode(data, type=_MemoryState)
         memory = cls()
@@ -271,11 +289,11 @@ class EpisodeMemory:
         memory._regime_codes = np.frombuffer(state.regime_codes, np.int32)
         memory._own_dims = np.frombuffer(state.own_dims, np.int32)
         memory._offsets = np.frombuffer(state.offsets, np.int64)
-        memory._blob = state.blob
+        memory._chunks, memory._chunk_starts = ([state.blob], [0]) if n else ([], [])
         arrays = [*memory._ints.values(), *memory._numbers.values(), memory._high, memory._regime_codes]
         if any(len(a) != n for a in arrays) or len(memory._offsets) != n + 1:
             raise ValueError("episode memory snapshot: columns of different lengths")
-        if n and int(memory._offsets[-1]) != len(state.blob):
+        if n and int(memory._offsets[-1]) != state.blob.nbytes:
             raise ValueError("episode memory snapshot: episode bytes cut short")
         memory._regimes = {name: code for code, name in enumerate(state.regimes)}
         memory.strength.update(state.strength)

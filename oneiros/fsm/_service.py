@@ -90,7 +90,7 @@ class Golems:
         """The state at the head: the last state known (here, or in a snapshot) plus the events
         after it, in one stream read; the whole stream when nothing known agrees with the log."""
         state: GolemState | None = None
-        tail: list[Recorded] = []
+        tail: Iterable[Recorded] = ()
         known = self._known.get(golem_id)
         if known is not None:
             held, event_id = known
@@ -109,10 +109,11 @@ class Golems:
                 state = GolemState(golem_id=golem_id)
             else:
                 self._snapshot_versions[golem_id] = state.version
-        for record in tail:
-            state.apply(record)
-        if tail:
-            self.remember(state, tail[-1])
+        last: Recorded | None = None
+        for last in tail:  # noqa: B007 - the last one is kept
+            state.apply(last)
+        if last is not None:
+            self.remember(state, last)
         return state
 
     @staticmethod
@@ -133,7 +134,7 @@ class Golems:
                 version=last.version,
                 position=last.position,
                 event_id=last.meta.event_id,
-                body=msgspec.msgpack.encode(state),
+                body=memoryview(msgspec.msgpack.encode(state)),
             )
             self.snapshots.put(state.golem_id, _STATE_SNAPSHOT, seal(snapshot))
             self._snapshot_versions[state.golem_id] = state.version

@@ -91,7 +91,7 @@ class Ledger:
         return msgspec.msgpack.encode((self._entries, self._orphans))
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> Ledger:
+    def from_bytes(cls, data: bytes | memoryview) -> Ledger:
         ledger = cls()
         ledger._entries, ledger._orphans = msgspec.msgpack.decode(data, type=tuple[dict[str, _Entry], list[_Entry]])
         return ledger

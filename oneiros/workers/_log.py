@@ -11,6 +11,7 @@ events folded; one that the log disagrees with is ignored (see ``oneiros.events.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
 import msgspec
@@ -40,11 +41,12 @@ _FORMAT = 1
 
 
 class _Body(msgspec.Struct, frozen=True, kw_only=True):
-    state: bytes
-    memory: bytes
-    ledger: bytes
-    staged: bytes
-    cycle: bytes
+    # Views, not copies: the episode memory alone is most of a snapshot.
+    state: memoryview
+    memory: memoryview
+    ledger: memoryview
+    staged: memoryview
+    cycle: memoryview
 
 
 class GolemLog:
@@ -83,11 +85,11 @@ class GolemLog:
     def to_snapshot(self) -> Snapshot:
         assert self.last is not None, "an empty stream has nothing to snapshot"
         body = _Body(
-            state=msgspec.msgpack.encode(self.state),
-            memory=self.memory.to_bytes(),
-            ledger=self.ledger.to_bytes(),
-            staged=encode_records(self.staged),
-            cycle=encode_records(self.cycle),
+            state=memoryview(msgspec.msgpack.encode(self.state)),
+            memory=memoryview(self.memory.to_bytes()),
+            ledger=memoryview(self.ledger.to_bytes()),
+            staged=memoryview(encode_records(self.staged)),
+            cycle=memoryview(encode_records(self.cycle)),
         )
         return Snapshot(
             kind=_KIND,
@@ -96,7 +98,7 @@ class GolemLog:
             version=self.last.version,
             position=self.last.position,
             event_id=self.last.meta.event_id,
-            body=msgspec.msgpack.encode(body),
+            body=memoryview(msgspec.msgpack.encode(body)),
         )
 
     @classmethod
@@ -137,7 +139,7 @@ class GolemLogs:
     def read(self, golem_id: str) -> GolemLog:
         """The golem's log folded to the head, reading only what came after what is held."""
         log = self._held.get(golem_id)
-        tail: list[Recorded] = []
+        tail: Iterable[Recorded] = ()
         if log is not None and log.last is not None:
             last = log.last
             records = self.store.read_stream(golem_id, after_version=last.version - 1)
@@ -153,10 +155,11 @@ class GolemLogs:
                 log = GolemLog(golem_id)
             else:
                 self._snapshot_versions[golem_id] = log.state.version
+        before = log.last
         for record in tail:
             log.apply(record)
         self._held[golem_id] = log
-        if self.golems is not None and tail and log.last is not None:
+        if self.golems is not None and log.last is not None and log.last is not before:
             self.golems.remember(log.state, log.last)  # its next command need not read this again
         every = self.settings.every
         if every > 0 and log.last is not None and log.state.version - self._snapshot_versions.get(golem_id, 0) >= every:
