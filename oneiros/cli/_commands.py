@@ -17,7 +17,7 @@ from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened, s
 from oneiros.cli._content import BaseUrlOpt, GeneratorOpt, PromptsOpt, TierOpt, cycle_setup
 from oneiros.cli._projections import verify_projections
 from oneiros.cli._workers import enqueue_cycle
-from oneiros.episodes import load_episodes, recorded_episodes, sample_episodes_path
+from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DREAM_PHASES, DreamPhaseName
 from oneiros.fsm import Golems, replay
 from oneiros.workers import CycleResult, InProcessExecutor, PhaseOutcome
@@ -56,8 +56,10 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
             golems.create(golem)
         source = episodes or (sample_episodes_path() if new else None)
         recorded = 0
+        executor = InProcessExecutor(golems, chosen, settings)
         if source is not None:
-            known = {e.tick for e in recorded_episodes(event_store, golem)}
+            # From the fold the cycle reads anyway (a snapshot and what came since), not a full read.
+            known = set(executor.logs.read(golem).memory.columns().ticks.tolist())
             fresh = [e for e in load_episodes(source) if e.tick not in known]
             recorded = len(golems.record_episodes(golem, fresh))
         if queue is not None:
@@ -69,9 +71,9 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
                 console.print(f"enqueued cycle [bold]{enqueued['cycle_id']}[/bold] of {golem} on {queue}")
             return
         if as_json:
-            result = InProcessExecutor(golems, chosen, settings).run_cycle(golem)
+            result = executor.run_cycle(golem)
         else:
-            result = _dream_with_progress(golems, golem, recorded, InProcessExecutor(golems, chosen, settings))
+            result = _dream_with_progress(golems, golem, recorded, executor)
         payload: dict[str, Any] = {
             "cycle_id": result.cycle_id,
             "golem_id": result.golem_id,

@@ -72,6 +72,7 @@ from oneiros.events._snapshots import (
     encode_records,
     open_snapshots,
     read_from_snapshot,
+    read_stream_paged,
     seal,
     unseal,
 )
@@ -204,6 +205,7 @@ __all__ = [
     "open_snapshots",
     "open_store",
     "read_from_snapshot",
+    "read_stream_paged",
     "register_upcaster",
     "registered_events",
     "seal",

@@ -67,7 +67,7 @@ class Golems:
         self.observers = observers or Observers()
         # Gives the W3C trace context (``traceparent``) each appended event's metadata carries.
         self.trace_context = trace_context
-        self.snapshot_settings = snapshots or SnapshotSettings()
+        self.snapshot_settings = snapshots or SnapshotSettings.from_env()
         self.snapshots = open_snapshots(store)
         # The latest state seen of each golem, with its last event's id: the next read folds only
         # what came after it, once the log shows that event where it was.

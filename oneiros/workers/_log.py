@@ -127,7 +127,7 @@ class GolemLogs:
         golems: Golems | None = None,
     ) -> None:
         self.store, self.snapshots, self.golems = store, snapshots, golems
-        self.settings = settings or SnapshotSettings()
+        self.settings = settings or SnapshotSettings.from_env()
         self._held: dict[str, GolemLog] = {}
         self._snapshot_versions: dict[str, int] = {}
 
