@@ -21,6 +21,7 @@ consecutive sizes (1.0 is linear; n log n from 100k to 1M is about 1.08); and th
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import random
@@ -36,15 +37,41 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 BATCH = 1_000
-WORDS = (
-    "eth btc sol oracle gas liquidity funding basis vault bridge stable perp option spread whale breakout "
-    "range dump pump drift squeeze unwind rebalance hedge fade chase exit entry"
-).split()
+WORDS = [
+    "eth",
+    "btc",
+    "sol",
+    "oracle",
+    "gas",
+    "liquidity",
+    "funding",
+    "basis",
+    "vault",
+    "bridge",
+    "stable",
+    "perp",
+    "option",
+    "spread",
+    "whale",
+    "breakout",
+    "range",
+    "dump",
+    "pump",
+    "drift",
+    "squeeze",
+    "unwind",
+    "rebalance",
+    "hedge",
+    "fade",
+    "chase",
+    "exit",
+    "entry",
+]
 GOALS = {"cycle_100k_s": 1.0, "cycle_100k_rss_mb": 300, "cycle_1m_s": 10.0, "cycle_1m_rss_mb": 2048}
 
 
 def _episode_batches(n: int, first_tick: int = 0, seed: int = 7) -> Iterator[list[object]]:
-    from oneiros import Episode, Outcome  # noqa: PLC0415 - children only; the parent stays light
+    from oneiros import Episode, Outcome
 
     rng = random.Random(seed + first_tick)
     start = datetime(2024, 1, 1, tzinfo=UTC)
@@ -65,7 +92,7 @@ def _episode_batches(n: int, first_tick: int = 0, seed: int = 7) -> Iterator[lis
 
 
 def _golems(db: Path) -> object:
-    from oneiros import Deps, FixedClock, Golems, SequentialIds, open_store  # noqa: PLC0415
+    from oneiros import Deps, FixedClock, Golems, SequentialIds, open_store
 
     deps = Deps(clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)), ids=SequentialIds(), seed=1)
     return Golems(open_store(f"sqlite:///{db}"), deps=deps)
@@ -86,7 +113,7 @@ def child_record(db: Path, n: int, first: int = 0) -> dict[str, float]:
 
 
 def child_cycle(db: Path) -> dict[str, float]:
-    from oneiros import InProcessExecutor  # noqa: PLC0415
+    from oneiros import InProcessExecutor
 
     golems = _golems(db)
     started = time.perf_counter()
@@ -98,7 +125,7 @@ def child_cycle(db: Path) -> dict[str, float]:
 
 
 def child_read(db: Path) -> dict[str, float]:
-    from oneiros.events import read_stream_paged  # noqa: PLC0415
+    from oneiros.events import read_stream_paged
 
     golems = _golems(db)
     started = time.perf_counter()
@@ -124,8 +151,10 @@ def _snapshots(db: Path) -> Path:
 
 
 def _label(n: int) -> str:
-    return f"{n // 1_000_000}m" if n >= 1_000_000 and n % 1_000_000 == 0 else (
-        f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else str(n)
+    return (
+        f"{n // 1_000_000}m"
+        if n >= 1_000_000 and n % 1_000_000 == 0
+        else (f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else str(n))
     )
 
 
@@ -166,11 +195,12 @@ def run(sizes: list[int], runs: int) -> dict[str, object]:
             print(f"{label}: {json.dumps({k: v for k, v in figures.items() if f'_{label}_' in k})}", file=sys.stderr)
             log.unlink()
             shutil.rmtree(_snapshots(log), ignore_errors=True)
-    for a, b in zip(sizes, sizes[1:], strict=False):
+    for a, b in itertools.pairwise(sizes):
         la, lb = _label(a), _label(b)
         for what in ("record", "cycle"):
             ta, tb = figures[f"{what}_{la}_s"], figures[f"{what}_{lb}_s"]
-            assert isinstance(ta, float) and isinstance(tb, float)
+            assert isinstance(ta, float)
+            assert isinstance(tb, float)
             figures[f"{what}_exponent_{la}_{lb}"] = _exponent(a, ta, b, tb)
     if 100_000 in sizes and 1_000_000 in sizes:
         figures["nlogn_exponent_100k_1m"] = round(math.log(10 * math.log(1e6) / math.log(1e5)) / math.log(10), 3)

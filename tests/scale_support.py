@@ -12,7 +12,23 @@ from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, 
 from oneiros.events import Episode, Outcome, Recorded
 from oneiros.settings import CycleBudget, CycleSettings
 
-WORDS = "eth btc sol oracle gas liquidity funding basis vault bridge whale breakout range dump hedge".split()
+WORDS = [
+    "eth",
+    "btc",
+    "sol",
+    "oracle",
+    "gas",
+    "liquidity",
+    "funding",
+    "basis",
+    "vault",
+    "bridge",
+    "whale",
+    "breakout",
+    "range",
+    "dump",
+    "hedge",
+]
 
 
 def fixed_episodes(n: int, seed: int = 3) -> list[Episode]:

@@ -238,7 +238,8 @@ def test_embeddings_are_made_once_per_episode_and_kept_by_snapshots() -> None:
     first = embedder.embedded
     assert 0 < first < len(episodes) // 4
     dense = HashingEmbedder().embed([episode_text(e) for e in episodes])
-    assert not isinstance(vectors, np.ndarray) and vectors is not None
+    assert vectors is not None
+    assert not isinstance(vectors, np.ndarray)
     for a, b in draw.pairs:
         assert dense[a].tolist() == vectors.row(a).tolist()
         assert dense[b].tolist() == vectors.row(b).tolist()

@@ -69,7 +69,9 @@ def test_phases_on_separate_processes_each_start_from_the_snapshot(tmp_path: Pat
     InProcessExecutor(reference).run_cycle("g", cycle_id="c")
 
     opener = _golems(url)
-    opener.fall_asleep("g", "owner", budget_tokens=phase_budget(CycleBudget(), "stable", "hypnagogic_onset"), cycle_id="c")
+    opener.fall_asleep(
+        "g", "owner", budget_tokens=phase_budget(CycleBudget(), "stable", "hypnagogic_onset"), cycle_id="c"
+    )
     episodes_read: set[int] = set()
     for phase in DREAM_PHASES:
         worker = _golems(url)
@@ -93,7 +95,9 @@ def test_each_phase_reads_only_what_came_after_the_last(tmp_path: Path) -> None:
     store = _counting(golems)
     executor = InProcessExecutor(golems)
     executor.logs.read("g")
-    golems.fall_asleep("g", "owner", budget_tokens=phase_budget(CycleBudget(), "stable", "hypnagogic_onset"), cycle_id="c")
+    golems.fall_asleep(
+        "g", "owner", budget_tokens=phase_budget(CycleBudget(), "stable", "hypnagogic_onset"), cycle_id="c"
+    )
     since = 3  # fall_asleep's events
     for phase in DREAM_PHASES:
         before = golems.store.head()

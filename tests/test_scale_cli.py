@@ -55,10 +55,17 @@ def test_dreams_leave_snapshots_and_a_damaged_one_changes_nothing(tmp_path: Path
     full = fold("golem", history)
     assert (24, 3, 0) == (full.episodes, full.cycles_completed, full.cycles_interrupted)
     status = subprocess.run(
-        [sys.executable, "-m", "oneiros", "status", "--json", "--store", url], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "oneiros", "status", "--json", "--store", url],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     (row,) = json.loads(status.stdout)["golems"]
-    assert (full.version, full.episodes, full.cycles_completed) == (row["version"], row["episodes"], row["cycles_completed"])
+    assert (full.version, full.episodes, full.cycles_completed) == (
+        row["version"],
+        row["episodes"],
+        row["cycles_completed"],
+    )
     snapshot = unseal(damaged.read_bytes())
     assert snapshot is not None
     last = next(r for r in history if r.version == snapshot.version)

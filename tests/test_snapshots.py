@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.events import EpisodeRecorded, EventStore, Recorded, seal, unseal
+from oneiros.events import EpisodeRecorded, EventStore, Recorded, read_stream_paged, seal, unseal
 from oneiros.settings import CycleBudget, CycleSettings, SnapshotSettings
 from oneiros.workers import GolemLog, GolemLogs
 from tests.scale_support import fixed_episodes
@@ -221,3 +221,24 @@ def test_a_snapshot_ahead_of_the_log_is_ignored(tmp_path: Path) -> None:
     assert 100 == store.episodes
     assert 101 == log.state.version
     assert _view(_fold(open_store(url).read_stream("g"))) == _view(log)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    owners=st.lists(st.sampled_from(["g", "h", "i"]), min_size=1, max_size=60),
+    page=st.integers(min_value=1, max_value=8),
+    after=st.integers(min_value=0, max_value=10),
+)
+def test_a_paged_stream_read_is_the_whole_stream_read(owners: list[str], page: int, after: int) -> None:
+    """Reading a stream a window of positions at a time, among other streams' events, gives exactly
+    the records one read gives, in order, however thin the stream and small the page."""
+    store = open_store("memory://")
+    golems = Golems(store, deps=Deps(clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)), ids=SequentialIds("p")))
+    for golem in sorted(set(owners)):
+        golems.create(golem)
+    for index, golem in enumerate(owners):
+        golems.record_episodes(golem, fixed_episodes(1, seed=index))
+    for golem in ("g", "h", "i"):
+        assert store.read_stream(golem, after_version=after) == list(
+            read_stream_paged(store, golem, after_version=after, page=page)
+        )

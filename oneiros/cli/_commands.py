@@ -70,10 +70,7 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
             else:
                 console.print(f"enqueued cycle [bold]{enqueued['cycle_id']}[/bold] of {golem} on {queue}")
             return
-        if as_json:
-            result = executor.run_cycle(golem)
-        else:
-            result = _dream_with_progress(golems, golem, recorded, executor)
+        result = executor.run_cycle(golem) if as_json else _dream_with_progress(golems, golem, recorded, executor)
         payload: dict[str, Any] = {
             "cycle_id": result.cycle_id,
             "golem_id": result.golem_id,

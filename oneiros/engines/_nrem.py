@@ -4,8 +4,8 @@ forward, in reverse (credit assignment) and perturbed, then triaged and strength
 from __future__ import annotations
 
 import math
-from itertools import repeat
 from collections.abc import Sequence
+from itertools import repeat
 
 import msgspec
 import numpy as np

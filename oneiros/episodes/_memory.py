@@ -252,7 +252,7 @@ class EpisodeMemory:
             self._columns = None
 
         def raw(array: npt.NDArray[Any]) -> memoryview:
-            return memoryview(np.ascontiguousarray(array)).cast("B")
+            return np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
 
         vectors: dict[str, tuple[memoryview, memoryview, int]] = {}
         for name, cache in self._vectors.items():

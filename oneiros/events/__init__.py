@@ -44,6 +44,17 @@ from oneiros.events._schedule import (
     MessagesReleased,
     SleepRequested,
 )
+from oneiros.events._snapshots import (
+    Snapshot,
+    SnapshotStore,
+    decode_records,
+    encode_records,
+    open_snapshots,
+    read_from_snapshot,
+    read_stream_paged,
+    seal,
+    unseal,
+)
 from oneiros.events._staging import (
     FEEDBACK_STREAM,
     STAGING_STREAM,
@@ -64,17 +75,6 @@ from oneiros.events._staging import (
     Verdict,
     golem_of_stream,
     side_stream,
-)
-from oneiros.events._snapshots import (
-    Snapshot,
-    SnapshotStore,
-    decode_records,
-    encode_records,
-    open_snapshots,
-    read_from_snapshot,
-    read_stream_paged,
-    seal,
-    unseal,
 )
 from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store
 from oneiros.events._types import (

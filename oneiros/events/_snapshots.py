@@ -31,8 +31,8 @@ from oneiros.events._store import EventStore, Recorded
 __all__ = [
     "Snapshot",
     "SnapshotStore",
-    "encode_records",
     "decode_records",
+    "encode_records",
     "open_snapshots",
     "read_from_snapshot",
     "read_stream_paged",
@@ -186,27 +186,33 @@ def decode_records(data: bytes | memoryview) -> list[Recorded]:
     return out
 
 
-def read_stream_paged(store: EventStore, stream: str, after_version: int = 0, window: int = 50_000) -> Iterator[Recorded]:
-    """``stream``'s events after ``after_version``, read a window of ``window`` global positions at
-    a time, so folding a long stream from the start never holds all of it decoded at once."""
+def read_stream_paged(store: EventStore, stream: str, after_version: int = 0, page: int = 50_000) -> Iterator[Recorded]:
+    """``stream``'s events after ``after_version``, about ``page`` at a time, so folding a long
+    stream from the start never holds all of it decoded at once.
+
+    Pages are windows of global positions; where the stream is sparse among other streams' events
+    the window doubles, so a stream that is a thin share of the log costs a few more reads, not
+    one per ``page`` positions of the log."""
     head = store.head()
-    until = 0
+    until, window = 0, page
     while True:
         until += window
         records = store.read_stream(stream, after_version=after_version, until=None if until >= head else until)
         yield from records
-        if records:
-            after_version = records[-1].version
         if until >= head:
             return
+        if records:
+            after_version = records[-1].version
+        if len(records) < page // 2:
+            window *= 2
 
 
-def read_from_snapshot(
+def read_from_snapshot(  # noqa: PLR0917 - where (store, snapshots, stream), what (kind, format) and how
     store: EventStore,
     snapshots: SnapshotStore,
     stream: str,
     kind: str,
-    format: int,  # noqa: A002 - the snapshot's own field name
+    format: int,
     restore: Callable[[Snapshot, Recorded], _T],
 ) -> tuple[_T | None, Iterable[Recorded]]:
     """What the latest good snapshot of ``stream`` restores to (``restore`` is given it and the

@@ -110,7 +110,7 @@ class Golems:
             else:
                 self._snapshot_versions[golem_id] = state.version
         last: Recorded | None = None
-        for last in tail:  # noqa: B007 - the last one is kept
+        for last in tail:
             state.apply(last)
         if last is not None:
             self.remember(state, last)

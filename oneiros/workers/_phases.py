@@ -83,7 +83,7 @@ def _cycle_view(log: GolemLog, cycle_id: str) -> _CycleView:
     return view
 
 
-def run_phase(  # noqa: PLR0913, PLR0917 - the phase's address (golem, cycle, phase) reads best positionally
+def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) reads best positionally
     golems: Golems,
     golem_id: str,
     cycle_id: str,

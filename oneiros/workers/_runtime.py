@@ -20,7 +20,6 @@ from oneiros._deps import Deps
 from oneiros._errors import ConfigError
 from oneiros.events import EventStore, open_store
 from oneiros.fsm import Golems
-from oneiros.workers._log import GolemLogs
 from oneiros.generators import (
     Generation,
     GenerationRequest,
@@ -30,6 +29,7 @@ from oneiros.generators import (
     OpenAIGenerator,
 )
 from oneiros.settings import CycleSettings, RqSettings, TracingSettings
+from oneiros.workers._log import GolemLogs
 from oneiros.workers._tracing import TracedGenerator, TracedStore, current_trace_context, ensure_tracing
 
 __all__ = [
