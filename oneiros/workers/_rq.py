@@ -397,6 +397,8 @@ class RqExecutor:
         self.settings = settings or RqSettings()
         self.cycle_settings = cycle_settings or CycleSettings()
         self.poll_interval = poll_interval
+        # The stream version each cycle started after, so its report reads only the cycle's events.
+        self._started_after: dict[str, int] = {}
 
     def start_cycle(self, golem_id: str, trigger: DreamTrigger = "owner", *, cycle_id: str | None = None) -> str:
         """Open a cycle and enqueue its first phase; returns the cycle id without waiting."""
@@ -407,6 +409,7 @@ class RqExecutor:
             "fall_asleep", context=remote_parent(cycle), attributes={"oneiros.golem_id": golem_id}
         ) as span:
             started = self.golems.fall_asleep(golem_id, trigger, budget_tokens=budget, cycle_id=cycle_id)
+            self._started_after[started] = state.version
             span.set_attribute("oneiros.cycle_id", started)
             try:
                 enqueue_phase(self.connection, self.settings, self.golems.state(golem_id), cycle, budget)
@@ -428,15 +431,16 @@ class RqExecutor:
             if time.monotonic() > deadline:
                 raise CycleTimeout(golem_id, cycle_id, timeout)
             time.sleep(self.poll_interval)
-        return cycle_result(self.golems, golem_id, cycle_id)
+        return cycle_result(self.golems, golem_id, cycle_id, after_version=self._started_after.pop(cycle_id, 0))
 
     def run_cycle(self, golem_id: str, trigger: DreamTrigger = "owner", *, cycle_id: str | None = None) -> CycleResult:
         return self.wait(golem_id, self.start_cycle(golem_id, trigger, cycle_id=cycle_id))
 
 
-def cycle_result(golems: Golems, golem_id: str, cycle_id: str) -> CycleResult:
-    """What the log says a cycle came to."""
-    records = [r for r in golems.history(golem_id) if r.meta.cycle_id == cycle_id]
+def cycle_result(golems: Golems, golem_id: str, cycle_id: str, *, after_version: int = 0) -> CycleResult:
+    """What the log says a cycle came to; ``after_version``, where known, skips the stream before it."""
+    stream = golems.store.read_stream(golem_id, after_version=after_version)
+    records = [r for r in stream if r.meta.cycle_id == cycle_id]
     complete = next((r.event for r in records if isinstance(r.event, DreamComplete)), None)
     interrupted = next((r.event for r in records if isinstance(r.event, DreamInterrupted)), None)
     return CycleResult(
