@@ -21,7 +21,7 @@ def dream(url: str, every: str, *extra: str) -> subprocess.CompletedProcess[str]
     env = {k: v for k, v in os.environ.items() if k != "ONEIROS_STORE"}
     env["ONEIROS_SNAPSHOTS__EVERY"] = every
     return subprocess.run(
-        [sys.executable, "-m", "oneiros", "dream", "--json", "--seed", "3", "--store", url, *extra],
+        [sys.executable, "-m", "oneiros", "dream", "--json", "--sample", "--seed", "3", "--store", url, *extra],
         capture_output=True,
         text=True,
         env=env,

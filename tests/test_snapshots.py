@@ -19,6 +19,7 @@ from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, 
 from oneiros.events import EpisodeRecorded, EventStore, Recorded, read_stream_paged, seal, unseal
 from oneiros.settings import CycleBudget, CycleSettings, SnapshotSettings
 from oneiros.workers import GolemLog, GolemLogs
+from tests.conftest import postgres_url
 from tests.scale_support import fixed_episodes
 
 
@@ -242,3 +243,44 @@ def test_a_paged_stream_read_is_the_whole_stream_read(owners: list[str], page: i
         assert store.read_stream(golem, after_version=after) == list(
             read_stream_paged(store, golem, after_version=after, page=page)
         )
+
+
+def test_on_postgresql_workers_share_snapshots_through_a_table(pg_schema: str) -> None:
+    """On PostgreSQL the snapshot lives in the store's own schema, so a phase worker on another
+    machine (a fresh store connection and service) starts from it and reads no episode; a damaged
+    row is ignored and the full fold gives the same state."""
+    url = postgres_url(pg_schema)
+    writer = _golems(url, every=50)
+    writer.create("g")
+    writer.record_episodes("g", fixed_episodes(150))
+    InProcessExecutor(writer).run_cycle("g", cycle_id="one")
+    history = writer.store.read_stream("g")
+    log, store = _fresh_read(url)
+    assert len(store.episode_reads) <= 1
+    assert _view(_fold(history)) == _view(log)
+    import psycopg
+
+    with psycopg.connect("host=127.0.0.1 port=5432 dbname=test user=postgres", autocommit=True) as conn:
+        conn.execute(
+            f'UPDATE "{pg_schema}".oneiros_snapshots SET body = overlay(body placing %s from 40) '
+            "WHERE kind = 'cycle-reader'",
+            [b"\x00\x01\x02"],
+        )
+    log, store = _fresh_read(url)
+    assert 150 == len(store.episode_reads)
+    assert _view(_fold(history)) == _view(log)
+
+
+def test_a_reader_of_a_postgresql_store_without_snapshots_creates_nothing(pg_schema: str) -> None:
+    """Reading a golem from a PostgreSQL store that never had a snapshot asks for one and finds
+    none: no table is created by a read."""
+    url = postgres_url(pg_schema)
+    writer = _golems(url, every=0)
+    writer.create("g")
+    writer.record_episodes("g", fixed_episodes(20))
+    assert 21 == _golems(url, every=0).state("g").version
+    import psycopg
+
+    with psycopg.connect("host=127.0.0.1 port=5432 dbname=test user=postgres", autocommit=True) as conn:
+        found = conn.execute("SELECT to_regclass(%s)", [f'"{pg_schema}".oneiros_snapshots']).fetchone()
+    assert (None,) == found

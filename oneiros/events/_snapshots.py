@@ -13,6 +13,7 @@ atomically), in a ``oneiros_snapshots`` table of the same PostgreSQL schema, and
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 import zlib
@@ -22,6 +23,7 @@ from typing import Protocol, TypeVar
 from urllib.parse import quote
 
 import msgspec
+from eventsourcing.persistence import PersistenceError
 
 from oneiros._errors import OneirosError
 from oneiros.events._backends import PostgresBackend, SQLiteBackend, _postgres_parts
@@ -41,6 +43,7 @@ __all__ = [
 ]
 
 _DIGEST = 4
+_log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 
@@ -74,6 +77,12 @@ def unseal(data: bytes | None) -> Snapshot | None:
         return msgspec.msgpack.decode(body, type=Snapshot)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
+
+
+def _skipped(stream: str, kind: str, exc: Exception) -> None:
+    # A snapshot is a cache: one that cannot be written (a read-only folder or database user)
+    # costs the next reader a longer fold, never the command that tried.
+    _log.warning("snapshot %s of %s not written: %s", kind, stream, exc)
 
 
 class SnapshotStore(Protocol):
@@ -110,15 +119,19 @@ class FileSnapshots:
             return None
 
     def put(self, stream: str, kind: str, data: bytes) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+        except OSError as exc:
+            _skipped(stream, kind, exc)
+            return
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
             os.replace(tmp, self._path(stream, kind))
-        except BaseException:
+        except OSError as exc:
             Path(tmp).unlink(missing_ok=True)
-            raise
+            _skipped(stream, kind, exc)
 
 
 class PostgresSnapshots:
@@ -140,20 +153,26 @@ class PostgresSnapshots:
             self._ready = True
 
     def get(self, stream: str, kind: str) -> bytes | None:
-        self._create()
-        with self._datastore.transaction(commit=False) as c:
-            c.execute(f"SELECT body FROM {self._table} WHERE stream = %s AND kind = %s", [stream, kind])
-            row = c.fetchone()
+        # A reader never creates the table: without one there is simply no snapshot yet.
+        try:
+            with self._datastore.transaction(commit=False) as c:
+                c.execute(f"SELECT body FROM {self._table} WHERE stream = %s AND kind = %s", [stream, kind])
+                row = c.fetchone()
+        except PersistenceError:
+            return None
         return None if row is None else bytes(row["body"])
 
     def put(self, stream: str, kind: str, data: bytes) -> None:
-        self._create()
-        with self._datastore.transaction(commit=True) as c:
-            c.execute(
-                f"INSERT INTO {self._table} (stream, kind, body) VALUES (%s, %s, %s) "
-                "ON CONFLICT (stream, kind) DO UPDATE SET body = EXCLUDED.body",
-                [stream, kind, data],
-            )
+        try:
+            self._create()
+            with self._datastore.transaction(commit=True) as c:
+                c.execute(
+                    f"INSERT INTO {self._table} (stream, kind, body) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (stream, kind) DO UPDATE SET body = EXCLUDED.body",
+                    [stream, kind, data],
+                )
+        except PersistenceError as exc:
+            _skipped(stream, kind, exc)
 
 
 def open_snapshots(store: EventStore) -> SnapshotStore:
