@@ -204,8 +204,8 @@ def test_array_scoring_picks_what_the_per_episode_loop_picked(
 
 
 class CountingEmbedder(HashingEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, dimensions: int = 256) -> None:
+        super().__init__(dimensions)
         self.embedded = 0
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:  # type: ignore[type-arg]
@@ -215,7 +215,8 @@ class CountingEmbedder(HashingEmbedder):
 
 def test_embeddings_are_made_once_per_episode_and_kept_by_snapshots() -> None:
     """Distant pairs embed only the memories they draw, each row equal to embedding every episode
-    in one batch; drawing again embeds nothing new, and a snapshot of the memory keeps them."""
+    in one batch; drawing again embeds nothing new, and a snapshot of the memory keeps them for
+    the same embedder version only."""
     start = datetime(2025, 1, 1, tzinfo=UTC)
     words = ["eth", "gas", "whale", "bridge", "hedge", "basis", "oracle", "vault"]
     episodes = [
@@ -252,7 +253,11 @@ def test_embeddings_are_made_once_per_episode_and_kept_by_snapshots() -> None:
     kept = restored.vectors(fresh, "hashing")
     replay = select_distant_pairs(columns.seconds, columns.significance, kept, PairSettings(), np.random.default_rng(3))
     assert (draw, 0) == (replay, fresh.embedded)
-    assert restored.vectors(fresh, "other-embedder") is not None
+    smaller = CountingEmbedder(dimensions=64)
+    other = restored.vectors(smaller, "hashing")  # the same setting, another embedder version
+    assert other is not None
+    assert not isinstance(other, np.ndarray)
+    assert (64, 1) == (len(other.row(0)), smaller.embedded)
     dense_draw = select_distant_pairs(
         columns.seconds, columns.significance, dense, PairSettings(), np.random.default_rng(3)
     )

@@ -214,8 +214,9 @@ class EpisodeMemory:
 
     def vectors(self, embedder: Embedder | None, name: str) -> Vectors | Matrix | None:
         """Unit vectors of ``columns()``: the episodes' own embeddings when every one has one of
-        the same size, else ``embedder``'s, computed once per episode and embedder ``name`` and
-        kept (snapshots keep them too); None when neither is available."""
+        the same size, else ``embedder``'s, computed once per episode and embedder (``name`` and
+        the embedder's ``version``, where it has one) and kept (snapshots keep them too); None when
+        neither is available."""
         columns = self.columns()
         if not len(columns):
             return None
@@ -224,7 +225,8 @@ class EpisodeMemory:
             return embedding_matrix(list(columns), None)
         if embedder is None:
             return None
-        return Vectors(columns, embedder, self._vectors.setdefault(name, {}))
+        key = f"{name}|{getattr(embedder, 'version', '')}"
+        return Vectors(columns, embedder, self._vectors.setdefault(key, {}))
 
     def __len__(self) -> int:
         return len(self.columns())
