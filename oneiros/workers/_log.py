@@ -21,6 +21,7 @@ from oneiros.events import (
     CycleEvent,
     DreamStaged,
     DreamStart,
+    EpisodeRecorded,
     EventStore,
     Recorded,
     Snapshot,
@@ -69,9 +70,13 @@ class GolemLog:
 
     def apply(self, record: Recorded) -> None:
         self.state.apply(record)
-        self.memory.apply(record.event)
-        self.ledger.apply(record)
         event = record.event
+        if type(event) is EpisodeRecorded:  # most of a long stream: nothing else folds it
+            self.memory.add(event.episode)
+            self.last = record
+            return
+        self.memory.apply(event)
+        self.ledger.apply(record)
         if isinstance(event, DreamStaged):
             self.staged.append(record)
         if isinstance(event, DreamStart):
