@@ -56,8 +56,31 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     version: int
     position: int
     event_id: str
+    event: memoryview
+    """That event as the log stores it: a snapshot is used only where the log holds this very event."""
     body: memoryview
     """Read without a copy: a view into the bytes the snapshot was read from."""
+
+    @classmethod
+    def of(cls, kind: str, format: int, last: Recorded, body: bytes) -> Snapshot:
+        """A snapshot of ``body``, a fold as of ``last``."""
+        topic, state = encode_event(last.meta, last.event)
+        return cls(
+            kind=kind,
+            format=format,
+            stream=last.golem_id,
+            version=last.version,
+            position=last.position,
+            event_id=last.meta.event_id,
+            event=memoryview(msgspec.msgpack.encode((topic, state))),
+            body=memoryview(body),
+        )
+
+    def taken_at(self, record: Recorded) -> bool:
+        """True if ``record`` is the very event this snapshot was taken at."""
+        if (record.version, record.position, record.meta.event_id) != (self.version, self.position, self.event_id):
+            return False
+        return msgspec.msgpack.encode(encode_event(record.meta, record.event)) == self.event
 
 
 def seal(snapshot: Snapshot) -> bytes:
@@ -242,12 +265,7 @@ def read_from_snapshot(  # noqa: PLR0917 - where (store, snapshots, stream), wha
     if snapshot is not None and snapshot.kind == kind and snapshot.format == format and snapshot.stream == stream:
         records = store.read_stream(stream, after_version=snapshot.version - 1)
         first = records[0] if records else None
-        if (
-            first is not None
-            and first.version == snapshot.version
-            and first.position == snapshot.position
-            and first.meta.event_id == snapshot.event_id
-        ):
+        if first is not None and snapshot.taken_at(first):
             try:
                 restored = restore(snapshot, first)
             except (ValueError, TypeError, KeyError, IndexError, msgspec.MsgspecError, OneirosError):

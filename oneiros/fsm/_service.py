@@ -63,9 +63,9 @@ class Golems:
         self.trace_context = trace_context
         self.snapshot_settings = snapshots or SnapshotSettings.from_env()
         self.snapshots = open_snapshots(store)
-        # The latest state seen of each golem, with its last event's id: the next read folds only
-        # what came after it, once the log shows that event where it was.
-        self._known: dict[str, tuple[GolemState, str]] = {}
+        # The latest state seen of each golem, with its last event: the next read folds only what
+        # came after it, once the log shows that very event where it was.
+        self._known: dict[str, tuple[GolemState, Recorded]] = {}
         self._snapshot_versions: dict[str, int] = {}
 
     # -- reading -----------------------------------------------------------------------------
@@ -87,13 +87,9 @@ class Golems:
         tail: Iterable[Recorded] = ()
         known = self._known.get(golem_id)
         if known is not None:
-            held, event_id = known
-            records = self.store.read_stream(golem_id, after_version=held.version - 1)
-            if records and (records[0].version, records[0].position, records[0].meta.event_id) == (
-                held.version,
-                held.position,
-                event_id,
-            ):
+            held, seen = known
+            records = self.store.read_stream(golem_id, after_version=seen.version - 1)
+            if records and records[0] == seen:
                 state, tail = held.snapshot(), records[1:]
         if state is None:
             state, tail = read_from_snapshot(
@@ -103,11 +99,11 @@ class Golems:
                 state = GolemState(golem_id=golem_id)
             else:
                 self._snapshot_versions[golem_id] = state.version
-        last: Recorded | None = None
-        for last in tail:
-            state.apply(last)
-        if last is not None:
-            self.remember(state, last)
+        newest: Recorded | None = None
+        for newest in tail:
+            state.apply(newest)
+        if newest is not None:
+            self.remember(state, newest)
         return state
 
     @staticmethod
@@ -118,18 +114,10 @@ class Golems:
         """Keep ``state`` (as of ``last``, its latest event) for the next read, and snapshot it every
         so many events. A reader that folded the stream elsewhere hands its state over here; the
         next read still checks the log holds ``last`` where it was before trusting it."""
-        self._known[state.golem_id] = (state.snapshot(), last.meta.event_id)
+        self._known[state.golem_id] = (state.snapshot(), last)
         every = self.snapshot_settings.every
         if every > 0 and state.version - self._snapshot_versions.get(state.golem_id, 0) >= every:
-            snapshot = Snapshot(
-                kind=_STATE_SNAPSHOT,
-                format=_STATE_FORMAT,
-                stream=state.golem_id,
-                version=last.version,
-                position=last.position,
-                event_id=last.meta.event_id,
-                body=memoryview(msgspec.msgpack.encode(state)),
-            )
+            snapshot = Snapshot.of(_STATE_SNAPSHOT, _STATE_FORMAT, last, msgspec.msgpack.encode(state))
             self.snapshots.put(state.golem_id, _STATE_SNAPSHOT, seal(snapshot))
             self._snapshot_versions[state.golem_id] = state.version
 

@@ -96,15 +96,7 @@ class GolemLog:
             staged=memoryview(encode_records(self.staged)),
             cycle=memoryview(encode_records(self.cycle)),
         )
-        return Snapshot(
-            kind=_KIND,
-            format=_FORMAT,
-            stream=self.state.golem_id,
-            version=self.last.version,
-            position=self.last.position,
-            event_id=self.last.meta.event_id,
-            body=memoryview(msgspec.msgpack.encode(body)),
-        )
+        return Snapshot.of(_KIND, _FORMAT, self.last, msgspec.msgpack.encode(body))
 
     @classmethod
     def from_snapshot(cls, snapshot: Snapshot, last: Recorded) -> GolemLog:
@@ -148,7 +140,7 @@ class GolemLogs:
         if log is not None and log.last is not None:
             last = log.last
             records = self.store.read_stream(golem_id, after_version=last.version - 1)
-            if records and (records[0].position, records[0].meta.event_id) == (last.position, last.meta.event_id):
+            if records and records[0] == last:
                 tail = records[1:]
             else:
                 log = None
