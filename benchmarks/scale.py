@@ -15,7 +15,9 @@ what folding the log from the start costs at best.
 
 Prints progress to stderr, then on its LAST line one JSON object: per size the record time, the
 cycle's median time and peak RSS, the stream read, their ratio; the growth exponent between
-consecutive sizes (1.0 is linear; n log n from 100k to 1M is about 1.08); and the goals.
+consecutive sizes (1.0 is linear; n log n from 100k to 1M is about 1.08); from 100k episodes on,
+the recording exponent measured inside one process (a call's cost at n/10 against at n), which a
+busy disk disturbs less than totals from separate processes; and the goals.
 """
 
 from __future__ import annotations
@@ -107,9 +109,19 @@ def child_record(db: Path, n: int, first: int = 0) -> dict[str, float]:
     if not first:
         golems.create("g")  # type: ignore[attr-defined]
     started = time.perf_counter()
+    batches: list[float] = []
     for batch in _episode_batches(n, first):
+        before = time.perf_counter()
         golems.record_episodes("g", batch)  # type: ignore[attr-defined]
-    return {"record_s": time.perf_counter() - started, "rss_mb": _rss_mb()}
+        batches.append(time.perf_counter() - before)
+    figures = {"record_s": time.perf_counter() - started, "rss_mb": _rss_mb()}
+    if len(batches) >= 100:
+        # The cost of one call when the log holds n/10 episodes and when it holds n, in the same
+        # process: a call that re-folded the stream would cost ten times more at the end.
+        tenth = len(batches) // 10
+        figures["batch_at_tenth_s"] = statistics.median(batches[tenth - 10 : tenth])
+        figures["batch_at_end_s"] = statistics.median(batches[-10:])
+    return figures
 
 
 def child_cycle(db: Path) -> dict[str, float]:
@@ -170,6 +182,10 @@ def run(sizes: list[int], runs: int) -> dict[str, object]:
             log = Path(tmp) / f"{label}.db"
             recorded = _child("record", log, n)
             figures[f"record_{label}_s"] = round(recorded["record_s"], 4)
+            if "batch_at_end_s" in recorded:
+                # Per-call cost growth over the last 10x of the log: 1.0 is linear recording.
+                marginal = recorded["batch_at_end_s"] / recorded["batch_at_tenth_s"]
+                figures[f"record_marginal_exponent_{label}"] = round(1 + math.log10(max(marginal, 1e-9)), 3)
             cold = _child("cycle", log)
             figures[f"cycle_cold_{label}_s"] = round(cold["cycle_s"], 4)
             figures[f"cycle_cold_{label}_rss_mb"] = cold["rss_mb"]
