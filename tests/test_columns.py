@@ -262,3 +262,32 @@ def test_embeddings_are_made_once_per_episode_and_kept_by_snapshots() -> None:
         columns.seconds, columns.significance, dense, PairSettings(), np.random.default_rng(3)
     )
     assert draw == dense_draw
+
+
+def test_the_exact_filter_draws_what_the_dense_matrix_draws_and_keeps_only_drawn_rows() -> None:
+    """When dissimilar partners are rare (one rejection try, a low ceiling) the draw filters every
+    memory exactly: lazily embedded vectors draw the pairs the whole matrix draws, and the memory
+    keeps only the rows the draws touched, not every episode's."""
+    words = ["eth", "gas", "whale", "bridge", "hedge", "basis", "oracle", "vault", "perp", "drift"]
+    episodes = [
+        Episode(
+            tick=i,
+            summary=" ".join(words[(i * k) % len(words)] for k in (1, 2, 7)),
+            time=T0 + timedelta(hours=5 * i),
+            significance=((i * 7) % 10) / 10,
+        )
+        for i in range(600)
+    ]
+    memory = EpisodeMemory(episodes)
+    columns = memory.columns()
+    strict = PairSettings(rejection_tries=1, max_similarity=0.2)
+    dense = HashingEmbedder().embed([episode_text(e) for e in episodes])
+    lazy = memory.vectors(HashingEmbedder(), "hashing")
+    for seed in range(5):
+        expected = select_distant_pairs(
+            columns.seconds, columns.significance, dense, strict, np.random.default_rng(seed)
+        )
+        actual = select_distant_pairs(columns.seconds, columns.significance, lazy, strict, np.random.default_rng(seed))
+        assert expected == actual
+    kept = len(memory._vectors["hashing|" + HashingEmbedder().version])
+    assert 0 < kept < len(episodes) // 2

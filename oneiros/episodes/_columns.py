@@ -62,14 +62,17 @@ class Vectors:
         return vector
 
     def all(self) -> Matrix:
-        """Every row, as one matrix; what is missing is embedded in one batch."""
-        rows = self._columns.rows
-        missing = [p for p, r in enumerate(rows.tolist()) if r not in self._cache]
-        if missing:
-            embedded = self._embedder.embed([self._columns.text(p) for p in missing])
-            for p, vector in zip(missing, embedded, strict=True):
-                self._cache[int(rows[p])] = vector
-        return np.stack([self._cache[r] for r in rows.tolist()]) if len(rows) else np.zeros((0, 0), np.float32)
+        """Every row, as one matrix; what is missing is embedded in one batch.
+
+        Rows embedded here are not kept: only the rows a draw touches are, so the cache (and the
+        snapshots that carry it) stays the size of what dreams used, not of the whole memory."""
+        rows = self._columns.rows.tolist()
+        if not rows:
+            return np.zeros((0, 0), np.float32)
+        missing = [p for p, r in enumerate(rows) if r not in self._cache]
+        embedded = self._embedder.embed([self._columns.text(p) for p in missing]) if missing else None
+        fresh = dict(zip(missing, embedded, strict=True)) if embedded is not None else {}
+        return np.stack([fresh[p] if p in fresh else self._cache[r] for p, r in enumerate(rows)])
 
 
 class EpisodeColumns(Sequence[Episode]):
