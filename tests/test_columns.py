@@ -17,8 +17,10 @@ from oneiros.engines._nrem import ReplayPick, need, utility
 from oneiros.engines._nrem import select_replay as select_replay_columns
 from oneiros.episodes import EpisodeMemory, HashingEmbedder, episode_text, episode_time
 from oneiros.events import (
+    DreamComplete,
     Episode,
     EpisodeDepotentiated,
+    EpisodePrioritized,
     EpisodeRecorded,
     EpisodeTriaged,
     Outcome,
@@ -38,6 +40,7 @@ class ReferenceMemory:
         self.strength: dict[int, float] = {}
         self.arousal: dict[int, float] = {}
         self.triage: dict[int, TriageDecision] = {}
+        self.prioritized: set[int] = set()
 
     def apply(self, event: object) -> None:
         if isinstance(event, EpisodeRecorded):
@@ -51,13 +54,21 @@ class ReferenceMemory:
             self.arousal[event.episode_tick] = event.arousal_after
         elif isinstance(event, EpisodeTriaged):
             self.triage[event.episode_tick] = event.decision
+        elif isinstance(event, EpisodePrioritized):
+            self.prioritized.add(event.episode_tick)
+        elif isinstance(event, DreamComplete):
+            self.prioritized.clear()
 
     def current(self) -> list[Episode]:
         out = []
         for tick in sorted(self.episodes):
             e = self.episodes[tick]
             a = self.arousal.get(tick, e.arousal)
-            out.append(e if a == e.arousal else msgspec.structs.replace(e, arousal=a))
+            if a != e.arousal:
+                e = msgspec.structs.replace(e, arousal=a)
+            if tick in self.prioritized and e.dream_priority != "high":
+                e = msgspec.structs.replace(e, dream_priority="high")
+            out.append(e)
         return out
 
 
@@ -102,6 +113,8 @@ effects_st = st.one_of(
         arousal_after=_unit,
         lesson=st.just("calm"),
     ),
+    st.builds(EpisodePrioritized, episode_tick=st.integers(0, 40), entry_id=st.just("e"), similarity=_unit),
+    st.builds(DreamComplete, cycle_id=st.just("c")),
     st.builds(
         EpisodeTriaged,
         cycle_id=st.just("c"),
@@ -116,8 +129,9 @@ effects_st = st.one_of(
 @settings(max_examples=80, deadline=None)
 @given(events=st.lists(effects_st, max_size=60), flush_at=st.integers(0, 60))
 def test_columns_fold_like_the_object_memory_and_survive_a_snapshot(events: list[object], flush_at: int) -> None:
-    """Any mix of recorded episodes (ticks replacing ticks), strengthening, depotentiation and
-    triage folds to the episodes, arousal, strength and triage the dict-per-field memory gave,
+    """Any mix of recorded episodes (ticks replacing ticks), strengthening, depotentiation, triage,
+    micro-consolidation's priority tags and the cycles that end them folds to the episodes, arousal,
+    strength, triage and priorities the dict-per-field memory gave,
     whether the columns were built midway or not, and again after a round trip through bytes."""
     reference, memory = ReferenceMemory(), EpisodeMemory()
     for index, event in enumerate(events):
@@ -131,6 +145,7 @@ def test_columns_fold_like_the_object_memory_and_survive_a_snapshot(events: list
         assert {t: reference.arousal[t] for t in reference.episodes} == dict(candidate.arousal)
         assert {t: reference.strength.get(t, 0.0) for t in range(41)} == {t: candidate.strength[t] for t in range(41)}
         assert reference.triage == candidate.triage
+        assert reference.prioritized == candidate.prioritized
         columns = candidate.columns()
         assert [episode_time(e).timestamp() for e in reference.current()] == columns.seconds.tolist()
 

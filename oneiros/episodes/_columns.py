@@ -79,7 +79,8 @@ class EpisodeColumns(Sequence[Episode]):
     """Episodes in tick order, one array per scanned field; ``columns[i]`` decodes episode ``i``.
 
     ``rows`` is each episode's row in the memory it came from (a cache key that never changes);
-    ``arousal`` is the current arousal, after depotentiation.
+    ``arousal`` is the current arousal, after depotentiation; ``high`` the current dream priority,
+    after micro-consolidation's tags.
     """
 
     def __init__(
@@ -134,7 +135,11 @@ class EpisodeColumns(Sequence[Episode]):
         base = self._chunk_starts[chunk]
         episode = _decoder.decode(self._chunks[chunk][start - base : end - base])
         arousal = float(self.arousal[position])
-        return episode if arousal == episode.arousal else msgspec.structs.replace(episode, arousal=arousal)
+        if arousal != episode.arousal:
+            episode = msgspec.structs.replace(episode, arousal=arousal)
+        if self.high[position] and episode.dream_priority != "high":  # tagged since it was recorded
+            episode = msgspec.structs.replace(episode, dream_priority="high")
+        return episode
 
     @property
     def seconds(self) -> FloatArray:

@@ -18,8 +18,10 @@ from oneiros._errors import InputError
 from oneiros.episodes._columns import EpisodeColumns, Vectors, episode_micros
 from oneiros.episodes._vectors import Embedder, embedding_matrix
 from oneiros.events import (
+    DreamComplete,
     Episode,
     EpisodeDepotentiated,
+    EpisodePrioritized,
     EpisodeRecorded,
     EpisodeTriaged,
     Recorded,
@@ -77,6 +79,7 @@ class _MemoryState(msgspec.Struct, kw_only=True):
     strength: list[tuple[int, float]]
     triage: list[tuple[int, str]]
     overrides: list[tuple[int, float, int]]
+    prioritized: list[int]
     vectors: dict[str, tuple[memoryview, memoryview, int]]
     """Per embedder: the rows embedded, their vectors, the vector size."""
 
@@ -109,6 +112,9 @@ class EpisodeMemory:
         self._overrides: dict[int, tuple[float, int]] = {}
         self._vectors: dict[str, dict[int, Matrix]] = {}
         self._columns: EpisodeColumns | None = None
+        self.prioritized: set[int] = set()
+        """Episodes the micro-consolidation fiber tagged ``dream_priority: high`` for the next
+        full dream cycle (Bardo 001_*); the tag ends when a cycle completes."""
         for episode in episodes:
             self.add(episode)
 
@@ -142,6 +148,12 @@ class EpisodeMemory:
             self._columns = None
         elif isinstance(event, EpisodeTriaged):
             self.triage[event.episode_tick] = event.decision
+        elif isinstance(event, EpisodePrioritized):
+            self.prioritized.add(event.episode_tick)
+            self._columns = None
+        elif isinstance(event, DreamComplete) and self.prioritized:
+            self.prioritized.clear()
+            self._columns = None
 
     def _flush(self) -> None:
         pending, self._pending = self._pending, []
@@ -192,18 +204,23 @@ class EpisodeMemory:
             return column if in_order else column[rows]
 
         arousal = np.array(pick(self._numbers["arousal"]), np.float64)
+        high = np.array(pick(self._high), bool)
         sorted_ticks = pick(ticks)
         for tick, (after, rows_then) in self._overrides.items():
             at = int(np.searchsorted(sorted_ticks, tick))
             if at < len(rows) and int(sorted_ticks[at]) == tick and int(rows[at]) < rows_then:
                 arousal[at] = after
+        for tick in self.prioritized:  # tagged by micro-consolidation until a cycle completes
+            at = int(np.searchsorted(sorted_ticks, tick))
+            if at < len(rows) and int(sorted_ticks[at]) == tick:
+                high[at] = True
         self._columns = EpisodeColumns(
             rows=rows,
             ticks=sorted_ticks,
             micros=pick(self._ints["micros"]),
             arousal=arousal,
             numbers={k: pick(v) for k, v in self._numbers.items()},
-            high=pick(self._high),
+            high=high,
             regime_codes=pick(self._regime_codes),
             regimes=list(self._regimes),
             own_dims=pick(self._own_dims),
@@ -232,7 +249,7 @@ class EpisodeMemory:
         return len(self.columns())
 
     def episodes(self) -> list[Episode]:
-        """Every episode in tick order, with its current (depotentiated) arousal."""
+        """Every episode in tick order, with its current (depotentiated) arousal and dream priority."""
         return list(self.columns())
 
     @property
@@ -275,6 +292,7 @@ class EpisodeMemory:
             strength=sorted(self.strength.items()),
             triage=sorted(self.triage.items()),
             overrides=sorted((t, a, n) for t, (a, n) in self._overrides.items()),
+            prioritized=sorted(self.prioritized),
             vectors=vectors,
         )
         return msgspec.msgpack.encode(state)
@@ -301,6 +319,7 @@ class EpisodeMemory:
         memory.strength.update(state.strength)
         memory.triage.update({t: cast("TriageDecision", d) for t, d in state.triage})
         memory._overrides = {t: (a, rows) for t, a, rows in state.overrides}
+        memory.prioritized = set(state.prioritized)
         for name, (keys, matrix, dims) in state.vectors.items():
             rows = np.frombuffer(keys, np.int64)
             vectors = np.frombuffer(matrix, np.float32).reshape(len(rows), dims)

@@ -33,6 +33,7 @@ from oneiros.events._content import (
     WakingResidue,
 )
 from oneiros.events._history import export_history, import_history
+from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
 from oneiros.events._schedule import (
     ActivityKind,
     ActivityRecorded,
@@ -78,8 +79,11 @@ from oneiros.events._staging import (
 )
 from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store
 from oneiros.events._types import (
+    BARDO_PHASES,
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
+    BardoPhase,
+    BardoTrigger,
     BehavioralPhase,
     CycleEvent,
     DreamComplete,
@@ -109,6 +113,7 @@ from oneiros.events._types import (
 )
 
 __all__ = [
+    "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DEFAULT_STORE_URL",
     "DREAM_PHASES",
@@ -117,6 +122,8 @@ __all__ = [
     "STAGING_STREAM",
     "ActivityKind",
     "ActivityRecorded",
+    "BardoPhase",
+    "BardoTrigger",
     "BehavioralPhase",
     "BehavioralPhaseChanged",
     "BudgetExhausted",
@@ -152,6 +159,7 @@ __all__ = [
     "EntryStaged",
     "Episode",
     "EpisodeDepotentiated",
+    "EpisodePrioritized",
     "EpisodeRecorded",
     "EpisodeTriaged",
     "Event",
@@ -162,12 +170,14 @@ __all__ = [
     "GenerationRecorded",
     "GolemCreated",
     "HypnagogicPrediction",
+    "InsightStrengthened",
     "IntegrationSummary",
     "InterruptSource",
     "Lineage",
     "MemoryRolledBack",
     "MessageHeld",
     "MessagesReleased",
+    "MicroConsolidated",
     "Mode",
     "ModeChanged",
     "NremSummary",

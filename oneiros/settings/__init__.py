@@ -18,15 +18,18 @@ from oneiros.settings._cycle import (
     OnsetSettings,
     PairSettings,
     RemSettings,
+    WakeUpSettings,
 )
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
 from oneiros.settings._runtime import DEFAULT_SPANS_PATH, RqSettings, SnapshotSettings, TracingSettings
 from oneiros.settings._scheduling import (
+    BardoTriggerSettings,
     DaemonSettings,
     DailySettings,
     FatigueSettings,
     IntensitySettings,
     IntervalSettings,
+    MicroConsolidationSettings,
     PhaseValues,
     PreconditionSettings,
     ScheduleMode,
@@ -37,17 +40,24 @@ from oneiros.settings._scheduling import (
     VoluntarySleepSettings,
     WakeInterruptSettings,
 )
+from oneiros.settings._staging import DisplaceBy, StagingSettings
 from oneiros.settings._vocabulary import (
+    BARDO_PHASES,
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
+    BardoPhase,
+    BardoTrigger,
     BehavioralPhase,
     DreamPhaseName,
+    DreamTrigger,
     Mode,
+    StagedKind,
     Task,
     Tier,
 )
 
 __all__ = [
+    "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DEFAULT_PRICES",
     "DEFAULT_PROMPTS",
@@ -56,17 +66,23 @@ __all__ = [
     "DREAM_PHASES",
     "PHASE_SHARES",
     "PLACEHOLDERS",
+    "BardoPhase",
+    "BardoTrigger",
+    "BardoTriggerSettings",
     "BehavioralPhase",
     "CycleBudget",
     "CycleSettings",
     "DaemonSettings",
     "DailySettings",
+    "DisplaceBy",
     "DreamPhaseName",
+    "DreamTrigger",
     "EngineSettings",
     "FatigueSettings",
     "IntegrationSettings",
     "IntensitySettings",
     "IntervalSettings",
+    "MicroConsolidationSettings",
     "Mode",
     "ModelPrice",
     "NremSettings",
@@ -81,6 +97,8 @@ __all__ = [
     "ScheduleSettings",
     "SleepWindow",
     "SnapshotSettings",
+    "StagedKind",
+    "StagingSettings",
     "Task",
     "Tier",
     "TracingSettings",
@@ -88,4 +106,5 @@ __all__ = [
     "UrgencyWeights",
     "VoluntarySleepSettings",
     "WakeInterruptSettings",
+    "WakeUpSettings",
 ]

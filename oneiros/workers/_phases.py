@@ -8,6 +8,7 @@ appends its events once: the second run finds the phase already left, or loses t
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import cast
 
 import msgspec
@@ -53,6 +54,7 @@ class _CycleView(msgspec.Struct, kw_only=True):
     outputs: list[Event]
     recorded: dict[str, GenerationRecorded | GenerationFailed]
     budget: int = 0
+    started_at: datetime | None = None
     exhausted: set[str]
     prior: list[Event]
     start_version: int = 0
@@ -71,6 +73,7 @@ def _cycle_view(log: GolemLog, cycle_id: str) -> _CycleView:
             view.recorded[event.call_key] = event
         if isinstance(event, DreamStart):
             view.start_version = record.version
+            view.started_at = record.meta.time
         elif isinstance(event, DreamPhase):
             view.budget = event.budget_tokens
         elif isinstance(event, BudgetExhausted):
@@ -145,6 +148,8 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         exhausted=metered.exhausted,
         spent=metered.cycle_spent,
         cycle_versions=state.version - view.start_version + 1,
+        started_at=view.started_at,
+        now=log.now,
     )
     outputs: list[Event]
     if suppress_now:
