@@ -77,7 +77,15 @@ from oneiros.events._staging import (
     golem_of_stream,
     side_stream,
 )
-from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store
+from oneiros.events._store import (
+    DEFAULT_STORE_URL,
+    Checkpoint,
+    EventStore,
+    LogSubscription,
+    Recorded,
+    StreamAppend,
+    open_store,
+)
 from oneiros.events._types import (
     BARDO_PHASES,
     BEHAVIORAL_PHASES,
@@ -111,6 +119,7 @@ from oneiros.events._types import (
     event_type,
     registered_events,
 )
+from oneiros.events._urls import PostgresURL, parse_postgres_url
 
 __all__ = [
     "BARDO_PHASES",
@@ -128,6 +137,7 @@ __all__ = [
     "BehavioralPhaseChanged",
     "BudgetExhausted",
     "BudgetReserved",
+    "Checkpoint",
     "ConfidenceChanged",
     "CreativeMode",
     "CreditAssigned",
@@ -174,6 +184,7 @@ __all__ = [
     "IntegrationSummary",
     "InterruptSource",
     "Lineage",
+    "LogSubscription",
     "MemoryRolledBack",
     "MessageHeld",
     "MessagesReleased",
@@ -183,6 +194,7 @@ __all__ = [
     "NremSummary",
     "Outcome",
     "OutcomeRecorded",
+    "PostgresURL",
     "Recorded",
     "RemSummary",
     "ReplayBatch",
@@ -196,6 +208,7 @@ __all__ = [
     "StagingStatus",
     "StepFailed",
     "StrategyHypothesis",
+    "StreamAppend",
     "ThreatSimulated",
     "TriageCounts",
     "TriageDecision",
@@ -214,6 +227,7 @@ __all__ = [
     "import_history",
     "open_snapshots",
     "open_store",
+    "parse_postgres_url",
     "read_from_snapshot",
     "read_stream_paged",
     "register_upcaster",
