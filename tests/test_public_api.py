@@ -50,13 +50,11 @@ PUBLIC = {
         "ReviewDecision", "STAGED_KINDS", "STAGING_STREAM", "SleepRequested", "Snapshot", "SnapshotStore",
         "StagedKind", "StagingStatus",
         "StepFailed", "StrategyHypothesis", "ThreatSimulated", "TriageCounts", "TriageDecision",
-        "ValidationCriterion", "Verdict", "WakeUpSummary", "WakingResidue", "decode_event", "decode_records",
-        "encode_event", "encode_records",
-        "event_subtypes", "event_type", "export_history", "golem_of_stream", "import_history", "open_snapshots",
-        "open_store", "read_from_snapshot", "read_stream_paged", "register_upcaster", "registered_events", "seal",
-        "side_stream", "topics_for", "unseal",
-        # issue 10/15: the store's write, checkpoint and subscription API and the PostgreSQL URL parts
-        "Checkpoint", "LogSubscription", "PostgresURL", "StreamAppend", "parse_postgres_url",
+        "Checkpoint", "decode_event", "decode_records", "encode_event", "encode_records", "event_subtypes",
+        "event_type", "export_history", "golem_of_stream", "import_history", "LogSubscription",
+        "open_snapshots", "open_store", "parse_postgres_url", "PostgresURL", "read_from_snapshot",
+        "read_stream_paged", "register_upcaster", "registered_events", "seal", "side_stream", "StreamAppend",
+        "topics_for", "unseal", "ValidationCriterion", "Verdict", "WakeUpSummary", "WakingResidue",
     ],
     "oneiros.fsm": [
         "CycleCounts", "GolemState", "Golems", "MACHINE_STATES", "Observers", "TRIGGERS", "Transition",

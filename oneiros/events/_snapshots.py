@@ -29,6 +29,7 @@ from oneiros._errors import OneirosError
 from oneiros.events._backends import PostgresBackend, SQLiteBackend
 from oneiros.events._codec import decode_event, encode_event
 from oneiros.events._store import EventStore, Recorded
+from oneiros.events._urls import parse_postgres_url
 
 __all__ = [
     "Snapshot",
@@ -162,7 +163,7 @@ class PostgresSnapshots:
 
     def __init__(self, backend: PostgresBackend) -> None:
         self._datastore = backend.datastore
-        schema = backend.datastore.schema
+        schema = parse_postgres_url(backend.url).schema
         self._table = f'"{schema}"."oneiros_snapshots"'
         self._ready = False
 
