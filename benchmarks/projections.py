@@ -4,9 +4,14 @@
   process's decisions) is projected from scratch by each projection on its own; events/s is the
   log's events covered per second. ``vs_raw`` is the time raw ``sqlite3`` takes to page through
   the same log (every row, no decoding) over the projection's time, measured back to back in each
-  round; ``vs_raw_own_rows`` compares with raw reading only the rows of the projection's types.
-* latency: one event appended while a runner follows the log (SQLite by polling, PostgreSQL by
-  LISTEN/NOTIFY); milliseconds from the append returning to the projection's commit.
+  round; ``vs_raw_own_rows`` compares with raw reading only the rows of the projection's types (the
+  issue's goal: each at least 0.6). The raw read takes the same columns and pages as the store's
+  read (position, version, topic, state; 5000 rows a page). ``store_read_vs_raw_own_rows`` is the
+  store's own read and typed decode of those rows, with no projection at all, against the same raw
+  read: the ceiling for anything that applies typed events.
+* latency: one event appended while a runner follows the log through the store's subscription
+  (SQLite by polling, PostgreSQL by LISTEN/NOTIFY); milliseconds from the append returning to the
+  projection's commit.
 
 Usage: ``python benchmarks/projections.py [--events N] [--runs R] [--samples S]``. The last line
 is one JSON object of figures (medians of the runs).
@@ -50,10 +55,10 @@ from oneiros.projections import (
     ProjectionRunner,
     ProjectionSettings,
     RunnerSettings,
-    StagingProcess,
     make_projections,
     open_projection_db,
 )
+from oneiros.validation import StagingProcess
 
 T0 = datetime(2026, 5, 24, tzinfo=UTC)
 PG = "postgresql://postgres@127.0.0.1:5432/test?schema={schema}"
@@ -167,8 +172,9 @@ def raw_read(path: str, topics: list[str] | None = None) -> float:
     conn = sqlite3.connect(path)
     marks = ",".join("?" * len(topics or ()))
     only = f"AND topic IN ({marks}) " if topics else ""
+    # The columns and pages the store's read takes (position, version, topic, state; 5000 rows).
     sql = (
-        "SELECT rowid, originator_id, originator_version, topic, state FROM oneiros_events "
+        "SELECT rowid, originator_version, topic, state FROM oneiros_events "
         f"WHERE rowid > ? {only}ORDER BY rowid LIMIT 5000"
     )
     started = time.perf_counter()
@@ -190,10 +196,15 @@ def catch_up(store: EventStore, tmp: Path, runs: int) -> dict[str, object]:
     times: dict[str, list[float]] = {p.name: [] for p in projections}
     ratios: dict[str, list[float]] = {p.name: [] for p in projections}
     filtered: dict[str, list[float]] = {p.name: [] for p in projections}
+    floor: dict[str, list[float]] = {p.name: [] for p in projections}
     for run in range(runs):
         for projection in projections:
             raw = raw_read(path)
             raw_own = raw_read(path, [t for cls in projection.types for t in topics_for(cls)])
+            started = time.perf_counter()
+            for _record in store.read_all(types=projection.types):
+                pass
+            floor[projection.name].append(raw_own / (time.perf_counter() - started))
             db = open_projection_db(f"sqlite:///{tmp}/{projection.name}-{run}.db")
             started = time.perf_counter()
             ProjectionRunner(store, db, [projection]).catch_up()
@@ -207,6 +218,7 @@ def catch_up(store: EventStore, tmp: Path, runs: int) -> dict[str, object]:
             "events_per_s": round(head / statistics.median(times[name])),
             "vs_raw": round(statistics.median(ratios[name]), 3),
             "vs_raw_own_rows": round(statistics.median(filtered[name]), 3),
+            "store_read_vs_raw_own_rows": round(statistics.median(floor[name]), 3),
         }
         for name in times
     }
@@ -269,7 +281,8 @@ def main() -> None:
         for name, row in figures["per_projection"].items():  # type: ignore[attr-defined]
             print(
                 f"  {name:<13} {row['events_per_s']:>9} events/s  {row['vs_raw']:.3f} of raw sqlite3 on the log, "
-                f"{row['vs_raw_own_rows']:.3f} on its own rows"
+                f"{row['vs_raw_own_rows']:.3f} on its own rows (store read alone "
+                f"{row['store_read_vs_raw_own_rows']:.3f})"
             )
         sqlite_ms = latency(store, f"sqlite:///{tmp}/latency.db", args.samples)
         store.close()
@@ -300,6 +313,10 @@ def main() -> None:
                 "catchup_vs_raw": min(ratios),
                 "catchup_vs_raw_median": statistics.median(ratios),
                 "catchup_vs_raw_own_rows": {k: v["vs_raw_own_rows"] for k, v in per.items()},  # type: ignore[attr-defined]
+                "catchup_vs_raw_own_rows_min": min(v["vs_raw_own_rows"] for v in per.values()),  # type: ignore[attr-defined]
+                # the ceiling for a projection that applies typed events: the store's read and decode
+                # of the same rows alone, against the same raw read
+                "store_read_vs_raw_own_rows": {k: v["store_read_vs_raw_own_rows"] for k, v in per.items()},  # type: ignore[attr-defined]
                 "live_latency_ms_sqlite": round(sqlite_ms, 2),
                 "live_latency_ms_postgres": round(pg_ms, 2) if pg_ms is not None else None,
                 "runs": args.runs,

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 from oneiros import Deps, FixedClock, Golems, SequentialIds
 from oneiros.events import DreamStaged, Episode, Event, EventStore
-from oneiros.projections import Feedback, OutcomeInput, Projections, open_projection_db
+from oneiros.projections import Projections, open_projection_db
+from oneiros.validation import Feedback, OutcomeInput, StagingSettings, update
 
 START = datetime(2026, 5, 24, 3, 0, tzinfo=UTC)
 
@@ -20,15 +21,13 @@ class World:
     """A store, a golem service, feedback and projections on an in-memory projection database."""
 
     def __init__(self, store: EventStore, golem: str = "g1", **settings: object) -> None:
-        from oneiros.projections import ProjectionSettings, StagingSettings
-
         self.store = store
         self.golem = golem
         self.deps = deps()
         self.golems = Golems(store, deps=self.deps)
         self.feedback = Feedback(store, deps=self.deps)
-        staging = StagingSettings(**settings)  # type: ignore[arg-type]
-        self.projections = Projections(store, open_projection_db("memory://"), ProjectionSettings(staging=staging))
+        self.staging = StagingSettings(**settings)  # type: ignore[arg-type]
+        self.projections = Projections(store, open_projection_db("memory://"))
         self.golems.create(golem)
         self.tick = 0
 
@@ -57,7 +56,7 @@ class World:
         self.feedback.record_outcome(self.golem, OutcomeInput(tick=self.tick, verdict=verdict, entry_id=entry_id, **kw))  # type: ignore[arg-type]
 
     def update(self) -> None:
-        self.projections.update()
+        update(self.projections, self.staging)
 
     def entries(self) -> dict[str, object]:
         self.update()

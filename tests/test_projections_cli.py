@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -92,9 +93,9 @@ def test_verify_reports_a_tampered_projection(env: dict[str, str]) -> None:
     _json(env, "journal")
     db = open_projection_db(env["ONEIROS_PROJECTIONS"])
     kind, key, _data = db.scan("journal")[0]
-    with db.transaction() as c:
-        c.execute("UPDATE oneiros_projection_rows SET data = ? WHERE kind = ? AND key = ?", (b"{}", kind, key))
     db.close()
+    with sqlite3.connect(env["ONEIROS_PROJECTIONS"].removeprefix("sqlite:///")) as conn:
+        conn.execute("UPDATE oneiros_projection_rows SET data = ? WHERE kind = ? AND key = ?", (b"{}", kind, key))
     result = CliRunner().invoke(app, ["replay", "--verify", "--json"], env=env)
     assert 1 == result.exit_code
     report = json.loads(result.stdout)

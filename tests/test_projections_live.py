@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from oneiros.events import open_store
-from oneiros.projections import open_projection_db
-from oneiros.projections._runner import wait_for
+from oneiros.projections import open_projection_db, wait_for
 from tests.conftest import postgres_url
 from tests.projections_support import World
 

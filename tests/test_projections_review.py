@@ -17,7 +17,8 @@ from oneiros.events import (
     event_type,
     open_store,
 )
-from oneiros.projections import OutcomeInput, memory_diff, memory_version, register_episode_removal, write_memory_file
+from oneiros.projections import memory_diff, memory_version, write_memory_file
+from oneiros.validation import OutcomeInput, register_episode_removal
 from tests.projections_support import World
 
 

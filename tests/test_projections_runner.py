@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 from oneiros._errors import ProjectionConflict, UnknownProjection
 from oneiros.events import DreamStart, Event, EventStore, Recorded, open_store
-from oneiros.projections import ProjectionDB, ProjectionRunner, Rows, open_projection_db
-from oneiros.projections._runner import wait_for
+from oneiros.projections import ProjectionDB, ProjectionRunner, Rows, open_projection_db, wait_for
 from tests.conftest import postgres_url
 from tests.projections_support import World
 
@@ -122,7 +121,7 @@ def test_unknown_projection_is_refused() -> None:
 def _settings():  # type: ignore[no-untyped-def]
     from oneiros.projections import RunnerSettings
 
-    return RunnerSettings(poll_interval_s=0.005, listen_timeout_s=0.5)
+    return RunnerSettings(poll_interval_s=0.005)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
@@ -143,8 +142,7 @@ def test_follow_sees_new_events(backend: str, request: pytest.FixtureRequest, tm
         world.episodes(1)
         world.dream()
         assert wait_for(lambda: len(db.scan("starts")) == 1, timeout=10)
-        with runner.waiter() as waiter:
-            assert (backend == "postgres") == waiter.listening
+        assert wait_for(lambda: db.position("starts") == store.head(), timeout=10)
     finally:
         stop.set()
         thread.join()
@@ -179,7 +177,7 @@ def test_building_in_steps_equals_building_at_once(steps: list[int], batch: int)
 def test_staging_rows_match_the_staging_process_memory() -> None:
     """The staging projection and the staging process fold the same events, so their view of every
     entry (status, confidence, confirmations) is the same."""
-    from oneiros.projections import StagingProcess
+    from oneiros.validation import StagingProcess
 
     world = World(open_store("memory://"), cap=3)
     world.episodes(1)
@@ -197,3 +195,37 @@ def test_staging_rows_match_the_staging_process_memory() -> None:
         return (e.entry_id, e.status, e.confidence_pct, e.confirmations, e.contradictions)  # type: ignore[attr-defined]
 
     assert sorted(map(view, world.projections.staging("g1"))) == sorted(map(view, process.books["g1"].entries.values()))
+
+
+def test_a_batch_past_the_position_is_filled_from_the_log_and_never_applied_twice(db: ProjectionDB) -> None:
+    """A subscription batch that starts beyond a projection's position (another runner, or a
+    restart, left a gap) is preceded by the gap read from the store; the same batch taken again by
+    a second runner of the same projection applies nothing twice."""
+    store = open_store("memory://")
+    _world_with_cycles(store)
+    first, second = ProjectionRunner(store, db, [Audit()]), ProjectionRunner(store, db, [Audit()])
+    first.catch_up(until=5)
+    batch = list(store.read_all(after=12))
+    second.take(batch)
+    first.take(batch)
+    seen = {key: msgspec.json.decode(data, type=_Seen).times for _k, key, data in db.scan("audit")}
+    assert (store.head(), {f"{p:09d}": 1 for p in range(1, store.head() + 1)}) == (db.position("audit"), seen)
+
+
+def test_projections_built_together_equal_each_built_alone() -> None:
+    """Catching up several projections in one read of the log (each from its own position) leaves
+    the same rows and positions as catching each up on its own."""
+    from oneiros.projections import ProjectionSettings, make_projections
+
+    store = open_store("memory://")
+    world = _world_with_cycles(store, cycles=3)
+    world.outcome("confirms", next(iter(world.entries())))
+    projections = [Audit(), *make_projections(ProjectionSettings())]
+    together, alone = open_projection_db("memory://"), open_projection_db("memory://")
+    ProjectionRunner(store, together, projections[:3]).catch_up(until=20)  # some start ahead of others
+    ProjectionRunner(store, together, projections).catch_up()
+    for projection in projections:
+        ProjectionRunner(store, alone, [projection]).catch_up()
+    assert [(p.name, alone.position(p.name), alone.digest(p.name)) for p in projections] == [
+        (p.name, together.position(p.name), together.digest(p.name)) for p in projections
+    ]

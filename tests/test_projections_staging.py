@@ -150,7 +150,7 @@ def test_lineage_names_cycle_phase_sources_prompt_and_model(world: World) -> Non
 
 def test_staging_process_restarts_where_it_stopped(world: World) -> None:
     """A new staging process resumes from the tracked position: no entry is staged twice."""
-    from oneiros.projections import StagingProcess
+    from oneiros.validation import StagingProcess
 
     world.episodes(1)
     world.dream(hypotheses=2)
@@ -167,7 +167,7 @@ def test_two_staging_processes_cannot_both_decide(world: World) -> None:
     """Two staging processes loaded at the same position: the second one's write is refused as a
     conflict and nothing it decided is written, so every entry is staged once."""
     from oneiros._errors import ProjectionConflict
-    from oneiros.projections import StagingProcess
+    from oneiros.validation import StagingProcess
 
     world.episodes(1)
     first, second = StagingProcess(world.store), StagingProcess(world.store)

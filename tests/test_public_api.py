@@ -84,14 +84,19 @@ PUBLIC = {
         "Check", "Decision", "Intensity", "ScheduleState", "Signals", "clock_urgency", "dream_intensity",
         "dream_urgency", "fold_schedule", "should_dream", "urgency_terms",
     ],
+    # read models only; what appends events is oneiros.validation
     "oneiros.projections": [
-        "ACTIVE", "Belief", "Feedback", "JournalEntry", "JournalProjection", "JournalSettings", "LogWaiter",
-        "MemoryVersion", "Observation", "OutcomeInput", "Projection", "ProjectionDB", "ProjectionRunner",
-        "ProjectionSettings", "Projections", "REVIEW_MOVES", "Rows", "RunnerSettings", "SinkSettings",
-        "StagedEntry", "StagedOutput", "StagingProcess", "StagingProjection", "StagingSettings", "VerifyResult",
-        "default_projection_url", "journal_markdown", "make_projections", "matches", "memory_diff",
-        "memory_version", "open_projection_db", "register_episode_removal", "register_staged_output",
-        "review_status", "write_memory_file",
+        "ACTIVE", "STAGING_EVENTS", "Belief", "JournalEntry", "JournalProjection", "JournalSettings", "LogConsumer",
+        "MemoryVersion", "Observation", "Projection", "ProjectionDB", "ProjectionRunner",
+        "ProjectionSettings", "Projections", "Rows", "RunnerSettings", "SinkSettings", "StagedEntry",
+        "StagingProjection", "VerifyResult", "apply_staging_event", "default_projection_url",
+        "follow_log", "journal_markdown", "make_projections", "memory_diff", "memory_version", "open_projection_db",
+        "wait_for", "write_memory_file",
+    ],
+    "oneiros.validation": [
+        "REVIEW_MOVES", "Feedback", "OutcomeInput", "StagedOutput", "StagingProcess", "StagingSettings",
+        "episode_removals", "follow", "matches", "register_episode_removal", "register_staged_output",
+        "review_status", "staged_outputs", "update",
     ],
     "oneiros.workers": [
         "BudgetGuard", "CycleResult", "CycleTimeout", "DelayedGenerator", "Executor", "GolemLog", "GolemLogs",

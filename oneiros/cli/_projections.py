@@ -17,6 +17,7 @@ from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_conso
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
     from oneiros.projections import Projections, StagedEntry
+    from oneiros.settings import StagingSettings
 
 __all__ = ["register", "verify_projections"]
 
@@ -31,16 +32,21 @@ GolemFilter = Annotated[str | None, typer.Option("--golem", help="Only this gole
 
 @contextmanager
 def _projections(store: EventStore, url: str | None, *, update: bool = True) -> Iterator[Projections]:
-    from oneiros.config import load_config
-    from oneiros.projections import Projections, ProjectionSettings, default_projection_url, open_projection_db
+    from oneiros.projections import Projections, default_projection_url, open_projection_db
+    from oneiros.validation import update as bring_up_to_date
 
-    # The staging sweep runs with the config's [staging] settings (oneiros.toml, ONEIROS_STAGING__*).
-    settings = ProjectionSettings(staging=load_config().staging)
-    with Projections(store, open_projection_db(url or default_projection_url(store.url)), settings) as projections:
+    with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
         if update:
             with _spinner("bringing projections up to the log head"):
-                projections.update()
+                bring_up_to_date(projections, _staging_settings())
         yield projections
+
+
+def _staging_settings() -> StagingSettings:
+    """The sweep runs with the config's [staging] settings (oneiros.toml, ONEIROS_STAGING__*)."""
+    from oneiros.config import load_config
+
+    return load_config().staging
 
 
 def _spinner(text: str) -> AbstractContextManager[object]:
@@ -173,7 +179,7 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 ) -> None:
     """Record a waking outcome and run the validation sweep on it."""
     from oneiros.events import Verdict
-    from oneiros.projections import Feedback, OutcomeInput
+    from oneiros.validation import Feedback, OutcomeInput
 
     if verdict not in ("confirms", "contradicts"):
         err_console.print(f"[red]error:[/red] verdict {verdict!r} must be 'confirms' or 'contradicts'")
@@ -205,7 +211,7 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 ) -> None:
     """Decide on a staged entry (Dense-Mem's feedback decisions)."""
     from oneiros.events import ReviewDecision
-    from oneiros.projections import Feedback
+    from oneiros.validation import Feedback
 
     decisions: tuple[ReviewDecision, ...] = ("reinforce", "stale", "reject", "promote_candidate")
     if decision not in decisions:
@@ -231,7 +237,7 @@ def reevaluate(
     """Dense-Mem's re_evaluate: stale entries whose source episodes are gone, reinforce intact ones."""
     import msgspec
 
-    from oneiros.projections import Feedback
+    from oneiros.validation import Feedback
 
     with opened(store, create=True) as event_store:
         records = Feedback(event_store).reevaluate(golem)
@@ -262,7 +268,8 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     """MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback."""
     import msgspec
 
-    from oneiros.projections import Feedback, memory_diff, memory_version, write_memory_file
+    from oneiros.projections import memory_diff, memory_version, write_memory_file
+    from oneiros.validation import Feedback
 
     with opened(store) as event_store:
         if rollback is not None:
@@ -291,11 +298,13 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 
 def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
     """Keep the staging process and every projection up with the log until interrupted."""
+    from oneiros.validation import follow as follow_all
+
     with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
         stop = threading.Event()
         console.print(f"following {event_store.url} into {p.db.url}; Ctrl-C stops")
         try:
-            p.follow(stop)
+            follow_all(p, stop, _staging_settings())
         except KeyboardInterrupt:
             stop.set()
 
@@ -308,9 +317,11 @@ def rebuild(
     as_json: JsonOpt = False,
 ) -> None:
     """Drop a projection (or all) and build it again from the log, to the head or as of a position."""
+    from oneiros.validation import StagingProcess
+
     with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
         with _spinner("rebuilding"):
-            p.process.catch_up()
+            StagingProcess(event_store, _staging_settings(), runner=p.settings.runner).catch_up()
             positions = p.rebuild(name, until)
         if as_json:
             emit_json(positions)

@@ -1,13 +1,15 @@
-"""Read models built from the log: the dream journal, the staging buffer and its validation sweep,
-review, and the output sinks; the runner that keeps them exactly-once and rebuildable.
+"""Read models built from the log: the dream journal, the staging buffer, and the output sinks; the
+runner that keeps them exactly-once and rebuildable on eventsourcing's tracking recorders and
+subscriptions.
 
-The golem states themselves are rebuilt by :func:`oneiros.fsm.replay`.
+Read models only: what appends events (the validation sweep, review decisions) is
+:mod:`oneiros.validation`. The golem states themselves are rebuilt by :func:`oneiros.fsm.replay`.
 """
 
 from oneiros.projections._db import ProjectionDB, default_projection_url, open_projection_db
+from oneiros.projections._follow import LogConsumer, follow_log
 from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings, journal_markdown
-from oneiros.projections._review import Feedback, OutcomeInput, register_episode_removal
-from oneiros.projections._runner import LogWaiter, Projection, ProjectionRunner, Rows, RunnerSettings
+from oneiros.projections._runner import Projection, ProjectionRunner, Rows, RunnerSettings, wait_for
 from oneiros.projections._service import Projections, ProjectionSettings, VerifyResult, make_projections
 from oneiros.projections._sinks import (
     Belief,
@@ -18,28 +20,18 @@ from oneiros.projections._sinks import (
     memory_version,
     write_memory_file,
 )
-from oneiros.projections._staging import (
-    ACTIVE,
-    StagedEntry,
-    StagedOutput,
-    StagingProjection,
-    StagingSettings,
-    register_staged_output,
-)
-from oneiros.projections._validation import REVIEW_MOVES, StagingProcess, matches, review_status
+from oneiros.projections._staging import ACTIVE, STAGING_EVENTS, StagedEntry, StagingProjection, apply_staging_event
 
 __all__ = [
     "ACTIVE",
-    "REVIEW_MOVES",
+    "STAGING_EVENTS",
     "Belief",
-    "Feedback",
     "JournalEntry",
     "JournalProjection",
     "JournalSettings",
-    "LogWaiter",
+    "LogConsumer",
     "MemoryVersion",
     "Observation",
-    "OutcomeInput",
     "Projection",
     "ProjectionDB",
     "ProjectionRunner",
@@ -49,20 +41,16 @@ __all__ = [
     "RunnerSettings",
     "SinkSettings",
     "StagedEntry",
-    "StagedOutput",
-    "StagingProcess",
     "StagingProjection",
-    "StagingSettings",
     "VerifyResult",
+    "apply_staging_event",
     "default_projection_url",
+    "follow_log",
     "journal_markdown",
     "make_projections",
-    "matches",
     "memory_diff",
     "memory_version",
     "open_projection_db",
-    "register_episode_removal",
-    "register_staged_output",
-    "review_status",
+    "wait_for",
     "write_memory_file",
 ]

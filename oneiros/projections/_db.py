@@ -1,130 +1,133 @@
-"""The projections' own database: a SQLite file or a PostgreSQL schema, apart from the log.
+"""The projections' own database: eventsourcing tracking recorders with a rows table beside them.
 
-Every projection keeps its rows in one table, keyed ``(projection, kind, key)`` with the row as
-msgspec JSON, and its position in a tracking table. Rows and position change in one transaction,
-and the position moves by compare-and-set, so a crash never applies an event twice or skips one and
-two runners of the same projection cannot both commit the same stretch of the log.
+A projection database is an eventsourcing *materialised view*: a :class:`TrackingRecorder`
+(``SQLiteTrackingRecorder`` or ``PostgresTrackingRecorder``) whose tracking table holds each
+projection's position, plus one table of rows keyed ``(projection, kind, key)`` with the row as
+msgspec JSON. A commit writes rows and position in one transaction of the recorder's datastore,
+recording the position with the recorder's own tracking insert, so a crash never applies an event
+twice or skips one.
+
+What eventsourcing does not give, and this adds: the position moves by compare-and-set (its
+tracking insert only refuses to go backwards, which would let a second runner that started from the
+same position apply the same events again), and a projection can be dropped.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
-import threading
+import time
+import uuid
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from eventsourcing.persistence import IntegrityError, OperationalError, Tracking, TrackingRecorder
+from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
 
 from oneiros._errors import InvalidStoreURL, ProjectionConflict
-from oneiros.events import parse_postgres_url
+from oneiros.events import PostgresURL, parse_postgres_url
 
-__all__ = ["Cursor", "ProjectionDB", "RowWrite", "default_projection_url", "open_projection_db"]
+__all__ = ["ProjectionDB", "RowWrite", "default_projection_url", "open_projection_db"]
 
-TRACKING = "oneiros_projection_tracking"
 ROWS = "oneiros_projection_rows"
 # (kind, key, data); data None deletes the row
 RowWrite = tuple[str, str, bytes | None]
 
 
-class Cursor(Protocol):
-    @property
-    def rowcount(self) -> int: ...
-
-    def execute(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
-
-    def executemany(self, sql: str, params: Sequence[Sequence[Any]]) -> Any: ...
-
-    def fetchall(self) -> list[Any]: ...
-
-    def fetchone(self) -> Any: ...
-
-
-class ProjectionDB:
-    """SQL shared by both engines; subclasses supply the connection and the parameter mark."""
+class ProjectionDB(TrackingRecorder):
+    """Rows and positions of projections. The SQL is shared; each engine supplies its datastore's
+    transactions, the parameter mark, and the table names."""
 
     url: str
-    mark = "?"
+    mark: ClassVar[str] = "?"
+    rows_table: str = ROWS
+    tracking_table: str = "tracking"
+
+    if TYPE_CHECKING:
+        # eventsourcing's tracking insert, which both engines' recorders provide; a commit records
+        # the position with it in the transaction that writes the rows.
+        def _insert_tracking(self, c: Any, tracking: Tracking) -> None: ...
 
     def _sql(self, sql: str) -> str:
         return sql if self.mark == "?" else sql.replace("?", self.mark)
 
     @contextmanager
-    def transaction(self, write: bool = True) -> Iterator[Cursor]:  # pragma: no cover - overridden
+    def _transaction(self, *, commit: bool) -> Iterator[Any]:  # pragma: no cover - overridden
         raise NotImplementedError
         yield
 
-    def close(self) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def _lock(self, c: Any, projection: str) -> None:
+        """Serialise commits of one projection (PostgreSQL); SQLite's single writer does it already."""
 
-    def _create(self, blob: str) -> None:
-        with self.transaction() as c:
-            c.execute(f"CREATE TABLE IF NOT EXISTS {TRACKING} (projection TEXT PRIMARY KEY, position BIGINT NOT NULL)")
-            c.execute(
-                f"CREATE TABLE IF NOT EXISTS {ROWS} (projection TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, "
-                f"data {blob} NOT NULL, PRIMARY KEY (projection, kind, key))"
-            )
+    def _current(self, c: Any, projection: str) -> int:
+        c.execute(
+            self._sql(f"SELECT MAX(notification_id) AS position FROM {self.tracking_table} WHERE application_name = ?"),
+            (projection,),
+        )
+        row = c.fetchone()
+        return int(row["position"] or 0) if row else 0
 
     def position(self, projection: str) -> int:
         """The last log position the projection's rows include (0 when never built)."""
-        with self.transaction(write=False) as c:
-            c.execute(self._sql(f"SELECT position FROM {TRACKING} WHERE projection = ?"), (projection,))
-            row = c.fetchone()
-        return int(row[0]) if row else 0
+        return self.max_tracking_id(projection) or 0
 
     def commit(self, projection: str, expected: int, position: int, writes: Sequence[RowWrite]) -> None:
         """Write ``writes`` and move the position from ``expected`` to ``position``, all or nothing."""
         upsert = self._sql(
-            f"INSERT INTO {ROWS} (projection, kind, key, data) VALUES (?, ?, ?, ?) "
+            f"INSERT INTO {self.rows_table} (projection, kind, key, data) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (projection, kind, key) DO UPDATE SET data = excluded.data"
         )
-        delete = self._sql(f"DELETE FROM {ROWS} WHERE projection = ? AND kind = ? AND key = ?")
-        with self.transaction() as c:
-            if expected == 0:
-                c.execute(
-                    self._sql(f"INSERT INTO {TRACKING} (projection, position) VALUES (?, 0) ON CONFLICT DO NOTHING"),
-                    (projection,),
-                )
-            c.execute(
-                self._sql(f"UPDATE {TRACKING} SET position = ? WHERE projection = ? AND position = ?"),
-                (position, projection, expected),
-            )
-            if c.rowcount != 1:
-                c.execute(self._sql(f"SELECT position FROM {TRACKING} WHERE projection = ?"), (projection,))
-                found = c.fetchone()
-                raise ProjectionConflict(projection, expected, int(found[0]) if found else None)
-            puts = [(projection, k, key, d) for k, key, d in writes if d is not None]
-            dels = [(projection, k, key) for k, key, d in writes if d is None]
-            if puts:
-                c.executemany(upsert, puts)
-            if dels:
-                c.executemany(delete, dels)
+        delete = self._sql(f"DELETE FROM {self.rows_table} WHERE projection = ? AND kind = ? AND key = ?")
+        try:
+            with self._transaction(commit=True) as c:
+                self._lock(c, projection)
+                found = self._current(c, projection)
+                if found != expected:
+                    raise ProjectionConflict(projection, expected, found)
+                puts = [(projection, k, key, d) for k, key, d in writes if d is not None]
+                dels = [(projection, k, key) for k, key, d in writes if d is None]
+                if puts:
+                    c.executemany(upsert, puts)
+                if dels:
+                    c.executemany(delete, dels)
+                if position > expected:
+                    self._insert_tracking(c, Tracking(projection, position))
+        except OperationalError as exc:
+            # SQLite: another process committed between this transaction's read and its write
+            # (a stale snapshot cannot be upgraded), which is the same race the check above catches.
+            if "locked" not in str(exc) and "busy" not in str(exc).lower():
+                raise
+            raise ProjectionConflict(projection, expected, self.position(projection)) from None
 
     def get(self, projection: str, kind: str, key: str) -> bytes | None:
-        with self.transaction(write=False) as c:
+        with self._transaction(commit=False) as c:
             c.execute(
-                self._sql(f"SELECT data FROM {ROWS} WHERE projection = ? AND kind = ? AND key = ?"),
+                self._sql(f"SELECT data FROM {self.rows_table} WHERE projection = ? AND kind = ? AND key = ?"),
                 (projection, kind, key),
             )
             row = c.fetchone()
-        return bytes(row[0]) if row else None
+        return bytes(row["data"]) if row else None
 
     def scan(self, projection: str, kind: str | None = None) -> list[tuple[str, str, bytes]]:
         """Rows of ``projection`` (of one ``kind`` if given), ordered by kind then key."""
-        sql = f"SELECT kind, key, data FROM {ROWS} WHERE projection = ?"
+        sql = f"SELECT kind, key, data FROM {self.rows_table} WHERE projection = ?"
         params: list[Any] = [projection]
         if kind is not None:
             sql += " AND kind = ?"
             params.append(kind)
-        with self.transaction(write=False) as c:
+        with self._transaction(commit=False) as c:
             c.execute(self._sql(sql + " ORDER BY kind, key"), params)
-            return [(str(k), str(key), bytes(d)) for k, key, d in c.fetchall()]
+            return [(str(r["kind"]), str(r["key"]), bytes(r["data"])) for r in c.fetchall()]
 
     def drop(self, projection: str) -> None:
         """Forget the projection's rows and position, in one transaction."""
-        with self.transaction() as c:
-            c.execute(self._sql(f"DELETE FROM {ROWS} WHERE projection = ?"), (projection,))
-            c.execute(self._sql(f"DELETE FROM {TRACKING} WHERE projection = ?"), (projection,))
+        with self._transaction(commit=True) as c:
+            self._lock(c, projection)
+            c.execute(self._sql(f"DELETE FROM {self.rows_table} WHERE projection = ?"), (projection,))
+            # eventsourcing has no way to forget a position; its tracking row is deleted here.
+            c.execute(self._sql(f"DELETE FROM {self.tracking_table} WHERE application_name = ?"), (projection,))
 
     def digest(self, projection: str) -> str:
         """A hash of every row of the projection, stable across engines."""
@@ -133,63 +136,116 @@ class ProjectionDB:
             h.update(kind.encode() + b"\0" + key.encode() + b"\0" + data + b"\0")
         return h.hexdigest()
 
+    def close(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
 
-class SQLiteDB(ProjectionDB):
+
+class SQLiteProjectionDB(SQLiteTrackingRecorder, ProjectionDB):
+    """A SQLite file (or a private in-memory database) as eventsourcing's SQLite tracking recorder."""
+
     def __init__(self, url: str, path: str) -> None:
         self.url = url
-        if path != ":memory:":
+        if path == ":memory:":
+            # A named shared-cache database, so every connection of the pool sees the same one.
+            path = f"file:oneiros-projections-{uuid.uuid4().hex}?mode=memory&cache=shared"
+        else:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        # Autocommit mode with explicit BEGIN IMMEDIATE: the write lock is taken up front, so a
-        # commit never fails half-way on a lock upgrade.
-        self._conn = sqlite3.connect(path, isolation_level=None, timeout=30, check_same_thread=False)
-        self._lock = threading.Lock()
-        if path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._create("BLOB")
+        self._relaxed: weakref.WeakSet[Any] = weakref.WeakSet()
+        super().__init__(SQLiteDatastore(path, lock_timeout=30))
+        _create(self)
+
+    def construct_create_table_statements(self) -> list[str]:
+        return [
+            *super().construct_create_table_statements(),
+            # A rowid table, not WITHOUT ROWID: rows are JSON of a kilobyte or more, and SQLite keeps a
+            # WITHOUT ROWID table's whole rows in its key b-tree, which made writing them 3x slower.
+            f"CREATE TABLE IF NOT EXISTS {ROWS} (projection TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, "
+            "data BLOB NOT NULL, PRIMARY KEY (projection, kind, key))",
+        ]
 
     @contextmanager
-    def transaction(self, write: bool = True) -> Iterator[Cursor]:
-        # One connection, so one transaction at a time: a reader thread waits for a follower's commit.
-        with self._lock:
-            c = self._conn.cursor()
-            # A writer takes the lock up front so its commit never fails on a lock upgrade; a reader
-            # takes none and, under WAL, never holds up the follower.
-            c.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            try:
+    def _transaction(self, *, commit: bool) -> Iterator[Any]:
+        with self.datastore.get_connection(commit=commit) as conn:
+            if commit and conn not in self._relaxed:
+                # Projections are rebuildable, so a commit need not wait for the disk: in WAL mode
+                # NORMAL still keeps rows and position atomic, and may only lose the last commits
+                # on power loss (the runner then redoes them). FULL made each catch-up commit an
+                # fsync. Only settable outside a transaction, hence once per pooled connection here.
+                conn.cursor().execute("PRAGMA synchronous=NORMAL")
+                self._relaxed.add(conn)
+            with conn.transaction(commit=commit) as c:
                 yield c
-            except BaseException:
-                self._conn.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self.datastore.close()
+
+
+def _create(recorder: TrackingRecorder, attempts: int = 5) -> None:
+    """Create the tables even when other processes do so at the same moment: eventsourcing checks
+    for its tracking table, creates it, then inserts a migration row, so two processes that both
+    checked first collide on that row (IntegrityError), and SQLite's switch to WAL takes a lock that
+    does not wait. Both leave the database whole, so another attempt succeeds."""
+    for attempt in range(1, attempts + 1):
+        try:
+            recorder.create_table()  # type: ignore[attr-defined]
+        except (IntegrityError, OperationalError):
+            if attempt == attempts:
                 raise
-            else:
-                c.execute("COMMIT")
-            finally:
-                c.close()
-
-    def close(self) -> None:
-        self._conn.close()
+            time.sleep(0.02 * attempt)
+        else:
+            return
 
 
-class PostgresDB(ProjectionDB):
-    mark = "%s"
+def _postgres_projection_db(url: str, parts: PostgresURL) -> ProjectionDB:
+    # psycopg comes with the optional postgres extra, so it is imported only when asked for.
+    from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder  # noqa: PLC0415
+    from psycopg.sql import SQL, Identifier  # noqa: PLC0415
 
-    def __init__(self, url: str, conninfo: str, schema: str) -> None:
-        import psycopg  # noqa: PLC0415 - PostgreSQL is an optional extra
+    schema = parts.schema
 
-        self.url = url
-        self._conn = psycopg.connect(conninfo, autocommit=True)
-        self._lock = threading.Lock()
-        self._conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-        self._conn.execute(f'SET search_path TO "{schema}"')
-        self._create("BYTEA")
+    class PostgresProjectionDB(PostgresTrackingRecorder, ProjectionDB):
+        mark = "%s"
 
-    @contextmanager
-    def transaction(self, write: bool = True) -> Iterator[Cursor]:
-        with self._lock, self._conn.transaction(), self._conn.cursor() as c:
-            yield c
+        def __init__(self) -> None:
+            self.url = url
+            datastore = PostgresDatastore(
+                parts.dbname,
+                parts.host,
+                parts.port,
+                parts.user,
+                parts.password,
+                schema=schema,
+                pool_size=2,
+                max_overflow=4,
+                lock_timeout=30,
+            )
+            with datastore.transaction(commit=True) as c:
+                c.execute(SQL("CREATE SCHEMA IF NOT EXISTS {0}").format(Identifier(schema)))
+            super().__init__(datastore)
+            self.rows_table = f'"{schema}".{ROWS}'
+            self.tracking_table = f'"{schema}"."{self.tracking_table_name}"'
+            self.sql_create_statements.append(
+                SQL(
+                    "CREATE TABLE IF NOT EXISTS {0}.{1} (projection TEXT NOT NULL, kind TEXT NOT NULL, "
+                    "key TEXT NOT NULL, data BYTEA NOT NULL, PRIMARY KEY (projection, kind, key))"
+                ).format(Identifier(schema), Identifier(ROWS))
+            )
+            _create(self)
 
-    def close(self) -> None:
-        self._conn.close()
+        @contextmanager
+        def _transaction(self, *, commit: bool) -> Iterator[Any]:
+            with self.datastore.transaction(commit=commit) as c:
+                yield c
+
+        def _lock(self, c: Any, projection: str) -> None:
+            # Two runners that both saw no tracking row would otherwise both insert one; the
+            # second's upsert would then move the position forward over the first's rows.
+            c.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"oneiros.projection:{projection}",))
+
+        def close(self) -> None:
+            self.datastore.close()
+
+    return PostgresProjectionDB()
 
 
 def default_projection_url(store_url: str) -> str:
@@ -212,13 +268,12 @@ def open_projection_db(url: str) -> ProjectionDB:
     """``memory://``, ``sqlite:///path.db`` or ``postgresql://user@host:port/db?schema=name``."""
     scheme, sep, rest = url.partition("://")
     if scheme == "memory" and sep:
-        return SQLiteDB(url, ":memory:")
+        return SQLiteProjectionDB(url, ":memory:")
     if scheme == "sqlite" and rest.startswith("/") and rest != "/":
         try:
-            return SQLiteDB(url, rest[1:])
-        except (sqlite3.Error, OSError) as exc:
+            return SQLiteProjectionDB(url, rest[1:])
+        except (OperationalError, OSError) as exc:
             raise InvalidStoreURL(url, f"cannot open SQLite file {rest[1:]!r}: {exc}") from None
     if scheme in ("postgresql", "postgres"):
-        parts = parse_postgres_url(url)
-        return PostgresDB(url, parts.conninfo, parts.schema)
+        return _postgres_projection_db(url, parse_postgres_url(url))
     raise InvalidStoreURL(url, "expected memory://, sqlite:///PATH or postgresql://... for the projections")

@@ -1,30 +1,31 @@
 """The projection runner: catch up from the last tracked position, then follow the log live.
 
 A projection declares the event types it reads and applies them to a :class:`Rows` buffer; the
-runner commits the buffer and the new position in one transaction of the projection database.
-Events of other types are never read but still advance the position: the runner reads up to a head
-it measured first, so the position moves to that head even when nothing in between concerned the
-projection (a projection waiting on a position must never wait on events it ignores).
+runner commits the buffer and the new position in one transaction of the projection database (an
+eventsourcing tracking recorder, see ``_db.py``). Events of other types are never decoded but still
+advance the position: catching up reads up to a head it measured first, and following records the
+end of each batch the subscription delivered, so the position moves past events that did not
+concern the projection (a projection waiting on a position must never wait on events it ignores).
 
-Following is by polling on SQLite and in memory (eventsourcing has no SQLite subscription) and by
-LISTEN/NOTIFY on PostgreSQL, where the store's recorder notifies on every insert.
+Catching up reads through the store's paged, type-filtered read; following takes the store's
+subscription, eventsourcing's ``recorder.subscribe()`` (see ``_follow.py``).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 import msgspec
 
 from oneiros._errors import ProjectionConflict
-from oneiros.events import Event, EventStore, Recorded, parse_postgres_url
+from oneiros.events import Event, EventStore, Recorded
 from oneiros.projections._db import ProjectionDB, RowWrite
+from oneiros.projections._follow import follow_log
 
-__all__ = ["LogWaiter", "Projection", "ProjectionRunner", "Rows", "RunnerSettings"]
+__all__ = ["Projection", "ProjectionRunner", "Rows", "RunnerSettings", "wait_for"]
 
 _T = TypeVar("_T", bound=msgspec.Struct)
 _encoder = msgspec.json.Encoder()
@@ -35,11 +36,10 @@ class RunnerSettings(msgspec.Struct, frozen=True, kw_only=True):
     """How a runner batches and waits."""
 
     batch_events: int = 5_000
-    """Events applied per transaction while catching up."""
+    """Events applied per transaction while catching up, and most taken from a subscription at once."""
     poll_interval_s: float = 0.01
-    """Sleep between looks at the head when following by polling (SQLite, memory)."""
-    listen_timeout_s: float = 1.0
-    """Longest wait for a PostgreSQL notification before looking at the head anyway."""
+    """How often a SQLite subscription looks at the head (eventsourcing's SQLite recorder has no
+    NOTIFY); PostgreSQL and memory subscriptions are woken by the recorder instead."""
 
 
 class Rows:
@@ -51,7 +51,7 @@ class Rows:
         self._projection = projection
         self._empty = empty
         self._cache: dict[tuple[str, str], Any] = {}
-        self._dirty: set[tuple[str, str]] = set()
+        self._dirty: dict[tuple[str, str], None] = {}
 
     def get(self, kind: str, key: str, cls: type[_T]) -> _T | None:
         k = (kind, key)
@@ -66,19 +66,21 @@ class Rows:
         return found
 
     def put(self, kind: str, key: str, value: msgspec.Struct) -> None:
-        self._cache[(kind, key)] = value
-        self._dirty.add((kind, key))
+        k = (kind, key)
+        self._cache[k] = value
+        self._dirty[k] = None
 
     def delete(self, kind: str, key: str) -> None:
-        self._cache[(kind, key)] = None
-        self._dirty.add((kind, key))
+        k = (kind, key)
+        self._cache[k] = None
+        self._dirty[k] = None
 
     def writes(self) -> list[RowWrite]:
-        out: list[RowWrite] = []
-        for kind, key in sorted(self._dirty):
-            value = self._cache[(kind, key)]
-            out.append((kind, key, None if value is None else _encoder.encode(value)))
-        return out
+        """What changed since the last commit, in the order first changed (the order rows are
+        written in does not matter: they are one transaction)."""
+        cache = self._cache
+        encode = _encoder.encode
+        return [(kind, key, None if (v := cache[(kind, key)]) is None else encode(v)) for kind, key in self._dirty]
 
     def committed(self) -> None:
         self._dirty.clear()
@@ -91,41 +93,6 @@ class Projection(Protocol):
     types: tuple[type[Event], ...]
 
     def apply(self, record: Recorded, rows: Rows) -> None: ...
-
-
-class LogWaiter:
-    """Blocks until the log may have grown: a PostgreSQL notification, else a short sleep."""
-
-    def __init__(self, store: EventStore, settings: RunnerSettings) -> None:
-        self._settings = settings
-        self._conn: Any = None
-        recorder = store.backend.recorder
-        channel = getattr(recorder, "channel_name", None)
-        if channel is not None and store.url.startswith(("postgresql://", "postgres://")):
-            import psycopg  # noqa: PLC0415 - PostgreSQL is an optional extra
-
-            self._conn = psycopg.connect(parse_postgres_url(store.url).conninfo, autocommit=True)
-            self._conn.execute(f'LISTEN "{channel}"')
-
-    @property
-    def listening(self) -> bool:
-        return self._conn is not None
-
-    def wait(self, stop: threading.Event) -> None:
-        if self._conn is None:
-            stop.wait(self._settings.poll_interval_s)
-            return
-        # One notification is enough; those that piled up meanwhile are drained so they do not
-        # each cost a pointless catch-up.
-        for _ in self._conn.notifies(timeout=self._settings.listen_timeout_s, stop_after=1):
-            pass
-        for _ in self._conn.notifies(timeout=0.0):
-            pass
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
 
 
 CommitListener = Callable[[str, int], None]
@@ -147,15 +114,58 @@ class ProjectionRunner:
         self.projections = list(projections)
         self.settings = settings or RunnerSettings()
         self.on_commit = on_commit
+        self._types = {p.name: frozenset(p.types) for p in self.projections}
 
     def position(self, name: str) -> int:
         return self.db.position(name)
+
+    def low_position(self) -> int:
+        return min((self.db.position(p.name) for p in self.projections), default=0)
 
     def catch_up(self, until: int | None = None) -> dict[str, int]:
         """Bring every projection to the head (or to ``until``); returns their positions."""
         head = self.store.head()
         target = head if until is None else min(until, head)
-        return {p.name: self._advance(p, target) for p in self.projections}
+        starts = {p.name: self.db.position(p.name) for p in self.projections}
+        behind = [p for p in self.projections if starts[p.name] < target]
+        if len(behind) > 1:
+            self._advance_together(behind, starts, target)
+        elif behind:
+            self._advance(behind[0], target)
+        return {name: max(start, target) for name, start in starts.items()}
+
+    def _advance_together(self, projections: Sequence[Projection], starts: dict[str, int], target: int) -> None:
+        """One read of the log for several projections: each event goes to those that read its type
+        and have not seen it yet, and all of them commit at the same batch ends."""
+        rows = {p.name: Rows(self.db, p.name, empty=starts[p.name] == 0) for p in projections}
+        by_type: dict[type[Event], list[tuple[int, Callable[[Recorded, Rows], None], Rows]]] = {}
+        every = [(starts[p.name], p.apply, rows[p.name]) for p in projections if not p.types]
+        for p in projections:
+            for cls in p.types:
+                by_type.setdefault(cls, []).append((starts[p.name], p.apply, rows[p.name]))
+        committed = {p.name: starts[p.name] for p in projections}
+        batch = self.settings.batch_events
+        after = min(committed.values())
+        records = self.store.read_all(after=after, until=target, types=() if every else tuple(by_type))
+        for read, record in enumerate(records, start=1):
+            position = record.position
+            for start, apply, buffer in by_type.get(type(record.event), ()):
+                if position > start:
+                    apply(record, buffer)
+            for start, apply, buffer in every:
+                if position > start:
+                    apply(record, buffer)
+            if read % batch == 0:
+                self._commit_all(projections, committed, position, rows)
+        self._commit_all(projections, committed, target, rows)
+
+    def _commit_all(
+        self, projections: Sequence[Projection], committed: dict[str, int], position: int, rows: dict[str, Rows]
+    ) -> None:
+        for p in projections:
+            if position > committed[p.name]:
+                self._commit(p.name, committed[p.name], position, rows[p.name])
+                committed[p.name] = position
 
     def _advance(self, projection: Projection, target: int) -> int:
         start = self.db.position(projection.name)
@@ -164,9 +174,10 @@ class ProjectionRunner:
         rows = Rows(self.db, projection.name, empty=start == 0)
         committed = start
         batch = self.settings.batch_events
+        apply = projection.apply
         records = self.store.read_all(after=start, until=target, types=projection.types)
         for applied, record in enumerate(records, start=1):
-            projection.apply(record, rows)
+            apply(record, rows)
             if applied % batch == 0:
                 self._commit(projection.name, committed, record.position, rows)
                 committed = record.position
@@ -179,6 +190,33 @@ class ProjectionRunner:
         if self.on_commit is not None:
             self.on_commit(name, position)
 
+    def take(self, batch: Sequence[Recorded]) -> None:
+        """Apply a stretch of the log a subscription delivered; each projection records its end.
+
+        A projection another runner moved meanwhile (a conflict, or a position short of the
+        batch's start) is brought up from the store instead, so nothing is applied twice or skipped.
+        """
+        first, last = batch[0].position, batch[-1].position
+        for projection in self.projections:
+            try:
+                start = self.db.position(projection.name)
+                if start >= last:
+                    continue
+                if start < first - 1:
+                    start = self._advance(projection, first - 1)
+                types = self._types[projection.name]
+                rows = Rows(self.db, projection.name, empty=start == 0)
+                for record in batch:
+                    # No types reads every event, as the store's read does.
+                    if record.position > start and (not types or type(record.event) in types):
+                        projection.apply(record, rows)
+                self._commit(projection.name, start, last, rows)
+            except ProjectionConflict:
+                try:
+                    self._advance(projection, last)
+                except ProjectionConflict:
+                    continue  # the other runner is ahead and carries on; so will this one
+
     def rebuild(self, name: str | None = None, until: int | None = None) -> dict[str, int]:
         """Drop projection ``name`` (every one if None) and build it again, to ``until`` if given."""
         chosen = [p for p in self.projections if name is None or p.name == name]
@@ -188,29 +226,15 @@ class ProjectionRunner:
         target = head if until is None else min(until, head)
         return {p.name: self._advance(p, target) for p in chosen}
 
-    def follow(self, stop: threading.Event, *, on_idle: Callable[[], None] | None = None) -> None:
-        """Catch up, then keep up with new events until ``stop`` is set.
-
-        A conflict means another runner committed the same projection; this runner re-reads the
-        position and carries on from there rather than applying anything twice.
-        """
-        with self.waiter() as waiter:
-            while not stop.is_set():
-                try:
-                    self.catch_up()
-                except ProjectionConflict:
-                    continue
-                if on_idle is not None:
-                    on_idle()
-                waiter.wait(stop)
-
-    @contextmanager
-    def waiter(self) -> Iterator[LogWaiter]:
-        waiter = LogWaiter(self.store, self.settings)
-        try:
-            yield waiter
-        finally:
-            waiter.close()
+    def follow(self, stop: threading.Event) -> None:
+        """Catch up, then keep up with new events until ``stop`` is set."""
+        follow_log(
+            self.store,
+            [self],
+            stop,
+            batch_events=self.settings.batch_events,
+            poll_interval_s=self.settings.poll_interval_s,
+        )
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float, interval: float = 0.005) -> bool:

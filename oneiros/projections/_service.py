@@ -1,4 +1,8 @@
-"""Every projection of a store in one place: build, follow, read, rebuild and verify."""
+"""Every projection of a store in one place: build, follow, read, rebuild and verify.
+
+Read models only: the staging process whose decisions the ``staging`` projection reads is in
+:mod:`oneiros.validation`, which runs it ahead of these (``oneiros.validation.update``).
+"""
 
 from __future__ import annotations
 
@@ -8,20 +12,18 @@ from types import TracebackType
 
 import msgspec
 
-from oneiros._errors import ProjectionConflict, UnknownProjection
+from oneiros._errors import UnknownProjection
 from oneiros.events import EventStore
 from oneiros.projections._db import ProjectionDB, default_projection_url, open_projection_db
 from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings
 from oneiros.projections._runner import Projection, ProjectionRunner, RunnerSettings
 from oneiros.projections._sinks import SinkSettings, sink_projections
-from oneiros.projections._staging import StagedEntry, StagingProjection, StagingSettings
-from oneiros.projections._validation import StagingProcess
+from oneiros.projections._staging import StagedEntry, StagingProjection
 
 __all__ = ["ProjectionSettings", "Projections", "VerifyResult", "make_projections"]
 
 
 class ProjectionSettings(msgspec.Struct, frozen=True, kw_only=True):
-    staging: StagingSettings = StagingSettings()
     journal: JournalSettings = JournalSettings()
     sinks: SinkSettings = SinkSettings()
     runner: RunnerSettings = RunnerSettings()
@@ -44,8 +46,7 @@ def make_projections(settings: ProjectionSettings) -> list[Projection]:
 
 
 class Projections:
-    """The read models of ``store`` in ``db`` (by default beside the store), and the staging
-    process whose decisions they read."""
+    """The read models of ``store`` in ``db`` (by default beside the store)."""
 
     def __init__(
         self, store: EventStore, db: ProjectionDB | None = None, settings: ProjectionSettings | None = None
@@ -54,7 +55,6 @@ class Projections:
         self.settings = settings or ProjectionSettings()
         self.db = db or open_projection_db(default_projection_url(store.url))
         self.projections = make_projections(self.settings)
-        self.process = StagingProcess(store, self.settings.staging, runner=self.settings.runner)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -70,22 +70,12 @@ class Projections:
         return [p for p in self.projections if not names or p.name in names]
 
     def update(self, names: Sequence[str] = ()) -> dict[str, int]:
-        """Run the staging process, then bring the projections to the head."""
-        self.process.catch_up()
+        """Bring the projections to the head."""
         return self.runner(names).catch_up()
 
     def follow(self, stop: threading.Event) -> None:
-        """Keep the staging process and every projection up with the log until ``stop``."""
-        runner = self.runner()
-        with runner.waiter() as waiter:
-            while not stop.is_set():
-                try:
-                    self.process.catch_up()
-                    runner.catch_up()
-                except ProjectionConflict:
-                    # Another follower committed first; both reload their positions and go on.
-                    continue
-                waiter.wait(stop)
+        """Keep every projection up with the log until ``stop``."""
+        self.runner().follow(stop)
 
     def rebuild(self, name: str | None = None, until: int | None = None) -> dict[str, int]:
         return self.runner([name] if name else ()).rebuild(name, until)

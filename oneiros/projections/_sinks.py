@@ -185,9 +185,9 @@ class ObservationSink:
         event = record.event
         golem = getattr(event, "golem_id", None) or record.meta.golem_id
         state = rows.get("state", golem, _ObserverState) or _ObserverState()
-        stamp = record.meta.time.strftime("%Y-%m-%d %H:%M")
         key = f"{golem}/{record.position:012d}"
         if isinstance(event, EntryStaged):
+            stamp = record.meta.time.strftime("%Y-%m-%d %H:%M")
             priority = OBSERVATION_PRIORITY.get(event.kind, "GRN")
             rows.put(
                 "observation", key, Observation(priority=priority, text=event.text, time=stamp, entry_id=event.entry_id)
@@ -197,6 +197,7 @@ class ObservationSink:
             state.confidence[event.entry_id] = event.confidence_pct
             state.observation_keys.append(key)
         elif isinstance(event, EntryPromoted):
+            stamp = record.meta.time.strftime("%Y-%m-%d %H:%M")
             text = f"validated: {state.texts.get(event.entry_id, event.entry_id)}"
             rows.put("observation", key, Observation(priority="RED", text=text, time=stamp, entry_id=event.entry_id))
             state.observation_keys.append(key)

@@ -1,33 +1,24 @@
-"""The staging buffer: what each dream output type stages as, the entry record, and its read model.
+"""The staging buffer as a read model: the entry record, the fold that builds it from the validation
+sweep's own events, and the ``staging`` projection.
 
-Which outputs are staged, at what confidence and with what validation criterion is a registry
-(:func:`register_staged_output`), so a new dream output type joins the buffer with one call and no
-change here. The dream cycle's integration phase classifies every output (hypotheses, insights,
-threats, hypnagogic predictions...) into one ``DreamStaged`` event with its initial confidence, so
-that is the one type registered by default. The entry record is a fold of the staging process's own events (see
-``_validation.py``); the same fold feeds that process's memory and the ``staging`` projection's
-rows, which is why the two can never disagree.
+The same fold feeds the sweep's memory (``oneiros.validation``) and this projection's rows, which is
+why the two can never disagree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Final
 
 import msgspec
 
-from oneiros._text import content_words, keywords, rank
-from oneiros.engines import utility
 from oneiros.events import (
     ConfidenceChanged,
-    DreamStaged,
     EntryDisplaced,
     EntryExpired,
     EntryPromoted,
     EntryRefuted,
     EntryReviewed,
     EntryStaged,
-    Episode,
     Event,
     Lineage,
     Recorded,
@@ -36,108 +27,11 @@ from oneiros.events import (
     ValidationCriterion,
 )
 from oneiros.projections._runner import Rows
-from oneiros.settings import DisplaceBy, StagingSettings
 
-__all__ = [
-    "ACTIVE",
-    "STAGING_EVENTS",
-    "StagedEntry",
-    "StagedOutput",
-    "StagingProjection",
-    "StagingSettings",
-    "apply_staging_event",
-    "displacement_order",
-    "entry_utility",
-    "register_staged_output",
-    "staged_outputs",
-]
+__all__ = ["ACTIVE", "STAGING_EVENTS", "StagedEntry", "StagingProjection", "apply_staging_event"]
 
 ACTIVE: Final[frozenset[StagingStatus]] = frozenset({"proposed", "reinforced"})
 """Statuses still awaiting validation: they count against the cap and are matched by outcomes."""
-
-
-# (event, the golem's episodes by tick) -> criterion
-CriterionFn = Callable[[Event, Mapping[int, Episode]], ValidationCriterion]
-
-
-class StagedOutput(msgspec.Struct, frozen=True, kw_only=True):
-    """How one dream output type enters the buffer. ``entry_id`` returns None to have the staging
-    process derive one from the output's event id."""
-
-    kind: Callable[[Event], StagedKind]
-    confidence_pct: Callable[[Event, StagingSettings], int]
-    text: Callable[[Event], str]
-    criterion: CriterionFn
-    source_ticks: Callable[[Event], tuple[int, ...]] = lambda _e: ()
-    entry_id: Callable[[Event], str | None] = lambda _e: None
-
-
-_STAGED: dict[type[Event], StagedOutput] = {}
-
-
-def register_staged_output(cls: type[Event], spec: StagedOutput) -> None:
-    """Stage every ``cls`` dream output as ``spec`` says."""
-    _STAGED[cls] = spec
-
-
-def staged_outputs() -> dict[type[Event], StagedOutput]:
-    return dict(_STAGED)
-
-
-def entry_utility(entry: StagedEntry, episodes: Mapping[int, Episode]) -> float:
-    """Bardo 001_*'s utility score of a staged entry: the mean replay utility (gain x need) of the
-    episodes it was drawn from, 0 for an entry drawn from none."""
-    sources = [episodes[t] for t in entry.lineage.source_episode_ticks if t in episodes]
-    return sum(utility(e, 1.0) for e in sources) / len(sources) if sources else 0.0
-
-
-def displacement_order(entry: StagedEntry, episodes: Mapping[int, Episode], by: DisplaceBy) -> tuple[float, ...]:
-    """Sort key of the entry that makes room first: lowest utility (or confidence), then lowest
-    confidence, then the longest staged."""
-    first = entry_utility(entry, episodes) if by == "utility" else float(entry.confidence_pct)
-    return (first, float(entry.confidence_pct), float(entry.lineage.source_position))
-
-
-def terms(text: str) -> set[str]:
-    """The lower-case words an outcome or criterion is matched on."""
-    return set(content_words(text))
-
-
-def _keywords(text: str, limit: int = 2) -> tuple[str, ...]:
-    return tuple(sorted(keywords(text, limit)))
-
-
-def episode_criterion(
-    ticks: tuple[int, ...], text: str, description: str, episodes: Mapping[int, Episode]
-) -> ValidationCriterion:
-    """What a live outcome must show to bear on an output drawn from episodes ``ticks``: their
-    most shared tags (or, without tags, the text's keywords), in their regime when they share one."""
-    sources = [episodes[t] for t in ticks if t in episodes]
-    tags = rank((tag.lower() for e in sources for tag in e.tags), 3)
-    regimes = {e.regime for e in sources} - {"unknown"}
-    return ValidationCriterion(
-        all_of=tuple(tags) or _keywords(text),
-        regime=regimes.pop() if len(regimes) == 1 else None,
-        description=description,
-    )
-
-
-def _staged_criterion(event: Event, episodes: Mapping[int, Episode]) -> ValidationCriterion:
-    assert isinstance(event, DreamStaged)
-    return episode_criterion(event.source_episode_ticks, event.content, event.validation_criterion, episodes)
-
-
-register_staged_output(
-    DreamStaged,
-    StagedOutput(
-        kind=lambda e: e.kind,  # type: ignore[attr-defined]
-        confidence_pct=lambda e, _s: round(e.confidence * 100),  # type: ignore[attr-defined]
-        text=lambda e: e.content,  # type: ignore[attr-defined]
-        criterion=_staged_criterion,
-        source_ticks=lambda e: tuple(e.source_episode_ticks),  # type: ignore[attr-defined]
-        entry_id=lambda e: e.entry_id,  # type: ignore[attr-defined]
-    ),
-)
 
 
 class ReviewNote(msgspec.Struct, frozen=True, kw_only=True):

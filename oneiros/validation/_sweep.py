@@ -2,9 +2,10 @@
 
 It follows the log like a projection, but what it decides are events: entries staged and
 displaced, confidence moved by waking outcomes, promotions, refutations, expiries and applied
-review decisions. It writes them to each golem's ``<golem>:staging`` side stream together with its
-tracking position, in one transaction of the event store (eventsourcing's process-recorder
-pattern), so a crash between deciding and recording cannot lose or double a decision.
+review decisions. It appends them to each golem's ``<golem>:staging`` side stream together with its
+tracking position, through :meth:`EventStore.append_streams`, in one transaction of the event store
+(eventsourcing's process-recorder pattern: ``insert_events(..., tracking=...)``), so a crash between
+deciding and recording cannot lose or double a decision.
 
 Its memory is a fold of its own past decisions, plus what it has observed of the inputs (the
 golems' ticks, episodes, current phase and recorded generations); on start it rebuilds both from
@@ -13,8 +14,8 @@ the log up to its tracking position and carries on from there.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from oneiros._errors import ProjectionConflict, StreamConflict
@@ -49,13 +50,10 @@ from oneiros.events import (
     event_subtypes,
     side_stream,
 )
-from oneiros.projections._runner import LogWaiter, RunnerSettings
-from oneiros.projections._staging import (
-    STAGING_EVENTS,
-    StagedEntry,
+from oneiros.projections import STAGING_EVENTS, RunnerSettings, StagedEntry, apply_staging_event
+from oneiros.validation._staged import (
     StagedOutput,
     StagingSettings,
-    apply_staging_event,
     displacement_order,
     entry_utility,
     staged_outputs,
@@ -193,6 +191,11 @@ class StagingProcess:
 
     # -- running ---------------------------------------------------------------------------------
 
+    def low_position(self) -> int:
+        if not self._loaded:
+            self.load()
+        return self.position
+
     def catch_up(self, until: int | None = None) -> int:
         """Decide on every input up to the head (or ``until``); returns the tracked position."""
         if not self._loaded:
@@ -201,9 +204,32 @@ class StagingProcess:
         target = head if until is None else min(until, head)
         if target <= self.position:
             return self.position
-        pending: list[StreamAppend] = []
+        self._run(self.store.read_all(after=self.position, until=target, types=self.input_types()), target)
+        return self.position
+
+    def take(self, batch: Sequence[Recorded]) -> None:
+        """Decide on the inputs among a stretch of the log a subscription delivered."""
         try:
-            for record in self.store.read_all(after=self.position, until=target, types=self.input_types()):
+            if not self._loaded:
+                self.load()
+            first, last = batch[0].position, batch[-1].position
+            if self.position >= last:
+                return
+            if self.position < first - 1:
+                self.catch_up(until=first - 1)
+            types = frozenset(self.input_types())
+            start = self.position
+            self._run((r for r in batch if r.position > start and type(r.event) in types), last)
+        except ProjectionConflict:
+            # Another process decided first: carry on from what it recorded, or, if it is still
+            # racing this one, leave the stretch to it; the next batch fills any gap from the log.
+            with contextlib.suppress(ProjectionConflict):
+                self.catch_up()
+
+    def _run(self, inputs: Iterable[Recorded], target: int) -> None:
+        pending: list[tuple[str, int, EventMeta, Event]] = []
+        try:
+            for record in inputs:
                 self._observe(record)
                 for event in self._decide(record):
                     pending.append(self._record_new(event, record))
@@ -215,29 +241,16 @@ class StagingProcess:
             # Memory may hold decisions that were never written; rebuild it from the log.
             self._loaded = False
             raise
-        return self.position
 
-    def follow(self, stop: threading.Event) -> None:
-        """Catch up, then keep deciding on new inputs until ``stop`` is set."""
-        waiter = LogWaiter(self.store, self.runner)
-        try:
-            while not stop.is_set():
-                try:
-                    self.catch_up()
-                except ProjectionConflict:
-                    continue
-                waiter.wait(stop)
-        finally:
-            waiter.close()
-
-    def _record_new(self, event: Event, cause: Recorded) -> StreamAppend:
-        """Apply a fresh decision to memory; the append of it to the golem's staging stream."""
+    def _record_new(self, event: Event, cause: Recorded) -> tuple[str, int, EventMeta, Event]:
+        """Apply a fresh decision to memory; it goes to the golem's staging stream at the version
+        returned."""
         golem_id: str = event.golem_id  # type: ignore[attr-defined]
         book = self.book(golem_id)
         book.version += 1
         meta = self._meta(event, cause)
         self._apply(golem_id, Recorded(cause.position, book.version, meta, event))
-        return StreamAppend(meta.golem_id, book.version - 1, [(meta, event)])
+        return meta.golem_id, book.version, meta, event
 
     def _meta(self, event: Event, cause: Recorded) -> EventMeta:
         golem_id: str = event.golem_id  # type: ignore[attr-defined]
@@ -253,14 +266,20 @@ class StagingProcess:
             correlation_id=cause.meta.correlation_id or cycle,
         )
 
-    def _write(self, appends: Sequence[StreamAppend], position: int) -> None:
-        if appends or position > self.position:
-            try:
-                self.store.append_streams(appends, checkpoint=Checkpoint(self.name, self.position, position))
-            except StreamConflict:
-                # Another validator wrote these staging versions and moved the position with them.
-                found = self.store.backend.recorder.max_tracking_id(self.name)
-                raise ProjectionConflict(self.name, self.position, found) from None
+    def _write(self, pending: Sequence[tuple[str, int, EventMeta, Event]], position: int) -> None:
+        if not pending and position <= self.position:
+            return
+        appends: dict[str, tuple[int, list[tuple[EventMeta, Event]]]] = {}
+        for stream, version, meta, event in pending:
+            appends.setdefault(stream, (version - 1, []))[1].append((meta, event))
+        batch = [StreamAppend(stream, expected, items) for stream, (expected, items) in appends.items()]
+        try:
+            # A second process that decided the same stretch first makes this a ProjectionConflict.
+            self.store.append_streams(batch, checkpoint=Checkpoint(self.name, self.position, position))
+        except StreamConflict:
+            raise ProjectionConflict(
+                self.name, self.position, self.store.backend.recorder.max_tracking_id(self.name)
+            ) from None
         self.position = position
 
     # -- observing and deciding -----------------------------------------------------------------

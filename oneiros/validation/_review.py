@@ -32,8 +32,8 @@ from oneiros.events import (
     side_stream,
 )
 from oneiros.fsm import Golems
-from oneiros.projections._staging import StagedEntry, apply_staging_event
-from oneiros.projections._validation import review_status
+from oneiros.projections import StagedEntry, apply_staging_event
+from oneiros.validation._sweep import review_status
 
 __all__ = ["Feedback", "OutcomeInput", "episode_removals", "register_episode_removal"]
 

@@ -1,0 +1,30 @@
+"""The validation sweep that promotes or refutes staged hypotheses against later outcomes, and
+review decisions.
+
+Everything here appends events: the staging process admits dream outputs to the buffer and moves
+them on waking outcomes (Bardo 001_*); :class:`Feedback` records outcomes, review decisions
+(Dense-Mem 002_*), re-evaluation and MEMORY.md rollbacks. The read models of what they decide
+(the ``staging`` projection, the journal, the sinks) are in :mod:`oneiros.projections`.
+"""
+
+from oneiros.validation._review import Feedback, OutcomeInput, episode_removals, register_episode_removal
+from oneiros.validation._service import follow, update
+from oneiros.validation._staged import StagedOutput, StagingSettings, register_staged_output, staged_outputs
+from oneiros.validation._sweep import REVIEW_MOVES, StagingProcess, matches, review_status
+
+__all__ = [
+    "REVIEW_MOVES",
+    "Feedback",
+    "OutcomeInput",
+    "StagedOutput",
+    "StagingProcess",
+    "StagingSettings",
+    "episode_removals",
+    "follow",
+    "matches",
+    "register_episode_removal",
+    "register_staged_output",
+    "review_status",
+    "staged_outputs",
+    "update",
+]

@@ -1,0 +1,31 @@
+"""The staging process and the read models together: what ``oneiros follow`` and every reading
+command run, so a read sees the sweep's decisions on everything logged before it."""
+
+from __future__ import annotations
+
+import threading
+
+from oneiros.projections import Projections, follow_log
+from oneiros.validation._staged import StagingSettings
+from oneiros.validation._sweep import StagingProcess
+
+__all__ = ["follow", "update"]
+
+
+def update(projections: Projections, settings: StagingSettings | None = None) -> dict[str, int]:
+    """Run the staging process to the head, then bring every projection there."""
+    StagingProcess(projections.store, settings, runner=projections.settings.runner).catch_up()
+    return projections.update()
+
+
+def follow(projections: Projections, stop: threading.Event, settings: StagingSettings | None = None) -> None:
+    """Keep the staging process and every projection up with the log until ``stop``, on one
+    subscription: the sweep's decisions reach the projections in the next batch."""
+    runner = projections.settings.runner
+    follow_log(
+        projections.store,
+        [StagingProcess(projections.store, settings, runner=runner), projections.runner()],
+        stop,
+        batch_events=runner.batch_events,
+        poll_interval_s=runner.poll_interval_s,
+    )
