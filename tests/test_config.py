@@ -330,17 +330,17 @@ def test_config_show_json_is_the_effective_config(preset: str, monkeypatch: pyte
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["config", "show", "--preset", preset, "--json"])
     assert 0 == result.exit_code, result.output
-    expected = msgspec.to_builtins(load_config(preset=preset, environ={}))
+    expected = msgspec.to_builtins(load_config(preset=preset))
     assert json.loads(json.dumps(expected)) == json.loads(result.output)
 
 
 def test_config_show_table_names_the_override_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The table lists each key with its value and the variable that overrides it."""
+    """The table lists each key with its value, the layer it came from and the variable that overrides it."""
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["config", "show", "--preset", "ethos"], env={"COLUMNS": "200"})
     assert 0 == result.exit_code
     line = next(line for line in result.output.splitlines() if "schedule.silence_seconds" in line)
-    assert ["schedule.silence_seconds", "7200.0", "ONEIROS_SCHEDULE__SILENCE_SECONDS"] == [
+    assert ["schedule.silence_seconds", "7200.0", "preset ethos", "ONEIROS_SCHEDULE__SILENCE_SECONDS"] == [
         cell.strip() for cell in line.strip("│ ").split("│")
     ]
 

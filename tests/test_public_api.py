@@ -20,8 +20,8 @@ PUBLIC = {
     "oneiros.settings": [
         "BEHAVIORAL_PHASES", "BehavioralPhase", "CycleBudget", "CycleSettings", "DEFAULT_PRICES",
         "DEFAULT_PROMPTS", "DEFAULT_SPANS_PATH", "DEFAULT_SYSTEM", "DREAM_PHASES", "DaemonSettings",
-        "DailySettings", "DreamPhaseName", "EngineSettings", "FatigueSettings", "IntegrationSettings",
-        "IntensitySettings", "IntervalSettings", "Mode", "ModelPrice", "NremSettings", "OnsetSettings",
+        "DailySettings", "DreamPhaseName", "EngineSettings", "FatigueSettings", "GeneratorSettings",
+        "IntegrationSettings", "IntensitySettings", "IntervalSettings", "LogSettings", "Mode", "ModelPrice", "NremSettings", "OnsetSettings",
         "PHASE_SHARES", "PLACEHOLDERS", "PairSettings", "PhaseValues", "PreconditionSettings", "PromptSet",
         "RemSettings", "RqSettings", "ScheduleMode", "ScheduleSettings", "SleepWindow", "Task", "Tier",
         "TracingSettings", "UrgencySettings", "UrgencyWeights", "VoluntarySleepSettings",
@@ -81,15 +81,16 @@ PUBLIC = {
     ],
     "oneiros.workers": [
         "BudgetGuard", "CycleResult", "CycleTimeout", "DelayedGenerator", "Executor", "InProcessExecutor",
-        "JsonSerializer", "Ledger", "MeteredGenerator", "PhaseOutcome", "PhaseWorker", "Refusal", "RqExecutor",
+        "JsonFormatter", "JsonSerializer", "Ledger", "MeteredGenerator", "PhaseOutcome", "PhaseReport",
+        "PhaseWorker", "Refusal", "RqExecutor",
         "SimplePhaseWorker", "SpanFileExporter", "SpanRecord", "Spend", "WorkerConfig", "WorkerError",
-        "configure_tracing", "cycle_result", "flush_spans", "load_generator", "make_worker", "phase_budget",
+        "configure_logging", "configure_tracing", "cycle_result", "flush_spans", "load_generator", "make_worker", "phase_budget",
         "phase_job", "phase_job_id", "phase_money", "read_spans", "run_phase", "set_worker_config",
         "sweep_failed_phases", "worst_case_tokens",
     ],
     "oneiros.config": [
-        "DEFAULT_CONFIG_PATH", "ENV_PREFIX", "OneirosConfig", "PRESETS", "env_var", "load_config",
-        "preset_layer",
+        "DEFAULT_CONFIG_PATH", "DEFAULT_STORE_URL", "ENV_PREFIX", "Flags", "OneirosConfig", "PRESETS", "env_var",
+        "explain_config", "load_config", "preset_layer",
     ],
     "oneiros.daemon": [
         "Daemon", "Delivery", "Message", "SESSION_PREFIX", "interactive_history", "session_key",

@@ -15,30 +15,38 @@ from rich.table import Table
 from oneiros._deps import Deps
 from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened
-from oneiros.config import OneirosConfig, env_var, load_config
+from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
+from oneiros.cli._workers import queue_executor
+from oneiros.config import OneirosConfig, env_var, explain_config
 from oneiros.daemon import Daemon
-from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.fsm import Golems
 from oneiros.scheduling import Decision, fold_schedule, should_dream
-from oneiros.workers import InProcessExecutor
+from oneiros.workers import (
+    Executor,
+    InProcessExecutor,
+    configure_logging,
+    configure_tracing,
+    load_generator,
+)
 
 __all__ = ["register"]
 
-ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", help="Config file (default $ONEIROS_CONFIG or ./oneiros.toml).")
-]
-PresetOpt = Annotated[str | None, typer.Option("--preset", help="bumblebee, bardo, dense-mem, ethos or openseed.")]
 GolemOpt = Annotated[str | None, typer.Option("--golem", help="Golem id (default: the config's golem).")]
 
 config_app = typer.Typer(help="The effective configuration.", no_args_is_help=True)
 
 
 def _load(path: Path | None, preset: str | None) -> OneirosConfig:
-    try:
-        return load_config(path, preset=preset)
-    except OneirosError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+    return load(path, preset)
+
+
+def _source(key: str, sources: dict[str, str]) -> str:
+    parts = key.split(".")
+    for end in range(len(parts), 0, -1):
+        found = sources.get(".".join(parts[:end]))
+        if found is not None:
+            return found
+    return "default"
 
 
 def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
@@ -51,19 +59,34 @@ def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
 
 
 @config_app.command("show")
-def show(config: ConfigOpt = None, preset: PresetOpt = None, as_json: JsonOpt = False) -> None:
-    """Print the effective config: defaults, preset, file and ONEIROS_* variables merged."""
-    effective = _load(config, preset)
+def show(
+    config: ConfigOpt = None,
+    preset: PresetOpt = None,
+    as_json: JsonOpt = False,
+    sources_too: Annotated[
+        bool, typer.Option("--sources", help="With --json: one row per key with its value and source.")
+    ] = False,
+) -> None:
+    """Print the effective config: each key's value and where it came from (default, preset, file,
+    ONEIROS_* variable), with the variable that overrides it. Secrets are never config keys."""
+    try:
+        effective, sources = explain_config(config, preset=preset)
+    except OneirosError as exc:
+        raise fail(exc) from None
     data = msgspec.to_builtins(effective)
     if as_json:
-        emit_json(data)
+        if sources_too:
+            rows = [{"key": k, "value": v, "source": _source(k, sources)} for k, v in _flatten(data)]
+            emit_json(rows)
+        else:
+            emit_json(data)
         return
     table = Table(title=f"effective config (preset: {effective.preset or 'none'})")
-    for column in ("key", "value", "override with"):
+    for column in ("key", "value", "from", "override with"):
         table.add_column(column, overflow="fold")
     for key, value in _flatten(data):
         shown = msgspec.json.encode(value).decode()
-        table.add_row(key, shown, env_var(key))
+        table.add_row(key, shown, _source(key, sources), env_var(key))
     console.print(table)
 
 
@@ -125,6 +148,7 @@ def run(
     *,
     store: StoreOpt = None,
     golem: GolemOpt = None,
+    queue: QueueOpt = None,
     config: ConfigOpt = None,
     preset: PresetOpt = None,
     ticks: Annotated[int, typer.Option("--ticks", help="Stop after this many ticks (0: until SIGTERM).")] = 0,
@@ -133,28 +157,40 @@ def run(
 ) -> None:
     """Run the heartbeat daemon: record activity, decide each tick, dream when the config says.
 
-    SIGTERM or SIGINT stops it cleanly: a running cycle finishes (or, past the grace period, is
-    recorded as interrupted) before the process exits."""
-    effective = _load(config, preset)
-    if tick_seconds is not None:
-        daemon_settings = msgspec.structs.replace(effective.daemon, tick_seconds=tick_seconds)
-        effective = msgspec.structs.replace(effective, daemon=daemon_settings)
-    golem_id = golem or effective.golem
+    With a queue configured each cycle runs on the `oneiros worker` processes, phase by phase,
+    while the heartbeat goes on; without one it runs in this process. SIGTERM or SIGINT stops it
+    cleanly: a running cycle finishes (or, past the grace period, is recorded as interrupted)
+    before the process exits."""
+    flags: dict[str, Any] = {}
+    flag(flags, "store", store, "--store")
+    flag(flags, "golem", golem, "--golem")
+    flag(flags, "queue", queue, "--queue")
+    flag(flags, "daemon.tick_seconds", tick_seconds, "--tick-seconds")
+    effective = load(config, preset, flags)
+    configure_logging(effective.log)
+    configure_tracing(effective.tracing)
+    golem_id = effective.golem
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda _signum, _frame: stop.set())
-    with opened(store or effective.store or None) as event_store:
-        golems = Golems(event_store, deps=Deps())
+    with opened(effective.store_url) as event_store:
+        golems = Golems(event_store, deps=Deps(seed=effective.cycle.seed or 0))
         try:
             golems.state(golem_id)
         except GolemNotFound:
-            golems.create(golem_id)
-            golems.record_episodes(golem_id, load_episodes(sample_episodes_path()))
-        executor = InProcessExecutor(golems, settings=effective.cycle)
+            golems.create(golem_id)  # its episodes come from the host, never from sample data
+        executor: Executor
+        if effective.queue:
+            executor = queue_executor(golems, effective, poll_interval=min(1.0, effective.daemon.tick_seconds))
+        else:
+            generator = load_generator(effective.cycle.generator, effective.cycle.seed or 0)
+            executor = InProcessExecutor(golems, generator, effective.cycle)
         daemon = Daemon(golems, golem_id, executor, schedule=effective.schedule, daemon=effective.daemon)
+        where = f"cycles on {effective.queue} ({effective.rq.queue})" if effective.queue else "cycles in-process"
         if not as_json:
             console.print(
-                f"[bold]{golem_id}[/bold] heartbeat every {effective.daemon.tick_seconds:g}s on {event_store.url}"
+                f"[bold]{golem_id}[/bold] heartbeat every {effective.daemon.tick_seconds:g}s on {event_store.url}; "
+                + where
             )
         count = 0
         while not stop.is_set() and not daemon.stopped:

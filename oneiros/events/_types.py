@@ -13,7 +13,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import msgspec
 
-from oneiros.settings import BEHAVIORAL_PHASES, DREAM_PHASES, BehavioralPhase, DreamPhaseName, Mode
+from oneiros.settings import BEHAVIORAL_PHASES, DREAM_PHASES, BehavioralPhase, CycleSettings, DreamPhaseName, Mode
 
 __all__ = [
     "BEHAVIORAL_PHASES",
@@ -172,10 +172,14 @@ class EpisodeRecorded(Event, frozen=True, kw_only=True):
     episode: Episode
 
 
-@event_type("DreamStart")
+@event_type("DreamStart", version=2)
 class DreamStart(CycleEvent, frozen=True, kw_only=True):
+    """A cycle opens. ``settings`` are what every phase of it runs with, on whichever process;
+    None only for cycles recorded before v2, whose phases run with the runner's own settings."""
+
     trigger: DreamTrigger
     detail: str = ""
+    settings: CycleSettings | None = None
 
 
 @event_type("DreamPhase")

@@ -14,3 +14,9 @@ def _episode_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     episode = {k: v for k, v in data.items() if k not in ("pnl", "surprise")}
     episode["outcome"] = {"pnl": data.get("pnl", 0.0), "surprise": data.get("surprise", 0.0)}
     return {"episode": episode}
+
+
+@register_upcaster("DreamStart", from_version=1)
+def _dream_start_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """v1 did not record the cycle's settings; v2 always names them, None for the cycles before."""
+    return {**data, "settings": None}

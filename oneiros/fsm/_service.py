@@ -31,6 +31,7 @@ from oneiros.events import (
 from oneiros.fsm._golem import GolemState, fold
 from oneiros.fsm._machine import destination
 from oneiros.fsm._observers import Observers
+from oneiros.settings import CycleSettings
 
 __all__ = ["Golems", "replay"]
 
@@ -102,15 +103,23 @@ class Golems:
         return self._command(golem_id, "record", lambda _s: list(events))
 
     def fall_asleep(
-        self, golem_id: str, trigger: DreamTrigger, *, budget_tokens: int, cycle_id: str | None = None, detail: str = ""
+        self,
+        golem_id: str,
+        trigger: DreamTrigger,
+        *,
+        budget_tokens: int,
+        cycle_id: str | None = None,
+        detail: str = "",
+        settings: CycleSettings | None = None,
     ) -> str:
-        """Start a dream cycle; returns its id. The cycle opens in hypnagogic onset."""
+        """Start a dream cycle; returns its id. The cycle opens in hypnagogic onset, and records the
+        ``settings`` every phase of it runs with."""
         cycle = cycle_id or self.deps.ids()
         self._command(
             golem_id,
             "fall_asleep",
             lambda _s: [
-                DreamStart(cycle_id=cycle, trigger=trigger, detail=detail),
+                DreamStart(cycle_id=cycle, trigger=trigger, detail=detail, settings=settings),
                 ModeChanged(from_mode="Waking", to_mode="Dreaming", reason=f"dream:{trigger}"),
                 DreamPhase(cycle_id=cycle, phase="hypnagogic_onset", budget_tokens=budget_tokens),
             ],

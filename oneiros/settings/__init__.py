@@ -12,6 +12,7 @@ from oneiros.settings._cycle import (
     CycleBudget,
     CycleSettings,
     EngineSettings,
+    GeneratorSettings,
     IntegrationSettings,
     ModelPrice,
     NremSettings,
@@ -20,7 +21,7 @@ from oneiros.settings._cycle import (
     RemSettings,
 )
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
-from oneiros.settings._runtime import DEFAULT_SPANS_PATH, RqSettings, TracingSettings
+from oneiros.settings._runtime import DEFAULT_SPANS_PATH, LogSettings, RqSettings, TracingSettings
 from oneiros.settings._scheduling import (
     DaemonSettings,
     DailySettings,
@@ -64,9 +65,11 @@ __all__ = [
     "DreamPhaseName",
     "EngineSettings",
     "FatigueSettings",
+    "GeneratorSettings",
     "IntegrationSettings",
     "IntensitySettings",
     "IntervalSettings",
+    "LogSettings",
     "Mode",
     "ModelPrice",
     "NremSettings",

@@ -3,10 +3,12 @@
 from oneiros._errors import CycleTimeout, WorkerError
 from oneiros.workers._budget import BudgetGuard, Ledger, Refusal, Spend, phase_budget, phase_money, worst_case_tokens
 from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor
+from oneiros.workers._logging import JsonFormatter, configure_logging
 from oneiros.workers._metered import MeteredGenerator
 from oneiros.workers._phases import PhaseOutcome, run_phase
 from oneiros.workers._rq import (
     JsonSerializer,
+    PhaseReport,
     PhaseWorker,
     RqExecutor,
     SimplePhaseWorker,
@@ -26,10 +28,12 @@ __all__ = [
     "DelayedGenerator",
     "Executor",
     "InProcessExecutor",
+    "JsonFormatter",
     "JsonSerializer",
     "Ledger",
     "MeteredGenerator",
     "PhaseOutcome",
+    "PhaseReport",
     "PhaseWorker",
     "Refusal",
     "RqExecutor",
@@ -39,6 +43,7 @@ __all__ = [
     "Spend",
     "WorkerConfig",
     "WorkerError",
+    "configure_logging",
     "configure_tracing",
     "cycle_result",
     "flush_spans",
