@@ -21,7 +21,8 @@ _FIELDS: dict[tuple[type, str], st.SearchStrategy[Any]] = {
 
 
 def _field(cls: type, field: msgspec.inspect.Field) -> st.SearchStrategy[Any]:
-    return _FIELDS.get((cls, field.name)) or _for(field.type)
+    override = _FIELDS.get((cls, field.name))
+    return override if override is not None else _for(field.type)
 
 
 def _for(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:  # noqa: PLR0911, PLR0912 - one branch per msgspec type

@@ -101,7 +101,8 @@ def test_same_seed_same_events_and_a_different_seed_differs() -> None:
         InProcessExecutor(golems).run_cycle("g1", cycle_id="cycle-1")
 
     def untraced(golems: Golems) -> list[Recorded]:
-        return [msgspec.structs.replace(r, meta=msgspec.structs.replace(r.meta, trace={})) for r in golems.history("g1")]
+        history = golems.history("g1")
+        return [msgspec.structs.replace(r, meta=msgspec.structs.replace(r.meta, trace={})) for r in history]
 
     assert untraced(first) == untraced(second)
     assert _stripped(first.history("g1")) != _stripped(other.history("g1"))
