@@ -6,6 +6,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 import typer
@@ -15,7 +16,7 @@ from oneiros._errors import OneirosError
 from oneiros.events import EventStore, open_store
 from oneiros.fsm import GolemState
 
-__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "opened", "state_row"]
+__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "opened", "shown_url", "state_row"]
 
 console = Console(stderr=False)
 err_console = Console(stderr=True)
@@ -27,6 +28,15 @@ StoreOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def shown_url(url: str) -> str:
+    """``url`` with any password masked, for output and logs (a store or queue URL may carry one)."""
+    split = urlsplit(url)
+    if not split.password:
+        return url
+    netloc = split.netloc.replace(f":{split.password}@", ":***@", 1)
+    return urlunsplit(split._replace(netloc=netloc))
 
 
 def emit_json(obj: object) -> None:

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from oneiros._deps import Deps
 from oneiros._errors import GolemNotFound, OneirosError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened, shown_url
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._workers import queue_executor
 from oneiros.config import OneirosConfig, env_var, explain_config
@@ -85,7 +85,7 @@ def show(
     for column in ("key", "value", "from", "override with"):
         table.add_column(column, overflow="fold")
     for key, value in _flatten(data):
-        shown = msgspec.json.encode(value).decode()
+        shown = msgspec.json.encode(shown_url(value) if key in ("store", "queue") else value).decode()
         table.add_row(key, shown, _source(key, sources), env_var(key))
     console.print(table)
 
@@ -186,12 +186,10 @@ def run(
             generator = load_generator(effective.cycle.generator, effective.cycle.seed or 0)
             executor = InProcessExecutor(golems, generator, effective.cycle)
         daemon = Daemon(golems, golem_id, executor, schedule=effective.schedule, daemon=effective.daemon)
-        where = f"cycles on {effective.queue} ({effective.rq.queue})" if effective.queue else "cycles in-process"
+        where = f"on {shown_url(effective.queue)} ({effective.rq.queue})" if effective.queue else "in-process"
         if not as_json:
-            console.print(
-                f"[bold]{golem_id}[/bold] heartbeat every {effective.daemon.tick_seconds:g}s on {event_store.url}; "
-                + where
-            )
+            every = f"heartbeat every {effective.daemon.tick_seconds:g}s"
+            console.print(f"[bold]{golem_id}[/bold] {every} on {shown_url(event_store.url)}; cycles {where}")
         count = 0
         while not stop.is_set() and not daemon.stopped:
             decision = daemon.tick()

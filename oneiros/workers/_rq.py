@@ -217,16 +217,19 @@ def phase_job(golem_id: str, cycle_id: str, phase: DreamPhaseName) -> dict[str, 
                 enqueue_phase(job.connection, rt.config.rq, state, carrier, budget, current_job_id=job.id)
             else:
                 span.set_attribute("oneiros.cycle_ended", True)
-        ended = "" if _in_cycle(state, cycle_id) else (" (cycle ended)" if outcome.ran else " (cycle not running)")
+        # What the log says came next: the next phase, or the cycle's end (this phase's, or an
+        # interrupt a wake or a death recorded while the phase ran).
+        then = state.phase if _in_cycle(state, cycle_id) else ("cycle ended" if outcome.ran else "cycle not running")
         log_fields(
             _log,
-            "phase end" + ended,
+            "phase end",
             {
                 **fields,
                 "seconds": round(time.monotonic() - started, 3),
                 "tokens": outcome.tokens_spent,
                 "cost": round(outcome.cost_usd, 6),
                 "ran": outcome.ran,
+                "then": then,
             },
         )
         return msgspec.to_builtins(outcome)  # type: ignore[no-any-return]
