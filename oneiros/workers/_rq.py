@@ -308,7 +308,7 @@ def sweep_failed_phases(connection: Redis, settings: RqSettings, window: float =
             continue
         kwargs = job.kwargs
         rt = runtime()
-        reason = f"{kwargs['phase']} failed for good: {_last_line(_failure_text(job)) or 'job failed'}"
+        reason = f"{kwargs['phase']} failed for good: {_why(_failure_text(job))}"
         if end_failed_cycle(rt.golems(), _carrier(job), reason=reason, **_address(kwargs)):
             ended += 1
     if ended:
@@ -323,6 +323,16 @@ def _address(kwargs: dict[str, Any]) -> dict[str, str]:
 def _failure_text(job: Job) -> str | None:
     result = job.latest_result()
     return str(result.exc_string) if result is not None and result.exc_string else None
+
+
+def _why(failure: str | None) -> str:
+    """A failed job's reason in a line; a worker that could not even read the job is named as such."""
+    if failure is not None and "DeserializationError" in failure:
+        return (
+            "a worker without oneiros's serializer took the job "
+            "(run RQ tools with --serializer oneiros.workers.JsonSerializer)"
+        )
+    return _last_line(failure) or "job failed"
 
 
 def _last_line(text: str | None) -> str:

@@ -17,9 +17,18 @@ from redis import Redis
 
 from oneiros import Golems, open_store
 from oneiros.config import load_config
+from oneiros.daemon import Daemon
 from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DreamComplete, DreamPhase, DreamStart, EventStore
-from oneiros.workers import read_spans
+from oneiros.settings import (
+    BEHAVIORAL_PHASES,
+    CycleSettings,
+    GeneratorSettings,
+    PhaseValues,
+    PreconditionSettings,
+    ScheduleSettings,
+)
+from oneiros.workers import RqExecutor, read_spans
 from tests.conftest import postgres_url
 from tests.workers.deployment import (
     OURS,
@@ -30,7 +39,7 @@ from tests.workers.deployment import (
     local_command,
     wait_for,
 )
-from tests.workers.support import FAST, ROOT
+from tests.workers.support import FAST, ROOT, worker_command
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 PHASES = ["hypnagogic_onset", "nrem", "rem", "integration", "hypnopompic_return"]
@@ -256,3 +265,96 @@ def test_trace_after_a_plain_dream_draws_the_cycle(tmp_path: Path) -> None:
     assert f"cycle {cycle_id}" in drawn.stdout
     for name in ("cycle", "fall_asleep", *(f"phase {p}" for p in PHASES), "generate", "store.append"):
         assert name in drawn.stdout, name
+
+
+def test_standard_rq_tools_with_the_serializer_and_a_plain_rq_worker_strands_nothing(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """A plain `rq worker` (pickle) takes a phase job and fails it: `rq info` and `rq requeue` with
+    ``--serializer oneiros.workers.JsonSerializer`` still read the job, and the requeued phase runs
+    to a complete cycle on `oneiros worker`. Without the requeue, the next `oneiros worker` sweep
+    ends the cycle interrupted with a reason naming the serializer: the golem is never stranded."""
+    env = clean_env(
+        ONEIROS_STORE=f"sqlite:///{tmp_path}/events.db",
+        ONEIROS_QUEUE=redis_url,
+        ONEIROS_RQ_SETTINGS=msgspec.json.encode(FAST).decode(),
+        ONEIROS_SPANS=str(tmp_path / "spans.jsonl"),
+    )
+    serializer = ["--serializer", "oneiros.workers.JsonSerializer"]
+    rq = [str(Path(sys.executable).parent / "rq")]
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            list(argv), capture_output=True, text=True, cwd=tmp_path, env=env, check=False, timeout=120
+        )
+
+    def plain_worker_fails_a_phase() -> str:
+        enqueued = run(sys.executable, "-m", "oneiros", "dream", "--json")
+        assert 0 == enqueued.returncode, enqueued.stderr
+        assert 0 == run(*rq, "worker", "--url", redis_url, "--burst", FAST.queue).returncode
+        return str(json.loads(enqueued.stdout)["cycle_id"])
+
+    first = plain_worker_fails_a_phase()
+    info = run(*rq, "info", "--url", redis_url, *serializer, "--only-queues", FAST.queue)
+    assert 0 == info.returncode, info.stderr
+    assert FAST.queue in info.stdout
+    requeued = run(*rq, "requeue", "--url", redis_url, *serializer, "--queue", FAST.queue, "--all")
+    assert 0 == requeued.returncode, requeued.stderr
+    assert 0 == run(sys.executable, "-m", "oneiros", "worker", "--burst").returncode
+
+    second = plain_worker_fails_a_phase()
+    assert 0 == run(sys.executable, "-m", "oneiros", "worker", "--burst").returncode
+    store = open_store(f"sqlite:///{tmp_path}/events.db")
+    records = store.read_stream("golem")
+    ends = {r.event.cycle_id: r.event for r in records if r.event.type_name in ("DreamComplete", "DreamInterrupted")}
+    assert "DreamComplete" == ends[first].type_name
+    assert (
+        "hypnagogic_onset failed for good: a worker without oneiros's serializer took the job "
+        "(run RQ tools with --serializer oneiros.workers.JsonSerializer)"
+    ) == getattr(ends[second], "reason", None)
+    assert "Waking" == Golems(store).state("golem").mode
+
+
+def test_a_wake_interrupt_reaches_a_cycle_running_on_workers(redis_url: str, tmp_path: Path) -> None:
+    """The daemon dispatches to RQ and keeps its heartbeat; `oneiros status` shows the running
+    cycle with its phase, worker and age; an owner's wake interrupt mid-cycle is recorded, the
+    phase job running then stops without appending, no later phase starts, and the daemon's
+    cycle thread ends with the interrupt as its result."""
+    store_url = f"sqlite:///{tmp_path}/events.db"
+    store = _golem_with_episodes(store_url)
+    golems = Golems(store)
+    slow = CycleSettings(generator=GeneratorSettings(name="sleep:1.0"))
+    executor = RqExecutor(golems, Redis.from_url(redis_url), FAST, slow, poll_interval=0.1)
+    no_wait = PreconditionSettings(first_dream_episodes=PhaseValues(**dict.fromkeys(BEHAVIORAL_PHASES, 0)))
+    daemon = Daemon(golems, "golem", executor, schedule=ScheduleSettings(preconditions=no_wait))
+    procs = Processes(tmp_path)
+    procs.start("worker", worker_command(redis_url, store_url, tmp_path / "spans.jsonl"), clean_env())
+    try:
+        daemon.direct("dream now")
+        assert daemon.tick() is not None
+        assert None is daemon.tick()  # the heartbeat answers while the cycle runs on the worker
+        wait_for(lambda: golems.state("golem").phase == "nrem", 60, "NREM under way", procs)
+        shown = subprocess.run(
+            [sys.executable, "-m", "oneiros", "status", "--json", "--store", store_url, "--queue", redis_url],
+            capture_output=True, text=True, cwd=tmp_path, env=clean_env(), check=False,
+        )  # fmt: skip
+        assert 0 == shown.returncode, shown.stderr
+        (running,) = json.loads(shown.stdout)["running"]
+        assert "golem" == running["golem_id"]
+        assert running["phase"] in ("nrem", "rem")
+        assert running["worker"] not in ("no job", "queued", "-")
+        assert running["age_seconds"] >= 0
+        assert daemon.interrupt("owner", "the owner needs the golem")
+        assert daemon.wait(30)
+        wait_for(lambda: "then=cycle not running" in procs.output("worker"), 30, "the NREM job to stop", procs)
+    finally:
+        codes = procs.stop()
+    assert {"worker": 0} == codes
+    (result,) = daemon.results
+    assert "the owner needs the golem" == result.interrupted
+    records = store.read_stream("golem")
+    types = [r.event.type_name for r in records]
+    after = types[types.index("DreamInterrupted") :]
+    assert "DreamPhase" not in after
+    assert "GenerationRecorded" not in after
+    assert "Waking" == golems.state("golem").mode
