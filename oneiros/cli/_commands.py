@@ -3,34 +3,22 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
 import typer
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from oneiros._deps import Deps
 from oneiros._errors import GolemNotFound, OneirosError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened, state_row
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, one_line_errors, opened, state_row
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._projections import verify_projections
 from oneiros.cli._workers import phase_worker, queue_executor
-from oneiros.config import OneirosConfig
-from oneiros.episodes import load_episodes, recorded_episodes, sample_episodes_path
-from oneiros.events import DREAM_PHASES, DreamPhaseName, DreamStart, EventStore
-from oneiros.fsm import Golems, replay
-from oneiros.settings import PromptSet
-from oneiros.workers import (
-    CycleResult,
-    InProcessExecutor,
-    PhaseOutcome,
-    PhaseReport,
-    configure_tracing,
-    load_generator,
-)
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from oneiros.config import OneirosConfig
+    from oneiros.events import Episode, EventStore
+    from oneiros.fsm import Golems
+    from oneiros.workers import CycleResult, InProcessExecutor, PhaseReport
 
 __all__ = ["register"]
 
@@ -68,6 +56,10 @@ def _dream_flags(  # noqa: PLR0917 - one argument per option of `dream`
     flag(flags, "cycle.generator.name", generator, "--generator")
     flag(flags, "cycle.generator.base_url", base_url, "--base-url")
     if prompts is not None:
+        import msgspec
+
+        from oneiros.settings import PromptSet
+
         try:
             flags["cycle.engines.prompts"] = (msgspec.to_builtins(PromptSet.from_toml(prompts)), "--prompts")
         except OneirosError as exc:
@@ -80,10 +72,11 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     golem: Annotated[str | None, typer.Option("--golem", help="Golem id (default: the config's golem).")] = None,
     episodes: Annotated[
         Path | None,
-        typer.Option(
-            "--episodes", help="JSONL episodes to record first (default: the bundled sample for a new golem)."
-        ),
+        typer.Option("--episodes", help="JSONL episodes to record first (validated whole before anything is written)."),
     ] = None,
+    sample: Annotated[
+        bool, typer.Option("--sample", help="Record the bundled sample trading episodes first (a demo golem).")
+    ] = False,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed of the cycle's draws (cycle.seed).")] = None,
     as_json: JsonOpt = False,
     tier: TierOpt = None,
@@ -98,24 +91,25 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     preset: PresetOpt = None,
 ) -> None:
     """Run one dream cycle now, or hand it to `oneiros worker` when a queue is configured."""
+    from oneiros._deps import Deps
+    from oneiros.episodes import load_episodes, sample_episodes_path
+    from oneiros.fsm import Golems
+    from oneiros.workers import InProcessExecutor, configure_tracing, load_generator
+
     effective = load(config, preset, _dream_flags(store, golem, seed, tier, generator, base_url, prompts, queue))
-    configure_tracing(effective.tracing)
     golem_id = effective.golem
-    with opened(effective.store_url) as event_store:
+    with one_line_errors():  # options and episode files are checked before the store is opened
+        loaded = [e for path in _episode_sources(episodes, sample) for e in load_episodes(path)]
+        chosen = None if effective.queue else load_generator(effective.cycle.generator, effective.cycle.seed or 0)
+        configure_tracing(effective.tracing)
+    with opened(effective.store_url, create=True) as event_store:
         golems = Golems(event_store, deps=Deps(seed=effective.cycle.seed or 0))
-        new = not _golem_exists(golems, golem_id)
-        if new:
-            golems.create(golem_id)
-        source = episodes or (sample_episodes_path() if new else None)
-        recorded = 0
-        if source is not None:
-            known = {e.tick for e in recorded_episodes(event_store, golem_id)}
-            fresh = [e for e in load_episodes(source) if e.tick not in known]
-            recorded = len(golems.record_episodes(golem_id, fresh))
+        recorded = _record(golems, golem_id, loaded)
+        if sample and not as_json:
+            console.print(f"recorded the bundled sample episodes into {golem_id} ({sample_episodes_path()})")
         if effective.queue:
             _dream_on_queue(golems, golem_id, effective, recorded, wait=wait, as_json=as_json)
             return
-        chosen = load_generator(effective.cycle.generator, effective.cycle.seed or 0)
         executor = InProcessExecutor(golems, chosen, effective.cycle)
         follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
         result = follow(golem_id)
@@ -159,6 +153,9 @@ def _dream_on_queue(
 
 
 def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: bool) -> None:
+    import msgspec
+    from rich.table import Table
+
     payload: dict[str, Any] = {
         "cycle_id": result.cycle_id,
         "golem_id": result.golem_id,
@@ -181,6 +178,29 @@ def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: b
         console.print(f"[yellow]interrupted:[/yellow] {result.interrupted}")
 
 
+def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:
+    from oneiros.episodes import sample_episodes_path
+
+    return [p for p in (episodes, sample_episodes_path() if sample else None) if p is not None]
+
+
+def _record(golems: Golems, golem_id: str, loaded: list[Episode]) -> int:
+    """Create the golem if it is new and record the episodes it does not have yet; how many."""
+    from oneiros.episodes import recorded_episodes
+
+    new = not _golem_exists(golems, golem_id)
+    if new and not loaded:
+        err_console.print(
+            f"[red]error:[/red] golem {golem_id!r} does not exist yet and has no episodes to dream about; "
+            "pass --episodes FILE (or --sample for the bundled demo episodes)"
+        )
+        raise typer.Exit(2)
+    if new:
+        golems.create(golem_id)
+    known = {e.tick for e in recorded_episodes(golems.store, golem_id)}
+    return len(golems.record_episodes(golem_id, [e for e in loaded if e.tick not in known]))
+
+
 def _golem_exists(golems: Golems, golem_id: str) -> bool:
     try:
         golems.state(golem_id)
@@ -192,6 +212,11 @@ def _golem_exists(golems: Golems, golem_id: str) -> bool:
 def _dream_with_progress(
     golems: Golems, golem_id: str, recorded: int, executor: InProcessExecutor | None = None
 ) -> CycleResult:
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from oneiros.events import DREAM_PHASES, DreamPhaseName
+    from oneiros.workers import InProcessExecutor, PhaseOutcome
+
     if recorded:
         console.print(f"recorded {recorded} episodes for [bold]{golem_id}[/bold]")
     with Progress(
@@ -224,6 +249,10 @@ def replay_cmd(
     projections: Annotated[str | None, typer.Option("--projections", envvar="ONEIROS_PROJECTIONS")] = None,
 ) -> None:
     """Rebuild every golem's state from the log, with no side effects."""
+    from rich.progress import BarColumn, Progress, TextColumn
+
+    from oneiros.fsm import replay
+
     if verify:
         with opened(store) as event_store:
             if not verify_projections(event_store, projections, as_json):
@@ -254,6 +283,10 @@ def replay_cmd(
 
 def _running(event_store: EventStore, states: Any, effective: OneirosConfig) -> list[dict[str, Any]]:
     """Each cycle under way: its phase, where that phase runs and how long the cycle has run."""
+    from datetime import UTC, datetime
+
+    from oneiros.events import DreamStart
+
     rows: list[dict[str, Any]] = []
     now = datetime.now(UTC)
     for state in states:
@@ -290,6 +323,10 @@ def status(
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "store", store, "--store")
     flag(flags, "queue", queue, "--queue")
+    from rich.table import Table
+
+    from oneiros.fsm import replay
+
     effective = load(config, None, flags)
     with opened(effective.store_url) as event_store:
         states = replay(event_store)
@@ -317,6 +354,8 @@ def status(
 
 
 def _states_table(states: Any, title: str) -> None:
+    from rich.table import Table
+
     table = Table(title=title)
     for column in ("golem", "state", "cycle", "version", "episodes", "completed", "interrupted"):
         table.add_column(column)
@@ -341,6 +380,9 @@ def events(
     as_json: JsonOpt = False,
 ) -> None:
     """List the log."""
+    import msgspec
+    from rich.table import Table
+
     with opened(store) as event_store:
         if golem:
             records = [r for r in event_store.read_stream(golem) if r.position > after][:limit]

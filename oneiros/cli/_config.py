@@ -4,14 +4,15 @@ command offers, laid over the file and ``ONEIROS_*`` (see :mod:`oneiros.config`)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
 import typer
 
 from oneiros._errors import InvalidSetting, OneirosError
 from oneiros.cli._common import err_console
-from oneiros.config import OneirosConfig, load_config
+
+if TYPE_CHECKING:  # annotations only: commands load the config on first use
+    from oneiros.config import OneirosConfig
 
 __all__ = ["ConfigOpt", "PresetOpt", "QueueOpt", "RqSettingsOpt", "SpansOpt", "fail", "flag", "load", "rq_flag"]
 
@@ -47,6 +48,8 @@ def flag(flags: dict[str, tuple[Any, str]], key: str, value: Any, name: str) -> 
 
 def load(path: Path | None, preset: str | None, flags: dict[str, tuple[Any, str]] | None = None) -> OneirosConfig:
     """The effective config of this command; a bad one ends it with the message and exit code 2."""
+    from oneiros.config import load_config
+
     try:
         return load_config(path, preset=preset, flags=flags)
     except OneirosError as exc:
@@ -55,6 +58,8 @@ def load(path: Path | None, preset: str | None, flags: dict[str, tuple[Any, str]
 
 def rq_flag(flags: dict[str, tuple[Any, str]], text: str | None) -> None:
     """``--rq-settings '{...}'``: each key of the JSON object as a flag of its own."""
+    import msgspec
+
     if not text:
         return
     try:

@@ -1,25 +1,18 @@
 """``oneiros report``, ``budget`` and ``pairs``: what a dream produced, what dreaming has cost, and
-which distant memories the next dream would pair; plus the tier/generator options of ``dream``."""
+which distant memories the next dream would pair."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import msgspec
-import numpy as np
 import typer
-from rich.table import Table
-from rich.tree import Tree
 
-from oneiros._deps import rng_for
 from oneiros._errors import InputError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
-from oneiros.engines import select_distant_pairs
-from oneiros.episodes import EpisodeMemory, embedding_matrix, episode_seconds, make_embedder
-from oneiros.events import DreamReport, DreamStaged, EventStore, WakeUpSummary
-from oneiros.fsm import Golems
 from oneiros.settings import CycleBudget, EngineSettings
-from oneiros.workers import BudgetGuard, Ledger
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from oneiros.events import DreamReport, DreamStaged, EventStore, WakeUpSummary
 
 __all__ = ["register"]
 
@@ -28,8 +21,9 @@ TierOpt = Annotated[
     str, typer.Option("--tier", help="Budget tier: core (rule-based, T0) or hardened (T1/T2, rich dreams).")
 ]
 
-
 def _reports(store: EventStore, golem: str) -> list[tuple[DreamReport, WakeUpSummary | None, list[DreamStaged]]]:
+    from oneiros.events import DreamReport, DreamStaged, WakeUpSummary
+
     out: list[tuple[DreamReport, WakeUpSummary | None, list[DreamStaged]]] = []
     staged: dict[str, list[DreamStaged]] = {}
     summaries: dict[str, WakeUpSummary] = {}
@@ -54,6 +48,10 @@ def report(
     as_json: JsonOpt = False,
 ) -> None:
     """The DreamReport and wake-up summary of a golem's latest (or a given) cycle."""
+    import msgspec
+    from rich.table import Table
+    from rich.tree import Tree
+
     with opened(store) as event_store:
         found = [r for r in _reports(event_store, golem) if cycle is None or r[0].cycle_id == cycle]
         if not found:
@@ -98,6 +96,10 @@ def budget(
     as_json: JsonOpt = False,
 ) -> None:
     """What dreaming has spent against each cap, as of the golem's latest event."""
+    from rich.table import Table
+
+    from oneiros.workers import BudgetGuard, Ledger
+
     with opened(store) as event_store:
         history = event_store.read_stream(golem)
         if not history:
@@ -147,6 +149,14 @@ def pairs(
     as_json: JsonOpt = False,
 ) -> None:
     """The distant memory pairs a dream would draw now (Bumblebee's selection)."""
+    import numpy as np
+    from rich.table import Table
+
+    from oneiros._deps import rng_for
+    from oneiros.engines import select_distant_pairs
+    from oneiros.episodes import EpisodeMemory, embedding_matrix, episode_seconds, make_embedder
+    from oneiros.fsm import Golems
+
     with opened(store) as event_store:
         Golems(event_store).state(golem)
         episodes = EpisodeMemory.from_records(event_store.read_stream(golem)).episodes()

@@ -6,28 +6,22 @@ import signal
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
 import typer
-from rich.table import Table
 
-from oneiros._deps import Deps
 from oneiros._errors import GolemNotFound, OneirosError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened, shown_url
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, one_line_errors, opened, shown_url
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._workers import queue_executor
-from oneiros.config import OneirosConfig, env_var, explain_config
-from oneiros.daemon import Daemon
-from oneiros.fsm import Golems
-from oneiros.scheduling import Decision, fold_schedule, should_dream
-from oneiros.workers import (
-    Executor,
-    InProcessExecutor,
-    configure_logging,
-    configure_tracing,
-    load_generator,
-)
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from rich.table import Table
+
+    from oneiros.config import OneirosConfig
+    from oneiros.fsm import Golems
+    from oneiros.scheduling import Decision
+    from oneiros.workers import Executor
 
 __all__ = ["register"]
 
@@ -69,6 +63,11 @@ def show(
 ) -> None:
     """Print the effective config: each key's value and where it came from (default, preset, file,
     ONEIROS_* variable), with the variable that overrides it. Secrets are never config keys."""
+    import msgspec
+    from rich.table import Table
+
+    from oneiros.config import env_var, explain_config
+
     try:
         effective, sources = explain_config(config, preset=preset)
     except OneirosError as exc:
@@ -91,6 +90,8 @@ def show(
 
 
 def _decision_table(decision: Decision, title: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=title)
     for column in ("check", "verdict", "values"):
         table.add_column(column, overflow="fold")
@@ -111,6 +112,8 @@ def should_dream_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Explain whether a golem would dream now: every gate and trigger with its values."""
+    from oneiros.scheduling import fold_schedule, should_dream
+
     effective = _load(config, preset)
     golem_id = golem or effective.golem
     try:
@@ -152,7 +155,12 @@ def run(
     config: ConfigOpt = None,
     preset: PresetOpt = None,
     ticks: Annotated[int, typer.Option("--ticks", help="Stop after this many ticks (0: until SIGTERM).")] = 0,
-    tick_seconds: Annotated[float | None, typer.Option("--tick-seconds", help="Override daemon.tick_seconds.")] = None,
+    tick_seconds: Annotated[
+        float | None, typer.Option("--tick-seconds", min=0.001, help="Override daemon.tick_seconds (> 0).")
+    ] = None,
+    sample: Annotated[
+        bool, typer.Option("--sample", help="Give a new golem the bundled sample trading episodes (a demo).")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the heartbeat daemon: record activity, decide each tick, dream when the config says.
@@ -161,6 +169,11 @@ def run(
     while the heartbeat goes on; without one it runs in this process. SIGTERM or SIGINT stops it
     cleanly: a running cycle finishes (or, past the grace period, is recorded as interrupted)
     before the process exits."""
+    from oneiros._deps import Deps
+    from oneiros.daemon import Daemon
+    from oneiros.fsm import Golems
+    from oneiros.workers import configure_logging, configure_tracing
+
     flags: dict[str, Any] = {}
     flag(flags, "store", store, "--store")
     flag(flags, "golem", golem, "--golem")
@@ -168,23 +181,16 @@ def run(
     flag(flags, "daemon.tick_seconds", tick_seconds, "--tick-seconds")
     effective = load(config, preset, flags)
     configure_logging(effective.log)
-    configure_tracing(effective.tracing)
+    with one_line_errors():
+        configure_tracing(effective.tracing)
     golem_id = effective.golem
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda _signum, _frame: stop.set())
-    with opened(effective.store_url) as event_store:
+    with opened(effective.store_url, create=True) as event_store:
         golems = Golems(event_store, deps=Deps(seed=effective.cycle.seed or 0))
-        try:
-            golems.state(golem_id)
-        except GolemNotFound:
-            golems.create(golem_id)  # its episodes come from the host, never from sample data
-        executor: Executor
-        if effective.queue:
-            executor = queue_executor(golems, effective, poll_interval=min(1.0, effective.daemon.tick_seconds))
-        else:
-            generator = load_generator(effective.cycle.generator, effective.cycle.seed or 0)
-            executor = InProcessExecutor(golems, generator, effective.cycle)
+        _ensure_golem(golems, golem_id, sample=sample, quiet=as_json)
+        executor = _executor(golems, effective)
         daemon = Daemon(golems, golem_id, executor, schedule=effective.schedule, daemon=effective.daemon)
         where = f"on {shown_url(effective.queue)} ({effective.rq.queue})" if effective.queue else "in-process"
         if not as_json:
@@ -215,6 +221,33 @@ def run(
             emit_json(summary)
         else:
             console.print(f"stopped after {count} ticks, {len(daemon.results)} cycles; golem is {daemon.state.mode}")
+
+
+def _ensure_golem(golems: Golems, golem_id: str, *, sample: bool, quiet: bool) -> None:
+    """Create the daemon's golem if it is new: its episodes come from the host, the bundled sample
+    ones only when asked."""
+    from oneiros.episodes import load_episodes, sample_episodes_path
+
+    try:
+        golems.state(golem_id)
+        return
+    except GolemNotFound:
+        golems.create(golem_id)
+    if sample:
+        golems.record_episodes(golem_id, load_episodes(sample_episodes_path()))
+    if not quiet:
+        with_what = " with the bundled sample episodes" if sample else " with no episodes yet"
+        console.print(f"created golem [bold]{golem_id}[/bold]{with_what}")
+
+
+def _executor(golems: Golems, effective: OneirosConfig) -> Executor:
+    """The workers of the configured queue, or this process when there is none."""
+    from oneiros.workers import InProcessExecutor, load_generator
+
+    if effective.queue:
+        return queue_executor(golems, effective, poll_interval=min(1.0, effective.daemon.tick_seconds))
+    generator = load_generator(effective.cycle.generator, effective.cycle.seed or 0)
+    return InProcessExecutor(golems, generator, effective.cycle)
 
 
 def register(app: typer.Typer) -> None:

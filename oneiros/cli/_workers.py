@@ -8,37 +8,29 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from types import FrameType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
 import typer
-from redis import Redis
-from redis.exceptions import RedisError
-from rich.tree import Tree
-from rq.exceptions import NoSuchJobError
-from rq.job import Job, JobStatus
 
 from oneiros._errors import ConfigError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, RqSettingsOpt, SpansOpt, fail, flag, load, rq_flag
-from oneiros.config import OneirosConfig
-from oneiros.events import DreamPhaseName
-from oneiros.fsm import Golems
-from oneiros.settings import DEFAULT_SPANS_PATH
-from oneiros.workers import (
-    JsonSerializer,
-    RqExecutor,
-    SpanRecord,
-    WorkerConfig,
-    configure_logging,
-    make_worker,
-    phase_job_id,
-    read_spans,
-)
+from oneiros.settings import DEFAULT_SPANS_PATH, DreamPhaseName
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from redis import Redis
+    from rich.tree import Tree
+
+    from oneiros.config import OneirosConfig
+    from oneiros.fsm import Golems
+    from oneiros.workers import RqExecutor, SpanRecord
 
 __all__ = ["phase_worker", "queue_executor", "register"]
 
+
 def _redis(url: str) -> Redis:
+    from redis import Redis
+
     try:
         return Redis.from_url(url)
     except ValueError as exc:
@@ -63,6 +55,8 @@ def worker(
 
     A worker needs the store, the queue and the secrets (API keys in its environment): each phase
     runs with the settings its cycle recorded when it started, whatever this worker's config says."""
+    from oneiros.workers import WorkerConfig, configure_logging, make_worker
+
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "queue", queue, "--queue")
     flag(flags, "store", store, "--store")
@@ -114,11 +108,19 @@ def _supervise(count: int, argv: Sequence[str]) -> int:
 
 def queue_executor(golems: Golems, effective: OneirosConfig, poll_interval: float = 0.2) -> RqExecutor:
     """The executor that hands cycles to the workers of the configured queue."""
+    from oneiros.workers import RqExecutor
+
     return RqExecutor(golems, _redis(effective.queue), effective.rq, effective.cycle, poll_interval=poll_interval)
 
 
 def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName | None) -> str:
     """Where a cycle's current phase is: the worker running it, ``queued``, or why it is unknown."""
+    from redis.exceptions import RedisError
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job, JobStatus
+
+    from oneiros.workers import JsonSerializer, phase_job_id
+
     if phase is None:
         return "-"
     try:
@@ -172,6 +174,8 @@ def _label(span: SpanRecord, below: Sequence[SpanRecord]) -> str:
 
 def draw_trace(spans: Sequence[SpanRecord], cycle_id: str) -> Tree:
     """The cycle's spans as a tree; spans whose parent is missing hang under the root line."""
+    from rich.tree import Tree
+
     ids = {s.span_id for s in spans}
     children: dict[str | None, list[SpanRecord]] = {}
     for span in spans:
@@ -204,6 +208,10 @@ def trace_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Draw one cycle's spans, across every worker that ran it, with durations, tokens and cost."""
+    import msgspec
+
+    from oneiros.workers import read_spans
+
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "tracing.spans_path", spans, "--spans")
     path = load(config, None, flags).tracing.spans_path or DEFAULT_SPANS_PATH

@@ -228,7 +228,7 @@ def test_a_worker_configured_core_runs_a_cycle_started_hardened_as_hardened(redi
     procs.start("worker", [sys.executable, "-m", "oneiros", "worker", "--config", str(tmp_path / "worker.toml")], env)
     try:
         dreamt = subprocess.run(
-            [sys.executable, "-m", "oneiros", "dream", "--tier", "hardened", "--wait"],
+            [sys.executable, "-m", "oneiros", "dream", "--sample", "--tier", "hardened", "--wait"],
             capture_output=True, text=True, cwd=tmp_path, env=env, check=False, timeout=120,
         )  # fmt: skip
     finally:
@@ -253,7 +253,7 @@ def test_trace_after_a_plain_dream_draws_the_cycle(tmp_path: Path) -> None:
     env = clean_env()
     run = [sys.executable, "-m", "oneiros"]
     dreamt = subprocess.run(
-        [*run, "dream", "--json"], capture_output=True, text=True, cwd=tmp_path, env=env, check=False
+        [*run, "dream", "--sample", "--json"], capture_output=True, text=True, cwd=tmp_path, env=env, check=False
     )
     assert 0 == dreamt.returncode, dreamt.stderr
     cycle_id = json.loads(dreamt.stdout)["cycle_id"]
@@ -289,7 +289,7 @@ def test_standard_rq_tools_with_the_serializer_and_a_plain_rq_worker_strands_not
         )
 
     def plain_worker_fails_a_phase() -> str:
-        enqueued = run(sys.executable, "-m", "oneiros", "dream", "--json")
+        enqueued = run(sys.executable, "-m", "oneiros", "dream", "--sample", "--json")
         assert 0 == enqueued.returncode, enqueued.stderr
         assert 0 == run(*rq, "worker", "--url", redis_url, "--burst", FAST.queue).returncode
         return str(json.loads(enqueued.stdout)["cycle_id"])
