@@ -281,6 +281,9 @@ def replay_cmd(
         _states_table(states.values(), f"replayed to position {position} of {head} in {elapsed * 1000:.1f} ms")
 
 
+_NO_QUEUE = "(no queue configured)"
+
+
 def _running(event_store: EventStore, states: Any, effective: OneirosConfig) -> list[dict[str, Any]]:
     """Each cycle under way: its phase, where that phase runs and how long the cycle has run."""
     from datetime import UTC, datetime
@@ -305,7 +308,7 @@ def _running(event_store: EventStore, states: Any, effective: OneirosConfig) -> 
                 "golem_id": state.golem_id,
                 "cycle_id": state.cycle_id,
                 "phase": state.phase,
-                "worker": phase_worker(effective, state.cycle_id, state.phase) if effective.queue else "in-process",
+                "worker": phase_worker(effective, state.cycle_id, state.phase) if effective.queue else _NO_QUEUE,
                 "age_seconds": round((now - start).total_seconds(), 1) if start is not None else None,
             }
         )

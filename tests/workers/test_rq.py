@@ -184,3 +184,16 @@ def test_job_timeout_follows_the_phase_budget() -> None:
     settings = RqSettings(min_job_timeout=60, seconds_per_token=0.05)
     assert 60 == settings.job_timeout(800)
     assert 120 == settings.job_timeout(2400)
+
+
+def test_a_worker_without_a_queue_says_which_settings_name_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`oneiros worker` with no queue in flags, environment or file exits 2 naming the three places."""
+    from typer.testing import CliRunner
+
+    from oneiros.cli import app
+
+    monkeypatch.delenv("ONEIROS_QUEUE", raising=False)
+    result = CliRunner().invoke(app, ["worker", "--config", "/dev/null"])
+    assert 2 == result.exit_code
+    expected = "error: no queue configured: set --queue, ONEIROS_QUEUE or `queue` in oneiros.toml"
+    assert expected == " ".join(result.output.split())
