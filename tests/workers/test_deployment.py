@@ -315,11 +315,14 @@ def test_standard_rq_tools_with_the_serializer_and_a_plain_rq_worker_strands_not
     assert "Waking" == Golems(store).state("golem").mode
 
 
-def test_a_wake_interrupt_reaches_a_cycle_running_on_workers(redis_url: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("ending", ["wake", "death"])
+def test_a_wake_or_death_interrupt_reaches_a_cycle_running_on_workers(
+    ending: str, redis_url: str, tmp_path: Path
+) -> None:
     """The daemon dispatches to RQ and keeps its heartbeat; `oneiros status` shows the running
-    cycle with its phase, worker and age; an owner's wake interrupt mid-cycle is recorded, the
-    phase job running then stops without appending, no later phase starts, and the daemon's
-    cycle thread ends with the interrupt as its result."""
+    cycle with its phase, worker and age; an owner's wake interrupt (or the golem's death)
+    mid-cycle is recorded, the phase job running then stops without appending, no later phase
+    starts, and the daemon's cycle thread ends with the interrupt as its result."""
     store_url = f"sqlite:///{tmp_path}/events.db"
     store = _golem_with_episodes(store_url)
     golems = Golems(store)
@@ -344,7 +347,10 @@ def test_a_wake_interrupt_reaches_a_cycle_running_on_workers(redis_url: str, tmp
         assert running["phase"] in ("nrem", "rem")
         assert running["worker"] not in ("no job", "queued", "-")
         assert running["age_seconds"] >= 0
-        assert daemon.interrupt("owner", "the owner needs the golem")
+        if ending == "wake":
+            assert daemon.interrupt("owner", "the owner needs the golem")
+        else:
+            assert None is daemon.die("the owner needs the golem")
         assert daemon.wait(30)
         wait_for(lambda: "then=cycle not running" in procs.output("worker"), 30, "the NREM job to stop", procs)
     finally:
@@ -357,4 +363,4 @@ def test_a_wake_interrupt_reaches_a_cycle_running_on_workers(redis_url: str, tmp
     after = types[types.index("DreamInterrupted") :]
     assert "DreamPhase" not in after
     assert "GenerationRecorded" not in after
-    assert "Waking" == golems.state("golem").mode
+    assert ("Waking" if ending == "wake" else "Dying") == golems.state("golem").mode
