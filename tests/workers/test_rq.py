@@ -20,7 +20,7 @@ from rq.results import Result
 from oneiros import ConfigError, Golems, InProcessExecutor, open_store
 from oneiros.config import load_config
 from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.settings import CycleSettings, GeneratorSettings, RqSettings, TracingSettings
+from oneiros.settings import CycleBudget, CycleSettings, GeneratorSettings, RqSettings, TracingSettings
 from oneiros.workers import (
     CycleTimeout,
     JsonSerializer,
@@ -197,3 +197,24 @@ def test_a_worker_without_a_queue_says_which_settings_name_one(monkeypatch: pyte
     assert 2 == result.exit_code
     expected = "error: no queue configured: set --queue, ONEIROS_QUEUE or `queue` in oneiros.toml"
     assert expected == " ".join(result.output.split())
+
+
+def test_a_cycle_recorded_before_settings_runs_with_the_workers_own(
+    redis_url: str, sqlite_url: str, tmp_path: Path
+) -> None:
+    """A cycle whose DreamStart carries no settings (written before v2) still runs: its phases
+    take the worker's own cycle settings, here a hardened budget, and the cycle completes."""
+    from oneiros.events import DreamPhase
+    from oneiros.workers._rq import enqueue_phase
+
+    store, golems, (golem_id,) = new_golems(sqlite_url, 1)
+    connection = Redis.from_url(redis_url)
+    cycle_id = golems.fall_asleep(golem_id, "owner", budget_tokens=1000)  # no settings: as before v2
+    enqueue_phase(connection, FAST, golems.state(golem_id), {}, 1000)
+    hardened = CycleSettings(budget=CycleBudget(tier="hardened"))
+    config = msgspec.structs.replace(_config(sqlite_url, tmp_path), cycle=hardened)
+    make_worker(config, connection).work(burst=True)
+    assert cycle_result(golems, golem_id, cycle_id).complete is not None
+    phases = [r.event for r in store.read_stream(golem_id) if isinstance(r.event, DreamPhase)]
+    budgets = {e.phase: e.budget_tokens for e in phases}
+    assert 18_000 == budgets["rem"]  # a hardened cycle's REM share, from the worker's settings
