@@ -39,6 +39,7 @@ from oneiros.settings import (
     LogSettings,
     RqSettings,
     ScheduleSettings,
+    StagingSettings,
     TracingSettings,
 )
 
@@ -78,6 +79,8 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
     daemon: DaemonSettings = DaemonSettings()
     cycle: CycleSettings = CycleSettings()
     """What a cycle started here runs with; recorded in its DreamStart for every worker."""
+    staging: StagingSettings = StagingSettings()
+    """The staging buffer and its validation sweep, for every process that runs the projections."""
     rq: RqSettings = RqSettings()
     tracing: TracingSettings = TracingSettings()
     log: LogSettings = LogSettings()

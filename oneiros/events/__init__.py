@@ -33,6 +33,7 @@ from oneiros.events._content import (
     WakingResidue,
 )
 from oneiros.events._history import export_history, import_history
+from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
 from oneiros.events._schedule import (
     ActivityKind,
     ActivityRecorded,
@@ -67,8 +68,11 @@ from oneiros.events._staging import (
 )
 from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store
 from oneiros.events._types import (
+    BARDO_PHASES,
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
+    BardoPhase,
+    BardoTrigger,
     BehavioralPhase,
     CycleEvent,
     DreamComplete,
@@ -98,6 +102,7 @@ from oneiros.events._types import (
 )
 
 __all__ = [
+    "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DEFAULT_STORE_URL",
     "DREAM_PHASES",
@@ -106,6 +111,8 @@ __all__ = [
     "STAGING_STREAM",
     "ActivityKind",
     "ActivityRecorded",
+    "BardoPhase",
+    "BardoTrigger",
     "BehavioralPhase",
     "BehavioralPhaseChanged",
     "BudgetExhausted",
@@ -141,6 +148,7 @@ __all__ = [
     "EntryStaged",
     "Episode",
     "EpisodeDepotentiated",
+    "EpisodePrioritized",
     "EpisodeRecorded",
     "EpisodeTriaged",
     "Event",
@@ -151,12 +159,14 @@ __all__ = [
     "GenerationRecorded",
     "GolemCreated",
     "HypnagogicPrediction",
+    "InsightStrengthened",
     "IntegrationSummary",
     "InterruptSource",
     "Lineage",
     "MemoryRolledBack",
     "MessageHeld",
     "MessagesReleased",
+    "MicroConsolidated",
     "Mode",
     "ModeChanged",
     "NremSummary",

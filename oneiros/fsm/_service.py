@@ -11,6 +11,7 @@ import msgspec
 from oneiros._deps import Deps
 from oneiros._errors import GolemExists, GolemNotFound, IllegalCommand, InputError, StreamConflict
 from oneiros.events import (
+    BardoTrigger,
     BehavioralPhase,
     DreamInterrupted,
     DreamOutput,
@@ -36,6 +37,7 @@ __all__ = ["Golems", "replay"]
 
 # Ids end up in stream keys, file names and span attributes: keep them plain.
 _GOLEM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
 
 class Golems:
     """Commands on golems, each checked by the machine and recorded as events."""
@@ -98,16 +100,20 @@ class Golems:
         budget_tokens: int,
         cycle_id: str | None = None,
         detail: str = "",
+        bardo_trigger: BardoTrigger | None = None,
         settings: CycleSettings | None = None,
     ) -> str:
-        """Start a dream cycle; returns its id. The cycle opens in hypnagogic onset, and records the
-        ``settings`` every phase of it runs with."""
+        """Start a dream cycle; returns its id. The cycle opens in hypnagogic onset and records the
+        ``settings`` every phase of it runs with. ``bardo_trigger`` is the cause in Bardo 001_*'s
+        terms (the scheduler knows it; by default it follows ``trigger``)."""
         cycle = cycle_id or self.deps.ids()
         self._command(
             golem_id,
             "fall_asleep",
             lambda _s: [
-                DreamStart(cycle_id=cycle, trigger=trigger, detail=detail, settings=settings),
+                DreamStart(
+                    cycle_id=cycle, trigger=trigger, bardo_trigger=bardo_trigger, detail=detail, settings=settings
+                ),
                 ModeChanged(from_mode="Waking", to_mode="Dreaming", reason=f"dream:{trigger}"),
                 DreamPhase(cycle_id=cycle, phase="hypnagogic_onset", budget_tokens=budget_tokens),
             ],

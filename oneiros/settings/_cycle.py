@@ -7,7 +7,7 @@ A cycle records the settings it starts with, so these are plain data and import 
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Final, Literal
 
 import msgspec
 
@@ -28,6 +28,7 @@ __all__ = [
     "OnsetSettings",
     "PairSettings",
     "RemSettings",
+    "WakeUpSettings",
 ]
 
 _EMBEDDER = re.compile(r"^(hashing|none|sentence-transformers:.+)$")
@@ -157,6 +158,25 @@ class IntegrationSettings(msgspec.Struct, frozen=True, kw_only=True):
     max_tokens: int = 120
 
 
+class WakeUpSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """The wake-up message the agent reads after a dream (hypnopompic return)."""
+
+    style: Literal["summary", "openseed"] = "summary"
+    """``summary``: a few plain sentences and highlights. ``openseed``: OpenSeed 004_*'s wake-up
+    message in its own shape: "You woke up at ... after sleeping ...s.", the reflection, "Your
+    priority:", the recent observations with their RED / YLW / GRN levels, and where the full
+    history is (the ``openseed`` preset sets it)."""
+    observations: int = 5
+    """Recent observations listed in the OpenSeed message, RED first (oneiros default; OpenSeed
+    004_* shows "Recent observations:" without a count)."""
+    history_note: str = (
+        "Full history: the event log (`oneiros events`, `oneiros journal`) and the staging buffer "
+        "(`oneiros staging`).\nSearch with `oneiros events --json` and jq."
+    )
+    """Where the full history is: OpenSeed 004_* points at ``.self/conversation.jsonl`` and
+    ``.self/observations.md``; oneiros's total recall is its event log."""
+
+
 class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Knobs of the phase engines."""
 
@@ -183,15 +203,13 @@ class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
     nrem: NremSettings = NremSettings()
     rem: RemSettings = RemSettings()
     integration: IntegrationSettings = IntegrationSettings()
+    wake_up: WakeUpSettings = WakeUpSettings()
     prompts: PromptSet = msgspec.field(default_factory=PromptSet)
 
     def __post_init__(self) -> None:
         # A bad name fails here, not mid-dream; models load on first use, in the episodes layer.
         if not _EMBEDDER.match(self.embedder):
-            raise ConfigError(
-                f"unknown embedder {self.embedder!r}; use hashing, none or sentence-transformers:<model>"
-            )
-
+            raise ConfigError(f"unknown embedder {self.embedder!r}; use hashing, none or sentence-transformers:<model>")
 
 
 # Bardo 001_*, "Budget allocation by behavioral phase": onset and return are fixed at 10% and 5%;
@@ -274,7 +292,6 @@ class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
         return self.prices.get(model, self.default_price)
 
 
-
 class GeneratorSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Which generator a cycle's phases call, and where it lives. Never holds a secret: the API key
     is read from the environment variable ``api_key_env`` names, on the machine that makes the call."""
@@ -311,5 +328,3 @@ class CycleSettings(msgspec.Struct, frozen=True, kw_only=True):
     credit_fraction: float | None = None
     """The LLM credit partition's remaining share, when the host knows it; under
     ``budget.credit_floor`` the cycle is suppressed (Bardo 001_*)."""
-
-

@@ -18,6 +18,7 @@ from rq.job import Job
 from oneiros._errors import CycleTimeout
 from oneiros.events import (
     DREAM_PHASES,
+    BardoTrigger,
     DreamPhase,
     DreamPhaseName,
     DreamStart,
@@ -68,7 +69,14 @@ class RqExecutor:
         self.poll_interval = poll_interval
         self._roots: dict[str, trace.Span] = {}
 
-    def start_cycle(self, golem_id: str, trigger: DreamTrigger = "owner", *, cycle_id: str | None = None) -> str:
+    def start_cycle(
+        self,
+        golem_id: str,
+        trigger: DreamTrigger = "owner",
+        *,
+        cycle_id: str | None = None,
+        bardo_trigger: BardoTrigger | None = None,
+    ) -> str:
         """Open a cycle and enqueue its first phase; returns the cycle id without waiting."""
         settings = starting_settings(self.cycle_settings, self.golems)
         state = self.golems.state(golem_id)
@@ -78,7 +86,12 @@ class RqExecutor:
         attributes = {"oneiros.golem_id": golem_id}
         with trace.use_span(root), tracer().start_as_current_span("fall_asleep", attributes=attributes):
             started = self.golems.fall_asleep(
-                golem_id, trigger, budget_tokens=budget, cycle_id=cycle_id, settings=settings
+                golem_id,
+                trigger,
+                budget_tokens=budget,
+                cycle_id=cycle_id,
+                bardo_trigger=bardo_trigger,
+                settings=settings,
             )
             root.set_attribute("oneiros.cycle_id", started)
             try:
@@ -167,9 +180,17 @@ class RqExecutor:
             return "?"
         return str(job.worker_name or "?")
 
-    def run_cycle(self, golem_id: str, trigger: DreamTrigger = "owner", *, cycle_id: str | None = None) -> CycleResult:
+    def run_cycle(
+        self,
+        golem_id: str,
+        trigger: DreamTrigger = "owner",
+        *,
+        cycle_id: str | None = None,
+        bardo_trigger: BardoTrigger | None = None,
+    ) -> CycleResult:
         """Start a cycle and follow it to its end, however long the workers take."""
-        return self.wait(golem_id, self.start_cycle(golem_id, trigger, cycle_id=cycle_id), timeout=None)
+        started = self.start_cycle(golem_id, trigger, cycle_id=cycle_id, bardo_trigger=bardo_trigger)
+        return self.wait(golem_id, started, timeout=None)
 
 
 def _end_root(root: trace.Span, outcome: str, error: str | None = None) -> None:

@@ -9,7 +9,7 @@ import msgspec
 from opentelemetry import trace
 
 from oneiros._errors import OneirosError
-from oneiros.events import DREAM_PHASES, DreamComplete, DreamPhaseName, DreamTrigger
+from oneiros.events import DREAM_PHASES, BardoTrigger, DreamComplete, DreamPhaseName, DreamTrigger
 from oneiros.fsm import Golems
 from oneiros.generators import Generator, OfflineGenerator
 from oneiros.settings import CycleSettings
@@ -42,7 +42,12 @@ class CycleResult(msgspec.Struct, frozen=True, kw_only=True):
 
 class Executor(Protocol):
     def run_cycle(
-        self, golem_id: str, trigger: DreamTrigger = "owner", *, cycle_id: str | None = None
+        self,
+        golem_id: str,
+        trigger: DreamTrigger = "owner",
+        *,
+        cycle_id: str | None = None,
+        bardo_trigger: BardoTrigger | None = None,
     ) -> CycleResult: ...
 
 
@@ -78,10 +83,17 @@ class InProcessExecutor:
         self.settings = settings or CycleSettings()
         self.on_phase = on_phase
 
-    def run_cycle(self, golem_id: str, trigger: DreamTrigger = "owner", *, cycle_id: str | None = None) -> CycleResult:
+    def run_cycle(
+        self,
+        golem_id: str,
+        trigger: DreamTrigger = "owner",
+        *,
+        cycle_id: str | None = None,
+        bardo_trigger: BardoTrigger | None = None,
+    ) -> CycleResult:
         root = start_cycle_span(golem_id, trigger)
         with trace.use_span(root, end_on_exit=True):
-            result = self._run(golem_id, trigger, cycle_id)
+            result = self._run(golem_id, trigger, cycle_id, bardo_trigger)
             root.set_attributes(
                 {
                     "oneiros.cycle_id": result.cycle_id,
@@ -92,14 +104,21 @@ class InProcessExecutor:
                 root.set_status(trace.Status(trace.StatusCode.ERROR, result.interrupted))
         return result
 
-    def _run(self, golem_id: str, trigger: DreamTrigger, cycle_id: str | None) -> CycleResult:
+    def _run(
+        self, golem_id: str, trigger: DreamTrigger, cycle_id: str | None, bardo_trigger: BardoTrigger | None
+    ) -> CycleResult:
         settings = starting_settings(self.settings, self.golems)
         state = self.golems.state(golem_id)
         budget = phase_budget(settings.budget, state.behavioral_phase, "hypnagogic_onset")
         head_before = self.golems.store.head()
         with tracer().start_as_current_span("fall_asleep", attributes={"oneiros.golem_id": golem_id}):
             cycle = self.golems.fall_asleep(
-                golem_id, trigger, budget_tokens=budget, cycle_id=cycle_id, settings=settings
+                golem_id,
+                trigger,
+                budget_tokens=budget,
+                cycle_id=cycle_id,
+                bardo_trigger=bardo_trigger,
+                settings=settings,
             )
         outcomes: list[PhaseOutcome] = []
         interrupted: str | None = None
