@@ -19,7 +19,7 @@ from oneiros import Golems, open_store
 from oneiros.config import load_config
 from oneiros.daemon import Daemon
 from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import DreamComplete, DreamPhase, DreamStart, EventStore
+from oneiros.events import DreamPhase, DreamStart, EventStore
 from oneiros.settings import (
     BEHAVIORAL_PHASES,
     CycleSettings,
@@ -60,8 +60,10 @@ def _golem_with_episodes(store_url: str, golem_id: str = "golem") -> EventStore:
     return store
 
 
-def _completed(store: EventStore, golem_id: str = "golem") -> list[DreamComplete]:
-    return [r.event for r in store.read_stream(golem_id) if isinstance(r.event, DreamComplete)]
+def _awake_after_a_cycle(store: EventStore, golem_id: str = "golem") -> bool:
+    """A cycle completed and the golem woke: hypnopompic return, the phase after DreamComplete, ran too."""
+    state = Golems(store).state(golem_id)
+    return state.cycles_completed >= 1 and state.mode == "Waking"
 
 
 def test_compose_file_is_a_deployment_that_publishes_nothing() -> None:
@@ -105,7 +107,7 @@ def test_compose_services_run_as_local_processes(redis_url: str, pg_url: str, tm
         for replica in range(services[name].get("deploy", {}).get("replicas", 1)):
             procs.start(f"{name}-{replica}", argv, clean_env(**env))
     try:
-        wait_for(lambda: bool(_completed(store)), 90, "a completed cycle", procs)
+        wait_for(lambda: _awake_after_a_cycle(store), 90, "a completed cycle", procs)
     finally:
         codes = procs.stop()
     assert {"daemon-0": 0, "worker-0": 0, "worker-1": 0} == codes
@@ -170,7 +172,7 @@ def test_daemon_with_a_config_file_schedules_a_cycle_that_two_workers_run(  # no
             argv = [*worker, "--log-format", "json", "--spans", str(spans)]
             procs.start(f"worker-{n}", argv, clean_env(OPENAI_API_KEY=SECRET))
         try:
-            wait_for(lambda: bool(_completed(store)), 120, "a completed cycle", procs)
+            wait_for(lambda: _awake_after_a_cycle(store), 120, "a completed cycle", procs)
         finally:
             codes = procs.stop()
         seen = server.seen()
