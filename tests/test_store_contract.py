@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from oneiros import StreamConflict
-from oneiros.events import DreamStart, EventMeta, EventStore, GolemCreated, ModeChanged
+from oneiros import ProjectionConflict, StreamConflict
+from oneiros.events import Checkpoint, DreamStart, EventMeta, EventStore, GolemCreated, ModeChanged, StreamAppend
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -130,3 +133,83 @@ def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(tmp_path: objec
             url = f"sqlite:///{tmp_path}/fresh{round_}.db"
             start = time.time() + 0.3
             assert ["ok"] * 6 == list(pool.map(_open_at, [url] * 6, [start] * 6))
+
+
+# -- several streams, checkpoints and subscriptions -------------------------------------------------
+
+
+def test_appends_to_several_streams_are_one_transaction(store: EventStore) -> None:
+    """append_streams writes every stream or none: a conflict on the second stream leaves the first
+    unwritten too, and the error names the stream that conflicted."""
+    store.append("b", 0, [created("b")])
+    head = store.head()
+    with pytest.raises(StreamConflict) as caught:
+        store.append_streams([StreamAppend("a", 0, [created("a")]), StreamAppend("b", 0, [created("b", "again")])])
+    assert ("b", 0) == (caught.value.golem_id, caught.value.expected_version)
+    assert head == store.head()
+    assert [] == store.read_stream("a")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=st.lists(st.tuples(st.sampled_from("xyz"), st.integers(1, 4)), min_size=1, max_size=8))
+def test_any_sequence_of_appends_keeps_streams_contiguous_and_the_log_ordered(
+    store: EventStore, batches: list[tuple[str, int]]
+) -> None:
+    """Whatever the interleaving of batches over streams, every stream's versions are 1..n, positions rise
+    by one per event across the whole log, and reads give back exactly what the appends returned."""
+    prefix = uuid.uuid4().hex[:8]
+    versions: dict[str, int] = {}
+    written = []
+    start = store.head()
+    for stream, size in batches:
+        golem = f"{prefix}-{stream}"
+        version = versions.get(golem, 0)
+        written += store.append(golem, version, [created(golem, str(i)) for i in range(size)])
+        versions[golem] = version + size
+    assert list(range(start + 1, start + 1 + len(written))) == [r.position for r in written]
+    assert written == list(store.read_all(after=start))
+    for golem, count in versions.items():
+        assert list(range(1, count + 1)) == [r.version for r in store.read_stream(golem)]
+
+
+def test_a_checkpoint_commits_with_the_events_and_refuses_a_stale_runner(store: EventStore) -> None:
+    """A checkpoint moves a process's tracked position in the append's transaction; a second runner that
+    started from the old position gets ProjectionConflict and writes nothing."""
+    store.append("a", 0, [created("a"), created("a")])
+    store.append("a:staging", 0, [created("a:staging")], checkpoint=Checkpoint("validation", 0, 2))
+    assert 2 == store.backend.recorder.max_tracking_id("validation")
+    head = store.head()
+    with pytest.raises(ProjectionConflict) as caught:
+        store.append("a:other", 0, [created("a:other")], checkpoint=Checkpoint("validation", 0, 1))
+    assert ("validation", 0, 2) == (caught.value.projection, caught.value.expected, caught.value.found)
+    assert head == store.head()
+    assert [] == store.read_stream("a:other")
+
+
+def test_a_checkpoint_alone_is_recorded_even_on_an_empty_log(store: EventStore) -> None:
+    """A process that read nothing worth writing still records how far it read, on an empty log too
+    (eventsourcing's tracking row without events)."""
+    assert [] == store.append_streams([], checkpoint=Checkpoint("journal", 0, 5))
+    assert 5 == store.backend.recorder.max_tracking_id("journal")
+    assert 0 == store.head()
+
+
+def test_a_subscription_yields_new_events_in_order_and_stops_from_another_thread(store: EventStore) -> None:
+    """Events appended after subscribing come out in log order, filtered by type; stop() ends the iteration."""
+    store.append("a", 0, [created("a")])
+    seen: list[tuple[int, str]] = []
+    with store.subscribe(types=[ModeChanged], poll_interval=0.01) as events:
+
+        def consume() -> None:
+            for record in events:
+                seen.append((record.version, type(record.event).__name__))
+                if len(seen) == 2:
+                    events.stop()
+
+        reader = threading.Thread(target=consume)
+        reader.start()
+        store.append("a", 1, [(meta("a"), ModeChanged(from_mode="Waking", to_mode="Dreaming")), created("a")])
+        store.append("a", 3, [(meta("a"), ModeChanged(from_mode="Dreaming", to_mode="Waking"))])
+        reader.join(10)
+    assert [(2, "ModeChanged"), (4, "ModeChanged")] == seen
+    assert not reader.is_alive()

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.config import OneirosConfig
     from oneiros.events import Episode, EventStore
     from oneiros.fsm import Golems
-    from oneiros.workers import CycleResult, InProcessExecutor, PhaseReport
+    from oneiros.workers import CycleResult, GolemLogs, InProcessExecutor, PhaseReport
 
 __all__ = ["register"]
 
@@ -94,7 +94,7 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     from oneiros._deps import Deps
     from oneiros.episodes import load_episodes, sample_episodes_path
     from oneiros.fsm import Golems
-    from oneiros.workers import InProcessExecutor, configure_tracing, load_generator
+    from oneiros.workers import GolemLogs, InProcessExecutor, configure_tracing, load_generator
 
     effective = load(config, preset, _dream_flags(store, golem, seed, tier, generator, base_url, prompts, queue))
     golem_id = effective.golem
@@ -103,14 +103,15 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         chosen = None if effective.queue else load_generator(effective.cycle.generator, effective.cycle.seed or 0)
         configure_tracing(effective.tracing)
     with opened(effective.store_url, create=True) as event_store:
-        golems = Golems(event_store, deps=Deps(seed=effective.cycle.seed or 0))
-        recorded = _record(golems, golem_id, loaded)
+        golems = Golems(event_store, deps=Deps(seed=effective.cycle.seed or 0), snapshots=effective.snapshots)
+        executor = None if effective.queue else InProcessExecutor(golems, chosen, effective.cycle)
+        recorded = _record(golems, golem_id, loaded, executor.logs if executor else GolemLogs.of(golems))
         if sample and not as_json:
             console.print(f"recorded the bundled sample episodes into {golem_id} ({sample_episodes_path()})")
         if effective.queue:
             _dream_on_queue(golems, golem_id, effective, recorded, wait=wait, as_json=as_json)
             return
-        executor = InProcessExecutor(golems, chosen, effective.cycle)
+        assert executor is not None  # no queue: this process runs the cycle
         follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
         result = follow(golem_id)
         _print_result(result, recorded, event_store.url, as_json)
@@ -184,10 +185,8 @@ def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:
     return [p for p in (episodes, sample_episodes_path() if sample else None) if p is not None]
 
 
-def _record(golems: Golems, golem_id: str, loaded: list[Episode]) -> int:
+def _record(golems: Golems, golem_id: str, loaded: list[Episode], logs: GolemLogs) -> int:
     """Create the golem if it is new and record the episodes it does not have yet; how many."""
-    from oneiros.episodes import recorded_episodes
-
     new = not _golem_exists(golems, golem_id)
     if new and not loaded:
         err_console.print(
@@ -197,7 +196,8 @@ def _record(golems: Golems, golem_id: str, loaded: list[Episode]) -> int:
         raise typer.Exit(2)
     if new:
         golems.create(golem_id)
-    known = {e.tick for e in recorded_episodes(golems.store, golem_id)}
+    # From the fold the cycle reads anyway (a snapshot and what came since), not a full read.
+    known = set(logs.read(golem_id).memory.columns().ticks.tolist())
     return len(golems.record_episodes(golem_id, [e for e in loaded if e.tick not in known]))
 
 

@@ -39,6 +39,7 @@ from oneiros.settings import (
     LogSettings,
     RqSettings,
     ScheduleSettings,
+    SnapshotSettings,
     StagingSettings,
     TracingSettings,
 )
@@ -81,6 +82,8 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
     """What a cycle started here runs with; recorded in its DreamStart for every worker."""
     staging: StagingSettings = StagingSettings()
     """The staging buffer and its validation sweep, for every process that runs the projections."""
+    snapshots: SnapshotSettings = SnapshotSettings()
+    """How often folds of a golem's stream are snapshotted beside the log."""
     rq: RqSettings = RqSettings()
     tracing: TracingSettings = TracingSettings()
     log: LogSettings = LogSettings()

@@ -45,6 +45,17 @@ from oneiros.events._schedule import (
     MessagesReleased,
     SleepRequested,
 )
+from oneiros.events._snapshots import (
+    Snapshot,
+    SnapshotStore,
+    decode_records,
+    encode_records,
+    open_snapshots,
+    read_from_snapshot,
+    read_stream_paged,
+    seal,
+    unseal,
+)
 from oneiros.events._staging import (
     FEEDBACK_STREAM,
     STAGING_STREAM,
@@ -66,7 +77,15 @@ from oneiros.events._staging import (
     golem_of_stream,
     side_stream,
 )
-from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store
+from oneiros.events._store import (
+    DEFAULT_STORE_URL,
+    Checkpoint,
+    EventStore,
+    LogSubscription,
+    Recorded,
+    StreamAppend,
+    open_store,
+)
 from oneiros.events._types import (
     BARDO_PHASES,
     BEHAVIORAL_PHASES,
@@ -100,6 +119,7 @@ from oneiros.events._types import (
     event_type,
     registered_events,
 )
+from oneiros.events._urls import PostgresURL, parse_postgres_url
 
 __all__ = [
     "BARDO_PHASES",
@@ -117,6 +137,7 @@ __all__ = [
     "BehavioralPhaseChanged",
     "BudgetExhausted",
     "BudgetReserved",
+    "Checkpoint",
     "ConfidenceChanged",
     "CreativeMode",
     "CreditAssigned",
@@ -163,6 +184,7 @@ __all__ = [
     "IntegrationSummary",
     "InterruptSource",
     "Lineage",
+    "LogSubscription",
     "MemoryRolledBack",
     "MessageHeld",
     "MessagesReleased",
@@ -172,6 +194,7 @@ __all__ = [
     "NremSummary",
     "Outcome",
     "OutcomeRecorded",
+    "PostgresURL",
     "Recorded",
     "RemSummary",
     "ReplayBatch",
@@ -179,10 +202,13 @@ __all__ = [
     "ReviewDecided",
     "ReviewDecision",
     "SleepRequested",
+    "Snapshot",
+    "SnapshotStore",
     "StagedKind",
     "StagingStatus",
     "StepFailed",
     "StrategyHypothesis",
+    "StreamAppend",
     "ThreatSimulated",
     "TriageCounts",
     "TriageDecision",
@@ -191,15 +217,23 @@ __all__ = [
     "WakeUpSummary",
     "WakingResidue",
     "decode_event",
+    "decode_records",
     "encode_event",
+    "encode_records",
     "event_subtypes",
     "event_type",
     "export_history",
     "golem_of_stream",
     "import_history",
+    "open_snapshots",
     "open_store",
+    "parse_postgres_url",
+    "read_from_snapshot",
+    "read_stream_paged",
     "register_upcaster",
     "registered_events",
+    "seal",
     "side_stream",
     "topics_for",
+    "unseal",
 ]

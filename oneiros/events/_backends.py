@@ -1,70 +1,273 @@
-"""The three store backends, each an eventsourcing process recorder plus the few reads it lacks.
+"""The three store backends: eventsourcing process recorders, extended only through their public API.
 
-eventsourcing gives the append with its conflict detection, tracking (for projections) and the
-PostgreSQL LISTEN/NOTIFY subscription. What it lacks, and we add here per backend, is a batch insert
-on SQLite that does not go row by row, and a stream read that carries each event's global position.
+eventsourcing gives each backend its tables, its conflict detection, tracking for projections and
+(on PostgreSQL) the LISTEN/NOTIFY subscription. Each recorder here overrides the public
+``insert_events`` to write a batch the way its database writes fastest (SQLite ``executemany``,
+PostgreSQL binary ``COPY``) and adds two reads that return plain tuples with each event's global
+position, which the store decodes in one msgspec pass. ``tests/test_recorders.py`` runs
+eventsourcing's own recorder test suites against these classes.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
-from urllib.parse import parse_qs, unquote, urlsplit
+from typing import Any, NamedTuple, Protocol, TypeVar
+from uuid import UUID
 
-from eventsourcing.persistence import IntegrityError, OperationalError, ProcessRecorder, StoredEvent, Tracking
+from eventsourcing.persistence import (
+    ApplicationRecorder,
+    IntegrityError,
+    Notification,
+    OperationalError,
+    StoredEvent,
+    Subscription,
+    Tracking,
+)
 from eventsourcing.popo import POPOProcessRecorder
-from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteProcessRecorder
+from eventsourcing.sqlite import SQLiteDatastore, SQLiteProcessRecorder
 
 from oneiros._errors import InvalidStoreURL
+from oneiros.events._urls import PostgresURL, parse_postgres_url
 
-__all__ = ["Backend", "Row", "open_backend"]
+__all__ = [
+    "EVENTS_TABLE",
+    "Backend",
+    "MemoryRecorder",
+    "Recorder",
+    "Row",
+    "SQLiteRecorder",
+    "Stored",
+    "StoredRow",
+    "open_backend",
+]
 
 EVENTS_TABLE = "oneiros_events"
-# (position, golem_id, stream_version, topic, state)
-Row = tuple[int, str, int, str, bytes]
+# (position, stream_version, topic, state): what a read decodes. The stream's name is in the
+# event's metadata, so it is not fetched again (a column more costs a quarter of a read's time).
+Row = tuple[int, int, str, bytes]
+
+
+class StoredRow(NamedTuple):
+    """A stored event as the store hands it to its recorder: eventsourcing's ``StoredEvent`` fields in
+    a tuple, which sqlite3's ``executemany`` and psycopg's ``COPY`` take as a row without copying it
+    (eventsourcing's own ``PgStoredEvent`` is the same idea). Its frozen dataclass costs more to build
+    than the row costs to insert."""
+
+    originator_id: str
+    originator_version: int
+    topic: str
+    state: bytes
+
+
+Stored = StoredEvent | StoredRow
+
+
+def stored_rows(stored: Sequence[Stored]) -> Sequence[StoredRow]:
+    """``stored`` as rows, converting only what is not a row already (eventsourcing's own callers)."""
+    if all(type(s) is StoredRow for s in stored):
+        return stored  # type: ignore[return-value]  # checked just above, element by element
+    return [
+        s
+        if type(s) is StoredRow
+        else StoredRow(
+            s.originator_id.hex if isinstance(s.originator_id, UUID) else s.originator_id,
+            s.originator_version,
+            s.topic,
+            s.state,
+        )
+        for s in stored
+    ]
+
+
+class Recorder(Protocol):
+    """What the store uses of its eventsourcing process recorder, and the two tuple reads it adds."""
+
+    def insert_events(self, stored_events: Sequence[Stored], **kwargs: Any) -> Sequence[int] | None: ...
+
+    def max_notification_id(self) -> int | None: ...
+
+    def max_tracking_id(self, application_name: str) -> int | None: ...
+
+    def select_notifications(
+        self,
+        start: int | None,
+        limit: int,
+        stop: int | None = None,
+        topics: Sequence[str] = (),
+        *,
+        inclusive_of_start: bool = True,
+    ) -> Sequence[Notification]: ...
+
+    def select_events(
+        self,
+        originator_id: UUID | str,
+        *,
+        gt: int | None = None,
+        lte: int | None = None,
+        desc: bool = False,
+        limit: int | None = None,
+    ) -> Sequence[StoredEvent]: ...
+
+    def subscribe(self, gt: int | None = None, topics: Sequence[str] = ()) -> Subscription[Any]: ...
+
+    def select_rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]: ...
+
+    def select_stream_rows(self, originator_id: str, after_version: int, until: int | None) -> list[Row]: ...
 
 
 class Backend(Protocol):
-    """What the event store needs from a backend."""
+    """What the event store holds: its URL and its recorder."""
 
     url: str
 
     @property
-    def recorder(self) -> ProcessRecorder: ...
+    def recorder(self) -> Recorder: ...
 
-    def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]: ...
-
-    def rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]: ...
-
-    def stream_rows(self, golem_id: str, after_version: int, until: int | None) -> list[Row]: ...
-
-    def head(self) -> int: ...
+    def subscribe(self, after: int, topics: Sequence[str], poll_interval: float) -> Subscription[Any]: ...
 
     def close(self) -> None: ...
 
 
-class _FastSQLiteRecorder(SQLiteProcessRecorder):
-    """Inserts a batch with one ``executemany`` instead of one ``execute`` per row.
+class PollingSubscription(Subscription[ApplicationRecorder]):
+    """eventsourcing's subscription for a recorder that cannot notify: it polls every ``interval``."""
+
+    def __init__(
+        self, recorder: ApplicationRecorder, gt: int | None = None, topics: Sequence[str] = (), *, interval: float
+    ) -> None:
+        super().__init__(recorder, gt, topics)
+        self.source = recorder
+        self.after = gt or 0
+        self.wanted = list(topics)
+        self.interval = interval
+        self.stopped = threading.Event()
+        self.pending: deque[Notification] = deque()
+
+    def stop(self) -> None:
+        super().stop()
+        self.stopped.set()
+
+    def __next__(self) -> Notification:
+        while not self.pending:
+            if self.stopped.is_set():
+                raise StopIteration
+            found = self.source.select_notifications(self.after, 500, topics=self.wanted, inclusive_of_start=False)
+            if found:
+                self.pending.extend(found)
+                self.after = found[-1].id
+            else:
+                self.stopped.wait(self.interval)
+        if self.stopped.is_set():
+            raise StopIteration
+        return self.pending.popleft()
+
+
+def tracking_refused(tracking: Tracking) -> IntegrityError:
+    # The words of eventsourcing's own recorders, so callers see one message whichever path refused.
+    return IntegrityError(f"Failed to record tracking for {tracking.application_name} {tracking.notification_id}")
+
+
+class SQLiteRecorder(SQLiteProcessRecorder):
+    """eventsourcing's SQLite process recorder, inserting a batch with one ``executemany``.
 
     Positions are SQLite rowids. Without AUTOINCREMENT a new rowid is ``max(rowid) + 1``, and the
     write lock is held from the first insert to commit, so a batch's rowids are contiguous and end
     at the maximum read back inside the same transaction.
     """
 
-    def _insert_events(
-        self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
-    ) -> Sequence[int] | None:
-        params = [(s.originator_id, s.originator_version, s.topic, s.state) for s in stored_events]
-        c.executemany(self.insert_events_statement, params)
-        c.execute(self.select_max_notification_id_statement)
-        last = int(c.fetchone()[0])
+    def __init__(self, datastore: SQLiteDatastore, *, events_table_name: str = EVENTS_TABLE) -> None:
+        super().__init__(datastore, events_table_name=events_table_name)
+        self.select_rows_statement = f"SELECT rowid, originator_version, topic, state FROM {events_table_name} "
+
+    def insert_events(self, stored_events: Sequence[Stored], **kwargs: Any) -> Sequence[int] | None:
         tracking: Tracking | None = kwargs.get("tracking")
-        if tracking is not None:
-            self._insert_tracking(c, tracking)
-        return list(range(last - len(params) + 1, last + 1))
+        params = stored_rows(stored_events)
+        if tracking is not None and not self.datastore.single_row_tracking:
+            # The legacy multi-row tracking table: eventsourcing's own path.
+            return super().insert_events([StoredEvent(*p) for p in params], **kwargs)
+        ids: list[int] = []
+        with self.datastore.transaction(commit=True) as c:
+            if params:
+                c.executemany(self.insert_events_statement, params)
+                c.execute(self.select_max_notification_id_statement)
+                last = int(c.fetchone()[0])
+                ids = list(range(last - len(params) + 1, last + 1))
+            if tracking is not None:
+                c.execute(
+                    self.insert_tracking_statement,
+                    {"application_name": tracking.application_name, "notification_id": tracking.notification_id},
+                )
+                if c.fetchone() is None:
+                    raise tracking_refused(tracking)
+        return ids
+
+    def subscribe(
+        self, gt: int | None = None, topics: Sequence[str] = (), *, poll_interval: float = 0.05
+    ) -> Subscription[ApplicationRecorder]:
+        """New events after ``gt``; SQLite cannot notify, so the subscription polls."""
+        return PollingSubscription(self, gt, topics, interval=poll_interval)
+
+    def _select_tuples(self, sql: str, params: list[Any]) -> list[Row]:
+        with self.datastore.transaction(commit=False) as c:
+            # Plain tuples: sqlite3.Row objects (the pool's row factory) cost more than the decode.
+            c.sqlite_cursor.row_factory = None
+            c.execute(sql, params)
+            rows: list[Row] = c.fetchall()
+            return rows
+
+    def select_rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]:
+        """Events after global position ``after`` (up to ``until``, only ``topics`` if any), oldest first."""
+        sql = self.select_rows_statement + "WHERE rowid > ? "
+        params: list[Any] = [after]
+        if until is not None:
+            sql += "AND rowid <= ? "
+            params.append(until)
+        if topics:
+            sql += f"AND topic IN ({','.join('?' * len(topics))}) "
+            params.extend(topics)
+        sql += "ORDER BY rowid LIMIT ?"
+        params.append(limit)
+        return self._select_tuples(sql, params)
+
+    def select_stream_rows(self, originator_id: str, after_version: int, until: int | None) -> list[Row]:
+        """One stream's events after ``after_version``, up to global position ``until``."""
+        sql = self.select_rows_statement + "WHERE originator_id = ? AND originator_version > ? "
+        params: list[Any] = [originator_id, after_version]
+        if until is not None:
+            sql += "AND rowid <= ? "
+            params.append(until)
+        sql += "ORDER BY originator_version"
+        return self._select_tuples(sql, params)
+
+
+class MemoryRecorder(POPOProcessRecorder):
+    """eventsourcing's in-memory process recorder, with the store's tuple reads."""
+
+    def insert_events(self, stored_events: Sequence[Stored], **kwargs: Any) -> Sequence[int] | None:
+        events = [s if isinstance(s, StoredEvent) else StoredEvent(*s) for s in stored_events]
+        ids: Sequence[int] | None = super().insert_events(events, **kwargs)
+        return ids
+
+    def select_rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]:
+        found = self.select_notifications(after, limit, stop=until, topics=topics, inclusive_of_start=False)
+        return [(n.id, n.originator_version, n.topic, n.state) for n in found]
+
+    def select_stream_rows(self, originator_id: str, after_version: int, until: int | None) -> list[Row]:
+        # The in-memory recorder keeps no position per stream event; a scan is fine at test sizes.
+        out: list[Row] = []
+        after = 0
+        while found := self.select_notifications(after, 10_000, stop=until, inclusive_of_start=False):
+            out.extend(
+                (n.id, n.originator_version, n.topic, n.state)
+                for n in found
+                if n.originator_id == originator_id and n.originator_version > after_version
+            )
+            after = found[-1].id
+        return out
 
 
 class _Creatable(Protocol):
@@ -101,46 +304,10 @@ class SQLiteBackend:
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.datastore = SQLiteDatastore(path, lock_timeout=30, originator_id_type="text")
-        self.recorder: _FastSQLiteRecorder = _created(
-            lambda: _FastSQLiteRecorder(self.datastore, events_table_name=EVENTS_TABLE)
-        )
-        self._select = f"SELECT rowid, originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
+        self.recorder: SQLiteRecorder = _created(lambda: SQLiteRecorder(self.datastore))
 
-    def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]:
-        return self.recorder.insert_events(stored) or []
-
-    def _fetch(self, sql: str, params: list[Any]) -> list[Row]:
-        with self.datastore.transaction(commit=False) as c:
-            # Plain tuples: sqlite3.Row objects (the pool's row factory) cost more than the decode.
-            c.sqlite_cursor.row_factory = None
-            c.execute(sql, params)
-            rows: list[Row] = c.fetchall()
-            return rows
-
-    def rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]:
-        sql = self._select + "WHERE rowid > ? "
-        params: list[Any] = [after]
-        if until is not None:
-            sql += "AND rowid <= ? "
-            params.append(until)
-        if topics:
-            sql += f"AND topic IN ({','.join('?' * len(topics))}) "
-            params.extend(topics)
-        sql += "ORDER BY rowid LIMIT ?"
-        params.append(limit)
-        return self._fetch(sql, params)
-
-    def stream_rows(self, golem_id: str, after_version: int, until: int | None) -> list[Row]:
-        sql = self._select + "WHERE originator_id = ? AND originator_version > ? "
-        params: list[Any] = [golem_id, after_version]
-        if until is not None:
-            sql += "AND rowid <= ? "
-            params.append(until)
-        sql += "ORDER BY originator_version"
-        return self._fetch(sql, params)
-
-    def head(self) -> int:
-        return self.recorder.max_notification_id() or 0
+    def subscribe(self, after: int, topics: Sequence[str], poll_interval: float) -> Subscription[Any]:
+        return self.recorder.subscribe(after, topics, poll_interval=poll_interval)
 
     def close(self) -> None:
         self.datastore.close()
@@ -149,130 +316,33 @@ class SQLiteBackend:
 class MemoryBackend:
     def __init__(self, url: str) -> None:
         self.url = url
-        self.recorder = POPOProcessRecorder()
+        self.recorder = MemoryRecorder()
 
-    def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]:
-        return self.recorder.insert_events(stored) or []
-
-    def rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]:
-        found = self.recorder.select_notifications(after, limit, stop=until, topics=topics, inclusive_of_start=False)
-        return [(n.id, str(n.originator_id), n.originator_version, n.topic, n.state) for n in found]
-
-    def stream_rows(self, golem_id: str, after_version: int, until: int | None) -> list[Row]:
-        # The in-memory recorder keeps no position per stream event; a scan is fine at test sizes.
-        out: list[Row] = []
-        after = 0
-        while batch := self.rows(after, 10_000, until, ()):
-            out.extend(r for r in batch if r[1] == golem_id and r[2] > after_version)
-            after = batch[-1][0]
-        return out
-
-    def head(self) -> int:
-        return self.recorder.max_notification_id() or 0
+    def subscribe(self, after: int, topics: Sequence[str], poll_interval: float) -> Subscription[Any]:
+        return self.recorder.subscribe(after, topics)
 
     def close(self) -> None:
         pass
 
 
 class PostgresBackend:
-    def __init__(self, url: str, parts: dict[str, Any]) -> None:
+    def __init__(self, url: str, parts: PostgresURL) -> None:
         # psycopg comes with the optional postgres extra, so import only when asked for PostgreSQL.
-        from eventsourcing.postgres import PostgresDatastore, PostgresProcessRecorder  # noqa: PLC0415
+        from oneiros.events._postgres import PostgresRecorder, postgres_datastore  # noqa: PLC0415
 
         self.url = url
-        schema = parts["schema"]
-        self.datastore = PostgresDatastore(
-            parts["dbname"],
-            parts["host"],
-            parts["port"],
-            parts["user"],
-            parts["password"],
-            schema=schema,
-            originator_id_type="text",
-            pool_size=4,
-            max_overflow=4,
-            lock_timeout=30,
-        )
-        if schema != "public":
-            with self.datastore.transaction(commit=True) as c:
-                c.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-        self.recorder = _created(lambda: PostgresProcessRecorder(self.datastore, events_table_name=EVENTS_TABLE))
-        self._select = (
-            f'SELECT notification_id, originator_id, originator_version, topic, state FROM "{schema}"."{EVENTS_TABLE}" '
-        )
+        self.datastore = postgres_datastore(parts)
+        self.recorder: PostgresRecorder = _created(lambda: PostgresRecorder(self.datastore))
 
-    def insert(self, stored: Sequence[StoredEvent]) -> Sequence[int]:
-        return self.recorder.insert_events(stored) or []
-
-    def _fetch(self, sql: str, params: list[Any]) -> list[Row]:
-        with self.datastore.transaction(commit=False) as c:
-            c.execute(sql, params)
-            return [
-                (r["notification_id"], r["originator_id"], r["originator_version"], r["topic"], bytes(r["state"]))
-                for r in c.fetchall()
-            ]
-
-    def rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]:
-        sql = self._select + "WHERE notification_id > %s "
-        params: list[Any] = [after]
-        if until is not None:
-            sql += "AND notification_id <= %s "
-            params.append(until)
-        if topics:
-            sql += "AND topic = ANY(%s) "
-            params.append(list(topics))
-        sql += "ORDER BY notification_id LIMIT %s"
-        params.append(limit)
-        return self._fetch(sql, params)
-
-    def stream_rows(self, golem_id: str, after_version: int, until: int | None) -> list[Row]:
-        sql = self._select + "WHERE originator_id = %s AND originator_version > %s "
-        params: list[Any] = [golem_id, after_version]
-        if until is not None:
-            sql += "AND notification_id <= %s "
-            params.append(until)
-        sql += "ORDER BY originator_version"
-        return self._fetch(sql, params)
-
-    def head(self) -> int:
-        return self.recorder.max_notification_id() or 0
+    def subscribe(self, after: int, topics: Sequence[str], poll_interval: float) -> Subscription[Any]:
+        return self.recorder.subscribe(after, topics)
 
     def close(self) -> None:
         self.datastore.close()
 
 
-def _postgres_parts(url: str) -> dict[str, Any]:
-    split = urlsplit(url)
-    dbname = unquote(split.path.lstrip("/"))
-    if not dbname:
-        raise InvalidStoreURL(url, "no database name after the host, as in postgresql://host/dbname")
-    try:
-        port = split.port or 5432
-    except ValueError:
-        raise InvalidStoreURL(url, "the port is not a number") from None
-    query = parse_qs(split.query)
-    schema = query.get("schema", ["public"])[0]
-    if not schema.replace("_", "").isalnum():
-        raise InvalidStoreURL(url, f"schema {schema!r} must be letters, digits and underscores")
-    try:
-        connect_timeout = float(query.get("connect_timeout", ["5"])[0])
-    except ValueError:
-        raise InvalidStoreURL(url, "connect_timeout must be a number of seconds") from None
-    if not 0 < connect_timeout <= 3600:
-        raise InvalidStoreURL(url, "connect_timeout must be between 0 and 3600 seconds")
-    return {
-        "connect_timeout": connect_timeout,
-        "dbname": dbname,
-        "host": split.hostname or "127.0.0.1",
-        "port": port,
-        "user": unquote(split.username or "postgres"),
-        "password": unquote(split.password or ""),
-        "schema": schema,
-    }
-
-
 def locate_store(url: str) -> tuple[str, Any]:
-    """``("memory", None)``, ``("sqlite", path)`` or ``("postgresql", parts)`` for a valid store URL."""
+    """``("memory", None)``, ``("sqlite", path)`` or ``("postgresql", PostgresURL)`` for a valid store URL."""
     scheme, sep, rest = url.partition("://")
     if not sep:
         raise InvalidStoreURL(url, "expected scheme://..., one of memory://, sqlite:///PATH, postgresql://...")
@@ -283,7 +353,7 @@ def locate_store(url: str) -> tuple[str, Any]:
             raise InvalidStoreURL(url, "expected sqlite:///relative/path.db or sqlite:////absolute/path.db")
         return "sqlite", rest[1:]
     if scheme in ("postgresql", "postgres"):
-        parts = _postgres_parts(url)
+        parts = parse_postgres_url(url)
         try:
             import psycopg  # noqa: F401, PLC0415 - the optional extra; see PostgresBackend
         except ImportError:  # pragma: no cover - depends on the install

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from oneiros._errors import NoStore, StoreUnavailable
+from oneiros.events._urls import PostgresURL
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT", "check_reachable", "require_store"]
 
@@ -20,24 +21,16 @@ DEFAULT_CONNECT_TIMEOUT = 5.0
 """Seconds to wait for a store server before giving up (not from the source documents)."""
 
 
-def _where(parts: dict[str, Any]) -> str:
+def _where(parts: PostgresURL) -> str:
     # Host, port and database only: the password never reaches a message.
-    return f"PostgreSQL at {parts['host']}:{parts['port']}/{parts['dbname']}"
+    return f"PostgreSQL at {parts.host}:{parts.port}/{parts.dbname}"
 
 
-def _pg_connect(url: str, parts: dict[str, Any], timeout: float) -> Any:
+def _pg_connect(url: str, parts: PostgresURL, timeout: float) -> Any:
     import psycopg  # noqa: PLC0415 - the optional extra, loaded only for PostgreSQL URLs
 
     try:
-        return psycopg.connect(
-            dbname=parts["dbname"],
-            host=parts["host"],
-            port=parts["port"],
-            user=parts["user"],
-            password=parts["password"] or None,
-            connect_timeout=max(1, round(timeout)),
-            autocommit=True,
-        )
+        return psycopg.connect(parts.conninfo, connect_timeout=max(1, round(timeout)), autocommit=True)
     except psycopg.Error as exc:
         # psycopg: 'connection failed: connection to server at "h", port 1 failed: Connection refused\n\tIs...'
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -45,7 +38,7 @@ def _pg_connect(url: str, parts: dict[str, Any], timeout: float) -> Any:
         raise StoreUnavailable(url, _where(parts), reason) from None
 
 
-def check_reachable(url: str, parts: dict[str, Any], timeout: float = DEFAULT_CONNECT_TIMEOUT) -> None:
+def check_reachable(url: str, parts: PostgresURL, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> None:
     """Raise :class:`StoreUnavailable` unless the PostgreSQL server of ``url`` accepts a connection."""
     _pg_connect(url, parts, timeout).close()
 
@@ -73,8 +66,6 @@ def require_store(url: str, kind: str, target: Any, timeout: float = DEFAULT_CON
         return
     if kind == "postgresql":
         with _pg_connect(url, target, timeout) as connection:
-            found = connection.execute(
-                "SELECT to_regclass(%s)", (f'"{target["schema"]}"."{EVENTS_TABLE}"',)
-            ).fetchone()
+            found = connection.execute("SELECT to_regclass(%s)", (f'"{target.schema}"."{EVENTS_TABLE}"',)).fetchone()
         if found is None or found[0] is None:
-            raise NoStore(url, f"no oneiros log in schema {target['schema']!r} of {_where(target)}")
+            raise NoStore(url, f"no oneiros log in schema {target.schema!r} of {_where(target)}")

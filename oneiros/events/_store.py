@@ -5,17 +5,24 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from types import TracebackType
+from typing import Any
 
 import msgspec
-from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEvent
+from eventsourcing.persistence import (
+    IntegrityError,
+    Notification,
+    PersistenceError,
+    Subscription,
+    Tracking,
+)
 
-from oneiros._errors import StoreError, StreamConflict
-from oneiros.events._backends import Backend, Row, locate_store, open_backend
+from oneiros._errors import ProjectionConflict, StoreError, StreamConflict
+from oneiros.events._backends import Backend, Row, StoredRow, locate_store, open_backend
 from oneiros.events._codec import current_decoder, decode_event, encode_event, topics_for
 from oneiros.events._presence import check_reachable, require_store
 from oneiros.events._types import Event, EventMeta
 
-__all__ = ["DEFAULT_STORE_URL", "EventStore", "Recorded", "open_store"]
+__all__ = ["DEFAULT_STORE_URL", "Checkpoint", "EventStore", "LogSubscription", "Recorded", "StreamAppend", "open_store"]
 
 DEFAULT_STORE_URL = "sqlite:///.oneiros/events.db"
 _PAGE = 5_000
@@ -34,19 +41,87 @@ class Recorded(msgspec.Struct, frozen=True, gc=False):
         return self.meta.golem_id
 
 
-def _decode_rows(rows: list[Row]) -> Iterator[Recorded]:
-    for position, _golem, version, topic, state in rows:
-        decoder = current_decoder(topic)
-        if decoder is not None:
-            try:
-                envelope = decoder.decode(state)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                decode_event(topic, state, position)  # raises the typed error naming the position
-                raise
-            yield Recorded(position, version, envelope.meta, envelope.data)
-        else:
-            meta, event = decode_event(topic, state, position)
-            yield Recorded(position, version, meta, event)
+class StreamAppend(msgspec.Struct, frozen=True):
+    """Events for one stream, to take versions ``expected_version + 1`` onward."""
+
+    golem_id: str
+    expected_version: int
+    items: Sequence[tuple[EventMeta, Event]]
+
+
+class Checkpoint(msgspec.Struct, frozen=True):
+    """A process's position in the log, committed in the same transaction as the events it appends.
+
+    ``name`` read the log from after ``start`` up to ``position``; if another runner of ``name``
+    committed past ``start`` first, nothing is written and :class:`ProjectionConflict` is raised.
+    """
+
+    name: str
+    start: int
+    position: int
+
+
+def _decode(position: int, version: int, topic: str, state: bytes) -> Recorded:
+    decoder = current_decoder(topic)
+    if decoder is None:
+        meta, event = decode_event(topic, state, position)
+        return Recorded(position, version, meta, event)
+    try:
+        envelope = decoder.decode(state)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        decode_event(topic, state, position)  # raises the typed error naming the position
+        raise
+    return Recorded(position, version, envelope.meta, envelope.data)
+
+
+def _decoded(rows: list[Row]) -> Iterator[Recorded]:
+    # The hot loop of every replay: one typed msgspec decode per row, decoders looked up by topic in
+    # a dict local to the page. A generator, so a reader that drops each record as it goes reuses
+    # the memory of the last one: decoding a whole page into a list first costs a third more.
+    decoders: dict[str, Any] = {}
+    decoder: Any
+    for position, version, topic, state in rows:
+        decoder = decoders.get(topic)
+        if decoder is None:
+            decoder = decoders[topic] = current_decoder(topic) or False
+        if decoder is False:
+            yield _decode(position, version, topic, state)  # an older schema version: upcast
+            continue
+        try:
+            envelope = decoder.decode(state)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            decode_event(topic, state, position)  # raises the typed error naming the position
+            raise
+        yield Recorded(position, version, envelope.meta, envelope.data)
+
+
+class LogSubscription:
+    """New events as they are committed, by any process: a context manager and an iterator.
+
+    Built on the recorder's eventsourcing subscription: LISTEN/NOTIFY on PostgreSQL, the recorder's
+    own listeners in memory, polling on SQLite (which has no notifications). :meth:`stop` may be
+    called from another thread; iteration then ends.
+    """
+
+    def __init__(self, inner: Subscription[Any]) -> None:
+        self._inner = inner
+
+    def __enter__(self) -> LogSubscription:
+        self._inner.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._inner.__exit__(*exc)
+
+    def stop(self) -> None:
+        self._inner.stop()
+
+    def __iter__(self) -> LogSubscription:
+        return self
+
+    def __next__(self) -> Recorded:
+        n: Notification = next(self._inner)
+        return _decode(n.id, n.originator_version, n.topic, n.state)
 
 
 class EventStore:
@@ -64,38 +139,82 @@ class EventStore:
         """The backend, whose eventsourcing ``recorder`` projections use for tracking."""
         return self._backend
 
-    def append(self, golem_id: str, expected_version: int, items: Sequence[tuple[EventMeta, Event]]) -> list[Recorded]:
+    def append(
+        self,
+        golem_id: str,
+        expected_version: int,
+        items: Sequence[tuple[EventMeta, Event]],
+        *,
+        checkpoint: Checkpoint | None = None,
+    ) -> list[Recorded]:
         """Append ``items`` to ``golem_id``'s stream in one transaction.
 
         The events take versions ``expected_version + 1`` onward. If another writer already took
-        one of them, nothing is written and :class:`StreamConflict` is raised.
+        one of them, nothing is written and :class:`StreamConflict` is raised. A ``checkpoint`` is
+        committed in the same transaction (see :class:`Checkpoint`).
         """
-        if not items:
+        return self.append_streams([StreamAppend(golem_id, expected_version, items)], checkpoint=checkpoint)
+
+    def append_streams(
+        self, appends: Sequence[StreamAppend], *, checkpoint: Checkpoint | None = None
+    ) -> list[Recorded]:
+        """Append to several streams in one transaction: all of it is written, or none of it.
+
+        Every write of the log comes through here (:meth:`append` included), so a subclass that
+        wraps it sees them all.
+        """
+        stored: list[StoredRow] = []
+        for append in appends:
+            golem_id = append.golem_id
+            for version, (meta, event) in enumerate(append.items, start=append.expected_version + 1):
+                if meta.golem_id != golem_id:
+                    raise ValueError(f"event metadata names golem {meta.golem_id!r}, not {golem_id!r}")
+                stored.append(StoredRow(golem_id, version, *encode_event(meta, event)))
+        if not stored and checkpoint is None:
             return []
-        stored: list[StoredEvent] = []
-        for offset, (meta, event) in enumerate(items, start=1):
-            if meta.golem_id != golem_id:
-                raise ValueError(f"event metadata names golem {meta.golem_id!r}, not {golem_id!r}")
-            topic, state = encode_event(meta, event)
-            stored.append(StoredEvent(golem_id, expected_version + offset, topic, state))
-        try:
-            positions = self._backend.insert(stored)
-        except IntegrityError:
-            raise StreamConflict(golem_id, expected_version) from None
-        except PersistenceError as exc:
-            raise StoreError(f"append to {golem_id!r} failed: {exc}") from exc
+        positions = self._insert(stored, appends, checkpoint)
+        it = iter(positions)
         return [
-            Recorded(position, expected_version + offset, meta, event)
-            for offset, (position, (meta, event)) in enumerate(zip(positions, items, strict=True), start=1)
+            Recorded(next(it), version, meta, event)
+            for append in appends
+            for version, (meta, event) in enumerate(append.items, start=append.expected_version + 1)
         ]
+
+    def _insert(
+        self, stored: Sequence[StoredRow], appends: Sequence[StreamAppend], checkpoint: Checkpoint | None
+    ) -> list[int]:
+        recorder = self._backend.recorder
+        tracking = None if checkpoint is None else Tracking(checkpoint.name, checkpoint.position)
+        try:
+            return list(recorder.insert_events(stored, tracking=tracking) or [])
+        except IntegrityError:
+            if checkpoint is not None and checkpoint.position > checkpoint.start:
+                found = recorder.max_tracking_id(checkpoint.name)
+                if (found or 0) > checkpoint.start:
+                    raise ProjectionConflict(checkpoint.name, checkpoint.start, found) from None
+            raise self._conflict(appends) from None
+        except PersistenceError as exc:
+            names = ", ".join(repr(a.golem_id) for a in appends)
+            raise StoreError(f"append to {names} failed: {exc}") from exc
+
+    def _conflict(self, appends: Sequence[StreamAppend]) -> StreamConflict:
+        """The conflict naming the first stream whose next version another writer took."""
+        recorder = self._backend.recorder
+        for append in appends:
+            if append.items and recorder.select_events(append.golem_id, gt=append.expected_version, limit=1):
+                return StreamConflict(append.golem_id, append.expected_version)
+        # The other writer's events are gone again (nothing is deleted, so only a race with a
+        # rolled-back writer gets here): the first stream is the best name for it.
+        first = appends[0] if appends else StreamAppend("", 0, ())
+        return StreamConflict(first.golem_id, first.expected_version)
 
     def read_stream(self, golem_id: str, after_version: int = 0, until: int | None = None) -> list[Recorded]:
         """``golem_id``'s events after ``after_version``, up to global position ``until``."""
         try:
-            rows = self._backend.stream_rows(golem_id, after_version, until)
+            rows = self._backend.recorder.select_stream_rows(golem_id, after_version, until)
         except PersistenceError as exc:
             raise StoreError(f"reading stream {golem_id!r} failed: {exc}") from exc
-        return list(_decode_rows(rows))
+        return list(_decoded(rows))
 
     def read_all(
         self,
@@ -108,20 +227,46 @@ class EventStore:
         topics = [t for cls in types for t in topics_for(cls)]
         while True:
             try:
-                rows = self._backend.rows(after, page, until, topics)
+                rows = self._backend.recorder.select_rows(after, page, until, topics)
             except PersistenceError as exc:
                 raise StoreError(f"reading the log after {after} failed: {exc}") from exc
-            yield from _decode_rows(rows)
+            yield from _decoded(rows)
             if len(rows) < page:
                 return
             after = rows[-1][0]
 
+    def read_stored(self, after: int = 0, page: int = _PAGE) -> Iterator[tuple[int, str, int, str, bytes]]:
+        """Every event after ``after`` exactly as stored: ``(position, golem_id, version, topic, state)``."""
+        recorder = self._backend.recorder
+        while True:
+            try:
+                found = recorder.select_notifications(after, page, inclusive_of_start=False)
+            except PersistenceError as exc:
+                raise StoreError(f"reading the log after {after} failed: {exc}") from exc
+            for n in found:
+                yield n.id, str(n.originator_id), n.originator_version, n.topic, n.state
+            if len(found) < page:
+                return
+            after = found[-1].id
+
     def head(self) -> int:
         """The global position of the last event, 0 for an empty log."""
         try:
-            return self._backend.head()
+            return self._backend.recorder.max_notification_id() or 0
         except PersistenceError as exc:
             raise StoreError(f"reading the log head failed: {exc}") from exc
+
+    def subscribe(
+        self, after: int | None = None, types: Sequence[type[Event]] = (), *, poll_interval: float = 0.05
+    ) -> LogSubscription:
+        """Events committed after position ``after`` (default: the head), as they come.
+
+        Use as ``with store.subscribe(after) as events: for record in events: ...``. PostgreSQL wakes
+        it with LISTEN/NOTIFY; SQLite has no notifications and is polled every ``poll_interval``.
+        """
+        topics = [t for cls in types for t in topics_for(cls)]
+        start = self.head() if after is None else after
+        return LogSubscription(self._backend.subscribe(start, topics, poll_interval))
 
     def close(self) -> None:
         self._backend.close()
@@ -146,7 +291,7 @@ def open_store(url: str | None = None, *, create: bool = True) -> EventStore:
     resolved = url or os.environ.get("ONEIROS_STORE") or DEFAULT_STORE_URL
     kind, target = locate_store(resolved)
     if not create and kind != "memory":
-        require_store(resolved, kind, target, timeout=target["connect_timeout"] if kind == "postgresql" else 5.0)
+        require_store(resolved, kind, target, timeout=target.connect_timeout if kind == "postgresql" else 5.0)
     elif kind == "postgresql":
-        check_reachable(resolved, target, target["connect_timeout"])
+        check_reachable(resolved, target, target.connect_timeout)
     return EventStore(open_backend(resolved))

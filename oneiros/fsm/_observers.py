@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from oneiros.events import DREAM_PHASES, Event, EventStore, Recorded
+from oneiros.events import DREAM_PHASES, Event, EventStore, LogSubscription, Recorded
 from oneiros.fsm._golem import GolemState, fold
 from oneiros.fsm._machine import MACHINE_STATES, phase_state, transition_path
 
@@ -111,22 +111,36 @@ def follow_log(
     """Dispatch events that any process appends to ``store`` until ``stop`` is set.
 
     Starts after position ``after`` (default: the current head, so only new events are observed).
-    Returns the last position dispatched. Polls, because SQLite offers no notifications; each
-    golem's state is folded from its stream once, on its first new event.
+    Returns the last position dispatched. Woken by the store's subscription: LISTEN/NOTIFY on
+    PostgreSQL, a poll every ``poll_interval`` on SQLite, which has no notifications. Each golem's
+    state is folded from its stream once, on its first new event.
     """
     position = store.head() if after is None else after
     states: dict[str, GolemState] = {}
-    while not stop.is_set():
-        seen = False
-        for record in store.read_all(after=position):
-            seen = True
-            golem_id = record.meta.golem_id
-            state = states.get(golem_id)
-            if state is None:
-                state = states[golem_id] = fold(golem_id, store.read_stream(golem_id, until=record.position - 1))
-            observers.dispatch(state, [record])
-            state.apply(record)
-            position = record.position
-        if not seen:
-            stop.wait(poll_interval)
+    with store.subscribe(after=position, poll_interval=poll_interval) as events:
+        done = threading.Event()
+        # The subscription blocks between events; this ends it as soon as ``stop`` is set.
+        watcher = threading.Thread(target=_stop_on, args=(stop, done, events), daemon=True)
+        watcher.start()
+        try:
+            for record in events:
+                if stop.is_set():
+                    break
+                golem_id = record.meta.golem_id
+                state = states.get(golem_id)
+                if state is None:
+                    state = states[golem_id] = fold(golem_id, store.read_stream(golem_id, until=record.position - 1))
+                observers.dispatch(state, [record])
+                state.apply(record)
+                position = record.position
+        finally:
+            done.set()
+            watcher.join()
     return position
+
+
+def _stop_on(stop: threading.Event, done: threading.Event, events: LogSubscription) -> None:
+    while not done.is_set():
+        if stop.wait(0.05):
+            events.stop()
+            return

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from oneiros._errors import InvalidStoreURL, ProjectionConflict
-from oneiros.events._backends import _postgres_parts
+from oneiros.events import parse_postgres_url
 
 __all__ = ["Cursor", "ProjectionDB", "RowWrite", "default_projection_url", "open_projection_db"]
 
@@ -219,9 +219,6 @@ def open_projection_db(url: str) -> ProjectionDB:
         except (sqlite3.Error, OSError) as exc:
             raise InvalidStoreURL(url, f"cannot open SQLite file {rest[1:]!r}: {exc}") from None
     if scheme in ("postgresql", "postgres"):
-        parts = _postgres_parts(url)
-        conninfo = f"host={parts['host']} port={parts['port']} dbname={parts['dbname']} user={parts['user']}" + (
-            f" password={parts['password']}" if parts["password"] else ""
-        )
-        return PostgresDB(url, conninfo, parts["schema"])
+        parts = parse_postgres_url(url)
+        return PostgresDB(url, parts.conninfo, parts.schema)
     raise InvalidStoreURL(url, "expected memory://, sqlite:///PATH or postgresql://... for the projections")

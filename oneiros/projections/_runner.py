@@ -21,8 +21,7 @@ from typing import Any, Protocol, TypeVar
 import msgspec
 
 from oneiros._errors import ProjectionConflict
-from oneiros.events import Event, EventStore, Recorded
-from oneiros.events._backends import _postgres_parts
+from oneiros.events import Event, EventStore, Recorded, parse_postgres_url
 from oneiros.projections._db import ProjectionDB, RowWrite
 
 __all__ = ["LogWaiter", "Projection", "ProjectionRunner", "Rows", "RunnerSettings"]
@@ -105,15 +104,7 @@ class LogWaiter:
         if channel is not None and store.url.startswith(("postgresql://", "postgres://")):
             import psycopg  # noqa: PLC0415 - PostgreSQL is an optional extra
 
-            parts = _postgres_parts(store.url)
-            self._conn = psycopg.connect(
-                host=parts["host"],
-                port=parts["port"],
-                dbname=parts["dbname"],
-                user=parts["user"],
-                password=parts["password"] or None,
-                autocommit=True,
-            )
+            self._conn = psycopg.connect(parse_postgres_url(store.url).conninfo, autocommit=True)
             self._conn.execute(f'LISTEN "{channel}"')
 
     @property

@@ -17,11 +17,10 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from eventsourcing.persistence import IntegrityError, StoredEvent, Tracking
-
-from oneiros._errors import ProjectionConflict
+from oneiros._errors import ProjectionConflict, StreamConflict
 from oneiros.events import (
     STAGING_STREAM,
+    Checkpoint,
     ConfidenceChanged,
     CycleEvent,
     DreamOutput,
@@ -46,7 +45,7 @@ from oneiros.events import (
     ReviewDecided,
     ReviewDecision,
     StagingStatus,
-    encode_event,
+    StreamAppend,
     event_subtypes,
     side_stream,
 )
@@ -202,7 +201,7 @@ class StagingProcess:
         target = head if until is None else min(until, head)
         if target <= self.position:
             return self.position
-        pending: list[StoredEvent] = []
+        pending: list[StreamAppend] = []
         try:
             for record in self.store.read_all(after=self.position, until=target, types=self.input_types()):
                 self._observe(record)
@@ -231,15 +230,14 @@ class StagingProcess:
         finally:
             waiter.close()
 
-    def _record_new(self, event: Event, cause: Recorded) -> StoredEvent:
-        """Apply a fresh decision to memory and encode it for the golem's staging stream."""
+    def _record_new(self, event: Event, cause: Recorded) -> StreamAppend:
+        """Apply a fresh decision to memory; the append of it to the golem's staging stream."""
         golem_id: str = event.golem_id  # type: ignore[attr-defined]
         book = self.book(golem_id)
         book.version += 1
         meta = self._meta(event, cause)
         self._apply(golem_id, Recorded(cause.position, book.version, meta, event))
-        topic, state = encode_event(meta, event)
-        return StoredEvent(meta.golem_id, book.version, topic, state)
+        return StreamAppend(meta.golem_id, book.version - 1, [(meta, event)])
 
     def _meta(self, event: Event, cause: Recorded) -> EventMeta:
         golem_id: str = event.golem_id  # type: ignore[attr-defined]
@@ -255,17 +253,14 @@ class StagingProcess:
             correlation_id=cause.meta.correlation_id or cycle,
         )
 
-    def _write(self, stored: Sequence[StoredEvent], position: int) -> None:
-        recorder = self.store.backend.recorder
-        tracking = Tracking(self.name, position)
-        try:
-            if stored:
-                recorder.insert_events(stored, tracking=tracking)
-            elif position > self.position:
-                recorder.insert_tracking(tracking)
-        except IntegrityError:
-            found = recorder.max_tracking_id(self.name)
-            raise ProjectionConflict(self.name, self.position, found) from None
+    def _write(self, appends: Sequence[StreamAppend], position: int) -> None:
+        if appends or position > self.position:
+            try:
+                self.store.append_streams(appends, checkpoint=Checkpoint(self.name, self.position, position))
+            except StreamConflict:
+                # Another validator wrote these staging versions and moved the position with them.
+                found = self.store.backend.recorder.max_tracking_id(self.name)
+                raise ProjectionConflict(self.name, self.position, found) from None
         self.position = position
 
     # -- observing and deciding -----------------------------------------------------------------

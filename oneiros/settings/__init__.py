@@ -22,7 +22,7 @@ from oneiros.settings._cycle import (
     WakeUpSettings,
 )
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
-from oneiros.settings._runtime import DEFAULT_SPANS_PATH, LogSettings, RqSettings, TracingSettings
+from oneiros.settings._runtime import DEFAULT_SPANS_PATH, LogSettings, RqSettings, SnapshotSettings, TracingSettings
 from oneiros.settings._scheduling import (
     BardoTriggerSettings,
     DaemonSettings,
@@ -99,6 +99,7 @@ __all__ = [
     "ScheduleMode",
     "ScheduleSettings",
     "SleepWindow",
+    "SnapshotSettings",
     "StagedKind",
     "StagingSettings",
     "Task",

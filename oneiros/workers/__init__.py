@@ -4,6 +4,7 @@ from oneiros._errors import CycleTimeout, WorkerError
 from oneiros.workers._budget import BudgetGuard, Ledger, Refusal, Spend, phase_budget, phase_money, worst_case_tokens
 from oneiros.workers._dispatch import PhaseReport, RqExecutor
 from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor
+from oneiros.workers._log import GolemLog, GolemLogs
 from oneiros.workers._logging import JsonFormatter, configure_logging
 from oneiros.workers._metered import MeteredGenerator
 from oneiros.workers._phases import PhaseOutcome, run_phase
@@ -26,6 +27,8 @@ __all__ = [
     "CycleTimeout",
     "DelayedGenerator",
     "Executor",
+    "GolemLog",
+    "GolemLogs",
     "InProcessExecutor",
     "JsonFormatter",
     "JsonSerializer",

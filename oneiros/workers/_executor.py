@@ -8,12 +8,13 @@ from typing import Protocol
 import msgspec
 from opentelemetry import trace
 
-from oneiros._errors import OneirosError
+from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.events import DREAM_PHASES, BardoTrigger, DreamComplete, DreamPhaseName, DreamTrigger
 from oneiros.fsm import Golems
 from oneiros.generators import Generator, OfflineGenerator
 from oneiros.settings import CycleSettings
 from oneiros.workers._budget import phase_budget
+from oneiros.workers._log import GolemLogs
 from oneiros.workers._phases import PhaseOutcome, run_phase
 from oneiros.workers._tracing import (
     TracedGenerator,
@@ -82,6 +83,8 @@ class InProcessExecutor:
         self.generator: Generator = inner if isinstance(inner, TracedGenerator) else TracedGenerator(inner)
         self.settings = settings or CycleSettings()
         self.on_phase = on_phase
+        # What the phases read, folded once and caught up phase by phase.
+        self.logs = GolemLogs.of(self.golems)
 
     def run_cycle(
         self,
@@ -108,7 +111,9 @@ class InProcessExecutor:
         self, golem_id: str, trigger: DreamTrigger, cycle_id: str | None, bardo_trigger: BardoTrigger | None
     ) -> CycleResult:
         settings = starting_settings(self.settings, self.golems)
-        state = self.golems.state(golem_id)
+        state = self.logs.read(golem_id).state
+        if not state.exists:
+            raise GolemNotFound(golem_id)
         budget = phase_budget(settings.budget, state.behavioral_phase, "hypnagogic_onset")
         head_before = self.golems.store.head()
         with tracer().start_as_current_span("fall_asleep", attributes={"oneiros.golem_id": golem_id}):
@@ -126,7 +131,9 @@ class InProcessExecutor:
         for phase in DREAM_PHASES:
             with traced_phase(None, phase, attributes) as span:
                 try:
-                    outcome = run_phase(self.golems, golem_id, cycle, phase, self.generator, settings)
+                    outcome = run_phase(
+                        self.golems, golem_id, cycle, phase, self.generator, settings, logs=self.logs
+                    )
                     span.set_attributes(outcome_attributes(outcome))
                 except OneirosError as exc:
                     interrupted = f"{phase} failed: {exc}"

@@ -190,7 +190,14 @@ def phase_job(golem_id: str, cycle_id: str, phase: DreamPhaseName) -> dict[str, 
         with traced_phase(context_from(carrier), phase, attributes) as span:
             try:
                 outcome = run_phase(
-                    golems, golem_id, cycle_id, phase, None, rt.config.cycle, generator_for=rt.generator_for
+                    golems,
+                    golem_id,
+                    cycle_id,
+                    phase,
+                    None,
+                    rt.config.cycle,
+                    generator_for=rt.generator_for,
+                    logs=rt.logs(golems),
                 )
             except StreamConflict:
                 # Another run of this phase committed first, or the cycle was interrupted (a wake,
@@ -418,9 +425,10 @@ def make_worker(config: WorkerConfig, connection: Redis, name: str | None = None
     return worker
 
 
-def cycle_result(golems: Golems, golem_id: str, cycle_id: str) -> CycleResult:
-    """What the log says a cycle came to."""
-    records = [r for r in golems.history(golem_id) if r.meta.cycle_id == cycle_id]
+def cycle_result(golems: Golems, golem_id: str, cycle_id: str, *, after_version: int = 0) -> CycleResult:
+    """What the log says a cycle came to; ``after_version``, where known, skips the stream before it."""
+    stream = golems.store.read_stream(golem_id, after_version=after_version)
+    records = [r for r in stream if r.meta.cycle_id == cycle_id]
     complete = next((r.event for r in records if isinstance(r.event, DreamComplete)), None)
     interrupted = next((r.event for r in records if isinstance(r.event, DreamInterrupted)), None)
     return CycleResult(

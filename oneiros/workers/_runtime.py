@@ -31,6 +31,7 @@ from oneiros.generators import (
     OpenAIGenerator,
 )
 from oneiros.settings import CycleSettings, GeneratorSettings, RqSettings, TracingSettings
+from oneiros.workers._log import GolemLogs
 from oneiros.workers._tracing import TracedGenerator, TracedStore, current_trace_context, ensure_tracing
 
 __all__ = [
@@ -120,6 +121,7 @@ class Runtime:
         ensure_tracing(config.tracing)
         self.store: EventStore = TracedStore(_open_with_retries(config.store_url))
         self._generators: dict[bytes, Generator] = {}
+        self._logs: GolemLogs | None = None
 
     def golems(self) -> Golems:
         """A golem service whose events carry the current trace context."""
@@ -133,6 +135,14 @@ class Runtime:
         if generator is None:
             generator = self._generators[key] = TracedGenerator(load_generator(settings.generator, seed))
         return generator
+
+    def logs(self, golems: Golems) -> GolemLogs:
+        """This process's folded golem logs, kept from job to job, so a worker that ran the last
+        phase reads only what came since (and any worker starts from the latest snapshot)."""
+        if self._logs is None:
+            self._logs = GolemLogs.of(golems)
+        self._logs.golems = golems
+        return self._logs
 
 
 def _open_with_retries(url: str, attempts: int = 5) -> EventStore:

@@ -44,7 +44,7 @@ from opentelemetry.sdk.trace.export import (
 )
 
 from oneiros._errors import ConfigError
-from oneiros.events import Event, EventMeta, EventStore, Recorded
+from oneiros.events import Checkpoint, EventStore, Recorded, StreamAppend
 from oneiros.generators import Generation, GenerationRequest, Generator
 from oneiros.settings import DEFAULT_SPANS_PATH, TracingSettings
 
@@ -318,18 +318,23 @@ class TracedStore(EventStore):
     def __init__(self, inner: EventStore) -> None:
         super().__init__(inner.backend)
 
-    def append(self, golem_id: str, expected_version: int, items: Sequence[tuple[EventMeta, Event]]) -> list[Recorded]:
-        types = sorted({type(event).type_name for _, event in items})
+    def append_streams(
+        self, appends: Sequence[StreamAppend], *, checkpoint: Checkpoint | None = None
+    ) -> list[Recorded]:
+        # Every write of the store, append() included, comes through here.
+        types = sorted({type(event).type_name for a in appends for _, event in a.items})
+        first = appends[0] if appends else StreamAppend("", 0, ())
         with tracer().start_as_current_span(
             "store.append",
             attributes={
-                "oneiros.golem_id": golem_id,
-                "oneiros.expected_version": expected_version,
-                "oneiros.events": len(items),
+                "oneiros.golem_id": first.golem_id,
+                "oneiros.golem_ids": sorted({a.golem_id for a in appends}),
+                "oneiros.expected_version": first.expected_version,
+                "oneiros.events": sum(len(a.items) for a in appends),
                 "oneiros.event_types": types,
             },
         ):
-            return super().append(golem_id, expected_version, items)
+            return super().append_streams(appends, checkpoint=checkpoint)
 
 
 @contextmanager
