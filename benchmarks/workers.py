@@ -40,7 +40,7 @@ from rq.job import Job, JobStatus
 from oneiros import Golems, open_store
 from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DREAM_PHASES
-from oneiros.settings import RqSettings
+from oneiros.settings import CycleSettings, GeneratorSettings, RqSettings
 from oneiros.workers import JsonSerializer, RqExecutor, phase_job_id, read_spans
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,10 +108,10 @@ class Bench:
             conn.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
         self.schema = None
 
-    def start_workers(self, store_url: str, count: int, generator: str) -> list[subprocess.Popen[bytes]]:
+    def start_workers(self, store_url: str, count: int) -> list[subprocess.Popen[bytes]]:
         command = [
             sys.executable, "-m", "oneiros", "worker", "--queue", self.redis_url, "--store", store_url,
-            "--generator", generator, "--spans", str(self.spans),
+            "--spans", str(self.spans),
             "--rq-settings", msgspec.json.encode(SETTINGS).decode(),
         ]  # fmt: skip
         procs = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL) for _ in range(count)]
@@ -127,11 +127,11 @@ class Bench:
         for proc in procs:
             proc.wait(timeout=30)
 
-    def run_jobs(self, store_url: str, workers: int, generator: str, job_ids: list[str]) -> float:
+    def run_jobs(self, store_url: str, workers: int, job_ids: list[str]) -> float:
         """Start the workers on jobs already queued (or to be enqueued by them) and return the time
         from the first job's start to the last one's end, as RQ recorded them: worker start-up and
         the enqueueing side stay out of the figure."""
-        procs = self.start_workers(store_url, workers, generator)
+        procs = self.start_workers(store_url, workers)
         try:
             deadline = time.monotonic() + 600
             while True:
@@ -146,14 +146,16 @@ class Bench:
         finished = [j for j in jobs if j is not None and j.started_at and j.ended_at]
         return (max(j.ended_at for j in finished) - min(j.started_at for j in finished)).total_seconds()
 
-    def start_cycles(self, count: int) -> tuple[str, list[str]]:
-        """A fresh store with ``count`` golems, each with a cycle started; returns the store and the
-        ids of every phase job the cycles will run."""
+    def start_cycles(self, count: int, generator: str) -> tuple[str, list[str]]:
+        """A fresh store with ``count`` golems, each with a cycle started on ``generator`` (the cycle
+        records it; the workers run what it says); returns the store and the ids of every phase job
+        the cycles will run."""
         store_url = self.fresh_store()
         with open_store(store_url) as store:
             golems = Golems(store)
             episodes = load_episodes(sample_episodes_path())
-            executor = RqExecutor(golems, self.redis, SETTINGS)
+            cycle = CycleSettings(generator=GeneratorSettings(name=generator))
+            executor = RqExecutor(golems, self.redis, SETTINGS, cycle)
             job_ids = []
             for index in range(count):
                 golems.create(f"b{index:03d}")
@@ -164,20 +166,20 @@ class Bench:
 
     def cycles_per_second(self, workers: int, generator: str) -> float:
         cycles = CYCLES_PER_WORKER * workers
-        store_url, job_ids = self.start_cycles(cycles)
-        return cycles / self.run_jobs(store_url, workers, generator, job_ids)
+        store_url, job_ids = self.start_cycles(cycles, generator)
+        return cycles / self.run_jobs(store_url, workers, job_ids)
 
     def noop_job_seconds(self) -> float:
         self.fresh_store()
         queue = Queue(SETTINGS.queue, connection=self.redis, serializer=JsonSerializer)
         job_ids = [queue.enqueue_call(NOOP).id for _ in range(NOOP_JOBS)]
-        return self.run_jobs("memory://", 1, "offline", job_ids) / NOOP_JOBS
+        return self.run_jobs("memory://", 1, job_ids) / NOOP_JOBS
 
     def phase_job_seconds(self) -> tuple[float, float]:
         """Time per phase job on one worker, and the mean time inside a phase job's span."""
-        store_url, job_ids = self.start_cycles(OVERHEAD_CYCLES)
+        store_url, job_ids = self.start_cycles(OVERHEAD_CYCLES, "offline")
         self.spans.unlink(missing_ok=True)
-        per_job = self.run_jobs(store_url, 1, "offline", job_ids) / len(job_ids)
+        per_job = self.run_jobs(store_url, 1, job_ids) / len(job_ids)
         phases = [s.duration_ms / 1000 for s in read_spans(self.spans) if s.name.startswith("phase ")]
         return per_job, sum(phases) / len(phases)
 

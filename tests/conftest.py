@@ -63,6 +63,17 @@ def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     s.close()
 
 
+@pytest.fixture(autouse=True)
+def _spans_in_tmp(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spans of this test (its own process and the commands it runs) go to its own folder, not ./.oneiros."""
+    from oneiros.settings import TracingSettings
+    from oneiros.workers import configure_tracing
+
+    path = f"{tmp_path}/own-spans.jsonl"
+    monkeypatch.setenv("ONEIROS_SPANS", path)
+    configure_tracing(TracingSettings(spans_path=path))
+
+
 @pytest.fixture
 def sqlite_url(tmp_path: object) -> str:
     return f"sqlite:///{tmp_path}/events.db"

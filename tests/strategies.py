@@ -10,8 +10,19 @@ import msgspec
 from hypothesis import strategies as st
 
 from oneiros.events import Event, EventMeta
+from oneiros.settings import EngineSettings, PromptSet
 
 _text = st.text(min_size=1, max_size=30)
+# Fields whose Struct checks them in __post_init__, beyond what their type says.
+_FIELDS: dict[tuple[type, str], st.SearchStrategy[Any]] = {
+    (EngineSettings, "embedder"): st.sampled_from(("hashing", "none", "sentence-transformers:all-MiniLM-L6-v2")),
+    (EngineSettings, "prompts"): st.just(PromptSet()),
+}
+
+
+def _field(cls: type, field: msgspec.inspect.Field) -> st.SearchStrategy[Any]:
+    override = _FIELDS.get((cls, field.name))
+    return override if override is not None else _for(field.type)
 
 
 def _for(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:  # noqa: PLR0911, PLR0912 - one branch per msgspec type
@@ -49,8 +60,8 @@ def _for(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:  # noqa: PLR0911, P
         return st.dictionaries(_for(t.key_type), _for(t.value_type), max_size=3)
     if isinstance(t, i.StructType):
         return st.fixed_dictionaries(
-            {f.name: _for(f.type) for f in t.fields if f.required},
-            optional={f.name: _for(f.type) for f in t.fields if not f.required},
+            {f.name: _field(t.cls, f) for f in t.fields if f.required},
+            optional={f.name: _field(t.cls, f) for f in t.fields if not f.required},
         ).map(lambda kw, cls=t.cls: cls(**kw))
     raise NotImplementedError(f"no strategy for {t!r}; add one to tests/strategies.py")
 

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from oneiros import InvalidSetting, UnknownPreset
@@ -330,17 +332,17 @@ def test_config_show_json_is_the_effective_config(preset: str, monkeypatch: pyte
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["config", "show", "--preset", preset, "--json"])
     assert 0 == result.exit_code, result.output
-    expected = msgspec.to_builtins(load_config(preset=preset, environ={}))
+    expected = msgspec.to_builtins(load_config(preset=preset))
     assert json.loads(json.dumps(expected)) == json.loads(result.output)
 
 
 def test_config_show_table_names_the_override_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The table lists each key with its value and the variable that overrides it."""
+    """The table lists each key with its value, the layer it came from and the variable that overrides it."""
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["config", "show", "--preset", "ethos"], env={"COLUMNS": "200"})
     assert 0 == result.exit_code
     line = next(line for line in result.output.splitlines() if "schedule.silence_seconds" in line)
-    assert ["schedule.silence_seconds", "7200.0", "ONEIROS_SCHEDULE__SILENCE_SECONDS"] == [
+    assert ["schedule.silence_seconds", "7200.0", "preset ethos", "ONEIROS_SCHEDULE__SILENCE_SECONDS"] == [
         cell.strip() for cell in line.strip("│ ").split("│")
     ]
 
@@ -373,3 +375,72 @@ def test_should_dream_explains_the_decision(tmp_path: Path) -> None:
     assert (True, "idle") == (dawn["dream"], dawn["trigger"])
     silence = next(c for c in late["checks"] if c["name"] == "silence")
     assert "59m59s < 1h00m00s idle" == silence["detail"]
+
+
+# -- one configuration for every process -------------------------------------------------------
+
+
+def _numeric_keys() -> list[str]:
+    """Every config key whose default is a number (not a flag), in dotted form."""
+    import msgspec
+
+    def walk(value: Any, prefix: str) -> list[str]:
+        if isinstance(value, dict):
+            return [k for key, inner in value.items() for k in walk(inner, f"{prefix}{key}.")]
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        return [prefix[:-1]] if numeric and "prices." not in prefix else []
+
+    return walk(msgspec.to_builtins(OneirosConfig()), "")
+
+
+@settings(max_examples=60, deadline=None)
+@given(key=st.sampled_from(_numeric_keys()), word=st.sampled_from(["soon", "many", "x1"]))
+def test_a_word_where_a_number_belongs_is_named_by_its_own_key_and_variable(key: str, word: str) -> None:
+    """For any numeric key, a word in its ONEIROS_* variable is refused with that exact key, that
+    value and that variable as the source: the error comes from the key's type, not from text."""
+    with pytest.raises(InvalidSetting) as info:
+        load_config(path=NO_FILE, environ={env_var(key): word})
+    assert (key, word, f"env {env_var(key)}") == (info.value.key, info.value.value, info.value.source)
+    assert info.value.expected.split()[0] in ("int", "float")
+
+
+def test_flags_beat_environment_beat_file_and_every_source_is_named(tmp_path: Path) -> None:
+    """defaults < file < ONEIROS_* < flags, for the keys every process reads (store, queue, rq,
+    cycle, tracing); explain_config names where each value came from."""
+    from oneiros.config import explain_config
+
+    path = tmp_path / "oneiros.toml"
+    path.write_text('queue = "redis://file:6379/0"\n[rq]\nqueue = "dreams"\n[cycle.budget]\ntier = "hardened"\n')
+    env = {"ONEIROS_QUEUE": "redis://env:6379/0", "ONEIROS_RQ_SETTINGS": '{"retries": 5}', "ONEIROS_SPANS": "off"}
+    flags = {"cycle.budget.tier": ("core", "--tier"), "cycle.generator.base_url": ("http://llm:8000/v1", "--base-url")}
+    config, sources = explain_config(path, environ=env, flags=flags)
+    got = (config.queue, config.rq.queue, config.rq.retries, config.cycle.budget.tier, config.tracing.spans_path)
+    assert ("redis://env:6379/0", "dreams", 5, "core", None) == got
+    assert "http://llm:8000/v1" == config.cycle.generator.base_url
+    expected = {
+        "queue": "env ONEIROS_QUEUE",
+        "rq.queue": str(path),
+        "rq.retries": "env ONEIROS_RQ_SETTINGS",
+        "cycle.budget.tier": "flag --tier",
+        "tracing.spans_path": "env ONEIROS_SPANS",
+        "cycle.generator.base_url": "flag --base-url",
+    }
+    assert expected == {k: sources[k] for k in expected}
+
+
+def test_config_show_names_each_source_and_never_a_password(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`config show --json --sources` gives every key's value and source; a password in the store
+    URL is masked in the table."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ONEIROS_STORE", "postgresql://oneiros:hunter2@db:5432/oneiros")
+    monkeypatch.setenv("ONEIROS_CYCLE__GENERATOR__NAME", "openai")
+    rows = json.loads(runner.invoke(app, ["config", "show", "--json", "--sources"]).output)
+    by_key = {r["key"]: r for r in rows}
+    assert ("openai", "env ONEIROS_CYCLE__GENERATOR__NAME") == (
+        by_key["cycle.generator.name"]["value"],
+        by_key["cycle.generator.name"]["source"],
+    )
+    assert "default" == by_key["cycle.budget.tier"]["source"]
+    table = runner.invoke(app, ["config", "show"], env={"COLUMNS": "250"}).output
+    assert "hunter2" not in table
+    assert "postgresql://oneiros:***@db:5432/oneiros" in table

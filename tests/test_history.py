@@ -66,3 +66,19 @@ def test_importing_twice_writes_nothing_the_second_time() -> None:
         import_history(store, HISTORIES / "golem_v1.jsonl")
     assert "history golem_v1.jsonl overlaps events already in the store" == str(caught.value)
     assert 46 == store.head()
+
+
+def test_a_v2_dream_start_log_replays_with_no_recorded_settings() -> None:
+    """golem_v2.jsonl was written by the code before cycles recorded their settings (DreamStart
+    v2, from main's commit 35409c4): it replays to the state it was recorded with, and each
+    DreamStart comes back as v3 with its Bardo trigger kept and ``settings`` None."""
+    from oneiros.events import DreamStart
+
+    store = open_store("memory://")
+    assert 11 == import_history(store, HISTORIES / "golem_v2.jsonl")
+    state = replay(store)["golden-v2"]
+    assert ("Waking", 11, 0, 2) == (state.mode, state.version, state.cycles_completed, state.cycles_interrupted)
+    starts = [r.event for r in store.read_all() if isinstance(r.event, DreamStart)]
+    assert [("window", "time", None), ("urgency", "novelty_streak", None)] == [
+        (s.trigger, s.bardo_trigger, s.settings) for s in starts
+    ]

@@ -8,25 +8,68 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from oneiros._errors import GolemNotFound
+from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, one_line_errors, opened, state_row
-from oneiros.cli._content import BaseUrlOpt, GeneratorOpt, PromptsOpt, TierOpt, cycle_setup
+from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._projections import verify_projections
-from oneiros.cli._workers import enqueue_cycle
+from oneiros.cli._workers import phase_worker, queue_executor
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    from oneiros.events import Episode
+    from oneiros.config import OneirosConfig
+    from oneiros.events import Episode, EventStore
     from oneiros.fsm import Golems
-    from oneiros.workers import CycleResult, InProcessExecutor
+    from oneiros.workers import CycleResult, GolemLogs, InProcessExecutor, PhaseReport
 
 __all__ = ["register"]
 
-GolemOpt = Annotated[str, typer.Option("--golem", help="Golem id.")]
+TierOpt = Annotated[
+    str | None,
+    typer.Option("--tier", help="Budget tier: core (rule-based, T0) or hardened (T1/T2, rich dreams)."),
+]
+GeneratorOpt = Annotated[
+    str | None,
+    typer.Option("--generator", help="offline (deterministic, no network) or openai (OpenAI-compatible HTTP)."),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="OpenAI-compatible endpoint (key from $OPENAI_API_KEY)."),
+]
+PromptsOpt = Annotated[Path | None, typer.Option("--prompts", help="TOML file of prompt overrides.")]
+
+
+def _dream_flags(  # noqa: PLR0917 - one argument per option of `dream`
+    store: str | None,
+    golem: str | None,
+    seed: int | None,
+    tier: str | None,
+    generator: str | None,
+    base_url: str | None,
+    prompts: Path | None,
+    queue: str | None,
+) -> dict[str, tuple[Any, str]]:
+    flags: dict[str, tuple[Any, str]] = {}
+    flag(flags, "store", store, "--store")
+    flag(flags, "golem", golem, "--golem")
+    flag(flags, "queue", queue, "--queue")
+    flag(flags, "cycle.seed", seed, "--seed")
+    flag(flags, "cycle.budget.tier", tier, "--tier")
+    flag(flags, "cycle.generator.name", generator, "--generator")
+    flag(flags, "cycle.generator.base_url", base_url, "--base-url")
+    if prompts is not None:
+        import msgspec
+
+        from oneiros.settings import PromptSet
+
+        try:
+            flags["cycle.engines.prompts"] = (msgspec.to_builtins(PromptSet.from_toml(prompts)), "--prompts")
+        except OneirosError as exc:
+            raise fail(exc) from None
+    return flags
 
 
 def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     store: StoreOpt = None,
-    golem: GolemOpt = "golem",
+    golem: Annotated[str | None, typer.Option("--golem", help="Golem id (default: the config's golem).")] = None,
     episodes: Annotated[
         Path | None,
         typer.Option("--episodes", help="JSONL episodes to record first (validated whole before anything is written)."),
@@ -34,64 +77,106 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     sample: Annotated[
         bool, typer.Option("--sample", help="Record the bundled sample trading episodes first (a demo golem).")
     ] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the offline generator.")] = 0,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the cycle's draws (cycle.seed).")] = None,
     as_json: JsonOpt = False,
-    tier: TierOpt = "core",
-    generator: GeneratorOpt = "offline",
+    tier: TierOpt = None,
+    generator: GeneratorOpt = None,
     base_url: BaseUrlOpt = None,
     prompts: PromptsOpt = None,
-    queue: Annotated[
-        str | None,
-        typer.Option("--queue", help="Redis URL: enqueue the cycle for `oneiros worker` instead of running it here."),
-    ] = None,
+    queue: QueueOpt = None,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="With a queue: follow the cycle phase by phase, exit with its outcome.")
+    ] = False,
+    config: ConfigOpt = None,
+    preset: PresetOpt = None,
 ) -> None:
-    """Run one dream cycle now (or enqueue it for the workers with --queue)."""
-    import msgspec
-    from rich.table import Table
-
+    """Run one dream cycle now, or hand it to `oneiros worker` when a queue is configured."""
     from oneiros._deps import Deps
     from oneiros.episodes import load_episodes, sample_episodes_path
     from oneiros.fsm import Golems
-    from oneiros.workers import InProcessExecutor
+    from oneiros.workers import GolemLogs, InProcessExecutor, configure_tracing, load_generator
 
+    effective = load(config, preset, _dream_flags(store, golem, seed, tier, generator, base_url, prompts, queue))
+    golem_id = effective.golem
     with one_line_errors():  # options and episode files are checked before the store is opened
-        chosen, settings = cycle_setup(seed, tier, generator, base_url, prompts)
         loaded = [e for path in _episode_sources(episodes, sample) for e in load_episodes(path)]
-    with opened(store, create=True) as event_store:
-        golems = Golems(event_store, deps=Deps(seed=seed))
-        executor = InProcessExecutor(golems, chosen, settings)
-        recorded = _record(golems, golem, loaded, executor)
+        chosen = None if effective.queue else load_generator(effective.cycle.generator, effective.cycle.seed or 0)
+        configure_tracing(effective.tracing)
+    with opened(effective.store_url, create=True) as event_store:
+        golems = Golems(event_store, deps=Deps(seed=effective.cycle.seed or 0), snapshots=effective.snapshots)
+        executor = None if effective.queue else InProcessExecutor(golems, chosen, effective.cycle)
+        recorded = _record(golems, golem_id, loaded, executor.logs if executor else GolemLogs.of(golems))
         if sample and not as_json:
-            console.print(f"recorded the bundled sample episodes into {golem} ({sample_episodes_path()})")
-        if queue is not None:
-            enqueued = enqueue_cycle(golems, golem, queue, cycle_settings=settings)
-            enqueued |= {"episodes_recorded": recorded, "store": event_store.url}
-            if as_json:
-                emit_json(enqueued)
-            else:
-                console.print(f"enqueued cycle [bold]{enqueued['cycle_id']}[/bold] of {golem} on {queue}")
+            console.print(f"recorded the bundled sample episodes into {golem_id} ({sample_episodes_path()})")
+        if effective.queue:
+            _dream_on_queue(golems, golem_id, effective, recorded, wait=wait, as_json=as_json)
             return
-        result = executor.run_cycle(golem) if as_json else _dream_with_progress(golems, golem, recorded, executor)
-        payload: dict[str, Any] = {
-            "cycle_id": result.cycle_id,
-            "golem_id": result.golem_id,
-            "events_appended": result.events_appended,
+        assert executor is not None  # no queue: this process runs the cycle
+        follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
+        result = follow(golem_id)
+        _print_result(result, recorded, event_store.url, as_json)
+
+
+def _dream_on_queue(
+    golems: Golems, golem_id: str, effective: OneirosConfig, recorded: int, *, wait: bool, as_json: bool
+) -> None:
+    executor = queue_executor(golems, effective)
+    cycle_id = executor.start_cycle(golem_id)
+    if not wait:
+        executor.detach()
+        enqueued = {
+            "cycle_id": cycle_id,
+            "golem_id": golem_id,
+            "queue": effective.queue,
+            "rq_queue": effective.rq.queue,
+            "enqueued": True,
             "episodes_recorded": recorded,
-            "complete": msgspec.to_builtins(result.complete) if result.complete else None,
-            "interrupted": result.interrupted,
-            "store": event_store.url,
+            "store": golems.store.url,
         }
         if as_json:
-            emit_json(payload)
-            return
-        table = Table(title=f"cycle {result.cycle_id}", show_header=False)
-        for key, value in (msgspec.to_builtins(result.complete) or {}).items() if result.complete else ():
-            if key != "cycle_id":
-                table.add_row(key.replace("_", " "), str(value))
-        table.add_row("events appended", str(result.events_appended))
-        console.print(table)
-        if result.interrupted:
-            console.print(f"[yellow]interrupted:[/yellow] {result.interrupted}")
+            emit_json(enqueued)
+        else:
+            console.print(f"enqueued cycle [bold]{cycle_id}[/bold] of {golem_id} on {effective.queue}")
+        return
+    if not as_json:
+        console.print(f"cycle [bold]{cycle_id}[/bold] of {golem_id} enqueued on {effective.queue}; following it")
+
+    def show(report: PhaseReport) -> None:
+        console.print(
+            f"  {report.phase:<19} {report.seconds:7.2f} s  {report.tokens:6d} tokens  ${report.cost_usd:.6f}"
+            f"  on {report.worker}"
+        )
+
+    result = executor.wait(golem_id, cycle_id, timeout=None, on_phase=None if as_json else show)
+    _print_result(result, recorded, golems.store.url, as_json)
+    if result.interrupted:
+        raise typer.Exit(1)
+
+
+def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: bool) -> None:
+    import msgspec
+    from rich.table import Table
+
+    payload: dict[str, Any] = {
+        "cycle_id": result.cycle_id,
+        "golem_id": result.golem_id,
+        "events_appended": result.events_appended,
+        "episodes_recorded": recorded,
+        "complete": msgspec.to_builtins(result.complete) if result.complete else None,
+        "interrupted": result.interrupted,
+        "store": store_url,
+    }
+    if as_json:
+        emit_json(payload)
+        return
+    table = Table(title=f"cycle {result.cycle_id}", show_header=False)
+    for key, value in (msgspec.to_builtins(result.complete) or {}).items() if result.complete else ():
+        if key != "cycle_id":
+            table.add_row(key.replace("_", " "), str(value))
+    table.add_row("events appended", str(result.events_appended))
+    console.print(table)
+    if result.interrupted:
+        console.print(f"[yellow]interrupted:[/yellow] {result.interrupted}")
 
 
 def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:
@@ -100,7 +185,7 @@ def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:
     return [p for p in (episodes, sample_episodes_path() if sample else None) if p is not None]
 
 
-def _record(golems: Golems, golem_id: str, loaded: list[Episode], executor: InProcessExecutor) -> int:
+def _record(golems: Golems, golem_id: str, loaded: list[Episode], logs: GolemLogs) -> int:
     """Create the golem if it is new and record the episodes it does not have yet; how many."""
     new = not _golem_exists(golems, golem_id)
     if new and not loaded:
@@ -112,7 +197,7 @@ def _record(golems: Golems, golem_id: str, loaded: list[Episode], executor: InPr
     if new:
         golems.create(golem_id)
     # From the fold the cycle reads anyway (a snapshot and what came since), not a full read.
-    known = set(executor.logs.read(golem_id).memory.columns().ticks.tolist())
+    known = set(logs.read(golem_id).memory.columns().ticks.tolist())
     return len(golems.record_episodes(golem_id, [e for e in loaded if e.tick not in known]))
 
 
@@ -196,17 +281,79 @@ def replay_cmd(
         _states_table(states.values(), f"replayed to position {position} of {head} in {elapsed * 1000:.1f} ms")
 
 
-def status(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """Each golem's mode, phase and stream version, and the log's global position."""
+_NO_QUEUE = "(no queue configured)"
+
+
+def _running(event_store: EventStore, states: Any, effective: OneirosConfig) -> list[dict[str, Any]]:
+    """Each cycle under way: its phase, where that phase runs and how long the cycle has run."""
+    from datetime import UTC, datetime
+
+    from oneiros.events import DreamStart
+
+    rows: list[dict[str, Any]] = []
+    now = datetime.now(UTC)
+    for state in states:
+        if state.mode != "Dreaming" or state.cycle_id is None:
+            continue
+        start = next(
+            (
+                r.meta.time
+                for r in event_store.read_stream(state.golem_id)
+                if isinstance(r.event, DreamStart) and r.event.cycle_id == state.cycle_id
+            ),
+            None,
+        )
+        rows.append(
+            {
+                "golem_id": state.golem_id,
+                "cycle_id": state.cycle_id,
+                "phase": state.phase,
+                "worker": phase_worker(effective, state.cycle_id, state.phase) if effective.queue else _NO_QUEUE,
+                "age_seconds": round((now - start).total_seconds(), 1) if start is not None else None,
+            }
+        )
+    return rows
+
+
+def status(
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    queue: QueueOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Each golem's mode, phase and stream version, the log's global position, and the cycles under
+    way with their phase, the worker running it and their age."""
+    flags: dict[str, tuple[Any, str]] = {}
+    flag(flags, "store", store, "--store")
+    flag(flags, "queue", queue, "--queue")
+    from rich.table import Table
+
     from oneiros.fsm import replay
 
-    with opened(store) as event_store:
+    effective = load(config, None, flags)
+    with opened(effective.store_url) as event_store:
         states = replay(event_store)
         head = event_store.head()
+        running = _running(event_store, states.values(), effective)
         if as_json:
-            emit_json({"position": head, "store": event_store.url, "golems": [state_row(s) for s in states.values()]})
+            emit_json(
+                {
+                    "position": head,
+                    "store": event_store.url,
+                    "golems": [state_row(s) for s in states.values()],
+                    "running": running,
+                }
+            )
             return
         _states_table(states.values(), f"{event_store.url} · position {head}")
+        if running:
+            table = Table(title=f"{len(running)} cycles under way")
+            for column in ("golem", "cycle", "phase", "worker", "age"):
+                table.add_column(column)
+            for row in running:
+                age = "-" if row["age_seconds"] is None else f"{row['age_seconds']:.0f} s"
+                table.add_row(row["golem_id"], row["cycle_id"], row["phase"] or "-", row["worker"], age)
+            console.print(table)
 
 
 def _states_table(states: Any, title: str) -> None:

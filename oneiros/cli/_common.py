@@ -6,6 +6,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import typer
 from rich.console import Console
@@ -16,7 +17,7 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
     from oneiros.fsm import GolemState
 
-__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "one_line_errors", "opened", "state_row"]
+__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "one_line_errors", "opened", "shown_url", "state_row"]
 
 console = Console(stderr=False)
 err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, however long
@@ -28,6 +29,15 @@ StoreOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def shown_url(url: str) -> str:
+    """``url`` with any password masked, for output and logs (a store or queue URL may carry one)."""
+    split = urlsplit(url)
+    if not split.password:
+        return url
+    netloc = split.netloc.replace(f":{split.password}@", ":***@", 1)
+    return urlunsplit(split._replace(netloc=netloc))
 
 
 def emit_json(obj: object) -> None:

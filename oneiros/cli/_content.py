@@ -1,53 +1,25 @@
 """``oneiros report``, ``budget`` and ``pairs``: what a dream produced, what dreaming has cost, and
-which distant memories the next dream would pair; plus the tier/generator options of ``dream``."""
+which distant memories the next dream would pair."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from oneiros._errors import ConfigError, InputError
+from oneiros._errors import InputError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
-from oneiros.settings import CycleBudget, CycleSettings, EngineSettings, PromptSet
+from oneiros.settings import CycleBudget, EngineSettings
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import DreamReport, DreamStaged, EventStore, WakeUpSummary
-    from oneiros.generators import Generator
 
-__all__ = ["BaseUrlOpt", "GeneratorOpt", "PromptsOpt", "TierOpt", "cycle_setup", "register"]
+__all__ = ["register"]
 
 GolemOpt = Annotated[str, typer.Option("--golem", help="Golem id.")]
 TierOpt = Annotated[
     str, typer.Option("--tier", help="Budget tier: core (rule-based, T0) or hardened (T1/T2, rich dreams).")
 ]
-GeneratorOpt = Annotated[
-    str, typer.Option("--generator", help="offline (deterministic, no network) or openai (OpenAI-compatible HTTP).")
-]
-BaseUrlOpt = Annotated[
-    str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (key from $OPENAI_API_KEY).")
-]
-PromptsOpt = Annotated[Path | None, typer.Option("--prompts", help="TOML file of prompt overrides.")]
-
-
-def cycle_setup(
-    seed: int, tier: str = "core", generator: str = "offline", base_url: str | None = None, prompts: Path | None = None
-) -> tuple[Generator, CycleSettings]:
-    """The generator and settings the ``dream`` options ask for; a bad option raises ConfigError."""
-    from oneiros.generators import OfflineGenerator, OpenAIConfig, OpenAIGenerator
-
-    if tier not in ("core", "hardened"):
-        raise ConfigError(f"unknown tier {tier!r}; use core or hardened")
-    prompt_set = PromptSet.from_toml(prompts) if prompts is not None else PromptSet()
-    settings = CycleSettings(budget=CycleBudget(tier=tier), engines=EngineSettings(prompts=prompt_set))  # type: ignore[arg-type]
-    if generator == "offline":
-        return OfflineGenerator(seed=seed), settings
-    if generator == "openai":
-        config = OpenAIConfig(base_url=base_url) if base_url else OpenAIConfig()
-        return OpenAIGenerator(config), settings
-    raise ConfigError(f"unknown generator {generator!r}; use offline or openai")
-
 
 def _reports(store: EventStore, golem: str) -> list[tuple[DreamReport, WakeUpSummary | None, list[DreamStaged]]]:
     from oneiros.events import DreamReport, DreamStaged, WakeUpSummary

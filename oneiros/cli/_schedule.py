@@ -11,33 +11,36 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from oneiros._errors import GolemNotFound, OneirosError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, one_line_errors, opened, shown_url
+from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
+from oneiros.cli._workers import queue_executor
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from rich.table import Table
 
     from oneiros.config import OneirosConfig
+    from oneiros.fsm import Golems
     from oneiros.scheduling import Decision
+    from oneiros.workers import Executor
 
 __all__ = ["register"]
 
-ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", help="Config file (default $ONEIROS_CONFIG or ./oneiros.toml).")
-]
-PresetOpt = Annotated[str | None, typer.Option("--preset", help="bumblebee, bardo, dense-mem, ethos or openseed.")]
 GolemOpt = Annotated[str | None, typer.Option("--golem", help="Golem id (default: the config's golem).")]
 
 config_app = typer.Typer(help="The effective configuration.", no_args_is_help=True)
 
 
 def _load(path: Path | None, preset: str | None) -> OneirosConfig:
-    from oneiros.config import load_config
+    return load(path, preset)
 
-    try:
-        return load_config(path, preset=preset)
-    except OneirosError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+
+def _source(key: str, sources: dict[str, str]) -> str:
+    parts = key.split(".")
+    for end in range(len(parts), 0, -1):
+        found = sources.get(".".join(parts[:end]))
+        if found is not None:
+            return found
+    return "default"
 
 
 def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
@@ -50,24 +53,39 @@ def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
 
 
 @config_app.command("show")
-def show(config: ConfigOpt = None, preset: PresetOpt = None, as_json: JsonOpt = False) -> None:
-    """Print the effective config: defaults, preset, file and ONEIROS_* variables merged."""
+def show(
+    config: ConfigOpt = None,
+    preset: PresetOpt = None,
+    as_json: JsonOpt = False,
+    sources_too: Annotated[
+        bool, typer.Option("--sources", help="With --json: one row per key with its value and source.")
+    ] = False,
+) -> None:
+    """Print the effective config: each key's value and where it came from (default, preset, file,
+    ONEIROS_* variable), with the variable that overrides it. Secrets are never config keys."""
     import msgspec
     from rich.table import Table
 
-    from oneiros.config import env_var
+    from oneiros.config import env_var, explain_config
 
-    effective = _load(config, preset)
+    try:
+        effective, sources = explain_config(config, preset=preset)
+    except OneirosError as exc:
+        raise fail(exc) from None
     data = msgspec.to_builtins(effective)
     if as_json:
-        emit_json(data)
+        if sources_too:
+            rows = [{"key": k, "value": v, "source": _source(k, sources)} for k, v in _flatten(data)]
+            emit_json(rows)
+        else:
+            emit_json(data)
         return
     table = Table(title=f"effective config (preset: {effective.preset or 'none'})")
-    for column in ("key", "value", "override with"):
+    for column in ("key", "value", "from", "override with"):
         table.add_column(column, overflow="fold")
     for key, value in _flatten(data):
-        shown = msgspec.json.encode(value).decode()
-        table.add_row(key, shown, env_var(key))
+        shown = msgspec.json.encode(shown_url(value) if key in ("store", "queue") else value).decode()
+        table.add_row(key, shown, _source(key, sources), env_var(key))
     console.print(table)
 
 
@@ -134,6 +152,7 @@ def run(
     *,
     store: StoreOpt = None,
     golem: GolemOpt = None,
+    queue: QueueOpt = None,
     config: ConfigOpt = None,
     preset: PresetOpt = None,
     ticks: Annotated[int, typer.Option("--ticks", help="Stop after this many ticks (0: until SIGTERM).")] = 0,
@@ -147,43 +166,37 @@ def run(
 ) -> None:
     """Run the heartbeat daemon: record activity, decide each tick, dream when the config says.
 
-    SIGTERM or SIGINT stops it cleanly: a running cycle finishes (or, past the grace period, is
-    recorded as interrupted) before the process exits."""
-    import msgspec
-
+    With a queue configured each cycle runs on the `oneiros worker` processes, phase by phase,
+    while the heartbeat goes on; without one it runs in this process. SIGTERM or SIGINT stops it
+    cleanly: a running cycle finishes (or, past the grace period, is recorded as interrupted)
+    before the process exits."""
     from oneiros._deps import Deps
     from oneiros.daemon import Daemon
-    from oneiros.episodes import load_episodes, sample_episodes_path
     from oneiros.fsm import Golems
-    from oneiros.workers import InProcessExecutor
+    from oneiros.workers import configure_logging, configure_tracing
 
-    effective = _load(config, preset)
-    if tick_seconds is not None:
-        daemon_settings = msgspec.structs.replace(effective.daemon, tick_seconds=tick_seconds)
-        effective = msgspec.structs.replace(effective, daemon=daemon_settings)
-    golem_id = golem or effective.golem
+    flags: dict[str, Any] = {}
+    flag(flags, "store", store, "--store")
+    flag(flags, "golem", golem, "--golem")
+    flag(flags, "queue", queue, "--queue")
+    flag(flags, "daemon.tick_seconds", tick_seconds, "--tick-seconds")
+    effective = load(config, preset, flags)
+    configure_logging(effective.log)
+    with one_line_errors():
+        configure_tracing(effective.tracing)
+    golem_id = effective.golem
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda _signum, _frame: stop.set())
-    with opened(store or effective.store or None, create=True) as event_store:
-        golems = Golems(event_store, deps=Deps(), snapshots=effective.snapshots)
-        try:
-            golems.state(golem_id)
-        except GolemNotFound:
-            golems.create(golem_id)
-            if sample:
-                golems.record_episodes(golem_id, load_episodes(sample_episodes_path()))
-            if not as_json:
-                console.print(
-                    f"created golem [bold]{golem_id}[/bold]"
-                    + (" with the bundled sample episodes" if sample else " with no episodes yet")
-                )
-        executor = InProcessExecutor(golems, settings=effective.cycle)
+    with opened(effective.store_url, create=True) as event_store:
+        golems = Golems(event_store, deps=Deps(seed=effective.cycle.seed or 0), snapshots=effective.snapshots)
+        _ensure_golem(golems, golem_id, sample=sample, quiet=as_json)
+        executor = _executor(golems, effective)
         daemon = Daemon(golems, golem_id, executor, schedule=effective.schedule, daemon=effective.daemon)
+        where = f"on {shown_url(effective.queue)} ({effective.rq.queue})" if effective.queue else "in-process"
         if not as_json:
-            console.print(
-                f"[bold]{golem_id}[/bold] heartbeat every {effective.daemon.tick_seconds:g}s on {event_store.url}"
-            )
+            every = f"heartbeat every {effective.daemon.tick_seconds:g}s"
+            console.print(f"[bold]{golem_id}[/bold] {every} on {shown_url(event_store.url)}; cycles {where}")
         count = 0
         while not stop.is_set() and not daemon.stopped:
             decision = daemon.tick()
@@ -209,6 +222,33 @@ def run(
             emit_json(summary)
         else:
             console.print(f"stopped after {count} ticks, {len(daemon.results)} cycles; golem is {daemon.state.mode}")
+
+
+def _ensure_golem(golems: Golems, golem_id: str, *, sample: bool, quiet: bool) -> None:
+    """Create the daemon's golem if it is new: its episodes come from the host, the bundled sample
+    ones only when asked."""
+    from oneiros.episodes import load_episodes, sample_episodes_path
+
+    try:
+        golems.state(golem_id)
+        return
+    except GolemNotFound:
+        golems.create(golem_id)
+    if sample:
+        golems.record_episodes(golem_id, load_episodes(sample_episodes_path()))
+    if not quiet:
+        with_what = " with the bundled sample episodes" if sample else " with no episodes yet"
+        console.print(f"created golem [bold]{golem_id}[/bold]{with_what}")
+
+
+def _executor(golems: Golems, effective: OneirosConfig) -> Executor:
+    """The workers of the configured queue, or this process when there is none."""
+    from oneiros.workers import InProcessExecutor, load_generator
+
+    if effective.queue:
+        return queue_executor(golems, effective, poll_interval=min(1.0, effective.daemon.tick_seconds))
+    generator = load_generator(effective.cycle.generator, effective.cycle.seed or 0)
+    return InProcessExecutor(golems, generator, effective.cycle)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,5 +1,5 @@
-"""``oneiros worker`` (RQ phase workers), ``oneiros trace`` (a cycle's spans) and the enqueueing
-half of ``oneiros dream --queue``."""
+"""``oneiros worker`` (RQ phase workers), ``oneiros trace`` (a cycle's spans) and the executor
+behind ``dream --queue`` and ``run`` with a queue configured."""
 
 from __future__ import annotations
 
@@ -14,44 +14,18 @@ import typer
 
 from oneiros._errors import ConfigError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console
-from oneiros.settings import DEFAULT_SPANS_PATH, CycleSettings, RqSettings, TracingSettings
+from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, RqSettingsOpt, SpansOpt, fail, flag, load, rq_flag
+from oneiros.settings import DEFAULT_SPANS_PATH, DreamPhaseName
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from redis import Redis
     from rich.tree import Tree
 
+    from oneiros.config import OneirosConfig
     from oneiros.fsm import Golems
-    from oneiros.workers import SpanRecord
+    from oneiros.workers import RqExecutor, SpanRecord
 
-__all__ = ["enqueue_cycle", "register"]
-
-QueueOpt = Annotated[
-    str, typer.Option("--queue", envvar="ONEIROS_QUEUE", help="Redis URL of the job queue, as in redis://host:6379/0.")
-]
-RqSettingsOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--rq-settings",
-        envvar="ONEIROS_RQ_SETTINGS",
-        help='RqSettings as a JSON object, e.g. \'{"queue": "dreams", "retries": 5}\'.',
-    ),
-]
-SpansOpt = Annotated[
-    str | None,
-    typer.Option("--spans", envvar="ONEIROS_SPANS", help=f"Span file (default {DEFAULT_SPANS_PATH}; 'off' for none)."),
-]
-
-
-def rq_settings(text: str | None) -> RqSettings:
-    """RqSettings from a JSON object; a bad field is a ConfigError naming it."""
-    import msgspec
-
-    if not text:
-        return RqSettings()
-    try:
-        return msgspec.json.decode(text, type=RqSettings)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise ConfigError(f"--rq-settings: {exc}") from None
+__all__ = ["phase_worker", "queue_executor", "register"]
 
 
 def _redis(url: str) -> Redis:
@@ -60,49 +34,51 @@ def _redis(url: str) -> Redis:
     try:
         return Redis.from_url(url)
     except ValueError as exc:
-        raise ConfigError(f"--queue {url!r}: {exc}") from None
-
-
-def _fail(exc: Exception) -> typer.Exit:
-    err_console.print(f"[red]error:[/red] {exc}")
-    return typer.Exit(2)
+        raise ConfigError(f"queue {url!r}: {exc}") from None
 
 
 def worker(
-    queue: QueueOpt,
+    queue: QueueOpt = None,
     *,
     store: StoreOpt = None,
+    config: ConfigOpt = None,
+    preset: PresetOpt = None,
     burst: Annotated[bool, typer.Option("--burst", help="Quit when the queue is empty.")] = False,
     max_jobs: Annotated[int | None, typer.Option("--max-jobs", min=1, help="Quit after this many jobs.")] = None,
     count: Annotated[int, typer.Option("--count", min=1, help="Worker processes to run.")] = 1,
-    generator: Annotated[
-        str,
-        typer.Option("--generator", help="offline, openai, sleep:SECONDS (simulated model latency) or module:factory."),
-    ] = "offline",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the offline generator.")] = 0,
     spans: SpansOpt = None,
     settings: RqSettingsOpt = None,
-    log_level: Annotated[str, typer.Option("--log-level", help="RQ's logging level.")] = "WARNING",
+    log_level: Annotated[str | None, typer.Option("--log-level", help="oneiros's log level (log.level).")] = None,
+    log_format: Annotated[str | None, typer.Option("--log-format", help="text or json (log.format).")] = None,
 ) -> None:
-    """Run RQ workers that execute dream phases from the queue."""
-    from oneiros.events import DEFAULT_STORE_URL
-    from oneiros.workers import WorkerConfig, load_generator, make_worker
+    """Run RQ workers that execute dream phases from the queue.
 
+    A worker needs the store, the queue and the secrets (API keys in its environment): each phase
+    runs with the settings its cycle recorded when it started, whatever this worker's config says."""
+    from oneiros.workers import WorkerConfig, configure_logging, make_worker
+
+    flags: dict[str, tuple[Any, str]] = {}
+    flag(flags, "queue", queue, "--queue")
+    flag(flags, "store", store, "--store")
+    flag(flags, "tracing.spans_path", spans, "--spans")
+    flag(flags, "log.level", log_level.upper() if log_level else None, "--log-level")
+    flag(flags, "log.format", log_format, "--log-format")
+    rq_flag(flags, settings)
+    effective = load(config, preset, flags)
+    if not effective.queue:
+        raise fail(ConfigError("no queue configured: set --queue, ONEIROS_QUEUE or `queue` in oneiros.toml"))
     try:
-        config = WorkerConfig(
-            store_url=store or DEFAULT_STORE_URL,
-            generator=generator,
-            seed=seed,
-            rq=rq_settings(settings),
-            tracing=TracingSettings.from_env(spans),
+        worker_config = WorkerConfig(
+            store_url=effective.store_url, rq=effective.rq, cycle=effective.cycle, tracing=effective.tracing
         )
-        load_generator(generator, seed)  # refuse a bad spec here, not in every job
-        connection = _redis(queue)
+        connection = _redis(effective.queue)
     except ConfigError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     if count > 1:
         raise typer.Exit(_supervise(count, sys.argv[1:]))
-    worked = make_worker(config, connection).work(burst=burst, max_jobs=max_jobs, logging_level=log_level.upper())
+    configure_logging(effective.log)
+    rq_worker = make_worker(worker_config, connection)
+    worked = rq_worker.work(burst=burst, max_jobs=max_jobs, logging_level=effective.log.rq_level)
     if burst and not worked:
         err_console.print("no phase job was waiting")
 
@@ -130,26 +106,33 @@ def _supervise(count: int, argv: Sequence[str]) -> int:
     return max(child.wait() for child in children)
 
 
-def enqueue_cycle(
-    golems: Golems,
-    golem_id: str,
-    queue: str,
-    settings: str | None = None,
-    cycle_settings: CycleSettings | None = None,
-) -> dict[str, Any]:
-    """Start a cycle whose phases run on the workers of ``queue``; returns what to report."""
+def queue_executor(golems: Golems, effective: OneirosConfig, poll_interval: float = 0.2) -> RqExecutor:
+    """The executor that hands cycles to the workers of the configured queue."""
     from oneiros.workers import RqExecutor
 
-    connection = _redis(queue)
-    executor = RqExecutor(golems, connection, rq_settings(settings), cycle_settings)
-    cycle_id = executor.start_cycle(golem_id)
-    return {
-        "cycle_id": cycle_id,
-        "golem_id": golem_id,
-        "queue": queue,
-        "rq_queue": executor.settings.queue,
-        "enqueued": True,
-    }
+    return RqExecutor(golems, _redis(effective.queue), effective.rq, effective.cycle, poll_interval=poll_interval)
+
+
+def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName | None) -> str:
+    """Where a cycle's current phase is: the worker running it, ``queued``, or why it is unknown."""
+    from redis.exceptions import RedisError
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job, JobStatus
+
+    from oneiros.workers import JsonSerializer, phase_job_id
+
+    if phase is None:
+        return "-"
+    try:
+        job = Job.fetch(phase_job_id(cycle_id, phase), connection=_redis(effective.queue), serializer=JsonSerializer)
+        status = job.get_status(refresh=False)
+    except NoSuchJobError:
+        return "no job"
+    except (RedisError, ConfigError) as exc:
+        return f"queue unreachable ({type(exc).__name__})"
+    if status == JobStatus.STARTED and job.worker_name:
+        return str(job.worker_name)
+    return str(status.value if status is not None else "?")
 
 
 def cycle_spans(spans: Sequence[SpanRecord], cycle_id: str) -> list[SpanRecord]:
@@ -221,6 +204,7 @@ def draw_trace(spans: Sequence[SpanRecord], cycle_id: str) -> Tree:
 def trace_cmd(
     cycle_id: Annotated[str, typer.Argument(help="The cycle whose trace to draw.")],
     spans: SpansOpt = None,
+    config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Draw one cycle's spans, across every worker that ran it, with durations, tokens and cost."""
@@ -228,10 +212,12 @@ def trace_cmd(
 
     from oneiros.workers import read_spans
 
-    path = spans or DEFAULT_SPANS_PATH
+    flags: dict[str, tuple[Any, str]] = {}
+    flag(flags, "tracing.spans_path", spans, "--spans")
+    path = load(config, None, flags).tracing.spans_path or DEFAULT_SPANS_PATH
     found = cycle_spans(read_spans(path), cycle_id)
     if not found:
-        raise _fail(ConfigError(f"no spans for cycle {cycle_id!r} in {path}"))
+        raise fail(ConfigError(f"no spans for cycle {cycle_id!r} in {path}"))
     if as_json:
         emit_json([msgspec.to_builtins(s) for s in found])
         return

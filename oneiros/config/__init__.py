@@ -1,14 +1,26 @@
-"""The one config file (``oneiros.toml``), its ``ONEIROS_*`` overrides and the source systems' presets."""
+"""The one config (``oneiros.toml``, ``ONEIROS_*``, flags) every process reads, and the source systems' presets."""
 
-from oneiros.config._load import DEFAULT_CONFIG_PATH, ENV_PREFIX, OneirosConfig, env_var, load_config
+from oneiros.config._load import (
+    DEFAULT_CONFIG_PATH,
+    DEFAULT_STORE_URL,
+    ENV_PREFIX,
+    Flags,
+    OneirosConfig,
+    env_var,
+    explain_config,
+    load_config,
+)
 from oneiros.config._presets import PRESETS, preset_layer
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
+    "DEFAULT_STORE_URL",
     "ENV_PREFIX",
     "PRESETS",
+    "Flags",
     "OneirosConfig",
     "env_var",
+    "explain_config",
     "load_config",
     "preset_layer",
 ]

@@ -1,18 +1,26 @@
-"""Loading the one config: defaults, then a preset, then ``oneiros.toml``, then ``ONEIROS_*`` variables.
+"""Loading the one config: defaults, then a preset, then ``oneiros.toml``, then ``ONEIROS_*``
+variables, then command-line flags. Every process (``dream``, ``run``, ``worker``, the server)
+reads it this way.
 
 Environment overrides name a key path with double underscores after the prefix:
 ``ONEIROS_SCHEDULE__SILENCE_SECONDS=60`` sets ``schedule.silence_seconds``, and
 ``ONEIROS_CYCLE__BUDGET__CYCLE_TOKENS=4000`` sets ``cycle.budget.cycle_tokens``. A value is read as
 a TOML value when it parses as one (``60``, ``true``, ``[0, 1, 2]``) and as a plain string otherwise
-(``Europe/Paris``). Of the variables without a double underscore only ``ONEIROS_GOLEM`` and
-``ONEIROS_STORE`` are config keys (others, such as ``ONEIROS_SOAK``, are left alone);
-``ONEIROS_CONFIG`` names the file and ``ONEIROS_PRESET`` the preset.
+(``Europe/Paris``). Of the variables without a double underscore only ``ONEIROS_GOLEM``,
+``ONEIROS_STORE`` and ``ONEIROS_QUEUE`` are config keys, plus two older spellings:
+``ONEIROS_SPANS`` (``tracing.spans_path``) and ``ONEIROS_RQ_SETTINGS`` (a JSON object of ``rq``
+keys). Others, such as ``ONEIROS_SOAK``, are left alone; ``ONEIROS_CONFIG`` names the file and
+``ONEIROS_PRESET`` the preset. Secrets are never config keys: an API key stays in the variable
+``cycle.generator.api_key_env`` names.
+
+A bad value is reported from the settings' own types (``msgspec.inspect``), checked key by key, so
+the error names the key, the value, what the type accepts and which layer the value came from.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-import re
 import tomllib
 import typing
 from collections.abc import Mapping
@@ -21,37 +29,68 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
+import msgspec.inspect as mi
 
 from oneiros._errors import InvalidSetting, UnknownPreset
 from oneiros.config._presets import PRESETS, preset_layer
-from oneiros.settings import CycleSettings, DaemonSettings, ScheduleSettings, SnapshotSettings, StagingSettings
+from oneiros.settings import (
+    CycleSettings,
+    DaemonSettings,
+    LogSettings,
+    RqSettings,
+    ScheduleSettings,
+    SnapshotSettings,
+    StagingSettings,
+    TracingSettings,
+)
 
-__all__ = ["DEFAULT_CONFIG_PATH", "ENV_PREFIX", "OneirosConfig", "env_var", "load_config"]
+__all__ = [
+    "DEFAULT_CONFIG_PATH",
+    "DEFAULT_STORE_URL",
+    "ENV_PREFIX",
+    "Flags",
+    "OneirosConfig",
+    "env_var",
+    "explain_config",
+    "load_config",
+]
 
 DEFAULT_CONFIG_PATH = "oneiros.toml"
+DEFAULT_STORE_URL = "sqlite:///.oneiros/events.db"
 ENV_PREFIX = "ONEIROS_"
 _SEP = "__"
-_TOP_LEVEL = ("golem", "store")
-_ERROR = re.compile(r"^(?P<what>.*?)(?: - at (?P<inkey>`key` in )?`\$(?P<path>[^`]*)`)?$", re.S)
-_QUOTED = re.compile(r"[`'](?P<name>[^`']+)[`']")
+_TOP_LEVEL = ("golem", "store", "queue")
+Flags = Mapping[str, tuple[Any, str]]
+"""Command-line overrides: dotted key -> (value, the flag that set it, as ``--tier``)."""
 
 
 class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """Everything ``oneiros run`` needs. Cycle settings are the workers' own Structs, composed here."""
+    """Everything any oneiros process reads: where the log and the queue are, how cycles run,
+    when to dream, how to trace and log."""
 
     preset: str = ""
     """The preset this config starts from ("" for the plain defaults)."""
     store: str = ""
-    """Store URL ("" for the CLI's ``--store`` / ``ONEIROS_STORE`` / default)."""
+    """Store URL ("" for ``sqlite:///.oneiros/events.db``)."""
+    queue: str = ""
+    """Redis URL of the phase-job queue (``redis://host:6379/0``); "" runs cycles in-process."""
     golem: str = "golem"
-    """The golem ``oneiros run`` drives."""
+    """The golem ``oneiros run`` drives and ``dream`` defaults to."""
     schedule: ScheduleSettings = ScheduleSettings()
     daemon: DaemonSettings = DaemonSettings()
     cycle: CycleSettings = CycleSettings()
+    """What a cycle started here runs with; recorded in its DreamStart for every worker."""
     staging: StagingSettings = StagingSettings()
     """The staging buffer and its validation sweep, for every process that runs the projections."""
     snapshots: SnapshotSettings = SnapshotSettings()
     """How often folds of a golem's stream are snapshotted beside the log."""
+    rq: RqSettings = RqSettings()
+    tracing: TracingSettings = TracingSettings()
+    log: LogSettings = LogSettings()
+
+    @property
+    def store_url(self) -> str:
+        return self.store or DEFAULT_STORE_URL
 
 
 def env_var(key: str) -> str:
@@ -73,6 +112,13 @@ def _merge(
             sources[path] = source
 
 
+def _toml_value(raw: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
 def _env_layer(environ: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
     layer: dict[str, Any] = {}
     names: dict[str, str] = {}
@@ -80,159 +126,212 @@ def _env_layer(environ: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, st
         if env_var(key) in environ:
             layer[key] = environ[env_var(key)]
             names[key] = f"env {env_var(key)}"
+    if "ONEIROS_SPANS" in environ:
+        layer["tracing"] = {"spans_path": environ["ONEIROS_SPANS"]}
+        names["tracing.spans_path"] = "env ONEIROS_SPANS"
+    if environ.get("ONEIROS_RQ_SETTINGS"):
+        raw = environ["ONEIROS_RQ_SETTINGS"]
+        try:
+            rq = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            raise InvalidSetting("rq", raw, "a JSON object of rq keys", "env ONEIROS_RQ_SETTINGS") from None
+        if not isinstance(rq, dict):
+            raise InvalidSetting("rq", rq, "a JSON object of rq keys", "env ONEIROS_RQ_SETTINGS")
+        layer["rq"] = rq
+        names.update({f"rq.{k}": "env ONEIROS_RQ_SETTINGS" for k in rq})
     for name, raw in sorted(environ.items()):
         if not name.startswith(ENV_PREFIX) or _SEP not in name[len(ENV_PREFIX) :]:
             continue
         parts = [p.lower() for p in name[len(ENV_PREFIX) :].split(_SEP)]
-        try:
-            value: Any = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw
         node = layer
         for part in parts[:-1]:
             node = node.setdefault(part, {})
-        node[parts[-1]] = value
+        node[parts[-1]] = _toml_value(raw)
         names[".".join(parts)] = f"env {name}"
     return layer, names
 
 
-def _struct_fields(tp: Any) -> dict[str, Any] | None:
-    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
-        return typing.get_type_hints(tp, include_extras=False)
+def _flag_layer(flags: Flags) -> tuple[dict[str, Any], dict[str, str]]:
+    layer: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    for key, (value, flag) in flags.items():
+        parts = key.split(".")
+        node = layer
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+        names[key] = f"flag {flag}"
+    return layer, names
+
+
+# -- checking values against the settings' types ---------------------------------------------
+
+
+@functools.cache
+def _info(tp: Any) -> mi.Type:
+    return mi.type_info(tp)
+
+
+def _strip(tp: Any) -> Any:
+    """The type inside ``Annotated[...]``."""
+    return typing.get_args(tp)[0] if typing.get_origin(tp) is typing.Annotated else tp
+
+
+def _struct_in(tp: Any) -> type[msgspec.Struct] | None:
+    """The Struct ``tp`` is, or the one inside ``S | None``."""
+    info = _info(tp)
+    if isinstance(info, mi.StructType):
+        return info.cls
+    if isinstance(info, mi.UnionType):
+        structs = [t.cls for t in info.types if isinstance(t, mi.StructType)]
+        if len(structs) == 1:
+            return structs[0]
     return None
 
 
-def _check_keys(data: Mapping[str, Any], tp: Any, sources: Mapping[str, str], prefix: str = "") -> None:
-    """Unknown keys are errors everywhere, also inside the composed Structs that do not forbid them."""
-    fields = _struct_fields(tp)
-    if fields is None:
-        return
-    for key, value in data.items():
-        path = f"{prefix}{key}"
-        if key not in fields:
-            raise InvalidSetting(path, value, f"one of the keys {', '.join(sorted(fields))}", sources.get(path, ""))
-        if isinstance(value, Mapping):
-            _check_keys(value, fields[key], sources, path + ".")
+def _bounds(info: Any, value: Any) -> str:
+    """The bounds ``value`` breaks, as ``>= 0.0``; all of them when it is no number."""
+    checks = (
+        ("ge", ">=", float.__ge__),
+        ("gt", ">", float.__gt__),
+        ("le", "<=", float.__le__),
+        ("lt", "<", float.__lt__),
+    )
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    out = []
+    for attr, sign, holds in checks:
+        bound = getattr(info, attr, None)
+        if bound is not None and (not number or not holds(float(value), float(bound))):
+            out.append(f"{sign} {bound}")
+    return " and ".join(out)
 
 
-def _field_type(path: list[str]) -> Any:
-    tp: Any = OneirosConfig
-    for part in path:
-        if part.isdigit():  # an index into tuple[S, ...]
-            tp = _element_struct(tp)
-            continue
-        fields = _struct_fields(tp)
-        if fields is None or part not in fields:
-            return None
-        tp = fields[part]
-    return tp
-
-
-def _lookup(data: Mapping[str, Any], path: list[str]) -> Any:
-    node: Any = data
-    for part in path:
-        if isinstance(node, Mapping):
-            node = node.get(part)
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
-
-
-def _expected(what: str, path: list[str]) -> str:
-    tp = _field_type(path)
-    if typing.get_origin(tp) is typing.Literal:
-        return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
-    what = what.replace("`", "")
-    if "matching regex" in what and "[0-5][0-9]" in what:
+def _describe(info: mi.Type, value: Any) -> str:  # noqa: PLR0911 - one answer per kind of type
+    """What a value of ``info`` looks like, in the words of the TOML a person writes."""
+    if isinstance(info, mi.LiteralType):
+        return "one of " + ", ".join(repr(v) for v in info.values)
+    if isinstance(info, mi.StrType) and info.pattern is not None and "[0-5][0-9]" in info.pattern:
         return "a time HH:MM from 00:00 to 23:59"
-    if what.startswith("Expected "):
-        return what[len("Expected ") :].split(", got ")[0]
-    return what[0].lower() + what[1:]
+    if isinstance(info, mi.UnionType):
+        return " or ".join(_describe(t, value) for t in info.types if not isinstance(t, mi.NoneType))
+    if isinstance(info, mi.StructType):
+        return "a table with the keys " + ", ".join(sorted(f.encode_name for f in info.fields))
+    if isinstance(info, mi.ListType | mi.VarTupleType | mi.SetType | mi.FrozenSetType):
+        return f"an array of {_describe(info.item_type, None)}"
+    if isinstance(info, mi.DictType):
+        return f"a table of {_describe(info.value_type, None)}"
+    names = {mi.IntType: "int", mi.FloatType: "float", mi.BoolType: "bool", mi.StrType: "str"}
+    name = names.get(type(info), type(info).__name__.removesuffix("Type").lower())
+    right_kind = isinstance(value, int | float) and not isinstance(value, bool)
+    bounds = _bounds(info, value) if right_kind and isinstance(info, mi.IntType | mi.FloatType) else ""
+    return f"{name} {bounds}".strip()
 
 
-def _element_struct(tp: Any) -> Any:
-    """The Struct inside ``tuple[S, ...]`` or ``S | None``, else ``tp``."""
-    for arg in typing.get_args(tp):
-        if _struct_fields(arg) is not None:
-            return arg
-    return tp
+class _Checker:
+    """Checks a merged config key by key against the settings Structs, naming each value's source."""
+
+    def __init__(self, sources: Mapping[str, str]) -> None:
+        self.sources = sources
+
+    def source(self, parts: list[str]) -> str:
+        named = [p for p in parts if not p.isdigit()]
+        for end in range(len(named), 0, -1):
+            found = self.sources.get(".".join(named[:end]))
+            if found is not None:
+                return found
+        return ""
+
+    @staticmethod
+    def dotted(parts: list[str]) -> str:
+        return "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in parts).lstrip(".")
+
+    def fail(self, parts: list[str], value: Any, expected: str) -> InvalidSetting:
+        return InvalidSetting(self.dotted(parts) or "<root>", value, expected, self.source(parts))
+
+    def check(self, value: Any, tp: Any, parts: list[str]) -> None:
+        struct = _struct_in(tp)
+        if struct is not None and isinstance(value, Mapping):
+            hints = typing.get_type_hints(struct, include_extras=True)
+            fields = {f.encode_name: f.name for f in _struct_fields(struct)}
+            for key, inner in value.items():
+                if key not in fields:
+                    raise self.fail([*parts, key], inner, f"one of the keys {', '.join(sorted(fields))}")
+                self.check(inner, hints[fields[key]], [*parts, key])
+            return
+        bare = _strip(tp)
+        args = typing.get_args(bare)
+        info = _info(tp)
+        if isinstance(info, mi.VarTupleType | mi.ListType) and isinstance(value, list) and args:
+            for index, item in enumerate(value):
+                self.check(item, args[0], [*parts, str(index)])
+            return
+        if isinstance(info, mi.DictType) and isinstance(value, Mapping) and len(args) == 2:
+            for key, inner in value.items():
+                try:
+                    msgspec.convert(key, args[0])
+                except msgspec.ValidationError:
+                    raise self.fail(parts, key, f"a key among {_describe(info.key_type, key)}") from None
+                self.check(inner, args[1], [*parts, str(key)])
+            return
+        try:
+            msgspec.convert(value, tp, strict=True)
+        except msgspec.ValidationError:
+            if typing.get_origin(bare) is typing.Literal:  # in the order the type declares them
+                raise self.fail(parts, value, "one of " + ", ".join(repr(a) for a in args)) from None
+            raise self.fail(parts, value, _describe(info, value)) from None
 
 
-def _invalid(exc: msgspec.ValidationError, merged: Mapping[str, Any], sources: Mapping[str, str]) -> InvalidSetting:
-    match = _ERROR.match(str(exc))
-    assert match is not None  # the pattern matches any text
-    raw_path = (match.group("path") or "").lstrip(".")
-    path = [p for p in re.split(r"\.|\[(\d+)\]", raw_path) if p]
-    dotted = ".".join(path)
-    source = next((sources[k] for k in (dotted, *_parents(dotted)) if k in sources), "")
-    what = match.group("what")
-    quoted = _QUOTED.search(what)
-    if match.group("inkey") and quoted:  # a mapping key outside its Literal
-        keys = typing.get_args(_field_type(path))[:1]
-        allowed = ", ".join(repr(a) for a in typing.get_args(keys[0])) if keys else "?"
-        return InvalidSetting(raw_path, quoted.group("name"), f"a key among {allowed}", source)
-    if what.startswith("Object contains unknown field") and quoted:
-        fields = _struct_fields(_element_struct(_field_type(path))) or {}
-        name = quoted.group("name")
-        value = _lookup(merged, [*path, name])
-        return InvalidSetting(f"{raw_path}.{name}", value, f"one of the keys {', '.join(sorted(fields))}", source)
-    return InvalidSetting(raw_path or "<root>", _lookup(merged, path), _expected(what, path), source)
+def _struct_fields(struct: type[msgspec.Struct]) -> tuple[mi.Field, ...]:
+    info = _info(struct)
+    assert isinstance(info, mi.StructType)
+    return info.fields
 
 
-def _parents(key: str) -> list[str]:
-    parts = key.split(".")
-    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
-
-
-def _check_zones(config: OneirosConfig, sources: Mapping[str, str]) -> None:
-    zones = [("schedule.timezone", config.schedule.timezone)]
-    zones += [(f"schedule.windows[{i}].timezone", w.timezone) for i, w in enumerate(config.schedule.windows)]
-    for key, zone in zones:
+def _check_zones(config: OneirosConfig, checker: _Checker) -> None:
+    zones = [(["schedule", "timezone"], config.schedule.timezone)]
+    zones += [(["schedule", "windows", str(i), "timezone"], w.timezone) for i, w in enumerate(config.schedule.windows)]
+    for parts, zone in zones:
         try:
             ZoneInfo(zone)
         except (ZoneInfoNotFoundError, ValueError):
-            dotted = key.replace("[", ".").replace("]", "")
-            source = next((sources[k] for k in (dotted, *_parents(dotted)) if k in sources), "")
-            raise InvalidSetting(key, zone, "an IANA timezone such as 'Europe/Paris'", source) from None
+            raise checker.fail(parts, zone, "an IANA timezone such as 'Europe/Paris'") from None
     fatigue = config.schedule.fatigue
     if fatigue.warning_actions > fatigue.limit_actions:
-        raise InvalidSetting(
-            "schedule.fatigue.warning_actions",
+        raise checker.fail(
+            ["schedule", "fatigue", "warning_actions"],
             fatigue.warning_actions,
             f"at most schedule.fatigue.limit_actions ({fatigue.limit_actions})",
-            sources.get("schedule.fatigue.warning_actions", ""),
         )
 
 
-def load_config(
+def _read_file(path: str | Path | None, env: Mapping[str, str]) -> tuple[Path, dict[str, Any]]:
+    named = path if path is not None else env.get("ONEIROS_CONFIG")
+    file_path = Path(named) if named else Path(DEFAULT_CONFIG_PATH)
+    if file_path.exists():
+        try:
+            return file_path, tomllib.loads(file_path.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise InvalidSetting("<file>", str(file_path), f"valid TOML ({exc})", str(file_path)) from None
+    if named:
+        raise InvalidSetting(
+            "<file>", str(file_path), "an existing TOML file", "ONEIROS_CONFIG" if path is None else ""
+        )
+    return file_path, {}
+
+
+def explain_config(
     path: str | Path | None = None,
     *,
     preset: str | None = None,
     environ: Mapping[str, str] | None = None,
-) -> OneirosConfig:
-    """The effective config: defaults < preset < file < environment.
-
-    ``path`` defaults to ``$ONEIROS_CONFIG`` or ``oneiros.toml`` (a missing default file is no
-    error; a missing named one is). ``preset`` defaults to the file's ``preset`` key, then
-    ``$ONEIROS_PRESET``. Any bad key or value raises :class:`InvalidSetting` naming the key, the
-    value, what was expected and where it came from.
-    """
+    flags: Flags | None = None,
+) -> tuple[OneirosConfig, dict[str, str]]:
+    """The effective config and, for each key a layer set, where it came from
+    (``preset NAME``, the file's path, ``env NAME``, ``flag --NAME``); unnamed keys are defaults."""
     env = os.environ if environ is None else environ
-    named = path if path is not None else env.get("ONEIROS_CONFIG")
-    file_path = Path(named) if named else Path(DEFAULT_CONFIG_PATH)
-    file_layer: dict[str, Any] = {}
-    if file_path.exists():
-        try:
-            file_layer = tomllib.loads(file_path.read_text())
-        except tomllib.TOMLDecodeError as exc:
-            raise InvalidSetting("<file>", str(file_path), f"valid TOML ({exc})", str(file_path)) from None
-    elif named:
-        raise InvalidSetting(
-            "<file>", str(file_path), "an existing TOML file", "ONEIROS_CONFIG" if path is None else ""
-        )
+    file_path, file_layer = _read_file(path, env)
     env_layer, env_sources = _env_layer(env)
+    flag_layer, flag_sources = _flag_layer(flags or {})
     chosen = preset or env_layer.get("preset") or file_layer.get("preset") or env.get("ONEIROS_PRESET") or ""
     if not isinstance(chosen, str):
         raise InvalidSetting("preset", chosen, "a preset name", str(file_path))
@@ -245,11 +344,31 @@ def load_config(
     _merge(merged, file_layer, sources, str(file_path))
     _merge(merged, env_layer, sources, "env")
     sources.update(env_sources)
+    _merge(merged, flag_layer, sources, "flag")
+    sources.update(flag_sources)
     merged["preset"] = chosen
-    _check_keys(merged, OneirosConfig, sources)
+    checker = _Checker(sources)
+    checker.check(merged, OneirosConfig, [])
     try:
         config = msgspec.convert(merged, OneirosConfig)
-    except msgspec.ValidationError as exc:
-        raise _invalid(exc, merged, sources) from None
-    _check_zones(config, sources)
-    return config
+    except msgspec.ValidationError as exc:  # a cross-field check in a Struct's __post_init__
+        raise InvalidSetting("<config>", None, str(exc)) from None
+    _check_zones(config, checker)
+    return config, sources
+
+
+def load_config(
+    path: str | Path | None = None,
+    *,
+    preset: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    flags: Flags | None = None,
+) -> OneirosConfig:
+    """The effective config: defaults < preset < file < environment < flags.
+
+    ``path`` defaults to ``$ONEIROS_CONFIG`` or ``oneiros.toml`` (a missing default file is no
+    error; a missing named one is). ``preset`` defaults to the file's ``preset`` key, then
+    ``$ONEIROS_PRESET``. Any bad key or value raises :class:`InvalidSetting` naming the key, the
+    value, what was expected and where it came from.
+    """
+    return explain_config(path, preset=preset, environ=environ, flags=flags)[0]

@@ -421,9 +421,11 @@ class Daemon:
 
     def _apply_intensity(self, decision: Decision) -> None:
         # Bardo's dream_intensity sets the replay batch and the sampling temperature of the cycle
-        # about to run, for executors that expose their CycleSettings (InProcessExecutor does).
+        # about to run, for executors that expose their CycleSettings (InProcessExecutor as
+        # ``settings``, RqExecutor as ``cycle_settings``); the cycle records them when it starts.
         intensity = decision.intensity
-        settings = getattr(self.executor, "settings", None)
+        name = "cycle_settings" if hasattr(self.executor, "cycle_settings") else "settings"
+        settings = getattr(self.executor, name, None)
         if not self.settings.apply_intensity or intensity is None or not isinstance(settings, CycleSettings):
             return
         engines = msgspec.structs.replace(
@@ -431,7 +433,7 @@ class Daemon:
             batch_size=intensity.replay_batch_size,
             exploration_temperature=intensity.exploration_temperature,
         )
-        self.executor.settings = msgspec.structs.replace(settings, engines=engines)  # type: ignore[attr-defined]
+        setattr(self.executor, name, msgspec.structs.replace(settings, engines=engines))
 
     def _finish_if_done(self) -> None:
         thread = self._thread

@@ -21,6 +21,7 @@ from oneiros.settings import (
     BardoTrigger,
     BardoTriggerSettings,
     BehavioralPhase,
+    CycleSettings,
     DreamPhaseName,
     DreamTrigger,
     Mode,
@@ -184,14 +185,17 @@ class EpisodeRecorded(Event, frozen=True, kw_only=True):
 _BARDO_TRIGGERS = BardoTriggerSettings()
 
 
-@event_type("DreamStart", version=2)
+@event_type("DreamStart", version=3)
 class DreamStart(CycleEvent, frozen=True, kw_only=True):
     """A cycle began. ``trigger`` is the scheduler's own; ``bardo_trigger`` the same cause in Bardo
-    001_*'s event contract (left out, it follows the default mapping of ``trigger``)."""
+    001_*'s event contract (left out, it follows the default mapping of ``trigger``). ``settings``
+    are what every phase of the cycle runs with, on whichever process; None only for cycles
+    recorded before v3, whose phases run with the runner's own settings."""
 
     trigger: DreamTrigger
     bardo_trigger: BardoTrigger | None = None
     detail: str = ""
+    settings: CycleSettings | None = None
 
     def __post_init__(self) -> None:
         if self.bardo_trigger is None:

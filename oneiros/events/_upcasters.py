@@ -42,3 +42,9 @@ def _dream_phase_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     }
     phase = data.get("phase", "")
     return {**data, "bardo_phase": names.get(phase, phase)}
+
+
+@register_upcaster("DreamStart", from_version=2)
+def _dream_start_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """v2 did not record the cycle's settings; v3 always names them, None for the cycles before."""
+    return {**data, "settings": None}

@@ -35,7 +35,7 @@ from oneiros.events import (
 from oneiros.fsm._golem import GolemState, fold
 from oneiros.fsm._machine import destination, next_phase
 from oneiros.fsm._observers import Observers
-from oneiros.settings import SnapshotSettings
+from oneiros.settings import CycleSettings, SnapshotSettings
 
 __all__ = ["Golems", "replay"]
 
@@ -159,15 +159,19 @@ class Golems:
         cycle_id: str | None = None,
         detail: str = "",
         bardo_trigger: BardoTrigger | None = None,
+        settings: CycleSettings | None = None,
     ) -> str:
-        """Start a dream cycle; returns its id. The cycle opens in hypnagogic onset. ``bardo_trigger``
-        is the cause in Bardo 001_*'s terms (the scheduler knows it; by default it follows ``trigger``)."""
+        """Start a dream cycle; returns its id. The cycle opens in hypnagogic onset and records the
+        ``settings`` every phase of it runs with. ``bardo_trigger`` is the cause in Bardo 001_*'s
+        terms (the scheduler knows it; by default it follows ``trigger``)."""
         cycle = cycle_id or self.deps.ids()
         self._command(
             golem_id,
             "fall_asleep",
             lambda _s: [
-                DreamStart(cycle_id=cycle, trigger=trigger, bardo_trigger=bardo_trigger, detail=detail),
+                DreamStart(
+                    cycle_id=cycle, trigger=trigger, bardo_trigger=bardo_trigger, detail=detail, settings=settings
+                ),
                 ModeChanged(from_mode="Waking", to_mode="Dreaming", reason=f"dream:{trigger}"),
                 DreamPhase(cycle_id=cycle, phase="hypnagogic_onset", budget_tokens=budget_tokens),
             ],

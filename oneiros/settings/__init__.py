@@ -12,6 +12,7 @@ from oneiros.settings._cycle import (
     CycleBudget,
     CycleSettings,
     EngineSettings,
+    GeneratorSettings,
     IntegrationSettings,
     ModelPrice,
     NremSettings,
@@ -21,7 +22,7 @@ from oneiros.settings._cycle import (
     WakeUpSettings,
 )
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
-from oneiros.settings._runtime import DEFAULT_SPANS_PATH, RqSettings, SnapshotSettings, TracingSettings
+from oneiros.settings._runtime import DEFAULT_SPANS_PATH, LogSettings, RqSettings, SnapshotSettings, TracingSettings
 from oneiros.settings._scheduling import (
     BardoTriggerSettings,
     DaemonSettings,
@@ -79,9 +80,11 @@ __all__ = [
     "DreamTrigger",
     "EngineSettings",
     "FatigueSettings",
+    "GeneratorSettings",
     "IntegrationSettings",
     "IntensitySettings",
     "IntervalSettings",
+    "LogSettings",
     "MicroConsolidationSettings",
     "Mode",
     "ModelPrice",

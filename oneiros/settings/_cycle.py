@@ -21,6 +21,7 @@ __all__ = [
     "CycleBudget",
     "CycleSettings",
     "EngineSettings",
+    "GeneratorSettings",
     "IntegrationSettings",
     "ModelPrice",
     "NremSettings",
@@ -291,9 +292,39 @@ class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
         return self.prices.get(model, self.default_price)
 
 
+class GeneratorSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Which generator a cycle's phases call, and where it lives. Never holds a secret: the API key
+    is read from the environment variable ``api_key_env`` names, on the machine that makes the call."""
+
+    name: str = "offline"
+    """``offline`` (deterministic, no network), ``openai`` (any OpenAI-compatible chat-completions
+    server at ``base_url``), ``sleep:SECONDS`` (offline text after a simulated model latency) or
+    ``module:factory`` (a callable returning a generator)."""
+    base_url: str = "https://api.openai.com/v1"
+    """The OpenAI-compatible endpoint (vLLM, Ollama, LiteLLM, a self-hosted gateway...)."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """The environment variable holding the API key; the key itself is never in config, log or job."""
+    models: dict[str, str] = msgspec.field(default_factory=lambda: {"core": "gpt-4o-mini", "hardened": "gpt-4o"})
+    """Model per tier. Bardo 001_* runs [CORE] on a Haiku-class T0 model and [HARDENED] on T1/T2;
+    these defaults are the OpenAI equivalents (not from the source documents)."""
+    phase_models: dict[str, str] = msgspec.field(default_factory=dict)
+    """Per-phase overrides, e.g. ``{"rem": "gpt-4o"}`` (Bardo 001_*: REM benefits from T2)."""
+    timeout_s: float = 30.0
+    """Seconds one HTTP request may take (oneiros default)."""
+    retries: int = 2
+    """Retries after the first attempt, for timeouts, 429 and 5xx answers (oneiros default)."""
+
+
 class CycleSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """What one dream cycle runs with. Recorded in the cycle's DreamStart, so every phase, on
+    whichever worker, runs with the settings the cycle started with."""
+
     budget: CycleBudget = CycleBudget()
     engines: EngineSettings = EngineSettings()
+    generator: GeneratorSettings = GeneratorSettings()
+    seed: int | None = None
+    """Seed of the cycle's random draws and of the offline generator; None takes the starting
+    process's (``Deps.seed``), which is then recorded."""
     credit_fraction: float | None = None
     """The LLM credit partition's remaining share, when the host knows it; under
     ``budget.credit_floor`` the cycle is suppressed (Bardo 001_*)."""

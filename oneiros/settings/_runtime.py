@@ -10,7 +10,7 @@ import msgspec
 
 from oneiros._errors import InvalidSetting
 
-__all__ = ["DEFAULT_SPANS_PATH", "RqSettings", "SnapshotSettings", "TracingSettings"]
+__all__ = ["DEFAULT_SPANS_PATH", "LogSettings", "RqSettings", "SnapshotSettings", "TracingSettings"]
 
 DEFAULT_SPANS_PATH = ".oneiros/spans.jsonl"
 SNAPSHOTS_EVERY_ENV = "ONEIROS_SNAPSHOTS__EVERY"
@@ -62,24 +62,36 @@ class RqSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
         return max(self.min_job_timeout, int(budget_tokens * self.seconds_per_token))
 
 
-class TracingSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """Where spans go."""
+class TracingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Where this process's spans go, besides what the standard ``OTEL_*`` variables configure.
+
+    The OpenTelemetry SDK reads its own variables: ``OTEL_SERVICE_NAME``, ``OTEL_TRACES_SAMPLER``
+    (and ``_ARG``), ``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``,
+    ``OTEL_PROPAGATORS``. These settings add the local span file and name a default service.
+    """
 
     spans_path: str | None = DEFAULT_SPANS_PATH
-    """JSON-lines span file; None turns the file off."""
+    """JSON-lines span file that ``oneiros trace`` reads; None (``off``) turns the file off."""
     otlp_endpoint: str | None = None
-    """OTLP/HTTP collector base URL (``http://jaeger:4318``); None exports nowhere else."""
+    """OTLP/HTTP collector base URL (``http://jaeger:4318``). None leaves it to
+    ``OTEL_EXPORTER_OTLP_ENDPOINT``; when neither is set no OTLP exporter runs."""
     service_name: str = "oneiros"
+    """``service.name`` of this process's spans unless ``OTEL_SERVICE_NAME`` says otherwise."""
 
-    @classmethod
-    def from_env(cls, spans_path: str | None = None) -> TracingSettings:
-        path = spans_path or os.environ.get("ONEIROS_SPANS") or DEFAULT_SPANS_PATH
-        return cls(
-            spans_path=None if path == "off" else path,
-            otlp_endpoint=os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
-        )
+    def __post_init__(self) -> None:
+        if self.spans_path == "off":
+            msgspec.structs.force_setattr(self, "spans_path", None)
 
 
+class LogSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How ``oneiros worker`` and ``oneiros run`` log."""
+
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    """oneiros's own lines: at INFO one line per phase start and end, and each daemon decision."""
+    format: Literal["text", "json"] = "text"
+    """``json`` writes one JSON object per line, for log collectors."""
+    rq_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+    """RQ's own logger (it says every job twice at INFO)."""
 
 
 class SnapshotSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

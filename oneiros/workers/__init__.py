@@ -2,14 +2,15 @@
 
 from oneiros._errors import CycleTimeout, WorkerError
 from oneiros.workers._budget import BudgetGuard, Ledger, Refusal, Spend, phase_budget, phase_money, worst_case_tokens
+from oneiros.workers._dispatch import PhaseReport, RqExecutor
 from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor
 from oneiros.workers._log import GolemLog, GolemLogs
+from oneiros.workers._logging import JsonFormatter, configure_logging
 from oneiros.workers._metered import MeteredGenerator
 from oneiros.workers._phases import PhaseOutcome, run_phase
 from oneiros.workers._rq import (
     JsonSerializer,
     PhaseWorker,
-    RqExecutor,
     SimplePhaseWorker,
     cycle_result,
     make_worker,
@@ -29,10 +30,12 @@ __all__ = [
     "GolemLog",
     "GolemLogs",
     "InProcessExecutor",
+    "JsonFormatter",
     "JsonSerializer",
     "Ledger",
     "MeteredGenerator",
     "PhaseOutcome",
+    "PhaseReport",
     "PhaseWorker",
     "Refusal",
     "RqExecutor",
@@ -42,6 +45,7 @@ __all__ = [
     "Spend",
     "WorkerConfig",
     "WorkerError",
+    "configure_logging",
     "configure_tracing",
     "cycle_result",
     "flush_spans",

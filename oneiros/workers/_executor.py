@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 import msgspec
+from opentelemetry import trace
 
 from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.events import DREAM_PHASES, BardoTrigger, DreamComplete, DreamPhaseName, DreamTrigger
@@ -15,8 +16,17 @@ from oneiros.settings import CycleSettings
 from oneiros.workers._budget import phase_budget
 from oneiros.workers._log import GolemLogs
 from oneiros.workers._phases import PhaseOutcome, run_phase
+from oneiros.workers._tracing import (
+    TracedGenerator,
+    TracedStore,
+    current_trace_context,
+    outcome_attributes,
+    start_cycle_span,
+    traced_phase,
+    tracer,
+)
 
-__all__ = ["CycleResult", "Executor", "InProcessExecutor"]
+__all__ = ["CycleResult", "Executor", "InProcessExecutor", "starting_settings", "traced_golems"]
 
 PhaseListener = Callable[[DreamPhaseName, PhaseOutcome], None]
 
@@ -42,8 +52,24 @@ class Executor(Protocol):
     ) -> CycleResult: ...
 
 
+def traced_golems(golems: Golems) -> Golems:
+    """The same golems, with every append a span and every event carrying the trace context."""
+    store = golems.store if isinstance(golems.store, TracedStore) else TracedStore(golems.store)
+    return Golems(store, deps=golems.deps, observers=golems.observers, trace_context=current_trace_context)
+
+
+def starting_settings(settings: CycleSettings, golems: Golems) -> CycleSettings:
+    """The settings a cycle records when it starts: the seed made concrete (the starter's)."""
+    if settings.seed is not None:
+        return settings
+    return msgspec.structs.replace(settings, seed=golems.deps.seed)
+
+
 class InProcessExecutor:
-    """Runs every phase in this process, one after the other: the embedded default."""
+    """Runs every phase in this process, one after the other: the embedded default.
+
+    Traced exactly like a cycle on RQ workers: a root span for the cycle, a span per phase, and
+    per generator call and store append inside it."""
 
     def __init__(
         self,
@@ -52,12 +78,13 @@ class InProcessExecutor:
         settings: CycleSettings | None = None,
         on_phase: PhaseListener | None = None,
     ) -> None:
-        self.golems = golems
-        self.generator = generator or OfflineGenerator(seed=golems.deps.seed)
+        self.golems = traced_golems(golems)
+        inner = generator or OfflineGenerator(seed=golems.deps.seed)
+        self.generator: Generator = inner if isinstance(inner, TracedGenerator) else TracedGenerator(inner)
         self.settings = settings or CycleSettings()
         self.on_phase = on_phase
         # What the phases read, folded once and caught up phase by phase.
-        self.logs = GolemLogs.of(golems)
+        self.logs = GolemLogs.of(self.golems)
 
     def run_cycle(
         self,
@@ -67,29 +94,56 @@ class InProcessExecutor:
         cycle_id: str | None = None,
         bardo_trigger: BardoTrigger | None = None,
     ) -> CycleResult:
+        root = start_cycle_span(golem_id, trigger)
+        with trace.use_span(root, end_on_exit=True):
+            result = self._run(golem_id, trigger, cycle_id, bardo_trigger)
+            root.set_attributes(
+                {
+                    "oneiros.cycle_id": result.cycle_id,
+                    "oneiros.outcome": "interrupted" if result.interrupted else "complete",
+                }
+            )
+            if result.interrupted:
+                root.set_status(trace.Status(trace.StatusCode.ERROR, result.interrupted))
+        return result
+
+    def _run(
+        self, golem_id: str, trigger: DreamTrigger, cycle_id: str | None, bardo_trigger: BardoTrigger | None
+    ) -> CycleResult:
+        settings = starting_settings(self.settings, self.golems)
         state = self.logs.read(golem_id).state
         if not state.exists:
             raise GolemNotFound(golem_id)
-        budget = phase_budget(self.settings.budget, state.behavioral_phase, "hypnagogic_onset")
+        budget = phase_budget(settings.budget, state.behavioral_phase, "hypnagogic_onset")
         head_before = self.golems.store.head()
-        cycle = self.golems.fall_asleep(
-            golem_id, trigger, budget_tokens=budget, cycle_id=cycle_id, bardo_trigger=bardo_trigger
-        )
+        with tracer().start_as_current_span("fall_asleep", attributes={"oneiros.golem_id": golem_id}):
+            cycle = self.golems.fall_asleep(
+                golem_id,
+                trigger,
+                budget_tokens=budget,
+                cycle_id=cycle_id,
+                bardo_trigger=bardo_trigger,
+                settings=settings,
+            )
         outcomes: list[PhaseOutcome] = []
         interrupted: str | None = None
+        attributes = {"oneiros.golem_id": golem_id, "oneiros.cycle_id": cycle}
         for phase in DREAM_PHASES:
-            try:
-                outcome = run_phase(
-                    self.golems, golem_id, cycle, phase, self.generator, self.settings, logs=self.logs
-                )
-            except OneirosError as exc:
-                interrupted = f"{phase} failed: {exc}"
-            except Exception as exc:  # a phase bug must end the cycle with its reason, not a hang
-                interrupted = f"{phase} failed: {type(exc).__name__}: {exc}"
-            if interrupted is not None:
-                if self.golems.state(golem_id).mode == "Dreaming":
-                    self.golems.interrupt(golem_id, "failure", interrupted)
-                break
+            with traced_phase(None, phase, attributes) as span:
+                try:
+                    outcome = run_phase(
+                        self.golems, golem_id, cycle, phase, self.generator, settings, logs=self.logs
+                    )
+                    span.set_attributes(outcome_attributes(outcome))
+                except OneirosError as exc:
+                    interrupted = f"{phase} failed: {exc}"
+                except Exception as exc:  # a phase bug must end the cycle with its reason, not a hang
+                    interrupted = f"{phase} failed: {type(exc).__name__}: {exc}"
+                if interrupted is not None:
+                    span.set_status(trace.Status(trace.StatusCode.ERROR, interrupted))
+                    if self.golems.state(golem_id).mode == "Dreaming":
+                        self.golems.interrupt(golem_id, "failure", interrupted)
+                    break
             outcomes.append(outcome)
             if self.on_phase is not None:
                 self.on_phase(phase, outcome)

@@ -46,6 +46,7 @@ class MeteredGenerator:
         self.recorded = recorded
         self.is_exhausted = exhausted or suppressed
         self.spent = self.calls = self.reused = self.appended = 0
+        self.spent_usd = 0.0
 
     @property
     def version(self) -> int:
@@ -76,6 +77,7 @@ class MeteredGenerator:
         if isinstance(old, GenerationFailed):
             return None
         self.spent += old.tokens_in + old.tokens_out
+        self.spent_usd += old.cost_usd
         return Generation(
             text=old.text, model=old.model, tokens_in=old.tokens_in, tokens_out=old.tokens_out, cost_usd=old.cost_usd
         )

@@ -8,6 +8,7 @@ appends its events once: the second run finds the phase already left, or loses t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import cast
 
@@ -44,10 +45,13 @@ class PhaseOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """False when the log showed the phase already done (a duplicate or late job)."""
     events_appended: int = 0
     tokens_spent: int = 0
+    cost_usd: float = 0.0
     generator_calls: int = 0
     reused_generations: int = 0
     exhausted: bool = False
     """True when the phase's generation ended on a budget cap (or the cycle was suppressed)."""
+    next_budget_tokens: int = 0
+    """The token budget of the phase the cycle moved to (0 when it woke or the phase did not run)."""
 
 
 class _CycleView(msgspec.Struct, kw_only=True):
@@ -59,6 +63,7 @@ class _CycleView(msgspec.Struct, kw_only=True):
     prior: list[Event]
     start_version: int = 0
     suppressed: bool = False
+    settings: CycleSettings | None = None
 
 
 def _cycle_view(log: GolemLog, cycle_id: str) -> _CycleView:
@@ -73,6 +78,7 @@ def _cycle_view(log: GolemLog, cycle_id: str) -> _CycleView:
             view.recorded[event.call_key] = event
         if isinstance(event, DreamStart):
             view.start_version = record.version
+            view.settings = event.settings
             view.started_at = record.meta.time
         elif isinstance(event, DreamPhase):
             view.budget = event.budget_tokens
@@ -90,13 +96,17 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
     golem_id: str,
     cycle_id: str,
     phase: DreamPhaseName,
-    generator: Generator,
+    generator: Generator | None,
     settings: CycleSettings,
     *,
+    generator_for: Callable[[CycleSettings], Generator] | None = None,
     logs: GolemLogs | None = None,
 ) -> PhaseOutcome:
     """Run ``phase`` of ``cycle_id`` if the golem is in it; otherwise report that it already ran.
 
+    The phase runs with the settings the cycle recorded when it started; ``settings`` only stand in
+    for a cycle recorded before settings were (DreamStart before v3). ``generator_for`` builds the
+    generator those settings name (a worker's way); without it ``generator`` is used as given.
     ``logs`` holds what earlier phases in this process folded, so only the events since are read;
     without it the phase starts from the latest snapshot beside the log."""
     log = (logs or GolemLogs.of(golems)).read(golem_id)
@@ -106,6 +116,12 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
     if state.cycle_id != cycle_id or state.phase != phase:
         return PhaseOutcome(phase=phase, ran=False)
     view = _cycle_view(log, cycle_id)
+    settings = view.settings or settings
+    seed = settings.seed if settings.seed is not None else golems.deps.seed
+    if generator_for is not None:
+        generator = generator_for(settings)
+    if generator is None:
+        raise TypeError("run_phase needs a generator or generator_for")
     budget = settings.budget
     credit = settings.credit_fraction
     suppress_now = phase == "hypnagogic_onset" and credit is not None and credit < budget.credit_floor
@@ -143,7 +159,7 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         generate=metered,
         memory=memory,
         prior_outputs=view.prior,
-        seed=golems.deps.seed,
+        seed=seed,
         tier=budget.tier,
         exhausted=metered.exhausted,
         spent=metered.cycle_spent,
@@ -161,6 +177,7 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
     else:
         outputs = ENGINES[phase](ctx)
     following = next_phase(phase)
+    next_budget = 0
     if following is None:
         records = golems.wake(golem_id, outputs=outputs, known=metered.state)
     else:
@@ -174,7 +191,9 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         ran=True,
         events_appended=metered.appended + len(records),
         tokens_spent=metered.spent,
+        cost_usd=metered.spent_usd,
         generator_calls=metered.calls,
         reused_generations=metered.reused,
         exhausted=metered.is_exhausted,
+        next_budget_tokens=next_budget,
     )

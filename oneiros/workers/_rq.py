@@ -1,11 +1,15 @@
-"""Phase jobs on RQ: the executor that starts cycles, the job that runs one phase, the workers.
+"""Phase jobs on RQ: the job that runs one phase, and the workers (the executor is ``_dispatch.py``).
 
 Each phase of a cycle is one RQ job whose payload is ids only (golem, cycle, phase), serialized as
 JSON on both sides; never pickle, which would let anyone who can write to Redis run code on the
-workers. The chain is driven by the log, not by RQ dependencies: when a phase's events are
-committed, the job enqueues the job of the phase the golem is now in. A job that finds its phase
-already done (a retry after a crash, a duplicate) enqueues the golem's current phase instead, if no
-live job has it, so a crash between the commit and the enqueue cannot stall a cycle.
+workers. RQ's own tools read these jobs with ``--serializer oneiros.workers.JsonSerializer``
+(``rq info``, ``rq requeue``, ``rq worker``). What a phase runs with comes from the cycle's
+DreamStart in the log, never from the job or the worker's own config.
+
+The chain is driven by the log, not by RQ dependencies: when a phase's events are committed, the
+job enqueues the job of the phase the golem is now in. A job that finds its phase already done (a
+retry after a crash, a duplicate) enqueues the golem's current phase instead, if no live job has
+it, so a crash between the commit and the enqueue cannot stall a cycle.
 
 A killed worker leaves its job ``started`` until its registry entry expires; the workers here let
 that grace be configured, sweep the registries on a configurable interval (RQ then retries the job,
@@ -21,6 +25,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any, cast
 
 import msgspec
@@ -33,29 +38,23 @@ from rq.utils import now as rq_now
 from rq.worker import BaseWorker
 from rq.worker_registration import clean_worker_registry
 
-from oneiros._errors import CycleTimeout, OneirosError, StreamConflict
+from oneiros._errors import OneirosError, StreamConflict
 from oneiros.events import (
-    DREAM_PHASES,
-    BardoTrigger,
     DreamComplete,
     DreamInterrupted,
     DreamPhaseName,
-    DreamTrigger,
 )
 from oneiros.fsm import Golems, GolemState
-from oneiros.settings import CycleSettings, RqSettings
+from oneiros.settings import RqSettings
 from oneiros.workers._budget import phase_budget
 from oneiros.workers._executor import CycleResult
+from oneiros.workers._logging import log_fields
 from oneiros.workers._phases import PhaseOutcome, run_phase
 from oneiros.workers._runtime import WorkerConfig, runtime, set_worker_config
 from oneiros.workers._tracing import (
-    CycleTrace,
-    TracedStore,
-    current_trace_context,
-    emit_cycle_span,
+    context_from,
     flush_spans,
-    new_cycle_trace,
-    remote_parent,
+    outcome_attributes,
     traced_phase,
     tracer,
 )
@@ -63,7 +62,6 @@ from oneiros.workers._tracing import (
 __all__ = [
     "JsonSerializer",
     "PhaseWorker",
-    "RqExecutor",
     "SimplePhaseWorker",
     "cycle_result",
     "end_failed_cycle",
@@ -82,7 +80,12 @@ _LIVE = frozenset({JobStatus.QUEUED, JobStatus.STARTED, JobStatus.DEFERRED, JobS
 
 
 class JsonSerializer:
-    """RQ's job data, meta and results as msgspec JSON: plain data in, plain data out."""
+    """RQ's job data, meta and results as msgspec JSON: plain data in, plain data out.
+
+    Never unpickles. A plain ``rq worker`` started without this serializer rewrites a job's meta
+    (and its results) as pickle when it fails the job; that text reads back here as empty instead of
+    as an error, so the job's phase and cycle can still be found and ended or resumed. The job
+    data (function and ids) such a worker cannot rewrite: it never could read it."""
 
     @staticmethod
     def dumps(obj: Any, /) -> bytes:
@@ -90,6 +93,8 @@ class JsonSerializer:
 
     @staticmethod
     def loads(data: bytes, /) -> Any:
+        if data[:1] == b"\x80":  # a pickle (protocol 2+) written by a worker without this serializer
+            return {}
         return msgspec.json.decode(data)
 
 
@@ -109,12 +114,14 @@ def enqueue_phase(
     connection: Redis,
     settings: RqSettings,
     state: GolemState,
-    cycle: CycleTrace,
+    carrier: Mapping[str, str],
     budget_tokens: int,
     *,
     current_job_id: str | None = None,
 ) -> Job | None:
-    """Enqueue the job of the phase ``state`` is in, unless a live job already has it."""
+    """Enqueue the job of the phase ``state`` is in, unless a live job already has it.
+
+    ``carrier`` is the cycle's trace context (``trace_carrier`` of its root span)."""
     assert state.cycle_id is not None
     assert state.phase is not None
     queue = _queue(connection, settings)
@@ -136,17 +143,20 @@ def enqueue_phase(
         failure_ttl=settings.failure_ttl,
         retry=Retry(max=settings.retries),
         on_failure=Callback(PHASE_FAILED),
-        meta={"traceparent": cycle.traceparent, "cycle_start_ns": cycle.start_ns, "attempts": settings.retries + 1},
+        meta={"trace": dict(carrier), "attempts": settings.retries + 1},
         description=f"{state.phase} of cycle {state.cycle_id} for golem {state.golem_id}",
     )
 
 
-def _cycle_trace(job: Job) -> CycleTrace:
+def _carrier(job: Job) -> dict[str, str]:
+    """The cycle's trace context from the job's meta; an older job kept a bare traceparent, a
+    job whose meta was lost (a foreign worker) has none and starts a trace of its own."""
     meta = job.meta or {}
+    carrier = meta.get("trace")
+    if isinstance(carrier, dict):
+        return {str(k): str(v) for k, v in carrier.items()}
     traceparent = meta.get("traceparent")
-    if not isinstance(traceparent, str):
-        return new_cycle_trace()  # an older or foreign job: a trace of its own rather than none
-    return CycleTrace(traceparent=traceparent, start_ns=int(meta.get("cycle_start_ns") or time.time_ns()))
+    return {"traceparent": traceparent} if isinstance(traceparent, str) else {}
 
 
 def _in_cycle(state: GolemState, cycle_id: str) -> bool:
@@ -162,42 +172,66 @@ def phase_job(golem_id: str, cycle_id: str, phase: DreamPhaseName) -> dict[str, 
     job = get_current_job()
     assert job is not None, "phase_job runs inside an RQ job"
     rt = runtime()
-    cycle = _cycle_trace(job)
+    carrier = _carrier(job)
+    worker = job.worker_name or os.environ.get("RQ_WORKER_ID", "")
     attributes = {
         **_cycle_attributes(golem_id, cycle_id),
-        "oneiros.phase": phase,
         "rq.job_id": job.id,
         "rq.attempt": _attempt(job, rt.config.rq),
-        "rq.worker": job.worker_name or os.environ.get("RQ_WORKER_ID", ""),
+        "rq.worker": worker,
         "host.name": socket.gethostname(),
     }
+    fields: dict[str, Any] = {"cycle": cycle_id, "golem": golem_id, "phase": phase, "worker": worker}
+    log_fields(_log, "phase start", {**fields, "attempt": attributes["rq.attempt"]})
+    started = time.monotonic()
     golems = rt.golems()
+    outcome = PhaseOutcome(phase=phase, ran=False)
     try:
-        with traced_phase(cycle, f"phase {phase}", attributes) as span:
+        with traced_phase(context_from(carrier), phase, attributes) as span:
             try:
                 outcome = run_phase(
-                    golems, golem_id, cycle_id, phase, rt.generator, rt.config.cycle, logs=rt.logs(golems)
+                    golems,
+                    golem_id,
+                    cycle_id,
+                    phase,
+                    None,
+                    rt.config.cycle,
+                    generator_for=rt.generator_for,
+                    logs=rt.logs(golems),
                 )
             except StreamConflict:
-                # Another run of this phase committed first; its events stand and ours were not written.
+                # Another run of this phase committed first, or the cycle was interrupted (a wake,
+                # a death) while it ran: what is in the log stands, and ours was not written.
                 outcome = PhaseOutcome(phase=phase, ran=False)
-            span.set_attributes(
-                {
-                    "oneiros.ran": outcome.ran,
-                    "oneiros.events_appended": outcome.events_appended,
-                    "oneiros.tokens": outcome.tokens_spent,
-                    "oneiros.generator_calls": outcome.generator_calls,
-                    "oneiros.reused_generations": outcome.reused_generations,
-                }
-            )
+            span.set_attributes(outcome_attributes(outcome))
             state = golems.state(golem_id)
             if _in_cycle(state, cycle_id):
                 assert state.phase is not None
-                budget = phase_budget(rt.config.cycle.budget, state.behavioral_phase, state.phase)
-                enqueue_phase(job.connection, rt.config.rq, state, cycle, budget, current_job_id=job.id)
-        if outcome.ran and not _in_cycle(state, cycle_id):
-            emit_cycle_span(cycle, {**_cycle_attributes(golem_id, cycle_id), "oneiros.outcome": "complete"})
+                budget = outcome.next_budget_tokens or phase_budget(
+                    rt.config.cycle.budget, state.behavioral_phase, state.phase
+                )
+                enqueue_phase(job.connection, rt.config.rq, state, carrier, budget, current_job_id=job.id)
+            else:
+                span.set_attribute("oneiros.cycle_ended", True)
+        # What the log says came next: the next phase, or the cycle's end (this phase's, or an
+        # interrupt a wake or a death recorded while the phase ran).
+        then = state.phase if _in_cycle(state, cycle_id) else ("cycle ended" if outcome.ran else "cycle not running")
+        log_fields(
+            _log,
+            "phase end",
+            {
+                **fields,
+                "seconds": round(time.monotonic() - started, 3),
+                "tokens": outcome.tokens_spent,
+                "cost": round(outcome.cost_usd, 6),
+                "ran": outcome.ran,
+                "then": then,
+            },
+        )
         return msgspec.to_builtins(outcome)  # type: ignore[no-any-return]
+    except Exception:
+        log_fields(_log, "phase failed", {**fields, "seconds": round(time.monotonic() - started, 3)}, logging.WARNING)
+        raise
     finally:
         flush_spans()
 
@@ -213,12 +247,12 @@ def _attempt(job: Job, settings: RqSettings) -> int:
 
 
 def end_failed_cycle(
-    golems: Golems, cycle: CycleTrace, *, golem_id: str, cycle_id: str, phase: str, reason: str
+    golems: Golems, carrier: Mapping[str, str], *, golem_id: str, cycle_id: str, phase: str, reason: str
 ) -> bool:
     """Interrupt the cycle with ``reason`` if the golem is still in ``phase`` of it; True if it did."""
     with tracer().start_as_current_span(
         "interrupt",
-        context=remote_parent(cycle),
+        context=context_from(carrier),
         attributes={**_cycle_attributes(golem_id, cycle_id), "oneiros.phase": phase, "oneiros.reason": reason},
     ):
         try:
@@ -229,7 +263,6 @@ def end_failed_cycle(
         except OneirosError:
             # The golem moved on meanwhile (whoever moved it owns the cycle now) or is gone.
             return False
-    emit_cycle_span(cycle, {**_cycle_attributes(golem_id, cycle_id), "oneiros.outcome": "interrupted"}, error=reason)
     return True
 
 
@@ -248,8 +281,7 @@ def phase_failed(
         rt = runtime()
         what = f"{exc_type.__name__}: {exc_value}" if exc_type is not None else "unknown error"
         reason = f"{kwargs['phase']} failed for good after {_attempts(job, rt.config.rq)} attempts: {what}"
-        with_trace = _cycle_trace(job)
-        end_failed_cycle(rt.golems(), with_trace, reason=reason, **_address(kwargs))
+        end_failed_cycle(rt.golems(), _carrier(job), reason=reason, **_address(kwargs))
         flush_spans()
     except Exception:  # a callback that raises would abort RQ's registry cleanup for every other job
         _log.exception("could not end the cycle of failed job %s", job.id)
@@ -272,8 +304,8 @@ def sweep_failed_phases(connection: Redis, settings: RqSettings, window: float =
             continue
         kwargs = job.kwargs
         rt = runtime()
-        reason = f"{kwargs['phase']} failed for good: {_last_line(_failure_text(job)) or 'job failed'}"
-        if end_failed_cycle(rt.golems(), _cycle_trace(job), reason=reason, **_address(kwargs)):
+        reason = f"{kwargs['phase']} failed for good: {_why(_failure_text(job))}"
+        if end_failed_cycle(rt.golems(), _carrier(job), reason=reason, **_address(kwargs)):
             ended += 1
     if ended:
         flush_spans()
@@ -287,6 +319,16 @@ def _address(kwargs: dict[str, Any]) -> dict[str, str]:
 def _failure_text(job: Job) -> str | None:
     result = job.latest_result()
     return str(result.exc_string) if result is not None and result.exc_string else None
+
+
+def _why(failure: str | None) -> str:
+    """A failed job's reason in a line; a worker that could not even read the job is named as such."""
+    if failure is not None and "DeserializationError" in failure:
+        return (
+            "a worker without oneiros's serializer took the job "
+            "(run RQ tools with --serializer oneiros.workers.JsonSerializer)"
+        )
+    return _last_line(failure) or "job failed"
 
 
 def _last_line(text: str | None) -> str:
@@ -381,83 +423,6 @@ def make_worker(config: WorkerConfig, connection: Redis, name: str | None = None
     )
     worker.oneiros_settings = settings
     return worker
-
-
-class RqExecutor:
-    """Starts cycles whose phases run as RQ jobs on any number of workers."""
-
-    def __init__(
-        self,
-        golems: Golems,
-        connection: Redis,
-        settings: RqSettings | None = None,
-        cycle_settings: CycleSettings | None = None,
-        poll_interval: float = 0.05,
-    ) -> None:
-        self.golems = Golems(
-            golems.store if isinstance(golems.store, TracedStore) else TracedStore(golems.store),
-            deps=golems.deps,
-            observers=golems.observers,
-            trace_context=current_trace_context,
-        )
-        self.connection = connection
-        self.settings = settings or RqSettings()
-        self.cycle_settings = cycle_settings or CycleSettings()
-        self.poll_interval = poll_interval
-        # The stream version each cycle started after, so its report reads only the cycle's events.
-        self._started_after: dict[str, int] = {}
-
-    def start_cycle(
-        self,
-        golem_id: str,
-        trigger: DreamTrigger = "owner",
-        *,
-        cycle_id: str | None = None,
-        bardo_trigger: BardoTrigger | None = None,
-    ) -> str:
-        """Open a cycle and enqueue its first phase; returns the cycle id without waiting."""
-        state = self.golems.state(golem_id)
-        budget = phase_budget(self.cycle_settings.budget, state.behavioral_phase, DREAM_PHASES[0])
-        cycle = new_cycle_trace()
-        with tracer().start_as_current_span(
-            "fall_asleep", context=remote_parent(cycle), attributes={"oneiros.golem_id": golem_id}
-        ) as span:
-            started = self.golems.fall_asleep(
-                golem_id, trigger, budget_tokens=budget, cycle_id=cycle_id, bardo_trigger=bardo_trigger
-            )
-            self._started_after[started] = state.version
-            span.set_attribute("oneiros.cycle_id", started)
-            try:
-                enqueue_phase(self.connection, self.settings, self.golems.state(golem_id), cycle, budget)
-            except Exception as exc:
-                # Without its first job the cycle would hang in onset: end it now, with the reason.
-                reason = f"could not enqueue the first phase: {exc}"
-                end_failed_cycle(
-                    self.golems, cycle, golem_id=golem_id, cycle_id=started, phase=DREAM_PHASES[0], reason=reason
-                )
-                flush_spans()
-                raise
-        flush_spans()
-        return started
-
-    def wait(self, golem_id: str, cycle_id: str, timeout: float = 300.0) -> CycleResult:
-        """Block until the cycle has ended (completed or interrupted), then report it."""
-        deadline = time.monotonic() + timeout
-        while _in_cycle(self.golems.state(golem_id), cycle_id):
-            if time.monotonic() > deadline:
-                raise CycleTimeout(golem_id, cycle_id, timeout)
-            time.sleep(self.poll_interval)
-        return cycle_result(self.golems, golem_id, cycle_id, after_version=self._started_after.pop(cycle_id, 0))
-
-    def run_cycle(
-        self,
-        golem_id: str,
-        trigger: DreamTrigger = "owner",
-        *,
-        cycle_id: str | None = None,
-        bardo_trigger: BardoTrigger | None = None,
-    ) -> CycleResult:
-        return self.wait(golem_id, self.start_cycle(golem_id, trigger, cycle_id=cycle_id, bardo_trigger=bardo_trigger))
 
 
 def cycle_result(golems: Golems, golem_id: str, cycle_id: str, *, after_version: int = 0) -> CycleResult:

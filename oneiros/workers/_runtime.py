@@ -1,8 +1,10 @@
-"""What a worker process runs phase jobs with: its settings, store, generator and tracer.
+"""What a worker process runs phase jobs with: its store, queue settings, tracer and generators.
 
-A job's payload carries ids only; everything else a phase needs is the worker's own configuration.
-The live objects (store connections, tracer) are built lazily once per process id, because RQ forks
-a work-horse per job and a database connection must never cross a fork.
+A job's payload carries ids only. What a phase runs with (tier, generator, base URL, models,
+temperatures, budgets, seed) is the cycle's own, recorded in its DreamStart; the worker brings only
+the store, the queue and the secrets (an API key from its environment). The live objects (store
+connections, tracer, generators) are built lazily once per process id, because RQ forks a
+work-horse per job and a database connection must never cross a fork.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from oneiros.generators import (
     OpenAIConfig,
     OpenAIGenerator,
 )
-from oneiros.settings import CycleSettings, RqSettings, TracingSettings
+from oneiros.settings import CycleSettings, GeneratorSettings, RqSettings, TracingSettings
 from oneiros.workers._log import GolemLogs
 from oneiros.workers._tracing import TracedGenerator, TracedStore, current_trace_context, ensure_tracing
 
@@ -47,13 +49,9 @@ class WorkerConfig(msgspec.Struct, frozen=True, kw_only=True):
     """Everything a worker process needs besides the job payload."""
 
     store_url: str
-    generator: str = "offline"
-    """``offline``, ``openai`` (an OpenAI-compatible server, configured by its environment),
-    ``sleep:SECONDS`` (offline text after a simulated model latency) or ``module:factory`` (a
-    callable returning a generator)."""
-    seed: int = 0
-    cycle: CycleSettings = CycleSettings()
     rq: RqSettings = RqSettings()
+    cycle: CycleSettings = CycleSettings()
+    """Only for cycles recorded before they carried their settings (DreamStart v1)."""
     tracing: TracingSettings = TracingSettings()
 
 
@@ -73,12 +71,25 @@ class DelayedGenerator:
         return self.inner.generate(request)
 
 
-def load_generator(spec: str, seed: int = 0) -> Generator:
-    """The generator a spec names (see :attr:`WorkerConfig.generator`)."""
+def load_generator(settings: GeneratorSettings | str, seed: int = 0) -> Generator:
+    """The generator ``settings`` name (see :attr:`GeneratorSettings.name`); a bare name takes the
+    other generator settings' defaults."""
+    if isinstance(settings, str):
+        settings = GeneratorSettings(name=settings)
+    spec = settings.name
     if spec == "offline":
         return OfflineGenerator(seed=seed)
     if spec == "openai":
-        return OpenAIGenerator(OpenAIConfig())
+        return OpenAIGenerator(
+            OpenAIConfig(
+                base_url=settings.base_url,
+                api_key_env=settings.api_key_env,
+                models=dict(settings.models),
+                phase_models=dict(settings.phase_models),
+                timeout_s=settings.timeout_s,
+                retries=settings.retries,
+            )
+        )
     if spec.startswith("sleep:"):
         try:
             delay = float(spec.removeprefix("sleep:"))
@@ -102,19 +113,28 @@ def load_generator(spec: str, seed: int = 0) -> Generator:
 
 
 class Runtime:
-    """This process's store, traced generator and tracer, built from a :class:`WorkerConfig`."""
+    """This process's store, tracer and generators, built from a :class:`WorkerConfig`."""
 
     def __init__(self, config: WorkerConfig) -> None:
         self.config = config
         self.pid = os.getpid()
         ensure_tracing(config.tracing)
         self.store: EventStore = TracedStore(_open_with_retries(config.store_url))
-        self.generator: Generator = TracedGenerator(load_generator(config.generator, config.seed))
+        self._generators: dict[bytes, Generator] = {}
         self._logs: GolemLogs | None = None
 
     def golems(self) -> Golems:
         """A golem service whose events carry the current trace context."""
-        return Golems(self.store, deps=Deps(seed=self.config.seed), trace_context=current_trace_context)
+        return Golems(self.store, deps=Deps(), trace_context=current_trace_context)
+
+    def generator_for(self, settings: CycleSettings) -> Generator:
+        """The (traced) generator a cycle's settings name, built once per distinct settings."""
+        seed = settings.seed or 0
+        key = msgspec.json.encode((settings.generator, seed))
+        generator = self._generators.get(key)
+        if generator is None:
+            generator = self._generators[key] = TracedGenerator(load_generator(settings.generator, seed))
+        return generator
 
     def logs(self, golems: Golems) -> GolemLogs:
         """This process's folded golem logs, kept from job to job, so a worker that ran the last

@@ -1,45 +1,47 @@
 """OpenTelemetry traces of a dream cycle across every process that ran a part of it.
 
-One trace per cycle. Its root span ("cycle") is opened in name only by whoever starts the cycle: the
-ids are drawn there and travel as a W3C ``traceparent`` in each phase job's meta and in the metadata
-of every event appended under it; the span itself is written once, by the worker that ends the
-cycle, with the start time the starter recorded. A phase job is a span on whichever worker ran it;
-each generator call and each store append is a span inside it.
+Tracing is configured the OpenTelemetry way. The library code only uses the API
+(``trace.get_tracer``, ``opentelemetry.propagate``); the processes (``oneiros dream``, ``run``,
+``worker``) configure the SDK once, as the global TracerProvider, and the SDK reads its standard
+variables itself: ``OTEL_SERVICE_NAME``, ``OTEL_TRACES_SAMPLER`` (and ``_ARG``),
+``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, ``OTEL_PROPAGATORS``. When
+a global SDK provider is already installed (``opentelemetry-instrument``), oneiros adds its span
+file to that one instead, so redis and psycopg instrumentations nest under oneiros's spans.
 
-Spans go to a local JSON-lines file by default (``.oneiros/spans.jsonl``, or ``$ONEIROS_SPANS``;
-``off`` turns it off) through a simple processor, so a span is on disk when it ends and a
-work-horse that exits right after loses nothing. When ``$OTEL_EXPORTER_OTLP_ENDPOINT`` is set
-(and ``oneiros[otlp]`` is installed), spans also go to that collector (Jaeger, Tempo) in batches,
-flushed at the end of each job.
+One trace per cycle. Its root span ("cycle") belongs to whoever starts the cycle and lasts until
+the cycle ends when the starter follows it (in-process, the daemon, ``dream --wait``), or until the
+first phase is enqueued when it does not. The root's context travels through the propagator API in
+each phase job's meta and in the metadata of every event appended under it. A phase is a span,
+in-process or on whichever worker ran it; each generator call and each store append is a span
+inside it.
+
+Spans go to a local JSON-lines file by default (``.oneiros/spans.jsonl``; the config's
+``tracing.spans_path``, ``off`` for none) through a simple processor, so a span is on disk when it
+ends and a process that exits right after loses nothing; to an OTLP collector (Jaeger, Tempo) in
+batches when an endpoint is configured, flushed at the end of each job.
 """
 
 from __future__ import annotations
 
-import contextvars
 import importlib
 import os
-import random
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import msgspec
-from opentelemetry import trace
+from opentelemetry import propagate, trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
     SimpleSpanProcessor,
     SpanExporter,
     SpanExportResult,
 )
-from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
-from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from oneiros._errors import ConfigError
 from oneiros.events import Checkpoint, EventStore, Recorded, StreamAppend
@@ -48,26 +50,23 @@ from oneiros.settings import DEFAULT_SPANS_PATH, TracingSettings
 
 __all__ = [
     "DEFAULT_SPANS_PATH",
-    "CycleTrace",
     "SpanFileExporter",
     "SpanRecord",
     "TracedGenerator",
     "TracedStore",
     "TracingSettings",
     "configure_tracing",
+    "context_from",
     "current_trace_context",
-    "emit_cycle_span",
     "ensure_tracing",
     "flush_spans",
-    "new_cycle_trace",
+    "outcome_attributes",
     "read_spans",
-    "remote_parent",
+    "start_cycle_span",
+    "trace_carrier",
     "traced_phase",
     "tracer",
 ]
-
-_propagator = TraceContextTextMapPropagator()
-
 
 class SpanRecord(msgspec.Struct, frozen=True, kw_only=True):
     """One finished span as the span file holds it."""
@@ -155,129 +154,131 @@ def read_spans(path: str | Path) -> list[SpanRecord]:
     return out
 
 
-class _PresetIds(RandomIdGenerator):
-    """Random ids, except inside :func:`_preset` which hands out the ids of a span drawn earlier.
+class _Destinations(SpanProcessor):
+    """The span processors oneiros configured, behind one processor added to the provider once:
+    the provider is global and set once per process, its destinations may change (a test, a
+    worker configured again)."""
 
-    This is how the cycle's root span, whose ids were drawn when the cycle started, is written by
-    the worker that ends it: the SDK has no public way to give a new span chosen ids.
-    """
+    def __init__(self) -> None:
+        self.processors: tuple[SpanProcessor, ...] = ()
 
-    preset: contextvars.ContextVar[tuple[int, int] | None] = contextvars.ContextVar("oneiros_preset_ids", default=None)
+    def replace(self, processors: Sequence[SpanProcessor]) -> None:
+        old, self.processors = self.processors, tuple(processors)
+        for processor in old:
+            processor.shutdown()
 
-    def generate_trace_id(self) -> int:
-        ids = self.preset.get()
-        return ids[0] if ids is not None else super().generate_trace_id()
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        for processor in self.processors:
+            processor.on_start(span, parent_context=parent_context)
 
-    def generate_span_id(self) -> int:
-        ids = self.preset.get()
-        return ids[1] if ids is not None else super().generate_span_id()
+    def on_end(self, span: ReadableSpan) -> None:
+        for processor in self.processors:
+            processor.on_end(span)
+
+    def shutdown(self) -> None:
+        self.replace(())
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return all(processor.force_flush(timeout_millis) for processor in self.processors)
 
 
 class _Tracing:
     def __init__(self) -> None:
-        self.provider: TracerProvider | None = None
+        self.destinations: _Destinations | None = None
         self.settings: TracingSettings | None = None
         self.lock = threading.Lock()
 
 
 _state = _Tracing()
+_OTLP_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
 
-def configure_tracing(settings: TracingSettings | None = None) -> TracerProvider:
-    """Set this process's span destinations (again, replacing the previous ones)."""
-    settings = settings or TracingSettings.from_env()
+def _global_provider(settings: TracingSettings) -> TracerProvider:
+    current = trace.get_tracer_provider()
+    if isinstance(current, TracerProvider):
+        return current  # the application installed the SDK already: add to it
+    # OTEL_SERVICE_NAME wins over the default name; the SDK reads the sampler variables itself.
+    name = os.environ.get("OTEL_SERVICE_NAME") or settings.service_name
+    provider = TracerProvider(resource=Resource.create({"service.name": name}))
+    trace.set_tracer_provider(provider)
+    return provider
+
+
+def configure_tracing(settings: TracingSettings | None = None) -> None:
+    """Install oneiros's span destinations in this process's global TracerProvider (again,
+    replacing the ones configured before)."""
+    settings = settings or TracingSettings()
+    processors: list[SpanProcessor] = []
+    if settings.spans_path:
+        processors.append(SimpleSpanProcessor(SpanFileExporter(settings.spans_path)))
+    if settings.otlp_endpoint or any(os.environ.get(v) for v in _OTLP_VARIABLES):
+        processors.append(BatchSpanProcessor(_otlp_exporter(settings.otlp_endpoint)))
     with _state.lock:
-        if _state.provider is not None:
-            _state.provider.shutdown()
-        provider = TracerProvider(
-            resource=Resource.create({"service.name": settings.service_name}), id_generator=_PresetIds()
-        )
-        if settings.spans_path:
-            provider.add_span_processor(SimpleSpanProcessor(SpanFileExporter(settings.spans_path)))
-        if settings.otlp_endpoint:
-            provider.add_span_processor(BatchSpanProcessor(_otlp_exporter(settings.otlp_endpoint)))
-        _state.provider, _state.settings = provider, settings
-        return provider
+        if _state.destinations is None:
+            destinations = _Destinations()
+            _global_provider(settings).add_span_processor(destinations)
+            _state.destinations = destinations
+        _state.destinations.replace(processors)
+        _state.settings = settings
 
 
-def _otlp_exporter(endpoint: str) -> SpanExporter:
+def _otlp_exporter(endpoint: str | None) -> SpanExporter:
     try:
         # Imported by name: the exporter is an optional extra (oneiros[otlp]) that CI does not install.
         module = importlib.import_module("opentelemetry.exporter.otlp.proto.http.trace_exporter")
     except ImportError as exc:
+        where = endpoint or " or ".join(_OTLP_VARIABLES)
         raise ConfigError(
-            f"OTLP endpoint {endpoint!r} is set but its exporter is missing: pip install 'oneiros[otlp]'"
+            f"OTLP endpoint {where!r} is set but its exporter is missing: pip install 'oneiros[otlp]'"
         ) from exc
-    exporter: SpanExporter = module.OTLPSpanExporter(endpoint=endpoint.rstrip("/") + "/v1/traces")
+    # Without an endpoint of ours the exporter reads the standard variables itself.
+    kwargs = {"endpoint": endpoint.rstrip("/") + "/v1/traces"} if endpoint else {}
+    exporter: SpanExporter = module.OTLPSpanExporter(**kwargs)
     return exporter
 
 
 def ensure_tracing(settings: TracingSettings) -> None:
     """Configure tracing unless it already runs with ``settings`` (as in a forked work-horse)."""
-    if _state.provider is None or _state.settings != settings:
+    if _state.destinations is None or _state.settings != settings:
         configure_tracing(settings)
 
 
 def tracer() -> trace.Tracer:
-    """This process's oneiros tracer, configured from the environment on first use."""
-    provider = _state.provider or configure_tracing()
-    return provider.get_tracer("oneiros")
+    """oneiros's tracer from the global provider: spans go nowhere until a process configures one."""
+    return trace.get_tracer("oneiros")
 
 
 def flush_spans() -> None:
     """Push every finished span out; called before a work-horse exits."""
-    if _state.provider is not None:
-        _state.provider.force_flush()
+    if _state.destinations is not None:
+        _state.destinations.force_flush()
 
 
 def current_trace_context() -> dict[str, str]:
-    """The W3C ``traceparent`` of the current span, for job meta and event metadata."""
+    """The current span's context as a propagation carrier (W3C ``traceparent`` by default), for
+    job meta and event metadata."""
     carrier: dict[str, str] = {}
-    _propagator.inject(carrier)
+    propagate.inject(carrier)
     return carrier
 
 
-class CycleTrace(msgspec.Struct, frozen=True, kw_only=True):
-    """The cycle's root span, drawn but not yet written: its traceparent and its start time."""
-
-    traceparent: str
-    start_ns: int
-
-    @property
-    def ids(self) -> tuple[int, int]:
-        _, trace_hex, span_hex, _ = self.traceparent.split("-")
-        return int(trace_hex, 16), int(span_hex, 16)
-
-    @property
-    def trace_id(self) -> str:
-        return self.traceparent.split("-")[1]
+def trace_carrier(span: trace.Span) -> dict[str, str]:
+    """``span``'s context as a propagation carrier."""
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier, context=trace.set_span_in_context(span))
+    return carrier
 
 
-def new_cycle_trace() -> CycleTrace:
-    """Draw the ids of a new cycle's root span (a sampled W3C traceparent) and note the time."""
-    rng = random.SystemRandom()
-    trace_id = rng.getrandbits(128) or 1
-    span_id = rng.getrandbits(64) or 1
-    return CycleTrace(traceparent=f"00-{trace_id:032x}-{span_id:016x}-01", start_ns=time.time_ns())
+def context_from(carrier: Mapping[str, str]) -> Context:
+    """The context a carrier holds (an empty one, a new trace, when it holds none)."""
+    return propagate.extract(dict(carrier))
 
 
-def remote_parent(cycle: CycleTrace) -> Context:
-    """A context holding the root as a (remote) parent without extracting from a carrier."""
-    trace_id, span_id = cycle.ids
-    parent = SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
-    return trace.set_span_in_context(NonRecordingSpan(parent))
-
-
-def emit_cycle_span(cycle: CycleTrace, attributes: Mapping[str, Any], *, error: str | None = None) -> None:
-    """Write the cycle's root span, from when the cycle started to now, under its drawn ids."""
-    token = _PresetIds.preset.set(cycle.ids)
-    try:
-        span = tracer().start_span("cycle", context=Context(), start_time=cycle.start_ns, attributes=dict(attributes))
-    finally:
-        _PresetIds.preset.reset(token)
-    if error is not None:
-        span.set_status(trace.Status(trace.StatusCode.ERROR, error))
-    span.end()
+def start_cycle_span(golem_id: str, trigger: str) -> trace.Span:
+    """A new cycle's root span, not current: the starter ends it when the cycle ends."""
+    return tracer().start_span(
+        "cycle", context=Context(), attributes={"oneiros.golem_id": golem_id, "oneiros.trigger": trigger}
+    )
 
 
 class TracedGenerator:
@@ -337,7 +338,20 @@ class TracedStore(EventStore):
 
 
 @contextmanager
-def traced_phase(cycle: CycleTrace, name: str, attributes: Mapping[str, Any]) -> Iterator[trace.Span]:
-    """A phase job's span, a child of the cycle's root, current for the body."""
-    with tracer().start_as_current_span(name, context=remote_parent(cycle), attributes=dict(attributes)) as span:
+def traced_phase(parent: Context | None, phase: str, attributes: Mapping[str, Any]) -> Iterator[trace.Span]:
+    """A phase's span, a child of the cycle's root (``parent``, or the current span), current for the body."""
+    attrs = {**attributes, "oneiros.phase": phase}
+    with tracer().start_as_current_span(f"phase {phase}", context=parent, attributes=attrs) as span:
         yield span
+
+
+def outcome_attributes(outcome: Any) -> dict[str, Any]:
+    """What a phase span says about how the phase went (a PhaseOutcome)."""
+    return {
+        "oneiros.ran": outcome.ran,
+        "oneiros.events_appended": outcome.events_appended,
+        "oneiros.tokens": outcome.tokens_spent,
+        "oneiros.cost_usd": outcome.cost_usd,
+        "oneiros.generator_calls": outcome.generator_calls,
+        "oneiros.reused_generations": outcome.reused_generations,
+    }

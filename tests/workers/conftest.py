@@ -12,9 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from oneiros.settings import TracingSettings
-from oneiros.workers import configure_tracing
-
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
@@ -63,9 +60,3 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
     yield f"redis://127.0.0.1:{port}/0"
     proc.terminate()
     proc.wait(timeout=10)
-
-
-@pytest.fixture(autouse=True)
-def _spans_in_tmp(tmp_path: Path) -> None:
-    """Spans this test process makes go to the test's own folder, not to ./.oneiros."""
-    configure_tracing(TracingSettings(spans_path=str(tmp_path / "own-spans.jsonl")))

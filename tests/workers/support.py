@@ -19,7 +19,7 @@ from oneiros import Golems, GolemState, open_store, replay
 from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DreamComplete, DreamInterrupted, DreamPhase, DreamStart, EventStore, GenerationRecorded
 from oneiros.generators import Generation, GenerationRequest
-from oneiros.settings import RqSettings
+from oneiros.settings import CycleSettings, RqSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,6 +76,8 @@ class Workers:
         self.log_dir = log_dir
         self.procs: list[subprocess.Popen[bytes]] = []
         self.worker_class = "simple"
+        self.cycle = CycleSettings()
+        """What the cycles these workers run are started with (their generator among them)."""
 
     def start(self, count: int = 1, *extra: str) -> list[subprocess.Popen[bytes]]:
         started = []

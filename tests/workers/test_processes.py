@@ -20,7 +20,8 @@ from redis import Redis
 from oneiros import Golems, InProcessExecutor, open_store
 from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import EventStore, GenerationRecorded
-from oneiros.workers import RqExecutor, read_spans
+from oneiros.settings import CycleSettings, GeneratorSettings, TracingSettings
+from oneiros.workers import RqExecutor, configure_tracing, read_spans
 from tests.conftest import postgres_url
 from tests.workers.support import (
     FAST,
@@ -52,8 +53,9 @@ def workers(
 ) -> Iterator[Workers]:
     generator, worker_class = getattr(request, "param", ("offline", "simple"))
     settings = msgspec.structs.replace(FAST, worker_class=worker_class)
-    pool = Workers(worker_command(redis_url, pg_url, spans, "--generator", generator, settings=settings), tmp_path)
+    pool = Workers(worker_command(redis_url, pg_url, spans, settings=settings), tmp_path)
     pool.worker_class = worker_class
+    pool.cycle = CycleSettings(generator=GeneratorSettings(name=generator))
     yield pool
     pool.stop()
 
@@ -84,7 +86,7 @@ def test_four_workers_run_fifty_cycles(redis_url: str, pg_url: str, workers: Wor
     """4 worker processes run 50 cycles (25 golems, two cycles each): all complete, each stream has
     contiguous versions, no event is duplicated, and live states equal a replay of the log."""
     store, golems, ids = new_golems(pg_url, 25)
-    executor = RqExecutor(golems, Redis.from_url(redis_url), FAST)
+    executor = RqExecutor(golems, Redis.from_url(redis_url), FAST, workers.cycle)
     workers.start(4)
     for _round in range(2):
         for golem_id in ids:
@@ -103,7 +105,7 @@ def test_killed_worker_resumes_from_the_log(redis_url: str, pg_url: str, workers
     retries the job, reuses the generations already recorded instead of paying for them again, and
     the cycle completes with no event duplicated."""
     store, golems, (golem_id,) = new_golems(pg_url, 1)
-    executor = RqExecutor(golems, Redis.from_url(redis_url), FAST)
+    executor = RqExecutor(golems, Redis.from_url(redis_url), FAST, workers.cycle)
     (first,) = workers.start(1)
     cycle_id = executor.start_cycle(golem_id, cycle_id="crash-cycle")
     deadline = time.monotonic() + 30
@@ -135,7 +137,7 @@ def test_chaos_kills_lose_and_duplicate_nothing(redis_url: str, pg_url: str, wor
     the one an undisturbed run makes, and live states equal a replay of the whole log."""
     cycles = int(os.environ.get("ONEIROS_CHAOS_CYCLES", "30"))
     store, golems, ids = new_golems(pg_url, cycles)
-    executor = RqExecutor(golems, Redis.from_url(redis_url), FAST)
+    executor = RqExecutor(golems, Redis.from_url(redis_url), FAST, workers.cycle)
     rng = random.Random(int(os.environ.get("ONEIROS_CHAOS_SEED", "5")))
     workers.start(4)
     cycle_ids = {golem_id: executor.start_cycle(golem_id, cycle_id=f"chaos-{golem_id}") for golem_id in ids}
@@ -161,8 +163,9 @@ def test_one_cycle_across_two_workers_is_one_trace(redis_url: str, pg_url: str, 
     """One worker runs onset and NREM, another the rest: every span shares the cycle's trace id, the
     phases hang under the cycle's root, generator calls and appends under their phase, and the
     events carry the trace context."""
+    configure_tracing(TracingSettings(spans_path=str(spans)))  # the starter's root span, next to the workers'
     store, golems, (golem_id,) = new_golems(pg_url, 1)
-    executor = RqExecutor(golems, Redis.from_url(redis_url), FAST)
+    executor = RqExecutor(golems, Redis.from_url(redis_url), FAST, workers.cycle)
     cycle_id = executor.start_cycle(golem_id)
     (first,) = workers.start(1, "--max-jobs", "2")
     assert 0 == first.wait(timeout=60)

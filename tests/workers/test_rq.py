@@ -18,9 +18,9 @@ from rq.registry import FailedJobRegistry
 from rq.results import Result
 
 from oneiros import ConfigError, Golems, InProcessExecutor, open_store
-from oneiros.cli._workers import rq_settings
+from oneiros.config import load_config
 from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.settings import RqSettings, TracingSettings
+from oneiros.settings import CycleBudget, CycleSettings, GeneratorSettings, RqSettings, TracingSettings
 from oneiros.workers import (
     CycleTimeout,
     JsonSerializer,
@@ -35,11 +35,10 @@ from oneiros.workers import (
 from tests.workers.support import FAST, cycle_events, new_golems
 
 
-def _config(store_url: str, tmp_path: Path, generator: str = "offline", settings: RqSettings = FAST) -> WorkerConfig:
+def _config(store_url: str, tmp_path: Path, settings: RqSettings = FAST) -> WorkerConfig:
     simple = msgspec.structs.replace(settings, worker_class="simple")
     return WorkerConfig(
         store_url=store_url,
-        generator=generator,
         rq=simple,
         tracing=TracingSettings(spans_path=str(tmp_path / "spans.jsonl")),
     )
@@ -64,7 +63,8 @@ def test_job_payload_in_redis_is_json_with_ids_only(redis_url: str, sqlite_url: 
     ]
     assert expected == json.loads(data)
     meta = json.loads(connection.hget(f"rq:job:{phase_job_id(cycle_id, 'hypnagogic_onset')}", "meta") or b"")
-    assert {"traceparent", "cycle_start_ns", "attempts"} == set(meta)
+    assert {"trace", "attempts"} == set(meta)
+    assert {"traceparent"} == set(meta["trace"])
 
 
 def test_rq_cycle_equals_in_process_cycle(redis_url: str, sqlite_url: str, tmp_path: Path) -> None:
@@ -116,10 +116,10 @@ def test_phase_failing_for_good_interrupts_the_cycle(redis_url: str, sqlite_url:
     _store, golems, (golem_id,) = new_golems(sqlite_url, 1)
     connection = Redis.from_url(redis_url)
     settings = msgspec.structs.replace(FAST, retries=1)
-    executor = RqExecutor(golems, connection, settings)
+    failing = CycleSettings(generator=GeneratorSettings(name="tests.workers.support:failing_generator"))
+    executor = RqExecutor(golems, connection, settings, failing)
     cycle_id = executor.start_cycle(golem_id)
-    config = _config(sqlite_url, tmp_path, "tests.workers.support:failing_generator", settings)
-    make_worker(config, connection).work(burst=True)
+    make_worker(_config(sqlite_url, tmp_path, settings), connection).work(burst=True)
     result = executor.wait(golem_id, cycle_id, timeout=5)
     assert result.complete is None
     assert (
@@ -167,8 +167,10 @@ def test_waiting_past_the_timeout_raises_cycle_timeout(redis_url: str, sqlite_ur
 def test_bad_settings_and_generator_specs_are_config_errors() -> None:
     """A misspelt setting or an unloadable generator is refused with a message naming it."""
     with pytest.raises(ConfigError) as caught:
-        rq_settings('{"retrys": 2}')
-    assert "--rq-settings: Object contains unknown field `retrys`" == str(caught.value)
+        load_config(path="/dev/null", environ={"ONEIROS_RQ_SETTINGS": '{"retrys": 2}'})
+    assert str(caught.value).startswith(
+        "invalid setting rq.retrys = 2 (from env ONEIROS_RQ_SETTINGS): expected one of the keys cleaning_lock_ttl,"
+    )
     with pytest.raises(ConfigError) as caught:
         load_generator("sleep:soon")
     assert "generator 'sleep:soon': the delay after 'sleep:' must be seconds, as in sleep:0.2" == str(caught.value)
@@ -182,3 +184,37 @@ def test_job_timeout_follows_the_phase_budget() -> None:
     settings = RqSettings(min_job_timeout=60, seconds_per_token=0.05)
     assert 60 == settings.job_timeout(800)
     assert 120 == settings.job_timeout(2400)
+
+
+def test_a_worker_without_a_queue_says_which_settings_name_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`oneiros worker` with no queue in flags, environment or file exits 2 naming the three places."""
+    from typer.testing import CliRunner
+
+    from oneiros.cli import app
+
+    monkeypatch.delenv("ONEIROS_QUEUE", raising=False)
+    result = CliRunner().invoke(app, ["worker", "--config", "/dev/null"])
+    assert 2 == result.exit_code
+    expected = "error: no queue configured: set --queue, ONEIROS_QUEUE or `queue` in oneiros.toml"
+    assert expected == " ".join(result.output.split())
+
+
+def test_a_cycle_recorded_before_settings_runs_with_the_workers_own(
+    redis_url: str, sqlite_url: str, tmp_path: Path
+) -> None:
+    """A cycle whose DreamStart carries no settings (written before v2) still runs: its phases
+    take the worker's own cycle settings, here a hardened budget, and the cycle completes."""
+    from oneiros.events import DreamPhase
+    from oneiros.workers._rq import enqueue_phase
+
+    store, golems, (golem_id,) = new_golems(sqlite_url, 1)
+    connection = Redis.from_url(redis_url)
+    cycle_id = golems.fall_asleep(golem_id, "owner", budget_tokens=1000)  # no settings: as before v2
+    enqueue_phase(connection, FAST, golems.state(golem_id), {}, 1000)
+    hardened = CycleSettings(budget=CycleBudget(tier="hardened"))
+    config = msgspec.structs.replace(_config(sqlite_url, tmp_path), cycle=hardened)
+    make_worker(config, connection).work(burst=True)
+    assert cycle_result(golems, golem_id, cycle_id).complete is not None
+    phases = [r.event for r in store.read_stream(golem_id) if isinstance(r.event, DreamPhase)]
+    budgets = {e.phase: e.budget_tokens for e in phases}
+    assert 18_000 == budgets["rem"]  # a hardened cycle's REM share, from the worker's settings

@@ -1,33 +1,97 @@
-"""Tracing pieces on their own: the span file, the cycle's root span written later under the ids
-drawn at the start, trace context in event metadata, and the OTLP exporter's missing extra."""
+"""Tracing pieces on their own: the global provider and the OTEL_* variables, the cycle's root span
+and its context carried through the propagator API, the span file, trace context in event metadata,
+in-process cycles traced like RQ ones, and the OTLP exporter's missing extra."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from opentelemetry import trace
 
-from oneiros import ConfigError, Golems, open_store
+from oneiros import ConfigError, Golems, InProcessExecutor, open_store
+from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.settings import TracingSettings
 from oneiros.workers import configure_tracing, read_spans
-from oneiros.workers._tracing import current_trace_context, emit_cycle_span, new_cycle_trace, remote_parent, tracer
+from oneiros.workers._tracing import (
+    context_from,
+    current_trace_context,
+    start_cycle_span,
+    trace_carrier,
+    tracer,
+)
+from tests.workers.support import ROOT
 
 
-def test_root_span_is_written_later_under_the_drawn_ids(tmp_path: Path) -> None:
-    """A span made under the drawn root is its child; the root, written afterwards, carries the
-    drawn trace and span ids and the start time noted when the cycle began."""
+def test_a_phase_under_a_carried_context_is_a_child_of_the_cycle_root(tmp_path: Path) -> None:
+    """The root's context, injected into a carrier and extracted elsewhere (a job's meta), makes a
+    phase span its child in the same trace; the root is written when its starter ends it."""
     spans = tmp_path / "spans.jsonl"
     configure_tracing(TracingSettings(spans_path=str(spans)))
-    cycle = new_cycle_trace()
-    with tracer().start_as_current_span("phase nrem", context=remote_parent(cycle)):
+    root = start_cycle_span("g1", "owner")
+    carrier = trace_carrier(root)
+    assert {"traceparent"} == set(carrier)
+    with tracer().start_as_current_span("phase nrem", context=context_from(carrier)):
         pass
-    emit_cycle_span(cycle, {"oneiros.cycle_id": "c1"})
-    child, root = read_spans(spans)
-    trace_id, span_id = cycle.traceparent.split("-")[1:3]
-    assert (trace_id, span_id, None, cycle.start_ns) == (root.trace_id, root.span_id, root.parent_id, root.start_ns)
-    assert (trace_id, span_id) == (child.trace_id, child.parent_id)
-    assert {"oneiros.cycle_id": "c1"} == root.attributes
+    root.end()
+    child, written = read_spans(spans)
+    assert ("cycle", None) == (written.name, written.parent_id)
+    assert (written.trace_id, written.span_id) == (child.trace_id, child.parent_id)
+    assert {"oneiros.golem_id": "g1", "oneiros.trigger": "owner"} == written.attributes
+
+
+def test_tracing_uses_the_global_provider_and_the_standard_variables(tmp_path: Path) -> None:
+    """A fresh process: oneiros installs the SDK as the global TracerProvider, OTEL_SERVICE_NAME
+    names the service and OTEL_TRACES_SAMPLER=always_off is obeyed (nothing is written)."""
+    code = (
+        "from opentelemetry import trace\n"
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+        "from oneiros.settings import TracingSettings\n"
+        "from oneiros.workers import configure_tracing\n"
+        "from oneiros.workers._tracing import tracer\n"
+        "import sys\n"
+        "configure_tracing(TracingSettings(spans_path=sys.argv[1]))\n"
+        "provider = trace.get_tracer_provider()\n"
+        "assert isinstance(provider, TracerProvider)\n"
+        "print(provider.resource.attributes['service.name'])\n"
+        "with tracer().start_as_current_span('s'): pass\n"
+    )
+    spans = tmp_path / "spans.jsonl"
+    env = {**os.environ, "OTEL_SERVICE_NAME": "dreamer", "OTEL_TRACES_SAMPLER": "always_off"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(spans)], capture_output=True, text=True, env=env, cwd=ROOT, check=False
+    )
+    assert 0 == done.returncode, done.stderr
+    assert "dreamer" == done.stdout.strip()
+    assert [] == read_spans(spans)
+
+
+def test_an_in_process_cycle_is_one_trace_like_a_queued_one(tmp_path: Path) -> None:
+    """InProcessExecutor writes the cycle root, fall_asleep and five phase spans in one trace, the
+    phases under the root and every generator call and append under a phase or fall_asleep."""
+    spans = tmp_path / "spans.jsonl"
+    configure_tracing(TracingSettings(spans_path=str(spans)))
+    golems = Golems(open_store("memory://"))
+    golems.create("g1")
+    golems.record_episodes("g1", load_episodes(sample_episodes_path()))
+    result = InProcessExecutor(golems).run_cycle("g1")
+    found = read_spans(spans)
+    (root,) = [s for s in found if s.name == "cycle"]
+    assert {root.trace_id} == {s.trace_id for s in found}
+    assert (result.cycle_id, "complete") == (root.attributes["oneiros.cycle_id"], root.attributes["oneiros.outcome"])
+    phases = sorted((s for s in found if s.name.startswith("phase ")), key=lambda s: s.start_ns)
+    assert ["hypnagogic_onset", "nrem", "rem", "integration", "hypnopompic_return"] == [
+        s.attributes["oneiros.phase"] for s in phases
+    ]
+    assert all(root.span_id == s.parent_id for s in phases)
+    by_id = {s.span_id: s for s in found}
+    parents = {by_id[s.parent_id or ""].name for s in found if s.name in ("generate", "store.append")}
+    assert parents <= {"fall_asleep", *(p.name for p in phases)}
+    assert not trace.get_current_span().get_span_context().is_valid
 
 
 def test_span_file_skips_a_torn_last_line(tmp_path: Path) -> None:
