@@ -18,8 +18,8 @@ from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, 
 from oneiros._errors import GeneratorUnavailable
 from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DreamStaged, GenerationFailed, GenerationRecorded, ReplayBatch, StepFailed
-from oneiros.generators import GenerationRequest, OfflineGenerator, OpenAIConfig, OpenAIGenerator, Task
-from oneiros.settings import CycleBudget, CycleSettings
+from oneiros.generators import GenerationRequest, OfflineGenerator, OpenAIGenerator, Task
+from oneiros.settings import CycleBudget, CycleSettings, OpenAISettings
 from oneiros.workers import run_phase
 
 _MARKERS: list[tuple[str, Task]] = [
@@ -52,7 +52,7 @@ class _Server:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append(body)
-                server.headers.append(dict(self.headers))
+                server.headers.append({k.lower(): v for k, v in self.headers.items()})
                 action = server.script.pop(0) if server.script else "ok"
                 if action == "500":
                     self.send_response(500)
@@ -111,16 +111,15 @@ def server() -> Iterator[_Server]:
 
 
 def _generator(server: _Server, **overrides: Any) -> OpenAIGenerator:
-    config = OpenAIConfig(
+    settings = OpenAISettings(
         base_url=server.url,
         models={"core": "m-core", "hardened": "m-hard"},
         phase_models={"rem": "m-rem"},
         timeout_s=0.3,
         retries=1,
-        backoff_s=0.0,
         **overrides,
     )
-    return OpenAIGenerator(config, env={"OPENAI_API_KEY": "sk-test"}, sleep=lambda _s: None)
+    return OpenAIGenerator(settings, env={"OPENAI_API_KEY": "sk-test"})
 
 
 def _request(task: Task = "pattern") -> GenerationRequest:
@@ -137,21 +136,17 @@ def test_a_completion_is_parsed_with_usage_and_the_key_from_the_environment(serv
     generation = _generator(server).generate(_request())
     assert "m-core" == server.requests[0]["model"]
     assert "m-core" == generation.model
-    assert "Bearer sk-test" == server.headers[0]["Authorization"]
+    assert "Bearer sk-test" == server.headers[0]["authorization"]
     assert json.loads(generation.text)["pattern"]
     assert len(server.requests[0]["messages"][-1]["content"]) // 4 == generation.tokens_in
 
 
-def test_a_500_is_retried_with_backoff(server: _Server) -> None:
-    """A server error is retried after a backoff; the second answer is used."""
-    waits: list[float] = []
-    generator = OpenAIGenerator(
-        OpenAIConfig(base_url=server.url, retries=2, backoff_s=0.25), env={}, sleep=waits.append
-    )
+def test_a_500_is_retried_by_the_sdk(server: _Server) -> None:
+    """A server error is retried (the SDK's backoff); the second answer is used."""
     server.script = ["500"]
-    generator.generate(_request())
+    generation = _generator(server).generate(_request())
     assert 2 == len(server.requests)
-    assert [0.25] == waits
+    assert json.loads(generation.text)["pattern"]
 
 
 def test_a_timeout_after_every_retry_raises_generator_unavailable(server: _Server) -> None:
@@ -162,12 +157,15 @@ def test_a_timeout_after_every_retry_raises_generator_unavailable(server: _Serve
     assert "model 'm-core' gave no answer to 'c:nrem:0' after 2 attempts: timed out after 0.3s" == str(info.value)
 
 
-def test_a_response_that_is_not_json_is_retried_then_reported(server: _Server) -> None:
-    """A body that is not JSON counts as a failed attempt, like a 5xx."""
-    server.script = ["not-json", "not-json"]
+def test_a_response_that_is_not_a_completion_is_reported(server: _Server) -> None:
+    """A 200 whose body is not a chat completion fails the call at once (a retry would be billed again)."""
+    server.script = ["not-json"]
     with pytest.raises(GeneratorUnavailable) as info:
         _generator(server).generate(_request())
-    assert "model 'm-core' gave no answer to 'c:nrem:0' after 2 attempts: the response is not JSON" == str(info.value)
+    assert "model 'm-core' gave no answer to 'c:nrem:0' after 1 attempts: the response is not a chat completion" == (
+        str(info.value)
+    )
+    assert 1 == len(server.requests)
 
 
 def _golems() -> Golems:

@@ -19,8 +19,8 @@ from oneiros.engines import select_distant_pairs
 from oneiros.episodes import EpisodeMemory, embedding_matrix, episode_seconds, make_embedder
 from oneiros.events import DreamReport, DreamStaged, EventStore, WakeUpSummary
 from oneiros.fsm import Golems
-from oneiros.generators import Generator, OfflineGenerator, OpenAIConfig, OpenAIGenerator
-from oneiros.settings import CycleBudget, CycleSettings, EngineSettings, PromptSet
+from oneiros.generators import Generator, make_generator
+from oneiros.settings import CycleBudget, CycleSettings, EngineSettings, GeneratorSettings, OpenAISettings, PromptSet
 from oneiros.workers import BudgetGuard, Ledger
 
 __all__ = ["BaseUrlOpt", "GeneratorOpt", "PromptsOpt", "TierOpt", "cycle_setup", "register"]
@@ -44,14 +44,16 @@ def cycle_setup(
     """The generator and settings the ``dream`` options ask for; a bad option raises ConfigError."""
     if tier not in ("core", "hardened"):
         raise ConfigError(f"unknown tier {tier!r}; use core or hardened")
+    if generator not in ("offline", "openai"):
+        raise ConfigError(f"unknown generator {generator!r}; use offline or openai")
     prompt_set = PromptSet.from_toml(prompts) if prompts is not None else PromptSet()
-    settings = CycleSettings(budget=CycleBudget(tier=tier), engines=EngineSettings(prompts=prompt_set))  # type: ignore[arg-type]
-    if generator == "offline":
-        return OfflineGenerator(seed=seed), settings
-    if generator == "openai":
-        config = OpenAIConfig(base_url=base_url) if base_url else OpenAIConfig()
-        return OpenAIGenerator(config), settings
-    raise ConfigError(f"unknown generator {generator!r}; use offline or openai")
+    openai = OpenAISettings(base_url=base_url) if base_url else OpenAISettings()
+    settings = CycleSettings(
+        budget=CycleBudget(tier=tier),  # type: ignore[arg-type]
+        engines=EngineSettings(prompts=prompt_set),
+        generator=GeneratorSettings(kind=generator, openai=openai),  # type: ignore[arg-type]
+    )
+    return make_generator(settings.generator, seed=seed), settings
 
 
 def _reports(store: EventStore, golem: str) -> list[tuple[DreamReport, WakeUpSummary | None, list[DreamStaged]]]:

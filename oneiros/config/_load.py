@@ -247,5 +247,8 @@ def load_config(
         config = msgspec.convert(merged, OneirosConfig)
     except msgspec.ValidationError as exc:
         raise _invalid(exc, merged, sources) from None
+    except InvalidSetting as exc:  # a Struct's own check (finite caps...) names its key, not its source
+        source = next((sources[k] for k in (exc.key, *_parents(exc.key)) if k in sources), "")
+        raise InvalidSetting(exc.key, exc.value, exc.expected, exc.source or source) from None
     _check_zones(config, sources)
     return config

@@ -1,9 +1,20 @@
 """Text generators: one protocol, a deterministic offline generator that needs no network, an
 OpenAI-compatible one, prompt templates and the typed results model output is parsed into."""
 
+from oneiros.generators._factory import make_generator
 from oneiros.generators._offline import OfflineGenerator, keywords
 from oneiros.generators._openai import OpenAIConfig, OpenAIGenerator
-from oneiros.generators._protocol import Generation, GenerationRequest, Generator, Task, Tier, model_of
+from oneiros.generators._protocol import (
+    Generation,
+    GenerationRequest,
+    Generator,
+    RequestShape,
+    Task,
+    Tier,
+    model_of,
+    request_hash,
+    request_shape,
+)
 from oneiros.generators._results import (
     CounterfactualResult,
     DepotentiationResult,
@@ -32,12 +43,16 @@ __all__ = [
     "OpenAIConfig",
     "OpenAIGenerator",
     "PatternResult",
+    "RequestShape",
     "Task",
     "ThreatResult",
     "Tier",
     "keywords",
+    "make_generator",
     "model_of",
     "parse_dream",
     "parse_json",
     "parse_partial",
+    "request_hash",
+    "request_shape",
 ]

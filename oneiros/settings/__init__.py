@@ -19,6 +19,7 @@ from oneiros.settings._cycle import (
     PairSettings,
     RemSettings,
 )
+from oneiros.settings._generator import GeneratorKind, GeneratorSettings, OpenAISettings
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
 from oneiros.settings._runtime import DEFAULT_SPANS_PATH, RqSettings, TracingSettings
 from oneiros.settings._scheduling import (
@@ -64,6 +65,8 @@ __all__ = [
     "DreamPhaseName",
     "EngineSettings",
     "FatigueSettings",
+    "GeneratorKind",
+    "GeneratorSettings",
     "IntegrationSettings",
     "IntensitySettings",
     "IntervalSettings",
@@ -71,6 +74,7 @@ __all__ = [
     "ModelPrice",
     "NremSettings",
     "OnsetSettings",
+    "OpenAISettings",
     "PairSettings",
     "PhaseValues",
     "PreconditionSettings",

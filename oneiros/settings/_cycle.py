@@ -6,12 +6,14 @@ A cycle records the settings it starts with, so these are plain data and import 
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Final
 
 import msgspec
 
-from oneiros._errors import ConfigError
+from oneiros._errors import ConfigError, InvalidSetting
+from oneiros.settings._generator import GeneratorSettings
 from oneiros.settings._prompts import PromptSet
 from oneiros.settings._vocabulary import BehavioralPhase, DreamPhaseName, Tier
 
@@ -187,10 +189,7 @@ class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
     def __post_init__(self) -> None:
         # A bad name fails here, not mid-dream; models load on first use, in the episodes layer.
         if not _EMBEDDER.match(self.embedder):
-            raise ConfigError(
-                f"unknown embedder {self.embedder!r}; use hashing, none or sentence-transformers:<model>"
-            )
-
+            raise ConfigError(f"unknown embedder {self.embedder!r}; use hashing, none or sentence-transformers:<model>")
 
 
 # Bardo 001_*, "Budget allocation by behavioral phase": onset and return are fixed at 10% and 5%;
@@ -210,11 +209,25 @@ PHASE_SHARES: Final[dict[BehavioralPhase, dict[DreamPhaseName, float]]] = {
 }
 
 
+def _check_amount(key: str, value: float | None, *, allow_none: bool = True) -> None:
+    """A cap or price must be a finite number >= 0: NaN compares false with everything, so a NaN
+    cap would admit every call, and a negative one would poison the events that carry it."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        expected = "a finite number >= 0" + (" or none (no cap)" if allow_none else "")
+        raise InvalidSetting(key, value, expected)
+
+
 class ModelPrice(msgspec.Struct, frozen=True):
     """Dollars per million tokens in and out."""
 
     input_per_mtok: float
     output_per_mtok: float
+
+    def __post_init__(self) -> None:
+        _check_amount("price.input_per_mtok", self.input_per_mtok, allow_none=False)
+        _check_amount("price.output_per_mtok", self.output_per_mtok, allow_none=False)
 
     def cost(self, tokens_in: int, tokens_out: int) -> float:
         return (tokens_in * self.input_per_mtok + tokens_out * self.output_per_mtok) / 1_000_000
@@ -264,6 +277,23 @@ class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
     can only make the budget stricter."""
     overhead_tokens: int = 16
     """Tokens a chat request adds around its messages (role markers), reserved on every call."""
+    response_bytes_per_token: int = 16
+    """The most UTF-8 bytes of completion kept per ``max_tokens`` token. English runs about four
+    bytes a token; a completion longer than ``max_tokens`` times this cannot have come from
+    ``max_tokens`` tokens, so it is cut to that size and recorded as an overrun (oneiros default)."""
+
+    def __post_init__(self) -> None:
+        for name in ("cycle_tokens", "hardened_cycle_tokens", "overhead_tokens"):
+            _check_amount(f"cycle.budget.{name}", getattr(self, name), allow_none=False)
+        for name in ("cycle_usd", "window_usd", "window_tokens", "day_usd", "day_tokens", "month_usd", "month_tokens"):
+            _check_amount(f"cycle.budget.{name}", getattr(self, name))
+        _check_amount("cycle.budget.credit_floor", self.credit_floor, allow_none=False)
+        if not (math.isfinite(self.window_hours) and self.window_hours > 0):
+            raise InvalidSetting("cycle.budget.window_hours", self.window_hours, "a finite number of hours > 0")
+        if self.response_bytes_per_token < 1:
+            raise InvalidSetting(
+                "cycle.budget.response_bytes_per_token", self.response_bytes_per_token, "an integer >= 1"
+            )
 
     def tokens(self) -> int:
         """The cycle's token budget at its tier."""
@@ -273,12 +303,10 @@ class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
         return self.prices.get(model, self.default_price)
 
 
-
 class CycleSettings(msgspec.Struct, frozen=True, kw_only=True):
     budget: CycleBudget = CycleBudget()
     engines: EngineSettings = EngineSettings()
+    generator: GeneratorSettings = GeneratorSettings()
     credit_fraction: float | None = None
     """The LLM credit partition's remaining share, when the host knows it; under
     ``budget.credit_floor`` the cycle is suppressed (Bardo 001_*)."""
-
-

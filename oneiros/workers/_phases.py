@@ -18,6 +18,7 @@ from oneiros.episodes import EpisodeMemory
 from oneiros.events import (
     DREAM_PHASES,
     BudgetExhausted,
+    BudgetOverrun,
     CycleEvent,
     DreamOutput,
     DreamPhase,
@@ -47,8 +48,10 @@ class PhaseOutcome(msgspec.Struct, frozen=True, kw_only=True):
     tokens_spent: int = 0
     generator_calls: int = 0
     reused_generations: int = 0
+    failed_calls: int = 0
+    """Generator calls that failed (GenerationFailed): no key, a server down, a body too large..."""
     exhausted: bool = False
-    """True when the phase's generation ended on a budget cap (or the cycle was suppressed)."""
+    """True when the phase's generation ended on a budget cap or an overrun (or the cycle was suppressed)."""
 
 
 class _CycleView(msgspec.Struct, kw_only=True):
@@ -75,7 +78,7 @@ def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> _CycleView:
             view.start_version = record.version
         elif isinstance(event, DreamPhase):
             view.budget = event.budget_tokens
-        elif isinstance(event, BudgetExhausted):
+        elif isinstance(event, BudgetExhausted | BudgetOverrun):
             view.exhausted.add(event.phase)
         elif isinstance(event, DreamSuppressed):
             view.suppressed = True
@@ -161,5 +164,6 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         tokens_spent=metered.spent,
         generator_calls=metered.calls,
         reused_generations=metered.reused,
+        failed_calls=metered.failed,
         exhausted=metered.is_exhausted,
     )

@@ -25,10 +25,9 @@ from oneiros.generators import (
     GenerationRequest,
     Generator,
     OfflineGenerator,
-    OpenAIConfig,
-    OpenAIGenerator,
+    make_generator,
 )
-from oneiros.settings import CycleSettings, RqSettings, TracingSettings
+from oneiros.settings import CycleSettings, GeneratorSettings, RqSettings, TracingSettings
 from oneiros.workers._tracing import TracedGenerator, TracedStore, current_trace_context, ensure_tracing
 
 __all__ = [
@@ -72,12 +71,14 @@ class DelayedGenerator:
         return self.inner.generate(request)
 
 
-def load_generator(spec: str, seed: int = 0) -> Generator:
-    """The generator a spec names (see :attr:`WorkerConfig.generator`)."""
+def load_generator(spec: str, seed: int = 0, settings: GeneratorSettings | None = None) -> Generator:
+    """The generator a spec names (see :attr:`WorkerConfig.generator`); ``openai`` reaches the
+    server, models and temperature ``settings.openai`` names (the cycle's ``cycle.generator``)."""
     if spec == "offline":
         return OfflineGenerator(seed=seed)
     if spec == "openai":
-        return OpenAIGenerator(OpenAIConfig())
+        chosen = settings or GeneratorSettings()
+        return make_generator(GeneratorSettings(kind="openai", openai=chosen.openai), seed=seed)
     if spec.startswith("sleep:"):
         try:
             delay = float(spec.removeprefix("sleep:"))
@@ -108,7 +109,9 @@ class Runtime:
         self.pid = os.getpid()
         ensure_tracing(config.tracing)
         self.store: EventStore = TracedStore(_open_with_retries(config.store_url))
-        self.generator: Generator = TracedGenerator(load_generator(config.generator, config.seed))
+        self.generator: Generator = TracedGenerator(
+            load_generator(config.generator, config.seed, config.cycle.generator)
+        )
 
     def golems(self) -> Golems:
         """A golem service whose events carry the current trace context."""
