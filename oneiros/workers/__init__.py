@@ -5,6 +5,7 @@ from oneiros.workers._budget import BudgetGuard, Ledger, Refusal, Spend, phase_b
 from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor
 from oneiros.workers._metered import MeteredGenerator
 from oneiros.workers._phases import PhaseOutcome, run_phase
+from oneiros.workers._rerun import Divergence, RecordedGenerator, RerunReport, rerun_cycle
 from oneiros.workers._rq import (
     JsonSerializer,
     PhaseWorker,
@@ -24,6 +25,7 @@ __all__ = [
     "CycleResult",
     "CycleTimeout",
     "DelayedGenerator",
+    "Divergence",
     "Executor",
     "InProcessExecutor",
     "JsonSerializer",
@@ -31,7 +33,9 @@ __all__ = [
     "MeteredGenerator",
     "PhaseOutcome",
     "PhaseWorker",
+    "RecordedGenerator",
     "Refusal",
+    "RerunReport",
     "RqExecutor",
     "SimplePhaseWorker",
     "SpanFileExporter",
@@ -49,6 +53,7 @@ __all__ = [
     "phase_job_id",
     "phase_money",
     "read_spans",
+    "rerun_cycle",
     "run_phase",
     "set_worker_config",
     "sweep_failed_phases",
