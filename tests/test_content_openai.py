@@ -3,13 +3,9 @@ a timeout, malformed output; and replay of its cycle makes no request."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import threading
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -18,99 +14,20 @@ from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, 
 from oneiros._errors import GeneratorUnavailable
 from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DreamStaged, GenerationFailed, GenerationRecorded, ReplayBatch, StepFailed
-from oneiros.generators import GenerationRequest, OfflineGenerator, OpenAIGenerator, Task
+from oneiros.generators import GenerationRequest, OpenAIGenerator, Task
 from oneiros.settings import CycleBudget, CycleSettings, OpenAISettings
 from oneiros.workers import run_phase
-
-_MARKERS: list[tuple[str, Task]] = [
-    ('{"scores"', "novelty"),
-    ('"outcome"', "counterfactual"),
-    ('"severity"', "threat"),
-    ('"happened"', "depotentiate"),
-    ('"test"', "hypothesis"),
-    ('{"insight"', "insight"),
-    ("FRAGMENTS:", "dream"),
-    ('{"pattern"', "pattern"),
-]
-
-
-class _Server:
-    """A chat-completions endpoint answering like the offline generator, unless told to misbehave."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.script: list[str] = []  # "500", "slow", "garbage", "not-json", consumed one per request
-        self.malformed_when: str | None = None  # reply with prose to prompts containing this text
-        self.offline = OfflineGenerator(seed=11)
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                server.headers.append({k.lower(): v for k, v in self.headers.items()})
-                action = server.script.pop(0) if server.script else "ok"
-                if action == "500":
-                    self.send_response(500)
-                    self.end_headers()
-                    return
-                if action == "slow":
-                    time.sleep(0.6)
-                prompt = body["messages"][-1]["content"]
-                if action == "not-json":
-                    self._reply(b"<html>gateway</html>")
-                    return
-                text = server.answer(prompt) if action != "garbage" else "I would rather not answer in JSON."
-                if server.malformed_when and server.malformed_when in prompt:
-                    text = "Here is my thought, without any braces."
-                payload = {
-                    "model": body["model"],
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": max(1, len(text) // 4)},
-                }
-                with contextlib.suppress(BrokenPipeError):
-                    self._reply(json.dumps(payload).encode())
-
-            def _reply(self, raw: bytes) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self.thread.start()
-
-    def answer(self, prompt: str) -> str:
-        task: Task = next((t for marker, t in _MARKERS if marker in prompt), "partial")
-        request = GenerationRequest(
-            call_key=str(len(self.requests)),
-            phase="rem",
-            task=task,
-            prompt=prompt,
-            fragments=tuple(line for line in prompt.splitlines() if line.startswith("- ")),
-        )
-        return self.offline.generate(request).text
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+from tests.chat_server import ChatServer
 
 
 @pytest.fixture
-def server() -> Iterator[_Server]:
-    s = _Server()
+def server() -> Iterator[ChatServer]:
+    s = ChatServer()
     yield s
     s.close()
 
 
-def _generator(server: _Server, **overrides: Any) -> OpenAIGenerator:
+def _generator(server: ChatServer, **overrides: Any) -> OpenAIGenerator:
     settings = OpenAISettings(
         base_url=server.url,
         models={"core": "m-core", "hardened": "m-hard"},
@@ -131,7 +48,7 @@ def _request(task: Task = "pattern") -> GenerationRequest:
     )
 
 
-def test_a_completion_is_parsed_with_usage_and_the_key_from_the_environment(server: _Server) -> None:
+def test_a_completion_is_parsed_with_usage_and_the_key_from_the_environment(server: ChatServer) -> None:
     """One request: the tier's model, the bearer key from the environment, the server's token usage."""
     generation = _generator(server).generate(_request())
     assert "m-core" == server.requests[0]["model"]
@@ -141,7 +58,7 @@ def test_a_completion_is_parsed_with_usage_and_the_key_from_the_environment(serv
     assert len(server.requests[0]["messages"][-1]["content"]) // 4 == generation.tokens_in
 
 
-def test_a_500_is_retried_by_the_sdk(server: _Server) -> None:
+def test_a_500_is_retried_by_the_sdk(server: ChatServer) -> None:
     """A server error is retried (the SDK's backoff); the second answer is used."""
     server.script = ["500"]
     generation = _generator(server).generate(_request())
@@ -149,7 +66,7 @@ def test_a_500_is_retried_by_the_sdk(server: _Server) -> None:
     assert json.loads(generation.text)["pattern"]
 
 
-def test_a_timeout_after_every_retry_raises_generator_unavailable(server: _Server) -> None:
+def test_a_timeout_after_every_retry_raises_generator_unavailable(server: ChatServer) -> None:
     """A server slower than the timeout on every attempt ends in GeneratorUnavailable naming the call and model."""
     server.script = ["slow", "slow"]
     with pytest.raises(GeneratorUnavailable) as info:
@@ -157,7 +74,7 @@ def test_a_timeout_after_every_retry_raises_generator_unavailable(server: _Serve
     assert "model 'm-core' gave no answer to 'c:nrem:0' after 2 attempts: timed out after 0.3s" == str(info.value)
 
 
-def test_a_response_that_is_not_a_completion_is_reported(server: _Server) -> None:
+def test_a_response_that_is_not_a_completion_is_reported(server: ChatServer) -> None:
     """A 200 whose body is not a chat completion fails the call at once (a retry would be billed again)."""
     server.script = ["not-json"]
     with pytest.raises(GeneratorUnavailable) as info:
@@ -183,7 +100,7 @@ HARDENED = CycleSettings(
 )
 
 
-def test_a_cycle_over_http_records_every_call_and_replay_makes_no_request(server: _Server) -> None:
+def test_a_cycle_over_http_records_every_call_and_replay_makes_no_request(server: ChatServer) -> None:
     """Each successful request becomes one GenerationRecorded with the phase's model; rebuilding the
     state and re-running a finished phase make no request at all."""
     golems = _golems()
@@ -201,7 +118,7 @@ def test_a_cycle_over_http_records_every_call_and_replay_makes_no_request(server
     assert before == len(server.requests)
 
 
-def test_timeouts_in_a_cycle_are_recorded_as_failed_calls_and_the_cycle_goes_on(server: _Server) -> None:
+def test_timeouts_in_a_cycle_are_recorded_as_failed_calls_and_the_cycle_goes_on(server: ChatServer) -> None:
     """A call that times out through its retries is a GenerationFailed event; the cycle still completes."""
     golems = _golems()
     server.script = ["slow", "slow"]
@@ -212,7 +129,7 @@ def test_timeouts_in_a_cycle_are_recorded_as_failed_calls_and_the_cycle_goes_on(
     assert result.complete is not None
 
 
-def test_malformed_output_is_retried_then_recorded_as_a_failed_step_and_never_staged(server: _Server) -> None:
+def test_malformed_output_is_retried_then_recorded_as_a_failed_step_and_never_staged(server: ChatServer) -> None:
     """Replay-batch answers without JSON are asked again within budget, then recorded as StepFailed;
     no pattern from them is replayed or staged."""
     golems = _golems()
