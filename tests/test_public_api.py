@@ -20,8 +20,9 @@ PUBLIC = {
     "oneiros.settings": [
         "BEHAVIORAL_PHASES", "BehavioralPhase", "CycleBudget", "CycleSettings", "DEFAULT_PRICES",
         "DEFAULT_PROMPTS", "DEFAULT_SPANS_PATH", "DEFAULT_SYSTEM", "DREAM_PHASES", "DaemonSettings",
-        "DailySettings", "DreamPhaseName", "EngineSettings", "FatigueSettings", "IntegrationSettings",
-        "IntensitySettings", "IntervalSettings", "Mode", "ModelPrice", "NremSettings", "OnsetSettings",
+        "DailySettings", "DreamPhaseName", "EngineSettings", "FatigueSettings", "GeneratorKind",
+        "GeneratorSettings", "IntegrationSettings", "IntensitySettings", "IntervalSettings", "Mode", "ModelPrice",
+        "NremSettings", "OnsetSettings", "OpenAISettings",
         "PHASE_SHARES", "PLACEHOLDERS", "PairSettings", "PhaseValues", "PreconditionSettings", "PromptSet",
         "RemSettings", "RqSettings", "ScheduleMode", "ScheduleSettings", "SleepWindow", "Task", "Tier",
         "TracingSettings", "UrgencySettings", "UrgencyWeights", "VoluntarySleepSettings",
@@ -29,7 +30,7 @@ PUBLIC = {
     ],
     "oneiros.events": [
         "ActivityKind", "ActivityRecorded", "BEHAVIORAL_PHASES", "BehavioralPhase", "BehavioralPhaseChanged",
-        "BudgetExhausted", "BudgetReserved", "ConfidenceChanged", "CreativeMode", "CreditAssigned",
+        "BudgetExhausted", "BudgetOverrun", "BudgetReserved", "ConfidenceChanged", "CreativeMode", "CreditAssigned",
         "CycleEvent", "DEFAULT_STORE_URL", "DREAM_PHASES", "DreamComplete", "DreamCounterfactual",
         "DreamDecided", "DreamDirected", "DreamFragments", "DreamHypothesis", "DreamInsight",
         "DreamInterrupted", "DreamJournal", "DreamJournalEntry", "DreamOutput", "DreamPhase", "DreamPhaseName",
@@ -58,8 +59,8 @@ PUBLIC = {
     "oneiros.generators": [
         "CounterfactualResult", "DepotentiationResult", "DreamResult", "Generation", "GenerationRequest",
         "Generator", "HypothesisResult", "InsightResult", "NoveltyResult", "OfflineGenerator", "OpenAIConfig",
-        "OpenAIGenerator", "PatternResult", "Task", "ThreatResult", "Tier", "keywords", "model_of",
-        "parse_dream", "parse_json", "parse_partial",
+        "OpenAIGenerator", "PatternResult", "RequestShape", "Task", "ThreatResult", "Tier", "keywords",
+        "make_generator", "model_of", "parse_dream", "parse_json", "parse_partial", "request_hash", "request_shape",
     ],
     "oneiros.engines": [
         "ENGINES", "MODES", "PairDraw", "PhaseContext", "PhaseEngine", "ReplayPick", "batches", "classify",
@@ -80,11 +81,12 @@ PUBLIC = {
         "review_status", "write_memory_file",
     ],
     "oneiros.workers": [
-        "BudgetGuard", "CycleResult", "CycleTimeout", "DelayedGenerator", "Executor", "InProcessExecutor",
-        "JsonSerializer", "Ledger", "MeteredGenerator", "PhaseOutcome", "PhaseWorker", "Refusal", "RqExecutor",
+        "BudgetGuard", "CycleResult", "CycleTimeout", "DelayedGenerator", "Divergence", "Executor", "InProcessExecutor",
+        "JsonSerializer", "Ledger", "MeteredGenerator", "PhaseOutcome", "PhaseWorker", "RecordedGenerator", "Refusal", "RerunReport",
+        "RqExecutor",
         "SimplePhaseWorker", "SpanFileExporter", "SpanRecord", "Spend", "WorkerConfig", "WorkerError",
         "configure_tracing", "cycle_result", "flush_spans", "load_generator", "make_worker", "phase_budget",
-        "phase_job", "phase_job_id", "phase_money", "read_spans", "run_phase", "set_worker_config",
+        "phase_job", "phase_job_id", "phase_money", "read_spans", "rerun_cycle", "run_phase", "set_worker_config",
         "sweep_failed_phases", "worst_case_tokens",
     ],
     "oneiros.config": [
