@@ -81,12 +81,12 @@ PUBLIC = {
         "review_status", "write_memory_file",
     ],
     "oneiros.workers": [
-        "BudgetGuard", "CycleResult", "CycleTimeout", "DelayedGenerator", "Divergence", "Executor", "InProcessExecutor",
+        "BudgetGuard", "CycleDiff", "CycleResult", "CycleSummary", "CycleTimeout", "DelayedGenerator", "Divergence", "Executor", "InProcessExecutor",
         "JsonSerializer", "Ledger", "MeteredGenerator", "PhaseOutcome", "PhaseWorker", "RecordedGenerator", "Refusal", "RerunReport",
         "RqExecutor",
         "SimplePhaseWorker", "SpanFileExporter", "SpanRecord", "Spend", "WorkerConfig", "WorkerError",
-        "configure_tracing", "cycle_result", "flush_spans", "load_generator", "make_worker", "phase_budget",
-        "phase_job", "phase_job_id", "phase_money", "read_spans", "rerun_cycle", "run_phase", "set_worker_config",
+        "configure_tracing", "cycle_result", "diff_cycles", "fork_cycle", "flush_spans", "load_generator", "make_worker", "phase_budget",
+        "phase_job", "phase_job_id", "phase_money", "read_spans", "rerun_cycle", "run_phase", "set_worker_config", "summarize_cycle",
         "sweep_failed_phases", "worst_case_tokens",
     ],
     "oneiros.config": [

@@ -1,4 +1,6 @@
-"""``oneiros rerun``: re-execute past cycles with every generator response read from the log."""
+"""The dream lab: ``oneiros rerun`` (re-execute past cycles with every generator response read
+from the log), ``fork`` (re-run one with other settings in a branch store, calling the model only
+where the request changed) and ``diff`` (two cycles side by side)."""
 
 from __future__ import annotations
 
@@ -12,10 +14,10 @@ from rich.markup import escape
 from oneiros._errors import InputError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
 from oneiros.config import load_config
-from oneiros.events import DreamStart, EventStore
+from oneiros.events import DreamStart, EventStore, open_store
 from oneiros.generators import make_generator
 from oneiros.settings import CycleSettings, GeneratorSettings, PromptSet
-from oneiros.workers import RerunReport, rerun_cycle
+from oneiros.workers import CycleDiff, RerunReport, diff_cycles, fork_cycle, rerun_cycle, summarize_cycle
 
 __all__ = ["register"]
 
@@ -23,10 +25,12 @@ ConfigOpt = Annotated[
     Path | None, typer.Option("--config", help="Config file (default $ONEIROS_CONFIG or ./oneiros.toml).")
 ]
 
+GeneratorOpt = Annotated[str | None, typer.Option("--generator", help="offline or openai.")]
+BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="The OpenAI-compatible endpoint's URL.")]
+PromptsOpt = Annotated[Path | None, typer.Option("--prompts", help="TOML file of prompt overrides.")]
 
-def _settings(
-    config: Path | None, generator: str | None, base_url: str | None, prompts: Path | None
-) -> CycleSettings:
+
+def _settings(config: Path | None, generator: str | None, base_url: str | None, prompts: Path | None) -> CycleSettings:
     """The config's cycle settings, with the options given on top."""
     cycle = load_config(config).cycle
     if generator is not None and generator not in ("offline", "openai"):
@@ -71,11 +75,9 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
     every: Annotated[bool, typer.Option("--all", help="Re-run every cycle in the log.")] = False,
     seed: Annotated[int, typer.Option("--seed", help="The seed the cycles ran with (dream --seed).")] = 0,
     config: ConfigOpt = None,
-    generator: Annotated[
-        str | None, typer.Option("--generator", help="offline or openai: how requests were shaped (model, temperature)")
-    ] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="The OpenAI-compatible endpoint's URL.")] = None,
-    prompts: Annotated[Path | None, typer.Option("--prompts", help="TOML file of prompt overrides.")] = None,
+    generator: GeneratorOpt = None,
+    base_url: BaseUrlOpt = None,
+    prompts: PromptsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Re-execute past cycles from their starting position in a scratch copy, every generator
@@ -98,6 +100,88 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
         raise typer.Exit(1)
 
 
+def fork(  # noqa: PLR0917 - typer maps one parameter to each option
+    cycle: Annotated[str, typer.Argument(help="The cycle to fork.")],
+    into: Annotated[str, typer.Option("--into", help="A new, empty store URL for the branch.")],
+    store: StoreOpt = None,
+    seed: Annotated[int, typer.Option("--seed", help="The seed the cycle ran with (dream --seed).")] = 0,
+    config: ConfigOpt = None,
+    generator: GeneratorOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model for every tier and phase.")] = None,
+    prompts: PromptsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-run CYCLE with another model, prompts or settings in the branch store --into: recorded
+    answers are reused where the request is unchanged, the model is called only where it differs,
+    and the live store is only read. Then compare with `oneiros diff CYCLE CYCLE --other INTO`."""
+    with opened(store) as event_store:
+        settings = _settings(config, generator, base_url, prompts)
+        if model is not None:
+            openai = msgspec.structs.replace(settings.generator.openai, models={"core": model, "hardened": model})
+            openai = msgspec.structs.replace(openai, phase_models={})
+            settings = msgspec.structs.replace(
+                settings, generator=msgspec.structs.replace(settings.generator, openai=openai)
+            )
+        live = make_generator(settings.generator, seed=seed)
+        branch = open_store(into)
+        try:
+            report = fork_cycle(event_store, cycle, settings, generator=live, into=branch, seed=seed)
+        finally:
+            branch.close()
+    if as_json:
+        emit_json({**msgspec.to_builtins(report), "branch": into})
+        return
+    console.print(
+        f"forked cycle [bold]{report.cycle_id}[/bold] into {escape(into)}: {report.recorded_calls} calls read "
+        f"from the log, {report.model_calls} model calls, {len(report.divergences)} differences",
+        soft_wrap=True,
+    )
+
+
+def _side(items: tuple[str, ...], mark: str) -> list[str]:
+    return [f"{mark} {item}" for item in items]
+
+
+def _print_diff(d: CycleDiff) -> None:
+    console.print(f"--- {d.a.cycle_id} ({d.a.store})", soft_wrap=True, markup=False)
+    console.print(f"+++ {d.b.cycle_id} ({d.b.store})", soft_wrap=True, markup=False)
+    for section in ("hypotheses", "counterfactuals", "staged"):
+        lines = _side(d.only_a[section], "-") + _side(d.only_b[section], "+")
+        if lines:
+            console.print(f"{section}:", markup=False)
+            for line in lines:
+                console.print(f"  {line}", soft_wrap=True, markup=False)
+    for name, (a, b) in d.changed.items():
+        console.print(f"{name}: {a} -> {b}", soft_wrap=True, markup=False)
+    if d.same:
+        console.print("no difference in outputs, quality, tokens or cost")
+
+
+def diff(
+    a: Annotated[str, typer.Argument(help="A cycle id in --store.")],
+    b: Annotated[str, typer.Argument(help="A cycle id in --other (default: --store too).")],
+    store: StoreOpt = None,
+    other: Annotated[str | None, typer.Option("--other", help="Store URL of B (a fork's branch).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Two cycles side by side: hypotheses, counterfactuals and staged entries only one has,
+    and quality, tokens, cost, calls and models where they differ."""
+    with opened(store) as event_store:
+        left = summarize_cycle(event_store, a)
+        if other is None:
+            right = summarize_cycle(event_store, b)
+        else:
+            with opened(other) as other_store:
+                right = summarize_cycle(other_store, b)
+    result = diff_cycles(left, right)
+    if as_json:
+        emit_json({**msgspec.to_builtins(result), "same": result.same})
+        return
+    _print_diff(result)
+
+
 def register(app: typer.Typer) -> None:
     app.command()(rerun)
-
+    app.command()(fork)
+    app.command()(diff)

@@ -2,10 +2,11 @@
 
 from oneiros._errors import CycleTimeout, WorkerError
 from oneiros.workers._budget import BudgetGuard, Ledger, Refusal, Spend, phase_budget, phase_money, worst_case_tokens
+from oneiros.workers._diff import CycleDiff, CycleSummary, diff_cycles, summarize_cycle
 from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor
 from oneiros.workers._metered import MeteredGenerator
 from oneiros.workers._phases import PhaseOutcome, run_phase
-from oneiros.workers._rerun import Divergence, RecordedGenerator, RerunReport, rerun_cycle
+from oneiros.workers._rerun import Divergence, RecordedGenerator, RerunReport, fork_cycle, rerun_cycle
 from oneiros.workers._rq import (
     JsonSerializer,
     PhaseWorker,
@@ -22,7 +23,9 @@ from oneiros.workers._tracing import SpanFileExporter, SpanRecord, configure_tra
 
 __all__ = [
     "BudgetGuard",
+    "CycleDiff",
     "CycleResult",
+    "CycleSummary",
     "CycleTimeout",
     "DelayedGenerator",
     "Divergence",
@@ -45,7 +48,9 @@ __all__ = [
     "WorkerError",
     "configure_tracing",
     "cycle_result",
+    "diff_cycles",
     "flush_spans",
+    "fork_cycle",
     "load_generator",
     "make_worker",
     "phase_budget",
@@ -56,6 +61,7 @@ __all__ = [
     "rerun_cycle",
     "run_phase",
     "set_worker_config",
+    "summarize_cycle",
     "sweep_failed_phases",
     "worst_case_tokens",
 ]

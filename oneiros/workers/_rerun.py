@@ -42,10 +42,11 @@ from oneiros.events import (
 from oneiros.fsm import Golems
 from oneiros.generators import Generation, GenerationRequest, Generator, RequestShape, request_hash, request_shape
 from oneiros.settings import CycleSettings
+from oneiros.workers._diff import cycle_start
 from oneiros.workers._metered import matches
 from oneiros.workers._phases import run_phase
 
-__all__ = ["Divergence", "RecordedGenerator", "RerunReport", "rerun_cycle"]
+__all__ = ["Divergence", "RecordedGenerator", "RerunReport", "fork_cycle", "rerun_cycle"]
 
 DivergenceKind = Literal["request", "unrecorded_call", "event", "missing_event", "extra_event", "phase_failed"]
 Ended = Literal["complete", "interrupted", "in_progress"]
@@ -219,10 +220,7 @@ class _Cycle(msgspec.Struct, kw_only=True):
 
 
 def _find_cycle(store: EventStore, cycle_id: str) -> tuple[list[Recorded], _Cycle]:
-    starts = store.read_all(types=[DreamStart])
-    start = next((r for r in starts if isinstance(r.event, DreamStart) and r.event.cycle_id == cycle_id), None)
-    if start is None:
-        raise InputError(f"no cycle {cycle_id!r} in the log at {store.url}")
+    start = cycle_start(store, cycle_id)
     assert isinstance(start.event, DreamStart)
     history = store.read_stream(start.golem_id)
     index = next(i for i, r in enumerate(history) if r.position == start.position)
@@ -394,3 +392,22 @@ def rerun_cycle(
         model_calls=generator.model_calls,
         divergences=tuple(divergences),
     )
+
+
+def fork_cycle(
+    store: EventStore,
+    cycle_id: str,
+    settings: CycleSettings,
+    *,
+    generator: Generator,
+    into: EventStore,
+    seed: int = 0,
+) -> RerunReport:
+    """Re-run ``cycle_id`` with other ``settings`` (model, prompts, tier...) in the branch store
+    ``into``, which must be empty: a recorded answer is reused wherever the request is unchanged,
+    and ``generator`` is called only where it differs. ``store`` is only read, so the live golem's
+    log, projections, staging and MEMORY.md cannot change."""
+    same = into is store or (into.url == store.url and not into.url.startswith("memory:"))
+    if same or into.head() != 0:
+        raise InputError(f"the branch store {into.url} must be a new, empty store, not the live one")
+    return rerun_cycle(store, cycle_id, settings, shape_of=generator, seed=seed, live=generator, scratch=into)

@@ -1,0 +1,161 @@
+"""Forking a recorded cycle with another model or prompts into a branch store, and diffing cycles:
+the model is called only where the request changed, and the live golem is never touched."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
+from oneiros._errors import InputError
+from oneiros.episodes import load_episodes, sample_episodes_path
+from oneiros.events import EventStore, GenerationRecorded, export_history
+from oneiros.generators import OfflineGenerator, OpenAIGenerator
+from oneiros.settings import DEFAULT_PROMPTS, CycleBudget, CycleSettings, EngineSettings, OpenAISettings, PromptSet
+from oneiros.workers import diff_cycles, fork_cycle, summarize_cycle
+from tests.chat_server import ChatServer
+
+HARDENED = CycleSettings(
+    budget=CycleBudget(tier="hardened", prices={}, cycle_usd=None, window_usd=None, month_usd=None)
+)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ChatServer]:
+    s = ChatServer()
+    yield s
+    s.close()
+
+
+def _golems() -> Golems:
+    golems = Golems(
+        open_store("memory://"),
+        deps=Deps(clock=FixedClock(datetime(2026, 11, 3, tzinfo=UTC)), ids=SequentialIds(), seed=3),
+    )
+    golems.create("g")
+    golems.record_episodes("g", load_episodes(sample_episodes_path()))
+    return golems
+
+
+def _openai(server: ChatServer, models: dict[str, str], phase_models: dict[str, str]) -> OpenAIGenerator:
+    settings = OpenAISettings(base_url=server.url, models=models, phase_models=phase_models, retries=0)
+    return OpenAIGenerator(settings, env={"OPENAI_API_KEY": "sk-test"})
+
+
+def _export(store: EventStore, path: Path) -> bytes:
+    export_history(store, path)
+    return path.read_bytes()
+
+
+def test_a_fork_with_another_model_calls_it_for_every_call_and_leaves_the_live_log_alone(
+    server: ChatServer, tmp_path: Path
+) -> None:
+    """Every request names another model, so every call of the fork goes to the server, with that
+    model; the live log is byte-identical before and after; the diff names the models."""
+    server.reset()
+    golems = _golems()
+    recorded_with = _openai(server, {"core": "m-core", "hardened": "m-hard"}, {"rem": "m-rem"})
+    cycle = InProcessExecutor(golems, recorded_with, settings=HARDENED).run_cycle("g").cycle_id
+    calls = len(server.requests)
+    before = _export(golems.store, tmp_path / "before.jsonl")
+    branch = open_store("memory://")
+    other = _openai(server, {"core": "m-other", "hardened": "m-other"}, {})
+    report = fork_cycle(golems.store, cycle, HARDENED, generator=other, into=branch, seed=3)
+    assert report.model_calls == len(server.requests) - calls > 0
+    assert {"m-other"} == {r["model"] for r in server.requests[calls:]}
+    assert 0 == report.recorded_calls
+    assert before == _export(golems.store, tmp_path / "after.jsonl")
+    diff = diff_cycles(summarize_cycle(golems.store, cycle), summarize_cycle(branch, cycle))
+    assert (("m-hard", "m-rem"), ("m-other",)) == diff.changed["models"]
+
+
+def test_a_fork_with_one_reworded_prompt_calls_the_model_only_for_what_changed(tmp_path: Path) -> None:
+    """Rewording the threat template in a fork: only requests that changed reach the generator,
+    every other call is read from the recording."""
+    golems = _golems()
+    settings = CycleSettings(budget=CycleBudget(tier="hardened"))
+    cycle = InProcessExecutor(golems, OfflineGenerator(seed=3), settings=settings).run_cycle("g").cycle_id
+    recorded = [r.event for r in golems.history("g") if isinstance(r.event, GenerationRecorded)]
+    template = DEFAULT_PROMPTS["threat"].replace("Simulate a threat", "Imagine a threat")
+    assert template != DEFAULT_PROMPTS["threat"]
+    forked = CycleSettings(
+        budget=settings.budget, engines=EngineSettings(prompts=PromptSet(overrides={"threat": template}))
+    )
+    branch = open_store(f"sqlite:///{tmp_path}/branch.db")
+    report = fork_cycle(golems.store, cycle, forked, generator=OfflineGenerator(seed=3), into=branch, seed=3)
+    threats = [g for g in recorded if g.task == "threat"]
+    assert len(threats) == report.model_calls > 0
+    assert len(recorded) - len(threats) == report.recorded_calls
+    assert {d.call_key for d in report.divergences if d.kind == "request"} == {g.call_key for g in threats}
+
+
+def test_a_fork_refuses_the_live_store_or_a_used_branch() -> None:
+    """The branch must be a new, empty store: forking into the live store (or any store with
+    events) is refused before anything is written."""
+    golems = _golems()
+    cycle = InProcessExecutor(golems, OfflineGenerator(seed=3)).run_cycle("g").cycle_id
+    head = golems.store.head()
+    with pytest.raises(InputError) as caught:
+        fork_cycle(golems.store, cycle, CycleSettings(), generator=OfflineGenerator(), into=golems.store, seed=3)
+    assert "the branch store memory:// must be a new, empty store, not the live one" == str(caught.value)
+    assert head == golems.store.head()
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.name.endswith(("-wal", "-shm"))
+    }
+
+
+def test_fork_and_diff_on_the_command_line(tmp_path: Path) -> None:
+    """`oneiros fork CYCLE --into URL --prompts F` then `oneiros diff CYCLE CYCLE --other URL`:
+    the live folder (log, projections) is byte-identical before and after, and the diff lists
+    what the reworded prompt changed."""
+    live = tmp_path / "live"
+    live.mkdir()
+    url = f"sqlite:///{live}/events.db"
+    env = {**os.environ, "ONEIROS_SPANS": "off", "COLUMNS": "400"}
+
+    def oneiros(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "oneiros", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            check=False,
+        )
+
+    made = oneiros("dream", "--store", url, "--tier", "hardened", "--json")
+    assert 0 == made.returncode, made.stderr
+    cycle = json.loads(made.stdout)["cycle_id"]
+    assert 0 == oneiros("staging", "--store", url, "--json").returncode
+    before = _digest(live)
+    (tmp_path / "p.toml").write_text(
+        '[prompts]\nthreat = "Imagine $kind hitting:\\n$episodes\\nReply with JSON only: '
+        '{\\"scenario\\": \\"s\\", \\"response\\": \\"r\\", \\"severity\\": 0.5}"\n'
+    )
+    branch = f"sqlite:///{tmp_path}/branch.db"
+    forked = oneiros("fork", cycle, "--store", url, "--into", branch, "--prompts", str(tmp_path / "p.toml"), "--json")
+    assert 0 == forked.returncode, forked.stderr
+    report = json.loads(forked.stdout)
+    assert report["model_calls"] > 0
+    assert report["recorded_calls"] > 0
+    assert before == _digest(live)
+    shown = oneiros("diff", cycle, cycle, "--store", url, "--other", branch, "--json")
+    assert 0 == shown.returncode, shown.stderr
+    diff = json.loads(shown.stdout)
+    assert not diff["same"]
+    assert diff["only_a"]["staged"] or diff["changed"]
+    text = oneiros("diff", cycle, cycle, "--store", url, "--other", branch)
+    assert text.stdout.startswith(f"--- {cycle} ({url})\n+++ {cycle} ({branch})\n")
