@@ -1,7 +1,8 @@
-"""A local HTTP server speaking the chat-completions protocol, honest or lying on demand.
+"""A local HTTP server speaking the chat-completions protocol, honest or lying on demand, and a
+golem with the sample episodes to dream over it.
 
-It answers like the offline generator (so a cycle over it parses and stages), unless a scripted
-action, consumed one per request, tells it to misbehave.
+The server answers like the offline generator (so a cycle over it parses and stages), unless a
+scripted action, consumed one per request, tells it to misbehave.
 """
 
 from __future__ import annotations
@@ -10,12 +11,21 @@ import contextlib
 import json
 import threading
 import time
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from oneiros import Deps, FixedClock, Golems, SequentialIds, open_store
+from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.generators import GenerationRequest, OfflineGenerator, Task
+from oneiros.settings import CycleBudget, CycleSettings
 
-__all__ = ["ACTIONS", "ChatServer"]
+__all__ = ["ACTIONS", "HARDENED", "ChatServer", "sample_golems"]
+
+HARDENED = CycleSettings(
+    budget=CycleBudget(tier="hardened", prices={}, cycle_usd=None, window_usd=None, month_usd=None)
+)
+"""The hardened tier with no money caps: every call the engines ask for reaches the server."""
 
 ACTIONS = ("ok", "500", "slow", "not-json", "garbage", "overreport", "oversize", "huge", "401-echo")
 """ok: an honest answer; 500: a server error; slow: late by 0.6 s; not-json: an HTML body;
@@ -130,3 +140,14 @@ class ChatServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def sample_golems(seed: int) -> Golems:
+    """Golem ``g`` with the bundled sample episodes, in memory, on a fixed clock and id source."""
+    golems = Golems(
+        open_store("memory://"),
+        deps=Deps(clock=FixedClock(datetime(2026, 11, 3, tzinfo=UTC)), ids=SequentialIds(), seed=seed),
+    )
+    golems.create("g")
+    golems.record_episodes("g", load_episodes(sample_episodes_path()))
+    return golems

@@ -1,4 +1,4 @@
-"""Budgets against a lying server: usage over the reservation, completions longer than max_tokens
+"""Budgets against a lying chat_server: usage over the reservation, completions longer than max_tokens
 can make, 2 MB bodies, 500s, no key. No cap is ever passed; overruns and failures are recorded;
 caps are validated when loaded; a reservation orphaned by a kill is released."""
 
@@ -8,18 +8,15 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
+from oneiros import Golems, InProcessExecutor, open_store
 from oneiros._errors import InvalidSetting
 from oneiros.config import load_config
-from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import (
     DREAM_PHASES,
     BudgetOverrun,
@@ -31,7 +28,7 @@ from oneiros.events import (
 from oneiros.generators import GenerationRequest, OfflineGenerator, OpenAIGenerator
 from oneiros.settings import CycleBudget, CycleSettings, ModelPrice, OpenAISettings
 from oneiros.workers import Ledger, phase_budget, run_phase
-from tests.chat_server import ChatServer
+from tests.chat_server import ChatServer, sample_golems
 
 BUDGET = CycleBudget(
     tier="hardened",
@@ -45,16 +42,9 @@ SETTINGS = CycleSettings(budget=BUDGET)
 KEY = "sk-secret-0123456789"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ChatServer]:
-    s = ChatServer()
-    yield s
-    s.close()
-
-
-def _generator(server: ChatServer, **overrides: object) -> OpenAIGenerator:
+def _generator(chat_server: ChatServer, **overrides: object) -> OpenAIGenerator:
     settings = OpenAISettings(
-        base_url=server.url,
+        base_url=chat_server.url,
         models={"core": "m-core", "hardened": "m-core"},
         timeout_s=2.0,
         retries=0,
@@ -65,13 +55,7 @@ def _generator(server: ChatServer, **overrides: object) -> OpenAIGenerator:
 
 
 def _golems() -> Golems:
-    golems = Golems(
-        open_store("memory://"),
-        deps=Deps(clock=FixedClock(datetime(2026, 11, 3, tzinfo=UTC)), ids=SequentialIds(), seed=2),
-    )
-    golems.create("g")
-    golems.record_episodes("g", load_episodes(sample_episodes_path()))
-    return golems
+    return sample_golems(2)
 
 
 def _events(golems: Golems) -> list[Event]:
@@ -94,17 +78,17 @@ BEHAVIOURS = st.lists(st.sampled_from(["ok", "ok", "overreport", "oversize", "hu
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(script=BEHAVIOURS)
-def test_no_cap_is_ever_passed_whatever_the_server_claims(server: ChatServer, script: list[str]) -> None:
+def test_no_cap_is_ever_passed_whatever_the_server_claims(chat_server: ChatServer, script: list[str]) -> None:
     """Over any mix of honest answers, over-reported usage, completions longer than max_tokens can
     make, 2 MB bodies and 500s: the cycle, each phase and the month stay under their caps; every
     lying answer that was served is one BudgetOverrun, after which its phase makes no further call;
     every 500 and oversized body is one GenerationFailed; nothing kept is longer than its max_tokens allows."""
-    server.reset(script)
+    chat_server.reset(script)
     golems = _golems()
-    result = InProcessExecutor(golems, _generator(server), settings=SETTINGS).run_cycle("g")
+    result = InProcessExecutor(golems, _generator(chat_server), settings=SETTINGS).run_cycle("g")
     _assert_no_cap_passed(golems, result.cycle_id)
     events = _events(golems)
-    served = server.served
+    served = chat_server.served
     overruns = [e for e in events if isinstance(e, BudgetOverrun)]
     failed = [e for e in events if isinstance(e, GenerationFailed)]
     assert served.count("overreport") + served.count("oversize") == len(overruns)
@@ -116,13 +100,13 @@ def test_no_cap_is_ever_passed_whatever_the_server_claims(server: ChatServer, sc
         assert len(g.text.encode()) <= g.max_tokens * BUDGET.response_bytes_per_token
 
 
-def test_a_completion_longer_than_max_tokens_is_cut_and_the_overrun_stops_the_phase(server: ChatServer) -> None:
+def test_a_completion_longer_than_max_tokens_is_cut_and_the_overrun_stops_the_phase(chat_server: ChatServer) -> None:
     """A 200 whose completion is far longer than max_tokens with small reported usage: the text is
     kept to max_tokens x response_bytes_per_token bytes, the call is charged its whole reservation,
     and a BudgetOverrun names the claim; the phase asks nothing more."""
-    server.reset(["oversize"])
+    chat_server.reset(["oversize"])
     golems = _golems()
-    result = InProcessExecutor(golems, _generator(server), settings=SETTINGS).run_cycle("g")
+    result = InProcessExecutor(golems, _generator(chat_server), settings=SETTINGS).run_cycle("g")
     events = _events(golems)
     overrun = next(e for e in events if isinstance(e, BudgetOverrun))
     recorded = next(e for e in events if isinstance(e, GenerationRecorded) and e.call_key == overrun.call_key)
@@ -138,22 +122,22 @@ def test_a_completion_longer_than_max_tokens_is_cut_and_the_overrun_stops_the_ph
     assert result.complete is not None
 
 
-def test_a_2mb_completion_is_never_stored(server: ChatServer) -> None:
+def test_a_2mb_completion_is_never_stored(chat_server: ChatServer) -> None:
     """A 2 MB body (small reported usage) is read no further than max_body_bytes: the call fails
     with that reason and nothing of the body reaches the log."""
-    server.reset(["huge"])
+    chat_server.reset(["huge"])
     golems = _golems()
-    InProcessExecutor(golems, _generator(server), settings=SETTINGS).run_cycle("g")
+    InProcessExecutor(golems, _generator(chat_server), settings=SETTINGS).run_cycle("g")
     failed = next(e for e in _events(golems) if isinstance(e, GenerationFailed))
     assert "the response body is over 262144 bytes" in failed.reason
     assert all(len(r.event.text) < 10_000 for r in golems.history("g") if isinstance(r.event, GenerationRecorded))
 
 
-def test_usage_over_the_reservation_is_clamped_and_recorded(server: ChatServer) -> None:
+def test_usage_over_the_reservation_is_clamped_and_recorded(chat_server: ChatServer) -> None:
     """Usage ten times max_tokens: the settlement is the reservation, the claim is in the BudgetOverrun."""
-    server.reset(["overreport"])
+    chat_server.reset(["overreport"])
     golems = _golems()
-    InProcessExecutor(golems, _generator(server), settings=SETTINGS).run_cycle("g")
+    InProcessExecutor(golems, _generator(chat_server), settings=SETTINGS).run_cycle("g")
     events = _events(golems)
     overrun = next(e for e in events if isinstance(e, BudgetOverrun))
     recorded = next(e for e in events if isinstance(e, GenerationRecorded) and e.call_key == overrun.call_key)
@@ -162,30 +146,30 @@ def test_usage_over_the_reservation_is_clamped_and_recorded(server: ChatServer) 
     assert overrun.reason.startswith("reported ")
 
 
-def test_with_no_api_key_every_call_fails_without_a_request_and_is_recorded(server: ChatServer) -> None:
+def test_with_no_api_key_every_call_fails_without_a_request_and_is_recorded(chat_server: ChatServer) -> None:
     """No key in the environment: each call is a GenerationFailed naming the missing variable, no
     request leaves the process, and the phases report their failed calls."""
-    server.reset()
+    chat_server.reset()
     golems = _golems()
-    generator = OpenAIGenerator(OpenAISettings(base_url=server.url, models={"hardened": "m-core"}), env={})
+    generator = OpenAIGenerator(OpenAISettings(base_url=chat_server.url, models={"hardened": "m-core"}), env={})
     result = InProcessExecutor(golems, generator, settings=SETTINGS).run_cycle("g")
     failed = [e for e in _events(golems) if isinstance(e, GenerationFailed)]
     assert failed
     assert {"no API key: $OPENAI_API_KEY is not set"} == {f.reason.split(": ", 1)[1] for f in failed}
-    assert [] == server.requests
+    assert [] == chat_server.requests
     assert len(failed) == sum(p.failed_calls for p in result.phases)
     assert not [e for e in _events(golems) if isinstance(e, GenerationRecorded)]
 
 
-def test_the_api_key_never_reaches_the_log_even_when_the_server_echoes_it(server: ChatServer) -> None:
+def test_the_api_key_never_reaches_the_log_even_when_the_server_echoes_it(chat_server: ChatServer) -> None:
     """A 401 whose body repeats the bearer key: the failure names the status only, and no stored
     event anywhere holds the key."""
-    server.reset(["401-echo"] * 200)
+    chat_server.reset(["401-echo"] * 200)
     golems = _golems()
-    InProcessExecutor(golems, _generator(server), settings=SETTINGS).run_cycle("g")
+    InProcessExecutor(golems, _generator(chat_server), settings=SETTINGS).run_cycle("g")
     failed = [e for e in _events(golems) if isinstance(e, GenerationFailed)]
     assert failed
-    assert f"HTTP 401 from {server.url}" == failed[0].reason.split(": ", 1)[1]
+    assert f"HTTP 401 from {chat_server.url}" == failed[0].reason.split(": ", 1)[1]
     rows = golems.store.backend.rows(0, 100_000, None, ())
     assert not [row for row in rows if KEY.encode() in bytes(row[4])]
 
@@ -276,15 +260,15 @@ def test_a_reservation_orphaned_by_a_kill_is_released_when_the_cycle_is_abandone
 
 
 def test_a_cli_cycle_against_a_lying_server_records_the_overrun_and_passes_no_cap(
-    server: ChatServer, tmp_path: Path
+    chat_server: ChatServer, tmp_path: Path
 ) -> None:
     """The user's path: `oneiros dream --generator openai --base-url` (key from the environment)
     against a server over-reporting usage; the log holds the overrun and the cycle's spend stays
     under its cap."""
-    server.reset(["overreport", "ok", "oversize"])
+    chat_server.reset(["overreport", "ok", "oversize"])
     url = f"sqlite:///{tmp_path}/e.db"
     env = {**os.environ, "OPENAI_API_KEY": KEY, "ONEIROS_SPANS": "off"}
-    args = ["dream", "--store", url, "--generator", "openai", "--base-url", server.url, "--tier", "hardened"]
+    args = ["dream", "--store", url, "--generator", "openai", "--base-url", chat_server.url, "--tier", "hardened"]
     result = subprocess.run(
         [sys.executable, "-m", "oneiros", *args, "--json"],
         capture_output=True,

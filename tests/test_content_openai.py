@@ -4,32 +4,22 @@ a timeout, malformed output; and replay of its cycle makes no request."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store, replay
+from oneiros import Golems, InProcessExecutor, replay
 from oneiros._errors import GeneratorUnavailable
-from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DreamStaged, GenerationFailed, GenerationRecorded, ReplayBatch, StepFailed
 from oneiros.generators import GenerationRequest, OpenAIGenerator, Task
-from oneiros.settings import CycleBudget, CycleSettings, OpenAISettings
+from oneiros.settings import OpenAISettings
 from oneiros.workers import run_phase
-from tests.chat_server import ChatServer
+from tests.chat_server import HARDENED, ChatServer, sample_golems
 
 
-@pytest.fixture
-def server() -> Iterator[ChatServer]:
-    s = ChatServer()
-    yield s
-    s.close()
-
-
-def _generator(server: ChatServer, **overrides: Any) -> OpenAIGenerator:
+def _generator(chat_server: ChatServer, **overrides: Any) -> OpenAIGenerator:
     settings = OpenAISettings(
-        base_url=server.url,
+        base_url=chat_server.url,
         models={"core": "m-core", "hardened": "m-hard"},
         phase_models={"rem": "m-rem"},
         timeout_s=0.3,
@@ -48,93 +38,84 @@ def _request(task: Task = "pattern") -> GenerationRequest:
     )
 
 
-def test_a_completion_is_parsed_with_usage_and_the_key_from_the_environment(server: ChatServer) -> None:
+def test_a_completion_is_parsed_with_usage_and_the_key_from_the_environment(chat_server: ChatServer) -> None:
     """One request: the tier's model, the bearer key from the environment, the server's token usage."""
-    generation = _generator(server).generate(_request())
-    assert "m-core" == server.requests[0]["model"]
+    generation = _generator(chat_server).generate(_request())
+    assert "m-core" == chat_server.requests[0]["model"]
     assert "m-core" == generation.model
-    assert "Bearer sk-test" == server.headers[0]["authorization"]
+    assert "Bearer sk-test" == chat_server.headers[0]["authorization"]
     assert json.loads(generation.text)["pattern"]
-    assert len(server.requests[0]["messages"][-1]["content"]) // 4 == generation.tokens_in
+    assert len(chat_server.requests[0]["messages"][-1]["content"]) // 4 == generation.tokens_in
 
 
-def test_a_500_is_retried_by_the_sdk(server: ChatServer) -> None:
+def test_a_500_is_retried_by_the_sdk(chat_server: ChatServer) -> None:
     """A server error is retried (the SDK's backoff); the second answer is used."""
-    server.script = ["500"]
-    generation = _generator(server).generate(_request())
-    assert 2 == len(server.requests)
+    chat_server.script = ["500"]
+    generation = _generator(chat_server).generate(_request())
+    assert 2 == len(chat_server.requests)
     assert json.loads(generation.text)["pattern"]
 
 
-def test_a_timeout_after_every_retry_raises_generator_unavailable(server: ChatServer) -> None:
+def test_a_timeout_after_every_retry_raises_generator_unavailable(chat_server: ChatServer) -> None:
     """A server slower than the timeout on every attempt ends in GeneratorUnavailable naming the call and model."""
-    server.script = ["slow", "slow"]
+    chat_server.script = ["slow", "slow"]
     with pytest.raises(GeneratorUnavailable) as info:
-        _generator(server).generate(_request())
+        _generator(chat_server).generate(_request())
     assert "model 'm-core' gave no answer to 'c:nrem:0' after 2 attempts: timed out after 0.3s" == str(info.value)
 
 
-def test_a_response_that_is_not_a_completion_is_reported(server: ChatServer) -> None:
+def test_a_response_that_is_not_a_completion_is_reported(chat_server: ChatServer) -> None:
     """A 200 whose body is not a chat completion fails the call at once (a retry would be billed again)."""
-    server.script = ["not-json"]
+    chat_server.script = ["not-json"]
     with pytest.raises(GeneratorUnavailable) as info:
-        _generator(server).generate(_request())
+        _generator(chat_server).generate(_request())
     assert "model 'm-core' gave no answer to 'c:nrem:0' after 1 attempts: the response is not a chat completion" == (
         str(info.value)
     )
-    assert 1 == len(server.requests)
+    assert 1 == len(chat_server.requests)
 
 
 def _golems() -> Golems:
-    golems = Golems(
-        open_store("memory://"),
-        deps=Deps(clock=FixedClock(datetime(2026, 11, 3, tzinfo=UTC)), ids=SequentialIds(), seed=2),
-    )
-    golems.create("g")
-    golems.record_episodes("g", load_episodes(sample_episodes_path()))
-    return golems
+    return sample_golems(2)
 
 
-HARDENED = CycleSettings(
-    budget=CycleBudget(tier="hardened", prices={}, cycle_usd=None, window_usd=None, month_usd=None)
-)
 
 
-def test_a_cycle_over_http_records_every_call_and_replay_makes_no_request(server: ChatServer) -> None:
+def test_a_cycle_over_http_records_every_call_and_replay_makes_no_request(chat_server: ChatServer) -> None:
     """Each successful request becomes one GenerationRecorded with the phase's model; rebuilding the
     state and re-running a finished phase make no request at all."""
     golems = _golems()
-    generator = _generator(server)
+    generator = _generator(chat_server)
     result = InProcessExecutor(golems, generator, settings=HARDENED).run_cycle("g")
     assert result.complete is not None
     assert result.interrupted is None
     recorded = [r.event for r in golems.history("g") if isinstance(r.event, GenerationRecorded)]
-    assert len(server.requests) == len(recorded) > 10
+    assert len(chat_server.requests) == len(recorded) > 10
     assert {"m-rem"} == {g.model for g in recorded if g.phase == "rem"}
     assert {"m-hard"} == {g.model for g in recorded if g.phase != "rem"}
-    before = len(server.requests)
+    before = len(chat_server.requests)
     replay(golems.store)
     assert not run_phase(golems, "g", result.cycle_id, "rem", generator, HARDENED).ran
-    assert before == len(server.requests)
+    assert before == len(chat_server.requests)
 
 
-def test_timeouts_in_a_cycle_are_recorded_as_failed_calls_and_the_cycle_goes_on(server: ChatServer) -> None:
+def test_timeouts_in_a_cycle_are_recorded_as_failed_calls_and_the_cycle_goes_on(chat_server: ChatServer) -> None:
     """A call that times out through its retries is a GenerationFailed event; the cycle still completes."""
     golems = _golems()
-    server.script = ["slow", "slow"]
-    result = InProcessExecutor(golems, _generator(server), settings=HARDENED).run_cycle("g")
+    chat_server.script = ["slow", "slow"]
+    result = InProcessExecutor(golems, _generator(chat_server), settings=HARDENED).run_cycle("g")
     failed = [r.event for r in golems.history("g") if isinstance(r.event, GenerationFailed)]
     assert 1 == len(failed)
     assert "timed out after 0.3s" in failed[0].reason
     assert result.complete is not None
 
 
-def test_malformed_output_is_retried_then_recorded_as_a_failed_step_and_never_staged(server: ChatServer) -> None:
+def test_malformed_output_is_retried_then_recorded_as_a_failed_step_and_never_staged(chat_server: ChatServer) -> None:
     """Replay-batch answers without JSON are asked again within budget, then recorded as StepFailed;
     no pattern from them is replayed or staged."""
     golems = _golems()
-    server.malformed_when = "what pattern connects these episodes"
-    result = InProcessExecutor(golems, _generator(server), settings=HARDENED).run_cycle("g")
+    chat_server.malformed_when = "what pattern connects these episodes"
+    result = InProcessExecutor(golems, _generator(chat_server), settings=HARDENED).run_cycle("g")
     events = [r.event for r in golems.history("g")]
     failures = [e for e in events if isinstance(e, StepFailed)]
     assert failures

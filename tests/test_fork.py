@@ -8,45 +8,25 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
+from oneiros import Golems, InProcessExecutor, open_store
 from oneiros._errors import InputError
-from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import EventStore, GenerationRecorded, export_history
 from oneiros.generators import OfflineGenerator, OpenAIGenerator
 from oneiros.settings import DEFAULT_PROMPTS, CycleBudget, CycleSettings, EngineSettings, OpenAISettings, PromptSet
 from oneiros.workers import diff_cycles, fork_cycle, summarize_cycle
-from tests.chat_server import ChatServer
-
-HARDENED = CycleSettings(
-    budget=CycleBudget(tier="hardened", prices={}, cycle_usd=None, window_usd=None, month_usd=None)
-)
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ChatServer]:
-    s = ChatServer()
-    yield s
-    s.close()
+from tests.chat_server import HARDENED, ChatServer, sample_golems
 
 
 def _golems() -> Golems:
-    golems = Golems(
-        open_store("memory://"),
-        deps=Deps(clock=FixedClock(datetime(2026, 11, 3, tzinfo=UTC)), ids=SequentialIds(), seed=3),
-    )
-    golems.create("g")
-    golems.record_episodes("g", load_episodes(sample_episodes_path()))
-    return golems
+    return sample_golems(3)
 
 
-def _openai(server: ChatServer, models: dict[str, str], phase_models: dict[str, str]) -> OpenAIGenerator:
-    settings = OpenAISettings(base_url=server.url, models=models, phase_models=phase_models, retries=0)
+def _openai(chat_server: ChatServer, models: dict[str, str], phase_models: dict[str, str]) -> OpenAIGenerator:
+    settings = OpenAISettings(base_url=chat_server.url, models=models, phase_models=phase_models, retries=0)
     return OpenAIGenerator(settings, env={"OPENAI_API_KEY": "sk-test"})
 
 
@@ -56,21 +36,21 @@ def _export(store: EventStore, path: Path) -> bytes:
 
 
 def test_a_fork_with_another_model_calls_it_for_every_call_and_leaves_the_live_log_alone(
-    server: ChatServer, tmp_path: Path
+    chat_server: ChatServer, tmp_path: Path
 ) -> None:
-    """Every request names another model, so every call of the fork goes to the server, with that
+    """Every request names another model, so every call of the fork goes to the chat_server, with that
     model; the live log is byte-identical before and after; the diff names the models."""
-    server.reset()
+    chat_server.reset()
     golems = _golems()
-    recorded_with = _openai(server, {"core": "m-core", "hardened": "m-hard"}, {"rem": "m-rem"})
+    recorded_with = _openai(chat_server, {"core": "m-core", "hardened": "m-hard"}, {"rem": "m-rem"})
     cycle = InProcessExecutor(golems, recorded_with, settings=HARDENED).run_cycle("g").cycle_id
-    calls = len(server.requests)
+    calls = len(chat_server.requests)
     before = _export(golems.store, tmp_path / "before.jsonl")
     branch = open_store("memory://")
-    other = _openai(server, {"core": "m-other", "hardened": "m-other"}, {})
+    other = _openai(chat_server, {"core": "m-other", "hardened": "m-other"}, {})
     report = fork_cycle(golems.store, cycle, HARDENED, generator=other, into=branch, seed=3)
-    assert report.model_calls == len(server.requests) - calls > 0
-    assert {"m-other"} == {r["model"] for r in server.requests[calls:]}
+    assert report.model_calls == len(chat_server.requests) - calls > 0
+    assert {"m-other"} == {r["model"] for r in chat_server.requests[calls:]}
     assert 0 == report.recorded_calls
     assert before == _export(golems.store, tmp_path / "after.jsonl")
     diff = diff_cycles(summarize_cycle(golems.store, cycle), summarize_cycle(branch, cycle))

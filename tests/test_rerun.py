@@ -7,14 +7,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.episodes import load_episodes, sample_episodes_path
+from oneiros import Golems, InProcessExecutor, open_store
 from oneiros.events import DreamStart, EventStore, GenerationRecorded, export_history, import_history
 from oneiros.generators import Generation, GenerationRequest, OfflineGenerator, OpenAIGenerator, make_generator
 from oneiros.settings import (
@@ -27,29 +24,13 @@ from oneiros.settings import (
     PromptSet,
 )
 from oneiros.workers import phase_budget, rerun_cycle, run_phase
-from tests.chat_server import ChatServer
+from tests.chat_server import HARDENED, ChatServer, sample_golems
 
 HISTORIES = Path(__file__).parent / "histories"
-HARDENED = CycleSettings(
-    budget=CycleBudget(tier="hardened", prices={}, cycle_usd=None, window_usd=None, month_usd=None)
-)
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ChatServer]:
-    s = ChatServer()
-    yield s
-    s.close()
 
 
 def _golems(seed: int = 3) -> Golems:
-    golems = Golems(
-        open_store("memory://"),
-        deps=Deps(clock=FixedClock(datetime(2026, 11, 3, tzinfo=UTC)), ids=SequentialIds(), seed=seed),
-    )
-    golems.create("g")
-    golems.record_episodes("g", load_episodes(sample_episodes_path()))
-    return golems
+    return sample_golems(seed)
 
 
 def _cycles(store: EventStore) -> list[str]:
@@ -61,9 +42,9 @@ def _snapshot(store: EventStore, path: Path) -> bytes:
     return path.read_bytes()
 
 
-def _openai(server: ChatServer, **overrides: object) -> OpenAIGenerator:
+def _openai(chat_server: ChatServer, **overrides: object) -> OpenAIGenerator:
     fields: dict[str, object] = {"models": {"core": "m-core", "hardened": "m-hard"}, "phase_models": {"rem": "m-rem"}}
-    settings = OpenAISettings(base_url=server.url, retries=0, **{**fields, **overrides})  # type: ignore[arg-type]
+    settings = OpenAISettings(base_url=chat_server.url, retries=0, **{**fields, **overrides})  # type: ignore[arg-type]
     return OpenAIGenerator(settings, env={"OPENAI_API_KEY": "sk-test"})
 
 
@@ -96,20 +77,20 @@ def test_a_golden_v1_log_reruns_identical() -> None:
     assert (True, 14, 0, ()) == (report.identical, report.recorded_calls, report.model_calls, report.divergences)
 
 
-def test_a_cycle_recorded_over_http_reruns_with_zero_requests(server: ChatServer) -> None:
+def test_a_cycle_recorded_over_http_reruns_with_zero_requests(chat_server: ChatServer) -> None:
     """Cycles recorded with the OpenAI-compatible generator re-run identical while the live server
     sees not one request."""
-    server.reset()
+    chat_server.reset()
     golems = _golems()
-    executor = InProcessExecutor(golems, _openai(server), settings=HARDENED)
+    executor = InProcessExecutor(golems, _openai(chat_server), settings=HARDENED)
     executor.run_cycle("g")
     executor.run_cycle("g")
-    made = len(server.requests)
+    made = len(chat_server.requests)
     assert made > 20
     for cycle in _cycles(golems.store):
-        report = rerun_cycle(golems.store, cycle, HARDENED, shape_of=_openai(server), seed=3)
+        report = rerun_cycle(golems.store, cycle, HARDENED, shape_of=_openai(chat_server), seed=3)
         assert (True, 0) == (report.identical, report.model_calls), report.divergences
-    assert made == len(server.requests)
+    assert made == len(chat_server.requests)
 
 
 def test_a_changed_prompt_template_diverges_at_its_first_call() -> None:
@@ -133,21 +114,21 @@ def test_a_changed_prompt_template_diverges_at_its_first_call() -> None:
     assert not report.identical
 
 
-def test_a_changed_model_or_temperature_setting_is_named(server: ChatServer) -> None:
+def test_a_changed_model_or_temperature_setting_is_named(chat_server: ChatServer) -> None:
     """Another model for REM, or a temperature override: the divergence says which setting changed."""
-    server.reset()
+    chat_server.reset()
     golems = _golems()
-    cycle = InProcessExecutor(golems, _openai(server), settings=HARDENED).run_cycle("g").cycle_id
-    made = len(server.requests)
-    other_model = rerun_cycle(golems.store, cycle, HARDENED, shape_of=_openai(server, phase_models={}), seed=3)
+    cycle = InProcessExecutor(golems, _openai(chat_server), settings=HARDENED).run_cycle("g").cycle_id
+    made = len(chat_server.requests)
+    other_model = rerun_cycle(golems.store, cycle, HARDENED, shape_of=_openai(chat_server, phase_models={}), seed=3)
     assert other_model.first is not None
     assert "rem" == other_model.first.phase
     assert "request hash changed: model changed from 'm-rem' to 'm-hard'" == other_model.first.reason
-    hotter = rerun_cycle(golems.store, cycle, HARDENED, shape_of=_openai(server, temperature=1.9), seed=3)
+    hotter = rerun_cycle(golems.store, cycle, HARDENED, shape_of=_openai(chat_server, temperature=1.9), seed=3)
     assert hotter.first is not None
     assert "hypnagogic_onset" == hotter.first.phase
     assert hotter.first.reason.startswith("request hash changed: temperature changed from 1.2 to 1.9")
-    assert made == len(server.requests)
+    assert made == len(chat_server.requests)
 
 
 class _Killed(BaseException):

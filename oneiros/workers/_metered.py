@@ -30,7 +30,7 @@ from oneiros.generators import Generation, GenerationRequest, Generator, Request
 from oneiros.settings import CycleBudget, ModelPrice
 from oneiros.workers._budget import BudgetGuard, Ledger, worst_case_tokens
 
-__all__ = ["MeteredGenerator", "matches"]
+__all__ = ["MeteredGenerator", "generation_of", "matches"]
 
 
 class MeteredGenerator:
@@ -94,9 +94,7 @@ class MeteredGenerator:
             self.failed += 1
             return None
         self.spent += old.tokens_in + old.tokens_out
-        return Generation(
-            text=old.text, model=old.model, tokens_in=old.tokens_in, tokens_out=old.tokens_out, cost_usd=old.cost_usd
-        )
+        return generation_of(old)
 
     def _refuse(self, request: GenerationRequest, tokens: int, usd: float) -> bool:
         refusal = self.guard.refusal(tokens, usd)
@@ -195,6 +193,23 @@ class MeteredGenerator:
         )
         self.recorded[request.call_key] = settled
         return settled
+
+
+def generation_of(old: GenerationRecorded, overrun: BudgetOverrun | None = None) -> Generation:
+    """A recorded answer as the generator gave it: what was kept, or, for a call whose server
+    claimed more (``overrun``), its claims, so the budget sees the same overrun again."""
+    if overrun is None:
+        return Generation(
+            text=old.text, model=old.model, tokens_in=old.tokens_in, tokens_out=old.tokens_out, cost_usd=old.cost_usd
+        )
+    return Generation(
+        text=old.text,
+        model=old.model,
+        tokens_in=overrun.reported_tokens_in,
+        tokens_out=overrun.reported_tokens_out,
+        cost_usd=overrun.reported_usd,
+        text_bytes=overrun.response_bytes,
+    )
 
 
 def matches(old: GenerationRecorded | GenerationFailed, shape: RequestShape, digest: str) -> bool:

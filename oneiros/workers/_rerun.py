@@ -43,7 +43,7 @@ from oneiros.fsm import Golems
 from oneiros.generators import Generation, GenerationRequest, Generator, RequestShape, request_hash, request_shape
 from oneiros.settings import CycleSettings
 from oneiros.workers._diff import cycle_start
-from oneiros.workers._metered import matches
+from oneiros.workers._metered import generation_of, matches
 from oneiros.workers._phases import run_phase
 
 __all__ = ["Divergence", "RecordedGenerator", "RerunReport", "fork_cycle", "rerun_cycle"]
@@ -147,24 +147,8 @@ class RecordedGenerator:
     def _answer(self, old: GenerationRecorded | GenerationFailed) -> Generation:
         if isinstance(old, GenerationFailed):
             raise GenerationError(old.call_key, old.reason)  # recorded again with the very same reason
-        overrun = self.recording.overruns.get(old.call_key)
-        if overrun is None:
-            return Generation(
-                text=old.text,
-                model=old.model,
-                tokens_in=old.tokens_in,
-                tokens_out=old.tokens_out,
-                cost_usd=old.cost_usd,
-            )
-        # What the server claimed, so the budget sees the same overrun and stops the phase the same way.
-        return Generation(
-            text=old.text,
-            model=old.model,
-            tokens_in=overrun.reported_tokens_in,
-            tokens_out=overrun.reported_tokens_out,
-            cost_usd=overrun.reported_usd,
-            text_bytes=overrun.response_bytes,
-        )
+        # An overrun's claims too, so the budget sees the same overrun and stops the phase the same way.
+        return generation_of(old, self.recording.overruns.get(old.call_key))
 
 
 def _clip(text: str, width: int = 80) -> str:
