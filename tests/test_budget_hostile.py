@@ -268,9 +268,9 @@ def test_a_cli_cycle_against_a_lying_server_records_the_overrun_and_passes_no_ca
     chat_server.reset(["overreport", "ok", "oversize"])
     url = f"sqlite:///{tmp_path}/e.db"
     env = {**os.environ, "OPENAI_API_KEY": KEY, "ONEIROS_SPANS": "off"}
-    args = ["dream", "--store", url, "--generator", "openai", "--base-url", chat_server.url, "--tier", "hardened"]
+    args = ["dream", "--sample", "--store", url, "--generator", "openai", "--base-url", chat_server.url]
     result = subprocess.run(
-        [sys.executable, "-m", "oneiros", *args, "--json"],
+        [sys.executable, "-m", "oneiros", *args, "--tier", "hardened", "--json"],
         capture_output=True,
         text=True,
         env=env,

@@ -116,7 +116,7 @@ def test_fork_and_diff_on_the_command_line(tmp_path: Path) -> None:
             check=False,
         )
 
-    made = oneiros("dream", "--store", url, "--tier", "hardened", "--json")
+    made = oneiros("dream", "--sample", "--store", url, "--tier", "hardened", "--json")
     assert 0 == made.returncode, made.stderr
     cycle = json.loads(made.stdout)["cycle_id"]
     assert 0 == oneiros("staging", "--store", url, "--json").returncode

@@ -56,9 +56,10 @@ def test_a_subpackage_loads_nothing_above_its_layer(package: str) -> None:
     assert [] == above
 
 
-@pytest.mark.parametrize("module", ["oneiros", "oneiros.settings", "oneiros.events"])
+@pytest.mark.parametrize("module", ["oneiros", "oneiros.settings", "oneiros.events", "oneiros.cli"])
 def test_the_log_loads_no_queue_tracing_or_numeric_library(module: str) -> None:
-    """``import oneiros`` and the event log stay light: no RQ, Redis, OpenTelemetry or NumPy."""
+    """``import oneiros``, the event log and the command line (until a command runs) stay light:
+    no RQ, Redis, OpenTelemetry or NumPy."""
     assert [] == _import_alone(module)["heavy"]
 
 

@@ -12,7 +12,8 @@ PUBLIC = {
         "ConfigError", "CorruptEvent", "CycleResult", "CycleSettings", "Deps", "EntryNotFound", "Episode",
         "EpisodeFileError", "EventError", "EventStore", "FixedClock", "GolemError", "GolemExists",
         "GolemNotFound", "GolemState", "Golems", "IllegalCommand", "IllegalReview", "InProcessExecutor",
-        "InputError", "InvalidSetting", "InvalidStoreURL", "Observers", "OfflineGenerator", "OneirosError",
+        "InputError", "InvalidEvent", "InvalidSetting", "InvalidStoreURL", "Observers", "OfflineGenerator",
+        "OneirosError",
         "Outcome", "ProjectionConflict", "ProjectionError", "Recorded", "SequentialIds", "StagingError",
         "StoreError", "StreamConflict", "UnknownEventType", "UnknownPreset", "UnknownProjection",
         "load_episodes", "open_store", "replay",
@@ -49,7 +50,7 @@ PUBLIC = {
     ],
     "oneiros.fsm": [
         "CycleCounts", "GolemState", "Golems", "MACHINE_STATES", "Observers", "TRIGGERS", "Transition",
-        "destination", "fold", "follow_log", "phase_state", "replay", "transition_path",
+        "destination", "fold", "follow_log", "next_phase", "phase_state", "replay", "transition_path",
     ],
     "oneiros.episodes": [
         "Embedder", "EpisodeMemory", "HashingEmbedder", "SECONDS_PER_TICK", "SentenceTransformerEmbedder",

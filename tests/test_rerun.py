@@ -203,7 +203,7 @@ def test_rerun_on_the_command_line(tmp_path: Path) -> None:
         )
 
     for _ in range(2):
-        assert 0 == oneiros("dream", "--json").returncode
+        assert 0 == oneiros("dream", "--sample", "--json").returncode
     same = oneiros("rerun", "--all", "--json")
     assert 0 == same.returncode, same.stderr
     reports = json.loads(same.stdout)

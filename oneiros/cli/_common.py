@@ -5,20 +5,21 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import msgspec
 import typer
 from rich.console import Console
 
 from oneiros._errors import OneirosError
-from oneiros.events import EventStore, open_store
-from oneiros.fsm import GolemState
 
-__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "opened", "state_row"]
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from oneiros.events import EventStore
+    from oneiros.fsm import GolemState
+
+__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "one_line_errors", "opened", "state_row"]
 
 console = Console(stderr=False)
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, however long
 
 StoreOpt = Annotated[
     str | None,
@@ -30,21 +31,36 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def emit_json(obj: object) -> None:
+    import msgspec
+
     sys.stdout.write(msgspec.json.encode(obj).decode() + "\n")
 
 
 @contextmanager
-def opened(url: str | None) -> Iterator[EventStore]:
-    """Open the store; any oneiros error becomes a one-line message and exit code 2."""
+def one_line_errors() -> Iterator[None]:
+    """Any oneiros error inside becomes a one-line message and exit code 2, never a traceback."""
     try:
-        store = open_store(url)
+        yield
+    except OneirosError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+@contextmanager
+def opened(url: str | None, *, create: bool = False) -> Iterator[EventStore]:
+    """Open the store; any oneiros error becomes a one-line message and exit code 2.
+
+    Only commands that write pass ``create=True``: one that reads says there is no store at the
+    URL instead of leaving an empty one behind.
+    """
+    from oneiros.events import open_store
+
+    with one_line_errors():
+        store = open_store(url, create=create)
         try:
             yield store
         finally:
             store.close()
-    except OneirosError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
 
 
 def state_row(state: GolemState) -> dict[str, Any]:

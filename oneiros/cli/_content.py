@@ -4,24 +4,17 @@ which distant memories the next dream would pair; plus the tier/generator option
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import msgspec
-import numpy as np
 import typer
-from rich.table import Table
-from rich.tree import Tree
 
-from oneiros._deps import rng_for
 from oneiros._errors import ConfigError, InputError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
-from oneiros.engines import select_distant_pairs
-from oneiros.episodes import EpisodeMemory, embedding_matrix, episode_seconds, make_embedder
-from oneiros.events import DreamReport, DreamStaged, EventStore, WakeUpSummary
-from oneiros.fsm import Golems
-from oneiros.generators import Generator, make_generator
 from oneiros.settings import CycleBudget, CycleSettings, EngineSettings, GeneratorSettings, OpenAISettings, PromptSet
-from oneiros.workers import BudgetGuard, Ledger
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from oneiros.events import DreamReport, DreamStaged, EventStore, WakeUpSummary
+    from oneiros.generators import Generator
 
 __all__ = ["BaseUrlOpt", "GeneratorOpt", "PromptsOpt", "TierOpt", "cycle_setup", "register"]
 
@@ -42,6 +35,8 @@ def cycle_setup(
     seed: int, tier: str = "core", generator: str = "offline", base_url: str | None = None, prompts: Path | None = None
 ) -> tuple[Generator, CycleSettings]:
     """The generator and settings the ``dream`` options ask for; a bad option raises ConfigError."""
+    from oneiros.generators import make_generator
+
     if tier not in ("core", "hardened"):
         raise ConfigError(f"unknown tier {tier!r}; use core or hardened")
     if generator not in ("offline", "openai"):
@@ -57,6 +52,8 @@ def cycle_setup(
 
 
 def _reports(store: EventStore, golem: str) -> list[tuple[DreamReport, WakeUpSummary | None, list[DreamStaged]]]:
+    from oneiros.events import DreamReport, DreamStaged, WakeUpSummary
+
     out: list[tuple[DreamReport, WakeUpSummary | None, list[DreamStaged]]] = []
     staged: dict[str, list[DreamStaged]] = {}
     summaries: dict[str, WakeUpSummary] = {}
@@ -81,6 +78,10 @@ def report(
     as_json: JsonOpt = False,
 ) -> None:
     """The DreamReport and wake-up summary of a golem's latest (or a given) cycle."""
+    import msgspec
+    from rich.table import Table
+    from rich.tree import Tree
+
     with opened(store) as event_store:
         found = [r for r in _reports(event_store, golem) if cycle is None or r[0].cycle_id == cycle]
         if not found:
@@ -125,6 +126,10 @@ def budget(
     as_json: JsonOpt = False,
 ) -> None:
     """What dreaming has spent against each cap, as of the golem's latest event."""
+    from rich.table import Table
+
+    from oneiros.workers import BudgetGuard, Ledger
+
     with opened(store) as event_store:
         history = event_store.read_stream(golem)
         if not history:
@@ -174,6 +179,14 @@ def pairs(
     as_json: JsonOpt = False,
 ) -> None:
     """The distant memory pairs a dream would draw now (Bumblebee's selection)."""
+    import numpy as np
+    from rich.table import Table
+
+    from oneiros._deps import rng_for
+    from oneiros.engines import select_distant_pairs
+    from oneiros.episodes import EpisodeMemory, embedding_matrix, episode_seconds, make_embedder
+    from oneiros.fsm import Golems
+
     with opened(store) as event_store:
         Golems(event_store).state(golem)
         episodes = EpisodeMemory.from_records(event_store.read_stream(golem)).episodes()

@@ -5,19 +5,18 @@ where the request changed) and ``diff`` (two cycles side by side)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import msgspec
 import typer
 from rich.markup import escape
 
 from oneiros._errors import InputError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
-from oneiros.config import load_config
-from oneiros.events import DreamStart, EventStore, open_store
-from oneiros.generators import make_generator
-from oneiros.settings import CycleSettings, GeneratorSettings, PromptSet
-from oneiros.workers import CycleDiff, RerunReport, diff_cycles, fork_cycle, rerun_cycle, summarize_cycle
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from oneiros.events import EventStore
+    from oneiros.settings import CycleSettings
+    from oneiros.workers import CycleDiff, RerunReport
 
 __all__ = ["register"]
 
@@ -32,6 +31,11 @@ PromptsOpt = Annotated[Path | None, typer.Option("--prompts", help="TOML file of
 
 def _settings(config: Path | None, generator: str | None, base_url: str | None, prompts: Path | None) -> CycleSettings:
     """The config's cycle settings, with the options given on top."""
+    import msgspec
+
+    from oneiros.config import load_config
+    from oneiros.settings import GeneratorSettings, PromptSet
+
     cycle = load_config(config).cycle
     if generator is not None and generator not in ("offline", "openai"):
         raise InputError(f"unknown generator {generator!r}; use offline or openai")
@@ -46,6 +50,8 @@ def _settings(config: Path | None, generator: str | None, base_url: str | None, 
 
 
 def _all_cycles(store: EventStore) -> list[str]:
+    from oneiros.events import DreamStart
+
     return [r.event.cycle_id for r in store.read_all(types=[DreamStart]) if isinstance(r.event, DreamStart)]
 
 
@@ -83,7 +89,12 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
     """Re-execute past cycles from their starting position in a scratch copy, every generator
     response read from the log (no model is called, the live golem is never written), and say
     whether each is identical or exactly where and why it diverges. Exit 1 if any diverges."""
-    with opened(store) as event_store:  # a oneiros error becomes one line and exit code 2
+    import msgspec
+
+    from oneiros.generators import make_generator
+    from oneiros.workers import rerun_cycle
+
+    with opened(store, create=False) as event_store:  # a oneiros error becomes one line and exit code 2
         settings = _settings(config, generator, base_url, prompts)
         ids = _all_cycles(event_store) if every else list(cycles or [])
         if not ids:
@@ -115,7 +126,13 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
     """Re-run CYCLE with another model, prompts or settings in the branch store --into: recorded
     answers are reused where the request is unchanged, the model is called only where it differs,
     and the live store is only read. Then compare with `oneiros diff CYCLE CYCLE --other INTO`."""
-    with opened(store) as event_store:
+    import msgspec
+
+    from oneiros.events import open_store
+    from oneiros.generators import make_generator
+    from oneiros.workers import fork_cycle
+
+    with opened(store, create=False) as event_store:
         settings = _settings(config, generator, base_url, prompts)
         if model is not None:
             openai = msgspec.structs.replace(settings.generator.openai, models={"core": model, "hardened": model})
@@ -167,12 +184,16 @@ def diff(
 ) -> None:
     """Two cycles side by side: hypotheses, counterfactuals and staged entries only one has,
     and quality, tokens, cost, calls and models where they differ."""
-    with opened(store) as event_store:
+    import msgspec
+
+    from oneiros.workers import diff_cycles, summarize_cycle
+
+    with opened(store, create=False) as event_store:
         left = summarize_cycle(event_store, a)
         if other is None:
             right = summarize_cycle(event_store, b)
         else:
-            with opened(other) as other_store:
+            with opened(other, create=False) as other_store:
                 right = summarize_cycle(other_store, b)
     result = diff_cycles(left, right)
     if as_json:

@@ -6,21 +6,18 @@ import signal
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
 import typer
-from rich.table import Table
 
-from oneiros._deps import Deps
 from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened
-from oneiros.config import OneirosConfig, env_var, load_config
-from oneiros.daemon import Daemon
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.fsm import Golems
-from oneiros.scheduling import Decision, fold_schedule, should_dream
-from oneiros.workers import InProcessExecutor
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from rich.table import Table
+
+    from oneiros.config import OneirosConfig
+    from oneiros.scheduling import Decision
 
 __all__ = ["register"]
 
@@ -34,6 +31,8 @@ config_app = typer.Typer(help="The effective configuration.", no_args_is_help=Tr
 
 
 def _load(path: Path | None, preset: str | None) -> OneirosConfig:
+    from oneiros.config import load_config
+
     try:
         return load_config(path, preset=preset)
     except OneirosError as exc:
@@ -53,6 +52,11 @@ def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
 @config_app.command("show")
 def show(config: ConfigOpt = None, preset: PresetOpt = None, as_json: JsonOpt = False) -> None:
     """Print the effective config: defaults, preset, file and ONEIROS_* variables merged."""
+    import msgspec
+    from rich.table import Table
+
+    from oneiros.config import env_var
+
     effective = _load(config, preset)
     data = msgspec.to_builtins(effective)
     if as_json:
@@ -68,6 +72,8 @@ def show(config: ConfigOpt = None, preset: PresetOpt = None, as_json: JsonOpt = 
 
 
 def _decision_table(decision: Decision, title: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=title)
     for column in ("check", "verdict", "values"):
         table.add_column(column, overflow="fold")
@@ -88,6 +94,8 @@ def should_dream_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Explain whether a golem would dream now: every gate and trigger with its values."""
+    from oneiros.scheduling import fold_schedule, should_dream
+
     effective = _load(config, preset)
     golem_id = golem or effective.golem
     try:
@@ -128,13 +136,26 @@ def run(
     config: ConfigOpt = None,
     preset: PresetOpt = None,
     ticks: Annotated[int, typer.Option("--ticks", help="Stop after this many ticks (0: until SIGTERM).")] = 0,
-    tick_seconds: Annotated[float | None, typer.Option("--tick-seconds", help="Override daemon.tick_seconds.")] = None,
+    tick_seconds: Annotated[
+        float | None, typer.Option("--tick-seconds", min=0.001, help="Override daemon.tick_seconds (> 0).")
+    ] = None,
+    sample: Annotated[
+        bool, typer.Option("--sample", help="Give a new golem the bundled sample trading episodes (a demo).")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the heartbeat daemon: record activity, decide each tick, dream when the config says.
 
     SIGTERM or SIGINT stops it cleanly: a running cycle finishes (or, past the grace period, is
     recorded as interrupted) before the process exits."""
+    import msgspec
+
+    from oneiros._deps import Deps
+    from oneiros.daemon import Daemon
+    from oneiros.episodes import load_episodes, sample_episodes_path
+    from oneiros.fsm import Golems
+    from oneiros.workers import InProcessExecutor
+
     effective = _load(config, preset)
     if tick_seconds is not None:
         daemon_settings = msgspec.structs.replace(effective.daemon, tick_seconds=tick_seconds)
@@ -143,13 +164,19 @@ def run(
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda _signum, _frame: stop.set())
-    with opened(store or effective.store or None) as event_store:
+    with opened(store or effective.store or None, create=True) as event_store:
         golems = Golems(event_store, deps=Deps())
         try:
             golems.state(golem_id)
         except GolemNotFound:
             golems.create(golem_id)
-            golems.record_episodes(golem_id, load_episodes(sample_episodes_path()))
+            if sample:
+                golems.record_episodes(golem_id, load_episodes(sample_episodes_path()))
+            if not as_json:
+                console.print(
+                    f"created golem [bold]{golem_id}[/bold]"
+                    + (" with the bundled sample episodes" if sample else " with no episodes yet")
+                )
         executor = InProcessExecutor(golems, settings=effective.cycle)
         daemon = Daemon(golems, golem_id, executor, schedule=effective.schedule, daemon=effective.daemon)
         if not as_json:

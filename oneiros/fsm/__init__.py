@@ -1,7 +1,7 @@
 """The GolemMode/DreamPhase machine, the golem fold, the ``Golems`` command service and observers."""
 
 from oneiros.fsm._golem import CycleCounts, GolemState, fold
-from oneiros.fsm._machine import MACHINE_STATES, TRIGGERS, destination, phase_state, transition_path
+from oneiros.fsm._machine import MACHINE_STATES, TRIGGERS, destination, next_phase, phase_state, transition_path
 from oneiros.fsm._observers import Observers, Transition, follow_log
 from oneiros.fsm._service import Golems, replay
 
@@ -16,6 +16,7 @@ __all__ = [
     "destination",
     "fold",
     "follow_log",
+    "next_phase",
     "phase_state",
     "replay",
     "transition_path",

@@ -15,7 +15,6 @@ from oneiros.events import (
     DreamInterrupted,
     DreamOutput,
     DreamPhase,
-    DreamPhaseName,
     DreamStart,
     DreamTrigger,
     Episode,
@@ -29,19 +28,13 @@ from oneiros.events import (
     Recorded,
 )
 from oneiros.fsm._golem import GolemState, fold
-from oneiros.fsm._machine import destination
+from oneiros.fsm._machine import destination, next_phase
 from oneiros.fsm._observers import Observers
 
 __all__ = ["Golems", "replay"]
 
 # Ids end up in stream keys, file names and span attributes: keep them plain.
 _GOLEM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_NEXT_PHASE: dict[DreamPhaseName, DreamPhaseName] = {
-    "hypnagogic_onset": "nrem",
-    "nrem": "rem",
-    "rem": "integration",
-}
-
 
 class Golems:
     """Commands on golems, each checked by the machine and recorded as events."""
@@ -86,14 +79,9 @@ class Golems:
         return state
 
     def record_episodes(self, golem_id: str, episodes: Iterable[Episode]) -> list[Recorded]:
-        """Record waking episodes, each validated (ranges, required fields) before anything is written."""
-        checked: list[Event] = []
-        for episode in episodes:
-            try:
-                valid = msgspec.convert(msgspec.to_builtins(episode), Episode)
-            except msgspec.ValidationError as exc:
-                raise InputError(f"episode at tick {episode.tick}: {exc}") from None
-            checked.append(EpisodeRecorded(episode=valid))
+        """Record waking episodes, all or none: the store refuses the batch before writing anything if
+        one value cannot be stored as it is (a range, NaN, bad Unicode), naming the field."""
+        checked: list[Event] = [EpisodeRecorded(episode=episode) for episode in episodes]
         return self._command(golem_id, "record_episode", lambda _s: checked)
 
     def record(self, golem_id: str, events: Sequence[Event]) -> list[Recorded]:
@@ -149,10 +137,9 @@ class Golems:
         def build(state: GolemState) -> list[Event]:
             assert state.phase is not None
             assert state.cycle_id is not None
-            return [
-                *outputs,
-                DreamPhase(cycle_id=state.cycle_id, phase=_NEXT_PHASE[state.phase], budget_tokens=budget_tokens),
-            ]
+            following = next_phase(state.phase)
+            assert following is not None  # the machine allowed ``advance``, so a phase follows
+            return [*outputs, DreamPhase(cycle_id=state.cycle_id, phase=following, budget_tokens=budget_tokens)]
 
         return self._command(
             golem_id, "advance", build, outputs=outputs, expected_version=expected_version, known=known
@@ -171,6 +158,9 @@ class Golems:
 
         def build(state: GolemState) -> list[Event]:
             assert state.cycle_id is not None
+            assert state.phase is not None
+            following = next_phase(state.phase)
+            assert following is not None  # the machine allowed ``complete``, so a phase follows
             counts = msgspec.structs.replace(state.counts)
             for event in outputs:
                 if isinstance(event, DreamOutput):  # anything else is refused by _check_outputs
@@ -178,7 +168,7 @@ class Golems:
             return [
                 *outputs,
                 counts.complete_event(state.cycle_id),
-                DreamPhase(cycle_id=state.cycle_id, phase="hypnopompic_return", budget_tokens=budget_tokens),
+                DreamPhase(cycle_id=state.cycle_id, phase=following, budget_tokens=budget_tokens),
             ]
 
         return self._command(

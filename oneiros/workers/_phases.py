@@ -16,7 +16,6 @@ from oneiros._errors import GolemNotFound
 from oneiros.engines import ENGINES, PhaseContext
 from oneiros.episodes import EpisodeMemory
 from oneiros.events import (
-    DREAM_PHASES,
     BudgetExhausted,
     BudgetOverrun,
     CycleEvent,
@@ -31,7 +30,7 @@ from oneiros.events import (
     GenerationRecorded,
     Recorded,
 )
-from oneiros.fsm import Golems, fold
+from oneiros.fsm import Golems, destination, fold, next_phase, phase_state
 from oneiros.generators import Generator
 from oneiros.settings import CycleSettings
 from oneiros.workers._budget import BudgetGuard, Ledger, phase_budget, phase_money
@@ -150,12 +149,14 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         outputs = []  # a suppressed dream makes nothing, but still wakes with a report
     else:
         outputs = ENGINES[phase](ctx)
-    index = DREAM_PHASES.index(phase)
-    if phase == "hypnopompic_return":
+    following = next_phase(phase)
+    if following is None:
         records = golems.wake(golem_id, outputs=outputs, known=metered.state)
     else:
-        next_budget = phase_budget(budget, state.behavioral_phase, DREAM_PHASES[index + 1])
-        command = golems.complete if phase == "integration" else golems.advance
+        next_budget = phase_budget(budget, state.behavioral_phase, following)
+        # The machine says how this phase closes: ``complete`` (with DreamComplete) or ``advance``.
+        closes = "complete" if destination(phase_state(phase), "complete") else "advance"
+        command = golems.complete if closes == "complete" else golems.advance
         records = command(golem_id, budget_tokens=next_budget, outputs=outputs, known=metered.state)
     return PhaseOutcome(
         phase=phase,
