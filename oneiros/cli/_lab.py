@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from oneiros._errors import InputError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, one_line_errors, opened
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
@@ -94,8 +94,9 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
     from oneiros.generators import make_generator
     from oneiros.workers import rerun_cycle
 
-    with opened(store, create=False) as event_store:  # a oneiros error becomes one line and exit code 2
+    with one_line_errors():  # a bad setting is named before the store is looked at
         settings = _settings(config, generator, base_url, prompts)
+    with opened(store, create=False) as event_store:
         ids = _all_cycles(event_store) if every else list(cycles or [])
         if not ids:
             raise InputError("name a cycle to re-run, or --all")
@@ -132,8 +133,9 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
     from oneiros.generators import make_generator
     from oneiros.workers import fork_cycle
 
-    with opened(store, create=False) as event_store:
+    with one_line_errors():
         settings = _settings(config, generator, base_url, prompts)
+    with opened(store, create=False) as event_store:
         if model is not None:
             openai = msgspec.structs.replace(settings.generator.openai, models={"core": model, "hardened": model})
             openai = msgspec.structs.replace(openai, phase_models={})
