@@ -225,10 +225,6 @@ class ModelPrice(msgspec.Struct, frozen=True):
     input_per_mtok: float
     output_per_mtok: float
 
-    def __post_init__(self) -> None:
-        _check_amount("price.input_per_mtok", self.input_per_mtok, allow_none=False)
-        _check_amount("price.output_per_mtok", self.output_per_mtok, allow_none=False)
-
     def cost(self, tokens_in: int, tokens_out: int) -> float:
         return (tokens_in * self.input_per_mtok + tokens_out * self.output_per_mtok) / 1_000_000
 
@@ -288,6 +284,10 @@ class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
         for name in ("cycle_usd", "window_usd", "window_tokens", "day_usd", "day_tokens", "month_usd", "month_tokens"):
             _check_amount(f"cycle.budget.{name}", getattr(self, name))
         _check_amount("cycle.budget.credit_floor", self.credit_floor, allow_none=False)
+        priced = [(f"prices.{model}", price) for model, price in self.prices.items()]
+        for where, price in [*priced, ("default_price", self.default_price)]:
+            _check_amount(f"cycle.budget.{where}.input_per_mtok", price.input_per_mtok, allow_none=False)
+            _check_amount(f"cycle.budget.{where}.output_per_mtok", price.output_per_mtok, allow_none=False)
         if not (math.isfinite(self.window_hours) and self.window_hours > 0):
             raise InvalidSetting("cycle.budget.window_hours", self.window_hours, "a finite number of hours > 0")
         if self.response_bytes_per_token < 1:
