@@ -9,9 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from oneiros import Golems, InProcessExecutor, open_store
+from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DreamStart, EventStore, GenerationRecorded, export_history, import_history
 from oneiros.generators import Generation, GenerationRequest, OfflineGenerator, OpenAIGenerator, make_generator
 from oneiros.settings import (
@@ -230,3 +232,22 @@ def test_generator_settings_choose_the_generator() -> None:
     chosen = make_generator(GeneratorSettings(kind="openai", openai=OpenAISettings(base_url="http://127.0.0.1:9/v1")))
     assert isinstance(chosen, OpenAIGenerator)
     assert "http://127.0.0.1:9/v1" == chosen.settings.base_url
+
+
+def test_host_facts_recorded_mid_cycle_are_replayed_where_they_fell() -> None:
+    """Episodes recorded while the golem dreams (between onset and NREM) reach the re-run at the
+    same point, so NREM sees them again and the cycle re-runs identical."""
+    golems = _golems()
+    settings = CycleSettings()
+    generator = OfflineGenerator(seed=3)
+    cycle = golems.fall_asleep("g", "owner", budget_tokens=phase_budget(settings.budget, "stable", "hypnagogic_onset"))
+    run_phase(golems, "g", cycle, "hypnagogic_onset", generator, settings)
+    late = [
+        msgspec.structs.replace(e, tick=e.tick + 10_000, summary=f"late: {e.summary}")
+        for e in load_episodes(sample_episodes_path())[:5]
+    ]
+    golems.record_episodes("g", late)
+    for phase in ("nrem", "rem", "integration", "hypnopompic_return"):
+        run_phase(golems, "g", cycle, phase, generator, settings)
+    report = rerun_cycle(golems.store, cycle, settings, shape_of=generator, seed=3)
+    assert (True, "complete", ()) == (report.identical, report.ended, report.divergences)

@@ -348,9 +348,8 @@ def rerun_cycle(
     divergences: list[Divergence] = []
     phases: list[DreamPhaseName] = []
     for phase, host in _phase_plan(cycle):
-        for record in host:
-            state = golems.state(golem_id)
-            target.append(golem_id, state.version, [(record.meta, record.event)])
+        if host:
+            target.append(golem_id, golems.state(golem_id).version, [(r.meta, r.event) for r in host])
         phases.append(phase)
         try:
             run_phase(golems, golem_id, cycle_id, phase, generator, settings)
