@@ -22,6 +22,7 @@ from oneiros.settings import (
     CycleSettings,
     EngineSettings,
     GeneratorSettings,
+    NremSettings,
     OpenAISettings,
     PromptSet,
 )
@@ -251,3 +252,21 @@ def test_host_facts_recorded_mid_cycle_are_replayed_where_they_fell() -> None:
         run_phase(golems, "g", cycle, phase, generator, settings)
     report = rerun_cycle(golems.store, cycle, settings, shape_of=generator, seed=3)
     assert (True, "complete", ()) == (report.identical, report.ended, report.divergences)
+
+
+def test_a_changed_engine_setting_diverges_at_the_first_event_it_changes() -> None:
+    """A larger replay strength step asks the same questions but writes other strengths: the first
+    divergence is NREM's first ReplayStrengthened (a setting or engine change, not a request),
+    and it comes before anything it causes later in the cycle."""
+    golems = _golems()
+    cycle = InProcessExecutor(golems, OfflineGenerator(seed=3)).run_cycle("g").cycle_id
+    strict = CycleSettings(engines=EngineSettings(nrem=NremSettings(strength_delta=0.75)))
+    report = rerun_cycle(golems.store, cycle, strict, shape_of=OfflineGenerator(seed=3), seed=3)
+    assert report.first is not None
+    assert ("event", "nrem", "ReplayStrengthened differs in delta, strength") == (
+        report.first.kind,
+        report.first.phase,
+        report.first.reason,
+    )
+    indexes = [d.index for d in report.divergences if d.index is not None]
+    assert sorted(indexes) == indexes

@@ -307,6 +307,16 @@ def _compare(recorded: Sequence[Event], rerun: Sequence[Event]) -> Divergence | 
     return None
 
 
+def _placed(divergences: Sequence[Divergence], rerun: Sequence[Event]) -> list[Divergence]:
+    """Request divergences with the index of their call's first event in the re-run."""
+    first: dict[str, int] = {}
+    for index, event in enumerate(rerun):
+        key = getattr(event, "call_key", None)
+        if isinstance(key, str):
+            first.setdefault(key, index)
+    return [msgspec.structs.replace(d, index=first.get(d.call_key or "")) for d in divergences]
+
+
 def rerun_cycle(
     store: EventStore,
     cycle_id: str,
@@ -361,9 +371,12 @@ def rerun_cycle(
     recorded = _compared(cycle, cycle.records)
     rerun = _compared(cycle, golems.history(golem_id)[cycle.start_index :])
     event_divergence = _compare(recorded, rerun)
-    divergences[:0] = generator.divergences
+    divergences += _placed(generator.divergences, rerun)
     if event_divergence is not None:
         divergences.append(event_divergence)
+    # In cycle order, as a replayer reports: a request miss at the event of its call, ahead of
+    # the event difference it causes there; a failed phase (no event) last.
+    divergences.sort(key=lambda d: (d.index if d.index is not None else len(rerun), d.kind != "request"))
     return RerunReport(
         golem_id=golem_id,
         cycle_id=cycle_id,
