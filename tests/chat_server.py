@@ -27,8 +27,9 @@ HARDENED = CycleSettings(
 )
 """The hardened tier with no money caps: every call the engines ask for reaches the server."""
 
-ACTIONS = ("ok", "500", "slow", "not-json", "garbage", "overreport", "oversize", "huge", "401-echo")
-"""ok: an honest answer; 500: a server error; slow: late by 0.6 s; not-json: an HTML body;
+ACTIONS = ("ok", "500", "slow", "stall", "not-json", "garbage", "overreport", "oversize", "huge", "401-echo")
+"""ok: an honest answer; 500: a server error; slow: late by 0.6 s; stall: the status line at once,
+the body 0.6 s later; not-json: an HTML body;
 garbage: prose instead of JSON; overreport: usage ten times max_tokens; oversize: a completion far
 longer than max_tokens with small usage; huge: a 2 MB completion with small usage; 401-echo: an
 auth error whose body echoes the bearer key back."""
@@ -105,13 +106,16 @@ class ChatServer:
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
                     "usage": usage,
                 }
-                self._reply(json.dumps(payload).encode())
+                self._reply(json.dumps(payload).encode(), stall=action == "stall")
 
-            def _reply(self, raw: bytes, status: int = 200) -> None:
+            def _reply(self, raw: bytes, status: int = 200, stall: bool = False) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
                 self.end_headers()
+                if stall:
+                    self.wfile.flush()
+                    time.sleep(0.6)
                 self.wfile.write(raw)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -64,6 +64,15 @@ def test_a_timeout_after_every_retry_raises_generator_unavailable(chat_server: C
     assert "model 'm-core' gave no answer to 'c:nrem:0' after 2 attempts: timed out after 0.3s" == str(info.value)
 
 
+def test_a_body_that_stalls_after_the_status_line_fails_the_call(chat_server: ChatServer) -> None:
+    """Headers at once, the body after the read timeout: a failed call naming the read, not a crash."""
+    chat_server.script = ["stall"]
+    with pytest.raises(GeneratorUnavailable) as info:
+        _generator(chat_server).generate(_request())
+    expected = "model 'm-core' gave no answer to 'c:nrem:0' after 1 attempts: reading the response failed (ReadTimeout)"
+    assert expected == str(info.value)
+
+
 def test_a_response_that_is_not_a_completion_is_reported(chat_server: ChatServer) -> None:
     """A 200 whose body is not a chat completion fails the call at once (a retry would be billed again)."""
     chat_server.script = ["not-json"]

@@ -18,7 +18,7 @@ request is made, so importing oneiros (and running offline) never pays for it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -137,12 +137,7 @@ class OpenAIGenerator:
                 temperature=self.temperature_for(request),
                 max_tokens=request.max_tokens,
             ) as response:
-                body = bytearray()
-                for chunk in response.iter_bytes():
-                    body += chunk
-                    if len(body) > s.max_body_bytes:
-                        raise _Unusable(1, f"the response body is over {s.max_body_bytes} bytes")
-                return bytes(body)
+                return _read(response.iter_bytes(), s)
         except _Unusable as exc:
             raise GeneratorUnavailable(request.call_key, model, exc.attempts, exc.reason) from None
         except openai.APITimeoutError:
@@ -176,6 +171,22 @@ class OpenAIGenerator:
         return Generation(
             text=text, model=payload.model or model, tokens_in=max(0, tokens_in), tokens_out=max(0, tokens_out)
         )
+
+
+def _read(chunks: Iterator[bytes], settings: OpenAISettings) -> bytes:
+    """The body, refused past ``max_body_bytes``. A body that stalls or breaks off mid-read is a
+    failed attempt too: the SDK's retries cover only the request and its status line."""
+    body = bytearray()
+    try:
+        for chunk in chunks:
+            body += chunk
+            if len(body) > settings.max_body_bytes:
+                raise _Unusable(1, f"the response body is over {settings.max_body_bytes} bytes")
+    except _Unusable:
+        raise
+    except Exception as exc:  # the transport's own errors (read timeout, reset): typed by httpx, not the SDK
+        raise _Unusable(1, f"reading the response failed ({type(exc).__name__})") from None
+    return bytes(body)
 
 
 def _estimate(text: str) -> int:
