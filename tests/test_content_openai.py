@@ -135,3 +135,15 @@ def test_malformed_output_is_retried_then_recorded_as_a_failed_step_and_never_st
     assert not [e for e in events if isinstance(e, DreamStaged) and e.source == "ReplayBatch"]
     assert result.complete is not None
     assert 0 == result.complete.episodes_replayed
+
+
+def test_credentials_in_the_base_url_never_reach_a_failure_message(chat_server: ChatServer) -> None:
+    """A base URL carrying user:password: the failure names the server without them."""
+    chat_server.script = ["500"]
+    port = chat_server.url.split(":")[2].split("/")[0]
+    generator = OpenAIGenerator(
+        OpenAISettings(base_url=f"http://user:s3cret@127.0.0.1:{port}/v1", retries=0), env={"OPENAI_API_KEY": "k"}
+    )
+    with pytest.raises(GeneratorUnavailable) as info:
+        generator.generate(_request())
+    assert f"HTTP 500 from http://127.0.0.1:{port}/v1" == info.value.reason

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
@@ -143,12 +144,12 @@ class OpenAIGenerator:
         except openai.APITimeoutError:
             reason, attempts = f"timed out after {s.timeout_s:g}s", retried
         except openai.APIConnectionError:
-            reason, attempts = f"cannot reach {s.base_url}", retried
+            reason, attempts = f"cannot reach {_public(s.base_url)}", retried
         except openai.APIStatusError as exc:
             # Only the status: an error body may echo the key back ("Incorrect API key provided: sk-...").
             code = exc.status_code
             attempts = retried if code in _RETRIED_STATUS or code >= 500 else 1
-            reason = f"HTTP {code} from {s.base_url}"
+            reason = f"HTTP {code} from {_public(s.base_url)}"
         except openai.OpenAIError as exc:
             reason, attempts = f"{type(exc).__name__}", 1
         raise GeneratorUnavailable(request.call_key, model, attempts, reason)
@@ -187,6 +188,16 @@ def _read(chunks: Iterator[bytes], settings: OpenAISettings) -> bytes:
     except Exception as exc:  # the transport's own errors (read timeout, reset): typed by httpx, not the SDK
         raise _Unusable(1, f"reading the response failed ({type(exc).__name__})") from None
     return bytes(body)
+
+
+def _public(url: str) -> str:
+    """``url`` without any ``user:password@`` in it, fit for a message that reaches the log."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _estimate(text: str) -> int:
