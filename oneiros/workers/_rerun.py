@@ -104,12 +104,15 @@ class _Recording:
 
 
 class RecordedGenerator:
-    """Answers from a recording; ``shape_of`` (the generator the settings name) says what a
-    request looks like as sent (model, temperature, input count), and ``live``, if given, answers
-    what the recording cannot. Every miss is kept as a :class:`Divergence`."""
+    """Answers from the generator calls ``records`` hold for ``cycle_id``. ``shape_of`` (the
+    generator the settings name) says what a request looks like as sent (model, temperature,
+    input count); ``live``, if given, answers what the recording cannot. Every miss is kept as a
+    :class:`Divergence`."""
 
-    def __init__(self, recording: _Recording, shape_of: Generator, live: Generator | None = None) -> None:
-        self.recording = recording
+    def __init__(
+        self, records: Sequence[Recorded], cycle_id: str, shape_of: Generator, live: Generator | None = None
+    ) -> None:
+        self.recording = _Recording(records, cycle_id)
         self.shape_of = shape_of
         self.live = live
         self.divergences: list[Divergence] = []
@@ -354,7 +357,7 @@ def rerun_cycle(
         cycle_id=cycle_id,
         detail=cycle.start.detail,
     )
-    generator = RecordedGenerator(_Recording(cycle.records, cycle_id), shape_of, live)
+    generator = RecordedGenerator(cycle.records, cycle_id, shape_of, live)
     divergences: list[Divergence] = []
     phases: list[DreamPhaseName] = []
     for phase, host in _phase_plan(cycle):
