@@ -171,8 +171,19 @@ def _print_diff(d: CycleDiff) -> None:
             console.print(f"{section}:", markup=False)
             for line in lines:
                 console.print(f"  {line}", soft_wrap=True, markup=False)
-    for name, (a, b) in d.changed.items():
-        console.print(f"{name}: {a} -> {b}", soft_wrap=True, markup=False)
+    from rich.table import Table
+
+    table = Table(show_edge=False)
+    for column in ("", f"A {d.a.cycle_id}", f"B {d.b.cycle_id}"):
+        table.add_column(escape(column), overflow="fold")
+    for section in ("hypotheses", "counterfactuals", "staged"):
+        table.add_row(section, str(len(getattr(d.a, section))), str(len(getattr(d.b, section))))
+    for name in ("quality", "tokens", "cost_usd", "calls", "failed_calls", "overruns", "models"):
+        a, b = getattr(d.a, name), getattr(d.b, name)
+        mark = " *" if name in d.changed else ""
+        left, right = (", ".join(a), ", ".join(b)) if name == "models" else (str(a), str(b))
+        table.add_row(name + mark, escape(left), escape(right))
+    console.print(table)
     if d.same:
         console.print("no difference in outputs, quality, tokens or cost")
 
