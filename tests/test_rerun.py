@@ -7,12 +7,13 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
 import pytest
 
-from oneiros import Golems, InProcessExecutor, open_store
+from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
 from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DreamStart, EventStore, GenerationRecorded, export_history, import_history
 from oneiros.generators import Generation, GenerationRequest, OfflineGenerator, OpenAIGenerator, make_generator
@@ -270,3 +271,17 @@ def test_a_changed_engine_setting_diverges_at_the_first_event_it_changes() -> No
     )
     indexes = [d.index for d in report.divergences if d.index is not None]
     assert sorted(indexes) == indexes
+
+
+def test_rerun_reads_every_backend(store: EventStore) -> None:
+    """Cycles recorded in a memory, SQLite or PostgreSQL store re-run identical from it."""
+    deps = Deps(clock=FixedClock(datetime(2026, 11, 3, tzinfo=UTC)), ids=SequentialIds(), seed=3)
+    golems = Golems(store, deps=deps)
+    golems.create("g")
+    golems.record_episodes("g", load_episodes(sample_episodes_path())[:20])
+    executor = InProcessExecutor(golems, OfflineGenerator(seed=3))
+    executor.run_cycle("g")
+    executor.run_cycle("g")
+    offline = OfflineGenerator(seed=3)
+    reports = [rerun_cycle(store, c, CycleSettings(), shape_of=offline, seed=3) for c in _cycles(store)]
+    assert [True, True] == [r.identical for r in reports]
