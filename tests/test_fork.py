@@ -99,8 +99,9 @@ def _digest(folder: Path) -> dict[str, str]:
 
 def test_fork_and_diff_on_the_command_line(tmp_path: Path) -> None:
     """`oneiros fork CYCLE --into URL --prompts F` then `oneiros diff CYCLE CYCLE --other URL`:
-    the live folder (log, projections) is byte-identical before and after, and the diff lists
-    what the reworded prompt changed."""
+    the live folder (log, projections) is byte-identical before and after, only the threat calls
+    reach the generator, the cycle itself still re-runs identical, and the diff lists what the
+    reworded prompt changed."""
     live = tmp_path / "live"
     live.mkdir()
     url = f"sqlite:///{live}/events.db"
@@ -126,12 +127,30 @@ def test_fork_and_diff_on_the_command_line(tmp_path: Path) -> None:
         '{\\"scenario\\": \\"s\\", \\"response\\": \\"r\\", \\"severity\\": 0.5}"\n'
     )
     branch = f"sqlite:///{tmp_path}/branch.db"
-    forked = oneiros("fork", cycle, "--store", url, "--into", branch, "--prompts", str(tmp_path / "p.toml"), "--json")
+    forked = oneiros(
+        "fork",
+        cycle,
+        "--store",
+        url,
+        "--into",
+        branch,
+        "--tier",
+        "hardened",
+        "--prompts",
+        str(tmp_path / "p.toml"),
+        "--json",
+    )
     assert 0 == forked.returncode, forked.stderr
     report = json.loads(forked.stdout)
     assert report["model_calls"] > 0
     assert report["recorded_calls"] > 0
     assert before == _digest(live)
+    same = oneiros("rerun", cycle, "--store", url, "--tier", "hardened", "--json")
+    assert (0, True) == (same.returncode, json.loads(same.stdout)[0]["identical"])
+    live_store = open_store(url, create=False)
+    threats = [r.event for r in live_store.read_all(types=[GenerationRecorded]) if r.event.task == "threat"]  # type: ignore[attr-defined]
+    live_store.close()
+    assert len(threats) == report["model_calls"]
     shown = oneiros("diff", cycle, cycle, "--store", url, "--other", branch, "--json")
     assert 0 == shown.returncode, shown.stderr
     diff = json.loads(shown.stdout)

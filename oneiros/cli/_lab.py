@@ -27,26 +27,40 @@ ConfigOpt = Annotated[
 GeneratorOpt = Annotated[str | None, typer.Option("--generator", help="offline or openai.")]
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="The OpenAI-compatible endpoint's URL.")]
 PromptsOpt = Annotated[Path | None, typer.Option("--prompts", help="TOML file of prompt overrides.")]
+TierOpt = Annotated[str | None, typer.Option("--tier", help="core or hardened (default: the config's).")]
 
 
-def _settings(config: Path | None, generator: str | None, base_url: str | None, prompts: Path | None) -> CycleSettings:
+def _settings(
+    config: Path | None,
+    *,
+    generator: str | None,
+    base_url: str | None,
+    prompts: Path | None,
+    tier: str | None,
+    model: str | None = None,
+) -> CycleSettings:
     """The config's cycle settings, with the options given on top."""
     import msgspec
 
     from oneiros.config import load_config
-    from oneiros.settings import GeneratorSettings, PromptSet
+    from oneiros.settings import PromptSet
 
     cycle = load_config(config).cycle
     if generator is not None and generator not in ("offline", "openai"):
         raise InputError(f"unknown generator {generator!r}; use offline or openai")
-    chosen = cycle.generator
-    if generator is not None or base_url is not None:
-        openai = msgspec.structs.replace(chosen.openai, base_url=base_url) if base_url else chosen.openai
-        chosen = GeneratorSettings(kind=generator or chosen.kind, openai=openai, seed=chosen.seed)  # type: ignore[arg-type]
+    if tier is not None and tier not in ("core", "hardened"):
+        raise InputError(f"unknown tier {tier!r}; use core or hardened")
+    openai = cycle.generator.openai
+    if base_url is not None:
+        openai = msgspec.structs.replace(openai, base_url=base_url)
+    if model is not None:
+        openai = msgspec.structs.replace(openai, models={"core": model, "hardened": model}, phase_models={})
+    chosen = msgspec.structs.replace(cycle.generator, kind=generator or cycle.generator.kind, openai=openai)
     engines = cycle.engines
     if prompts is not None:
         engines = msgspec.structs.replace(engines, prompts=PromptSet.from_toml(prompts))
-    return msgspec.structs.replace(cycle, generator=chosen, engines=engines)
+    budget = msgspec.structs.replace(cycle.budget, tier=tier) if tier is not None else cycle.budget
+    return msgspec.structs.replace(cycle, generator=chosen, engines=engines, budget=budget)
 
 
 def _all_cycles(store: EventStore) -> list[str]:
@@ -84,6 +98,7 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
     generator: GeneratorOpt = None,
     base_url: BaseUrlOpt = None,
     prompts: PromptsOpt = None,
+    tier: TierOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Re-execute past cycles from their starting position in a scratch copy, every generator
@@ -95,7 +110,7 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
     from oneiros.workers import rerun_cycle
 
     with one_line_errors():  # a bad setting is named before the store is looked at
-        settings = _settings(config, generator, base_url, prompts)
+        settings = _settings(config, generator=generator, base_url=base_url, prompts=prompts, tier=tier)
     with opened(store, create=False) as event_store:
         ids = _all_cycles(event_store) if every else list(cycles or [])
         if not ids:
@@ -122,6 +137,7 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
     base_url: BaseUrlOpt = None,
     model: Annotated[str | None, typer.Option("--model", help="Model for every tier and phase.")] = None,
     prompts: PromptsOpt = None,
+    tier: TierOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Re-run CYCLE with another model, prompts or settings in the branch store --into: recorded
@@ -134,14 +150,10 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
     from oneiros.workers import fork_cycle
 
     with one_line_errors():
-        settings = _settings(config, generator, base_url, prompts)
+        settings = _settings(
+            config, generator=generator, base_url=base_url, prompts=prompts, tier=tier, model=model
+        )
     with opened(store, create=False) as event_store:
-        if model is not None:
-            openai = msgspec.structs.replace(settings.generator.openai, models={"core": model, "hardened": model})
-            openai = msgspec.structs.replace(openai, phase_models={})
-            settings = msgspec.structs.replace(
-                settings, generator=msgspec.structs.replace(settings.generator, openai=openai)
-            )
         live = make_generator(settings.generator, seed=seed)
         branch = open_store(into)
         try:
