@@ -10,14 +10,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from oneiros import Golems, InProcessExecutor, open_store
 from oneiros._errors import InputError
-from oneiros.events import EventStore, GenerationRecorded, export_history
+from oneiros.events import BudgetExhausted, EventStore, GenerationRecorded, export_history
 from oneiros.generators import OfflineGenerator, OpenAIGenerator
-from oneiros.settings import DEFAULT_PROMPTS, CycleBudget, CycleSettings, EngineSettings, OpenAISettings, PromptSet
-from oneiros.workers import diff_cycles, fork_cycle, summarize_cycle
+from oneiros.settings import (
+    DEFAULT_PROMPTS,
+    CycleBudget,
+    CycleSettings,
+    EngineSettings,
+    ModelPrice,
+    OpenAISettings,
+    PromptSet,
+)
+from oneiros.workers import Ledger, diff_cycles, fork_cycle, summarize_cycle
 from tests.chat_server import HARDENED, ChatServer, sample_golems
 
 
@@ -158,3 +167,27 @@ def test_fork_and_diff_on_the_command_line(tmp_path: Path) -> None:
     assert diff["only_a"]["staged"] or diff["changed"]
     text = oneiros("diff", cycle, cycle, "--store", url, "--other", branch)
     assert text.stdout.startswith(f"--- {cycle} ({url})\n+++ {cycle} ({branch})\n")
+
+
+def test_a_fork_spends_only_what_the_live_golem_left_under_its_month_cap(chat_server: ChatServer) -> None:
+    """The live golem spent most of its month in the recorded cycle and a later one; a fork asking
+    another (priced) model for every call stops at the month cap counting that live spend, so live
+    and fork together never pass it."""
+    price = {"m-a": ModelPrice(2.0, 8.0), "m-b": ModelPrice(2.0, 8.0)}
+    uncapped = CycleBudget(tier="hardened", prices=price, cycle_usd=None, window_usd=None, month_usd=None)
+    golems = _golems()
+    recorded_with = _openai(chat_server, {"core": "m-a", "hardened": "m-a"}, {})
+    executor = InProcessExecutor(golems, recorded_with, settings=CycleSettings(budget=uncapped))
+    first = executor.run_cycle("g").cycle_id
+    executor.run_cycle("g")
+    live_usd = Ledger.from_records(golems.history("g")).spent().usd
+    one_cycle = Ledger.from_records(golems.history("g")).spent(cycle_id=first).usd
+    month = live_usd + one_cycle / 3  # room for about a third of another cycle
+    capped = CycleSettings(budget=msgspec.structs.replace(uncapped, month_usd=month))
+    branch = open_store("memory://")
+    other = _openai(chat_server, {"core": "m-b", "hardened": "m-b"}, {})
+    report = fork_cycle(golems.store, first, capped, generator=other, into=branch, seed=3)
+    forked = Ledger.from_records(branch.read_stream("g")).spent(cycle_id=first).usd
+    assert 0 < forked <= month - live_usd + 1e-9
+    assert [e for e in (r.event for r in branch.read_stream("g")) if isinstance(e, BudgetExhausted)]
+    assert report.model_calls > 0

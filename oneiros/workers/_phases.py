@@ -87,9 +87,19 @@ def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> _CycleView:
 
 
 def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) reads best positionally
-    golems: Golems, golem_id: str, cycle_id: str, phase: DreamPhaseName, generator: Generator, settings: CycleSettings
+    golems: Golems,
+    golem_id: str,
+    cycle_id: str,
+    phase: DreamPhaseName,
+    generator: Generator,
+    settings: CycleSettings,
+    *,
+    spent_elsewhere: Sequence[Recorded] = (),
 ) -> PhaseOutcome:
-    """Run ``phase`` of ``cycle_id`` if the golem is in it; otherwise report that it already ran."""
+    """Run ``phase`` of ``cycle_id`` if the golem is in it; otherwise report that it already ran.
+
+    ``spent_elsewhere`` is spend the golem's caps must also hold that this store does not record
+    (a fork's branch counts the live golem's later cycles)."""
     history = golems.history(golem_id)
     state = fold(golem_id, history)
     if not state.exists:
@@ -101,7 +111,7 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
     credit = settings.credit_fraction
     suppress_now = phase == "hypnagogic_onset" and credit is not None and credit < budget.credit_floor
     suppressed = view.suppressed or suppress_now
-    ledger = Ledger.from_records(history)
+    ledger = Ledger.from_records([*history, *spent_elsewhere])
     guard = BudgetGuard(
         budget,
         ledger,

@@ -249,7 +249,8 @@ def _phase_plan(cycle: _Cycle) -> list[tuple[DreamPhaseName, list[Recorded]]]:
     return plan
 
 
-_PHASE_CALLS = (BudgetReserved, BudgetExhausted, BudgetOverrun, GenerationRecorded, GenerationFailed)
+_SPEND = (BudgetReserved, GenerationRecorded, GenerationFailed)
+_PHASE_CALLS = (*_SPEND, BudgetExhausted, BudgetOverrun)
 
 
 def _compared(cycle: _Cycle, records: Sequence[Recorded]) -> list[Event]:
@@ -310,6 +311,18 @@ def _compare(recorded: Sequence[Event], rerun: Sequence[Event]) -> Divergence | 
     return None
 
 
+def _live_spend(history: Sequence[Recorded], cycle: _Cycle) -> list[Recorded]:
+    """What the live golem spent from the recorded cycle on: the cycle's own calls under another
+    cycle id (so the fork's cycle and phase caps stay its own), then everything after it."""
+    cycle_id = cycle.start.cycle_id
+    own = [
+        msgspec.structs.replace(r, event=msgspec.structs.replace(r.event, cycle_id=f"{cycle_id}@recorded"))
+        for r in cycle.records
+        if isinstance(r.event, _SPEND) and r.event.cycle_id == cycle_id
+    ]
+    return [*own, *history[cycle.start_index + len(cycle.records) :]]
+
+
 def _placed(divergences: Sequence[Divergence], rerun: Sequence[Event]) -> list[Divergence]:
     """Request divergences with the index of their call's first event in the re-run."""
     first: dict[str, int] = {}
@@ -358,6 +371,9 @@ def rerun_cycle(
         detail=cycle.start.detail,
     )
     generator = RecordedGenerator(cycle.records, cycle_id, shape_of, live)
+    # A fork pays for real calls: its window, day and month caps also hold what the recorded cycle
+    # and the live golem's later cycles spent (a plain re-run makes the recorded decisions again).
+    elsewhere = _live_spend(history, cycle) if live is not None else []
     divergences: list[Divergence] = []
     phases: list[DreamPhaseName] = []
     for phase, host in _phase_plan(cycle):
@@ -365,7 +381,7 @@ def rerun_cycle(
             target.append(golem_id, golems.state(golem_id).version, [(r.meta, r.event) for r in host])
         phases.append(phase)
         try:
-            run_phase(golems, golem_id, cycle_id, phase, generator, settings)
+            run_phase(golems, golem_id, cycle_id, phase, generator, settings, spent_elsewhere=elsewhere)
         except OneirosError as exc:
             divergences.append(Divergence(kind="phase_failed", phase=phase, reason=f"{phase} failed: {exc}"))
             break
