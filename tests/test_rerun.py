@@ -12,6 +12,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
 from oneiros.episodes import load_episodes, sample_episodes_path
@@ -285,3 +287,19 @@ def test_rerun_reads_every_backend(store: EventStore) -> None:
     offline = OfflineGenerator(seed=3)
     reports = [rerun_cycle(store, c, CycleSettings(), shape_of=offline, seed=3) for c in _cycles(store)]
     assert [True, True] == [r.identical for r in reports]
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), episodes=st.integers(3, 40), tier=st.sampled_from(["core", "hardened"]))
+def test_any_offline_cycle_reruns_identical(seed: int, episodes: int, tier: str) -> None:
+    """Whatever the seed, the number of episodes and the tier, a recorded offline cycle re-runs
+    identical with every call read from the log: the cycle is a function of its log and settings."""
+    store = open_store("memory://")
+    deps = Deps(clock=FixedClock(datetime(2026, 11, 3, tzinfo=UTC)), ids=SequentialIds(), seed=seed)
+    golems = Golems(store, deps=deps)
+    golems.create("g")
+    golems.record_episodes("g", load_episodes(sample_episodes_path())[:episodes])
+    chosen = CycleSettings(budget=CycleBudget(tier=tier))  # type: ignore[arg-type]
+    cycle = InProcessExecutor(golems, OfflineGenerator(seed=seed), settings=chosen).run_cycle("g").cycle_id
+    report = rerun_cycle(store, cycle, chosen, shape_of=OfflineGenerator(seed=seed), seed=seed)
+    assert (True, (), 0) == (report.identical, report.divergences, report.model_calls)
