@@ -25,7 +25,7 @@ from oneiros.events import (
     GenerationFailed,
     GenerationRecorded,
 )
-from oneiros.generators import GenerationRequest, OfflineGenerator, OpenAIGenerator
+from oneiros.generators import Generation, GenerationRequest, OfflineGenerator, OpenAIGenerator
 from oneiros.settings import CycleBudget, CycleSettings, ModelPrice, OpenAISettings
 from oneiros.workers import Ledger, phase_budget, run_phase
 from tests.chat_server import ChatServer, sample_golems
@@ -221,13 +221,15 @@ class _Killed(BaseException):
 
 
 class _DiesOnce(OfflineGenerator):
-    def __init__(self) -> None:
-        super().__init__(seed=2)
-        self.died = False
+    """Killed at its ``at``-th call, once; the offline generator otherwise."""
 
-    def generate(self, request: GenerationRequest):  # type: ignore[no-untyped-def]
-        if not self.died:
-            self.died = True
+    def __init__(self, at: int = 1) -> None:
+        super().__init__(seed=2)
+        self.left = at
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        self.left -= 1
+        if self.left == 0:
             raise _Killed
         return super().generate(request)
 
@@ -289,3 +291,27 @@ def test_a_cli_cycle_against_a_lying_server_records_the_overrun_and_passes_no_ca
     assert KEY not in result.stdout + result.stderr
     ledger = Ledger.from_records(store.read_stream("golem"))
     assert ledger.spent(cycle_id=cycle_id).tokens <= CycleBudget(tier="hardened").tokens()
+
+
+def test_a_resumed_call_is_not_refused_for_its_own_orphaned_reservation() -> None:
+    """Onset's budget is the least that admits its calls in turn; a kill at the call where it binds
+    leaves that call's worst case held. The resumed phase makes every call: the orphan is released
+    when its call is made again instead of counting twice against the phase cap."""
+    probe = _golems()
+    cycle = probe.fall_asleep("g", "owner", budget_tokens=100_000)
+    run_phase(probe, "g", cycle, "hypnagogic_onset", OfflineGenerator(seed=2), CycleSettings())
+    events = _events(probe)
+    settled = [e.tokens_in + e.tokens_out for e in events if isinstance(e, GenerationRecorded)]
+    reserved = [e.tokens for e in events if isinstance(e, BudgetReserved)]
+    # The least budget that admits every call in turn (each call's worst case over what the ones
+    # before it cost), and the call where it binds: killed there, its orphan counted twice would refuse it.
+    needs = [sum(settled[:i]) + reserved[i] for i in range(len(reserved))]
+    budget = max(needs)
+    binding = needs.index(budget)
+    golems = _golems()
+    cycle = golems.fall_asleep("g", "owner", budget_tokens=budget)
+    with pytest.raises(_Killed):
+        run_phase(golems, "g", cycle, "hypnagogic_onset", _DiesOnce(at=binding + 1), CycleSettings())
+    resumed = run_phase(golems, "g", cycle, "hypnagogic_onset", OfflineGenerator(seed=2), CycleSettings())
+    assert not resumed.exhausted
+    assert len(settled) == len([e for e in _events(golems) if isinstance(e, GenerationRecorded)])

@@ -138,6 +138,11 @@ class Ledger:
         when = held.time if held is not None else time
         self._spent.append(_Entry(time=when, cycle_id=cycle_id, phase=phase, tokens=tokens, usd=usd))
 
+    def resume(self, call_key: str) -> None:
+        """Release the reservation ``call_key`` holds from a run that never settled it: the call
+        is being made again, and its new reservation is what counts (or, if refused, it is abandoned)."""
+        self._held.pop(call_key, None)
+
     def release(self, cycle_id: str, keep_phase: DreamPhaseName | None = None) -> None:
         """Drop the reservations of ``cycle_id`` that can no longer settle: all of them when the
         cycle ended, those of other phases than ``keep_phase`` when the cycle moved to it."""

@@ -124,6 +124,7 @@ class MeteredGenerator:
         price = self.budget.price(model)
         tokens_in, tokens_out = worst_case_tokens(request, self.budget.overhead_tokens, self.generator)
         worst_usd = price.cost(tokens_in, tokens_out)
+        self.ledger.resume(request.call_key)  # an orphan of a killed run must not count twice against the caps
         if self._refuse(request, tokens_in + tokens_out, worst_usd):
             return None
         held_at = self._append(
