@@ -27,7 +27,7 @@ from oneiros.events import (
 )
 from oneiros.generators import Generation, GenerationRequest, OfflineGenerator, OpenAIGenerator
 from oneiros.settings import CycleBudget, CycleSettings, ModelPrice, OpenAISettings
-from oneiros.workers import Ledger, phase_budget, run_phase
+from oneiros.workers import Ledger, phase_budget, phase_money, run_phase
 from tests.chat_server import ChatServer, sample_golems
 
 BUDGET = CycleBudget(
@@ -70,7 +70,9 @@ def _assert_no_cap_passed(golems: Golems, cycle_id: str) -> None:
     assert BUDGET.month_usd is not None
     assert ledger.spent().usd <= BUDGET.month_usd + 1e-9
     for phase in DREAM_PHASES:
-        assert ledger.spent(cycle_id=cycle_id, phase=phase).tokens <= phase_budget(BUDGET, "stable", phase)
+        spent_in = ledger.spent(cycle_id=cycle_id, phase=phase)
+        assert spent_in.tokens <= phase_budget(BUDGET, "stable", phase)
+        assert spent_in.usd <= (phase_money(BUDGET, "stable", phase) or 0.0) + 1e-9
 
 
 BEHAVIOURS = st.lists(st.sampled_from(["ok", "ok", "overreport", "oversize", "huge", "500"]), max_size=30)
