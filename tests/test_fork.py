@@ -131,6 +131,7 @@ def test_fork_and_diff_on_the_command_line(tmp_path: Path) -> None:
     cycle = json.loads(made.stdout)["cycle_id"]
     assert 0 == oneiros("staging", "--store", url, "--json").returncode
     before = _digest(live)
+    assert {"events.db", "events.projections.db"} <= set(before)
     (tmp_path / "p.toml").write_text(
         '[prompts]\nthreat = "Imagine $kind hitting:\\n$episodes\\nReply with JSON only: '
         '{\\"scenario\\": \\"s\\", \\"response\\": \\"r\\", \\"severity\\": 0.5}"\n'
