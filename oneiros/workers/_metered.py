@@ -162,7 +162,7 @@ class MeteredGenerator:
                 request_hash=digest,
             )
         else:
-            kept = _Kept(generation, request, shape, price, (tokens_in, tokens_out, worst_usd), self.budget)
+            kept = _Kept(generation, shape, price, (tokens_in, tokens_out, worst_usd), self.budget)
             settled = GenerationRecorded(
                 cycle_id=self.cycle_id,
                 phase=request.phase,
@@ -227,10 +227,9 @@ class _Kept:
     """A response cut to its call's reservation: text to ``max_tokens`` worth of bytes, usage and
     cost to the worst case reserved. ``overrun`` says why it had to be cut, if it had."""
 
-    def __init__(  # noqa: PLR0917 - one call's response, request, shape, price, reservation and budget
+    def __init__(
         self,
         generation: Generation,
-        request: GenerationRequest,
         shape: RequestShape,
         price: ModelPrice,
         reserved: tuple[int, int, float],
