@@ -18,7 +18,15 @@ from hypothesis import strategies as st
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
 from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DreamStart, EventStore, GenerationRecorded, export_history, import_history
-from oneiros.generators import Generation, GenerationRequest, OfflineGenerator, OpenAIGenerator, make_generator
+from oneiros.generators import (
+    Generation,
+    GenerationRequest,
+    OfflineGenerator,
+    OpenAIGenerator,
+    RequestShape,
+    make_generator,
+    request_hash,
+)
 from oneiros.settings import (
     DEFAULT_PROMPTS,
     CycleBudget,
@@ -30,6 +38,7 @@ from oneiros.settings import (
     PromptSet,
 )
 from oneiros.workers import phase_budget, rerun_cycle, run_phase
+from oneiros.workers._metered import matches
 from tests.chat_server import HARDENED, ChatServer, sample_golems
 
 HISTORIES = Path(__file__).parent / "histories"
@@ -71,16 +80,38 @@ def test_every_offline_cycle_reruns_identical_without_touching_the_store(tmp_pat
     assert before == _snapshot(golems.store, tmp_path / "after.jsonl")
 
 
-def test_a_golden_v1_log_reruns_identical() -> None:
-    """generations_v1.jsonl holds GenerationRecorded v1 (no request hash): lifted by the upcaster,
-    its records still answer the same requests, and the cycle re-runs identical."""
+def test_a_golden_v1_log_is_lifted_and_its_rerun_names_the_prompt_change() -> None:
+    """generations_v1.jsonl holds GenerationRecorded v1 (no request hash), written before the
+    episode-line prompt format changed. Lifted by the upcaster, a v1 record answers a request
+    whose prompt, temperature and max_tokens are the recorded ones, and nothing else; re-run by
+    today's engines, the cycle diverges at its first call, naming the prompt change, with no model call."""
     store = open_store("memory://")
     import_history(store, HISTORIES / "generations_v1.jsonl")
     recorded = [r.event for r in store.read_all() if isinstance(r.event, GenerationRecorded)]
     assert 14 == len(recorded)
     assert {""} == {g.request_hash for g in recorded}
+    old = recorded[0]
+    same = RequestShape(
+        model="offline-core",
+        task="partial",
+        system="",
+        prompt=old.prompt,
+        fragments=(),
+        temperature=old.temperature,
+        max_tokens=old.max_tokens,
+    )
+    assert matches(old, same, request_hash(same))
+    changed = msgspec.structs.replace(same, prompt=old.prompt + " ")
+    assert not matches(old, changed, request_hash(changed))
     report = rerun_cycle(store, "cycle-v1", CycleSettings(), shape_of=OfflineGenerator(seed=5), seed=5)
-    assert (True, 14, 0, ()) == (report.identical, report.recorded_calls, report.model_calls, report.divergences)
+    assert report.first is not None
+    assert ("request", "hypnagogic_onset", old.call_key, 0) == (
+        report.first.kind,
+        report.first.phase,
+        report.first.call_key,
+        report.model_calls,
+    )
+    assert report.first.reason.startswith("request hash changed: prompt changed at character ")
 
 
 def test_a_cycle_recorded_over_http_reruns_with_zero_requests(chat_server: ChatServer) -> None:

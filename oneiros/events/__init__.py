@@ -34,6 +34,7 @@ from oneiros.events._content import (
     WakingResidue,
 )
 from oneiros.events._history import export_history, import_history
+from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
 from oneiros.events._schedule import (
     ActivityKind,
     ActivityRecorded,
@@ -68,8 +69,11 @@ from oneiros.events._staging import (
 )
 from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store
 from oneiros.events._types import (
+    BARDO_PHASES,
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
+    BardoPhase,
+    BardoTrigger,
     BehavioralPhase,
     CycleEvent,
     DreamComplete,
@@ -99,6 +103,7 @@ from oneiros.events._types import (
 )
 
 __all__ = [
+    "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DEFAULT_STORE_URL",
     "DREAM_PHASES",
@@ -107,6 +112,8 @@ __all__ = [
     "STAGING_STREAM",
     "ActivityKind",
     "ActivityRecorded",
+    "BardoPhase",
+    "BardoTrigger",
     "BehavioralPhase",
     "BehavioralPhaseChanged",
     "BudgetExhausted",
@@ -143,6 +150,7 @@ __all__ = [
     "EntryStaged",
     "Episode",
     "EpisodeDepotentiated",
+    "EpisodePrioritized",
     "EpisodeRecorded",
     "EpisodeTriaged",
     "Event",
@@ -153,12 +161,14 @@ __all__ = [
     "GenerationRecorded",
     "GolemCreated",
     "HypnagogicPrediction",
+    "InsightStrengthened",
     "IntegrationSummary",
     "InterruptSource",
     "Lineage",
     "MemoryRolledBack",
     "MessageHeld",
     "MessagesReleased",
+    "MicroConsolidated",
     "Mode",
     "ModeChanged",
     "NremSummary",

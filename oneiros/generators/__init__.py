@@ -2,6 +2,7 @@
 OpenAI-compatible one, prompt templates and the typed results model output is parsed into."""
 
 from oneiros.generators._factory import make_generator
+from oneiros.generators._lines import EpisodeLine, episode_line, episode_lines, read_episode_lines
 from oneiros.generators._offline import OfflineGenerator, keywords
 from oneiros.generators._openai import OpenAIConfig, OpenAIGenerator
 from oneiros.generators._protocol import (
@@ -33,6 +34,7 @@ __all__ = [
     "CounterfactualResult",
     "DepotentiationResult",
     "DreamResult",
+    "EpisodeLine",
     "Generation",
     "GenerationRequest",
     "Generator",
@@ -47,12 +49,15 @@ __all__ = [
     "Task",
     "ThreatResult",
     "Tier",
+    "episode_line",
+    "episode_lines",
     "keywords",
     "make_generator",
     "model_of",
     "parse_dream",
     "parse_json",
     "parse_partial",
+    "read_episode_lines",
     "request_hash",
     "request_shape",
 ]
