@@ -24,7 +24,7 @@ import msgspec
 
 from oneiros._errors import InvalidSetting, UnknownPreset
 from oneiros.config._presets import PRESETS, preset_layer
-from oneiros.settings import CycleSettings, DaemonSettings, ScheduleSettings, StagingSettings
+from oneiros.settings import CycleSettings, DaemonSettings, ScheduleSettings, SnapshotSettings, StagingSettings
 
 __all__ = ["DEFAULT_CONFIG_PATH", "ENV_PREFIX", "OneirosConfig", "env_var", "load_config"]
 
@@ -50,6 +50,8 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
     cycle: CycleSettings = CycleSettings()
     staging: StagingSettings = StagingSettings()
     """The staging buffer and its validation sweep, for every process that runs the projections."""
+    snapshots: SnapshotSettings = SnapshotSettings()
+    """How often folds of a golem's stream are snapshotted beside the log."""
 
 
 def env_var(key: str) -> str:

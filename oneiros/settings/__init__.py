@@ -22,7 +22,7 @@ from oneiros.settings._cycle import (
 )
 from oneiros.settings._generator import GeneratorKind, GeneratorSettings, OpenAISettings
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
-from oneiros.settings._runtime import DEFAULT_SPANS_PATH, RqSettings, TracingSettings
+from oneiros.settings._runtime import DEFAULT_SPANS_PATH, RqSettings, SnapshotSettings, TracingSettings
 from oneiros.settings._scheduling import (
     BardoTriggerSettings,
     DaemonSettings,
@@ -100,6 +100,7 @@ __all__ = [
     "ScheduleMode",
     "ScheduleSettings",
     "SleepWindow",
+    "SnapshotSettings",
     "StagedKind",
     "StagingSettings",
     "Task",

@@ -4,6 +4,7 @@ from oneiros._errors import CycleTimeout, WorkerError
 from oneiros.workers._budget import BudgetGuard, Ledger, Refusal, Spend, phase_budget, phase_money, worst_case_tokens
 from oneiros.workers._diff import CycleDiff, CycleSummary, diff_cycles, summarize_cycle
 from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor
+from oneiros.workers._log import GolemLog, GolemLogs
 from oneiros.workers._metered import MeteredGenerator
 from oneiros.workers._phases import PhaseOutcome, run_phase
 from oneiros.workers._rerun import Divergence, RecordedGenerator, RerunReport, fork_cycle, rerun_cycle
@@ -30,6 +31,8 @@ __all__ = [
     "DelayedGenerator",
     "Divergence",
     "Executor",
+    "GolemLog",
+    "GolemLogs",
     "InProcessExecutor",
     "JsonSerializer",
     "Ledger",

@@ -97,6 +97,21 @@ class Ledger:
             ledger.apply(record)
         return ledger
 
+    def to_bytes(self) -> bytes:
+        return msgspec.msgpack.encode((self._held, self._spent))
+
+    @classmethod
+    def from_bytes(cls, data: bytes | memoryview) -> Ledger:
+        ledger = cls()
+        ledger._held, ledger._spent = msgspec.msgpack.decode(data, type=tuple[dict[str, _Entry], list[_Entry]])
+        return ledger
+
+    def copy(self) -> Ledger:
+        """An independent ledger with the same entries (entries are replaced, never changed)."""
+        ledger = Ledger()
+        ledger._held, ledger._spent = dict(self._held), list(self._spent)
+        return ledger
+
     def apply(self, record: Recorded) -> None:
         event = record.event
         if isinstance(event, BudgetReserved):

@@ -28,6 +28,7 @@ from oneiros.generators import (
     make_generator,
 )
 from oneiros.settings import CycleSettings, GeneratorSettings, RqSettings, TracingSettings
+from oneiros.workers._log import GolemLogs
 from oneiros.workers._tracing import TracedGenerator, TracedStore, current_trace_context, ensure_tracing
 
 __all__ = [
@@ -112,10 +113,19 @@ class Runtime:
         self.generator: Generator = TracedGenerator(
             load_generator(config.generator, config.seed, config.cycle.generator)
         )
+        self._logs: GolemLogs | None = None
 
     def golems(self) -> Golems:
         """A golem service whose events carry the current trace context."""
         return Golems(self.store, deps=Deps(seed=self.config.seed), trace_context=current_trace_context)
+
+    def logs(self, golems: Golems) -> GolemLogs:
+        """This process's folded golem logs, kept from job to job, so a worker that ran the last
+        phase reads only what came since (and any worker starts from the latest snapshot)."""
+        if self._logs is None:
+            self._logs = GolemLogs.of(golems)
+        self._logs.golems = golems
+        return self._logs
 
 
 def _open_with_retries(url: str, attempts: int = 5) -> EventStore:
