@@ -154,7 +154,7 @@ class Bench:
         with open_store(store_url) as store:
             golems = Golems(store)
             episodes = load_episodes(sample_episodes_path())
-            cycle = CycleSettings(generator=GeneratorSettings(name=generator))
+            cycle = CycleSettings(generator=GeneratorSettings(kind=generator))
             executor = RqExecutor(golems, self.redis, SETTINGS, cycle)
             job_ids = []
             for index in range(count):

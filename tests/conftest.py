@@ -7,10 +7,14 @@ import os
 import socket
 import uuid
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from oneiros.events import EventStore, open_store
+
+if TYPE_CHECKING:
+    from tests.chat_server import ChatServer
 
 PG_HOST, PG_PORT = "127.0.0.1", 5432
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
@@ -77,3 +81,13 @@ def _spans_in_tmp(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def sqlite_url(tmp_path: object) -> str:
     return f"sqlite:///{tmp_path}/events.db"
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    """A local chat-completions server of this test's own (tests/chat_server.py)."""
+    from tests.chat_server import ChatServer
+
+    server = ChatServer()
+    yield server
+    server.close()

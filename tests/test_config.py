@@ -412,18 +412,21 @@ def test_flags_beat_environment_beat_file_and_every_source_is_named(tmp_path: Pa
     path = tmp_path / "oneiros.toml"
     path.write_text('queue = "redis://file:6379/0"\n[rq]\nqueue = "dreams"\n[cycle.budget]\ntier = "hardened"\n')
     env = {"ONEIROS_QUEUE": "redis://env:6379/0", "ONEIROS_RQ_SETTINGS": '{"retries": 5}', "ONEIROS_SPANS": "off"}
-    flags = {"cycle.budget.tier": ("core", "--tier"), "cycle.generator.base_url": ("http://llm:8000/v1", "--base-url")}
+    flags = {
+        "cycle.budget.tier": ("core", "--tier"),
+        "cycle.generator.openai.base_url": ("http://llm:8000/v1", "--base-url"),
+    }
     config, sources = explain_config(path, environ=env, flags=flags)
     got = (config.queue, config.rq.queue, config.rq.retries, config.cycle.budget.tier, config.tracing.spans_path)
     assert ("redis://env:6379/0", "dreams", 5, "core", None) == got
-    assert "http://llm:8000/v1" == config.cycle.generator.base_url
+    assert "http://llm:8000/v1" == config.cycle.generator.openai.base_url
     expected = {
         "queue": "env ONEIROS_QUEUE",
         "rq.queue": str(path),
         "rq.retries": "env ONEIROS_RQ_SETTINGS",
         "cycle.budget.tier": "flag --tier",
         "tracing.spans_path": "env ONEIROS_SPANS",
-        "cycle.generator.base_url": "flag --base-url",
+        "cycle.generator.openai.base_url": "flag --base-url",
     }
     assert expected == {k: sources[k] for k in expected}
 
@@ -433,12 +436,12 @@ def test_config_show_names_each_source_and_never_a_password(monkeypatch: pytest.
     URL is masked in the table."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ONEIROS_STORE", "postgresql://oneiros:hunter2@db:5432/oneiros")
-    monkeypatch.setenv("ONEIROS_CYCLE__GENERATOR__NAME", "openai")
+    monkeypatch.setenv("ONEIROS_CYCLE__GENERATOR__KIND", "openai")
     rows = json.loads(runner.invoke(app, ["config", "show", "--json", "--sources"]).output)
     by_key = {r["key"]: r for r in rows}
-    assert ("openai", "env ONEIROS_CYCLE__GENERATOR__NAME") == (
-        by_key["cycle.generator.name"]["value"],
-        by_key["cycle.generator.name"]["source"],
+    assert ("openai", "env ONEIROS_CYCLE__GENERATOR__KIND") == (
+        by_key["cycle.generator.kind"]["value"],
+        by_key["cycle.generator.kind"]["source"],
     )
     assert "default" == by_key["cycle.budget.tier"]["source"]
     table = runner.invoke(app, ["config", "show"], env={"COLUMNS": "250"}).output

@@ -135,14 +135,16 @@ def test_no_sequence_of_calls_spends_past_any_cap(  # noqa: PLR0917 - hypothesis
         assert sum(s[4] for s in window) <= window_usd + eps
 
 
-def test_an_unsettled_reservation_counts_in_full_even_if_the_key_is_reserved_again() -> None:
-    """A call reserved but never settled (a crash) keeps its worst case held when a re-run reserves it again."""
+def test_an_orphaned_reservation_is_released_when_its_call_is_resumed() -> None:
+    """A call reserved but never settled (a killed worker) is released when the resumed phase
+    reserves it again; only the resumed call's settlement stays counted (no phantom spend)."""
     ledger = Ledger()
     ledger.reserve("k", time=START, cycle_id="c", phase="nrem", tokens=100, usd=0.5)
+    assert (100, 0.5) == (ledger.spent(cycle_id="c").tokens, ledger.spent(cycle_id="c").usd)
     ledger.reserve("k", time=START, cycle_id="c", phase="nrem", tokens=100, usd=0.5)
     ledger.settle("k", time=START, cycle_id="c", phase="nrem", tokens=10, usd=0.1)
     spent = ledger.spent(cycle_id="c")
-    assert (110, pytest.approx(0.6)) == (spent.tokens, spent.usd)
+    assert (10, pytest.approx(0.1)) == (spent.tokens, spent.usd)
 
 
 def _golems() -> Golems:

@@ -3,124 +3,30 @@ a timeout, malformed output; and replay of its cycle makes no request."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import threading
-import time
-from collections.abc import Iterator
-from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
-from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store, replay
+from oneiros import Golems, InProcessExecutor, replay
 from oneiros._errors import GeneratorUnavailable
-from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DreamStaged, GenerationFailed, GenerationRecorded, ReplayBatch, StepFailed
-from oneiros.generators import GenerationRequest, OfflineGenerator, OpenAIConfig, OpenAIGenerator, Task
-from oneiros.settings import CycleBudget, CycleSettings
+from oneiros.generators import GenerationRequest, OpenAIGenerator, Task
+from oneiros.settings import OpenAISettings
 from oneiros.workers import run_phase
-
-_MARKERS: list[tuple[str, Task]] = [
-    ('{"scores"', "novelty"),
-    ('"outcome"', "counterfactual"),
-    ('"severity"', "threat"),
-    ('"happened"', "depotentiate"),
-    ('"test"', "hypothesis"),
-    ('{"insight"', "insight"),
-    ("FRAGMENTS:", "dream"),
-    ('{"pattern"', "pattern"),
-]
+from tests.chat_server import HARDENED, ChatServer, sample_golems
 
 
-class _Server:
-    """A chat-completions endpoint answering like the offline generator, unless told to misbehave."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.script: list[str] = []  # "500", "slow", "garbage", "not-json", consumed one per request
-        self.malformed_when: str | None = None  # reply with prose to prompts containing this text
-        self.offline = OfflineGenerator(seed=11)
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                server.headers.append(dict(self.headers))
-                action = server.script.pop(0) if server.script else "ok"
-                if action == "500":
-                    self.send_response(500)
-                    self.end_headers()
-                    return
-                if action == "slow":
-                    time.sleep(0.6)
-                prompt = body["messages"][-1]["content"]
-                if action == "not-json":
-                    self._reply(b"<html>gateway</html>")
-                    return
-                text = server.answer(prompt) if action != "garbage" else "I would rather not answer in JSON."
-                if server.malformed_when and server.malformed_when in prompt:
-                    text = "Here is my thought, without any braces."
-                payload = {
-                    "model": body["model"],
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": max(1, len(text) // 4)},
-                }
-                with contextlib.suppress(BrokenPipeError):
-                    self._reply(json.dumps(payload).encode())
-
-            def _reply(self, raw: bytes) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self.thread.start()
-
-    def answer(self, prompt: str) -> str:
-        task: Task = next((t for marker, t in _MARKERS if marker in prompt), "partial")
-        request = GenerationRequest(
-            call_key=str(len(self.requests)),
-            phase="rem",
-            task=task,
-            prompt=prompt,
-            fragments=tuple(line for line in prompt.splitlines() if line.startswith("- ")),
-        )
-        return self.offline.generate(request).text
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-@pytest.fixture
-def server() -> Iterator[_Server]:
-    s = _Server()
-    yield s
-    s.close()
-
-
-def _generator(server: _Server, **overrides: Any) -> OpenAIGenerator:
-    config = OpenAIConfig(
-        base_url=server.url,
+def _generator(chat_server: ChatServer, **overrides: Any) -> OpenAIGenerator:
+    settings = OpenAISettings(
+        base_url=chat_server.url,
         models={"core": "m-core", "hardened": "m-hard"},
         phase_models={"rem": "m-rem"},
         timeout_s=0.3,
         retries=1,
-        backoff_s=0.0,
         **overrides,
     )
-    return OpenAIGenerator(config, env={"OPENAI_API_KEY": "sk-test"}, sleep=lambda _s: None)
+    return OpenAIGenerator(settings, env={"OPENAI_API_KEY": "sk-test"})
 
 
 def _request(task: Task = "pattern") -> GenerationRequest:
@@ -132,94 +38,93 @@ def _request(task: Task = "pattern") -> GenerationRequest:
     )
 
 
-def test_a_completion_is_parsed_with_usage_and_the_key_from_the_environment(server: _Server) -> None:
+def test_a_completion_is_parsed_with_usage_and_the_key_from_the_environment(chat_server: ChatServer) -> None:
     """One request: the tier's model, the bearer key from the environment, the server's token usage."""
-    generation = _generator(server).generate(_request())
-    assert "m-core" == server.requests[0]["model"]
+    generation = _generator(chat_server).generate(_request())
+    assert "m-core" == chat_server.requests[0]["model"]
     assert "m-core" == generation.model
-    assert "Bearer sk-test" == server.headers[0]["Authorization"]
+    assert "Bearer sk-test" == chat_server.headers[0]["authorization"]
     assert json.loads(generation.text)["pattern"]
-    assert len(server.requests[0]["messages"][-1]["content"]) // 4 == generation.tokens_in
+    assert len(chat_server.requests[0]["messages"][-1]["content"]) // 4 == generation.tokens_in
 
 
-def test_a_500_is_retried_with_backoff(server: _Server) -> None:
-    """A server error is retried after a backoff; the second answer is used."""
-    waits: list[float] = []
-    generator = OpenAIGenerator(
-        OpenAIConfig(base_url=server.url, retries=2, backoff_s=0.25), env={}, sleep=waits.append
-    )
-    server.script = ["500"]
-    generator.generate(_request())
-    assert 2 == len(server.requests)
-    assert [0.25] == waits
+def test_a_500_is_retried_by_the_sdk(chat_server: ChatServer) -> None:
+    """A server error is retried (the SDK's backoff); the second answer is used."""
+    chat_server.script = ["500"]
+    generation = _generator(chat_server).generate(_request())
+    assert 2 == len(chat_server.requests)
+    assert json.loads(generation.text)["pattern"]
 
 
-def test_a_timeout_after_every_retry_raises_generator_unavailable(server: _Server) -> None:
+def test_a_timeout_after_every_retry_raises_generator_unavailable(chat_server: ChatServer) -> None:
     """A server slower than the timeout on every attempt ends in GeneratorUnavailable naming the call and model."""
-    server.script = ["slow", "slow"]
+    chat_server.script = ["slow", "slow"]
     with pytest.raises(GeneratorUnavailable) as info:
-        _generator(server).generate(_request())
+        _generator(chat_server).generate(_request())
     assert "model 'm-core' gave no answer to 'c:nrem:0' after 2 attempts: timed out after 0.3s" == str(info.value)
 
 
-def test_a_response_that_is_not_json_is_retried_then_reported(server: _Server) -> None:
-    """A body that is not JSON counts as a failed attempt, like a 5xx."""
-    server.script = ["not-json", "not-json"]
+def test_a_body_that_stalls_after_the_status_line_fails_the_call(chat_server: ChatServer) -> None:
+    """Headers at once, the body after the read timeout: a failed call naming the read, not a crash."""
+    chat_server.script = ["stall"]
     with pytest.raises(GeneratorUnavailable) as info:
-        _generator(server).generate(_request())
-    assert "model 'm-core' gave no answer to 'c:nrem:0' after 2 attempts: the response is not JSON" == str(info.value)
+        _generator(chat_server).generate(_request())
+    expected = "model 'm-core' gave no answer to 'c:nrem:0' after 1 attempts: reading the response failed (ReadTimeout)"
+    assert expected == str(info.value)
+
+
+def test_a_response_that_is_not_a_completion_is_reported(chat_server: ChatServer) -> None:
+    """A 200 whose body is not a chat completion fails the call at once (a retry would be billed again)."""
+    chat_server.script = ["not-json"]
+    with pytest.raises(GeneratorUnavailable) as info:
+        _generator(chat_server).generate(_request())
+    assert "model 'm-core' gave no answer to 'c:nrem:0' after 1 attempts: the response is not a chat completion" == (
+        str(info.value)
+    )
+    assert 1 == len(chat_server.requests)
 
 
 def _golems() -> Golems:
-    golems = Golems(
-        open_store("memory://"),
-        deps=Deps(clock=FixedClock(datetime(2026, 11, 3, tzinfo=UTC)), ids=SequentialIds(), seed=2),
-    )
-    golems.create("g")
-    golems.record_episodes("g", load_episodes(sample_episodes_path()))
-    return golems
+    return sample_golems(2)
 
 
-HARDENED = CycleSettings(
-    budget=CycleBudget(tier="hardened", prices={}, cycle_usd=None, window_usd=None, month_usd=None)
-)
 
 
-def test_a_cycle_over_http_records_every_call_and_replay_makes_no_request(server: _Server) -> None:
+def test_a_cycle_over_http_records_every_call_and_replay_makes_no_request(chat_server: ChatServer) -> None:
     """Each successful request becomes one GenerationRecorded with the phase's model; rebuilding the
     state and re-running a finished phase make no request at all."""
     golems = _golems()
-    generator = _generator(server)
+    generator = _generator(chat_server)
     result = InProcessExecutor(golems, generator, settings=HARDENED).run_cycle("g")
     assert result.complete is not None
     assert result.interrupted is None
     recorded = [r.event for r in golems.history("g") if isinstance(r.event, GenerationRecorded)]
-    assert len(server.requests) == len(recorded) > 10
+    assert len(chat_server.requests) == len(recorded) > 10
     assert {"m-rem"} == {g.model for g in recorded if g.phase == "rem"}
     assert {"m-hard"} == {g.model for g in recorded if g.phase != "rem"}
-    before = len(server.requests)
+    before = len(chat_server.requests)
     replay(golems.store)
     assert not run_phase(golems, "g", result.cycle_id, "rem", generator, HARDENED).ran
-    assert before == len(server.requests)
+    assert before == len(chat_server.requests)
 
 
-def test_timeouts_in_a_cycle_are_recorded_as_failed_calls_and_the_cycle_goes_on(server: _Server) -> None:
+def test_timeouts_in_a_cycle_are_recorded_as_failed_calls_and_the_cycle_goes_on(chat_server: ChatServer) -> None:
     """A call that times out through its retries is a GenerationFailed event; the cycle still completes."""
     golems = _golems()
-    server.script = ["slow", "slow"]
-    result = InProcessExecutor(golems, _generator(server), settings=HARDENED).run_cycle("g")
+    chat_server.script = ["slow", "slow"]
+    result = InProcessExecutor(golems, _generator(chat_server), settings=HARDENED).run_cycle("g")
     failed = [r.event for r in golems.history("g") if isinstance(r.event, GenerationFailed)]
     assert 1 == len(failed)
     assert "timed out after 0.3s" in failed[0].reason
     assert result.complete is not None
 
 
-def test_malformed_output_is_retried_then_recorded_as_a_failed_step_and_never_staged(server: _Server) -> None:
+def test_malformed_output_is_retried_then_recorded_as_a_failed_step_and_never_staged(chat_server: ChatServer) -> None:
     """Replay-batch answers without JSON are asked again within budget, then recorded as StepFailed;
     no pattern from them is replayed or staged."""
     golems = _golems()
-    server.malformed_when = "what pattern connects these episodes"
-    result = InProcessExecutor(golems, _generator(server), settings=HARDENED).run_cycle("g")
+    chat_server.malformed_when = "what pattern connects these episodes"
+    result = InProcessExecutor(golems, _generator(chat_server), settings=HARDENED).run_cycle("g")
     events = [r.event for r in golems.history("g")]
     failures = [e for e in events if isinstance(e, StepFailed)]
     assert failures
@@ -230,3 +135,15 @@ def test_malformed_output_is_retried_then_recorded_as_a_failed_step_and_never_st
     assert not [e for e in events if isinstance(e, DreamStaged) and e.source == "ReplayBatch"]
     assert result.complete is not None
     assert 0 == result.complete.episodes_replayed
+
+
+def test_credentials_in_the_base_url_never_reach_a_failure_message(chat_server: ChatServer) -> None:
+    """A base URL carrying user:password: the failure names the server without them."""
+    chat_server.script = ["500"]
+    port = chat_server.url.split(":")[2].split("/")[0]
+    generator = OpenAIGenerator(
+        OpenAISettings(base_url=f"http://user:s3cret@127.0.0.1:{port}/v1", retries=0), env={"OPENAI_API_KEY": "k"}
+    )
+    with pytest.raises(GeneratorUnavailable) as info:
+        generator.generate(_request())
+    assert f"HTTP 500 from http://127.0.0.1:{port}/v1" == info.value.reason

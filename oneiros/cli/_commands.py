@@ -53,8 +53,8 @@ def _dream_flags(  # noqa: PLR0917 - one argument per option of `dream`
     flag(flags, "queue", queue, "--queue")
     flag(flags, "cycle.seed", seed, "--seed")
     flag(flags, "cycle.budget.tier", tier, "--tier")
-    flag(flags, "cycle.generator.name", generator, "--generator")
-    flag(flags, "cycle.generator.base_url", base_url, "--base-url")
+    flag(flags, "cycle.generator.kind", generator, "--generator")
+    flag(flags, "cycle.generator.openai.base_url", base_url, "--base-url")
     if prompts is not None:
         import msgspec
 

@@ -11,7 +11,7 @@ a TOML value when it parses as one (``60``, ``true``, ``[0, 1, 2]``) and as a pl
 ``ONEIROS_SPANS`` (``tracing.spans_path``) and ``ONEIROS_RQ_SETTINGS`` (a JSON object of ``rq``
 keys). Others, such as ``ONEIROS_SOAK``, are left alone; ``ONEIROS_CONFIG`` names the file and
 ``ONEIROS_PRESET`` the preset. Secrets are never config keys: an API key stays in the variable
-``cycle.generator.api_key_env`` names.
+``cycle.generator.openai.api_key_env`` names.
 
 A bad value is reported from the settings' own types (``msgspec.inspect``), checked key by key, so
 the error names the key, the value, what the type accepts and which layer the value came from.
@@ -353,6 +353,9 @@ def explain_config(
         config = msgspec.convert(merged, OneirosConfig)
     except msgspec.ValidationError as exc:  # a cross-field check in a Struct's __post_init__
         raise InvalidSetting("<config>", None, str(exc)) from None
+    except InvalidSetting as exc:  # a Struct's own check (finite caps...) names its key, not its source
+        source = next((v for k, v in sources.items() if exc.key == k or exc.key.startswith(k + ".")), "")
+        raise InvalidSetting(exc.key, exc.value, exc.expected, exc.source or source) from None
     _check_zones(config, checker)
     return config, sources
 

@@ -18,6 +18,7 @@ from oneiros.settings import StagedKind
 __all__ = [
     "STAGED_KINDS",
     "BudgetExhausted",
+    "BudgetOverrun",
     "BudgetReserved",
     "CreativeMode",
     "CreditAssigned",
@@ -295,6 +296,25 @@ class BudgetExhausted(DreamOutput, frozen=True, kw_only=True):
     remaining_usd: float
 
 
+@event_type("BudgetOverrun")
+class BudgetOverrun(DreamOutput, frozen=True, kw_only=True):
+    """A response claimed more than its call reserved (usage over the reservation, or a completion
+    longer than ``max_tokens`` can make). What was kept was cut to the reservation; the phase's
+    generation ended here. The figures are the server's claims, kept for the audit."""
+
+    phase: DreamPhaseName
+    call_key: NonEmpty
+    model: str
+    reason: NonEmpty
+    reserved_tokens: Count
+    reserved_usd: NonNegative
+    reported_tokens_in: Count
+    reported_tokens_out: Count
+    reported_usd: NonNegative
+    response_bytes: Count
+    kept_bytes: Count
+
+
 @event_type("DreamSuppressed")
 class DreamSuppressed(DreamOutput, frozen=True, kw_only=True):
     """The LLM credit partition was under its floor, so the cycle ran without generating anything."""
@@ -314,6 +334,8 @@ class GenerationFailed(DreamOutput, frozen=True, kw_only=True):
     tokens_in: Count = 0
     tokens_out: Count = 0
     cost_usd: NonNegative = 0.0
+    request_hash: str = ""
+    """The hash of the request that failed ("" in records from before hashes)."""
 
 
 @event_type("StepFailed")

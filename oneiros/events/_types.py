@@ -264,20 +264,33 @@ class DreamInterrupted(CycleEvent, frozen=True, kw_only=True):
     phase: DreamPhaseName | None = None
 
 
-@event_type("GenerationRecorded")
+@event_type("GenerationRecorded", version=2)
 class GenerationRecorded(DreamOutput, frozen=True, kw_only=True):
-    """A generator request and its response, so replay and re-runs never call the model again."""
+    """A generator request and its response, so replay and re-runs never call the model again.
+
+    v2 keys the response by the hash of the exact request as well as by ``call_key``, and records
+    what the hash covers (requested model, task, system prompt), so a changed prompt, model or
+    setting is a miss that names its cause, never stale text. ``text`` and the token counts are
+    what was kept: at most the call's reservation (see BudgetOverrun for what a server claimed).
+    """
 
     phase: DreamPhaseName
     call_key: NonEmpty
     model: str
+    """The model the server says answered (servers answer with dated names)."""
     prompt: str
     temperature: float
+    """The temperature sent (a generator's override included)."""
     max_tokens: Count
     text: str
     tokens_in: Count
     tokens_out: Count
     cost_usd: float = 0.0
+    request_hash: str
+    """``generators.request_hash`` of the request as sent; "" for a v1 record (see the upcaster)."""
+    requested_model: str = ""
+    task: str = ""
+    system: str = ""
 
 
 def payload_fields(event: Event) -> dict[str, Any]:

@@ -16,6 +16,15 @@ def _episode_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {"episode": episode}
 
 
+@register_upcaster("GenerationRecorded", from_version=1)
+def _generation_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """v1 keyed a recorded response by ``call_key`` alone and did not record the requested model,
+    task or system prompt. Their hash cannot be rebuilt, so a lifted record carries
+    ``request_hash=""``: it matches a request only if the prompt, temperature and max_tokens it
+    did record are equal (workers/_metered.py, ``matches``)."""
+    return {**data, "request_hash": ""}
+
+
 @register_upcaster("DreamStart", from_version=1)
 def _dream_start_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     """v1 had one ``trigger`` that mixed Bardo's three names with the scheduler's; v2 keeps the

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Protocol
 
 import msgspec
 
 from oneiros.settings import DreamPhaseName, Task, Tier
 
-__all__ = ["Generation", "GenerationRequest", "Generator", "Task", "Tier", "model_of"]
+__all__ = [
+    "Generation",
+    "GenerationRequest",
+    "Generator",
+    "RequestShape",
+    "Task",
+    "Tier",
+    "model_of",
+    "request_hash",
+    "request_shape",
+]
+
 
 class GenerationRequest(msgspec.Struct, frozen=True, kw_only=True):
     """What a phase asks for. ``call_key`` names the call within its cycle so a re-run finds its
@@ -26,11 +38,29 @@ class GenerationRequest(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Generation(msgspec.Struct, frozen=True, kw_only=True):
+    """What a generator answered, with the usage it reports (which the budget does not trust)."""
+
     text: str
     model: str
     tokens_in: int
     tokens_out: int
     cost_usd: float = 0.0
+    text_bytes: int | None = None
+    """The completion's size as received, when ``text`` is a recording already cut to fit (a
+    re-run reads the kept text back but must see the overrun the original saw); None: ``text``'s own."""
+
+
+class RequestShape(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything in a request that can change the answer, as the generator will send it: the
+    hash of this is what a recorded response is matched on besides its ``call_key``."""
+
+    model: str
+    task: str
+    system: str
+    prompt: str
+    fragments: tuple[str, ...]
+    temperature: float
+    max_tokens: int
 
 
 class Generator(Protocol):
@@ -39,7 +69,9 @@ class Generator(Protocol):
     A generator may also offer ``model_for(request) -> str`` so the budget can price a call's worst
     case before making it; without it the budget uses the generator's ``model`` attribute. One
     that can count its input exactly may offer ``max_tokens_in(request) -> int``; without it the
-    budget reserves a token per prompt byte, a bound no byte-level tokenizer exceeds.
+    budget reserves a token per prompt byte, a bound no byte-level tokenizer exceeds. One that
+    overrides a request's temperature offers ``temperature_for(request) -> float``, so the recorded
+    request (and its hash) is what was really sent.
     """
 
     def generate(self, request: GenerationRequest) -> Generation: ...
@@ -51,3 +83,27 @@ def model_of(generator: Generator, request: GenerationRequest) -> str:
     if callable(model_for):
         return str(model_for(request))
     return str(getattr(generator, "model", "unknown"))
+
+
+def request_shape(generator: Generator, request: GenerationRequest) -> RequestShape:
+    """What ``generator`` will send for ``request``: its model and its effective temperature."""
+    temperature_for = getattr(generator, "temperature_for", None)
+    temperature = float(temperature_for(request)) if callable(temperature_for) else request.temperature
+    return RequestShape(
+        model=model_of(generator, request),
+        task=request.task,
+        system=request.system,
+        prompt=request.prompt,
+        fragments=request.fragments,
+        temperature=temperature,
+        max_tokens=request.max_tokens,
+    )
+
+
+_shape_encoder = msgspec.json.Encoder()
+
+
+def request_hash(shape: RequestShape) -> str:
+    """A stable digest of ``shape``: msgspec encodes a Struct's fields in declaration order and
+    floats by their shortest round-tripping repr, so equal requests hash equal in every process."""
+    return "sha256:" + hashlib.sha256(_shape_encoder.encode(shape)).hexdigest()

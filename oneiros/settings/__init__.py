@@ -12,7 +12,6 @@ from oneiros.settings._cycle import (
     CycleBudget,
     CycleSettings,
     EngineSettings,
-    GeneratorSettings,
     IntegrationSettings,
     ModelPrice,
     NremSettings,
@@ -21,6 +20,7 @@ from oneiros.settings._cycle import (
     RemSettings,
     WakeUpSettings,
 )
+from oneiros.settings._generator import GeneratorKind, GeneratorSettings, OpenAISettings
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
 from oneiros.settings._runtime import DEFAULT_SPANS_PATH, LogSettings, RqSettings, SnapshotSettings, TracingSettings
 from oneiros.settings._scheduling import (
@@ -80,6 +80,7 @@ __all__ = [
     "DreamTrigger",
     "EngineSettings",
     "FatigueSettings",
+    "GeneratorKind",
     "GeneratorSettings",
     "IntegrationSettings",
     "IntensitySettings",
@@ -90,6 +91,7 @@ __all__ = [
     "ModelPrice",
     "NremSettings",
     "OnsetSettings",
+    "OpenAISettings",
     "PairSettings",
     "PhaseValues",
     "PreconditionSettings",

@@ -6,12 +6,14 @@ A cycle records the settings it starts with, so these are plain data and import 
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Final, Literal
 
 import msgspec
 
-from oneiros._errors import ConfigError
+from oneiros._errors import ConfigError, InvalidSetting
+from oneiros.settings._generator import GeneratorSettings
 from oneiros.settings._prompts import PromptSet
 from oneiros.settings._vocabulary import BehavioralPhase, DreamPhaseName, Tier
 
@@ -21,7 +23,6 @@ __all__ = [
     "CycleBudget",
     "CycleSettings",
     "EngineSettings",
-    "GeneratorSettings",
     "IntegrationSettings",
     "ModelPrice",
     "NremSettings",
@@ -229,6 +230,16 @@ PHASE_SHARES: Final[dict[BehavioralPhase, dict[DreamPhaseName, float]]] = {
 }
 
 
+def _check_amount(key: str, value: float | None, *, allow_none: bool = True) -> None:
+    """A cap or price must be a finite number >= 0: NaN compares false with everything, so a NaN
+    cap would admit every call, and a negative one would poison the events that carry it."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        expected = "a finite number >= 0" + (" or none (no cap)" if allow_none else "")
+        raise InvalidSetting(key, value, expected)
+
+
 class ModelPrice(msgspec.Struct, frozen=True):
     """Dollars per million tokens in and out."""
 
@@ -283,6 +294,27 @@ class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
     can only make the budget stricter."""
     overhead_tokens: int = 16
     """Tokens a chat request adds around its messages (role markers), reserved on every call."""
+    response_bytes_per_token: int = 16
+    """The most UTF-8 bytes of completion kept per ``max_tokens`` token. English runs about four
+    bytes a token; a completion longer than ``max_tokens`` times this cannot have come from
+    ``max_tokens`` tokens, so it is cut to that size and recorded as an overrun (oneiros default)."""
+
+    def __post_init__(self) -> None:
+        for name in ("cycle_tokens", "hardened_cycle_tokens", "overhead_tokens"):
+            _check_amount(f"cycle.budget.{name}", getattr(self, name), allow_none=False)
+        for name in ("cycle_usd", "window_usd", "window_tokens", "day_usd", "day_tokens", "month_usd", "month_tokens"):
+            _check_amount(f"cycle.budget.{name}", getattr(self, name))
+        _check_amount("cycle.budget.credit_floor", self.credit_floor, allow_none=False)
+        priced = [(f"prices.{model}", price) for model, price in self.prices.items()]
+        for where, price in [*priced, ("default_price", self.default_price)]:
+            _check_amount(f"cycle.budget.{where}.input_per_mtok", price.input_per_mtok, allow_none=False)
+            _check_amount(f"cycle.budget.{where}.output_per_mtok", price.output_per_mtok, allow_none=False)
+        if not (math.isfinite(self.window_hours) and self.window_hours > 0):
+            raise InvalidSetting("cycle.budget.window_hours", self.window_hours, "a finite number of hours > 0")
+        if self.response_bytes_per_token < 1:
+            raise InvalidSetting(
+                "cycle.budget.response_bytes_per_token", self.response_bytes_per_token, "an integer >= 1"
+            )
 
     def tokens(self) -> int:
         """The cycle's token budget at its tier."""
@@ -291,28 +323,6 @@ class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
     def price(self, model: str) -> ModelPrice:
         return self.prices.get(model, self.default_price)
 
-
-class GeneratorSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Which generator a cycle's phases call, and where it lives. Never holds a secret: the API key
-    is read from the environment variable ``api_key_env`` names, on the machine that makes the call."""
-
-    name: str = "offline"
-    """``offline`` (deterministic, no network), ``openai`` (any OpenAI-compatible chat-completions
-    server at ``base_url``), ``sleep:SECONDS`` (offline text after a simulated model latency) or
-    ``module:factory`` (a callable returning a generator)."""
-    base_url: str = "https://api.openai.com/v1"
-    """The OpenAI-compatible endpoint (vLLM, Ollama, LiteLLM, a self-hosted gateway...)."""
-    api_key_env: str = "OPENAI_API_KEY"
-    """The environment variable holding the API key; the key itself is never in config, log or job."""
-    models: dict[str, str] = msgspec.field(default_factory=lambda: {"core": "gpt-4o-mini", "hardened": "gpt-4o"})
-    """Model per tier. Bardo 001_* runs [CORE] on a Haiku-class T0 model and [HARDENED] on T1/T2;
-    these defaults are the OpenAI equivalents (not from the source documents)."""
-    phase_models: dict[str, str] = msgspec.field(default_factory=dict)
-    """Per-phase overrides, e.g. ``{"rem": "gpt-4o"}`` (Bardo 001_*: REM benefits from T2)."""
-    timeout_s: float = 30.0
-    """Seconds one HTTP request may take (oneiros default)."""
-    retries: int = 2
-    """Retries after the first attempt, for timeouts, 429 and 5xx answers (oneiros default)."""
 
 
 class CycleSettings(msgspec.Struct, frozen=True, kw_only=True):

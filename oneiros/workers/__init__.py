@@ -2,12 +2,14 @@
 
 from oneiros._errors import CycleTimeout, WorkerError
 from oneiros.workers._budget import BudgetGuard, Ledger, Refusal, Spend, phase_budget, phase_money, worst_case_tokens
+from oneiros.workers._diff import CycleDiff, CycleSummary, diff_cycles, summarize_cycle
 from oneiros.workers._dispatch import PhaseReport, RqExecutor
 from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor
 from oneiros.workers._log import GolemLog, GolemLogs
 from oneiros.workers._logging import JsonFormatter, configure_logging
 from oneiros.workers._metered import MeteredGenerator
 from oneiros.workers._phases import PhaseOutcome, run_phase
+from oneiros.workers._rerun import Divergence, RecordedGenerator, RerunReport, fork_cycle, rerun_cycle
 from oneiros.workers._rq import (
     JsonSerializer,
     PhaseWorker,
@@ -23,9 +25,12 @@ from oneiros.workers._tracing import SpanFileExporter, SpanRecord, configure_tra
 
 __all__ = [
     "BudgetGuard",
+    "CycleDiff",
     "CycleResult",
+    "CycleSummary",
     "CycleTimeout",
     "DelayedGenerator",
+    "Divergence",
     "Executor",
     "GolemLog",
     "GolemLogs",
@@ -37,7 +42,9 @@ __all__ = [
     "PhaseOutcome",
     "PhaseReport",
     "PhaseWorker",
+    "RecordedGenerator",
     "Refusal",
+    "RerunReport",
     "RqExecutor",
     "SimplePhaseWorker",
     "SpanFileExporter",
@@ -48,7 +55,9 @@ __all__ = [
     "configure_logging",
     "configure_tracing",
     "cycle_result",
+    "diff_cycles",
     "flush_spans",
+    "fork_cycle",
     "load_generator",
     "make_worker",
     "phase_budget",
@@ -56,8 +65,10 @@ __all__ = [
     "phase_job_id",
     "phase_money",
     "read_spans",
+    "rerun_cycle",
     "run_phase",
     "set_worker_config",
+    "summarize_cycle",
     "sweep_failed_phases",
     "worst_case_tokens",
 ]

@@ -2,9 +2,10 @@
 phase, cycle, sleep window, day and month that every generator call is checked against.
 
 A call reserves its worst case (every prompt byte as a token, the full ``max_tokens`` out, priced
-at its model's rate) before it is made. The :class:`Ledger` folds reservations and their
-settlements from the log, so an unsettled reservation (a crash mid-call) counts in full and no
-cap can be passed even across restarts.
+at its model's rate) before it is made, and what it settles at is never more than that (the
+metered generator cuts a response that claims more). The :class:`Ledger` folds reservations and
+their settlements from the log, so an unsettled reservation (a crash mid-call) counts in full until
+its call is resumed or abandoned, and no cap can be passed even across restarts.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ import msgspec
 from oneiros.events import (
     BehavioralPhase,
     BudgetReserved,
+    DreamInterrupted,
+    DreamPhase,
     DreamPhaseName,
     GenerationFailed,
     GenerationRecorded,
+    ModeChanged,
     Recorded,
 )
 from oneiros.generators import GenerationRequest
@@ -35,6 +39,7 @@ __all__ = [
     "phase_money",
     "worst_case_tokens",
 ]
+
 
 def phase_budget(budget: CycleBudget, behavioral_phase: BehavioralPhase, phase: DreamPhaseName) -> int:
     """The whole tokens ``phase`` may spend; rounding down keeps the sum within the cycle's budget."""
@@ -69,16 +74,21 @@ class _Entry(msgspec.Struct, kw_only=True):
     phase: DreamPhaseName
     tokens: int
     usd: float
-    settled: bool
 
 
 class Ledger:
-    """Everything spent or held, from the log: a settlement replaces its reservation, and a
-    reservation that was never settled (a crash mid-call) stays counted at its worst case."""
+    """Everything spent or held, from the log.
+
+    A settlement (GenerationRecorded or GenerationFailed) replaces its reservation. A reservation
+    never settled (a worker killed mid-call) stays counted at its worst case while its call may
+    still be resumed, and is released when it no longer can be: when the call is reserved again
+    (the phase resumed and makes it anew) or when its phase or cycle ended without it (abandoned).
+    Until then it holds, so no cap can be passed across restarts.
+    """
 
     def __init__(self) -> None:
-        self._entries: dict[str, _Entry] = {}
-        self._orphans: list[_Entry] = []
+        self._held: dict[str, _Entry] = {}
+        self._spent: list[_Entry] = []
 
     @classmethod
     def from_records(cls, records: Iterable[Recorded]) -> Ledger:
@@ -88,18 +98,18 @@ class Ledger:
         return ledger
 
     def to_bytes(self) -> bytes:
-        return msgspec.msgpack.encode((self._entries, self._orphans))
+        return msgspec.msgpack.encode((self._held, self._spent))
 
     @classmethod
     def from_bytes(cls, data: bytes | memoryview) -> Ledger:
         ledger = cls()
-        ledger._entries, ledger._orphans = msgspec.msgpack.decode(data, type=tuple[dict[str, _Entry], list[_Entry]])
+        ledger._held, ledger._spent = msgspec.msgpack.decode(data, type=tuple[dict[str, _Entry], list[_Entry]])
         return ledger
 
     def copy(self) -> Ledger:
         """An independent ledger with the same entries (entries are replaced, never changed)."""
         ledger = Ledger()
-        ledger._entries, ledger._orphans = dict(self._entries), list(self._orphans)
+        ledger._held, ledger._spent = dict(self._held), list(self._spent)
         return ledger
 
     def apply(self, record: Recorded) -> None:
@@ -122,26 +132,41 @@ class Ledger:
                 tokens=event.tokens_in + event.tokens_out,
                 usd=event.cost_usd,
             )
+        elif isinstance(event, DreamPhase):
+            self.release(event.cycle_id, keep_phase=event.phase)
+        elif isinstance(event, DreamInterrupted):
+            self.release(event.cycle_id)
+        elif isinstance(event, ModeChanged) and event.from_mode == "Dreaming" and record.meta.cycle_id:
+            self.release(record.meta.cycle_id)
 
     def reserve(
         self, call_key: str, *, time: datetime, cycle_id: str, phase: DreamPhaseName, tokens: int, usd: float
     ) -> None:
-        held = self._entries.get(call_key)
-        if held is not None and not held.settled:
-            self._orphans.append(held)
-        self._entries[call_key] = _Entry(
-            time=time, cycle_id=cycle_id, phase=phase, tokens=tokens, usd=usd, settled=False
-        )
+        """Hold a call's worst case; a held reservation of the same call (its resumed run) is released."""
+        self._held[call_key] = _Entry(time=time, cycle_id=cycle_id, phase=phase, tokens=tokens, usd=usd)
 
     def settle(
         self, call_key: str, *, time: datetime, cycle_id: str, phase: DreamPhaseName, tokens: int, usd: float
     ) -> None:
         """What the call really cost, counted at the time it was reserved."""
-        held = self._entries.get(call_key)
-        when = held.time if held is not None and not held.settled else time
-        self._entries[call_key] = _Entry(
-            time=when, cycle_id=cycle_id, phase=phase, tokens=tokens, usd=usd, settled=True
-        )
+        held = self._held.pop(call_key, None)
+        when = held.time if held is not None else time
+        self._spent.append(_Entry(time=when, cycle_id=cycle_id, phase=phase, tokens=tokens, usd=usd))
+
+    def resume(self, call_key: str) -> None:
+        """Release the reservation ``call_key`` holds from a run that never settled it: the call
+        is being made again, and its new reservation is what counts (or, if refused, it is abandoned)."""
+        self._held.pop(call_key, None)
+
+    def release(self, cycle_id: str, keep_phase: DreamPhaseName | None = None) -> None:
+        """Drop the reservations of ``cycle_id`` that can no longer settle: all of them when the
+        cycle ended, those of other phases than ``keep_phase`` when the cycle moved to it."""
+        for key in [k for k, e in self._held.items() if e.cycle_id == cycle_id and e.phase != keep_phase]:
+            del self._held[key]
+
+    def held(self) -> int:
+        """How many reservations are open (calls under way, or orphaned and not yet released)."""
+        return len(self._held)
 
     def spent(
         self,
@@ -152,7 +177,7 @@ class Ledger:
         until: datetime | None = None,
     ) -> Spend:
         tokens, usd = 0, 0.0
-        for e in (*self._entries.values(), *self._orphans):
+        for e in (*self._spent, *self._held.values()):
             if cycle_id is not None and e.cycle_id != cycle_id:
                 continue
             if phase is not None and e.phase != phase:

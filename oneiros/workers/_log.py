@@ -38,7 +38,7 @@ from oneiros.workers._budget import Ledger
 __all__ = ["GolemLog", "GolemLogs"]
 
 _KIND = "cycle-reader"
-_FORMAT = 1
+_FORMAT = 2  # 2: the ledger keeps held reservations and settled spend apart (orphans are released)
 
 
 class _Body(msgspec.Struct, frozen=True, kw_only=True):

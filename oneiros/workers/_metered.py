@@ -2,8 +2,13 @@
 
 Before a call it appends a BudgetReserved of the call's worst case (when every cap holds it);
 after the call it appends the GenerationRecorded (or GenerationFailed) that settles it. A call the
-log already answered is read back and never made again, so re-runs and replay make no model call.
-The first refused call appends BudgetExhausted and ends the phase's generation.
+log already answered, for the same ``call_key`` and the same request hash, is read back and never
+made again, so re-runs and replay make no model call; a changed request is asked again. The first
+refused call appends BudgetExhausted and ends the phase's generation.
+
+A response is never kept beyond its reservation: text past ``max_tokens`` worth of bytes is cut,
+usage and cost are clamped to the worst case reserved, and a BudgetOverrun records what the server
+claimed and ends the phase's generation at once.
 """
 
 from __future__ import annotations
@@ -11,18 +16,26 @@ from __future__ import annotations
 from datetime import datetime
 
 from oneiros._errors import GenerationError
-from oneiros.events import BudgetExhausted, BudgetReserved, DreamPhaseName, Event, GenerationFailed, GenerationRecorded
+from oneiros.events import (
+    BudgetExhausted,
+    BudgetOverrun,
+    BudgetReserved,
+    DreamPhaseName,
+    Event,
+    GenerationFailed,
+    GenerationRecorded,
+)
 from oneiros.fsm import Golems, GolemState
-from oneiros.generators import Generation, GenerationRequest, Generator, model_of
-from oneiros.settings import CycleBudget
+from oneiros.generators import Generation, GenerationRequest, Generator, RequestShape, request_hash, request_shape
+from oneiros.settings import CycleBudget, ModelPrice
 from oneiros.workers._budget import BudgetGuard, Ledger, worst_case_tokens
 
-__all__ = ["MeteredGenerator"]
+__all__ = ["MeteredGenerator", "generation_of", "matches"]
 
 
 class MeteredGenerator:
     """Reserves a call's worst case before making it, records every request and response, and
-    reuses a response the log already holds for the same ``call_key``."""
+    reuses a response the log already holds for the same ``call_key`` and request hash."""
 
     def __init__(
         self,
@@ -45,7 +58,7 @@ class MeteredGenerator:
         self.budget, self.guard, self.ledger = budget, guard, ledger
         self.recorded = recorded
         self.is_exhausted = exhausted or suppressed
-        self.spent = self.calls = self.reused = self.appended = 0
+        self.spent = self.calls = self.reused = self.appended = self.failed = 0
         self.spent_usd = 0.0
 
     @property
@@ -65,45 +78,56 @@ class MeteredGenerator:
         return records[-1].meta.time
 
     def __call__(self, request: GenerationRequest) -> Generation | None:
+        shape = request_shape(self.generator, request)
+        digest = request_hash(shape)
         old = self.recorded.get(request.call_key)
+        if old is not None and not matches(old, shape, digest):
+            old = None  # the request changed since it was recorded: ask again, never reuse stale text
         if old is None:
             if self.is_exhausted:
                 return None
-            old = self._call(request)
+            old = self._call(request, shape, digest)
             if old is None:
                 return None
         else:
             self.reused += 1
         if isinstance(old, GenerationFailed):
+            self.failed += 1
             return None
         self.spent += old.tokens_in + old.tokens_out
         self.spent_usd += old.cost_usd
-        return Generation(
-            text=old.text, model=old.model, tokens_in=old.tokens_in, tokens_out=old.tokens_out, cost_usd=old.cost_usd
-        )
+        return generation_of(old)
 
-    def _call(self, request: GenerationRequest) -> GenerationRecorded | GenerationFailed | None:
-        model = model_of(self.generator, request)
+    def _refuse(self, request: GenerationRequest, tokens: int, usd: float) -> bool:
+        refusal = self.guard.refusal(tokens, usd)
+        if refusal is None:
+            return False
+        self.is_exhausted = True
+        self._append(
+            [
+                BudgetExhausted(
+                    cycle_id=self.cycle_id,
+                    phase=self.phase,
+                    cap=refusal.cap,
+                    call_key=request.call_key,
+                    needed_tokens=tokens,
+                    needed_usd=usd,
+                    remaining_tokens=refusal.remaining_tokens,
+                    remaining_usd=refusal.remaining_usd,
+                )
+            ]
+        )
+        return True
+
+    def _call(
+        self, request: GenerationRequest, shape: RequestShape, digest: str
+    ) -> GenerationRecorded | GenerationFailed | None:
+        model = shape.model
         price = self.budget.price(model)
         tokens_in, tokens_out = worst_case_tokens(request, self.budget.overhead_tokens, self.generator)
         worst_usd = price.cost(tokens_in, tokens_out)
-        refusal = self.guard.refusal(tokens_in + tokens_out, worst_usd)
-        if refusal is not None:
-            self.is_exhausted = True
-            self._append(
-                [
-                    BudgetExhausted(
-                        cycle_id=self.cycle_id,
-                        phase=self.phase,
-                        cap=refusal.cap,
-                        call_key=request.call_key,
-                        needed_tokens=tokens_in + tokens_out,
-                        needed_usd=worst_usd,
-                        remaining_tokens=refusal.remaining_tokens,
-                        remaining_usd=refusal.remaining_usd,
-                    )
-                ]
-            )
+        self.ledger.resume(request.call_key)  # an orphan of a killed run must not count twice against the caps
+        if self._refuse(request, tokens_in + tokens_out, worst_usd):
             return None
         held_at = self._append(
             [
@@ -127,30 +151,41 @@ class MeteredGenerator:
         )
         self.calls += 1
         settled: GenerationRecorded | GenerationFailed
+        events: list[Event] = []
         try:
             generation = self.generator.generate(request)
         except GenerationError as exc:
             settled = GenerationFailed(
-                cycle_id=self.cycle_id, phase=self.phase, call_key=request.call_key, model=model, reason=str(exc)
+                cycle_id=self.cycle_id,
+                phase=self.phase,
+                call_key=request.call_key,
+                model=model,
+                reason=str(exc),
+                request_hash=digest,
             )
         else:
-            # What the provider reports is what was spent; a byte-level worst case bounds it. It is
-            # priced as the model reserved for: servers answer with dated names the table lacks.
-            cost = max(generation.cost_usd, price.cost(generation.tokens_in, generation.tokens_out))
+            kept = _Kept(generation, shape, price, (tokens_in, tokens_out, worst_usd), self.budget)
             settled = GenerationRecorded(
                 cycle_id=self.cycle_id,
                 phase=request.phase,
                 call_key=request.call_key,
                 model=generation.model,
                 prompt=request.prompt,
-                temperature=request.temperature,
+                temperature=shape.temperature,
                 max_tokens=request.max_tokens,
-                text=generation.text,
-                tokens_in=generation.tokens_in,
-                tokens_out=generation.tokens_out,
-                cost_usd=cost,
+                text=kept.text,
+                tokens_in=kept.tokens_in,
+                tokens_out=kept.tokens_out,
+                cost_usd=kept.usd,
+                request_hash=digest,
+                requested_model=model,
+                task=request.task,
+                system=request.system,
             )
-        self._append([settled])
+            if kept.overrun is not None:
+                events.append(kept.overrun_event(self.cycle_id, self.phase, request.call_key, model))
+                self.is_exhausted = True  # a server that lies once is not asked again in this phase
+        self._append([settled, *events])
         self.ledger.settle(
             request.call_key,
             time=held_at,
@@ -161,3 +196,88 @@ class MeteredGenerator:
         )
         self.recorded[request.call_key] = settled
         return settled
+
+
+def generation_of(old: GenerationRecorded, overrun: BudgetOverrun | None = None) -> Generation:
+    """A recorded answer as the generator gave it: what was kept, or, for a call whose server
+    claimed more (``overrun``), its claims, so the budget sees the same overrun again."""
+    if overrun is None:
+        return Generation(
+            text=old.text, model=old.model, tokens_in=old.tokens_in, tokens_out=old.tokens_out, cost_usd=old.cost_usd
+        )
+    return Generation(
+        text=old.text,
+        model=old.model,
+        tokens_in=overrun.reported_tokens_in,
+        tokens_out=overrun.reported_tokens_out,
+        cost_usd=overrun.reported_usd,
+        text_bytes=overrun.response_bytes,
+    )
+
+
+def matches(old: GenerationRecorded | GenerationFailed, shape: RequestShape, digest: str) -> bool:
+    """Whether a recorded answer answers this request. Records from before request hashes
+    (GenerationRecorded v1, lifted with ``request_hash=""``) match on the fields they recorded."""
+    if old.request_hash:
+        return old.request_hash == digest
+    if isinstance(old, GenerationFailed):
+        return True
+    return (old.prompt, old.temperature, old.max_tokens) == (shape.prompt, shape.temperature, shape.max_tokens)
+
+
+class _Kept:
+    """A response cut to its call's reservation: text to ``max_tokens`` worth of bytes, usage and
+    cost to the worst case reserved. ``overrun`` says why it had to be cut, if it had."""
+
+    def __init__(
+        self,
+        generation: Generation,
+        shape: RequestShape,
+        price: ModelPrice,
+        reserved: tuple[int, int, float],
+        budget: CycleBudget,
+    ) -> None:
+        reserved_in, reserved_out, reserved_usd = reserved
+        raw = generation.text.encode("utf-8", "surrogatepass")
+        self.response_bytes = generation.text_bytes if generation.text_bytes is not None else len(raw)
+        limit = max(0, shape.max_tokens) * budget.response_bytes_per_token
+        self.text = raw[:limit].decode("utf-8", "ignore") if len(raw) > limit else generation.text
+        self.kept_bytes = len(self.text.encode("utf-8", "surrogatepass"))
+        self.reported = (generation.tokens_in, generation.tokens_out)
+        self.reported_usd = max(generation.cost_usd, price.cost(generation.tokens_in, generation.tokens_out))
+        self.reserved_tokens, self.reserved_usd = reserved_in + reserved_out, reserved_usd
+        reasons = []
+        if generation.tokens_in > reserved_in:
+            reasons.append(f"reported {generation.tokens_in} tokens in, reserved {reserved_in}")
+        if generation.tokens_out > reserved_out:
+            reasons.append(f"reported {generation.tokens_out} tokens out, max_tokens is {reserved_out}")
+        if self.response_bytes > limit:
+            reasons.append(f"a completion of {self.response_bytes} bytes, more than max_tokens allows ({limit})")
+        if self.reported_usd > reserved_usd + 1e-12:
+            reasons.append(f"reported ${self.reported_usd:.6f}, reserved ${reserved_usd:.6f}")
+        self.overrun = "; ".join(reasons) or None
+        if self.overrun is not None:
+            # A call whose server lied is charged its whole reservation: never more (the cap holds
+            # whatever it claims), and not what it claimed either, which cannot be trusted.
+            self.tokens_in, self.tokens_out, self.usd = reserved_in, reserved_out, reserved_usd
+        else:
+            # Priced as the model reserved for: servers answer with dated names the table lacks.
+            self.tokens_in, self.tokens_out = generation.tokens_in, generation.tokens_out
+            self.usd = min(reserved_usd, self.reported_usd)
+
+    def overrun_event(self, cycle_id: str, phase: DreamPhaseName, call_key: str, model: str) -> BudgetOverrun:
+        assert self.overrun is not None
+        return BudgetOverrun(
+            cycle_id=cycle_id,
+            phase=phase,
+            call_key=call_key,
+            model=model,
+            reason=self.overrun,
+            reserved_tokens=self.reserved_tokens,
+            reserved_usd=self.reserved_usd,
+            reported_tokens_in=self.reported[0],
+            reported_tokens_out=self.reported[1],
+            reported_usd=self.reported_usd,
+            response_bytes=self.response_bytes,
+            kept_bytes=self.kept_bytes,
+        )

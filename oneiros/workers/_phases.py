@@ -8,7 +8,7 @@ appends its events once: the second run finds the phase already left, or loses t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import cast
 
@@ -18,6 +18,7 @@ from oneiros._errors import GolemNotFound
 from oneiros.engines import ENGINES, PhaseContext
 from oneiros.events import (
     BudgetExhausted,
+    BudgetOverrun,
     CycleEvent,
     DreamOutput,
     DreamPhase,
@@ -28,6 +29,7 @@ from oneiros.events import (
     Event,
     GenerationFailed,
     GenerationRecorded,
+    Recorded,
 )
 from oneiros.fsm import Golems, destination, next_phase, phase_state
 from oneiros.generators import Generator
@@ -48,8 +50,10 @@ class PhaseOutcome(msgspec.Struct, frozen=True, kw_only=True):
     cost_usd: float = 0.0
     generator_calls: int = 0
     reused_generations: int = 0
+    failed_calls: int = 0
+    """Generator calls that failed (GenerationFailed): no key, a server down, a body too large..."""
     exhausted: bool = False
-    """True when the phase's generation ended on a budget cap (or the cycle was suppressed)."""
+    """True when the phase's generation ended on a budget cap or an overrun (or the cycle was suppressed)."""
     next_budget_tokens: int = 0
     """The token budget of the phase the cycle moved to (0 when it woke or the phase did not run)."""
 
@@ -82,7 +86,7 @@ def _cycle_view(log: GolemLog, cycle_id: str) -> _CycleView:
             view.started_at = record.meta.time
         elif isinstance(event, DreamPhase):
             view.budget = event.budget_tokens
-        elif isinstance(event, BudgetExhausted):
+        elif isinstance(event, BudgetExhausted | BudgetOverrun):
             view.exhausted.add(event.phase)
         elif isinstance(event, DreamSuppressed):
             view.suppressed = True
@@ -101,6 +105,7 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
     *,
     generator_for: Callable[[CycleSettings], Generator] | None = None,
     logs: GolemLogs | None = None,
+    spent_elsewhere: Sequence[Recorded] = (),
 ) -> PhaseOutcome:
     """Run ``phase`` of ``cycle_id`` if the golem is in it; otherwise report that it already ran.
 
@@ -108,7 +113,9 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
     for a cycle recorded before settings were (DreamStart before v3). ``generator_for`` builds the
     generator those settings name (a worker's way); without it ``generator`` is used as given.
     ``logs`` holds what earlier phases in this process folded, so only the events since are read;
-    without it the phase starts from the latest snapshot beside the log."""
+    without it the phase starts from the latest snapshot beside the log. ``spent_elsewhere`` is
+    spend the golem's caps must also hold that this store does not record (a fork's branch counts
+    the live golem's spend from the recorded cycle on)."""
     log = (logs or GolemLogs.of(golems)).read(golem_id)
     state = log.state.snapshot()
     if not state.exists:
@@ -127,6 +134,8 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
     suppress_now = phase == "hypnagogic_onset" and credit is not None and credit < budget.credit_floor
     suppressed = view.suppressed or suppress_now
     ledger = log.ledger.copy()  # the phase's reservations are its own until the log has them
+    for record in spent_elsewhere:
+        ledger.apply(record)
     guard = BudgetGuard(
         budget,
         ledger,
@@ -194,6 +203,7 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         cost_usd=metered.spent_usd,
         generator_calls=metered.calls,
         reused_generations=metered.reused,
+        failed_calls=metered.failed,
         exhausted=metered.is_exhausted,
         next_budget_tokens=next_budget,
     )

@@ -27,8 +27,7 @@ from oneiros.generators import (
     GenerationRequest,
     Generator,
     OfflineGenerator,
-    OpenAIConfig,
-    OpenAIGenerator,
+    make_generator,
 )
 from oneiros.settings import CycleSettings, GeneratorSettings, RqSettings, TracingSettings
 from oneiros.workers._log import GolemLogs
@@ -72,24 +71,13 @@ class DelayedGenerator:
 
 
 def load_generator(settings: GeneratorSettings | str, seed: int = 0) -> Generator:
-    """The generator ``settings`` name (see :attr:`GeneratorSettings.name`); a bare name takes the
+    """The generator ``settings`` name (see :attr:`GeneratorSettings.kind`); a bare kind takes the
     other generator settings' defaults."""
     if isinstance(settings, str):
-        settings = GeneratorSettings(name=settings)
-    spec = settings.name
-    if spec == "offline":
-        return OfflineGenerator(seed=seed)
-    if spec == "openai":
-        return OpenAIGenerator(
-            OpenAIConfig(
-                base_url=settings.base_url,
-                api_key_env=settings.api_key_env,
-                models=dict(settings.models),
-                phase_models=dict(settings.phase_models),
-                timeout_s=settings.timeout_s,
-                retries=settings.retries,
-            )
-        )
+        settings = GeneratorSettings(kind=settings)
+    spec = settings.kind
+    if spec in ("offline", "openai"):
+        return make_generator(settings, seed=seed)
     if spec.startswith("sleep:"):
         try:
             delay = float(spec.removeprefix("sleep:"))

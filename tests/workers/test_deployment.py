@@ -146,7 +146,8 @@ def _e2e_config(path: Path, pg_url: str, redis_url: str, base_url: str, spans: P
         "[cycle.engines.nrem]\ntemperature = 0.25\n"
         "[cycle.engines.rem]\ndream_temperature = 1.05\n"
         "[cycle.engines.integration]\ntemperature = 0.15\n"
-        f'[cycle.generator]\nname = "openai"\nbase_url = "{base_url}"\nretries = 0\n'
+        '[cycle.generator]\nkind = "openai"\n'
+        f'[cycle.generator.openai]\nbase_url = "{base_url}"\nretries = 0\n'
         'models = { core = "m-core", hardened = "m-hardened" }\n'
         "phase_models = { " + ", ".join(f'{k} = "{v}"' for k, v in models.items()) + " }\n"
     )
@@ -328,7 +329,7 @@ def test_a_wake_or_death_interrupt_reaches_a_cycle_running_on_workers(
     store_url = f"sqlite:///{tmp_path}/events.db"
     store = _golem_with_episodes(store_url)
     golems = Golems(store)
-    slow = CycleSettings(generator=GeneratorSettings(name="sleep:1.0"))
+    slow = CycleSettings(generator=GeneratorSettings(kind="sleep:1.0"))
     executor = RqExecutor(golems, Redis.from_url(redis_url), FAST, slow, poll_interval=0.1)
     no_wait = PreconditionSettings(first_dream_episodes=PhaseValues(**dict.fromkeys(BEHAVIORAL_PHASES, 0)))
     daemon = Daemon(golems, "golem", executor, schedule=ScheduleSettings(preconditions=no_wait))

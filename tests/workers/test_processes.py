@@ -55,7 +55,7 @@ def workers(
     settings = msgspec.structs.replace(FAST, worker_class=worker_class)
     pool = Workers(worker_command(redis_url, pg_url, spans, settings=settings), tmp_path)
     pool.worker_class = worker_class
-    pool.cycle = CycleSettings(generator=GeneratorSettings(name=generator))
+    pool.cycle = CycleSettings(generator=GeneratorSettings(kind=generator))
     yield pool
     pool.stop()
 

@@ -20,6 +20,7 @@ from rq.results import Result
 from oneiros import ConfigError, Golems, InProcessExecutor, open_store
 from oneiros.config import load_config
 from oneiros.episodes import load_episodes, sample_episodes_path
+from oneiros.generators import OfflineGenerator
 from oneiros.settings import CycleBudget, CycleSettings, GeneratorSettings, RqSettings, TracingSettings
 from oneiros.workers import (
     CycleTimeout,
@@ -30,6 +31,7 @@ from oneiros.workers import (
     load_generator,
     make_worker,
     phase_job_id,
+    rerun_cycle,
     sweep_failed_phases,
 )
 from tests.workers.support import FAST, cycle_events, new_golems
@@ -68,7 +70,8 @@ def test_job_payload_in_redis_is_json_with_ids_only(redis_url: str, sqlite_url: 
 
 
 def test_rq_cycle_equals_in_process_cycle(redis_url: str, sqlite_url: str, tmp_path: Path) -> None:
-    """The same phase code on a worker gives, event for event, the cycle the in-process executor gives."""
+    """The same phase code on a worker gives, event for event, the cycle the in-process executor gives,
+    and the worker's cycle re-runs identical from the log."""
     store, golems, (golem_id,) = new_golems(sqlite_url, 1)
     connection = Redis.from_url(redis_url)
     executor = RqExecutor(golems, connection, FAST)
@@ -86,6 +89,8 @@ def test_rq_cycle_equals_in_process_cycle(redis_url: str, sqlite_url: str, tmp_p
     assert cycle_events(reference_store, golem_id, "same-cycle") == cycle_events(store, golem_id, cycle_id)
     assert in_process.complete == result.complete
     assert in_process.events_appended == result.events_appended
+    rerun = rerun_cycle(store, cycle_id, CycleSettings(), shape_of=OfflineGenerator())
+    assert (True, 0) == (rerun.identical, rerun.model_calls)
 
 
 def test_duplicate_phase_job_appends_nothing(redis_url: str, sqlite_url: str, tmp_path: Path) -> None:
@@ -116,7 +121,7 @@ def test_phase_failing_for_good_interrupts_the_cycle(redis_url: str, sqlite_url:
     _store, golems, (golem_id,) = new_golems(sqlite_url, 1)
     connection = Redis.from_url(redis_url)
     settings = msgspec.structs.replace(FAST, retries=1)
-    failing = CycleSettings(generator=GeneratorSettings(name="tests.workers.support:failing_generator"))
+    failing = CycleSettings(generator=GeneratorSettings(kind="tests.workers.support:failing_generator"))
     executor = RqExecutor(golems, connection, settings, failing)
     cycle_id = executor.start_cycle(golem_id)
     make_worker(_config(sqlite_url, tmp_path, settings), connection).work(burst=True)
