@@ -181,7 +181,10 @@ def test_bad_settings_and_generator_specs_are_config_errors() -> None:
     assert "generator 'sleep:soon': the delay after 'sleep:' must be seconds, as in sleep:0.2" == str(caught.value)
     with pytest.raises(ConfigError) as caught:
         load_generator("gpt")
-    assert "generator 'gpt': expected offline, openai, sleep:SECONDS or module:factory" == str(caught.value)
+    assert (
+        "invalid setting cycle.generator.kind = 'gpt': expected offline, openai, sleep:SECONDS or module:factory"
+        == str(caught.value)
+    )
 
 
 def test_job_timeout_follows_the_phase_budget() -> None:
