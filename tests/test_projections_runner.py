@@ -114,8 +114,9 @@ def test_unknown_projection_is_refused() -> None:
     world = World(open_store("memory://"))
     with pytest.raises(UnknownProjection) as caught:
         world.projections.runner(["dreams"])
-    assert "unknown projection 'dreams'; expected one of journal, staging, beliefs, noise, observations, memory" == str(
-        caught.value
+    assert (
+        "unknown projection 'dreams'; expected one of journal, staging, beliefs, noise, observations, memory, golems, recall"
+        == str(caught.value)
     )
 
 

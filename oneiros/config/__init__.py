@@ -2,6 +2,7 @@
 
 from oneiros.config._load import DEFAULT_CONFIG_PATH, ENV_PREFIX, OneirosConfig, env_var, load_config
 from oneiros.config._presets import PRESETS, preset_layer
+from oneiros.config._server import ServerSettings
 from oneiros.config._settings import (
     DaemonSettings,
     DailySettings,
@@ -33,6 +34,7 @@ __all__ = [
     "PreconditionSettings",
     "ScheduleMode",
     "ScheduleSettings",
+    "ServerSettings",
     "SleepWindow",
     "UrgencySettings",
     "UrgencyWeights",

@@ -24,6 +24,7 @@ import msgspec
 
 from oneiros._errors import InvalidSetting, UnknownPreset
 from oneiros.config._presets import PRESETS, preset_layer
+from oneiros.config._server import ServerSettings
 from oneiros.config._settings import DaemonSettings, ScheduleSettings
 from oneiros.workers import CycleSettings
 
@@ -49,6 +50,7 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
     schedule: ScheduleSettings = ScheduleSettings()
     daemon: DaemonSettings = DaemonSettings()
     cycle: CycleSettings = CycleSettings()
+    server: ServerSettings = ServerSettings()
 
 
 def env_var(key: str) -> str:

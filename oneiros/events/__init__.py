@@ -33,6 +33,7 @@ from oneiros.events._content import (
     WakingResidue,
 )
 from oneiros.events._history import export_history, import_history
+from oneiros.events._recall import RECALL_STREAM, MemoryRecalled, RecallHit, RecallKind
 from oneiros.events._schedule import (
     ActivityKind,
     ActivityRecorded,
@@ -99,6 +100,7 @@ __all__ = [
     "DEFAULT_STORE_URL",
     "DREAM_PHASES",
     "FEEDBACK_STREAM",
+    "RECALL_STREAM",
     "STAGED_KINDS",
     "STAGING_STREAM",
     "ActivityKind",
@@ -149,6 +151,7 @@ __all__ = [
     "IntegrationSummary",
     "InterruptSource",
     "Lineage",
+    "MemoryRecalled",
     "MemoryRolledBack",
     "MessageHeld",
     "MessagesReleased",
@@ -157,6 +160,8 @@ __all__ = [
     "NremSummary",
     "Outcome",
     "OutcomeRecorded",
+    "RecallHit",
+    "RecallKind",
     "Recorded",
     "RemSummary",
     "ReplayBatch",

@@ -115,6 +115,15 @@ class EventStore:
                 return
             after = rows[-1][0]
 
+    def stream_version(self, golem_id: str) -> int:
+        """The version of the last event in ``golem_id``'s stream, 0 for none, read without
+        reading the stream."""
+        try:
+            last = self._backend.recorder.select_events(golem_id, desc=True, limit=1)
+        except PersistenceError as exc:
+            raise StoreError(f"reading stream {golem_id!r} failed: {exc}") from exc
+        return int(last[0].originator_version) if last else 0
+
     def head(self) -> int:
         """The global position of the last event, 0 for an empty log."""
         try:

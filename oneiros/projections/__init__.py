@@ -5,17 +5,24 @@ The golem states themselves are rebuilt by :func:`oneiros.fsm.replay`.
 """
 
 from oneiros.projections._db import ProjectionDB, default_projection_url, open_projection_db
+from oneiros.projections._golems import GolemsProjection
 from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings, journal_markdown
+from oneiros.projections._recall import RecallIndex, RecallItem, RecallResult, RecallSettings, recall, record_recall
 from oneiros.projections._review import Feedback, OutcomeInput, register_episode_removal
 from oneiros.projections._runner import LogWaiter, Projection, ProjectionRunner, Rows, RunnerSettings
 from oneiros.projections._service import Projections, ProjectionSettings, VerifyResult, make_projections
 from oneiros.projections._sinks import (
     Belief,
     MemoryVersion,
+    NoiseFragment,
     Observation,
     SinkSettings,
+    beliefs,
     memory_diff,
     memory_version,
+    memory_versions,
+    noise_fragments,
+    observations,
     write_memory_file,
 )
 from oneiros.projections._staging import (
@@ -33,11 +40,13 @@ __all__ = [
     "REVIEW_MOVES",
     "Belief",
     "Feedback",
+    "GolemsProjection",
     "JournalEntry",
     "JournalProjection",
     "JournalSettings",
     "LogWaiter",
     "MemoryVersion",
+    "NoiseFragment",
     "Observation",
     "OutcomeInput",
     "Projection",
@@ -45,6 +54,10 @@ __all__ = [
     "ProjectionRunner",
     "ProjectionSettings",
     "Projections",
+    "RecallIndex",
+    "RecallItem",
+    "RecallResult",
+    "RecallSettings",
     "Rows",
     "RunnerSettings",
     "SinkSettings",
@@ -54,13 +67,19 @@ __all__ = [
     "StagingProjection",
     "StagingSettings",
     "VerifyResult",
+    "beliefs",
     "default_projection_url",
     "journal_markdown",
     "make_projections",
     "matches",
     "memory_diff",
     "memory_version",
+    "memory_versions",
+    "noise_fragments",
+    "observations",
     "open_projection_db",
+    "recall",
+    "record_recall",
     "register_episode_removal",
     "register_staged_output",
     "review_status",

@@ -109,16 +109,23 @@ class ProjectionDB:
             row = c.fetchone()
         return bytes(row[0]) if row else None
 
-    def scan(self, projection: str, kind: str | None = None) -> list[tuple[str, str, bytes]]:
-        """Rows of ``projection`` (of one ``kind`` if given), ordered by kind then key."""
+    def scan(self, projection: str, kind: str | None = None, prefix: str = "") -> list[tuple[str, str, bytes]]:
+        """Rows of ``projection`` (of one ``kind`` if given, with keys starting ``prefix``), ordered
+        by kind then key."""
         sql = f"SELECT kind, key, data FROM {ROWS} WHERE projection = ?"
         params: list[Any] = [projection]
         if kind is not None:
             sql += " AND kind = ?"
             params.append(kind)
+        if prefix:
+            # A range rather than LIKE, so the primary key index serves it on both engines.
+            sql += " AND key >= ? AND key < ?"
+            params += [prefix, prefix + "\U0010ffff"]
         with self.transaction(write=False) as c:
             c.execute(self._sql(sql + " ORDER BY kind, key"), params)
-            return [(str(k), str(key), bytes(d)) for k, key, d in c.fetchall()]
+            rows = [(str(k), str(key), bytes(d)) for k, key, d in c.fetchall()]
+        # A PostgreSQL locale collation may order punctuation loosely: keep the exact prefix only.
+        return [r for r in rows if r[1].startswith(prefix)] if prefix else rows
 
     def drop(self, projection: str) -> None:
         """Forget the projection's rows and position, in one transaction."""
