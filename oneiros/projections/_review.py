@@ -173,11 +173,11 @@ class Feedback:
         return promoted + rolled
 
     def _append(self, golem_id: str, events: Sequence[Event]) -> list[Recorded]:
-        return append_side(self.store, self.deps, golem_id, FEEDBACK_STREAM, events, self.retries)
+        return append_side(self.store, self.deps, golem_id, FEEDBACK_STREAM, events, retries=self.retries)
 
 
 def append_side(
-    store: EventStore, deps: Deps, golem_id: str, topic: str, events: Sequence[Event], retries: int = 5
+    store: EventStore, deps: Deps, golem_id: str, topic: str, events: Sequence[Event], *, retries: int = 5
 ) -> list[Recorded]:
     """Append ``events`` to the golem's ``topic`` side stream, retrying a lost version race."""
     if not events:
