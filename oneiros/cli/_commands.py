@@ -13,7 +13,7 @@ from rich.table import Table
 
 from oneiros._deps import Deps
 from oneiros._errors import GolemNotFound
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened, state_row
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
 from oneiros.cli._content import BaseUrlOpt, GeneratorOpt, PromptsOpt, TierOpt, cycle_setup
 from oneiros.cli._projections import verify_projections
 from oneiros.cli._workers import enqueue_cycle
@@ -160,7 +160,7 @@ def replay_cmd(
         elapsed = time.perf_counter() - started
         position = min(head, until) if until is not None else head
         if as_json:
-            emit_json({"position": position, "head": head, "golems": [state_row(s) for s in states.values()]})
+            emit_json({"position": position, "head": head, "golems": [s.summary() for s in states.values()]})
             return
         _states_table(states.values(), f"replayed to position {position} of {head} in {elapsed * 1000:.1f} ms")
 
@@ -171,7 +171,7 @@ def status(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
         states = replay(event_store)
         head = event_store.head()
         if as_json:
-            emit_json({"position": head, "store": event_store.url, "golems": [state_row(s) for s in states.values()]})
+            emit_json({"position": head, "store": event_store.url, "golems": [s.summary() for s in states.values()]})
             return
         _states_table(states.values(), f"{event_store.url} · position {head}")
 

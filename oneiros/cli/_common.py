@@ -13,9 +13,8 @@ from rich.console import Console
 
 from oneiros._errors import OneirosError
 from oneiros.events import EventStore, open_store
-from oneiros.fsm import GolemState
 
-__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "opened", "state_row"]
+__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "opened"]
 
 console = Console(stderr=False)
 err_console = Console(stderr=True)
@@ -45,18 +44,3 @@ def opened(url: str | None) -> Iterator[EventStore]:
     except OneirosError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-
-
-def state_row(state: GolemState) -> dict[str, Any]:
-    return {
-        "golem_id": state.golem_id,
-        "mode": state.mode,
-        "phase": state.phase,
-        "machine_state": state.machine_state,
-        "cycle_id": state.cycle_id,
-        "version": state.version,
-        "position": state.position,
-        "episodes": state.episodes,
-        "cycles_completed": state.cycles_completed,
-        "cycles_interrupted": state.cycles_interrupted,
-    }

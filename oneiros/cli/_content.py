@@ -16,11 +16,11 @@ from oneiros._deps import rng_for
 from oneiros._errors import ConfigError, InputError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
 from oneiros.engines import EngineSettings, select_distant_pairs
-from oneiros.events import DreamReport, DreamStaged, EventStore, WakeUpSummary
 from oneiros.fsm import Golems
 from oneiros.generators import Generator, OfflineGenerator, OpenAIConfig, OpenAIGenerator, PromptSet
 from oneiros.memory import EpisodeMemory, embedding_matrix, episode_seconds, make_embedder
-from oneiros.workers import BudgetGuard, CycleBudget, CycleSettings, Ledger
+from oneiros.projections import dream_reports
+from oneiros.workers import CycleBudget, CycleSettings, budget_report
 
 __all__ = ["BaseUrlOpt", "GeneratorOpt", "PromptsOpt", "TierOpt", "cycle_setup", "register"]
 
@@ -53,24 +53,6 @@ def cycle_setup(
     raise ConfigError(f"unknown generator {generator!r}; use offline or openai")
 
 
-def _reports(store: EventStore, golem: str) -> list[tuple[DreamReport, WakeUpSummary | None, list[DreamStaged]]]:
-    out: list[tuple[DreamReport, WakeUpSummary | None, list[DreamStaged]]] = []
-    staged: dict[str, list[DreamStaged]] = {}
-    summaries: dict[str, WakeUpSummary] = {}
-    reports: list[DreamReport] = []
-    for record in store.read_stream(golem):
-        event = record.event
-        if isinstance(event, DreamStaged):
-            staged.setdefault(event.cycle_id, []).append(event)
-        elif isinstance(event, WakeUpSummary):
-            summaries[event.cycle_id] = event
-        elif isinstance(event, DreamReport):
-            reports.append(event)
-    for report in reports:
-        out.append((report, summaries.get(report.cycle_id), staged.get(report.cycle_id, [])))
-    return out
-
-
 def report(
     store: StoreOpt = None,
     golem: GolemOpt = "golem",
@@ -79,7 +61,7 @@ def report(
 ) -> None:
     """The DreamReport and wake-up summary of a golem's latest (or a given) cycle."""
     with opened(store) as event_store:
-        found = [r for r in _reports(event_store, golem) if cycle is None or r[0].cycle_id == cycle]
+        found = [r for r in dream_reports(event_store, golem) if cycle is None or r[0].cycle_id == cycle]
         if not found:
             raise InputError(f"golem {golem!r} has no dream report" + (f" for cycle {cycle!r}" if cycle else ""))
         dream, summary, staged = found[-1]
@@ -126,24 +108,7 @@ def budget(
         history = event_store.read_stream(golem)
         if not history:
             raise InputError(f"golem {golem!r} has no events")
-        caps = CycleBudget(tier=tier)  # type: ignore[arg-type]
-        ledger = Ledger.from_records(history)
-        last_cycle = next((r.meta.cycle_id for r in reversed(history) if r.meta.cycle_id), None) or "-"
-        guard = BudgetGuard(
-            caps, ledger, cycle_id=last_cycle, phase="nrem", phase_tokens=0, phase_usd=None, now=history[-1].meta.time
-        )
-        rows: list[dict[str, Any]] = []
-        for cap in guard.caps[1:]:
-            spent = ledger.spent(cycle_id=cap.cycle_id, since=cap.since, until=cap.until)
-            rows.append(
-                {
-                    "cap": cap.name,
-                    "tokens": spent.tokens,
-                    "token_cap": cap.tokens,
-                    "usd": round(spent.usd, 8),
-                    "usd_cap": cap.usd,
-                }
-            )
+        last_cycle, rows = budget_report(history, CycleBudget(tier=tier))  # type: ignore[arg-type]
         if as_json:
             emit_json({"golem_id": golem, "tier": tier, "cycle_id": last_cycle, "caps": rows})
             return

@@ -27,6 +27,7 @@ from oneiros.workers import (
     SpanRecord,
     TracingSettings,
     WorkerConfig,
+    cycle_spans,
     load_generator,
     make_worker,
     read_spans,
@@ -150,12 +151,6 @@ def enqueue_cycle(
         "rq_queue": executor.settings.queue,
         "enqueued": True,
     }
-
-
-def cycle_spans(spans: Sequence[SpanRecord], cycle_id: str) -> list[SpanRecord]:
-    """The spans of every trace that has a span tagged with ``cycle_id``, in start order."""
-    traces = {s.trace_id for s in spans if s.attributes.get("oneiros.cycle_id") == cycle_id}
-    return sorted((s for s in spans if s.trace_id in traces), key=lambda s: (s.start_ns, s.end_ns))
 
 
 def _totals(spans: Sequence[SpanRecord]) -> tuple[int, float]:

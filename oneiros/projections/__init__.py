@@ -6,7 +6,13 @@ The golem states themselves are rebuilt by :func:`oneiros.fsm.replay`.
 
 from oneiros.projections._db import ProjectionDB, default_projection_url, open_projection_db
 from oneiros.projections._golems import GolemsProjection
-from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings, journal_markdown
+from oneiros.projections._journal import (
+    JournalEntry,
+    JournalProjection,
+    JournalSettings,
+    dream_reports,
+    journal_markdown,
+)
 from oneiros.projections._recall import RecallIndex, RecallItem, RecallResult, RecallSettings, recall, record_recall
 from oneiros.projections._review import Feedback, OutcomeInput, register_episode_removal
 from oneiros.projections._runner import LogWaiter, Projection, ProjectionRunner, Rows, RunnerSettings
@@ -69,6 +75,7 @@ __all__ = [
     "VerifyResult",
     "beliefs",
     "default_projection_url",
+    "dream_reports",
     "journal_markdown",
     "make_projections",
     "matches",

@@ -124,9 +124,7 @@ def _episodes(db: ProjectionDB, golem_id: str, query: set[str]) -> list[RecallIt
         data = db.get("recall", "episode", f"{golem_id}/{tick:012d}")
         if data is not None:
             text = msgspec.json.decode(data, type=_EpisodeText)
-            out.append(
-                RecallItem(kind="episode", ref=str(tick), text=text.summary, score=round(hits / len(query), 4))
-            )
+            out.append(RecallItem(kind="episode", ref=str(tick), text=text.summary, score=round(hits / len(query), 4)))
     return out
 
 

@@ -381,9 +381,7 @@ def beliefs(db: ProjectionDB, golem_id: str) -> list[Belief]:
 
 def noise_fragments(db: ProjectionDB, golem_id: str) -> list[NoiseFragment]:
     """The golem's ``[dream]`` noise fragments, in log order."""
-    return [
-        msgspec.json.decode(d, type=NoiseFragment) for _k, _key, d in db.scan("noise", "fragment", f"{golem_id}/")
-    ]
+    return [msgspec.json.decode(d, type=NoiseFragment) for _k, _key, d in db.scan("noise", "fragment", f"{golem_id}/")]
 
 
 def observations(db: ProjectionDB, golem_id: str) -> list[Observation]:
@@ -396,6 +394,4 @@ def observations(db: ProjectionDB, golem_id: str) -> list[Observation]:
 
 def memory_versions(db: ProjectionDB, golem_id: str) -> list[MemoryVersion]:
     """Every MEMORY.md version of the golem, oldest first."""
-    return [
-        msgspec.json.decode(d, type=MemoryVersion) for _k, _key, d in db.scan("memory", "version", f"{golem_id}/")
-    ]
+    return [msgspec.json.decode(d, type=MemoryVersion) for _k, _key, d in db.scan("memory", "version", f"{golem_id}/")]

@@ -55,6 +55,7 @@ __all__ = [
     "TracingSettings",
     "configure_tracing",
     "current_trace_context",
+    "cycle_spans",
     "emit_cycle_span",
     "ensure_tracing",
     "flush_spans",
@@ -354,3 +355,9 @@ def traced_phase(cycle: CycleTrace, name: str, attributes: Mapping[str, Any]) ->
     """A phase job's span, a child of the cycle's root, current for the body."""
     with tracer().start_as_current_span(name, context=remote_parent(cycle), attributes=dict(attributes)) as span:
         yield span
+
+
+def cycle_spans(spans: Sequence[SpanRecord], cycle_id: str) -> list[SpanRecord]:
+    """The spans of every trace that has a span tagged with ``cycle_id``, in start order."""
+    traces = {s.trace_id for s in spans if s.attributes.get("oneiros.cycle_id") == cycle_id}
+    return sorted((s for s in spans if s.trace_id in traces), key=lambda s: (s.start_ns, s.end_ns))
