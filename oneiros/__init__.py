@@ -6,11 +6,14 @@ private and may change without notice.
 
 from oneiros._deps import Deps, FixedClock, SequentialIds
 from oneiros._errors import (
+    AccessError,
     ConfigError,
     CorruptEvent,
+    CycleNotFound,
     EntryNotFound,
     EpisodeFileError,
     EventError,
+    Forbidden,
     GolemError,
     GolemExists,
     GolemNotFound,
@@ -25,6 +28,7 @@ from oneiros._errors import (
     StagingError,
     StoreError,
     StreamConflict,
+    Unauthenticated,
     UnknownEventType,
     UnknownPreset,
     UnknownProjection,
@@ -36,8 +40,10 @@ from oneiros.memory import load_episodes
 from oneiros.workers import CycleResult, CycleSettings, InProcessExecutor
 
 __all__ = [
+    "AccessError",
     "ConfigError",
     "CorruptEvent",
+    "CycleNotFound",
     "CycleResult",
     "CycleSettings",
     "Deps",
@@ -47,6 +53,7 @@ __all__ = [
     "EventError",
     "EventStore",
     "FixedClock",
+    "Forbidden",
     "GolemError",
     "GolemExists",
     "GolemNotFound",
@@ -69,6 +76,7 @@ __all__ = [
     "StagingError",
     "StoreError",
     "StreamConflict",
+    "Unauthenticated",
     "UnknownEventType",
     "UnknownPreset",
     "UnknownProjection",

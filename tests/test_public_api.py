@@ -18,6 +18,8 @@ PUBLIC = {
         # issue 4: projections, staging and review
         "EntryNotFound", "IllegalReview", "ProjectionConflict", "ProjectionError", "StagingError",
         "UnknownProjection",
+        # issue 13: the server
+        "AccessError", "CycleNotFound", "Forbidden", "Unauthenticated",
     ],
     "oneiros.fsm": [
         "MACHINE_STATES", "TRIGGERS", "CycleCounts", "GolemState", "Golems", "Observers", "Transition",
