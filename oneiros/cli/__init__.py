@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from oneiros.cli import _commands, _content, _projections, _schedule, _workers
+from oneiros.cli import _commands, _content, _projections, _schedule, _server, _workers
 
 __all__ = ["app", "main"]
 
@@ -20,6 +20,7 @@ _schedule.register(app)
 _content.register(app)
 _projections.register(app)
 _workers.register(app)
+_server.register(app)
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
 from oneiros.cli._content import BaseUrlOpt, GeneratorOpt, PromptsOpt, TierOpt, cycle_setup
 from oneiros.cli._projections import verify_projections
 from oneiros.cli._workers import enqueue_cycle
-from oneiros.events import DREAM_PHASES, DreamPhaseName
+from oneiros.events import DREAM_PHASES, DreamPhaseName, record_row
 from oneiros.fsm import Golems, replay
 from oneiros.memory import load_episodes, recorded_episodes, sample_episodes_path
 from oneiros.workers import CycleResult, InProcessExecutor, PhaseOutcome
@@ -210,18 +210,7 @@ def events(
                 records.append(record)
                 if len(records) >= limit:
                     break
-        rows = [
-            {
-                "position": r.position,
-                "golem_id": r.meta.golem_id,
-                "version": r.version,
-                "type": r.event.type_name,
-                "time": r.meta.time.isoformat(),
-                "cycle_id": r.meta.cycle_id,
-                "payload": msgspec.to_builtins(r.event),
-            }
-            for r in records
-        ]
+        rows = [record_row(r) for r in records]
         if as_json:
             emit_json(rows)
             return

@@ -26,6 +26,9 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     queue: str = ""
     """Redis URL: cycles started through the API go to ``oneiros worker`` processes. "" runs them
     in the server process, in a worker thread, before the request returns."""
+    generator: str = "offline"
+    """The generator of cycles the server runs itself (no ``queue``): ``offline``, ``openai`` or
+    ``module:factory``, as ``oneiros worker --generator`` takes."""
     cors_origins: tuple[str, ...] = ()
     """Origins allowed to call the API from a browser. Empty: no CORS headers at all."""
     max_body_bytes: _Positive = 1_048_576

@@ -66,7 +66,7 @@ from oneiros.events._staging import (
     golem_of_stream,
     side_stream,
 )
-from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store
+from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store, record_row
 from oneiros.events._types import (
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
@@ -187,6 +187,7 @@ __all__ = [
     "golem_of_stream",
     "import_history",
     "open_store",
+    "record_row",
     "register_upcaster",
     "registered_events",
     "side_stream",

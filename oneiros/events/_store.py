@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from types import TracebackType
+from typing import Any
 
 import msgspec
 from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEvent
@@ -14,7 +15,7 @@ from oneiros.events._backends import Backend, Row, open_backend
 from oneiros.events._codec import current_decoder, decode_event, encode_event, topics_for
 from oneiros.events._types import Event, EventMeta
 
-__all__ = ["DEFAULT_STORE_URL", "EventStore", "Recorded", "open_store"]
+__all__ = ["DEFAULT_STORE_URL", "EventStore", "Recorded", "open_store", "record_row"]
 
 DEFAULT_STORE_URL = "sqlite:///.oneiros/events.db"
 _PAGE = 5_000
@@ -31,6 +32,19 @@ class Recorded(msgspec.Struct, frozen=True, gc=False):
     @property
     def golem_id(self) -> str:
         return self.meta.golem_id
+
+
+def record_row(record: Recorded) -> dict[str, Any]:
+    """An event as ``oneiros events --json``, the API and the event stream show it."""
+    return {
+        "position": record.position,
+        "golem_id": record.meta.golem_id,
+        "version": record.version,
+        "type": record.event.type_name,
+        "time": record.meta.time.isoformat(),
+        "cycle_id": record.meta.cycle_id,
+        "payload": msgspec.to_builtins(record.event),
+    }
 
 
 def _decode_rows(rows: list[Row]) -> Iterator[Recorded]:

@@ -1,0 +1,386 @@
+"""What every interface of the server does, once: REST routes and MCP tools both call these.
+
+The service holds no state of its own. Reads come from the projections (kept up with the log by a
+follower thread, or by ``oneiros follow`` elsewhere); writes go through the commands the CLI uses
+(``Golems``, ``Feedback``, the executors), and a write returns only once the projections include
+it, so a client reads its own writes. Any number of servers can run side by side on one store.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import msgspec
+
+from oneiros._deps import Deps
+from oneiros._errors import CycleNotFound, EntryNotFound, GolemNotFound, InputError, ProjectionConflict
+from oneiros.config import OneirosConfig
+from oneiros.events import ActivityRecorded, EventStore, Recorded, record_row
+from oneiros.fsm import Golems, GolemState
+from oneiros.projections import (
+    JournalEntry,
+    Projections,
+    ProjectionSettings,
+    RecallResult,
+    StagedEntry,
+    dream_reports,
+    journal_markdown,
+    memory_diff,
+    memory_version,
+    open_projection_db,
+    recall,
+    record_recall,
+)
+from oneiros.projections import default_projection_url as _default_projection_url
+from oneiros.server._auth import Principal
+from oneiros.server._cycles import start_cycle
+from oneiros.server._models import CycleIn, EpisodesIn
+from oneiros.server._pages import Page, page_of
+
+__all__ = ["Service", "dream_row", "run_row"]
+
+PENDING = ("proposed", "reinforced")
+
+
+def dream_row(e: StagedEntry) -> dict[str, Any]:
+    """A staged entry as Dense-Mem 002_* shows a dream: a hypothesis for review, never a fact."""
+    return {
+        "dream_id": e.entry_id,
+        "golem_id": e.golem_id,
+        "status": e.status,
+        "kind": e.kind,
+        "hypothesis": e.text,
+        "confidence": e.confidence_pct / 100,
+        "confirmations": e.confirmations,
+        "contradictions": e.contradictions,
+        "criterion": msgspec.to_builtins(e.criterion),
+        "source_refs": msgspec.to_builtins(e.lineage),
+        "staged_position": e.staged_position,
+        "updated_position": e.updated_position,
+        "resolved_by": e.resolved_by,
+        "reviews": msgspec.to_builtins(e.reviews),
+    }
+
+
+def run_row(e: JournalEntry) -> dict[str, Any]:
+    """One cycle as Dense-Mem's runs list shows it."""
+    return {
+        "cycle_id": e.cycle_id,
+        "golem_id": e.golem_id,
+        "status": e.status,
+        "trigger": e.trigger,
+        "started_at": e.started_at.isoformat(),
+        "ended_at": e.ended_at.isoformat() if e.ended_at else None,
+        "started_position": e.started_position,
+        "phases": [p.phase for p in e.phases],
+        "staged": e.staged,
+        "promoted": e.promoted,
+        "tokens": e.tokens_in + e.tokens_out,
+        "cost_usd": e.cost_usd,
+        "quality": e.quality_pct / 100,
+        "interrupted_by": e.interrupted_by,
+    }
+
+
+def _position_key(position: int, tail: str = "") -> str:
+    return f"{position:015d}/{tail}"
+
+
+class Service:
+    """The server's operations on one store, each checked against the caller's principal."""
+
+    def __init__(self, store: EventStore, config: OneirosConfig, *, deps: Deps | None = None) -> None:
+        self.store = store
+        self.config = config
+        self.settings = config.server
+        self.deps = deps or Deps()
+        url = self.settings.projections or os.environ.get("ONEIROS_PROJECTIONS") or _default_projection_url(store.url)
+        self.projections = Projections(store, open_projection_db(url), ProjectionSettings())
+        # One thread moves the projections at a time: the follower, or a write settling.
+        self._moving = threading.Lock()
+        self._stop = threading.Event()
+        self._follower: threading.Thread | None = None
+
+    # -- keeping the projections up ---------------------------------------------------------
+
+    def start(self) -> None:
+        self.settle()
+        if self.settings.follow:
+            self._follower = threading.Thread(target=self._follow, name="oneiros-projections", daemon=True)
+            self._follower.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._follower is not None:
+            self._follower.join(timeout=5)
+        self.projections.close()
+
+    def _follow(self) -> None:
+        with self.projections.runner().waiter() as waiter:
+            while not self._stop.is_set():
+                self.settle()
+                waiter.wait(self._stop)
+
+    def settle(self) -> None:
+        """Bring the staging process and every projection to the head."""
+        with self._moving:
+            for _attempt in range(20):
+                try:
+                    self.projections.update()
+                    return
+                except ProjectionConflict:
+                    continue  # another server moved them first; catch up from where it got
+
+    # -- access -----------------------------------------------------------------------------
+
+    def golem_state(self, who: Principal, golem_id: str, at: int | None = None) -> GolemState:
+        who.require("read", golem_id)
+        if at is not None:
+            return Golems(self.store).state(golem_id, until=at)
+        state = self.projections.golem(golem_id)
+        if state is None:
+            raise GolemNotFound(golem_id)
+        return state
+
+    def _entries(self, golem_id: str | None = None, statuses: tuple[str, ...] = ()) -> list[StagedEntry]:
+        return self.projections.staging(golem_id, statuses)
+
+    def _journal(self, golem_id: str) -> list[JournalEntry]:
+        return self.projections.journal(golem_id)
+
+    def _cycle(self, golem_id: str, cycle_id: str) -> JournalEntry:
+        found = [e for e in self._journal(golem_id) if e.cycle_id == cycle_id]
+        if not found:
+            raise CycleNotFound(golem_id, cycle_id)
+        return found[0]
+
+    # -- Dense-Mem's routes -----------------------------------------------------------------
+
+    def status(self, who: Principal, golem_id: str) -> dict[str, Any]:
+        """Effective config, latest run and pending count (Dense-Mem ``GET /dreaming/status``)."""
+        state = self.golem_state(who, golem_id)
+        runs = self._journal(golem_id)
+        pending = self._entries(golem_id, PENDING)
+        return {
+            "golem": state.summary(),
+            "config": {
+                "schedule": msgspec.to_builtins(self.config.schedule),
+                "budget": msgspec.to_builtins(self.config.cycle.budget),
+                "cycles_run_on": "workers" if self.settings.queue else "server",
+            },
+            "latest_run": run_row(runs[-1]) if runs else None,
+            "pending_count": len(pending),
+        }
+
+    def runs(self, who: Principal, golem_id: str, limit: int, cursor: str | None) -> Page:
+        who.require("read", golem_id)
+        return page_of(
+            self._journal(golem_id),
+            lambda e: _position_key(e.started_position, e.cycle_id),
+            limit,
+            cursor,
+            run_row,
+            newest_first=True,
+        )
+
+    def dreams(self, who: Principal, golem_id: str, statuses: tuple[str, ...], limit: int, cursor: str | None) -> Page:
+        who.require("read", golem_id)
+        return page_of(
+            self._entries(golem_id, statuses),
+            lambda e: _position_key(e.staged_position, e.entry_id),
+            limit,
+            cursor,
+            dream_row,
+            newest_first=True,
+        )
+
+    def dream(self, who: Principal, dream_id: str) -> StagedEntry:
+        who.require("read")
+        found = [e for e in self._entries() if e.entry_id == dream_id and who.sees(e.golem_id)]
+        if not found:
+            raise EntryNotFound(dream_id)  # another golem's dream is as absent as a missing one
+        return found[0]
+
+    def feedback(self, who: Principal, dream_id: str, decision: str, why: str) -> StagedEntry:
+        from oneiros.projections import Feedback  # noqa: PLC0415 - keeps the read path's imports small
+
+        entry = self.dream(who, dream_id)
+        who.require("write", entry.golem_id)
+        Feedback(self.store, deps=self.deps).review(dream_id, decision, who=who.name, why=why)  # type: ignore[arg-type]
+        self.settle()
+        return self.dream(who, dream_id)
+
+    # -- golems, episodes, activity, outcomes -----------------------------------------------
+
+    def golems(self, who: Principal, limit: int, cursor: str | None) -> Page:
+        who.require("read")
+        mine = [s for s in self.projections.golems() if who.sees(s.golem_id)]
+        return page_of(mine, lambda s: s.golem_id, limit, cursor, GolemState.summary)
+
+    def create_golem(self, who: Principal, golem_id: str, name: str) -> GolemState:
+        who.require("write", golem_id)
+        Golems(self.store, deps=self.deps).create(golem_id, name)
+        self.settle()
+        return self.golem_state(who, golem_id)
+
+    def record_episodes(self, who: Principal, golem_id: str, body: EpisodesIn) -> list[Recorded]:
+        who.require("write", golem_id)
+        records = Golems(self.store, deps=self.deps).record_episodes(golem_id, body.episodes)
+        self.settle()
+        return records
+
+    def record_activity(self, who: Principal, golem_id: str, kind: str, detail: str) -> list[Recorded]:
+        who.require("write", golem_id)
+        event = ActivityRecorded(kind=kind, detail=detail)  # type: ignore[arg-type]
+        records = Golems(self.store, deps=self.deps).record(golem_id, [event])
+        self.settle()
+        return records
+
+    def record_outcome(self, who: Principal, golem_id: str, outcome: Any) -> dict[str, Any]:
+        from oneiros.projections import Feedback  # noqa: PLC0415
+
+        who.require("write", golem_id)
+        record = Feedback(self.store, deps=self.deps).record_outcome(golem_id, outcome)
+        self.settle()
+        touched = [e for e in self._entries(golem_id) if e.updated_position > record.position]
+        return {"position": record.position, "dreams": [dream_row(e) for e in touched]}
+
+    def start_cycle(self, who: Principal, golem_id: str, body: CycleIn) -> dict[str, Any]:
+        """Dense-Mem's ``run_dreaming_cycle`` (see ``_cycles``)."""
+        who.require("write", golem_id)
+        out = start_cycle(self.store, self.config, self.deps, golem_id, body)
+        self.settle()
+        return out
+
+    # -- what dreaming produced -------------------------------------------------------------
+
+    def journal(self, who: Principal, golem_id: str, limit: int, cursor: str | None) -> Page:
+        who.require("read", golem_id)
+        return page_of(
+            self._journal(golem_id),
+            lambda e: _position_key(e.started_position, e.cycle_id),
+            limit,
+            cursor,
+            msgspec.to_builtins,
+            newest_first=True,
+        )
+
+    def journal_markdown(self, who: Principal, golem_id: str) -> str:
+        who.require("read", golem_id)
+        return journal_markdown(self._journal(golem_id))
+
+    def staging(self, who: Principal, golem_id: str, statuses: tuple[str, ...], limit: int, cursor: str | None) -> Page:
+        who.require("read", golem_id)
+        return page_of(
+            self._entries(golem_id, statuses),
+            lambda e: _position_key(e.staged_position, e.entry_id),
+            limit,
+            cursor,
+            dream_row,
+        )
+
+    def sink(self, who: Principal, golem_id: str, which: str, limit: int, cursor: str | None) -> Page:
+        """Beliefs, noise fragments or observations, in the order the sink keeps them."""
+        from oneiros.projections import beliefs, noise_fragments, observations  # noqa: PLC0415
+
+        who.require("read", golem_id)
+        db = self.projections.db
+        found: list[Any] = (
+            beliefs(db, golem_id)
+            if which == "beliefs"
+            else noise_fragments(db, golem_id)
+            if which == "noise"
+            else observations(db, golem_id)
+        )
+        rows = list(enumerate(found))
+        return page_of(rows, lambda r: f"{r[0]:09d}", limit, cursor, lambda r: msgspec.to_builtins(r[1]))
+
+    def memory_versions(self, who: Principal, golem_id: str, limit: int, cursor: str | None) -> Page:
+        from oneiros.projections import memory_versions  # noqa: PLC0415
+
+        who.require("read", golem_id)
+        return page_of(
+            memory_versions(self.projections.db, golem_id),
+            lambda v: f"{v.version:09d}",
+            limit,
+            cursor,
+            msgspec.to_builtins,
+            newest_first=True,
+        )
+
+    def memory(self, who: Principal, golem_id: str, version: int | None) -> dict[str, Any] | None:
+        """MEMORY.md at ``version`` (the newest if None); None when nothing was promoted yet."""
+        who.require("read", golem_id)
+        found = memory_version(self.projections.db, golem_id, version)
+        if found is None and version is not None:
+            raise InputError(f"MEMORY.md of golem {golem_id!r} has no version {version}")
+        return None if found is None else msgspec.to_builtins(found)
+
+    def memory_diff(self, who: Principal, golem_id: str, old: int, new: int) -> str:
+        who.require("read", golem_id)
+        return memory_diff(self.projections.db, golem_id, old, new)
+
+    # -- one cycle --------------------------------------------------------------------------
+
+    def cycle_events(self, who: Principal, golem_id: str, cycle_id: str, after: int, limit: int) -> dict[str, Any]:
+        who.require("read", golem_id)
+        entry = self._cycle(golem_id, cycle_id)
+        rows: list[dict[str, Any]] = []
+        more = False
+        for record in self.store.read_all(after=max(after, entry.started_position - 1)):
+            if record.meta.cycle_id != cycle_id or record.meta.golem_id.partition(":")[0] != golem_id:
+                continue
+            if len(rows) == limit:
+                more = True
+                break
+            rows.append(record_row(record))
+        return {"items": rows, "next_cursor": str(rows[-1]["position"]) if more else None}
+
+    def cycle_report(self, who: Principal, golem_id: str, cycle_id: str) -> dict[str, Any]:
+        who.require("read", golem_id)
+        self._cycle(golem_id, cycle_id)
+        for report, wake_up, staged in dream_reports(self.store, golem_id):
+            if report.cycle_id == cycle_id:
+                return {
+                    "report": msgspec.to_builtins(report),
+                    "wake_up": msgspec.to_builtins(wake_up) if wake_up else None,
+                    "staged": msgspec.to_builtins(staged),
+                }
+        return {"report": None, "wake_up": None, "staged": []}
+
+    def cycle_budget(self, who: Principal, golem_id: str, cycle_id: str) -> dict[str, Any]:
+        from oneiros.workers import budget_report  # noqa: PLC0415
+
+        who.require("read", golem_id)
+        entry = self._cycle(golem_id, cycle_id)
+        history = [r for r in self.store.read_stream(golem_id) if r.position >= entry.started_position]
+        cycle_history = [r for r in history if r.meta.cycle_id == cycle_id] or history
+        _last, caps = budget_report(cycle_history, self.config.cycle.budget)
+        return {
+            "cycle_id": cycle_id,
+            "tier": self.config.cycle.budget.tier,
+            "phases": msgspec.to_builtins(entry.phases),
+            "tokens_in": entry.tokens_in,
+            "tokens_out": entry.tokens_out,
+            "cost_usd": entry.cost_usd,
+            "caps": caps,
+        }
+
+    def cycle_trace(self, who: Principal, golem_id: str, cycle_id: str) -> list[Any]:
+        from oneiros.workers import DEFAULT_SPANS_PATH, cycle_spans, read_spans  # noqa: PLC0415
+
+        who.require("read", golem_id)
+        self._cycle(golem_id, cycle_id)
+        path = os.environ.get("ONEIROS_SPANS") or DEFAULT_SPANS_PATH
+        spans = read_spans(path) if path != "off" and os.path.exists(path) else []
+        return [msgspec.to_builtins(s) for s in cycle_spans(spans, cycle_id)]
+
+    # -- recall -----------------------------------------------------------------------------
+
+    def recall(self, who: Principal, golem_id: str, query: str, limit: int) -> RecallResult:
+        state = self.golem_state(who, golem_id)
+        result = recall(self.projections.db, self._entries(state.golem_id), golem_id, query, limit)
+        record_recall(self.store, golem_id, result, self.deps)
+        return result
