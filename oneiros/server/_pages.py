@@ -27,7 +27,7 @@ def decode_cursor(cursor: str | None) -> str | None:
     if not cursor:
         return None
     try:
-        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        return base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise InputError(f"cursor {cursor!r} is not one this server gave out") from None
 

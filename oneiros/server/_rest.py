@@ -182,11 +182,11 @@ def principal_of(request: Request) -> Principal:
 
 
 _encoder = msgspec.json.Encoder()
-_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+_HEADERS = {"Cache-Control": "no-store"}  # nosniff is added to every answer by the guard
 
 
 def json_response(value: Any, status: int = 200) -> Response:
-    # Dream text is data: served as JSON (or text/plain) with nosniff, never as HTML.
+    # Dream text is data: served as JSON or plain text (nosniff from the guard), never as HTML.
     return Response(_encoder.encode(value), status_code=status, media_type="application/json", headers=_HEADERS)
 
 
