@@ -19,9 +19,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from oneiros import Deps, Episode, FixedClock, Golems, InProcessExecutor, Outcome, SequentialIds, open_store
-from oneiros.engines import PairSettings, select_distant_pairs
-from oneiros.memory import HashingEmbedder, episode_seconds, episode_text
-from oneiros.workers import CycleBudget, CycleSettings
+from oneiros.engines import select_distant_pairs
+from oneiros.episodes import HashingEmbedder, episode_seconds, episode_text
+from oneiros.settings import CycleBudget, CycleSettings, PairSettings
 
 RUNS = 7
 HARDENED = CycleSettings(budget=CycleBudget(tier="hardened"))

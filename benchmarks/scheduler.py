@@ -18,9 +18,9 @@ from datetime import UTC, datetime, timedelta
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, load_episodes, open_store
 from oneiros.config import load_config
 from oneiros.daemon import Daemon
-from oneiros.fsm import Signals, fold_schedule, should_dream
-from oneiros.fsm._gates import zone
-from oneiros.memory import sample_episodes_path
+from oneiros.episodes import sample_episodes_path
+from oneiros.scheduling import Signals, fold_schedule, should_dream
+from oneiros.scheduling._gates import zone
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 

@@ -38,9 +38,10 @@ from rq import Queue, Worker
 from rq.job import Job, JobStatus
 
 from oneiros import Golems, open_store
+from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DREAM_PHASES
-from oneiros.memory import load_episodes, sample_episodes_path
-from oneiros.workers import JsonSerializer, RqExecutor, RqSettings, phase_job_id, read_spans
+from oneiros.settings import RqSettings
+from oneiros.workers import JsonSerializer, RqExecutor, phase_job_id, read_spans
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = RqSettings(queue="bench")

@@ -60,7 +60,7 @@ def test_a_second_dream_does_not_record_the_same_episodes_again(tmp_path: Path) 
     """Episodes whose ticks are already recorded are skipped."""
     url = f"sqlite:///{tmp_path}/e.db"
     run("dream", "--json", store=url)
-    from oneiros.memory import sample_episodes_path
+    from oneiros.episodes import sample_episodes_path
 
     second = json.loads(run("dream", "--json", "--episodes", str(sample_episodes_path()), store=url).stdout)
     assert 0 == second["episodes_recorded"]

@@ -13,8 +13,7 @@ from typer.testing import CliRunner
 from oneiros import InvalidSetting, UnknownPreset
 from oneiros.cli import app
 from oneiros.config import PRESETS, OneirosConfig, env_var, load_config
-from oneiros.engines import EngineSettings
-from oneiros.workers import CycleBudget, CycleSettings
+from oneiros.settings import CycleBudget, CycleSettings, EngineSettings
 
 NO_FILE = "/dev/null"
 

@@ -10,19 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
+from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import BEHAVIORAL_PHASES, DREAM_PHASES, BudgetExhausted, BudgetReserved, DreamSuppressed
 from oneiros.generators import GenerationRequest, OfflineGenerator
-from oneiros.memory import load_episodes, sample_episodes_path
-from oneiros.workers import (
-    PHASE_SHARES,
-    BudgetGuard,
-    CycleBudget,
-    CycleSettings,
-    Ledger,
-    ModelPrice,
-    phase_budget,
-    worst_case_tokens,
-)
+from oneiros.settings import PHASE_SHARES, CycleBudget, CycleSettings, ModelPrice
+from oneiros.workers import BudgetGuard, Ledger, phase_budget, worst_case_tokens
 
 START = datetime(2026, 11, 3, 2, 0, tzinfo=UTC)
 

@@ -10,8 +10,9 @@ import msgspec
 import pytest
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.engines import EngineSettings, PhaseContext, classify
+from oneiros.engines import PhaseContext, classify
 from oneiros.engines._integration import Candidate
+from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import (
     DreamComplete,
     DreamCounterfactual,
@@ -31,8 +32,8 @@ from oneiros.events import (
     encode_event,
 )
 from oneiros.generators import Generation, GenerationRequest, OfflineGenerator
-from oneiros.memory import load_episodes, sample_episodes_path
-from oneiros.workers import CycleBudget, CycleSettings, run_phase
+from oneiros.settings import CycleBudget, CycleSettings, EngineSettings
+from oneiros.workers import run_phase
 
 START = datetime(2026, 11, 3, 2, 0, tzinfo=UTC)
 HARDENED = CycleSettings(budget=CycleBudget(tier="hardened"))

@@ -16,10 +16,11 @@ import pytest
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store, replay
 from oneiros._errors import GeneratorUnavailable
+from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DreamStaged, GenerationFailed, GenerationRecorded, ReplayBatch, StepFailed
 from oneiros.generators import GenerationRequest, OfflineGenerator, OpenAIConfig, OpenAIGenerator, Task
-from oneiros.memory import load_episodes, sample_episodes_path
-from oneiros.workers import CycleBudget, CycleSettings, run_phase
+from oneiros.settings import CycleBudget, CycleSettings
+from oneiros.workers import run_phase
 
 _MARKERS: list[tuple[str, Task]] = [
     ('{"scores"', "novelty"),

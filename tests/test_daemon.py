@@ -34,6 +34,7 @@ from oneiros import (
 )
 from oneiros.config import load_config
 from oneiros.daemon import Daemon, Message, interactive_history, session_key
+from oneiros.episodes import sample_episodes_path
 from oneiros.events import (
     ActivityRecorded,
     DreamComplete,
@@ -48,7 +49,6 @@ from oneiros.events import (
     Recorded,
 )
 from oneiros.generators import Generation, GenerationRequest, OfflineGenerator
-from oneiros.memory import sample_episodes_path
 
 PARIS = ZoneInfo("Europe/Paris")
 
@@ -410,7 +410,7 @@ def test_entering_terminal_dreams_once_then_death_does_not_repeat_it() -> None:
 def test_bardo_intensity_sets_the_cycle_batch_and_temperature() -> None:
     """A confused golem (accuracy, hence fitness, 0.4) dreams at high intensity, batches of 15 at
     temperature 0.9, and its epistemic clock (1.0) raises the rate to 1 + 0.3."""
-    from oneiros.fsm import Signals
+    from oneiros.scheduling import Signals
 
     rig = Rig(
         "bardo",

@@ -162,3 +162,43 @@ def test_any_command_sequence_replays_to_the_live_state(  # noqa: PLR0912 - one 
         partial = replay(golems.store, until=until)
         for golem_id, state in partial.items():
             assert state == golems.state(golem_id, until=until)
+
+
+def test_destination_agrees_with_running_the_declared_machine() -> None:
+    """For every state a golem can be in and every trigger, the declaration gives what running transitions does."""
+    from transitions.core import MachineError
+    from transitions.extensions import HierarchicalMachine
+
+    from oneiros.fsm import MACHINE_STATES, TRIGGERS, destination
+    from oneiros.fsm._machine import _STATES, _TRANSITIONS
+
+    class Model:
+        state = "Waking"
+
+    for state in MACHINE_STATES:
+        for trigger in TRIGGERS:
+            model = Model()
+            HierarchicalMachine(
+                model=model, states=_STATES, transitions=_TRANSITIONS, initial=state, auto_transitions=False
+            )
+            if model.state != state:  # a compound state (Dreaming) is never rested in: it enters its child
+                continue
+            try:
+                ran = getattr(model, trigger)()
+            except MachineError:
+                ran = False
+            expected = model.state if ran else None
+            assert (state, trigger, expected) == (state, trigger, destination(state, trigger))
+
+
+def test_the_phase_order_is_the_machines() -> None:
+    """Following ``next_phase`` from Dreaming's initial child visits every dream phase once, in order."""
+    from oneiros.events import DREAM_PHASES
+    from oneiros.fsm import destination, next_phase
+
+    first = destination("Waking", "fall_asleep")
+    assert "Dreaming_HypnagogicOnset" == first
+    order = ["hypnagogic_onset"]
+    while (following := next_phase(order[-1])) is not None:
+        order.append(following)
+    assert list(DREAM_PHASES) == order

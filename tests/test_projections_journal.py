@@ -4,8 +4,8 @@ score recalibrated by validation, and the Bumblebee Markdown shape."""
 from __future__ import annotations
 
 from oneiros import InProcessExecutor
+from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DreamFragments, DreamStaged, open_store
-from oneiros.memory import load_episodes, sample_episodes_path
 from oneiros.projections import journal_markdown
 from tests.projections_support import World
 

@@ -154,7 +154,7 @@ def test_deep_sleep_every_tenth_dream(world: World) -> None:
     """The tenth completed dream writes a diary entry and priorities, and prunes superseded YLW
     observations."""
     from oneiros import InProcessExecutor
-    from oneiros.memory import load_episodes, sample_episodes_path
+    from oneiros.episodes import load_episodes, sample_episodes_path
 
     world.golems.record_episodes(world.golem, load_episodes(sample_episodes_path()))
     executor = InProcessExecutor(world.golems)

@@ -132,7 +132,7 @@ def test_lineage_names_cycle_phase_sources_prompt_and_model(world: World) -> Non
     """A staged output records its cycle, the phase that made it, its source episodes, and the
     prompt and model of the generation whose text it carries."""
     from oneiros import InProcessExecutor
-    from oneiros.memory import load_episodes, sample_episodes_path
+    from oneiros.episodes import load_episodes, sample_episodes_path
 
     world.golems.record_episodes(world.golem, load_episodes(sample_episodes_path()))
     result = InProcessExecutor(world.golems).run_cycle(world.golem)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oneiros.config import OneirosConfig, ScheduleSettings, load_config
+from oneiros.config import OneirosConfig, load_config
 from oneiros.events import (
     ActivityRecorded,
     BehavioralPhase,
@@ -33,7 +33,8 @@ from oneiros.events import (
     Recorded,
     SleepRequested,
 )
-from oneiros.fsm import ScheduleState, Signals, dream_intensity, dream_urgency, fold_schedule, should_dream
+from oneiros.scheduling import ScheduleState, Signals, dream_intensity, dream_urgency, fold_schedule, should_dream
+from oneiros.settings import ScheduleSettings
 
 T0 = datetime(2026, 3, 1, 0, 0, tzinfo=UTC)
 

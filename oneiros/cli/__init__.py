@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from oneiros.cli import _commands, _content, _projections, _schedule, _server, _workers
@@ -15,6 +17,25 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"oneiros {version('oneiros')}")
+        raise typer.Exit
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """An event-sourced dream state for autonomous agents."""
+
+
 _commands.register(app)
 _schedule.register(app)
 _content.register(app)

@@ -4,23 +4,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
 import typer
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from oneiros._deps import Deps
 from oneiros._errors import GolemNotFound
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
 from oneiros.cli._content import BaseUrlOpt, GeneratorOpt, PromptsOpt, TierOpt, cycle_setup
 from oneiros.cli._projections import verify_projections
 from oneiros.cli._workers import enqueue_cycle
-from oneiros.events import DREAM_PHASES, DreamPhaseName, record_row
-from oneiros.fsm import Golems, replay
-from oneiros.memory import load_episodes, recorded_episodes, sample_episodes_path
-from oneiros.workers import CycleResult, InProcessExecutor, PhaseOutcome
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from oneiros.fsm import Golems
+    from oneiros.workers import CycleResult, InProcessExecutor
 
 __all__ = ["register"]
 
@@ -48,6 +44,14 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     ] = None,
 ) -> None:
     """Run one dream cycle now (or enqueue it for the workers with --queue)."""
+    import msgspec
+    from rich.table import Table
+
+    from oneiros._deps import Deps
+    from oneiros.episodes import load_episodes, recorded_episodes, sample_episodes_path
+    from oneiros.fsm import Golems
+    from oneiros.workers import InProcessExecutor
+
     with opened(store) as event_store:
         chosen, settings = cycle_setup(seed, tier, generator, base_url, prompts)
         golems = Golems(event_store, deps=Deps(seed=seed))
@@ -105,6 +109,11 @@ def _golem_exists(golems: Golems, golem_id: str) -> bool:
 def _dream_with_progress(
     golems: Golems, golem_id: str, recorded: int, executor: InProcessExecutor | None = None
 ) -> CycleResult:
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from oneiros.events import DREAM_PHASES, DreamPhaseName
+    from oneiros.workers import InProcessExecutor, PhaseOutcome
+
     if recorded:
         console.print(f"recorded {recorded} episodes for [bold]{golem_id}[/bold]")
     with Progress(
@@ -137,6 +146,10 @@ def replay_cmd(
     projections: Annotated[str | None, typer.Option("--projections", envvar="ONEIROS_PROJECTIONS")] = None,
 ) -> None:
     """Rebuild every golem's state from the log, with no side effects."""
+    from rich.progress import BarColumn, Progress, TextColumn
+
+    from oneiros.fsm import replay
+
     if verify:
         with opened(store) as event_store:
             if not verify_projections(event_store, projections, as_json):
@@ -167,6 +180,8 @@ def replay_cmd(
 
 def status(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Each golem's mode, phase and stream version, and the log's global position."""
+    from oneiros.fsm import replay
+
     with opened(store) as event_store:
         states = replay(event_store)
         head = event_store.head()
@@ -177,6 +192,8 @@ def status(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 
 def _states_table(states: Any, title: str) -> None:
+    from rich.table import Table
+
     table = Table(title=title)
     for column in ("golem", "state", "cycle", "version", "episodes", "completed", "interrupted"):
         table.add_column(column)
@@ -201,6 +218,10 @@ def events(
     as_json: JsonOpt = False,
 ) -> None:
     """List the log."""
+    from rich.table import Table
+
+    from oneiros.events import record_row
+
     with opened(store) as event_store:
         if golem:
             records = [r for r in event_store.read_stream(golem) if r.position > after][:limit]

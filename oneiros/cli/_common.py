@@ -5,14 +5,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import msgspec
 import typer
 from rich.console import Console
 
 from oneiros._errors import OneirosError
-from oneiros.events import EventStore, open_store
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from oneiros.events import EventStore
 
 __all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "opened"]
 
@@ -29,12 +30,16 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def emit_json(obj: object) -> None:
+    import msgspec
+
     sys.stdout.write(msgspec.json.encode(obj).decode() + "\n")
 
 
 @contextmanager
 def opened(url: str | None) -> Iterator[EventStore]:
     """Open the store; any oneiros error becomes a one-line message and exit code 2."""
+    from oneiros.events import open_store
+
     try:
         store = open_store(url)
         try:

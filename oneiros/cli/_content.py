@@ -4,23 +4,16 @@ which distant memories the next dream would pair; plus the tier/generator option
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import msgspec
-import numpy as np
 import typer
-from rich.table import Table
-from rich.tree import Tree
 
-from oneiros._deps import rng_for
 from oneiros._errors import ConfigError, InputError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
-from oneiros.engines import EngineSettings, select_distant_pairs
-from oneiros.fsm import Golems
-from oneiros.generators import Generator, OfflineGenerator, OpenAIConfig, OpenAIGenerator, PromptSet
-from oneiros.memory import EpisodeMemory, embedding_matrix, episode_seconds, make_embedder
-from oneiros.projections import dream_reports
-from oneiros.workers import CycleBudget, CycleSettings, budget_report
+from oneiros.settings import CycleBudget, CycleSettings, EngineSettings, PromptSet
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from oneiros.generators import Generator
 
 __all__ = ["BaseUrlOpt", "GeneratorOpt", "PromptsOpt", "TierOpt", "cycle_setup", "register"]
 
@@ -41,6 +34,8 @@ def cycle_setup(
     seed: int, tier: str = "core", generator: str = "offline", base_url: str | None = None, prompts: Path | None = None
 ) -> tuple[Generator, CycleSettings]:
     """The generator and settings the ``dream`` options ask for; a bad option raises ConfigError."""
+    from oneiros.generators import OfflineGenerator, OpenAIConfig, OpenAIGenerator
+
     if tier not in ("core", "hardened"):
         raise ConfigError(f"unknown tier {tier!r}; use core or hardened")
     prompt_set = PromptSet.from_toml(prompts) if prompts is not None else PromptSet()
@@ -60,6 +55,12 @@ def report(
     as_json: JsonOpt = False,
 ) -> None:
     """The DreamReport and wake-up summary of a golem's latest (or a given) cycle."""
+    import msgspec
+    from rich.table import Table
+    from rich.tree import Tree
+
+    from oneiros.projections import dream_reports
+
     with opened(store) as event_store:
         found = [r for r in dream_reports(event_store, golem) if cycle is None or r[0].cycle_id == cycle]
         if not found:
@@ -104,6 +105,10 @@ def budget(
     as_json: JsonOpt = False,
 ) -> None:
     """What dreaming has spent against each cap, as of the golem's latest event."""
+    from rich.table import Table
+
+    from oneiros.workers import budget_report
+
     with opened(store) as event_store:
         history = event_store.read_stream(golem)
         if not history:
@@ -136,6 +141,14 @@ def pairs(
     as_json: JsonOpt = False,
 ) -> None:
     """The distant memory pairs a dream would draw now (Bumblebee's selection)."""
+    import numpy as np
+    from rich.table import Table
+
+    from oneiros._deps import rng_for
+    from oneiros.engines import select_distant_pairs
+    from oneiros.episodes import EpisodeMemory, embedding_matrix, episode_seconds, make_embedder
+    from oneiros.fsm import Golems
+
     with opened(store) as event_store:
         Golems(event_store).state(golem)
         episodes = EpisodeMemory.from_records(event_store.read_stream(golem)).episodes()

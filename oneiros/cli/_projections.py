@@ -7,27 +7,16 @@ import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened
-from oneiros.events import EventStore, ReviewDecision, Verdict
-from oneiros.projections import (
-    Feedback,
-    OutcomeInput,
-    Projections,
-    StagedEntry,
-    default_projection_url,
-    journal_markdown,
-    memory_diff,
-    memory_version,
-    open_projection_db,
-    write_memory_file,
-)
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from oneiros.events import EventStore
+    from oneiros.projections import Projections, StagedEntry
 
 __all__ = ["register", "verify_projections"]
 
@@ -42,6 +31,8 @@ GolemFilter = Annotated[str | None, typer.Option("--golem", help="Only this gole
 
 @contextmanager
 def _projections(store: EventStore, url: str | None, *, update: bool = True) -> Iterator[Projections]:
+    from oneiros.projections import Projections, default_projection_url, open_projection_db
+
     with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
         if update:
             with _spinner("bringing projections up to the log head"):
@@ -55,6 +46,8 @@ def _spinner(text: str) -> AbstractContextManager[object]:
 
 
 def _entry_row(e: StagedEntry) -> dict[str, Any]:
+    import msgspec
+
     return {
         "entry_id": e.entry_id,
         "golem_id": e.golem_id,
@@ -80,6 +73,11 @@ def journal(
     as_json: JsonOpt = False,
 ) -> None:
     """One entry per dream cycle: phases, counts, cost, duration and quality."""
+    import msgspec
+    from rich.table import Table
+
+    from oneiros.projections import journal_markdown
+
     with opened(store) as event_store, _projections(event_store, projections) as p:
         entries = p.journal(golem)
         if as_json:
@@ -132,6 +130,8 @@ def staging(
     as_json: JsonOpt = False,
 ) -> None:
     """The staging buffer: every dream output with its confidence, status and criterion."""
+    from rich.table import Table
+
     with opened(store) as event_store, _projections(event_store, projections) as p:
         entries = p.staging(golem, status or ())
         if as_json:
@@ -169,6 +169,9 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     as_json: JsonOpt = False,
 ) -> None:
     """Record a waking outcome and run the validation sweep on it."""
+    from oneiros.events import Verdict
+    from oneiros.projections import Feedback, OutcomeInput
+
     if verdict not in ("confirms", "contradicts"):
         err_console.print(f"[red]error:[/red] verdict {verdict!r} must be 'confirms' or 'contradicts'")
         raise typer.Exit(2)
@@ -198,6 +201,9 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     as_json: JsonOpt = False,
 ) -> None:
     """Decide on a staged entry (Dense-Mem's feedback decisions)."""
+    from oneiros.events import ReviewDecision
+    from oneiros.projections import Feedback
+
     decisions: tuple[ReviewDecision, ...] = ("reinforce", "stale", "reject", "promote_candidate")
     if decision not in decisions:
         err_console.print(f"[red]error:[/red] decision {decision!r} must be one of {', '.join(decisions)}")
@@ -220,6 +226,10 @@ def reevaluate(
     as_json: JsonOpt = False,
 ) -> None:
     """Dense-Mem's re_evaluate: stale entries whose source episodes are gone, reinforce intact ones."""
+    import msgspec
+
+    from oneiros.projections import Feedback
+
     with opened(store) as event_store:
         records = Feedback(event_store).reevaluate(golem)
         with _projections(event_store, projections):
@@ -247,6 +257,10 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     as_json: JsonOpt = False,
 ) -> None:
     """MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback."""
+    import msgspec
+
+    from oneiros.projections import Feedback, memory_diff, memory_version, write_memory_file
+
     with opened(store) as event_store:
         if rollback is not None:
             Feedback(event_store).rollback_memory(golem, rollback, who=who, why=reason)
@@ -304,6 +318,8 @@ def rebuild(
 
 def verify_projections(event_store: EventStore, url: str | None, as_json: bool) -> bool:
     """Rebuild every projection into a scratch store and compare digests; True when all match."""
+    from rich.table import Table
+
     with _projections(event_store, url, update=False) as p, _spinner("rebuilding projections into a scratch store"):
         results = p.verify()
     ok = all(r.ok for r in results)

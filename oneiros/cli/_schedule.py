@@ -6,20 +6,18 @@ import signal
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
 import typer
-from rich.table import Table
 
-from oneiros._deps import Deps
 from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened
-from oneiros.config import OneirosConfig, env_var, load_config
-from oneiros.daemon import Daemon
-from oneiros.fsm import Decision, Golems, fold_schedule, should_dream
-from oneiros.memory import load_episodes, sample_episodes_path
-from oneiros.workers import InProcessExecutor
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from rich.table import Table
+
+    from oneiros.config import OneirosConfig
+    from oneiros.scheduling import Decision
 
 __all__ = ["register"]
 
@@ -33,6 +31,8 @@ config_app = typer.Typer(help="The effective configuration.", no_args_is_help=Tr
 
 
 def _load(path: Path | None, preset: str | None) -> OneirosConfig:
+    from oneiros.config import load_config
+
     try:
         return load_config(path, preset=preset)
     except OneirosError as exc:
@@ -52,6 +52,11 @@ def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
 @config_app.command("show")
 def show(config: ConfigOpt = None, preset: PresetOpt = None, as_json: JsonOpt = False) -> None:
     """Print the effective config: defaults, preset, file and ONEIROS_* variables merged."""
+    import msgspec
+    from rich.table import Table
+
+    from oneiros.config import env_var
+
     effective = _load(config, preset)
     data = msgspec.to_builtins(effective)
     if as_json:
@@ -67,6 +72,8 @@ def show(config: ConfigOpt = None, preset: PresetOpt = None, as_json: JsonOpt = 
 
 
 def _decision_table(decision: Decision, title: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=title)
     for column in ("check", "verdict", "values"):
         table.add_column(column, overflow="fold")
@@ -87,6 +94,8 @@ def should_dream_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Explain whether a golem would dream now: every gate and trigger with its values."""
+    from oneiros.scheduling import fold_schedule, should_dream
+
     effective = _load(config, preset)
     golem_id = golem or effective.golem
     try:
@@ -134,6 +143,14 @@ def run(
 
     SIGTERM or SIGINT stops it cleanly: a running cycle finishes (or, past the grace period, is
     recorded as interrupted) before the process exits."""
+    import msgspec
+
+    from oneiros._deps import Deps
+    from oneiros.daemon import Daemon
+    from oneiros.episodes import load_episodes, sample_episodes_path
+    from oneiros.fsm import Golems
+    from oneiros.workers import InProcessExecutor
+
     effective = _load(config, preset)
     if tick_seconds is not None:
         daemon_settings = msgspec.structs.replace(effective.daemon, tick_seconds=tick_seconds)

@@ -46,9 +46,9 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn's log level.")] = "warning",
 ) -> None:
     """Serve the REST API (/api/v1), live events (/api/v1/events), MCP (/mcp) and /openapi.json."""
-    import uvicorn  # noqa: PLC0415 - the server extra is only needed here
+    import uvicorn
 
-    from oneiros.server import create_app  # noqa: PLC0415
+    from oneiros.server import create_app
 
     effective = _with(
         _load(config, preset), host=host, port=port, tokens_file=str(tokens) if tokens else None, queue=queue
@@ -74,7 +74,7 @@ def mcp(
     read_only: Annotated[bool, typer.Option("--read-only", help="Refuse the tools that write.")] = False,
 ) -> None:
     """Serve the MCP tools over stdio, for a local agent that launches this command itself."""
-    from oneiros.server import Principal, Service, build_mcp  # noqa: PLC0415
+    from oneiros.server import Principal, Service, build_mcp
 
     effective = _load(config, preset)
     who = Principal(name="stdio", scopes=("read",) if read_only else ("admin",), golems=tuple(golem or ()))
@@ -98,7 +98,7 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
     as_json: JsonOpt = False,
 ) -> None:
     """Make a token, store its hash, and print the token once."""
-    from oneiros.server import SCOPES, add_token  # noqa: PLC0415
+    from oneiros.server import SCOPES, add_token
 
     path = tokens or Path(_load(config, preset).server.tokens_file)
     try:
@@ -119,7 +119,7 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
 @token_app.command("list")
 def token_list(tokens: TokensOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
     """The stored tokens' names, scopes and golems (never the tokens: only their hashes are kept)."""
-    from oneiros.server import load_tokens  # noqa: PLC0415
+    from oneiros.server import load_tokens
 
     path = tokens or Path(_load(config, None).server.tokens_file)
     try:

@@ -8,30 +8,20 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from types import FrameType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
 import typer
-from redis import Redis
-from rich.tree import Tree
 
 from oneiros._errors import ConfigError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console
-from oneiros.events import DEFAULT_STORE_URL
-from oneiros.fsm import Golems
-from oneiros.workers import (
-    DEFAULT_SPANS_PATH,
-    CycleSettings,
-    RqExecutor,
-    RqSettings,
-    SpanRecord,
-    TracingSettings,
-    WorkerConfig,
-    cycle_spans,
-    load_generator,
-    make_worker,
-    read_spans,
-)
+from oneiros.settings import DEFAULT_SPANS_PATH, CycleSettings, RqSettings, TracingSettings
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from redis import Redis
+    from rich.tree import Tree
+
+    from oneiros.fsm import Golems
+    from oneiros.workers import SpanRecord
 
 __all__ = ["enqueue_cycle", "register"]
 
@@ -54,6 +44,8 @@ SpansOpt = Annotated[
 
 def rq_settings(text: str | None) -> RqSettings:
     """RqSettings from a JSON object; a bad field is a ConfigError naming it."""
+    import msgspec
+
     if not text:
         return RqSettings()
     try:
@@ -63,6 +55,8 @@ def rq_settings(text: str | None) -> RqSettings:
 
 
 def _redis(url: str) -> Redis:
+    from redis import Redis
+
     try:
         return Redis.from_url(url)
     except ValueError as exc:
@@ -91,6 +85,9 @@ def worker(
     log_level: Annotated[str, typer.Option("--log-level", help="RQ's logging level.")] = "WARNING",
 ) -> None:
     """Run RQ workers that execute dream phases from the queue."""
+    from oneiros.events import DEFAULT_STORE_URL
+    from oneiros.workers import WorkerConfig, load_generator, make_worker
+
     try:
         config = WorkerConfig(
             store_url=store or DEFAULT_STORE_URL,
@@ -141,6 +138,8 @@ def enqueue_cycle(
     cycle_settings: CycleSettings | None = None,
 ) -> dict[str, Any]:
     """Start a cycle whose phases run on the workers of ``queue``; returns what to report."""
+    from oneiros.workers import RqExecutor
+
     connection = _redis(queue)
     executor = RqExecutor(golems, connection, rq_settings(settings), cycle_settings)
     cycle_id = executor.start_cycle(golem_id)
@@ -186,6 +185,8 @@ def _label(span: SpanRecord, below: Sequence[SpanRecord]) -> str:
 
 def draw_trace(spans: Sequence[SpanRecord], cycle_id: str) -> Tree:
     """The cycle's spans as a tree; spans whose parent is missing hang under the root line."""
+    from rich.tree import Tree
+
     ids = {s.span_id for s in spans}
     children: dict[str | None, list[SpanRecord]] = {}
     for span in spans:
@@ -217,6 +218,10 @@ def trace_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Draw one cycle's spans, across every worker that ran it, with durations, tokens and cost."""
+    import msgspec
+
+    from oneiros.workers import cycle_spans, read_spans
+
     path = spans or DEFAULT_SPANS_PATH
     found = cycle_spans(read_spans(path), cycle_id)
     if not found:

@@ -24,9 +24,7 @@ import msgspec
 
 from oneiros._errors import InvalidSetting, UnknownPreset
 from oneiros.config._presets import PRESETS, preset_layer
-from oneiros.config._server import ServerSettings
-from oneiros.config._settings import DaemonSettings, ScheduleSettings
-from oneiros.workers import CycleSettings
+from oneiros.settings import CycleSettings, DaemonSettings, ScheduleSettings, ServerSettings
 
 __all__ = ["DEFAULT_CONFIG_PATH", "ENV_PREFIX", "OneirosConfig", "env_var", "load_config"]
 

@@ -25,7 +25,6 @@ from typing import Literal
 import msgspec
 
 from oneiros._errors import StreamConflict
-from oneiros.config import DaemonSettings, ScheduleSettings
 from oneiros.events import (
     ActivityKind,
     ActivityRecorded,
@@ -42,8 +41,10 @@ from oneiros.events import (
     Recorded,
     SleepRequested,
 )
-from oneiros.fsm import Decision, Golems, ScheduleState, Signals, fold_schedule, should_dream
-from oneiros.workers import CycleResult, CycleSettings, Executor, PhaseOutcome
+from oneiros.fsm import Golems
+from oneiros.scheduling import Decision, ScheduleState, Signals, fold_schedule, should_dream
+from oneiros.settings import CycleSettings, DaemonSettings, ScheduleSettings
+from oneiros.workers import CycleResult, Executor, PhaseOutcome
 
 __all__ = ["SESSION_PREFIX", "Daemon", "Delivery", "Message", "interactive_history", "session_key"]
 

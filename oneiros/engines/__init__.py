@@ -1,16 +1,6 @@
 """The phase engines: what each dream phase does with the episodes."""
 
-from oneiros.engines import _outputs  # noqa: F401 - declares the content events as dream outputs
-from oneiros.engines._context import (
-    EngineSettings,
-    IntegrationSettings,
-    NremSettings,
-    OnsetSettings,
-    PairSettings,
-    PhaseContext,
-    PhaseEngine,
-    RemSettings,
-)
+from oneiros.engines._context import PhaseContext, PhaseEngine
 from oneiros.engines._integration import classify, integration, polarity
 from oneiros.engines._nrem import ReplayPick, batches, gain, need, nrem, select_replay, triage, utility
 from oneiros.engines._onset import onset, waking_residue
@@ -22,15 +12,9 @@ from oneiros.engines._return import dream_report, hypnopompic_return, wake_up_te
 __all__ = [
     "ENGINES",
     "MODES",
-    "EngineSettings",
-    "IntegrationSettings",
-    "NremSettings",
-    "OnsetSettings",
     "PairDraw",
-    "PairSettings",
     "PhaseContext",
     "PhaseEngine",
-    "RemSettings",
     "ReplayPick",
     "batches",
     "classify",

@@ -12,6 +12,7 @@ import numpy as np
 
 from oneiros.engines._common import Steps, episode_lines, json_parser
 from oneiros.engines._context import PhaseContext
+from oneiros.episodes import HashingEmbedder, make_embedder
 from oneiros.events import (
     CreditAssigned,
     DreamCounterfactual,
@@ -37,7 +38,6 @@ from oneiros.events import (
     TriageCounts,
 )
 from oneiros.generators import InsightResult
-from oneiros.memory import HashingEmbedder, make_embedder
 
 __all__ = ["Candidate", "classify", "integration", "polarity"]
 

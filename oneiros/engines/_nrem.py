@@ -9,7 +9,8 @@ from collections.abc import Sequence
 import msgspec
 
 from oneiros.engines._common import Steps, episode_lines, json_parser
-from oneiros.engines._context import EngineSettings, PhaseContext
+from oneiros.engines._context import PhaseContext
+from oneiros.episodes import episode_time
 from oneiros.events import (
     CreditAssigned,
     Episode,
@@ -20,7 +21,7 @@ from oneiros.events import (
     TriageDecision,
 )
 from oneiros.generators import PatternResult, Task
-from oneiros.memory import episode_time
+from oneiros.settings import EngineSettings
 
 __all__ = ["ReplayPick", "batches", "gain", "need", "nrem", "select_replay", "triage", "utility"]
 

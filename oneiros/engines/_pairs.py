@@ -15,7 +15,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from oneiros.engines._context import PairSettings
+from oneiros.settings import PairSettings
 
 __all__ = ["PairDraw", "select_distant_pairs"]
 

@@ -10,6 +10,7 @@ import numpy as np
 from oneiros.engines._common import Steps, episode_line, episode_lines, json_parser
 from oneiros.engines._context import PhaseContext
 from oneiros.engines._pairs import select_distant_pairs
+from oneiros.episodes import embedding_matrix, episode_seconds, make_embedder
 from oneiros.events import (
     CreativeMode,
     DreamCounterfactual,
@@ -30,7 +31,6 @@ from oneiros.generators import (
     ThreatResult,
     parse_dream,
 )
-from oneiros.memory import embedding_matrix, episode_seconds, make_embedder
 
 __all__ = ["MODES", "rem"]
 

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from oneiros.events._types import DreamPhaseName, Event, event_type
+from oneiros.events._types import DreamOutput, DreamPhaseName, event_type
 
 __all__ = [
     "STAGED_KINDS",
@@ -77,19 +77,17 @@ STAGED_KINDS: tuple[StagedKind, ...] = (
 
 
 @event_type("WakingResidue")
-class WakingResidue(Event, frozen=True, kw_only=True):
+class WakingResidue(DreamOutput, frozen=True, kw_only=True):
     """What the golem fell asleep holding: its latest episodes and the incubation theme."""
 
-    cycle_id: NonEmpty
     episode_ticks: tuple[int, ...]
     theme: str = ""
 
 
 @event_type("HypnagogicPrediction")
-class HypnagogicPrediction(Event, frozen=True, kw_only=True):
+class HypnagogicPrediction(DreamOutput, frozen=True, kw_only=True):
     """A partial completion that the low-temperature judge found novel enough to keep."""
 
-    cycle_id: NonEmpty
     fragment: NonEmpty
     novelty: Unit
     confidence: Unit
@@ -99,30 +97,27 @@ class HypnagogicPrediction(Event, frozen=True, kw_only=True):
 
 
 @event_type("ReplayStrengthened")
-class ReplayStrengthened(Event, frozen=True, kw_only=True):
+class ReplayStrengthened(DreamOutput, frozen=True, kw_only=True):
     """A replayed episode's memory strength grew by ``delta`` (to ``strength``)."""
 
-    cycle_id: NonEmpty
     episode_tick: int
     delta: float
     strength: float
 
 
 @event_type("CreditAssigned")
-class CreditAssigned(Event, frozen=True, kw_only=True):
+class CreditAssigned(DreamOutput, frozen=True, kw_only=True):
     """Reverse replay traced an outcome back to the decision that earned it."""
 
-    cycle_id: NonEmpty
     episode_tick: int
     credit: float
     chain: tuple[str, ...]
 
 
 @event_type("EpisodeTriaged")
-class EpisodeTriaged(Event, frozen=True, kw_only=True):
+class EpisodeTriaged(DreamOutput, frozen=True, kw_only=True):
     """Memory triage of one replayed episode (Stickgold and Walker, via Bardo 001_*)."""
 
-    cycle_id: NonEmpty
     episode_tick: int
     decision: TriageDecision
     utility: float
@@ -133,10 +128,9 @@ class EpisodeTriaged(Event, frozen=True, kw_only=True):
 
 
 @event_type("StrategyHypothesis")
-class StrategyHypothesis(Event, frozen=True, kw_only=True):
+class StrategyHypothesis(DreamOutput, frozen=True, kw_only=True):
     """A strategy from creative recombination in one of Boden's three modes."""
 
-    cycle_id: NonEmpty
     mode: CreativeMode
     hypothesis: NonEmpty
     test: str = ""
@@ -145,10 +139,9 @@ class StrategyHypothesis(Event, frozen=True, kw_only=True):
 
 
 @event_type("ThreatSimulated")
-class ThreatSimulated(Event, frozen=True, kw_only=True):
+class ThreatSimulated(DreamOutput, frozen=True, kw_only=True):
     """A rehearsed failure mode and the response to it."""
 
-    cycle_id: NonEmpty
     kind: NonEmpty
     scenario: NonEmpty
     response: str
@@ -157,10 +150,9 @@ class ThreatSimulated(Event, frozen=True, kw_only=True):
 
 
 @event_type("EpisodeDepotentiated")
-class EpisodeDepotentiated(Event, frozen=True, kw_only=True):
+class EpisodeDepotentiated(DreamOutput, frozen=True, kw_only=True):
     """REM separated what happened from how it felt; the episode's arousal fell."""
 
-    cycle_id: NonEmpty
     episode_tick: int
     arousal_before: Unit
     arousal_after: Unit
@@ -168,10 +160,9 @@ class EpisodeDepotentiated(Event, frozen=True, kw_only=True):
 
 
 @event_type("DreamFragments")
-class DreamFragments(Event, frozen=True, kw_only=True):
+class DreamFragments(DreamOutput, frozen=True, kw_only=True):
     """Stochastic activation over distant memory pairs: FRAGMENTS and the THREAD between them."""
 
-    cycle_id: NonEmpty
     pairs: tuple[tuple[int, int], ...]
     fragments: tuple[str, ...]
     thread: str
@@ -183,10 +174,9 @@ class DreamFragments(Event, frozen=True, kw_only=True):
 
 
 @event_type("DreamStaged")
-class DreamStaged(Event, frozen=True, kw_only=True):
+class DreamStaged(DreamOutput, frozen=True, kw_only=True):
     """One classified dream output entering the staging buffer. Never active knowledge by itself."""
 
-    cycle_id: NonEmpty
     entry_id: NonEmpty
     kind: StagedKind
     content: NonEmpty
@@ -242,16 +232,14 @@ class DreamJournal(msgspec.Struct, frozen=True, kw_only=True):
 
 
 @event_type("DreamJournalEntry")
-class DreamJournalEntry(Event, frozen=True, kw_only=True):
-    cycle_id: NonEmpty
+class DreamJournalEntry(DreamOutput, frozen=True, kw_only=True):
     journal: DreamJournal
 
 
 @event_type("DreamQualityAssessed")
-class DreamQualityAssessed(Event, frozen=True, kw_only=True):
+class DreamQualityAssessed(DreamOutput, frozen=True, kw_only=True):
     """The golem's self-assessment: did replay reveal anything, were hypotheses new, threats plausible."""
 
-    cycle_id: NonEmpty
     score: Unit
     replay_novelty: Unit
     creative_novelty: Unit
@@ -263,10 +251,9 @@ class DreamQualityAssessed(Event, frozen=True, kw_only=True):
 
 
 @event_type("DreamReport")
-class DreamReport(Event, frozen=True, kw_only=True):
+class DreamReport(DreamOutput, frozen=True, kw_only=True):
     """Bardo 001_*'s typed DreamReport: the only thing that crosses back into waking."""
 
-    cycle_id: NonEmpty
     journal: DreamJournal
     staging_writes: tuple[str, ...] = ()
     grimoire_updates: tuple[str, ...] = ()
@@ -281,10 +268,9 @@ class DreamReport(Event, frozen=True, kw_only=True):
 
 
 @event_type("WakeUpSummary")
-class WakeUpSummary(Event, frozen=True, kw_only=True):
+class WakeUpSummary(DreamOutput, frozen=True, kw_only=True):
     """Plain text the agent reads on its next turn."""
 
-    cycle_id: NonEmpty
     text: NonEmpty
     highlights: tuple[str, ...] = ()
 
@@ -293,11 +279,10 @@ class WakeUpSummary(Event, frozen=True, kw_only=True):
 
 
 @event_type("BudgetReserved")
-class BudgetReserved(Event, frozen=True, kw_only=True):
+class BudgetReserved(DreamOutput, frozen=True, kw_only=True):
     """A call's worst case, held before the call is made. A reservation with no settlement (a
     GenerationRecorded or GenerationFailed of the same ``call_key``) counts as spent in full."""
 
-    cycle_id: NonEmpty
     phase: DreamPhaseName
     call_key: NonEmpty
     model: str
@@ -306,10 +291,9 @@ class BudgetReserved(Event, frozen=True, kw_only=True):
 
 
 @event_type("BudgetExhausted")
-class BudgetExhausted(Event, frozen=True, kw_only=True):
+class BudgetExhausted(DreamOutput, frozen=True, kw_only=True):
     """A call's worst case did not fit under ``cap``; the phase ended here."""
 
-    cycle_id: NonEmpty
     phase: DreamPhaseName
     cap: NonEmpty
     call_key: str
@@ -320,19 +304,17 @@ class BudgetExhausted(Event, frozen=True, kw_only=True):
 
 
 @event_type("DreamSuppressed")
-class DreamSuppressed(Event, frozen=True, kw_only=True):
+class DreamSuppressed(DreamOutput, frozen=True, kw_only=True):
     """The LLM credit partition was under its floor, so the cycle ran without generating anything."""
 
-    cycle_id: NonEmpty
     credit_fraction: Unit
     floor: Unit
 
 
 @event_type("GenerationFailed")
-class GenerationFailed(Event, frozen=True, kw_only=True):
+class GenerationFailed(DreamOutput, frozen=True, kw_only=True):
     """The generator could not answer (timeout, server error, bad response) after its retries."""
 
-    cycle_id: NonEmpty
     phase: DreamPhaseName
     call_key: NonEmpty
     model: str
@@ -343,10 +325,9 @@ class GenerationFailed(Event, frozen=True, kw_only=True):
 
 
 @event_type("StepFailed")
-class StepFailed(Event, frozen=True, kw_only=True):
+class StepFailed(DreamOutput, frozen=True, kw_only=True):
     """A step whose model output stayed malformed through its retries; nothing of it was staged."""
 
-    cycle_id: NonEmpty
     phase: DreamPhaseName
     task: NonEmpty
     call_keys: tuple[str, ...]

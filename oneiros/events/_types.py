@@ -13,15 +13,19 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import msgspec
 
+from oneiros.settings import BEHAVIORAL_PHASES, DREAM_PHASES, BehavioralPhase, DreamPhaseName, Mode
+
 __all__ = [
     "BEHAVIORAL_PHASES",
     "DREAM_PHASES",
     "BehavioralPhase",
+    "CycleEvent",
     "DreamComplete",
     "DreamCounterfactual",
     "DreamHypothesis",
     "DreamInsight",
     "DreamInterrupted",
+    "DreamOutput",
     "DreamPhase",
     "DreamPhaseName",
     "DreamStart",
@@ -37,27 +41,11 @@ __all__ = [
     "ModeChanged",
     "Outcome",
     "ReplayBatch",
+    "event_subtypes",
     "event_type",
     "registered_events",
 ]
 
-Mode = Literal["Waking", "Dreaming", "Dying"]
-DreamPhaseName = Literal["hypnagogic_onset", "nrem", "rem", "integration", "hypnopompic_return"]
-DREAM_PHASES: tuple[DreamPhaseName, ...] = (
-    "hypnagogic_onset",
-    "nrem",
-    "rem",
-    "integration",
-    "hypnopompic_return",
-)
-BehavioralPhase = Literal["thriving", "stable", "conservation", "declining", "terminal"]
-BEHAVIORAL_PHASES: tuple[BehavioralPhase, ...] = (
-    "thriving",
-    "stable",
-    "conservation",
-    "declining",
-    "terminal",
-)
 # Bardo's three triggers first; the rest are the scheduler's (owner directive, windows, interval,
 # Ethos idle, OpenSeed fatigue and voluntary sleep, Dense-Mem daily, the emergency dream at death).
 DreamTrigger = Literal[
@@ -102,6 +90,19 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     schema_version: ClassVar[int] = 0
 
 
+class CycleEvent(Event, frozen=True, kw_only=True):
+    """Base of every event that belongs to one dream cycle."""
+
+    cycle_id: NonEmpty
+
+
+class DreamOutput(CycleEvent, frozen=True, kw_only=True):
+    """Base of what a dream phase emits: legal only while the golem dreams, in its own cycle.
+
+    The machine knows outputs by this type, so a new output needs no registration anywhere.
+    """
+
+
 _E = TypeVar("_E", bound=type[Event])
 _REGISTRY: dict[str, type[Event]] = {}
 
@@ -123,6 +124,11 @@ def event_type(name: str, version: int = 1) -> Callable[[_E], _E]:
 def registered_events() -> dict[str, type[Event]]:
     """Every registered event type by stable name."""
     return dict(_REGISTRY)
+
+
+def event_subtypes(base: type[Event]) -> tuple[type[Event], ...]:
+    """Every registered event type that is a ``base`` (``DreamOutput``: everything a phase may emit)."""
+    return tuple(cls for cls in _REGISTRY.values() if issubclass(cls, base))
 
 
 class Outcome(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -168,39 +174,34 @@ class EpisodeRecorded(Event, frozen=True, kw_only=True):
 
 
 @event_type("DreamStart")
-class DreamStart(Event, frozen=True, kw_only=True):
-    cycle_id: NonEmpty
+class DreamStart(CycleEvent, frozen=True, kw_only=True):
     trigger: DreamTrigger
     detail: str = ""
 
 
 @event_type("DreamPhase")
-class DreamPhase(Event, frozen=True, kw_only=True):
-    cycle_id: NonEmpty
+class DreamPhase(CycleEvent, frozen=True, kw_only=True):
     phase: DreamPhaseName
     budget_tokens: Count
 
 
 @event_type("ReplayBatch")
-class ReplayBatch(Event, frozen=True, kw_only=True):
+class ReplayBatch(DreamOutput, frozen=True, kw_only=True):
     """NREM replayed these episodes together and found this pattern in them."""
 
-    cycle_id: NonEmpty
     episode_ticks: tuple[int, ...]
     pattern: str
     direction: Literal["forward", "reverse", "perturbed"] = "forward"
 
 
 @event_type("DreamHypothesis")
-class DreamHypothesis(Event, frozen=True, kw_only=True):
-    cycle_id: NonEmpty
+class DreamHypothesis(DreamOutput, frozen=True, kw_only=True):
     hypothesis: NonEmpty
     seed_episode_tick: int
 
 
 @event_type("DreamCounterfactual")
-class DreamCounterfactual(Event, frozen=True, kw_only=True):
-    cycle_id: NonEmpty
+class DreamCounterfactual(DreamOutput, frozen=True, kw_only=True):
     hypothesis: NonEmpty
     outcome: str
     lesson: str
@@ -208,18 +209,16 @@ class DreamCounterfactual(Event, frozen=True, kw_only=True):
 
 
 @event_type("DreamInsight")
-class DreamInsight(Event, frozen=True, kw_only=True):
+class DreamInsight(DreamOutput, frozen=True, kw_only=True):
     """A pattern that held across replay batches, crystallized as a staged insight."""
 
-    cycle_id: NonEmpty
     insight: NonEmpty
     source_episode_ticks: tuple[int, ...] = ()
     confidence: Unit = 0.3
 
 
 @event_type("DreamComplete")
-class DreamComplete(Event, frozen=True, kw_only=True):
-    cycle_id: NonEmpty
+class DreamComplete(CycleEvent, frozen=True, kw_only=True):
     episodes_replayed: Count = 0
     counterfactuals_generated: Count = 0
     insights_crystallized: Count = 0
@@ -229,18 +228,16 @@ class DreamComplete(Event, frozen=True, kw_only=True):
 
 
 @event_type("DreamInterrupted")
-class DreamInterrupted(Event, frozen=True, kw_only=True):
-    cycle_id: NonEmpty
+class DreamInterrupted(CycleEvent, frozen=True, kw_only=True):
     source: InterruptSource
     reason: str = ""
     phase: DreamPhaseName | None = None
 
 
 @event_type("GenerationRecorded")
-class GenerationRecorded(Event, frozen=True, kw_only=True):
+class GenerationRecorded(DreamOutput, frozen=True, kw_only=True):
     """A generator request and its response, so replay and re-runs never call the model again."""
 
-    cycle_id: NonEmpty
     phase: DreamPhaseName
     call_key: NonEmpty
     model: str

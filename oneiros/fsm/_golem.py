@@ -18,21 +18,24 @@ from oneiros.events import (
     DreamHypothesis,
     DreamInsight,
     DreamInterrupted,
+    DreamOutput,
     DreamPhase,
     DreamPhaseName,
+    DreamStaged,
     DreamStart,
+    EpisodeDepotentiated,
     EpisodeRecorded,
     Event,
-    GenerationRecorded,
     GolemCreated,
     Mode,
     ModeChanged,
     Recorded,
     ReplayBatch,
+    StrategyHypothesis,
 )
 from oneiros.fsm._machine import phase_state
 
-__all__ = ["CycleCounts", "GolemState", "cycle_outputs", "register_cycle_output"]
+__all__ = ["CycleCounts", "GolemState", "fold"]
 
 
 class CycleCounts(msgspec.Struct, kw_only=True):
@@ -45,11 +48,23 @@ class CycleCounts(msgspec.Struct, kw_only=True):
     episodes_depotentiated: int = 0
     playbook_edits: int = 0
 
-    def add(self, event: Event) -> None:
-        """Count one dream output."""
-        counter = _OUTPUT_COUNTERS.get(type(event))
-        if counter is not None:
-            counter(self, event)
+    def add(self, event: DreamOutput) -> None:
+        """Count one dream output; outputs no figure of DreamComplete counts leave these as they are."""
+        match event:
+            case ReplayBatch(episode_ticks=ticks):
+                self.replayed_ticks = self.replayed_ticks | frozenset(ticks)
+            case DreamHypothesis() | StrategyHypothesis():
+                self.heuristics_proposed += 1
+            case DreamCounterfactual():
+                self.counterfactuals_generated += 1
+            case DreamInsight():
+                self.insights_crystallized += 1
+            case EpisodeDepotentiated():
+                self.episodes_depotentiated += 1
+            case DreamStaged(kind="playbook_revision"):
+                self.playbook_edits += 1
+            case _:
+                pass
 
     def complete_event(self, cycle_id: str) -> DreamComplete:
         return DreamComplete(
@@ -61,42 +76,6 @@ class CycleCounts(msgspec.Struct, kw_only=True):
             episodes_depotentiated=self.episodes_depotentiated,
             playbook_edits=self.playbook_edits,
         )
-
-
-_Counter = Callable[[CycleCounts, Event], None]
-_OUTPUT_COUNTERS: dict[type[Event], _Counter] = {}
-
-
-def register_cycle_output(cls: type[Event], counter: _Counter | None = None) -> None:
-    """Declare ``cls`` a dream output (legal only while dreaming, in its own cycle) and how it counts."""
-    _OUTPUT_COUNTERS[cls] = counter or (lambda _counts, _event: None)
-
-
-def cycle_outputs() -> tuple[type[Event], ...]:
-    """Every event type a dream phase may emit."""
-    return tuple(_OUTPUT_COUNTERS)
-
-
-def _count_replay(counts: CycleCounts, event: Event) -> None:
-    counts.replayed_ticks = counts.replayed_ticks | frozenset(getattr(event, "episode_ticks", ()))
-
-
-def _increment(field: str) -> _Counter:
-    def count(counts: CycleCounts, _event: Event) -> None:
-        setattr(counts, field, getattr(counts, field) + 1)
-
-    return count
-
-
-def _register_builtin_outputs() -> None:
-    register_cycle_output(ReplayBatch, _count_replay)
-    register_cycle_output(DreamHypothesis, _increment("heuristics_proposed"))
-    register_cycle_output(DreamCounterfactual, _increment("counterfactuals_generated"))
-    register_cycle_output(DreamInsight, _increment("insights_crystallized"))
-    register_cycle_output(GenerationRecorded)
-
-
-_register_builtin_outputs()
 
 
 class GolemState(msgspec.Struct, kw_only=True):
@@ -135,7 +114,7 @@ class GolemState(msgspec.Struct, kw_only=True):
         handler = _HANDLERS.get(type(event))
         if handler is not None:
             handler(self, event)
-        else:
+        elif isinstance(event, DreamOutput):
             self.counts.add(event)
         self.version = record.version
         self.position = record.position

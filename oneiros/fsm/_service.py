@@ -13,8 +13,8 @@ from oneiros._errors import GolemExists, GolemNotFound, IllegalCommand, InputErr
 from oneiros.events import (
     BehavioralPhase,
     DreamInterrupted,
+    DreamOutput,
     DreamPhase,
-    DreamPhaseName,
     DreamStart,
     DreamTrigger,
     Episode,
@@ -27,19 +27,14 @@ from oneiros.events import (
     ModeChanged,
     Recorded,
 )
-from oneiros.fsm._golem import GolemState, cycle_outputs, fold
-from oneiros.fsm._machine import destination
+from oneiros.fsm._golem import GolemState, fold
+from oneiros.fsm._machine import destination, next_phase
 from oneiros.fsm._observers import Observers
 
 __all__ = ["Golems", "replay"]
 
 # Ids end up in stream keys, file names and span attributes: keep them plain.
 _GOLEM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_NEXT_PHASE: dict[DreamPhaseName, DreamPhaseName] = {
-    "hypnagogic_onset": "nrem",
-    "nrem": "rem",
-    "rem": "integration",
-}
 
 
 class Golems:
@@ -148,10 +143,9 @@ class Golems:
         def build(state: GolemState) -> list[Event]:
             assert state.phase is not None
             assert state.cycle_id is not None
-            return [
-                *outputs,
-                DreamPhase(cycle_id=state.cycle_id, phase=_NEXT_PHASE[state.phase], budget_tokens=budget_tokens),
-            ]
+            following = next_phase(state.phase)
+            assert following is not None  # the machine allowed ``advance``, so a phase follows
+            return [*outputs, DreamPhase(cycle_id=state.cycle_id, phase=following, budget_tokens=budget_tokens)]
 
         return self._command(
             golem_id, "advance", build, outputs=outputs, expected_version=expected_version, known=known
@@ -170,13 +164,17 @@ class Golems:
 
         def build(state: GolemState) -> list[Event]:
             assert state.cycle_id is not None
+            assert state.phase is not None
+            following = next_phase(state.phase)
+            assert following is not None  # the machine allowed ``complete``, so a phase follows
             counts = msgspec.structs.replace(state.counts)
             for event in outputs:
-                counts.add(event)
+                if isinstance(event, DreamOutput):  # anything else is refused by _check_outputs
+                    counts.add(event)
             return [
                 *outputs,
                 counts.complete_event(state.cycle_id),
-                DreamPhase(cycle_id=state.cycle_id, phase="hypnopompic_return", budget_tokens=budget_tokens),
+                DreamPhase(cycle_id=state.cycle_id, phase=following, budget_tokens=budget_tokens),
             ]
 
         return self._command(
@@ -254,18 +252,17 @@ class Golems:
 
     @staticmethod
     def _check_outputs(state: GolemState, trigger: str, outputs: Sequence[Event]) -> None:
-        allowed = cycle_outputs()
         for event in outputs:
-            if not isinstance(event, allowed):
+            if not isinstance(event, DreamOutput):
                 raise IllegalCommand(
                     state.golem_id, state.machine_state, trigger, f"{type(event).__name__} is not a dream output"
                 )
-            if getattr(event, "cycle_id", None) != state.cycle_id:
+            if event.cycle_id != state.cycle_id:
                 raise IllegalCommand(
                     state.golem_id,
                     state.machine_state,
                     trigger,
-                    f"output for cycle {getattr(event, 'cycle_id', None)!r}, current cycle is {state.cycle_id!r}",
+                    f"output for cycle {event.cycle_id!r}, current cycle is {state.cycle_id!r}",
                 )
 
     def _commit(self, state: GolemState, events: Sequence[Event], cycle_id: str | None = None) -> list[Recorded]:

@@ -3,7 +3,6 @@ OpenAI-compatible one, prompt templates and the typed results model output is pa
 
 from oneiros.generators._offline import OfflineGenerator, keywords
 from oneiros.generators._openai import OpenAIConfig, OpenAIGenerator
-from oneiros.generators._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
 from oneiros.generators._protocol import Generation, GenerationRequest, Generator, Task, Tier, model_of
 from oneiros.generators._results import (
     CounterfactualResult,
@@ -20,9 +19,6 @@ from oneiros.generators._results import (
 )
 
 __all__ = [
-    "DEFAULT_PROMPTS",
-    "DEFAULT_SYSTEM",
-    "PLACEHOLDERS",
     "CounterfactualResult",
     "DepotentiationResult",
     "DreamResult",
@@ -36,7 +32,6 @@ __all__ = [
     "OpenAIConfig",
     "OpenAIGenerator",
     "PatternResult",
-    "PromptSet",
     "Task",
     "ThreatResult",
     "Tier",

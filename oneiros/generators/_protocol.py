@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Protocol
 
 import msgspec
 
-from oneiros.events import DreamPhaseName
+from oneiros.settings import DreamPhaseName, Task, Tier
 
 __all__ = ["Generation", "GenerationRequest", "Generator", "Task", "Tier", "model_of"]
-
-Task = Literal[
-    "pattern",
-    "hypothesis",
-    "counterfactual",
-    "insight",
-    "partial",
-    "novelty",
-    "reverse",
-    "perturbed",
-    "threat",
-    "depotentiate",
-    "dream",
-]
-Tier = Literal["core", "hardened"]
-"""Bardo 001_*'s compute tiers: [CORE] T0 rule-based or Haiku-class, [HARDENED] T1/T2."""
 
 
 class GenerationRequest(msgspec.Struct, frozen=True, kw_only=True):

@@ -23,6 +23,8 @@ from oneiros._errors import ProjectionConflict
 from oneiros.events import (
     STAGING_STREAM,
     ConfidenceChanged,
+    CycleEvent,
+    DreamOutput,
     DreamPhase,
     DreamPhaseName,
     DreamStart,
@@ -45,9 +47,9 @@ from oneiros.events import (
     ReviewDecision,
     StagingStatus,
     encode_event,
+    event_subtypes,
     side_stream,
 )
-from oneiros.fsm import cycle_outputs
 from oneiros.projections._runner import LogWaiter, RunnerSettings
 from oneiros.projections._staging import (
     STAGING_EVENTS,
@@ -155,7 +157,7 @@ class StagingProcess:
             GenerationRecorded,
             OutcomeRecorded,
             ReviewDecided,
-            *cycle_outputs(),
+            *event_subtypes(DreamOutput),
             *staged_outputs(),
         )
 
@@ -281,7 +283,7 @@ class StagingProcess:
             book.phase = event.phase
         elif isinstance(event, GenerationRecorded):
             book.generations[event.text] = event
-        if book.phase is not None and getattr(event, "cycle_id", None) == book.cycle_id:
+        if book.phase is not None and isinstance(event, CycleEvent) and event.cycle_id == book.cycle_id:
             book.phase_of.setdefault(event.type_name, book.phase)
 
     def _decide(self, record: Recorded) -> list[Event]:

@@ -26,7 +26,7 @@ from oneiros.events import EventStore
 from oneiros.fsm import Golems
 from oneiros.projections import Feedback
 from oneiros.server._models import CycleIn
-from oneiros.workers import CycleSettings
+from oneiros.settings import CycleSettings
 
 __all__ = ["cycle_settings", "start_cycle"]
 

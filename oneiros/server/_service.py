@@ -369,7 +369,8 @@ class Service:
         }
 
     def cycle_trace(self, who: Principal, golem_id: str, cycle_id: str) -> list[Any]:
-        from oneiros.workers import DEFAULT_SPANS_PATH, cycle_spans, read_spans  # noqa: PLC0415
+        from oneiros.settings import DEFAULT_SPANS_PATH  # noqa: PLC0415
+        from oneiros.workers import cycle_spans, read_spans  # noqa: PLC0415
 
         who.require("read", golem_id)
         self._cycle(golem_id, cycle_id)

@@ -2,12 +2,8 @@
 
 from oneiros._errors import CycleTimeout, WorkerError
 from oneiros.workers._budget import (
-    DEFAULT_PRICES,
-    PHASE_SHARES,
     BudgetGuard,
-    CycleBudget,
     Ledger,
-    ModelPrice,
     Refusal,
     Spend,
     budget_report,
@@ -17,7 +13,7 @@ from oneiros.workers._budget import (
 )
 from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor
 from oneiros.workers._metered import MeteredGenerator
-from oneiros.workers._phases import CycleSettings, PhaseOutcome, run_phase
+from oneiros.workers._phases import PhaseOutcome, run_phase
 from oneiros.workers._rq import (
     JsonSerializer,
     PhaseWorker,
@@ -29,12 +25,10 @@ from oneiros.workers._rq import (
     phase_job_id,
     sweep_failed_phases,
 )
-from oneiros.workers._runtime import DelayedGenerator, RqSettings, WorkerConfig, load_generator, set_worker_config
+from oneiros.workers._runtime import DelayedGenerator, WorkerConfig, load_generator, set_worker_config
 from oneiros.workers._tracing import (
-    DEFAULT_SPANS_PATH,
     SpanFileExporter,
     SpanRecord,
-    TracingSettings,
     configure_tracing,
     cycle_spans,
     flush_spans,
@@ -42,13 +36,8 @@ from oneiros.workers._tracing import (
 )
 
 __all__ = [
-    "DEFAULT_PRICES",
-    "DEFAULT_SPANS_PATH",
-    "PHASE_SHARES",
     "BudgetGuard",
-    "CycleBudget",
     "CycleResult",
-    "CycleSettings",
     "CycleTimeout",
     "DelayedGenerator",
     "Executor",
@@ -56,17 +45,14 @@ __all__ = [
     "JsonSerializer",
     "Ledger",
     "MeteredGenerator",
-    "ModelPrice",
     "PhaseOutcome",
     "PhaseWorker",
     "Refusal",
     "RqExecutor",
-    "RqSettings",
     "SimplePhaseWorker",
     "SpanFileExporter",
     "SpanRecord",
     "Spend",
-    "TracingSettings",
     "WorkerConfig",
     "WorkerError",
     "budget_report",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any
 
 import msgspec
 
@@ -24,15 +24,12 @@ from oneiros.events import (
     GenerationRecorded,
     Recorded,
 )
-from oneiros.generators import GenerationRequest, Tier
+from oneiros.generators import GenerationRequest
+from oneiros.settings import PHASE_SHARES, CycleBudget
 
 __all__ = [
-    "DEFAULT_PRICES",
-    "PHASE_SHARES",
     "BudgetGuard",
-    "CycleBudget",
     "Ledger",
-    "ModelPrice",
     "Refusal",
     "Spend",
     "budget_report",
@@ -40,85 +37,6 @@ __all__ = [
     "phase_money",
     "worst_case_tokens",
 ]
-
-# Bardo 001_*, "Budget allocation by behavioral phase": onset and return are fixed at 10% and 5%;
-# the remaining 85% moves from exploration (NREM, REM) to consolidation as the golem ages.
-PHASE_SHARES: Final[dict[BehavioralPhase, dict[DreamPhaseName, float]]] = {
-    "thriving": {"hypnagogic_onset": 0.10, "nrem": 0.34, "rem": 0.30, "integration": 0.21, "hypnopompic_return": 0.05},
-    "stable": {"hypnagogic_onset": 0.10, "nrem": 0.30, "rem": 0.30, "integration": 0.25, "hypnopompic_return": 0.05},
-    "conservation": {
-        "hypnagogic_onset": 0.10,
-        "nrem": 0.25,
-        "rem": 0.20,
-        "integration": 0.40,
-        "hypnopompic_return": 0.05,
-    },
-    "declining": {"hypnagogic_onset": 0.10, "nrem": 0.20, "rem": 0.16, "integration": 0.49, "hypnopompic_return": 0.05},
-    "terminal": {"hypnagogic_onset": 0.10, "nrem": 0.16, "rem": 0.12, "integration": 0.57, "hypnopompic_return": 0.05},
-}
-
-
-class ModelPrice(msgspec.Struct, frozen=True):
-    """Dollars per million tokens in and out."""
-
-    input_per_mtok: float
-    output_per_mtok: float
-
-    def cost(self, tokens_in: int, tokens_out: int) -> float:
-        return (tokens_in * self.input_per_mtok + tokens_out * self.output_per_mtok) / 1_000_000
-
-
-DEFAULT_PRICES: Final[dict[str, ModelPrice]] = {
-    # Not from the source documents: list prices of the defaults at the time of writing. The
-    # offline generator is the [CORE] rule-based path and costs nothing.
-    "offline-core": ModelPrice(0.0, 0.0),
-    "gpt-4o-mini": ModelPrice(0.15, 0.60),
-    "gpt-4o": ModelPrice(2.50, 10.00),
-    "claude-3-haiku": ModelPrice(0.25, 1.25),
-    "claude-3-5-sonnet": ModelPrice(3.00, 15.00),
-}
-
-
-class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
-    """Budget of dream cycles: tier, token and money caps, and the price table."""
-
-    cycle_tokens: int = 12_000
-    """Tokens for a whole [CORE] cycle. Bardo 001_* prices a CORE cycle at $0.001-0.003 of T0
-    (Haiku-class) inference; $0.003 buys about 12k input tokens at Haiku's $0.25 a million."""
-    tier: Tier = "core"
-    """Bardo 001_* ``tier = "core"`` by default; ``hardened`` for T1/T2 rich dreams."""
-    hardened_cycle_tokens: int = 60_000
-    """Tokens for a [HARDENED] cycle: Bardo 001_*'s ~$0.30 a cycle at T1 prices."""
-    cycle_usd: float | None = 0.50
-    """Money cap per cycle (Bardo 001_* ``perCycleMax = "$0.50"``, HARDENED only; ignored for CORE)."""
-    window_usd: float | None = 2.00
-    """Money cap per sleep window (Bardo 001_* ``perSessionMax = "$2.00"``, HARDENED only)."""
-    window_hours: float = 4.0
-    """A sleep window is the rolling span of this many hours before the cycle's latest event
-    (Bardo 001_*'s default window is 02:00-06:00, four hours)."""
-    window_tokens: int | None = None
-    day_usd: float | None = None
-    """No source document gives a daily cap; set one to enforce it."""
-    day_tokens: int | None = None
-    month_usd: float | None = 15.00
-    """Hard monthly cap for both tiers (Bardo 001_* ``monthlyMax = "$15.00"``)."""
-    month_tokens: int | None = None
-    credit_floor: float = 0.15
-    """Dreams are suppressed below this share of remaining LLM credit (Bardo 001_*: "Suppressed
-    entirely when LLM partition falls below 15% of remaining credit")."""
-    prices: dict[str, ModelPrice] = msgspec.field(default_factory=lambda: dict(DEFAULT_PRICES))
-    default_price: ModelPrice = ModelPrice(15.00, 75.00)
-    """Price of a model missing from ``prices``: the dearest tier we know of, so an unknown model
-    can only make the budget stricter."""
-    overhead_tokens: int = 16
-    """Tokens a chat request adds around its messages (role markers), reserved on every call."""
-
-    def tokens(self) -> int:
-        """The cycle's token budget at its tier."""
-        return self.hardened_cycle_tokens if self.tier == "hardened" else self.cycle_tokens
-
-    def price(self, model: str) -> ModelPrice:
-        return self.prices.get(model, self.default_price)
 
 
 def phase_budget(budget: CycleBudget, behavioral_phase: BehavioralPhase, phase: DreamPhaseName) -> int:

@@ -11,8 +11,9 @@ from oneiros._errors import OneirosError
 from oneiros.events import DREAM_PHASES, DreamComplete, DreamPhaseName, DreamTrigger
 from oneiros.fsm import Golems
 from oneiros.generators import Generator, OfflineGenerator
+from oneiros.settings import CycleSettings
 from oneiros.workers._budget import phase_budget
-from oneiros.workers._phases import CycleSettings, PhaseOutcome, run_phase
+from oneiros.workers._phases import PhaseOutcome, run_phase
 
 __all__ = ["CycleResult", "Executor", "InProcessExecutor"]
 

@@ -14,7 +14,8 @@ from oneiros._errors import GenerationError
 from oneiros.events import BudgetExhausted, BudgetReserved, DreamPhaseName, Event, GenerationFailed, GenerationRecorded
 from oneiros.fsm import Golems, GolemState
 from oneiros.generators import Generation, GenerationRequest, Generator, model_of
-from oneiros.workers._budget import BudgetGuard, CycleBudget, Ledger, worst_case_tokens
+from oneiros.settings import CycleBudget
+from oneiros.workers._budget import BudgetGuard, Ledger, worst_case_tokens
 
 __all__ = ["MeteredGenerator"]
 

@@ -13,10 +13,12 @@ from collections.abc import Sequence
 import msgspec
 
 from oneiros._errors import GolemNotFound
-from oneiros.engines import ENGINES, EngineSettings, PhaseContext
+from oneiros.engines import ENGINES, PhaseContext
+from oneiros.episodes import EpisodeMemory
 from oneiros.events import (
-    DREAM_PHASES,
     BudgetExhausted,
+    CycleEvent,
+    DreamOutput,
     DreamPhase,
     DreamPhaseName,
     DreamStaged,
@@ -27,21 +29,13 @@ from oneiros.events import (
     GenerationRecorded,
     Recorded,
 )
-from oneiros.fsm import Golems, cycle_outputs, fold
+from oneiros.fsm import Golems, destination, fold, next_phase, phase_state
 from oneiros.generators import Generator
-from oneiros.memory import EpisodeMemory
-from oneiros.workers._budget import BudgetGuard, CycleBudget, Ledger, phase_budget, phase_money
+from oneiros.settings import CycleSettings
+from oneiros.workers._budget import BudgetGuard, Ledger, phase_budget, phase_money
 from oneiros.workers._metered import MeteredGenerator
 
 __all__ = ["CycleSettings", "PhaseOutcome", "run_phase"]
-
-
-class CycleSettings(msgspec.Struct, frozen=True, kw_only=True):
-    budget: CycleBudget = CycleBudget()
-    engines: EngineSettings = EngineSettings()
-    credit_fraction: float | None = None
-    """The LLM credit partition's remaining share, when the host knows it; under
-    ``budget.credit_floor`` the cycle is suppressed (Bardo 001_*)."""
 
 
 class PhaseOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,11 +61,10 @@ class _CycleView(msgspec.Struct, kw_only=True):
 
 
 def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> _CycleView:
-    outputs_types = cycle_outputs()
     view = _CycleView(outputs=[], recorded={}, exhausted=set(), prior=[])
     for record in history:
         event = record.event
-        if getattr(event, "cycle_id", None) != cycle_id:
+        if not isinstance(event, CycleEvent) or event.cycle_id != cycle_id:
             if isinstance(event, DreamStaged):
                 view.prior.append(event)
             continue
@@ -85,7 +78,7 @@ def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> _CycleView:
             view.exhausted.add(event.phase)
         elif isinstance(event, DreamSuppressed):
             view.suppressed = True
-        if isinstance(event, outputs_types):
+        if isinstance(event, DreamOutput):
             view.outputs.append(event)
     return view
 
@@ -153,12 +146,14 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         outputs = []  # a suppressed dream makes nothing, but still wakes with a report
     else:
         outputs = ENGINES[phase](ctx)
-    index = DREAM_PHASES.index(phase)
-    if phase == "hypnopompic_return":
+    following = next_phase(phase)
+    if following is None:
         records = golems.wake(golem_id, outputs=outputs, known=metered.state)
     else:
-        next_budget = phase_budget(budget, state.behavioral_phase, DREAM_PHASES[index + 1])
-        command = golems.complete if phase == "integration" else golems.advance
+        next_budget = phase_budget(budget, state.behavioral_phase, following)
+        # The machine says how this phase closes: ``complete`` (with DreamComplete) or ``advance``.
+        closes = "complete" if destination(phase_state(phase), "complete") else "advance"
+        command = golems.complete if closes == "complete" else golems.advance
         records = command(golem_id, budget_tokens=next_budget, outputs=outputs, known=metered.state)
     return PhaseOutcome(
         phase=phase,

@@ -36,10 +36,11 @@ from rq.worker_registration import clean_worker_registry
 from oneiros._errors import CycleTimeout, OneirosError, StreamConflict
 from oneiros.events import DREAM_PHASES, DreamComplete, DreamInterrupted, DreamPhaseName, DreamTrigger
 from oneiros.fsm import Golems, GolemState
+from oneiros.settings import CycleSettings, RqSettings
 from oneiros.workers._budget import phase_budget
 from oneiros.workers._executor import CycleResult
-from oneiros.workers._phases import CycleSettings, PhaseOutcome, run_phase
-from oneiros.workers._runtime import RqSettings, WorkerConfig, runtime, set_worker_config
+from oneiros.workers._phases import PhaseOutcome, run_phase
+from oneiros.workers._runtime import WorkerConfig, runtime, set_worker_config
 from oneiros.workers._tracing import (
     CycleTrace,
     TracedStore,

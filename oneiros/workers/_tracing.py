@@ -44,6 +44,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from oneiros._errors import ConfigError
 from oneiros.events import Event, EventMeta, EventStore, Recorded
 from oneiros.generators import Generation, GenerationRequest, Generator
+from oneiros.settings import DEFAULT_SPANS_PATH, TracingSettings
 
 __all__ = [
     "DEFAULT_SPANS_PATH",
@@ -66,26 +67,7 @@ __all__ = [
     "tracer",
 ]
 
-DEFAULT_SPANS_PATH = ".oneiros/spans.jsonl"
 _propagator = TraceContextTextMapPropagator()
-
-
-class TracingSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """Where spans go."""
-
-    spans_path: str | None = DEFAULT_SPANS_PATH
-    """JSON-lines span file; None turns the file off."""
-    otlp_endpoint: str | None = None
-    """OTLP/HTTP collector base URL (``http://jaeger:4318``); None exports nowhere else."""
-    service_name: str = "oneiros"
-
-    @classmethod
-    def from_env(cls, spans_path: str | None = None) -> TracingSettings:
-        path = spans_path or os.environ.get("ONEIROS_SPANS") or DEFAULT_SPANS_PATH
-        return cls(
-            spans_path=None if path == "off" else path,
-            otlp_endpoint=os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
-        )
 
 
 class SpanRecord(msgspec.Struct, frozen=True, kw_only=True):

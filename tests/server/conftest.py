@@ -82,13 +82,14 @@ def start_server(store: str, work: Path, *extra: str, env: dict[str, str] | None
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh store URL of each backend."""
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/events.db"
+        yield f"sqlite:///{tmp_path}/events.db"
+        return
     schema = request.getfixturevalue("pg_schema")
-    request.addfinalizer(lambda: drop_schema(f"{schema}_proj"))  # the projections' schema beside it
-    return postgres_url(schema)
+    yield postgres_url(schema)
+    drop_schema(f"{schema}_proj")  # the projections' schema beside the store's
 
 
 def drop_schema(schema: str) -> None:

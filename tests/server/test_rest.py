@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from oneiros.memory import sample_episodes_path
+from oneiros.episodes import sample_episodes_path
 from tests.server.conftest import Server
 
 pytestmark = pytest.mark.timeout(180)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from oneiros.workers import TracingSettings, configure_tracing
+from oneiros.settings import TracingSettings
+from oneiros.workers import configure_tracing
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 

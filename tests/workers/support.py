@@ -16,10 +16,10 @@ from typing import Any
 import msgspec
 
 from oneiros import Golems, GolemState, open_store, replay
+from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import DreamComplete, DreamInterrupted, DreamPhase, DreamStart, EventStore, GenerationRecorded
 from oneiros.generators import Generation, GenerationRequest
-from oneiros.memory import load_episodes, sample_episodes_path
-from oneiros.workers import RqSettings
+from oneiros.settings import RqSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,8 +18,8 @@ import pytest
 from redis import Redis
 
 from oneiros import Golems, InProcessExecutor, open_store
+from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.events import EventStore, GenerationRecorded
-from oneiros.memory import load_episodes, sample_episodes_path
 from oneiros.workers import RqExecutor, read_spans
 from tests.conftest import postgres_url
 from tests.workers.support import (

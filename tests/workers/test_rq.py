@@ -19,13 +19,12 @@ from rq.results import Result
 
 from oneiros import ConfigError, Golems, InProcessExecutor, open_store
 from oneiros.cli._workers import rq_settings
-from oneiros.memory import load_episodes, sample_episodes_path
+from oneiros.episodes import load_episodes, sample_episodes_path
+from oneiros.settings import RqSettings, TracingSettings
 from oneiros.workers import (
     CycleTimeout,
     JsonSerializer,
     RqExecutor,
-    RqSettings,
-    TracingSettings,
     WorkerConfig,
     cycle_result,
     load_generator,

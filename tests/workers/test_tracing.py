@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from oneiros import ConfigError, Golems, open_store
-from oneiros.workers import TracingSettings, configure_tracing, read_spans
+from oneiros.settings import TracingSettings
+from oneiros.workers import configure_tracing, read_spans
 from oneiros.workers._tracing import current_trace_context, emit_cycle_span, new_cycle_trace, remote_parent, tracer
 
 

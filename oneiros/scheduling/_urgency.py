@@ -14,7 +14,7 @@ import msgspec
 from oneiros.events import BehavioralPhase
 
 if TYPE_CHECKING:  # config imports the workers, which import fsm: a runtime import would be circular
-    from oneiros.config import IntensitySettings, UrgencySettings
+    from oneiros.settings import IntensitySettings, UrgencySettings
 
 __all__ = ["Intensity", "Signals", "clock_urgency", "dream_intensity", "dream_urgency"]
 

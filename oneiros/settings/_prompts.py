@@ -16,7 +16,7 @@ from typing import Final, get_args
 import msgspec
 
 from oneiros._errors import InvalidPromptTemplate
-from oneiros.generators._protocol import Task
+from oneiros.settings._vocabulary import Task
 
 __all__ = ["DEFAULT_PROMPTS", "DEFAULT_SYSTEM", "PLACEHOLDERS", "PromptSet"]
 

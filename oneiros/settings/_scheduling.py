@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from oneiros.events import BehavioralPhase
+from oneiros.settings._vocabulary import BehavioralPhase
 
 __all__ = [
     "DaemonSettings",

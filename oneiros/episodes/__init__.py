@@ -1,9 +1,9 @@
 """Episodic memory: episodes from files, from Python and from the log; the memory read model;
 embeddings (a built-in offline vectorizer, sentence-transformers as an extra)."""
 
-from oneiros.memory._episodes import load_episodes, recorded_episodes, sample_episodes_path
-from oneiros.memory._memory import SECONDS_PER_TICK, EpisodeMemory, episode_seconds, episode_time, episodes_from_dicts
-from oneiros.memory._vectors import (
+from oneiros.episodes._episodes import load_episodes, recorded_episodes, sample_episodes_path
+from oneiros.episodes._memory import SECONDS_PER_TICK, EpisodeMemory, episode_seconds, episode_time, episodes_from_dicts
+from oneiros.episodes._vectors import (
     Embedder,
     HashingEmbedder,
     SentenceTransformerEmbedder,

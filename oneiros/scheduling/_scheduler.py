@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from oneiros.events import DreamTrigger
-from oneiros.fsm._gates import Check, cycles_since, hhmm, local_day_start, seconds, window_start, zone
-from oneiros.fsm._schedule_state import ScheduleState
-from oneiros.fsm._urgency import Intensity, Signals, dream_intensity, dream_urgency
+from oneiros.scheduling._gates import Check, cycles_since, hhmm, local_day_start, seconds, window_start, zone
+from oneiros.scheduling._schedule_state import ScheduleState
+from oneiros.scheduling._urgency import Intensity, Signals, dream_intensity, dream_urgency
 
 if TYPE_CHECKING:  # config imports the workers, which import fsm: a runtime import would be circular
-    from oneiros.config import ScheduleSettings
+    from oneiros.settings import ScheduleSettings
 
 __all__ = ["Decision", "should_dream"]
 

@@ -1,0 +1,281 @@
+"""What a dream cycle runs with: the engines' knobs, the budget and its prices, the cycle settings.
+
+Each number is the default of a setting and its docstring names the source document it comes from.
+A cycle records the settings it starts with, so these are plain data and import nothing above them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import msgspec
+
+from oneiros._errors import ConfigError
+from oneiros.settings._prompts import PromptSet
+from oneiros.settings._vocabulary import BehavioralPhase, DreamPhaseName, Tier
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "PHASE_SHARES",
+    "CycleBudget",
+    "CycleSettings",
+    "EngineSettings",
+    "IntegrationSettings",
+    "ModelPrice",
+    "NremSettings",
+    "OnsetSettings",
+    "PairSettings",
+    "RemSettings",
+]
+
+_EMBEDDER = re.compile(r"^(hashing|none|sentence-transformers:.+)$")
+
+
+class OnsetSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Hypnagogic onset (Bardo 001_*, "Hypnagogic Engine")."""
+
+    residue_episodes: int = 3
+    """Latest episodes that make up the waking residue (oneiros default; the documents give none)."""
+    partials: int = 4
+    """Partial completions per onset (Bardo 001_*, DaliInterrupt: "4 partial completions")."""
+    partial_max_tokens: int = 80
+    """Each partial is cut at this many tokens (Bardo 001_*: "each capped at 80 tokens")."""
+    partial_temperature: float = 1.2
+    """Raised temperature of the partials (Bardo 001_*: ExecutiveLoosener T=1.0-1.5; H3-H4 at 1.0-1.2)."""
+    judge_temperature: float = 0.4
+    """The HomuncularObserver's cheap novelty pass (Bardo 001_*: "a cheap T0 call at T=0.4")."""
+    judge_max_tokens: int = 64
+    novelty_threshold: float = 0.5
+    """Partials judged at least this novel survive (oneiros default)."""
+    min_confidence: float = 0.10
+    """Confidence of a surviving fragment at novelty 0 (Bardo 001_*: "at confidence 0.10-0.20")."""
+    max_confidence: float = 0.20
+    """Confidence of a surviving fragment at novelty 1 (Bardo 001_*)."""
+
+
+class NremSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """NREM replay (Bardo 001_*, "Phase 1")."""
+
+    diversity_share: float = 0.2
+    """Share of replay slots kept for diversity (Bardo 001_*: "20% of replay slots")."""
+    regime_window_days: float = 30.0
+    """Diversity takes one episode of each regime seen in this many days (Bardo 001_*: "last 30 days")."""
+    high_arousal: float = 0.7
+    """An episode at or above this arousal can fill the high-arousal diversity slot (oneiros default)."""
+    perturbation_rate: float = 0.3
+    """Share of batches replayed with a perturbation (Bardo 001_*, ``perturbationRate``)."""
+    perturbations: tuple[str, ...] = ("simulated slippage", "a latency spike", "a gas price change", "data dropout")
+    """Bardo 001_*'s perturbations: slippage, latency spikes, gas price changes, data dropout."""
+    strength_delta: float = 0.5
+    """Replay strength added per replayed episode (Bardo 001_*: "strength += 0.5")."""
+    preserve_utility: float = 0.5
+    """Triage preserves episodes at or above this utility (oneiros default; Bardo: "high utility")."""
+    pnl_scale: float = 10.0
+    """PnL is a fraction; this scales it next to surprise and regret in the gain (oneiros default)."""
+    recency_half_life_days: float = 30.0
+    """Recency's half-life in the need term (oneiros default)."""
+    need_weights: tuple[float, float, float] = (0.5, 1 / 3, 1 / 6)
+    """Weights of regime match, recency and significance in the need term (oneiros default; Bardo
+    001_* names the parts of need, not their weights)."""
+    temperature: float = 0.3
+    max_tokens: int = 160
+
+
+class PairSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Distant-pair selection (Bumblebee 000_*, ``sample_distant_pairs``)."""
+
+    min_time_gap_hours: float = 24.0
+    """Memories of a pair are at least this far apart (Bumblebee 000_*, ``min_time_gap_hours``)."""
+    max_similarity: float = 0.35
+    """Cosine similarity ceiling of a pair (Bumblebee 000_*, ``max_similarity``)."""
+    pair_count: int = 3
+    """Pairs per cycle (Bumblebee 000_*, ``memory_pair_count``)."""
+    anchor_attempts: int = 16
+    """Anchors tried per pair before giving up (oneiros default; bounds the work)."""
+    rejection_tries: int = 32
+    """Weighted partner draws checked one by one before every similarity is computed (oneiros default)."""
+
+
+class RemSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """REM imagination (Bardo 001_*, "Phase 2"; Bumblebee 000_* for the dream itself)."""
+
+    counterfactual_depth: int = 2
+    """Alternative branches per decision point (Bardo 001_*, ``counterfactualDepth``)."""
+    counterfactual_seeds: int = 3
+    """Key decisions given counterfactuals (oneiros default: one per default replay batch)."""
+    creative_sessions: int = 2
+    """Creative recombination sessions per cycle, each in all three modes (Bardo 001_*, ``creativeSessions``)."""
+    threat_scenarios: int = 3
+    """Threat simulations per cycle (Bardo 001_*, ``threatScenarios``)."""
+    threat_kinds: tuple[str, ...] = (
+        "flash crash",
+        "oracle manipulation",
+        "smart contract exploit",
+        "cascading liquidations",
+        "MEV attack",
+    )
+    """Bardo 001_*'s ThreatSimulator scenarios."""
+    depotentiation: bool = True
+    """Reprocess high-arousal episodes (Bardo 001_*: "If golem-daimon is enabled")."""
+    depotentiation_threshold: float = 0.5
+    """Replayed episodes at or above this arousal are depotentiated (oneiros default)."""
+    depotentiation_min: float = 0.3
+    """Smallest arousal reduction per cycle (Bardo 001_*: "reduced by 0.3-0.5 per dream cycle")."""
+    depotentiation_max: float = 0.5
+    """Largest arousal reduction per cycle (Bardo 001_*)."""
+    dream_temperature: float = 1.15
+    """Temperature of the FRAGMENTS/THREAD dream (Bumblebee 000_*, ``temperature``)."""
+    dream_max_tokens: int = 500
+    """Room for the fragments and thread (Bumblebee 000_*, ``max_tokens``)."""
+    max_fragments: int = 6
+    """Bumblebee 000_* asks for 3-6 fragments."""
+    entity_name: str = "the golem"
+    core_tier_limits: bool = True
+    """At [CORE] tier skip creative recombination, threats and depotentiation (Bardo 001_*: "these
+    require [HARDENED] tier"). Set False to run them on the rule-based path too."""
+    max_tokens: int = 200
+    pairs: PairSettings = PairSettings()
+
+
+class IntegrationSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Integration (Bardo 001_*, "Phase 3")."""
+
+    thread_confidence: float = 0.35
+    """A dream THREAD enters at this confidence (Bumblebee 000_*, ``belief_confidence``). Bardo
+    stages insights at 0.3; the thread keeps Bumblebee's figure."""
+    threat_confidence: float = 0.2
+    """Staged threats and playbook revisions enter at the bottom of Bardo 001_*'s 0.2-0.3 range."""
+    match_similarity: float = 0.6
+    """A pattern this similar to an earlier entry confirms it (oneiros default)."""
+    contradiction_similarity: float = 0.45
+    """A finding this similar to an earlier entry but of opposite polarity contradicts it (oneiros default)."""
+    max_theme_insights: int = 3
+    """Themes (tags recurring across replay batches) turned into insights per cycle (oneiros default)."""
+    max_staged: int | None = None
+    """Most new staged outputs per cycle, None for no limit (Dense-Mem 002_*, ``DREAMING_MAX_OUTPUTS``,
+    1-50, default 5 there; oneiros stages all it classifies unless a run asks for fewer)."""
+    temperature: float = 0.2
+    max_tokens: int = 120
+
+
+class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Knobs of the phase engines."""
+
+    batch_size: int = 10
+    """Episodes per replay batch (Bardo 001_*, ``[dream.replay] batchSize``; batches of 5-10)."""
+    max_batches: int = 3
+    """Replay batches per cycle; with ``batch_size`` this sets the replay slots."""
+    min_utility: float = 0.1
+    """Episodes at or below this utility are not replayed (Bardo 001_*, "filtered by utility > 0.1")."""
+    high_priority_boost: float = 2.0
+    """Utility multiplier for episodes tagged ``dream_priority: high`` (Bardo 001_*)."""
+    hypothesis_confidence: float = 0.2
+    """Initial confidence of a dream hypothesis (Bardo 001_*, ``hypothesisConfidence``)."""
+    insight_confidence: float = 0.3
+    """Initial confidence of a dream insight (Bardo 001_*, ``insightConfidence``)."""
+    exploration_temperature: float = 0.7
+    """Sampling temperature for generative content (Bardo 001_*, ``explorationTemperature``)."""
+    malformed_retries: int = 1
+    """Retries of a call whose output does not parse, each within the budget (oneiros default)."""
+    embedder: str = "hashing"
+    """``hashing`` (built in, offline), ``none`` (random temporal fallback) or
+    ``sentence-transformers:<model>`` (the ``embeddings`` extra)."""
+    onset: OnsetSettings = OnsetSettings()
+    nrem: NremSettings = NremSettings()
+    rem: RemSettings = RemSettings()
+    integration: IntegrationSettings = IntegrationSettings()
+    prompts: PromptSet = msgspec.field(default_factory=PromptSet)
+
+    def __post_init__(self) -> None:
+        # A bad name fails here, not mid-dream; models load on first use, in the episodes layer.
+        if not _EMBEDDER.match(self.embedder):
+            raise ConfigError(f"unknown embedder {self.embedder!r}; use hashing, none or sentence-transformers:<model>")
+
+
+# Bardo 001_*, "Budget allocation by behavioral phase": onset and return are fixed at 10% and 5%;
+# the remaining 85% moves from exploration (NREM, REM) to consolidation as the golem ages.
+PHASE_SHARES: Final[dict[BehavioralPhase, dict[DreamPhaseName, float]]] = {
+    "thriving": {"hypnagogic_onset": 0.10, "nrem": 0.34, "rem": 0.30, "integration": 0.21, "hypnopompic_return": 0.05},
+    "stable": {"hypnagogic_onset": 0.10, "nrem": 0.30, "rem": 0.30, "integration": 0.25, "hypnopompic_return": 0.05},
+    "conservation": {
+        "hypnagogic_onset": 0.10,
+        "nrem": 0.25,
+        "rem": 0.20,
+        "integration": 0.40,
+        "hypnopompic_return": 0.05,
+    },
+    "declining": {"hypnagogic_onset": 0.10, "nrem": 0.20, "rem": 0.16, "integration": 0.49, "hypnopompic_return": 0.05},
+    "terminal": {"hypnagogic_onset": 0.10, "nrem": 0.16, "rem": 0.12, "integration": 0.57, "hypnopompic_return": 0.05},
+}
+
+
+class ModelPrice(msgspec.Struct, frozen=True):
+    """Dollars per million tokens in and out."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def cost(self, tokens_in: int, tokens_out: int) -> float:
+        return (tokens_in * self.input_per_mtok + tokens_out * self.output_per_mtok) / 1_000_000
+
+
+DEFAULT_PRICES: Final[dict[str, ModelPrice]] = {
+    # Not from the source documents: list prices of the defaults at the time of writing. The
+    # offline generator is the [CORE] rule-based path and costs nothing.
+    "offline-core": ModelPrice(0.0, 0.0),
+    "gpt-4o-mini": ModelPrice(0.15, 0.60),
+    "gpt-4o": ModelPrice(2.50, 10.00),
+    "claude-3-haiku": ModelPrice(0.25, 1.25),
+    "claude-3-5-sonnet": ModelPrice(3.00, 15.00),
+}
+
+
+class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
+    """Budget of dream cycles: tier, token and money caps, and the price table."""
+
+    cycle_tokens: int = 12_000
+    """Tokens for a whole [CORE] cycle. Bardo 001_* prices a CORE cycle at $0.001-0.003 of T0
+    (Haiku-class) inference; $0.003 buys about 12k input tokens at Haiku's $0.25 a million."""
+    tier: Tier = "core"
+    """Bardo 001_* ``tier = "core"`` by default; ``hardened`` for T1/T2 rich dreams."""
+    hardened_cycle_tokens: int = 60_000
+    """Tokens for a [HARDENED] cycle: Bardo 001_*'s ~$0.30 a cycle at T1 prices."""
+    cycle_usd: float | None = 0.50
+    """Money cap per cycle (Bardo 001_* ``perCycleMax = "$0.50"``, HARDENED only; ignored for CORE)."""
+    window_usd: float | None = 2.00
+    """Money cap per sleep window (Bardo 001_* ``perSessionMax = "$2.00"``, HARDENED only)."""
+    window_hours: float = 4.0
+    """A sleep window is the rolling span of this many hours before the cycle's latest event
+    (Bardo 001_*'s default window is 02:00-06:00, four hours)."""
+    window_tokens: int | None = None
+    day_usd: float | None = None
+    """No source document gives a daily cap; set one to enforce it."""
+    day_tokens: int | None = None
+    month_usd: float | None = 15.00
+    """Hard monthly cap for both tiers (Bardo 001_* ``monthlyMax = "$15.00"``)."""
+    month_tokens: int | None = None
+    credit_floor: float = 0.15
+    """Dreams are suppressed below this share of remaining LLM credit (Bardo 001_*: "Suppressed
+    entirely when LLM partition falls below 15% of remaining credit")."""
+    prices: dict[str, ModelPrice] = msgspec.field(default_factory=lambda: dict(DEFAULT_PRICES))
+    default_price: ModelPrice = ModelPrice(15.00, 75.00)
+    """Price of a model missing from ``prices``: the dearest tier we know of, so an unknown model
+    can only make the budget stricter."""
+    overhead_tokens: int = 16
+    """Tokens a chat request adds around its messages (role markers), reserved on every call."""
+
+    def tokens(self) -> int:
+        """The cycle's token budget at its tier."""
+        return self.hardened_cycle_tokens if self.tier == "hardened" else self.cycle_tokens
+
+    def price(self, model: str) -> ModelPrice:
+        return self.prices.get(model, self.default_price)
+
+
+class CycleSettings(msgspec.Struct, frozen=True, kw_only=True):
+    budget: CycleBudget = CycleBudget()
+    engines: EngineSettings = EngineSettings()
+    credit_fraction: float | None = None
+    """The LLM credit partition's remaining share, when the host knows it; under
+    ``budget.credit_floor`` the cycle is suppressed (Bardo 001_*)."""

@@ -1,0 +1,76 @@
+"""How processes run cycles: the RQ queue and its recovery timings, and where spans go."""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+import msgspec
+
+__all__ = ["DEFAULT_SPANS_PATH", "RqSettings", "TracingSettings"]
+
+DEFAULT_SPANS_PATH = ".oneiros/spans.jsonl"
+
+
+class RqSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How phase jobs are queued, retried, timed out and recovered.
+
+    None of these numbers comes from the source documents; they are oneiros's operating defaults.
+    The recovery figures are RQ's own defaults, so a deployment behaves like plain RQ until tuned;
+    tests shorten them to find a killed job in seconds instead of about a minute and a half.
+    """
+
+    queue: str = "oneiros"
+    """RQ queue name the phase jobs go to."""
+    retries: int = 3
+    """Further attempts after a phase job fails or is abandoned by a killed worker."""
+    min_job_timeout: int = 60
+    """Floor of a phase job's timeout, seconds."""
+    seconds_per_token: float = 0.05
+    """A phase job's timeout is its phase budget times this (a 200-token/s floor), seconds."""
+    heartbeat_grace: int = 60
+    """Seconds a started job outlives its worker's last heartbeat before it counts as abandoned
+    (RQ hard-codes 60)."""
+    job_monitoring_interval: int = 30
+    """Seconds between a fork worker's heartbeats while its work-horse runs (RQ's default)."""
+    maintenance_interval: int = 600
+    """Seconds between registry sweeps that retry abandoned jobs and end failed cycles (RQ's default)."""
+    worker_ttl: int = 420
+    """Seconds a worker's registration lives without a heartbeat; an idle worker wakes every
+    ``worker_ttl - 15`` seconds to sweep (RQ's default)."""
+    cleaning_lock_ttl: int = 899
+    """Seconds the registry-cleaning lock lives; a worker killed while holding it blocks every
+    sweep until then (RQ's 899)."""
+    next_phase_at_front: bool = True
+    """Enqueue a cycle's next phase ahead of waiting jobs, so cycles already under way finish
+    before new ones start (lower latency per cycle, fewer cycles half done at any moment)."""
+    result_ttl: int = 3600
+    """Seconds a finished phase job's result is kept."""
+    failure_ttl: int = 7 * 24 * 3600
+    """Seconds a failed phase job is kept for inspection."""
+    worker_class: Literal["fork", "simple"] = "simple"
+    """``simple`` runs jobs in the worker process, which keeps its store connections and tracer
+    from job to job; ``fork`` runs each job in a fresh work-horse process (RQ's default), which
+    isolates a job that crashes or leaks but opens the store again for every job (see
+    ``benchmarks/workers.py``). Both send heartbeats while a job runs and recover a killed job."""
+
+    def job_timeout(self, budget_tokens: int) -> int:
+        return max(self.min_job_timeout, int(budget_tokens * self.seconds_per_token))
+
+
+class TracingSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Where spans go."""
+
+    spans_path: str | None = DEFAULT_SPANS_PATH
+    """JSON-lines span file; None turns the file off."""
+    otlp_endpoint: str | None = None
+    """OTLP/HTTP collector base URL (``http://jaeger:4318``); None exports nowhere else."""
+    service_name: str = "oneiros"
+
+    @classmethod
+    def from_env(cls, spans_path: str | None = None) -> TracingSettings:
+        path = spans_path or os.environ.get("ONEIROS_SPANS") or DEFAULT_SPANS_PATH
+        return cls(
+            spans_path=None if path == "off" else path,
+            otlp_endpoint=os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
+        )

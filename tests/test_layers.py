@@ -1,0 +1,71 @@
+"""The package is layered: each subpackage, imported alone, loads only itself and what lies below it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# Bottom first, as in docs/architecture.md and the import-linter contract in pyproject.toml.
+LAYERS: list[set[str]] = [
+    {"_errors", "_deps", "_text"},
+    {"settings"},
+    {"events"},
+    {"fsm"},
+    {"episodes", "generators"},
+    {"engines"},
+    {"scheduling"},
+    {"config"},
+    {"projections"},
+    {"validation", "workers"},
+    {"daemon"},
+    {"cli", "server"},
+]
+HEAVY = ("rq", "redis", "opentelemetry", "numpy")
+_PROBE = """
+import json, sys
+import {module}
+loaded = sorted({{m.split(".")[1] for m in sys.modules if m.startswith("oneiros.")}})
+heavy = sorted({{m.split(".")[0] for m in sys.modules}} & set({heavy!r}))
+print(json.dumps({{"loaded": loaded, "heavy": heavy}}))
+"""
+
+
+def _import_alone(module: str) -> dict[str, list[str]]:
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(module=module, heavy=HEAVY)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, list[str]] = json.loads(out.stdout)
+    return result
+
+
+def _level(package: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if package in layer)
+
+
+@pytest.mark.parametrize("package", sorted(set().union(*LAYERS) - {"validation", "server"}))
+def test_a_subpackage_loads_nothing_above_its_layer(package: str) -> None:
+    """Importing one subpackage in a fresh interpreter pulls in no subpackage of a higher layer."""
+    loaded = _import_alone(f"oneiros.{package}")["loaded"]
+    above = sorted(p for p in loaded if p in set().union(*LAYERS) and _level(p) > _level(package))
+    assert [] == above
+
+
+@pytest.mark.parametrize("module", ["oneiros", "oneiros.settings", "oneiros.events", "oneiros.cli"])
+def test_the_log_loads_no_queue_tracing_or_numeric_library(module: str) -> None:
+    """``import oneiros``, the event log and the command line (until a command runs) stay light:
+    no RQ, Redis, OpenTelemetry or NumPy."""
+    assert [] == _import_alone(module)["heavy"]
+
+
+def test_the_top_level_names_load_on_first_use() -> None:
+    """``oneiros.Golems`` resolves lazily to the class its subpackage defines."""
+    import oneiros
+    from oneiros.fsm import Golems
+
+    assert Golems is oneiros.Golems
