@@ -3,12 +3,14 @@ on PostgreSQL, with tokens of every scope; the redis-server fixture of the worke
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -61,7 +63,12 @@ def start_server(store: str, work: Path, *extra: str, env: dict[str, str] | None
     port = _free_port()
     log = work / "serve.log"
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
-    environ |= {"ONEIROS_SERVER__TOKENS_FILE": str(work / "tokens.toml"), "ONEIROS_SPANS": str(work / "spans.jsonl")}
+    environ |= {
+        "ONEIROS_SERVER__TOKENS_FILE": str(work / "tokens.toml"),
+        "ONEIROS_SPANS": str(work / "spans.jsonl"),
+        # A keep-alive comes only once a stream has caught up: tests read to the first one.
+        "ONEIROS_SERVER__SSE_HEARTBEAT_SECONDS": "0.5",
+    }
     environ |= env or {}
     with log.open("wb") as out:
         proc = subprocess.Popen(serve_command(store, port, *extra), cwd=work, stdout=out, stderr=out, env=environ)
@@ -105,3 +112,26 @@ def server(store_url: str, tmp_path: Path) -> Iterator[Server]:
     running = start_server(store_url, tmp_path / "serve")
     yield running
     running.stop()
+
+
+def read_events(
+    server: Server, headers: Mapping[str, str], *, after: int | None = None, raw: bool = False, **params: Any
+) -> list[tuple[str, dict[str, Any]]]:
+    """The (event, data) messages of /api/v1/events from ``after`` until the stream has caught up."""
+    query: dict[str, Any] = dict(params)
+    if after is not None:
+        query["after"] = after
+    if raw:
+        query["raw"] = 1
+    out: list[tuple[str, dict[str, Any]]] = []
+    name = ""
+    with httpx.stream("GET", server.url + "/api/v1/events", params=query, headers=headers, timeout=60) as events:
+        assert 200 == events.status_code
+        for line in events.iter_lines():
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                out.append((name, json.loads(line[6:])))
+            elif line.startswith(": keep-alive"):
+                break
+    return out
