@@ -2,8 +2,9 @@
 (Dense-Mem 002_*: ``recall_memory`` returns ``related_dreams`` separately from results; a dream is
 a hypothesis, never active memory).
 
-Results come from waking episodes, dream beliefs, promoted insights and the newest MEMORY.md;
-related dreams are proposed or reinforced staged entries. Matching is on content words (the same
+Results come from waking episodes, validated dream beliefs, promoted insights and the newest
+MEMORY.md; related dreams are proposed or reinforced staged entries (an unvalidated belief is one of
+those, so it comes back there, never among the results). Matching is on content words (the same
 word list the offline generator and criterion matching use): a text scores the share of the
 query's words it contains. Episodes are found through the ``recall`` projection, an inverted
 index of their words, so a recall never reads the log.
@@ -135,6 +136,8 @@ def recall(
     dreams among ``staging`` that match, apart."""
     words = _words(query)
     found = _episodes(db, golem_id, words)
+    # A belief still unvalidated is its staged dream, which comes back among related_dreams.
+    known = [b for b in beliefs(db, golem_id) if b.validated]
     found += [
         RecallItem(
             kind="belief",
@@ -143,15 +146,16 @@ def recall(
             score=_score(words, b.content),
             confidence=b.confidence_pct / 100,
         )
-        for b in beliefs(db, golem_id)
+        for b in known
     ]
     mine = [e for e in staging if e.golem_id == golem_id]
+    as_belief = {b.entry_id for b in known}
     found += [
         RecallItem(
             kind="insight", ref=e.entry_id, text=e.text, score=_score(words, e.text), confidence=e.confidence_pct / 100
         )
         for e in mine
-        if e.status == "promoted"
+        if e.status == "promoted" and e.entry_id not in as_belief
     ]
     memory = memory_version(db, golem_id)
     if memory is not None:
