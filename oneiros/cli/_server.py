@@ -61,7 +61,9 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
             raise typer.Exit(2) from None
         s = effective.server
         err_console.print(f"serving {event_store.url} on http://{s.host}:{s.port} (REST /api/v1, MCP /mcp)")
-        uvicorn.run(app, host=s.host, port=s.port, log_level=log_level.lower())
+        uvicorn.run(
+            app, host=s.host, port=s.port, log_level=log_level.lower(), timeout_keep_alive=int(s.keep_alive_seconds)
+        )
 
 
 def mcp(

@@ -6,6 +6,16 @@ The golem states themselves are rebuilt by :func:`oneiros.fsm.replay`.
 
 from oneiros.projections._db import ProjectionDB, default_projection_url, open_projection_db
 from oneiros.projections._golems import GolemsProjection
+from oneiros.projections._index import (
+    PENDING,
+    GolemIndex,
+    entry_golem,
+    golem_dreams,
+    golem_runs,
+    journal_entry,
+    pending_count,
+    staged_entry,
+)
 from oneiros.projections._journal import (
     JournalEntry,
     JournalProjection,
@@ -43,9 +53,11 @@ from oneiros.projections._validation import REVIEW_MOVES, StagingProcess, matche
 
 __all__ = [
     "ACTIVE",
+    "PENDING",
     "REVIEW_MOVES",
     "Belief",
     "Feedback",
+    "GolemIndex",
     "GolemsProjection",
     "JournalEntry",
     "JournalProjection",
@@ -76,6 +88,10 @@ __all__ = [
     "beliefs",
     "default_projection_url",
     "dream_reports",
+    "entry_golem",
+    "golem_dreams",
+    "golem_runs",
+    "journal_entry",
     "journal_markdown",
     "make_projections",
     "matches",
@@ -85,10 +101,12 @@ __all__ = [
     "noise_fragments",
     "observations",
     "open_projection_db",
+    "pending_count",
     "recall",
     "record_recall",
     "register_episode_removal",
     "register_staged_output",
     "review_status",
+    "staged_entry",
     "write_memory_file",
 ]

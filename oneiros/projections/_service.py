@@ -13,6 +13,7 @@ from oneiros.events import EventStore
 from oneiros.fsm import GolemState
 from oneiros.projections._db import ProjectionDB, default_projection_url, open_projection_db
 from oneiros.projections._golems import GolemsProjection, golem_state, golem_states
+from oneiros.projections._index import GolemIndex
 from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings
 from oneiros.projections._recall import RecallIndex, RecallSettings
 from oneiros.projections._runner import Projection, ProjectionRunner, RunnerSettings
@@ -49,6 +50,7 @@ def make_projections(settings: ProjectionSettings) -> list[Projection]:
         StagingProjection(),
         *sink_projections(settings.sinks),
         GolemsProjection(),
+        GolemIndex(),
         RecallIndex(settings.recall),
     ]
 

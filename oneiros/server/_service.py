@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -20,18 +21,26 @@ from oneiros.config import OneirosConfig
 from oneiros.events import ActivityRecorded, EventStore, Recorded, record_row
 from oneiros.fsm import Golems, GolemState
 from oneiros.projections import (
+    PENDING,
     JournalEntry,
+    ProjectionDB,
     Projections,
     ProjectionSettings,
     RecallResult,
     StagedEntry,
     dream_reports,
+    entry_golem,
+    golem_dreams,
+    golem_runs,
+    journal_entry,
     journal_markdown,
     memory_diff,
     memory_version,
     open_projection_db,
+    pending_count,
     recall,
     record_recall,
+    staged_entry,
 )
 from oneiros.projections import default_projection_url as _default_projection_url
 from oneiros.server._auth import Principal
@@ -40,8 +49,6 @@ from oneiros.server._models import CycleIn, EpisodesIn
 from oneiros.server._pages import Page, page_of
 
 __all__ = ["Service", "dream_row", "run_row"]
-
-PENDING = ("proposed", "reinforced")
 
 
 def dream_row(e: StagedEntry) -> dict[str, Any]:
@@ -82,10 +89,6 @@ def run_row(e: JournalEntry) -> dict[str, Any]:
         "quality": e.quality_pct / 100,
         "interrupted_by": e.interrupted_by,
     }
-
-
-def _position_key(position: int, tail: str = "") -> str:
-    return f"{position:015d}/{tail}"
 
 
 class Service:
@@ -144,25 +147,46 @@ class Service:
             raise GolemNotFound(golem_id)
         return state
 
-    def _entries(self, golem_id: str | None = None, statuses: tuple[str, ...] = ()) -> list[StagedEntry]:
-        return self.projections.staging(golem_id, statuses)
+    def _entries(self, golem_id: str, statuses: tuple[str, ...] = ()) -> list[StagedEntry]:
+        """The golem's staged entries in ``statuses`` (all if empty), in staging order."""
+        db = self.projections.db
+        found = (staged_entry(db, entry_id) for _key, entry_id in golem_dreams(db, golem_id, statuses))
+        return [e for e in found if e is not None]
 
     def _journal(self, golem_id: str) -> list[JournalEntry]:
-        return self.projections.journal(golem_id)
+        db = self.projections.db
+        found = (journal_entry(db, cycle_id) for _key, cycle_id in golem_runs(db, golem_id))
+        return [e for e in found if e is not None]
+
+    def _page(
+        self,
+        keys: list[tuple[str, str]],
+        read: Callable[[ProjectionDB, str], Any],
+        row: Callable[[Any], Any],
+        limit: int,
+        cursor: str | None,
+        *,
+        newest_first: bool = False,
+    ) -> Page:
+        """A page of index ``keys``, reading the rows of that page only."""
+        db = self.projections.db
+        page = page_of(keys, lambda kv: kv[0], limit, cursor, lambda kv: read(db, kv[1]), newest_first=newest_first)
+        page["items"] = [row(item) for item in page["items"] if item is not None]
+        return page
 
     def _cycle(self, golem_id: str, cycle_id: str) -> JournalEntry:
-        found = [e for e in self._journal(golem_id) if e.cycle_id == cycle_id]
-        if not found:
+        found = journal_entry(self.projections.db, cycle_id)
+        if found is None or found.golem_id != golem_id:
             raise CycleNotFound(golem_id, cycle_id)
-        return found[0]
+        return found
 
     # -- Dense-Mem's routes -----------------------------------------------------------------
 
     def status(self, who: Principal, golem_id: str) -> dict[str, Any]:
         """Effective config, latest run and pending count (Dense-Mem ``GET /dreaming/status``)."""
         state = self.golem_state(who, golem_id)
-        runs = self._journal(golem_id)
-        pending = self._entries(golem_id, PENDING)
+        runs = golem_runs(self.projections.db, golem_id)
+        latest = journal_entry(self.projections.db, runs[-1][1]) if runs else None
         return {
             "golem": state.summary(),
             "config": {
@@ -170,38 +194,27 @@ class Service:
                 "budget": msgspec.to_builtins(self.config.cycle.budget),
                 "cycles_run_on": "workers" if self.settings.queue else "server",
             },
-            "latest_run": run_row(runs[-1]) if runs else None,
-            "pending_count": len(pending),
+            "latest_run": run_row(latest) if latest else None,
+            "pending_count": pending_count(self.projections.db, golem_id),
         }
 
     def runs(self, who: Principal, golem_id: str, limit: int, cursor: str | None) -> Page:
         who.require("read", golem_id)
-        return page_of(
-            self._journal(golem_id),
-            lambda e: _position_key(e.started_position, e.cycle_id),
-            limit,
-            cursor,
-            run_row,
-            newest_first=True,
-        )
+        keys = golem_runs(self.projections.db, golem_id)
+        return self._page(keys, journal_entry, run_row, limit, cursor, newest_first=True)
 
     def dreams(self, who: Principal, golem_id: str, statuses: tuple[str, ...], limit: int, cursor: str | None) -> Page:
         who.require("read", golem_id)
-        return page_of(
-            self._entries(golem_id, statuses),
-            lambda e: _position_key(e.staged_position, e.entry_id),
-            limit,
-            cursor,
-            dream_row,
-            newest_first=True,
-        )
+        keys = golem_dreams(self.projections.db, golem_id, statuses)
+        return self._page(keys, staged_entry, dream_row, limit, cursor, newest_first=True)
 
     def dream(self, who: Principal, dream_id: str) -> StagedEntry:
         who.require("read")
-        found = [e for e in self._entries() if e.entry_id == dream_id and who.sees(e.golem_id)]
-        if not found:
+        golem = entry_golem(self.projections.db, dream_id)
+        entry = staged_entry(self.projections.db, dream_id) if golem is not None and who.sees(golem) else None
+        if entry is None:
             raise EntryNotFound(dream_id)  # another golem's dream is as absent as a missing one
-        return found[0]
+        return entry
 
     def feedback(self, who: Principal, dream_id: str, decision: str, why: str) -> StagedEntry:
         from oneiros.projections import Feedback  # noqa: PLC0415 - keeps the read path's imports small
@@ -258,14 +271,8 @@ class Service:
 
     def journal(self, who: Principal, golem_id: str, limit: int, cursor: str | None) -> Page:
         who.require("read", golem_id)
-        return page_of(
-            self._journal(golem_id),
-            lambda e: _position_key(e.started_position, e.cycle_id),
-            limit,
-            cursor,
-            msgspec.to_builtins,
-            newest_first=True,
-        )
+        keys = golem_runs(self.projections.db, golem_id)
+        return self._page(keys, journal_entry, msgspec.to_builtins, limit, cursor, newest_first=True)
 
     def journal_markdown(self, who: Principal, golem_id: str) -> str:
         who.require("read", golem_id)
@@ -273,13 +280,8 @@ class Service:
 
     def staging(self, who: Principal, golem_id: str, statuses: tuple[str, ...], limit: int, cursor: str | None) -> Page:
         who.require("read", golem_id)
-        return page_of(
-            self._entries(golem_id, statuses),
-            lambda e: _position_key(e.staged_position, e.entry_id),
-            limit,
-            cursor,
-            dream_row,
-        )
+        keys = golem_dreams(self.projections.db, golem_id, statuses)
+        return self._page(keys, staged_entry, dream_row, limit, cursor)
 
     def sink(self, who: Principal, golem_id: str, which: str, limit: int, cursor: str | None) -> Page:
         """Beliefs, noise fragments or observations, in the order the sink keeps them."""
@@ -382,6 +384,7 @@ class Service:
 
     def recall(self, who: Principal, golem_id: str, query: str, limit: int) -> RecallResult:
         state = self.golem_state(who, golem_id)
-        result = recall(self.projections.db, self._entries(state.golem_id), golem_id, query, limit)
+        entries = self._entries(state.golem_id, (*PENDING, "promoted"))
+        result = recall(self.projections.db, entries, golem_id, query, limit)
         record_recall(self.store, golem_id, result, self.deps)
         return result

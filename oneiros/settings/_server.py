@@ -40,5 +40,8 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     follow: bool = True
     """Keep the projections up with the log from inside the server (off when ``oneiros follow``
     runs elsewhere)."""
+    keep_alive_seconds: Annotated[float, msgspec.Meta(gt=0.0)] = 75.0
+    """How long an idle HTTP connection stays open. Longer than the clients' and load balancers' own
+    idle timeouts (60 s is common), so a client never reuses a connection the server is closing."""
     sse_heartbeat_seconds: Annotated[float, msgspec.Meta(gt=0.0)] = 15.0
     """A comment line on an idle event stream this often, so proxies keep it open."""
