@@ -82,7 +82,8 @@ PUBLIC = {
         "memory_version", "open_projection_db", "register_episode_removal", "register_staged_output",
         "review_status", "write_memory_file",
         "GolemIndex", "GolemsProjection", "NoiseFragment", "PENDING", "entry_golem", "golem_dreams", "golem_runs",
-        "journal_entry", "pending_count", "staged_entry", "RecallIndex", "RecallItem", "RecallResult", "RecallSettings",
+        "journal_entry", "journal_entries", "pending_count", "staged_entry", "staged_entries", "RecallIndex",
+        "RecallItem", "RecallResult", "RecallSettings",
         "beliefs", "dream_reports", "memory_versions", "noise_fragments", "observations", "recall",
         "record_recall",
     ],
@@ -105,7 +106,7 @@ PUBLIC = {
         "ActivityIn", "BARDO_EVENTS", "CycleIn", "EpisodesIn", "ErrorBody", "ErrorDetail", "FeedbackIn",
         "GolemIn", "HYPOTHESES", "LOCAL", "Principal", "RAW_EVENT", "RecallIn", "SCOPES", "Scope", "Service",
         "TokenRecord", "Tokens", "add_token", "build_mcp", "check_exposure", "create_app", "hash_token",
-        "is_loopback", "load_tokens",
+        "is_loopback", "load_tokens", "warm_decoders",
     ],
 }  # fmt: skip
 

@@ -76,10 +76,11 @@ def mcp(
     read_only: Annotated[bool, typer.Option("--read-only", help="Refuse the tools that write.")] = False,
 ) -> None:
     """Serve the MCP tools over stdio, for a local agent that launches this command itself."""
-    from oneiros.server import Principal, Service, build_mcp
+    from oneiros.server import Principal, Service, build_mcp, warm_decoders
 
     effective = _load(config, preset)
     who = Principal(name="stdio", scopes=("read",) if read_only else ("admin",), golems=tuple(golem or ()))
+    warm_decoders()  # before the projection follower's thread starts
     with opened(store or effective.store or None) as event_store:
         service = Service(event_store, effective)
         service.start()

@@ -12,8 +12,10 @@ from oneiros.projections._index import (
     entry_golem,
     golem_dreams,
     golem_runs,
+    journal_entries,
     journal_entry,
     pending_count,
+    staged_entries,
     staged_entry,
 )
 from oneiros.projections._journal import (
@@ -91,6 +93,7 @@ __all__ = [
     "entry_golem",
     "golem_dreams",
     "golem_runs",
+    "journal_entries",
     "journal_entry",
     "journal_markdown",
     "make_projections",
@@ -107,6 +110,7 @@ __all__ = [
     "register_episode_removal",
     "register_staged_output",
     "review_status",
+    "staged_entries",
     "staged_entry",
     "write_memory_file",
 ]

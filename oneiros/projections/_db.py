@@ -109,6 +109,20 @@ class ProjectionDB:
             row = c.fetchone()
         return bytes(row[0]) if row else None
 
+    def get_many(self, projection: str, kind: str, keys: Sequence[str]) -> dict[str, bytes]:
+        """The rows of ``keys`` that exist, in one query per 500 keys."""
+        found: dict[str, bytes] = {}
+        with self.transaction(write=False) as c:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                marks = ", ".join("?" * len(chunk))
+                c.execute(
+                    self._sql(f"SELECT key, data FROM {ROWS} WHERE projection = ? AND kind = ? AND key IN ({marks})"),
+                    [projection, kind, *chunk],
+                )
+                found.update((str(key), bytes(data)) for key, data in c.fetchall())
+        return found
+
     def scan(self, projection: str, kind: str | None = None, prefix: str = "") -> list[tuple[str, str, bytes]]:
         """Rows of ``projection`` (of one ``kind`` if given, with keys starting ``prefix``), ordered
         by kind then key."""

@@ -29,8 +29,10 @@ __all__ = [
     "entry_golem",
     "golem_dreams",
     "golem_runs",
+    "journal_entries",
     "journal_entry",
     "pending_count",
+    "staged_entries",
     "staged_entry",
 ]
 
@@ -117,6 +119,18 @@ def entry_golem(db: ProjectionDB, entry_id: str) -> str | None:
 def pending_count(db: ProjectionDB, golem_id: str) -> int:
     data = db.get("index", "pending", golem_id)
     return 0 if data is None else msgspec.json.decode(data, type=_Count).n
+
+
+def staged_entries(db: ProjectionDB, entry_ids: Sequence[str]) -> list[StagedEntry]:
+    """The staging rows of ``entry_ids`` that exist, in that order, read in one query."""
+    rows = db.get_many("staging", "entry", entry_ids)
+    return [msgspec.json.decode(rows[i], type=StagedEntry) for i in entry_ids if i in rows]
+
+
+def journal_entries(db: ProjectionDB, cycle_ids: Sequence[str]) -> list[JournalEntry]:
+    """The journal rows of ``cycle_ids`` that exist, in that order, read in one query."""
+    rows = db.get_many("journal", "cycle", cycle_ids)
+    return [msgspec.json.decode(rows[i], type=JournalEntry) for i in cycle_ids if i in rows]
 
 
 def staged_entry(db: ProjectionDB, entry_id: str) -> StagedEntry | None:

@@ -120,12 +120,12 @@ def _episodes(db: ProjectionDB, golem_id: str, query: set[str]) -> list[RecallIt
         data = db.get("recall", "word", f"{golem_id}/{word}")
         for tick in msgspec.json.decode(data, type=_Postings).ticks if data else ():
             matched[tick] = matched.get(tick, 0) + 1
+    rows = db.get_many("recall", "episode", [f"{golem_id}/{tick:012d}" for tick in matched])
     out: list[RecallItem] = []
-    for tick, hits in matched.items():
-        data = db.get("recall", "episode", f"{golem_id}/{tick:012d}")
-        if data is not None:
-            text = msgspec.json.decode(data, type=_EpisodeText)
-            out.append(RecallItem(kind="episode", ref=str(tick), text=text.summary, score=round(hits / len(query), 4)))
+    for data in rows.values():
+        text = msgspec.json.decode(data, type=_EpisodeText)
+        score = round(matched[text.tick] / len(query), 4)
+        out.append(RecallItem(kind="episode", ref=str(text.tick), text=text.summary, score=score))
     return out
 
 

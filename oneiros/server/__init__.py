@@ -26,6 +26,7 @@ from oneiros.server._models import (
     RecallIn,
 )
 from oneiros.server._service import Service
+from oneiros.server._warm import warm_decoders
 
 __all__ = [
     "BARDO_EVENTS",
@@ -53,4 +54,5 @@ __all__ = [
     "hash_token",
     "is_loopback",
     "load_tokens",
+    "warm_decoders",
 ]

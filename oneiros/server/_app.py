@@ -32,6 +32,7 @@ from oneiros.server._mcp import build_mcp
 from oneiros.server._openapi import openapi
 from oneiros.server._rest import PREFIX, json_response, principal_of, routes
 from oneiros.server._service import Service
+from oneiros.server._warm import warm_decoders
 
 __all__ = ["check_exposure", "create_app", "is_loopback"]
 
@@ -157,6 +158,7 @@ def create_app(
     settings = config.server
     tokens = Tokens(load_tokens(settings.tokens_file))
     check_exposure(config, tokens, insecure_local)
+    warm_decoders()
     service = Service(store, config, deps=deps)
     tail = LogTail(store)
     mcp = build_mcp(service, _mcp_principal)

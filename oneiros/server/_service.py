@@ -32,6 +32,7 @@ from oneiros.projections import (
     entry_golem,
     golem_dreams,
     golem_runs,
+    journal_entries,
     journal_entry,
     journal_markdown,
     memory_diff,
@@ -40,6 +41,7 @@ from oneiros.projections import (
     pending_count,
     recall,
     record_recall,
+    staged_entries,
     staged_entry,
 )
 from oneiros.projections import default_projection_url as _default_projection_url
@@ -150,28 +152,25 @@ class Service:
     def _entries(self, golem_id: str, statuses: tuple[str, ...] = ()) -> list[StagedEntry]:
         """The golem's staged entries in ``statuses`` (all if empty), in staging order."""
         db = self.projections.db
-        found = (staged_entry(db, entry_id) for _key, entry_id in golem_dreams(db, golem_id, statuses))
-        return [e for e in found if e is not None]
+        return staged_entries(db, [entry_id for _key, entry_id in golem_dreams(db, golem_id, statuses)])
 
     def _journal(self, golem_id: str) -> list[JournalEntry]:
         db = self.projections.db
-        found = (journal_entry(db, cycle_id) for _key, cycle_id in golem_runs(db, golem_id))
-        return [e for e in found if e is not None]
+        return journal_entries(db, [cycle_id for _key, cycle_id in golem_runs(db, golem_id)])
 
     def _page(
         self,
         keys: list[tuple[str, str]],
-        read: Callable[[ProjectionDB, str], Any],
+        read: Callable[[ProjectionDB, list[str]], list[Any]],
         row: Callable[[Any], Any],
         limit: int,
         cursor: str | None,
         *,
         newest_first: bool = False,
     ) -> Page:
-        """A page of index ``keys``, reading the rows of that page only."""
-        db = self.projections.db
-        page = page_of(keys, lambda kv: kv[0], limit, cursor, lambda kv: read(db, kv[1]), newest_first=newest_first)
-        page["items"] = [row(item) for item in page["items"] if item is not None]
+        """A page of index ``keys``, reading the rows of that page only, in one query."""
+        page = page_of(keys, lambda kv: kv[0], limit, cursor, lambda kv: kv[1], newest_first=newest_first)
+        page["items"] = [row(item) for item in read(self.projections.db, page["items"])]
         return page
 
     def _cycle(self, golem_id: str, cycle_id: str) -> JournalEntry:
@@ -201,12 +200,12 @@ class Service:
     def runs(self, who: Principal, golem_id: str, limit: int, cursor: str | None) -> Page:
         who.require("read", golem_id)
         keys = golem_runs(self.projections.db, golem_id)
-        return self._page(keys, journal_entry, run_row, limit, cursor, newest_first=True)
+        return self._page(keys, journal_entries, run_row, limit, cursor, newest_first=True)
 
     def dreams(self, who: Principal, golem_id: str, statuses: tuple[str, ...], limit: int, cursor: str | None) -> Page:
         who.require("read", golem_id)
         keys = golem_dreams(self.projections.db, golem_id, statuses)
-        return self._page(keys, staged_entry, dream_row, limit, cursor, newest_first=True)
+        return self._page(keys, staged_entries, dream_row, limit, cursor, newest_first=True)
 
     def dream(self, who: Principal, dream_id: str) -> StagedEntry:
         who.require("read")
@@ -272,7 +271,7 @@ class Service:
     def journal(self, who: Principal, golem_id: str, limit: int, cursor: str | None) -> Page:
         who.require("read", golem_id)
         keys = golem_runs(self.projections.db, golem_id)
-        return self._page(keys, journal_entry, msgspec.to_builtins, limit, cursor, newest_first=True)
+        return self._page(keys, journal_entries, msgspec.to_builtins, limit, cursor, newest_first=True)
 
     def journal_markdown(self, who: Principal, golem_id: str) -> str:
         who.require("read", golem_id)
@@ -281,7 +280,7 @@ class Service:
     def staging(self, who: Principal, golem_id: str, statuses: tuple[str, ...], limit: int, cursor: str | None) -> Page:
         who.require("read", golem_id)
         keys = golem_dreams(self.projections.db, golem_id, statuses)
-        return self._page(keys, staged_entry, dream_row, limit, cursor)
+        return self._page(keys, staged_entries, dream_row, limit, cursor)
 
     def sink(self, who: Principal, golem_id: str, which: str, limit: int, cursor: str | None) -> Page:
         """Beliefs, noise fragments or observations, in the order the sink keeps them."""
