@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from oneiros.episodes import sample_episodes_path
-from tests.server.conftest import Server
+from tests.server.conftest import Server, read_events
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -33,7 +33,7 @@ def _dreamt(http: httpx.Client, golem: str = "g1") -> dict[str, Any]:
 
 def test_a_golem_from_its_first_episode_through_a_cycle_feedback_and_recall(server: Server) -> None:
     """An httpx client walks the whole loop: create, record, dream, review, recall; each step reads
-    back what the one before wrote."""
+    back what the one before wrote, and the recall is in the log with its query and hits."""
     http = server.client("write")
     created = _ok(http.post("/golems", json={"golem_id": "g1", "name": "trader"}), 201)
     assert ("g1", "Waking", 0) == (created["golem_id"], created["mode"], created["episodes"])
@@ -69,6 +69,11 @@ def test_a_golem_from_its_first_episode_through_a_cycle_feedback_and_recall(serv
     assert chosen["dream_id"] in {r["ref"] for r in recalled["results"] if r["kind"] in ("insight", "belief")}
     assert all(d["status"] in ("proposed", "reinforced") for d in recalled["related_dreams"])
     assert chosen["dream_id"] not in {d["ref"] for d in recalled["related_dreams"]}
+    [(_name, recorded_recall)] = read_events(server, http.headers, after=0, raw=True, types="MemoryRecalled")
+    assert ("g1:recall", word) == (recorded_recall["golem_id"], recorded_recall["payload"]["query"])
+    assert [[r["kind"], r["ref"], r["score"]] for r in recalled["results"]] == [
+        [h["kind"], h["ref"], h["score"]] for h in recorded_recall["payload"]["hits"]
+    ]
     memory = _ok(http.get("/golems/g1/memory"))["memory"]
     assert 1 == memory["version"]
     assert chosen["hypothesis"] in memory["content"]
