@@ -69,7 +69,8 @@ def test_a_golem_from_its_first_episode_through_a_cycle_feedback_and_recall(serv
     assert chosen["dream_id"] in {r["ref"] for r in recalled["results"] if r["kind"] in ("insight", "belief")}
     assert all(d["status"] in ("proposed", "reinforced") for d in recalled["related_dreams"])
     assert chosen["dream_id"] not in {d["ref"] for d in recalled["related_dreams"]}
-    [(_name, recorded_recall)] = read_events(server, http.headers, after=0, raw=True, types="MemoryRecalled")
+    rows = read_events(server, http.headers, after=0, raw=True, types="MemoryRecalled")
+    [recorded_recall] = [data for name, data in rows if name == "log_event"]
     assert ("g1:recall", word) == (recorded_recall["golem_id"], recorded_recall["payload"]["query"])
     assert [[r["kind"], r["ref"], r["score"]] for r in recalled["results"]] == [
         [h["kind"], h["ref"], h["score"]] for h in recorded_recall["payload"]["hits"]
