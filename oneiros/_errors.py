@@ -10,9 +10,12 @@
     │   └── InvalidPromptTemplate   a prompt override with an unknown task or placeholder
     ├── EventError                  an event that cannot be read or written
     │   ├── CorruptEvent            bytes in the log that do not decode
+    │   ├── InvalidEvent            an event refused before it is written (not finite, not Unicode, too large)
     │   └── UnknownEventType        a type name no registered event carries
     ├── StoreError                  the log refused or failed an operation
-    │   └── StreamConflict          another writer took the expected version
+    │   ├── StreamConflict          another writer took the expected version
+    │   ├── NoStore                 a command that only reads found no store at the URL (and made none)
+    │   └── StoreUnavailable        the store's server did not answer in time
     ├── GolemError                  a command against a golem's state
     │   ├── GolemNotFound
     │   ├── GolemExists
@@ -59,15 +62,18 @@ __all__ = [
     "IllegalCommand",
     "IllegalReview",
     "InputError",
+    "InvalidEvent",
     "InvalidPromptTemplate",
     "InvalidSetting",
     "InvalidStoreURL",
     "MalformedOutput",
+    "NoStore",
     "OneirosError",
     "ProjectionConflict",
     "ProjectionError",
     "StagingError",
     "StoreError",
+    "StoreUnavailable",
     "StreamConflict",
     "Unauthenticated",
     "UnknownEventType",
@@ -118,6 +124,22 @@ class CorruptEvent(EventError):
         super().__init__(f"corrupt event {topic!r} {where}: {reason}")
 
 
+class InvalidEvent(EventError):
+    """An event the store refuses to write because it could not be read back as it is.
+
+    NaN and infinities (JSON has no such numbers), text that is not valid Unicode, values nested
+    deeper than an encoder allows, and events larger than the store takes. ``field`` is the path of
+    the offending value inside the event (``prediction_error``, ``outcome.pnl``) when known.
+    """
+
+    def __init__(self, type_name: str, reason: str, field: str | None = None) -> None:
+        self.type_name = type_name
+        self.field = field
+        self.reason = reason
+        where = f" field {field}" if field else ""
+        super().__init__(f"{type_name}{where}: {reason}")
+
+
 class UnknownEventType(EventError):
     """A topic that names no registered event type or version."""
 
@@ -139,6 +161,28 @@ class StreamConflict(StoreError):
         self.golem_id = golem_id
         self.expected_version = expected_version
         super().__init__(f"stream {golem_id!r} moved past version {expected_version}: another writer appended first")
+
+
+class NoStore(StoreError):
+    """A command that only reads was pointed at a URL where no store exists; it created nothing."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(f"no store at {url}: {reason}")
+
+
+class StoreUnavailable(StoreError):
+    """The store's server did not accept a connection within the configured time.
+
+    ``where`` names host, port and database, never the password.
+    """
+
+    def __init__(self, url: str, where: str, reason: str) -> None:
+        self.url = url
+        self.where = where
+        self.reason = reason
+        super().__init__(f"cannot reach {where}: {reason}")
 
 
 class GolemError(OneirosError):

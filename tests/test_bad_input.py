@@ -12,6 +12,7 @@ from oneiros import (
     EpisodeFileError,
     Golems,
     InputError,
+    InvalidEvent,
     InvalidStoreURL,
     UnknownEventType,
     load_episodes,
@@ -118,11 +119,11 @@ def test_an_invalid_episode_from_python_writes_nothing() -> None:
     golems = Golems(open_store("memory://"))
     golems.create("g1")
     head = golems.store.head()
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(InvalidEvent) as caught:
         golems.record_episodes(
             "g1", [Episode(tick=1, summary="fine"), Episode(tick=2, summary="bad", significance=3.0)]
         )
-    assert "episode at tick 2: Expected `float` <= 1.0 - at `$.significance`" == str(caught.value)
+    assert "EpisodeRecorded field episode.significance: expected `float` <= 1.0" == str(caught.value)
     assert head == golems.store.head()
 
 

@@ -26,7 +26,7 @@ def run(
 
 def test_dream_on_the_embedded_default(tmp_path: Path) -> None:
     """`oneiros dream --json` in an empty folder creates .oneiros/events.db and prints only JSON."""
-    result = run("dream", "--json", cwd=tmp_path)
+    result = run("dream", "--json", "--sample", cwd=tmp_path)
     assert 0 == result.returncode, result.stderr
     out = json.loads(result.stdout)
     assert (tmp_path / ".oneiros" / "events.db").exists()
@@ -41,7 +41,7 @@ def test_dream_on_the_embedded_default(tmp_path: Path) -> None:
 def test_replay_until_and_events(tmp_path: Path) -> None:
     """replay --until rebuilds an earlier state; events --golem lists the stream in order."""
     url = f"sqlite:///{tmp_path}/e.db"
-    run("dream", "--json", "--golem", "g7", store=url)
+    run("dream", "--json", "--sample", "--golem", "g7", store=url)
     early = json.loads(run("replay", "--until", "28", "--json", store=url).stdout)
     assert 28 == early["position"]
     (golem,) = early["golems"]
@@ -59,7 +59,7 @@ def test_replay_until_and_events(tmp_path: Path) -> None:
 def test_a_second_dream_does_not_record_the_same_episodes_again(tmp_path: Path) -> None:
     """Episodes whose ticks are already recorded are skipped."""
     url = f"sqlite:///{tmp_path}/e.db"
-    run("dream", "--json", store=url)
+    run("dream", "--json", "--sample", store=url)
     from oneiros.episodes import sample_episodes_path
 
     second = json.loads(run("dream", "--json", "--episodes", str(sample_episodes_path()), store=url).stdout)

@@ -13,7 +13,7 @@ runner = CliRunner()
 
 def test_dream_then_report_budget_and_pairs_as_json(sqlite_url: str) -> None:
     """A hardened dream's report matches its DreamComplete; budget and pairs answer in JSON."""
-    dreamt = runner.invoke(app, ["dream", "--store", sqlite_url, "--tier", "hardened", "--json"])
+    dreamt = runner.invoke(app, ["dream", "--sample", "--store", sqlite_url, "--tier", "hardened", "--json"])
     assert 0 == dreamt.exit_code, dreamt.output
     complete = json.loads(dreamt.output)["complete"]
     shown = runner.invoke(app, ["report", "--store", sqlite_url, "--json"])
@@ -38,6 +38,7 @@ def test_unknown_tier_is_a_clear_error(sqlite_url: str) -> None:
 
 def test_report_without_a_dream_is_a_clear_error(sqlite_url: str) -> None:
     """Asking for the report of a golem that never dreamt names the golem."""
+    assert 0 == runner.invoke(app, ["dream", "--sample", "--store", sqlite_url, "--json"]).exit_code
     result = runner.invoke(app, ["report", "--store", sqlite_url, "--golem", "nobody"])
     assert 2 == result.exit_code
     assert "error: golem 'nobody' has no dream report" in result.output

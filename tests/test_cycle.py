@@ -217,7 +217,9 @@ def test_observers_follow_events_written_by_another_process(tmp_path: object) ->
     follower.start()
     try:
         subprocess.run(
-            [sys.executable, "-m", "oneiros", "dream", "--json", "--store", url], capture_output=True, check=True
+            [sys.executable, "-m", "oneiros", "dream", "--json", "--sample", "--store", url],
+            capture_output=True,
+            check=True,
         )
         deadline = time.monotonic() + 10
         while len(entered) < 7 and time.monotonic() < deadline:

@@ -31,7 +31,7 @@ def test_dream_then_journal_staging_outcome_review_verify(env: dict[str, str]) -
     """After one dream the journal has its cycle and the buffer its staged outputs, ten of them
     active; an outcome moves an entry, a review rejects it, and replay --verify finds every
     projection equal to a rebuild."""
-    dream = _json(env, "dream")
+    dream = _json(env, "dream", "--sample")
     journal = _json(env, "journal")
     assert [dream["cycle_id"]] == [e["cycle_id"] for e in journal]  # type: ignore[index]
     staging = _json(env, "staging")
@@ -61,7 +61,7 @@ def test_dream_then_journal_staging_outcome_review_verify(env: dict[str, str]) -
 
 def test_illegal_review_exits_2_with_message(env: dict[str, str]) -> None:
     """Reviewing an entry whose status forbids the decision prints the error and exits 2."""
-    _json(env, "dream")
+    _json(env, "dream", "--sample")
     entry = next(e["entry_id"] for e in _json(env, "staging") if e["status"] == "proposed")  # type: ignore[attr-defined, index]
     _json(env, "review", entry, "--decision", "reject", "--reason", "no")
     result = _run(env, "review", entry, "--decision", "reinforce", "--reason", "yes")
@@ -71,7 +71,7 @@ def test_illegal_review_exits_2_with_message(env: dict[str, str]) -> None:
 
 def test_bad_verdict_and_decision_are_refused(env: dict[str, str]) -> None:
     """A verdict or decision outside the vocabulary is refused before anything is written."""
-    _json(env, "dream")
+    _json(env, "dream", "--sample")
     verdict = _run(env, "outcome", "--golem", "golem", "--tick", "1", "--verdict", "maybe")
     assert (2, "error: verdict 'maybe' must be 'confirms' or 'contradicts'") == (
         verdict.exit_code,
@@ -88,7 +88,7 @@ def test_verify_reports_a_tampered_projection(env: dict[str, str]) -> None:
     """A row changed behind the runner's back makes replay --verify report the mismatch and exit 1."""
     from oneiros.projections import open_projection_db
 
-    _json(env, "dream")
+    _json(env, "dream", "--sample")
     _json(env, "journal")
     db = open_projection_db(env["ONEIROS_PROJECTIONS"])
     kind, key, _data = db.scan("journal")[0]
@@ -104,7 +104,7 @@ def test_verify_reports_a_tampered_projection(env: dict[str, str]) -> None:
 def test_memory_shows_diffs_writes_and_rolls_back(env: dict[str, str], tmp_path: Path) -> None:
     """Promotions by review write MEMORY.md versions; the command shows the newest, diffs two,
     writes the file and rolls back to an earlier version as a new one."""
-    _json(env, "dream")
+    _json(env, "dream", "--sample")
     first, second = [e["entry_id"] for e in _json(env, "staging") if e["status"] == "proposed"][:2]  # type: ignore[attr-defined, index]
     for entry in (first, second):
         _json(env, "review", entry, "--decision", "promote_candidate", "--reason", "confirmed")

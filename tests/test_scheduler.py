@@ -656,3 +656,23 @@ def test_a_dream_restarts_the_idle_clock(after: timedelta, dreams: bool) -> None
     log = Log().cycle(datetime(2026, 3, 2, 12, 0, tzinfo=UTC), minutes=0)
     decision = should_dream(settings("ethos"), log.state(), datetime(2026, 3, 2, 12, 0, tzinfo=UTC) + after)
     assert (dreams, () if dreams else ("silence",)) == (decision.dream, decision.blocked_by)
+
+
+@pytest.mark.parametrize("ticks", [-(10**9), -1.0, 0.0, 10**9, float(10**300)])
+def test_urgency_is_defined_for_any_elapsed_time(ticks: float) -> None:
+    """Time before the last dream (a clock set back) or absurdly long ago gives an urgency in [0, 1],
+    never an OverflowError."""
+    from oneiros.scheduling import dream_urgency
+    from oneiros.settings import UrgencySettings
+
+    value = dream_urgency(
+        UrgencySettings(),
+        "stable",
+        novelty=0.0,
+        unreplayed_episodes=0,
+        emotional=0.0,
+        threat=0.0,
+        prediction_accuracy=1.0,
+        ticks_since_last_dream=ticks,
+    )
+    assert 0.0 <= value <= 1.0

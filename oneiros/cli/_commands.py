@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from oneiros._errors import GolemNotFound
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, one_line_errors, opened
 from oneiros.cli._content import BaseUrlOpt, GeneratorOpt, PromptsOpt, TierOpt, cycle_setup
 from oneiros.cli._projections import verify_projections
 from oneiros.cli._workers import enqueue_cycle
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from oneiros.events import Episode
     from oneiros.fsm import Golems
     from oneiros.workers import CycleResult, InProcessExecutor
 
@@ -28,10 +29,11 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     golem: GolemOpt = "golem",
     episodes: Annotated[
         Path | None,
-        typer.Option(
-            "--episodes", help="JSONL episodes to record first (default: the bundled sample for a new golem)."
-        ),
+        typer.Option("--episodes", help="JSONL episodes to record first (validated whole before anything is written)."),
     ] = None,
+    sample: Annotated[
+        bool, typer.Option("--sample", help="Record the bundled sample trading episodes first (a demo golem).")
+    ] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the offline generator.")] = 0,
     as_json: JsonOpt = False,
     tier: TierOpt = "core",
@@ -48,22 +50,18 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     from rich.table import Table
 
     from oneiros._deps import Deps
-    from oneiros.episodes import load_episodes, recorded_episodes, sample_episodes_path
+    from oneiros.episodes import load_episodes, sample_episodes_path
     from oneiros.fsm import Golems
     from oneiros.workers import InProcessExecutor
 
-    with opened(store) as event_store:
+    with one_line_errors():  # options and episode files are checked before the store is opened
         chosen, settings = cycle_setup(seed, tier, generator, base_url, prompts)
+        loaded = [e for path in _episode_sources(episodes, sample) for e in load_episodes(path)]
+    with opened(store, create=True) as event_store:
         golems = Golems(event_store, deps=Deps(seed=seed))
-        new = not _golem_exists(golems, golem)
-        if new:
-            golems.create(golem)
-        source = episodes or (sample_episodes_path() if new else None)
-        recorded = 0
-        if source is not None:
-            known = {e.tick for e in recorded_episodes(event_store, golem)}
-            fresh = [e for e in load_episodes(source) if e.tick not in known]
-            recorded = len(golems.record_episodes(golem, fresh))
+        recorded = _record(golems, golem, loaded)
+        if sample and not as_json:
+            console.print(f"recorded the bundled sample episodes into {golem} ({sample_episodes_path()})")
         if queue is not None:
             enqueued = enqueue_cycle(golems, golem, queue, cycle_settings=settings)
             enqueued |= {"episodes_recorded": recorded, "store": event_store.url}
@@ -96,6 +94,29 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         console.print(table)
         if result.interrupted:
             console.print(f"[yellow]interrupted:[/yellow] {result.interrupted}")
+
+
+def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:
+    from oneiros.episodes import sample_episodes_path
+
+    return [p for p in (episodes, sample_episodes_path() if sample else None) if p is not None]
+
+
+def _record(golems: Golems, golem_id: str, loaded: list[Episode]) -> int:
+    """Create the golem if it is new and record the episodes it does not have yet; how many."""
+    from oneiros.episodes import recorded_episodes
+
+    new = not _golem_exists(golems, golem_id)
+    if new and not loaded:
+        err_console.print(
+            f"[red]error:[/red] golem {golem_id!r} does not exist yet and has no episodes to dream about; "
+            "pass --episodes FILE (or --sample for the bundled demo episodes)"
+        )
+        raise typer.Exit(2)
+    if new:
+        golems.create(golem_id)
+    known = {e.tick for e in recorded_episodes(golems.store, golem_id)}
+    return len(golems.record_episodes(golem_id, [e for e in loaded if e.tick not in known]))
 
 
 def _golem_exists(golems: Golems, golem_id: str) -> bool:

@@ -15,10 +15,10 @@ from oneiros._errors import OneirosError
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
 
-__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "opened"]
+__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "one_line_errors", "opened"]
 
 console = Console(stderr=False)
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, however long
 
 StoreOpt = Annotated[
     str | None,
@@ -36,16 +36,27 @@ def emit_json(obj: object) -> None:
 
 
 @contextmanager
-def opened(url: str | None) -> Iterator[EventStore]:
-    """Open the store; any oneiros error becomes a one-line message and exit code 2."""
+def one_line_errors() -> Iterator[None]:
+    """Any oneiros error inside becomes a one-line message and exit code 2, never a traceback."""
+    try:
+        yield
+    except OneirosError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+@contextmanager
+def opened(url: str | None, *, create: bool = False) -> Iterator[EventStore]:
+    """Open the store; any oneiros error becomes a one-line message and exit code 2.
+
+    Only commands that write pass ``create=True``: one that reads says there is no store at the
+    URL instead of leaving an empty one behind.
+    """
     from oneiros.events import open_store
 
-    try:
-        store = open_store(url)
+    with one_line_errors():
+        store = open_store(url, create=create)
         try:
             yield store
         finally:
             store.close()
-    except OneirosError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None

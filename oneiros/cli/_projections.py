@@ -176,7 +176,7 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         err_console.print(f"[red]error:[/red] verdict {verdict!r} must be 'confirms' or 'contradicts'")
         raise typer.Exit(2)
     v: Verdict = "confirms" if verdict == "confirms" else "contradicts"
-    with opened(store) as event_store:
+    with opened(store, create=True) as event_store:
         record = Feedback(event_store).record_outcome(
             golem,
             OutcomeInput(tick=tick, verdict=v, summary=summary, tags=tuple(tag or ()), regime=regime, entry_id=entry),
@@ -209,7 +209,7 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         err_console.print(f"[red]error:[/red] decision {decision!r} must be one of {', '.join(decisions)}")
         raise typer.Exit(2)
     chosen: ReviewDecision = decisions[decisions.index(decision)]
-    with opened(store) as event_store:
+    with opened(store, create=True) as event_store:
         Feedback(event_store).review(entry_id, chosen, who=who, why=reason)
         with _projections(event_store, projections) as p:
             entry = next(e for e in p.staging() if e.entry_id == entry_id)
@@ -230,7 +230,7 @@ def reevaluate(
 
     from oneiros.projections import Feedback
 
-    with opened(store) as event_store:
+    with opened(store, create=True) as event_store:
         records = Feedback(event_store).reevaluate(golem)
         with _projections(event_store, projections):
             pass

@@ -136,7 +136,12 @@ def run(
     config: ConfigOpt = None,
     preset: PresetOpt = None,
     ticks: Annotated[int, typer.Option("--ticks", help="Stop after this many ticks (0: until SIGTERM).")] = 0,
-    tick_seconds: Annotated[float | None, typer.Option("--tick-seconds", help="Override daemon.tick_seconds.")] = None,
+    tick_seconds: Annotated[
+        float | None, typer.Option("--tick-seconds", min=0.001, help="Override daemon.tick_seconds (> 0).")
+    ] = None,
+    sample: Annotated[
+        bool, typer.Option("--sample", help="Give a new golem the bundled sample trading episodes (a demo).")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the heartbeat daemon: record activity, decide each tick, dream when the config says.
@@ -159,13 +164,19 @@ def run(
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda _signum, _frame: stop.set())
-    with opened(store or effective.store or None) as event_store:
+    with opened(store or effective.store or None, create=True) as event_store:
         golems = Golems(event_store, deps=Deps())
         try:
             golems.state(golem_id)
         except GolemNotFound:
             golems.create(golem_id)
-            golems.record_episodes(golem_id, load_episodes(sample_episodes_path()))
+            if sample:
+                golems.record_episodes(golem_id, load_episodes(sample_episodes_path()))
+            if not as_json:
+                console.print(
+                    f"created golem [bold]{golem_id}[/bold]"
+                    + (" with the bundled sample episodes" if sample else " with no episodes yet")
+                )
         executor = InProcessExecutor(golems, settings=effective.cycle)
         daemon = Daemon(golems, golem_id, executor, schedule=effective.schedule, daemon=effective.daemon)
         if not as_json:

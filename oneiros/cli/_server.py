@@ -53,7 +53,7 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     effective = _with(
         _load(config, preset), host=host, port=port, tokens_file=str(tokens) if tokens else None, queue=queue
     )
-    with opened(store or effective.store or None) as event_store:
+    with opened(store or effective.store or None, create=True) as event_store:
         try:
             app = create_app(event_store, effective, insecure_local=insecure_local)
         except OneirosError as exc:
@@ -81,7 +81,7 @@ def mcp(
     effective = _load(config, preset)
     who = Principal(name="stdio", scopes=("read",) if read_only else ("admin",), golems=tuple(golem or ()))
     warm_decoders()  # before the projection follower's thread starts
-    with opened(store or effective.store or None) as event_store:
+    with opened(store or effective.store or None, create=True) as event_store:
         service = Service(event_store, effective)
         service.start()
         try:

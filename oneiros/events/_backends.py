@@ -254,7 +254,14 @@ def _postgres_parts(url: str) -> dict[str, Any]:
     schema = query.get("schema", ["public"])[0]
     if not schema.replace("_", "").isalnum():
         raise InvalidStoreURL(url, f"schema {schema!r} must be letters, digits and underscores")
+    try:
+        connect_timeout = float(query.get("connect_timeout", ["5"])[0])
+    except ValueError:
+        raise InvalidStoreURL(url, "connect_timeout must be a number of seconds") from None
+    if not 0 < connect_timeout <= 3600:
+        raise InvalidStoreURL(url, "connect_timeout must be between 0 and 3600 seconds")
     return {
+        "connect_timeout": connect_timeout,
         "dbname": dbname,
         "host": split.hostname or "127.0.0.1",
         "port": port,
@@ -264,27 +271,36 @@ def _postgres_parts(url: str) -> dict[str, Any]:
     }
 
 
-def open_backend(url: str) -> Backend:
-    """A backend for ``memory://``, ``sqlite:///relative.db``, ``sqlite:////abs.db`` or
-    ``postgresql://user:password@host:port/dbname?schema=name``."""
+def locate_store(url: str) -> tuple[str, Any]:
+    """``("memory", None)``, ``("sqlite", path)`` or ``("postgresql", parts)`` for a valid store URL."""
     scheme, sep, rest = url.partition("://")
     if not sep:
         raise InvalidStoreURL(url, "expected scheme://..., one of memory://, sqlite:///PATH, postgresql://...")
     if scheme == "memory":
-        return MemoryBackend(url)
+        return "memory", None
     if scheme == "sqlite":
         if not rest.startswith("/") or rest == "/":
             raise InvalidStoreURL(url, "expected sqlite:///relative/path.db or sqlite:////absolute/path.db")
-        path = rest[1:]
-        try:
-            return SQLiteBackend(url, path)
-        except (sqlite3.Error, OSError) as exc:
-            raise InvalidStoreURL(url, f"cannot open SQLite file {path!r}: {exc}") from None
+        return "sqlite", rest[1:]
     if scheme in ("postgresql", "postgres"):
         parts = _postgres_parts(url)
         try:
             import psycopg  # noqa: F401, PLC0415 - the optional extra; see PostgresBackend
         except ImportError:  # pragma: no cover - depends on the install
             raise InvalidStoreURL(url, "PostgreSQL needs the extra: pip install 'oneiros[postgres]'") from None
-        return PostgresBackend(url, parts)
+        return "postgresql", parts
     raise InvalidStoreURL(url, f"unknown scheme {scheme!r}; expected memory, sqlite or postgresql")
+
+
+def open_backend(url: str) -> Backend:
+    """A backend for ``memory://``, ``sqlite:///relative.db``, ``sqlite:////abs.db`` or
+    ``postgresql://user:password@host:port/dbname?schema=name&connect_timeout=5``."""
+    kind, target = locate_store(url)
+    if kind == "memory":
+        return MemoryBackend(url)
+    if kind == "sqlite":
+        try:
+            return SQLiteBackend(url, target)
+        except (sqlite3.Error, OSError) as exc:
+            raise InvalidStoreURL(url, f"cannot open SQLite file {target!r}: {exc}") from None
+    return PostgresBackend(url, target)

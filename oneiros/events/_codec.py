@@ -8,16 +8,18 @@ raw SQLite (see ``benchmarks/store.py``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import cache
 from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from oneiros._errors import CorruptEvent, UnknownEventType
+from oneiros._errors import CorruptEvent, InvalidEvent, UnknownEventType
 from oneiros.events._types import Event, EventMeta, registered_events
 
 __all__ = [
+    "MAX_EVENT_BYTES",
     "Upcaster",
     "current_decoder",
     "decode_event",
@@ -38,7 +40,12 @@ class _Envelope(msgspec.Struct, Generic[_T]):
     data: _T
 
 
+MAX_EVENT_BYTES = 1 << 20
+"""Largest encoded event the store writes (1 MiB). Not from the source documents: no episode,
+dream output or host fact comes near it, so anything larger is a mistake or an attack."""
+
 _encoder = msgspec.json.Encoder()
+_AT = re.compile(r"^(?P<what>.*?) - at `\$\.data(?:\.(?P<path>[^`]*))?`$", re.S)
 _raw_decoder = msgspec.json.Decoder(_Envelope[dict[str, Any]])
 
 
@@ -68,17 +75,47 @@ def topics_for(cls: type[Event]) -> list[str]:
 def split_topic(topic: str) -> tuple[str, int]:
     """``("DreamStart", 1)`` from ``"DreamStart.v1"``."""
     name, sep, version = topic.rpartition(".v")
-    if not sep or not version.isdigit() or not name:
+    # isascii: str.isdigit accepts superscripts and other digits int() refuses ("X.v²").
+    if not sep or not version.isascii() or not version.isdigit() or not name:
         raise UnknownEventType(topic)
     return name, int(version)
 
 
-def encode_event(meta: EventMeta, event: Event) -> tuple[str, bytes]:
-    """``(topic, state)`` for one event."""
+def encode_event(meta: EventMeta, event: Event, *, max_bytes: int = MAX_EVENT_BYTES) -> tuple[str, bytes]:
+    """``(topic, state)`` for one event, refused with :class:`InvalidEvent` unless it reads back.
+
+    Structs built in Python skip msgspec's validation, so a NaN, a lone surrogate or a value its
+    type forbids would otherwise be written (NaN as ``null``) and poison every later read of the
+    stream. Decoding the bytes just encoded is the one check that matches what replay will do.
+    """
     cls = type(event)
     if not cls.type_name:
         raise TypeError(f"{cls.__qualname__} is not a registered event type")
-    return topic_of(cls), _encoder.encode(_Envelope(meta, event))
+    try:
+        state = _encoder.encode(_Envelope(meta, event))
+    except UnicodeEncodeError as exc:
+        raise InvalidEvent(cls.type_name, f"text is not valid Unicode ({exc.reason})") from None
+    except RecursionError:
+        raise InvalidEvent(cls.type_name, "values nested too deeply to store") from None
+    except (TypeError, msgspec.EncodeError) as exc:
+        raise InvalidEvent(cls.type_name, str(exc)) from None
+    if len(state) > max_bytes:
+        raise InvalidEvent(cls.type_name, f"{len(state)} bytes encoded; an event may take at most {max_bytes}")
+    try:
+        _decoder_for(cls).decode(state)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise _invalid(cls.type_name, str(exc)) from None
+    return topic_of(cls), state
+
+
+def _invalid(type_name: str, message: str) -> InvalidEvent:
+    match = _AT.match(message)
+    if match is None:
+        return InvalidEvent(type_name, message)
+    what = match["what"]
+    if what == "Expected `float`, got `null`":
+        what = "expected a finite number, got NaN or infinity"  # msgspec writes both as null
+    return InvalidEvent(type_name, what[:1].lower() + what[1:], match["path"] or None)
 
 
 @cache
@@ -134,5 +171,9 @@ def decode_event(topic: str, state: bytes, position: int | None = None) -> tuple
                 raise CorruptEvent(position, topic, f"no upcaster from v{v} to v{v + 1}")
             data = upcast(data)
         return raw.meta, msgspec.convert(data, cls)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError) as exc:
         raise CorruptEvent(position, topic, str(exc)) from None
+    except RecursionError:
+        raise CorruptEvent(position, topic, "values nested too deeply to read") from None
+    except (KeyError, TypeError, ValueError) as exc:  # an upcaster meeting a payload it was not written for
+        raise CorruptEvent(position, topic, f"upcast failed: {exc!r}") from None

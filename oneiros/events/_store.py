@@ -11,8 +11,9 @@ import msgspec
 from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEvent
 
 from oneiros._errors import StoreError, StreamConflict
-from oneiros.events._backends import Backend, Row, open_backend
+from oneiros.events._backends import Backend, Row, locate_store, open_backend
 from oneiros.events._codec import current_decoder, decode_event, encode_event, topics_for
+from oneiros.events._presence import check_reachable, require_store
 from oneiros.events._types import Event, EventMeta
 
 __all__ = ["DEFAULT_STORE_URL", "EventStore", "Recorded", "open_store", "record_row"]
@@ -157,6 +158,18 @@ class EventStore:
         self.close()
 
 
-def open_store(url: str | None = None) -> EventStore:
-    """Open the store at ``url``, else ``$ONEIROS_STORE``, else the embedded SQLite default."""
-    return EventStore(open_backend(url or os.environ.get("ONEIROS_STORE") or DEFAULT_STORE_URL))
+def open_store(url: str | None = None, *, create: bool = True) -> EventStore:
+    """Open the store at ``url``, else ``$ONEIROS_STORE``, else the embedded SQLite default.
+
+    With ``create=False`` (every command that only reads) a missing store raises :class:`NoStore`
+    and nothing is created: no file, directory, schema or table. A PostgreSQL server that does not
+    answer within the URL's ``connect_timeout`` (5 s) raises :class:`StoreUnavailable` naming host,
+    port and database.
+    """
+    resolved = url or os.environ.get("ONEIROS_STORE") or DEFAULT_STORE_URL
+    kind, target = locate_store(resolved)
+    if not create and kind != "memory":
+        require_store(resolved, kind, target, timeout=target["connect_timeout"] if kind == "postgresql" else 5.0)
+    elif kind == "postgresql":
+        check_reachable(resolved, target, target["connect_timeout"])
+    return EventStore(open_backend(resolved))

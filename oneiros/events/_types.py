@@ -139,19 +139,29 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     regret: float = 0.0
 
 
+# Bounds on what one episode may hold. They are part of the schema, not settings: every process
+# must be able to read every stored episode, so no process may write one that another refuses.
+# Generous for any real agent (Bumblebee's and Bardo's episodes carry a sentence and a few tags).
+Summary = Annotated[str, msgspec.Meta(min_length=1, max_length=16_384)]
+Tag = Annotated[str, msgspec.Meta(max_length=128)]
+Tags = Annotated[tuple[Tag, ...], msgspec.Meta(max_length=256)]
+Label = Annotated[str, msgspec.Meta(max_length=128)]
+Embedding = Annotated[tuple[float, ...], msgspec.Meta(max_length=8_192)]
+
+
 class Episode(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One waking experience, the raw material of replay."""
 
     tick: Count
-    summary: NonEmpty
+    summary: Summary
     time: datetime | None = None
-    tags: tuple[str, ...] = ()
-    regime: str = "unknown"
+    tags: Tags = ()
+    regime: Label = "unknown"
     significance: Unit = 0.5
     arousal: Unit = 0.0
     outcome: Outcome = Outcome()
     prediction_error: float = 0.0
-    embedding: tuple[float, ...] | None = None
+    embedding: Embedding | None = None
     dream_priority: Literal["normal", "high"] = "normal"
 
 

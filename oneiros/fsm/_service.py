@@ -80,14 +80,9 @@ class Golems:
         return state
 
     def record_episodes(self, golem_id: str, episodes: Iterable[Episode]) -> list[Recorded]:
-        """Record waking episodes, each validated (ranges, required fields) before anything is written."""
-        checked: list[Event] = []
-        for episode in episodes:
-            try:
-                valid = msgspec.convert(msgspec.to_builtins(episode), Episode)
-            except msgspec.ValidationError as exc:
-                raise InputError(f"episode at tick {episode.tick}: {exc}") from None
-            checked.append(EpisodeRecorded(episode=valid))
+        """Record waking episodes, all or none: the store refuses the batch before writing anything if
+        one value cannot be stored as it is (a range, NaN, bad Unicode), naming the field."""
+        checked: list[Event] = [EpisodeRecorded(episode=episode) for episode in episodes]
         return self._command(golem_id, "record_episode", lambda _s: checked)
 
     def record(self, golem_id: str, events: Sequence[Event]) -> list[Recorded]:

@@ -90,7 +90,10 @@ def dream_urgency(
     if w is None:
         return 0.0
     debt = _clip(unreplayed_episodes / settings.debt_saturation)
-    temporal = 1.0 / (1.0 + math.exp(-ticks_since_last_dream / w.natural_period))
+    # A moment before the last dream (a clock set back, `should-dream --at` in the past) counts as
+    # no time since it; the exponent is bounded so no elapsed time overflows math.exp.
+    elapsed = max(0.0, ticks_since_last_dream)
+    temporal = 1.0 / (1.0 + math.exp(max(-700.0, -elapsed / w.natural_period)))
     score = (
         w.novelty * _clip(novelty)
         + w.consolidation * debt

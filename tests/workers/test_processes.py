@@ -211,7 +211,7 @@ def test_cli_dream_queue_worker_and_trace(redis_url: str, tmp_path: Path) -> Non
             [sys.executable, "-m", "oneiros", *args], capture_output=True, text=True, env=env, cwd=ROOT, check=False
         )
 
-    enqueued = run("dream", "--queue", redis_url, "--json")
+    enqueued = run("dream", "--sample", "--queue", redis_url, "--json")
     assert 0 == enqueued.returncode, enqueued.stderr
     cycle_id = msgspec.json.decode(enqueued.stdout)["cycle_id"]
     worked = run(

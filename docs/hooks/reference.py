@@ -1,0 +1,159 @@
+"""Writes the reference pages from the code itself (run by mkdocs-gen-files on every build).
+
+- ``reference/cli.md``: every ``oneiros`` command with its options, from the Typer app;
+- ``reference/config.md``: every config key with its type, default and docstring (which names the
+  source document the default comes from), from the settings Structs;
+- ``reference/events.md``: every event type and the episode, as JSON Schema from msgspec;
+- ``reference/errors.md`` is written by hand and checked against the classes by a test.
+
+Nothing here is copied by hand, so the reference cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import griffe
+import mkdocs_gen_files
+import msgspec
+import typer
+
+from oneiros.cli import app
+from oneiros.config import OneirosConfig
+from oneiros.events import Episode, registered_events
+
+_settings = griffe.load("oneiros.settings", resolve_aliases=True, resolve_external=False)
+_config = griffe.load("oneiros.config", resolve_aliases=True, resolve_external=False)
+
+
+def _doc_of(struct: type, field: str) -> str:
+    for package in (_settings, _config):
+        try:
+            member = package[struct.__name__].members[field]
+        except KeyError:
+            continue
+        if member.docstring is not None:
+            return " ".join(member.docstring.value.split())
+    return ""
+
+
+def _type_name(info: msgspec.inspect.Type) -> str:
+    name = type(info).__name__.removesuffix("Type").lower()
+    if isinstance(info, msgspec.inspect.UnionType):
+        return " or ".join(_type_name(t) for t in info.types)
+    if isinstance(info, msgspec.inspect.LiteralType):
+        return " | ".join(repr(v) for v in info.values)
+    if isinstance(info, msgspec.inspect.StructType):
+        return "table"
+    if isinstance(info, msgspec.inspect.DictType):
+        return f"table of {_type_name(info.value_type)}"
+    if isinstance(info, (msgspec.inspect.ListType, msgspec.inspect.TupleType, msgspec.inspect.VarTupleType)):
+        return "array"
+    return name
+
+
+def _default(field: msgspec.inspect.Field) -> str:
+    if field.default is not msgspec.NODEFAULT:
+        value: Any = field.default
+    elif field.default_factory is not msgspec.NODEFAULT:
+        value = field.default_factory()
+    else:
+        return "(required)"
+    text = json.dumps(msgspec.to_builtins(value))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _keys(struct: type, prefix: str = "") -> Iterator[tuple[str, str, str, str]]:
+    info = msgspec.inspect.type_info(struct)
+    assert isinstance(info, msgspec.inspect.StructType)
+    for field in info.fields:
+        key = f"{prefix}{field.encode_name}"
+        inner = field.type.types[0] if isinstance(field.type, msgspec.inspect.UnionType) else field.type
+        if isinstance(inner, msgspec.inspect.StructType):
+            yield from _keys(inner.cls, f"{key}.")
+            continue
+        yield key, _type_name(field.type), _default(field), _doc_of(struct, field.name)
+
+
+def _config_page() -> str:
+    lines = [
+        "# Configuration keys",
+        "",
+        "Every key of `oneiros.toml`, generated from the settings Structs. Any key can also be set",
+        "with an `ONEIROS_*` variable (`cycle.budget.cycle_tokens` is `ONEIROS_CYCLE__BUDGET__CYCLE_TOKENS`).",
+        "Each description names the source document its default comes from.",
+        "",
+        "| key | type | default | what it is |",
+        "| --- | --- | --- | --- |",
+    ]
+    for key, kind, default, doc in _keys(OneirosConfig):
+        cell = doc.replace("|", "\\|")
+        lines.append(f"| `{key}` | {kind} | `{default}` | {cell} |")
+    return "\n".join(lines) + "\n"
+
+
+def _cli_page() -> str:
+    # Typer vendors its own click, so commands are told apart by shape rather than by class.
+    root: Any = typer.main.get_command(app)
+    lines = ["# Command line", "", "Generated from the `oneiros` command itself.", ""]
+
+    def walk(group: Any, path: str) -> None:
+        for name in sorted(group.commands):
+            command = group.commands[name]
+            full = f"{path} {name}"
+            if hasattr(command, "commands"):
+                walk(command, full)
+                continue
+            lines.extend([f"## `{full}`", "", (command.help or "").strip(), ""])
+            rows = [p for p in command.params if p.name != "help"]
+            if rows:
+                lines.extend(["| option | default | environment | help |", "| --- | --- | --- | --- |"])
+                for p in rows:
+                    flag = ", ".join(p.opts) if p.param_type_name == "option" else (p.name or "").upper()
+                    env = p.envvar if isinstance(p.envvar, str) else ""
+                    help_text = getattr(p, "help", "") or ""
+                    default = "" if p.default is None or callable(p.default) else f"`{p.default}`"
+                    lines.append(f"| `{flag}` | {default} | {env} | {help_text} |")
+                lines.append("")
+
+    walk(root, "oneiros")
+    return "\n".join(lines) + "\n"
+
+
+def _events_page() -> str:
+    lines = [
+        "# Events and episodes",
+        "",
+        "The log's vocabulary, as JSON Schema generated by msgspec from the event Structs. A stored",
+        "event's topic is `<Type>.v<version>`; see [schema evolution](../schema-evolution.md).",
+        "",
+        "## Episode",
+        "",
+        "One line of an episodes file (`--episodes FILE`), and the payload of `EpisodeRecorded`.",
+        "",
+        "```json",
+        json.dumps(msgspec.json.schema(Episode), indent=2, sort_keys=True),
+        "```",
+        "",
+    ]
+    for name, cls in sorted(registered_events().items()):
+        lines.extend(
+            [
+                f"## {name} (v{cls.schema_version})",
+                "",
+                " ".join((cls.__doc__ or "").split()),
+                "",
+                "```json",
+                json.dumps(msgspec.json.schema(cls), indent=2, sort_keys=True),
+                "```",
+                "",
+            ]
+        )
+    return "\n".join(lines)
+
+
+for path, page in (("config", _config_page), ("cli", _cli_page), ("events", _events_page)):
+    with mkdocs_gen_files.open(f"reference/{path}.md", "w") as handle:
+        handle.write(page())
