@@ -156,3 +156,23 @@ def test_tokens_are_stored_hashed_and_checked_by_hash(tmp_path: Path) -> None:
         again.returncode,
         " ".join(again.stderr.split()),
     )
+
+
+def test_cors_answers_only_the_configured_origins(tmp_path: Path) -> None:
+    """With server.cors_origins set, a preflight from that origin is allowed before any token is
+    asked for; another origin gets no CORS header."""
+    running = start_server(
+        f"sqlite:///{tmp_path}/events.db",
+        tmp_path / "serve",
+        env={"ONEIROS_SERVER__CORS_ORIGINS": '["https://app.example"]'},
+    )
+    try:
+        preflight = {"Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "Authorization"}
+        allowed = httpx.options(running.url + "/api/v1/golems", headers={"Origin": "https://app.example", **preflight})
+        assert (200, "https://app.example") == (allowed.status_code, allowed.headers["access-control-allow-origin"])
+        other = httpx.options(running.url + "/api/v1/golems", headers={"Origin": "https://evil.example", **preflight})
+        assert "access-control-allow-origin" not in other.headers
+        read = running.client("read").get("/golems", headers={"Origin": "https://app.example"})
+        assert (200, "https://app.example") == (read.status_code, read.headers["access-control-allow-origin"])
+    finally:
+        running.stop()
