@@ -33,6 +33,7 @@ from oneiros.events._content import (
     WakingResidue,
 )
 from oneiros.events._history import export_history, import_history
+from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
 from oneiros.events._recall import RECALL_STREAM, MemoryRecalled, RecallHit, RecallKind
 from oneiros.events._schedule import (
     ActivityKind,
@@ -44,6 +45,17 @@ from oneiros.events._schedule import (
     MessageHeld,
     MessagesReleased,
     SleepRequested,
+)
+from oneiros.events._snapshots import (
+    Snapshot,
+    SnapshotStore,
+    decode_records,
+    encode_records,
+    open_snapshots,
+    read_from_snapshot,
+    read_stream_paged,
+    seal,
+    unseal,
 )
 from oneiros.events._staging import (
     FEEDBACK_STREAM,
@@ -68,8 +80,11 @@ from oneiros.events._staging import (
 )
 from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store, record_row
 from oneiros.events._types import (
+    BARDO_PHASES,
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
+    BardoPhase,
+    BardoTrigger,
     BehavioralPhase,
     CycleEvent,
     DreamComplete,
@@ -99,6 +114,7 @@ from oneiros.events._types import (
 )
 
 __all__ = [
+    "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DEFAULT_STORE_URL",
     "DREAM_PHASES",
@@ -108,6 +124,8 @@ __all__ = [
     "STAGING_STREAM",
     "ActivityKind",
     "ActivityRecorded",
+    "BardoPhase",
+    "BardoTrigger",
     "BehavioralPhase",
     "BehavioralPhaseChanged",
     "BudgetExhausted",
@@ -143,6 +161,7 @@ __all__ = [
     "EntryStaged",
     "Episode",
     "EpisodeDepotentiated",
+    "EpisodePrioritized",
     "EpisodeRecorded",
     "EpisodeTriaged",
     "Event",
@@ -153,6 +172,7 @@ __all__ = [
     "GenerationRecorded",
     "GolemCreated",
     "HypnagogicPrediction",
+    "InsightStrengthened",
     "IntegrationSummary",
     "InterruptSource",
     "Lineage",
@@ -160,6 +180,7 @@ __all__ = [
     "MemoryRolledBack",
     "MessageHeld",
     "MessagesReleased",
+    "MicroConsolidated",
     "Mode",
     "ModeChanged",
     "NremSummary",
@@ -174,6 +195,8 @@ __all__ = [
     "ReviewDecided",
     "ReviewDecision",
     "SleepRequested",
+    "Snapshot",
+    "SnapshotStore",
     "StagedKind",
     "StagingStatus",
     "StepFailed",
@@ -186,16 +209,23 @@ __all__ = [
     "WakeUpSummary",
     "WakingResidue",
     "decode_event",
+    "decode_records",
     "encode_event",
+    "encode_records",
     "event_subtypes",
     "event_type",
     "export_history",
     "golem_of_stream",
     "import_history",
+    "open_snapshots",
     "open_store",
+    "read_from_snapshot",
+    "read_stream_paged",
     "record_row",
     "register_upcaster",
     "registered_events",
+    "seal",
     "side_stream",
     "topics_for",
+    "unseal",
 ]

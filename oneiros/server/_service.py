@@ -109,7 +109,7 @@ class Service:
         self.settings = config.server
         self.deps = deps or Deps()
         url = self.settings.projections or os.environ.get("ONEIROS_PROJECTIONS") or _default_projection_url(store.url)
-        self.projections = Projections(store, open_projection_db(url), ProjectionSettings())
+        self.projections = Projections(store, open_projection_db(url), ProjectionSettings(staging=config.staging))
         # One thread moves the projections at a time: the follower, or a write settling.
         self._moving = threading.Lock()
         self._stop = threading.Event()
