@@ -15,11 +15,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from oneiros._deps import Deps, FixedClock, SequentialIds
     from oneiros._errors import (
+        AccessError,
         ConfigError,
         CorruptEvent,
+        CycleNotFound,
         EntryNotFound,
         EpisodeFileError,
         EventError,
+        Forbidden,
         GolemError,
         GolemExists,
         GolemNotFound,
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
         StagingError,
         StoreError,
         StreamConflict,
+        Unauthenticated,
         UnknownEventType,
         UnknownPreset,
         UnknownProjection,
@@ -47,8 +51,10 @@ if TYPE_CHECKING:
     from oneiros.workers import CycleResult, InProcessExecutor
 
 __all__ = [
+    "AccessError",
     "ConfigError",
     "CorruptEvent",
+    "CycleNotFound",
     "CycleResult",
     "CycleSettings",
     "Deps",
@@ -58,6 +64,7 @@ __all__ = [
     "EventError",
     "EventStore",
     "FixedClock",
+    "Forbidden",
     "GolemError",
     "GolemExists",
     "GolemNotFound",
@@ -81,6 +88,7 @@ __all__ = [
     "StagingError",
     "StoreError",
     "StreamConflict",
+    "Unauthenticated",
     "UnknownEventType",
     "UnknownPreset",
     "UnknownProjection",
@@ -91,6 +99,10 @@ __all__ = [
 __version__ = "0.1.0"
 
 _HOMES: dict[str, str] = {
+    "AccessError": "oneiros._errors",
+    "CycleNotFound": "oneiros._errors",
+    "Forbidden": "oneiros._errors",
+    "Unauthenticated": "oneiros._errors",
     "ConfigError": "oneiros._errors",
     "CorruptEvent": "oneiros._errors",
     "CycleResult": "oneiros.workers",

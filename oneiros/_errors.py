@@ -19,7 +19,8 @@
     ├── GolemError                  a command against a golem's state
     │   ├── GolemNotFound
     │   ├── GolemExists
-    │   └── IllegalCommand          the machine forbids the trigger in this state
+    │   ├── IllegalCommand          the machine forbids the trigger in this state
+    │   └── CycleNotFound           no cycle with this id in the golem's stream
     ├── InputError                  user-supplied data (episodes, files)
     │   └── EpisodeFileError
     ├── GenerationError             a generator that could not give a usable answer
@@ -31,8 +32,11 @@
     ├── StagingError                a review or outcome that does not fit the staging buffer
     │   ├── EntryNotFound           no staged entry with this id
     │   └── IllegalReview           the entry's status does not allow the decision
-    └── WorkerError                 running phases on workers
-        └── CycleTimeout            a cycle did not end within the time waited for it
+    ├── WorkerError                 running phases on workers
+    │   └── CycleTimeout            a cycle did not end within the time waited for it
+    └── AccessError                 a server request its caller may not make
+        ├── Unauthenticated         no bearer token, or one the server does not know
+        └── Forbidden               the token lacks the scope, or is not bound to the golem
 
 Errors carry typed attributes (``golem_id``, ``state``, ``trigger``, ``position``…) so callers can
 act on them without parsing messages; the message names what was wrong for a person.
@@ -41,12 +45,15 @@ act on them without parsing messages; the message names what was wrong for a per
 from __future__ import annotations
 
 __all__ = [
+    "AccessError",
     "ConfigError",
     "CorruptEvent",
+    "CycleNotFound",
     "CycleTimeout",
     "EntryNotFound",
     "EpisodeFileError",
     "EventError",
+    "Forbidden",
     "GenerationError",
     "GeneratorUnavailable",
     "GolemError",
@@ -68,6 +75,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "StreamConflict",
+    "Unauthenticated",
     "UnknownEventType",
     "UnknownPreset",
     "UnknownProjection",
@@ -209,6 +217,14 @@ class IllegalCommand(GolemError):
         super().__init__(golem_id, f"golem {golem_id!r} cannot {trigger!r} in state {state!r}{suffix}")
 
 
+class CycleNotFound(GolemError):
+    """The golem's stream has no cycle with this id."""
+
+    def __init__(self, golem_id: str, cycle_id: str) -> None:
+        self.cycle_id = cycle_id
+        super().__init__(golem_id, f"golem {golem_id!r} has no cycle {cycle_id!r}")
+
+
 class InputError(OneirosError):
     """User-supplied data that oneiros cannot accept."""
 
@@ -333,3 +349,26 @@ class CycleTimeout(WorkerError):
         self.cycle_id = cycle_id
         self.seconds = seconds
         super().__init__(f"cycle {cycle_id!r} of golem {golem_id!r} had not ended after {seconds:g} s")
+
+
+class AccessError(OneirosError):
+    """A request to the server that its caller may not make."""
+
+
+class Unauthenticated(AccessError):
+    """The request carries no bearer token, or one that matches no stored hash."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"not authenticated: {reason}")
+
+
+class Forbidden(AccessError):
+    """The token is known but lacks ``scope``, or is not bound to ``golem_id``."""
+
+    def __init__(self, token: str, scope: str, golem_id: str | None = None) -> None:
+        self.token = token
+        self.scope = scope
+        self.golem_id = golem_id
+        what = f"golem {golem_id!r}" if golem_id is not None else f"the {scope!r} scope"
+        super().__init__(f"token {token!r} has no access to {what}")

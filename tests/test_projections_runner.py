@@ -113,9 +113,8 @@ def test_unknown_projection_is_refused() -> None:
     world = World(open_store("memory://"))
     with pytest.raises(UnknownProjection) as caught:
         world.projections.runner(["dreams"])
-    assert "unknown projection 'dreams'; expected one of journal, staging, beliefs, noise, observations, memory" == str(
-        caught.value
-    )
+    known = "journal, staging, beliefs, noise, observations, memory, golems, index, recall"
+    assert f"unknown projection 'dreams'; expected one of {known}" == str(caught.value)
 
 
 def _settings():  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from oneiros._errors import GolemNotFound, OneirosError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, one_line_errors, opened, state_row
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, one_line_errors, opened
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._projections import verify_projections
 from oneiros.cli._workers import phase_worker, queue_executor
@@ -276,7 +276,7 @@ def replay_cmd(
         elapsed = time.perf_counter() - started
         position = min(head, until) if until is not None else head
         if as_json:
-            emit_json({"position": position, "head": head, "golems": [state_row(s) for s in states.values()]})
+            emit_json({"position": position, "head": head, "golems": [s.summary() for s in states.values()]})
             return
         _states_table(states.values(), f"replayed to position {position} of {head} in {elapsed * 1000:.1f} ms")
 
@@ -340,7 +340,7 @@ def status(
                 {
                     "position": head,
                     "store": event_store.url,
-                    "golems": [state_row(s) for s in states.values()],
+                    "golems": [s.summary() for s in states.values()],
                     "running": running,
                 }
             )
@@ -383,8 +383,9 @@ def events(
     as_json: JsonOpt = False,
 ) -> None:
     """List the log."""
-    import msgspec
     from rich.table import Table
+
+    from oneiros.events import record_row
 
     with opened(store) as event_store:
         if golem:
@@ -395,18 +396,7 @@ def events(
                 records.append(record)
                 if len(records) >= limit:
                     break
-        rows = [
-            {
-                "position": r.position,
-                "golem_id": r.meta.golem_id,
-                "version": r.version,
-                "type": r.event.type_name,
-                "time": r.meta.time.isoformat(),
-                "cycle_id": r.meta.cycle_id,
-                "payload": msgspec.to_builtins(r.event),
-            }
-            for r in records
-        ]
+        rows = [record_row(r) for r in records]
         if as_json:
             emit_json(rows)
             return

@@ -15,9 +15,8 @@ from oneiros._errors import OneirosError
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
-    from oneiros.fsm import GolemState
 
-__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "one_line_errors", "opened", "shown_url", "state_row"]
+__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "one_line_errors", "opened", "shown_url"]
 
 console = Console(stderr=False)
 err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, however long
@@ -71,18 +70,3 @@ def opened(url: str | None, *, create: bool = False) -> Iterator[EventStore]:
             yield store
         finally:
             store.close()
-
-
-def state_row(state: GolemState) -> dict[str, Any]:
-    return {
-        "golem_id": state.golem_id,
-        "mode": state.mode,
-        "phase": state.phase,
-        "machine_state": state.machine_state,
-        "cycle_id": state.cycle_id,
-        "version": state.version,
-        "position": state.position,
-        "episodes": state.episodes,
-        "cycles_completed": state.cycles_completed,
-        "cycles_interrupted": state.cycles_interrupted,
-    }

@@ -12,7 +12,7 @@ from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
 from oneiros.settings import CycleBudget, EngineSettings
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    from oneiros.events import DreamReport, DreamStaged, EventStore, WakeUpSummary
+    pass
 
 __all__ = ["register"]
 
@@ -20,25 +20,6 @@ GolemOpt = Annotated[str, typer.Option("--golem", help="Golem id.")]
 TierOpt = Annotated[
     str, typer.Option("--tier", help="Budget tier: core (rule-based, T0) or hardened (T1/T2, rich dreams).")
 ]
-
-def _reports(store: EventStore, golem: str) -> list[tuple[DreamReport, WakeUpSummary | None, list[DreamStaged]]]:
-    from oneiros.events import DreamReport, DreamStaged, WakeUpSummary
-
-    out: list[tuple[DreamReport, WakeUpSummary | None, list[DreamStaged]]] = []
-    staged: dict[str, list[DreamStaged]] = {}
-    summaries: dict[str, WakeUpSummary] = {}
-    reports: list[DreamReport] = []
-    for record in store.read_stream(golem):
-        event = record.event
-        if isinstance(event, DreamStaged):
-            staged.setdefault(event.cycle_id, []).append(event)
-        elif isinstance(event, WakeUpSummary):
-            summaries[event.cycle_id] = event
-        elif isinstance(event, DreamReport):
-            reports.append(event)
-    for report in reports:
-        out.append((report, summaries.get(report.cycle_id), staged.get(report.cycle_id, [])))
-    return out
 
 
 def report(
@@ -53,8 +34,10 @@ def report(
     from rich.table import Table
     from rich.tree import Tree
 
+    from oneiros.projections import dream_reports
+
     with opened(store) as event_store:
-        found = [r for r in _reports(event_store, golem) if cycle is None or r[0].cycle_id == cycle]
+        found = [r for r in dream_reports(event_store, golem) if cycle is None or r[0].cycle_id == cycle]
         if not found:
             raise InputError(f"golem {golem!r} has no dream report" + (f" for cycle {cycle!r}" if cycle else ""))
         dream, summary, staged = found[-1]
@@ -99,30 +82,13 @@ def budget(
     """What dreaming has spent against each cap, as of the golem's latest event."""
     from rich.table import Table
 
-    from oneiros.workers import BudgetGuard, Ledger
+    from oneiros.workers import budget_report
 
     with opened(store) as event_store:
         history = event_store.read_stream(golem)
         if not history:
             raise InputError(f"golem {golem!r} has no events")
-        caps = CycleBudget(tier=tier)  # type: ignore[arg-type]
-        ledger = Ledger.from_records(history)
-        last_cycle = next((r.meta.cycle_id for r in reversed(history) if r.meta.cycle_id), None) or "-"
-        guard = BudgetGuard(
-            caps, ledger, cycle_id=last_cycle, phase="nrem", phase_tokens=0, phase_usd=None, now=history[-1].meta.time
-        )
-        rows: list[dict[str, Any]] = []
-        for cap in guard.caps[1:]:
-            spent = ledger.spent(cycle_id=cap.cycle_id, since=cap.since, until=cap.until)
-            rows.append(
-                {
-                    "cap": cap.name,
-                    "tokens": spent.tokens,
-                    "token_cap": cap.tokens,
-                    "usd": round(spent.usd, 8),
-                    "usd_cap": cap.usd,
-                }
-            )
+        last_cycle, rows = budget_report(history, CycleBudget(tier=tier))  # type: ignore[arg-type]
         if as_json:
             emit_json({"golem_id": golem, "tier": tier, "cycle_id": last_cycle, "caps": rows})
             return

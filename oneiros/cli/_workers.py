@@ -135,12 +135,6 @@ def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName 
     return str(status.value if status is not None else "?")
 
 
-def cycle_spans(spans: Sequence[SpanRecord], cycle_id: str) -> list[SpanRecord]:
-    """The spans of every trace that has a span tagged with ``cycle_id``, in start order."""
-    traces = {s.trace_id for s in spans if s.attributes.get("oneiros.cycle_id") == cycle_id}
-    return sorted((s for s in spans if s.trace_id in traces), key=lambda s: (s.start_ns, s.end_ns))
-
-
 def _totals(spans: Sequence[SpanRecord]) -> tuple[int, float]:
     tokens = cost = 0.0
     for span in spans:
@@ -210,7 +204,7 @@ def trace_cmd(
     """Draw one cycle's spans, across every worker that ran it, with durations, tokens and cost."""
     import msgspec
 
-    from oneiros.workers import read_spans
+    from oneiros.workers import cycle_spans, read_spans
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "tracing.spans_path", spans, "--spans")

@@ -39,6 +39,7 @@ from oneiros.settings import (
     LogSettings,
     RqSettings,
     ScheduleSettings,
+    ServerSettings,
     SnapshotSettings,
     StagingSettings,
     TracingSettings,
@@ -87,6 +88,7 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
     rq: RqSettings = RqSettings()
     tracing: TracingSettings = TracingSettings()
     log: LogSettings = LogSettings()
+    server: ServerSettings = ServerSettings()
 
     @property
     def store_url(self) -> str:

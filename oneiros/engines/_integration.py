@@ -260,9 +260,9 @@ def integration(ctx: PhaseContext) -> list[Event]:
     prior = [e for e in ctx.prior_outputs if isinstance(e, DreamStaged)]
     by_tick = columns_of(ctx.episodes).by_tick()
     staged: list[DreamStaged] = []
-    for index, (candidate, related) in enumerate(
-        classify(ctx, _candidates(ctx, [*ctx.cycle_outputs, *outputs]), prior)
-    ):
+    classified = classify(ctx, _candidates(ctx, [*ctx.cycle_outputs, *outputs]), prior)
+    limit = ctx.settings.integration.max_staged
+    for index, (candidate, related) in enumerate(classified if limit is None else classified[:limit]):
         entry = DreamStaged(
             cycle_id=ctx.cycle_id,
             entry_id=f"{ctx.cycle_id}:{index + 1:03d}",

@@ -35,6 +35,7 @@ from oneiros.events._content import (
 )
 from oneiros.events._history import export_history, import_history
 from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
+from oneiros.events._recall import RECALL_STREAM, MemoryRecalled, RecallHit, RecallKind
 from oneiros.events._schedule import (
     ActivityKind,
     ActivityRecorded,
@@ -86,6 +87,7 @@ from oneiros.events._store import (
     Recorded,
     StreamAppend,
     open_store,
+    record_row,
 )
 from oneiros.events._types import (
     BARDO_PHASES,
@@ -128,6 +130,7 @@ __all__ = [
     "DEFAULT_STORE_URL",
     "DREAM_PHASES",
     "FEEDBACK_STREAM",
+    "RECALL_STREAM",
     "STAGED_KINDS",
     "STAGING_STREAM",
     "ActivityKind",
@@ -187,6 +190,7 @@ __all__ = [
     "InterruptSource",
     "Lineage",
     "LogSubscription",
+    "MemoryRecalled",
     "MemoryRolledBack",
     "MessageHeld",
     "MessagesReleased",
@@ -197,6 +201,8 @@ __all__ = [
     "Outcome",
     "OutcomeRecorded",
     "PostgresURL",
+    "RecallHit",
+    "RecallKind",
     "Recorded",
     "RemSummary",
     "ReplayBatch",
@@ -232,6 +238,7 @@ __all__ = [
     "parse_postgres_url",
     "read_from_snapshot",
     "read_stream_paged",
+    "record_row",
     "register_upcaster",
     "registered_events",
     "seal",

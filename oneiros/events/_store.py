@@ -22,7 +22,16 @@ from oneiros.events._codec import current_decoder, decode_event, encode_event, t
 from oneiros.events._presence import check_reachable, require_store
 from oneiros.events._types import Event, EventMeta
 
-__all__ = ["DEFAULT_STORE_URL", "Checkpoint", "EventStore", "LogSubscription", "Recorded", "StreamAppend", "open_store"]
+__all__ = [
+    "DEFAULT_STORE_URL",
+    "Checkpoint",
+    "EventStore",
+    "LogSubscription",
+    "Recorded",
+    "StreamAppend",
+    "open_store",
+    "record_row",
+]
 
 DEFAULT_STORE_URL = "sqlite:///.oneiros/events.db"
 _PAGE = 5_000
@@ -39,6 +48,19 @@ class Recorded(msgspec.Struct, frozen=True, gc=False):
     @property
     def golem_id(self) -> str:
         return self.meta.golem_id
+
+
+def record_row(record: Recorded) -> dict[str, Any]:
+    """An event as ``oneiros events --json``, the API and the event stream show it."""
+    return {
+        "position": record.position,
+        "golem_id": record.meta.golem_id,
+        "version": record.version,
+        "type": record.event.type_name,
+        "time": record.meta.time.isoformat(),
+        "cycle_id": record.meta.cycle_id,
+        "payload": msgspec.to_builtins(record.event),
+    }
 
 
 class StreamAppend(msgspec.Struct, frozen=True):
@@ -248,6 +270,15 @@ class EventStore:
             if len(found) < page:
                 return
             after = found[-1].id
+
+    def stream_version(self, golem_id: str) -> int:
+        """The version of the last event in ``golem_id``'s stream, 0 for none, read without
+        reading the stream."""
+        try:
+            last = self._backend.recorder.select_events(golem_id, desc=True, limit=1)
+        except PersistenceError as exc:
+            raise StoreError(f"reading stream {golem_id!r} failed: {exc}") from exc
+        return int(last[0].originator_version) if last else 0
 
     def head(self) -> int:
         """The global position of the last event, 0 for an empty log."""

@@ -7,6 +7,7 @@ replay, which is why replay rebuilds exactly the live state.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import msgspec
 
@@ -117,6 +118,21 @@ class GolemState(msgspec.Struct, kw_only=True):
             self.counts.add(event)
         self.version = record.version
         self.position = record.position
+
+    def summary(self) -> dict[str, Any]:
+        """The fields a person or an API client reads, as plain JSON values."""
+        return {
+            "golem_id": self.golem_id,
+            "mode": self.mode,
+            "phase": self.phase,
+            "machine_state": self.machine_state,
+            "cycle_id": self.cycle_id,
+            "version": self.version,
+            "position": self.position,
+            "episodes": self.episodes,
+            "cycles_completed": self.cycles_completed,
+            "cycles_interrupted": self.cycles_interrupted,
+        }
 
     def snapshot(self) -> GolemState:
         """An independent copy (the fields it shares are immutable)."""

@@ -46,6 +46,7 @@ _STATE_FORMAT = 1
 
 
 
+
 class Golems:
     """Commands on golems, each checked by the machine and recorded as events."""
 

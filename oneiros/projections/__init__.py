@@ -8,35 +8,68 @@ Read models only: what appends events (the validation sweep, review decisions) i
 
 from oneiros.projections._db import ProjectionDB, default_projection_url, open_projection_db
 from oneiros.projections._follow import LogConsumer, follow_log
-from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings, journal_markdown
+from oneiros.projections._golems import GolemsProjection
+from oneiros.projections._index import (
+    PENDING,
+    GolemIndex,
+    entry_golem,
+    golem_dreams,
+    golem_runs,
+    journal_entries,
+    journal_entry,
+    pending_count,
+    staged_entries,
+    staged_entry,
+)
+from oneiros.projections._journal import (
+    JournalEntry,
+    JournalProjection,
+    JournalSettings,
+    dream_reports,
+    journal_markdown,
+)
+from oneiros.projections._recall import RecallIndex, RecallItem, RecallResult, RecallSettings, recall
 from oneiros.projections._runner import Projection, ProjectionRunner, Rows, RunnerSettings, wait_for
 from oneiros.projections._service import Projections, ProjectionSettings, VerifyResult, make_projections
 from oneiros.projections._sinks import (
     Belief,
     MemoryVersion,
+    NoiseFragment,
     Observation,
     SinkSettings,
+    beliefs,
     memory_diff,
     memory_version,
+    memory_versions,
+    noise_fragments,
+    observations,
     write_memory_file,
 )
 from oneiros.projections._staging import ACTIVE, STAGING_EVENTS, StagedEntry, StagingProjection, apply_staging_event
 
 __all__ = [
     "ACTIVE",
+    "PENDING",
     "STAGING_EVENTS",
     "Belief",
+    "GolemIndex",
+    "GolemsProjection",
     "JournalEntry",
     "JournalProjection",
     "JournalSettings",
     "LogConsumer",
     "MemoryVersion",
+    "NoiseFragment",
     "Observation",
     "Projection",
     "ProjectionDB",
     "ProjectionRunner",
     "ProjectionSettings",
     "Projections",
+    "RecallIndex",
+    "RecallItem",
+    "RecallResult",
+    "RecallSettings",
     "Rows",
     "RunnerSettings",
     "SinkSettings",
@@ -44,13 +77,27 @@ __all__ = [
     "StagingProjection",
     "VerifyResult",
     "apply_staging_event",
+    "beliefs",
     "default_projection_url",
+    "dream_reports",
+    "entry_golem",
     "follow_log",
+    "golem_dreams",
+    "golem_runs",
+    "journal_entries",
+    "journal_entry",
     "journal_markdown",
     "make_projections",
     "memory_diff",
     "memory_version",
+    "memory_versions",
+    "noise_fragments",
+    "observations",
     "open_projection_db",
+    "pending_count",
+    "recall",
+    "staged_entries",
+    "staged_entry",
     "wait_for",
     "write_memory_file",
 ]

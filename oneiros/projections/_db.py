@@ -110,16 +110,40 @@ class ProjectionDB(TrackingRecorder):
             row = c.fetchone()
         return bytes(row["data"]) if row else None
 
-    def scan(self, projection: str, kind: str | None = None) -> list[tuple[str, str, bytes]]:
-        """Rows of ``projection`` (of one ``kind`` if given), ordered by kind then key."""
+    def get_many(self, projection: str, kind: str, keys: Sequence[str]) -> dict[str, bytes]:
+        """The rows of ``keys`` that exist, in one query per 500 keys."""
+        found: dict[str, bytes] = {}
+        with self._transaction(commit=False) as c:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                marks = ", ".join("?" * len(chunk))
+                c.execute(
+                    self._sql(
+                        f"SELECT key, data FROM {self.rows_table} "
+                        f"WHERE projection = ? AND kind = ? AND key IN ({marks})"
+                    ),
+                    [projection, kind, *chunk],
+                )
+                found.update((str(r["key"]), bytes(r["data"])) for r in c.fetchall())
+        return found
+
+    def scan(self, projection: str, kind: str | None = None, prefix: str = "") -> list[tuple[str, str, bytes]]:
+        """Rows of ``projection`` (of one ``kind`` if given, with keys starting ``prefix``), ordered
+        by kind then key."""
         sql = f"SELECT kind, key, data FROM {self.rows_table} WHERE projection = ?"
         params: list[Any] = [projection]
         if kind is not None:
             sql += " AND kind = ?"
             params.append(kind)
+        if prefix:
+            # A range rather than LIKE, so the primary key index serves it on both engines.
+            sql += " AND key >= ? AND key < ?"
+            params += [prefix, prefix + "\U0010ffff"]
         with self._transaction(commit=False) as c:
             c.execute(self._sql(sql + " ORDER BY kind, key"), params)
-            return [(str(r["kind"]), str(r["key"]), bytes(r["data"])) for r in c.fetchall()]
+            rows = [(str(r["kind"]), str(r["key"]), bytes(r["data"])) for r in c.fetchall()]
+        # A PostgreSQL locale collation may order punctuation loosely: keep the exact prefix only.
+        return [r for r in rows if r[1].startswith(prefix)] if prefix else rows
 
     def drop(self, projection: str) -> None:
         """Forget the projection's rows and position, in one transaction."""

@@ -28,18 +28,22 @@ from oneiros.events import (
     DreamPhase,
     DreamPhaseName,
     DreamQualityAssessed,
+    DreamReport,
+    DreamStaged,
     DreamStart,
     EntryPromoted,
     EntryRefuted,
     EntryStaged,
     Event,
+    EventStore,
     GenerationRecorded,
     Recorded,
     ReplayBatch,
+    WakeUpSummary,
 )
 from oneiros.projections._runner import Rows
 
-__all__ = ["JournalEntry", "JournalProjection", "JournalSettings", "journal_markdown"]
+__all__ = ["JournalEntry", "JournalProjection", "JournalSettings", "dream_reports", "journal_markdown"]
 
 
 class JournalSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -285,3 +289,22 @@ def journal_markdown(entries: Iterable[JournalEntry]) -> str:
         )
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + ("\n" if blocks else "")
+
+
+def dream_reports(store: EventStore, golem: str) -> list[tuple[DreamReport, WakeUpSummary | None, list[DreamStaged]]]:
+    """Each DreamReport of ``golem``, oldest first, with the cycle's wake-up summary and staged outputs."""
+    out: list[tuple[DreamReport, WakeUpSummary | None, list[DreamStaged]]] = []
+    staged: dict[str, list[DreamStaged]] = {}
+    summaries: dict[str, WakeUpSummary] = {}
+    reports: list[DreamReport] = []
+    for record in store.read_stream(golem):
+        event = record.event
+        if isinstance(event, DreamStaged):
+            staged.setdefault(event.cycle_id, []).append(event)
+        elif isinstance(event, WakeUpSummary):
+            summaries[event.cycle_id] = event
+        elif isinstance(event, DreamReport):
+            reports.append(event)
+    for report in reports:
+        out.append((report, summaries.get(report.cycle_id), staged.get(report.cycle_id, [])))
+    return out

@@ -14,8 +14,12 @@ import msgspec
 
 from oneiros._errors import UnknownProjection
 from oneiros.events import EventStore
+from oneiros.fsm import GolemState
 from oneiros.projections._db import ProjectionDB, default_projection_url, open_projection_db
+from oneiros.projections._golems import GolemsProjection, golem_state, golem_states
+from oneiros.projections._index import GolemIndex
 from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings
+from oneiros.projections._recall import RecallIndex, RecallSettings
 from oneiros.projections._runner import Projection, ProjectionRunner, RunnerSettings
 from oneiros.projections._sinks import SinkSettings, sink_projections
 from oneiros.projections._staging import StagedEntry, StagingProjection
@@ -27,6 +31,7 @@ class ProjectionSettings(msgspec.Struct, frozen=True, kw_only=True):
     journal: JournalSettings = JournalSettings()
     sinks: SinkSettings = SinkSettings()
     runner: RunnerSettings = RunnerSettings()
+    recall: RecallSettings = RecallSettings()
 
 
 class VerifyResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -41,8 +46,15 @@ class VerifyResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def make_projections(settings: ProjectionSettings) -> list[Projection]:
-    """The journal, the staging buffer and every enabled sink."""
-    return [JournalProjection(settings.journal), StagingProjection(), *sink_projections(settings.sinks)]
+    """The journal, the staging buffer, every enabled sink, the golems' states and the recall index."""
+    return [
+        JournalProjection(settings.journal),
+        StagingProjection(),
+        *sink_projections(settings.sinks),
+        GolemsProjection(),
+        GolemIndex(),
+        RecallIndex(settings.recall),
+    ]
 
 
 class Projections:
@@ -116,6 +128,13 @@ class Projections:
             if (golem_id is None or e.golem_id == golem_id) and (not statuses or e.status in statuses)
         ]
         return sorted(chosen, key=lambda e: e.lineage.source_position)
+
+    def golems(self) -> list[GolemState]:
+        """Every golem's state at the projection's position."""
+        return golem_states(self.db)
+
+    def golem(self, golem_id: str) -> GolemState | None:
+        return golem_state(self.db, golem_id)
 
     def close(self) -> None:
         self.db.close()

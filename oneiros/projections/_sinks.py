@@ -43,12 +43,17 @@ __all__ = [
     "BeliefSink",
     "MemorySink",
     "MemoryVersion",
+    "NoiseFragment",
     "NoiseSink",
     "Observation",
     "ObservationSink",
     "SinkSettings",
+    "beliefs",
     "memory_diff",
     "memory_version",
+    "memory_versions",
+    "noise_fragments",
+    "observations",
     "sink_projections",
     "write_memory_file",
 ]
@@ -356,3 +361,26 @@ def write_memory_file(db: ProjectionDB, golem_id: str, directory: str | Path) ->
         (target.parent / f"MEMORY.md.v{previous.version}").write_text(previous.content)
     target.write_text(newest.content)
     return target
+
+
+def beliefs(db: ProjectionDB, golem_id: str) -> list[Belief]:
+    """The golem's dream beliefs, oldest entry first."""
+    return [msgspec.json.decode(d, type=Belief) for _k, _key, d in db.scan("beliefs", "belief", f"{golem_id}/")]
+
+
+def noise_fragments(db: ProjectionDB, golem_id: str) -> list[NoiseFragment]:
+    """The golem's ``[dream]`` noise fragments, in log order."""
+    return [msgspec.json.decode(d, type=NoiseFragment) for _k, _key, d in db.scan("noise", "fragment", f"{golem_id}/")]
+
+
+def observations(db: ProjectionDB, golem_id: str) -> list[Observation]:
+    """The golem's observations still kept, in log order."""
+    return [
+        msgspec.json.decode(d, type=Observation)
+        for _k, _key, d in db.scan("observations", "observation", f"{golem_id}/")
+    ]
+
+
+def memory_versions(db: ProjectionDB, golem_id: str) -> list[MemoryVersion]:
+    """Every MEMORY.md version of the golem, oldest first."""
+    return [msgspec.json.decode(d, type=MemoryVersion) for _k, _key, d in db.scan("memory", "version", f"{golem_id}/")]

@@ -41,6 +41,7 @@ from oneiros.settings._scheduling import (
     VoluntarySleepSettings,
     WakeInterruptSettings,
 )
+from oneiros.settings._server import ServerSettings
 from oneiros.settings._staging import DisplaceBy, StagingSettings
 from oneiros.settings._vocabulary import (
     BARDO_PHASES,
@@ -100,6 +101,7 @@ __all__ = [
     "RqSettings",
     "ScheduleMode",
     "ScheduleSettings",
+    "ServerSettings",
     "SleepWindow",
     "SnapshotSettings",
     "StagedKind",

@@ -155,6 +155,9 @@ class IntegrationSettings(msgspec.Struct, frozen=True, kw_only=True):
     """A finding this similar to an earlier entry but of opposite polarity contradicts it (oneiros default)."""
     max_theme_insights: int = 3
     """Themes (tags recurring across replay batches) turned into insights per cycle (oneiros default)."""
+    max_staged: int | None = None
+    """Most new staged outputs per cycle, None for no limit (Dense-Mem 002_*, ``DREAMING_MAX_OUTPUTS``,
+    1-50, default 5 there; oneiros stages all it classifies unless a run asks for fewer)."""
     temperature: float = 0.2
     max_tokens: int = 120
 

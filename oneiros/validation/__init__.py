@@ -7,6 +7,7 @@ them on waking outcomes (Bardo 001_*); :class:`Feedback` records outcomes, revie
 (the ``staging`` projection, the journal, the sinks) are in :mod:`oneiros.projections`.
 """
 
+from oneiros.validation._recalls import record_recall
 from oneiros.validation._review import Feedback, OutcomeInput, episode_removals, register_episode_removal
 from oneiros.validation._service import follow, update
 from oneiros.validation._staged import StagedOutput, StagingSettings, register_staged_output, staged_outputs
@@ -22,6 +23,7 @@ __all__ = [
     "episode_removals",
     "follow",
     "matches",
+    "record_recall",
     "register_episode_removal",
     "register_staged_output",
     "review_status",

@@ -35,7 +35,7 @@ from oneiros.fsm import Golems
 from oneiros.projections import StagedEntry, apply_staging_event
 from oneiros.validation._sweep import review_status
 
-__all__ = ["Feedback", "OutcomeInput", "episode_removals", "register_episode_removal"]
+__all__ = ["Feedback", "OutcomeInput", "append_side", "episode_removals", "register_episode_removal"]
 
 # Event type -> the episode ticks it removes (a triage "forget", say). Registered by whoever
 # defines such an event; re-evaluation marks entries whose sources all went this way stale.
@@ -173,24 +173,25 @@ class Feedback:
         return promoted + rolled
 
     def _append(self, golem_id: str, events: Sequence[Event]) -> list[Recorded]:
-        if not events:
-            return []
-        stream = side_stream(golem_id, FEEDBACK_STREAM)
-        for _attempt in range(self.retries):
-            history = self.store.read_stream(stream)
-            version = history[-1].version if history else 0
-            causation = self.deps.ids()
-            items = [
-                (
-                    EventMeta(
-                        time=self.deps.clock(), event_id=self.deps.ids(), golem_id=stream, causation_id=causation
-                    ),
-                    e,
-                )
-                for e in events
-            ]
-            try:
-                return self.store.append(stream, version, items)
-            except StreamConflict:
-                continue
-        raise StreamConflict(stream, version)
+        return append_side(self.store, self.deps, golem_id, FEEDBACK_STREAM, events, retries=self.retries)
+
+
+def append_side(
+    store: EventStore, deps: Deps, golem_id: str, topic: str, events: Sequence[Event], *, retries: int = 5
+) -> list[Recorded]:
+    """Append ``events`` to the golem's ``topic`` side stream, retrying a lost version race."""
+    if not events:
+        return []
+    stream = side_stream(golem_id, topic)
+    for _attempt in range(retries):
+        version = store.stream_version(stream)
+        causation = deps.ids()
+        items = [
+            (EventMeta(time=deps.clock(), event_id=deps.ids(), golem_id=stream, causation_id=causation), e)
+            for e in events
+        ]
+        try:
+            return store.append(stream, version, items)
+        except StreamConflict:
+            continue
+    raise StreamConflict(stream, version)

@@ -1,7 +1,16 @@
 """Running dream phases: budgets, the phase runner and the executors."""
 
 from oneiros._errors import CycleTimeout, WorkerError
-from oneiros.workers._budget import BudgetGuard, Ledger, Refusal, Spend, phase_budget, phase_money, worst_case_tokens
+from oneiros.workers._budget import (
+    BudgetGuard,
+    Ledger,
+    Refusal,
+    Spend,
+    budget_report,
+    phase_budget,
+    phase_money,
+    worst_case_tokens,
+)
 from oneiros.workers._diff import CycleDiff, CycleSummary, diff_cycles, summarize_cycle
 from oneiros.workers._dispatch import PhaseReport, RqExecutor
 from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor
@@ -21,7 +30,14 @@ from oneiros.workers._rq import (
     sweep_failed_phases,
 )
 from oneiros.workers._runtime import DelayedGenerator, WorkerConfig, load_generator, set_worker_config
-from oneiros.workers._tracing import SpanFileExporter, SpanRecord, configure_tracing, flush_spans, read_spans
+from oneiros.workers._tracing import (
+    SpanFileExporter,
+    SpanRecord,
+    configure_tracing,
+    cycle_spans,
+    flush_spans,
+    read_spans,
+)
 
 __all__ = [
     "BudgetGuard",
@@ -52,9 +68,11 @@ __all__ = [
     "Spend",
     "WorkerConfig",
     "WorkerError",
+    "budget_report",
     "configure_logging",
     "configure_tracing",
     "cycle_result",
+    "cycle_spans",
     "diff_cycles",
     "flush_spans",
     "fork_cycle",

@@ -11,8 +11,9 @@ its call is resumed or abandoned, and no cap can be passed even across restarts.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 import msgspec
 
@@ -35,6 +36,7 @@ __all__ = [
     "Ledger",
     "Refusal",
     "Spend",
+    "budget_report",
     "phase_budget",
     "phase_money",
     "worst_case_tokens",
@@ -262,3 +264,26 @@ class BudgetGuard:
                     remaining_usd=float(left_usd) if cap.usd is not None else -1.0,
                 )
         return None
+
+
+def budget_report(history: Sequence[Recorded], caps: CycleBudget) -> tuple[str, list[dict[str, Any]]]:
+    """What a golem's ``history`` has spent against each cap but the phase's, as of its last
+    event: the last cycle's id ("-" for none) and one row per cap."""
+    ledger = Ledger.from_records(history)
+    last_cycle = next((r.meta.cycle_id for r in reversed(history) if r.meta.cycle_id), None) or "-"
+    guard = BudgetGuard(
+        caps, ledger, cycle_id=last_cycle, phase="nrem", phase_tokens=0, phase_usd=None, now=history[-1].meta.time
+    )
+    rows: list[dict[str, Any]] = []
+    for cap in guard.caps[1:]:
+        spent = ledger.spent(cycle_id=cap.cycle_id, since=cap.since, until=cap.until)
+        rows.append(
+            {
+                "cap": cap.name,
+                "tokens": spent.tokens,
+                "token_cap": cap.tokens,
+                "usd": round(spent.usd, 8),
+                "usd_cap": cap.usd,
+            }
+        )
+    return last_cycle, rows

@@ -58,6 +58,7 @@ __all__ = [
     "configure_tracing",
     "context_from",
     "current_trace_context",
+    "cycle_spans",
     "ensure_tracing",
     "flush_spans",
     "outcome_attributes",
@@ -355,3 +356,9 @@ def outcome_attributes(outcome: Any) -> dict[str, Any]:
         "oneiros.generator_calls": outcome.generator_calls,
         "oneiros.reused_generations": outcome.reused_generations,
     }
+
+
+def cycle_spans(spans: Sequence[SpanRecord], cycle_id: str) -> list[SpanRecord]:
+    """The spans of every trace that has a span tagged with ``cycle_id``, in start order."""
+    traces = {s.trace_id for s in spans if s.attributes.get("oneiros.cycle_id") == cycle_id}
+    return sorted((s for s in spans if s.trace_id in traces), key=lambda s: (s.start_ns, s.end_ns))

@@ -1,0 +1,145 @@
+"""``oneiros serve`` (REST, events, MCP over HTTP), ``oneiros mcp`` (MCP over stdio) and
+``oneiros token`` (bearer tokens for the server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import typer
+
+from oneiros._errors import InputError, OneirosError
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened
+from oneiros.cli._config import ConfigOpt, PresetOpt
+from oneiros.cli._config import load as _load
+from oneiros.config import OneirosConfig
+
+__all__ = ["register"]
+
+token_app = typer.Typer(
+    help="Bearer tokens of `oneiros serve`, kept hashed in server.tokens_file.", no_args_is_help=True
+)
+
+TokensOpt = Annotated[
+    Path | None, typer.Option("--tokens", help="Tokens file (default: the config's server.tokens_file).")
+]
+
+
+def _with(effective: OneirosConfig, **changes: object) -> OneirosConfig:
+    chosen = {k: v for k, v in changes.items() if v is not None}
+    return msgspec.structs.replace(effective, server=msgspec.structs.replace(effective.server, **chosen))
+
+
+def serve(  # noqa: PLR0917 - typer maps one parameter to each option
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    preset: PresetOpt = None,
+    host: Annotated[str | None, typer.Option("--host", help="Interface (default server.host, 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Port (default server.port, 8420).")] = None,
+    tokens: TokensOpt = None,
+    queue: Annotated[
+        str | None, typer.Option("--queue", help="Redis URL: cycles started through the API go to the workers.")
+    ] = None,
+    insecure_local: Annotated[
+        bool, typer.Option("--insecure-local", help="Serve without tokens; only on a loopback address.")
+    ] = False,
+    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn's log level.")] = "warning",
+) -> None:
+    """Serve the REST API (/api/v1), live events (/api/v1/events), MCP (/mcp) and /openapi.json."""
+    import uvicorn
+
+    from oneiros.server import create_app
+
+    effective = _with(
+        _load(config, preset), host=host, port=port, tokens_file=str(tokens) if tokens else None, queue=queue
+    )
+    with opened(store or effective.store or None, create=True) as event_store:
+        try:
+            app = create_app(event_store, effective, insecure_local=insecure_local)
+        except OneirosError as exc:
+            err_console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from None
+        s = effective.server
+        err_console.print(f"serving {event_store.url} on http://{s.host}:{s.port} (REST /api/v1, MCP /mcp)")
+        uvicorn.run(
+            app, host=s.host, port=s.port, log_level=log_level.lower(), timeout_keep_alive=int(s.keep_alive_seconds)
+        )
+
+
+def mcp(
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    preset: PresetOpt = None,
+    golem: Annotated[
+        list[str] | None, typer.Option("--golem", help="Only these golems (repeatable; default: every golem).")
+    ] = None,
+    read_only: Annotated[bool, typer.Option("--read-only", help="Refuse the tools that write.")] = False,
+) -> None:
+    """Serve the MCP tools over stdio, for a local agent that launches this command itself."""
+    from oneiros.server import Principal, Service, build_mcp, warm_decoders
+
+    effective = _load(config, preset)
+    who = Principal(name="stdio", scopes=("read",) if read_only else ("admin",), golems=tuple(golem or ()))
+    warm_decoders()  # before the projection follower's thread starts
+    with opened(store or effective.store or None, create=True) as event_store:
+        service = Service(event_store, effective)
+        service.start()
+        try:
+            build_mcp(service, lambda _ctx: who).run("stdio")
+        finally:
+            service.close()
+
+
+@token_app.command("add")
+def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
+    name: Annotated[str, typer.Argument(help="A name for the token (shown in logs and review records).")],
+    scope: Annotated[list[str], typer.Option("--scope", help="read, write or admin (repeatable).")],
+    golem: Annotated[list[str] | None, typer.Option("--golem", help="Bind to this golem (repeatable).")] = None,
+    tokens: TokensOpt = None,
+    config: ConfigOpt = None,
+    preset: PresetOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Make a token, store its hash, and print the token once."""
+    from oneiros.server import SCOPES, add_token
+
+    path = tokens or Path(_load(config, preset).server.tokens_file)
+    try:
+        bad = [s for s in scope if s not in SCOPES]
+        if bad:
+            raise InputError(f"scope {bad[0]!r} must be one of {', '.join(SCOPES)}")
+        token = add_token(path, name, tuple(scope), tuple(golem or ()))  # type: ignore[arg-type]
+    except OneirosError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    if as_json:
+        emit_json({"name": name, "token": token, "file": str(path)})
+        return
+    console.print(f"token {name!r} stored (hashed) in {path}; it is shown only now:", markup=False)
+    console.print(token, markup=False)
+
+
+@token_app.command("list")
+def token_list(tokens: TokensOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
+    """The stored tokens' names, scopes and golems (never the tokens: only their hashes are kept)."""
+    from oneiros.server import load_tokens
+
+    path = tokens or Path(_load(config, None).server.tokens_file)
+    try:
+        records = load_tokens(path)
+    except OneirosError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    rows = [{"name": r.name, "scopes": list(r.scopes), "golems": list(r.golems)} for r in records]
+    if as_json:
+        emit_json(rows)
+        return
+    for row in rows:
+        console.print(f"{row['name']}: {', '.join(row['scopes'])} · golems: {', '.join(row['golems']) or 'all'}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.command("mcp")(mcp)
+    app.add_typer(token_app, name="token")

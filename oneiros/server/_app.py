@@ -1,0 +1,234 @@
+"""``oneiros serve``: one Starlette application with the REST routes, the event stream, the MCP
+endpoint and the OpenAPI document, over the same store and config as every other process."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
+from typing import Any
+
+from mcp.server.mcpserver import Context
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from oneiros._deps import Deps
+from oneiros._errors import ConfigError, InputError, OneirosError, Unauthenticated
+from oneiros.config import OneirosConfig
+from oneiros.events import EventStore
+from oneiros.server._auth import LOCAL, Principal, Tokens, load_tokens
+from oneiros.server._errors import error_body
+from oneiros.server._events import LogTail, StreamFilter, stream
+from oneiros.server._mcp import build_mcp
+from oneiros.server._openapi import openapi
+from oneiros.server._rest import PREFIX, json_response, principal_of, routes
+from oneiros.server._service import Service
+from oneiros.server._warm import warm_decoders
+
+__all__ = ["check_exposure", "create_app", "is_loopback"]
+
+_GUARDED = (PREFIX, "/mcp")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _version() -> str:
+    try:
+        return package_version("oneiros")
+    except PackageNotFoundError:  # pragma: no cover - running from a plain checkout
+        return "0"
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Guard:
+    """Authenticates guarded paths, caps request bodies and sets the headers every answer carries."""
+
+    def __init__(self, app: ASGIApp, tokens: Tokens, max_body: int) -> None:
+        self.app, self.tokens, self.max_body = app, tokens, max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        if int(headers.get("content-length") or 0) > self.max_body:
+            await self._fail(scope, receive, send, InputError(f"request body over {self.max_body} bytes"), 413)
+            return
+        if path.startswith(_GUARDED):
+            try:
+                who = self.tokens.authenticate(headers.get("authorization")) if len(self.tokens) else LOCAL
+            except Unauthenticated as exc:
+                await self._fail(scope, receive, send, exc)
+                return
+            scope["oneiros.principal"] = who
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_body:
+                raise _TooLarge
+            return message
+
+        async def secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [
+                    *message.get("headers", []),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"no-referrer"),
+                ]
+            await send(message)
+
+        try:
+            await self.app(scope, limited, secured)
+        except _TooLarge:
+            await self._fail(scope, receive, send, InputError(f"request body over {self.max_body} bytes"), 413)
+
+    @staticmethod
+    async def _fail(scope: Scope, receive: Receive, send: Send, exc: OneirosError, status: int | None = None) -> None:
+        code, body = error_body(exc, status)
+        response = json_response(body, code)
+        if code == 401:
+            response.headers["www-authenticate"] = "Bearer"
+        await response(scope, receive, send)
+
+
+def check_exposure(config: OneirosConfig, tokens: Tokens, insecure_local: bool) -> None:
+    """Refuse to serve without tokens, unless bound to loopback and told so explicitly."""
+    if len(tokens):
+        return
+    host = config.server.host
+    if not insecure_local:
+        raise ConfigError(
+            f"no tokens in {config.server.tokens_file!r}: add one with `oneiros token add`, "
+            "or pass --insecure-local to serve without authentication on loopback"
+        )
+    if not is_loopback(host):
+        raise ConfigError(f"--insecure-local serves without authentication on loopback only, not on {host!r}")
+
+
+def _error_response(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, OneirosError)
+    code, body = error_body(exc)
+    response = json_response(body, code)
+    if code == 401:
+        response.headers["www-authenticate"] = "Bearer"
+    return response
+
+
+def _http_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    _code, body = error_body(InputError(f"{exc.detail}"), exc.status_code)
+    return json_response(body, exc.status_code)
+
+
+def _mcp_principal(ctx: Context) -> Principal:
+    request = ctx.request_context.request
+    who = getattr(request, "scope", {}).get("oneiros.principal", None)
+    if not isinstance(who, Principal):
+        raise Unauthenticated("no principal on this MCP request")
+    return who
+
+
+def create_app(
+    store: EventStore, config: OneirosConfig, *, insecure_local: bool = False, deps: Deps | None = None
+) -> Starlette:
+    """The ASGI application; the store stays the caller's to close."""
+    settings = config.server
+    tokens = Tokens(load_tokens(settings.tokens_file))
+    check_exposure(config, tokens, insecure_local)
+    warm_decoders()
+    service = Service(store, config, deps=deps)
+    tail = LogTail(store)
+    mcp = build_mcp(service, _mcp_principal)
+    mcp_app = mcp.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        max_request_body_size=settings.max_body_bytes,
+        host=settings.host,
+    )
+
+    async def events(request: Request) -> Response:
+        who = principal_of(request)
+        who.require("read")
+        golems = tuple(g for value in request.query_params.getlist("golem") for g in value.split(",") if g)
+        for golem in golems:
+            who.require("read", golem)
+        chosen = StreamFilter(
+            golems=golems,
+            raw=request.query_params.get("raw", "").lower() in ("1", "true", "yes"),
+            types=tuple(t for t in request.query_params.get("types", "").split(",") if t),
+        )
+        last = request.headers.get("last-event-id") or request.query_params.get("after")
+        try:
+            after = int(last) if last else await asyncio.to_thread(store.head)
+        except ValueError:
+            raise InputError(f"Last-Event-ID {last!r} is not a log position") from None
+        body = stream(store, tail, who, chosen, after=after, heartbeat=settings.sse_heartbeat_seconds)
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        return StreamingResponse(body, media_type="text/event-stream", headers=headers)
+
+    document = openapi(_version())
+
+    async def schema(_request: Request) -> Response:
+        return json_response(document)
+
+    async def health(_request: Request) -> Response:
+        return json_response({"ok": True, "position": await asyncio.to_thread(store.head)})
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        await asyncio.to_thread(service.start)
+        tail.start()
+        try:
+            async with mcp.session_manager.run():
+                yield
+        finally:
+            tail.close()
+            await asyncio.to_thread(service.close)
+
+    all_routes: list[BaseRoute] = [
+        *routes(service),
+        Route(PREFIX + "/events", events, methods=["GET"]),
+        Route("/openapi.json", schema, methods=["GET"]),
+        Route("/healthz", health, methods=["GET"]),
+        *mcp_app.routes,
+    ]
+    middleware = [Middleware(_Guard, tokens=tokens, max_body=settings.max_body_bytes)]
+    if settings.cors_origins:
+        # Outermost, so a preflight is answered before authentication asks for a token.
+        middleware.insert(
+            0,
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(settings.cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Mcp-Session-Id"],
+            ),
+        )
+    handlers: dict[Any, Any] = {OneirosError: _error_response, HTTPException: _http_error}
+    app = Starlette(routes=all_routes, middleware=middleware, exception_handlers=handlers, lifespan=lifespan)
+    app.state.service = service
+    return app

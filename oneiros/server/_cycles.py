@@ -1,0 +1,78 @@
+"""Starting a cycle through the API: Dense-Mem 002_*'s ``run_dreaming_cycle`` on oneiros's phases.
+
+Dense-Mem runs reflect, re_evaluate and dream in that order, each switchable, and caps new dreams at
+``max_outputs``. In oneiros:
+
+* ``reevaluate_enabled`` runs the re_evaluate command (``oneiros reevaluate``) before the cycle;
+* ``reflect_enabled`` off means NREM replays no batch (the cycle still passes through every phase,
+  as the machine requires, and records it);
+* ``dream_enabled`` off means REM imagines nothing (no counterfactuals, creative sessions or
+  threats) and integration stages no new entry;
+* ``max_outputs`` caps the entries integration stages this cycle.
+
+With reflect and dream both off no cycle starts: only re-evaluation runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from oneiros._deps import Deps
+from oneiros._errors import ConfigError
+from oneiros.config import OneirosConfig
+from oneiros.events import EventStore
+from oneiros.fsm import Golems
+from oneiros.server._models import CycleIn
+from oneiros.settings import CycleSettings
+from oneiros.validation import Feedback
+
+__all__ = ["cycle_settings", "start_cycle"]
+
+
+def cycle_settings(base: CycleSettings, body: CycleIn) -> CycleSettings:
+    """``base`` with the run's toggles and output cap applied."""
+    engines = base.engines
+    if not body.reflect_enabled:
+        engines = msgspec.structs.replace(engines, max_batches=0)
+    rem = engines.rem
+    staged = body.max_outputs
+    if not body.dream_enabled:
+        rem = msgspec.structs.replace(rem, counterfactual_seeds=0, creative_sessions=0, threat_scenarios=0)
+        staged = 0
+    integration = msgspec.structs.replace(engines.integration, max_staged=staged)
+    engines = msgspec.structs.replace(engines, rem=rem, integration=integration)
+    return msgspec.structs.replace(base, engines=engines)
+
+
+def start_cycle(store: EventStore, config: OneirosConfig, deps: Deps, golem_id: str, body: CycleIn) -> dict[str, Any]:
+    """Run (or enqueue) one cycle of ``golem_id`` now; what to answer the caller."""
+    from oneiros.workers import InProcessExecutor, RqExecutor, load_generator  # noqa: PLC0415 - RQ, OpenTelemetry
+
+    golems = Golems(store, deps=deps)
+    golems.state(golem_id)  # GolemNotFound before anything is written
+    reevaluated = len(Feedback(store, deps=deps).reevaluate(golem_id)) if body.reevaluate_enabled else 0
+    out: dict[str, Any] = {"golem_id": golem_id, "reevaluated": reevaluated, "cycle_id": None}
+    if not (body.reflect_enabled or body.dream_enabled):
+        return out | {"status": "reevaluated"}
+    settings = cycle_settings(config.cycle, body)
+    queue = config.server.queue
+    if queue:
+        from redis import Redis  # noqa: PLC0415 - only with a queue
+
+        try:
+            connection = Redis.from_url(queue)
+        except ValueError as exc:
+            raise ConfigError(f"server.queue {queue!r}: {exc}") from None
+        cycle_id = RqExecutor(golems, connection, cycle_settings=settings).start_cycle(golem_id)
+        return out | {"cycle_id": cycle_id, "status": "enqueued"}
+    generator = load_generator(config.server.generator, deps.seed)
+    result = InProcessExecutor(golems, generator, settings).run_cycle(golem_id)
+    return out | {
+        "cycle_id": result.cycle_id,
+        "status": "interrupted" if result.interrupted else "complete",
+        "events_appended": result.events_appended,
+        "complete": msgspec.to_builtins(result.complete) if result.complete else None,
+        "interrupted": result.interrupted,
+    }

@@ -1,0 +1,224 @@
+"""``GET /api/v1/events``: the log as Server-Sent Events (Bardo 001_*: ``mode_change``,
+``dream_progress``, ``dream_complete``), plus every raw event on request.
+
+Each message's ``id`` is the log position of the event it comes from, set on the last message of
+that position, so a client that reconnects with ``Last-Event-ID`` resumes right after it: nothing
+missed, nothing twice. The stream follows the log itself (a PostgreSQL notification, else a short
+poll), so it sees cycles run by ``oneiros worker`` processes anywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterable
+from itertools import islice
+from typing import Any
+
+import msgspec
+
+from oneiros.events import (
+    DreamComplete,
+    DreamPhase,
+    DreamStart,
+    EventStore,
+    GenerationRecorded,
+    LogSubscription,
+    ModeChanged,
+    Recorded,
+    golem_of_stream,
+    record_row,
+)
+from oneiros.projections import RunnerSettings
+from oneiros.server._auth import Principal
+
+__all__ = ["BARDO_EVENTS", "RAW_EVENT", "LogTail", "StreamFilter", "sse_messages", "stream"]
+
+BARDO_EVENTS = ("mode_change", "dream_progress", "dream_complete")
+RAW_EVENT = "log_event"
+# Bardo 001_* names the phases 'onset'|'nrem'|'rem'|'integration'|'return'.
+_BARDO_PHASE = {
+    "hypnagogic_onset": "onset",
+    "nrem": "nrem",
+    "rem": "rem",
+    "integration": "integration",
+    "hypnopompic_return": "return",
+}
+_BATCH = 500
+
+
+class StreamFilter(msgspec.Struct, frozen=True, kw_only=True):
+    """Which events one client gets."""
+
+    golems: tuple[str, ...] = ()
+    """Only these golems (empty: every golem the token sees)."""
+    raw: bool = False
+    """Also every log event as ``log_event``."""
+    types: tuple[str, ...] = ()
+    """Raw events of these types only (empty: all)."""
+
+
+class _Cycle(msgspec.Struct, kw_only=True):
+    number: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class _Progress:
+    """Per golem: which cycle it is in and what it has spent, read from the log as of the first
+    event this stream sends for it, then moved by every event after."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+        self.cycles: dict[str, _Cycle] = {}
+
+    def of(self, golem_id: str, position: int) -> _Cycle:
+        cycle = self.cycles.get(golem_id)
+        if cycle is None:
+            cycle = self.cycles[golem_id] = _Cycle()
+            for record in self.store.read_stream(golem_id, until=position - 1):
+                _count(cycle, record)
+        return cycle
+
+
+def _count(cycle: _Cycle, record: Recorded) -> None:
+    event = record.event
+    if isinstance(event, DreamStart):
+        cycle.number += 1
+        cycle.tokens, cycle.cost_usd = 0, 0.0
+    elif isinstance(event, GenerationRecorded):
+        cycle.tokens += event.tokens_in + event.tokens_out
+        cycle.cost_usd += event.cost_usd
+
+
+def _bardo(record: Recorded, cycle: _Cycle) -> tuple[str, dict[str, Any]] | None:
+    event = record.event
+    golem = record.meta.golem_id
+    if isinstance(event, ModeChanged):
+        return "mode_change", {"golem_id": golem, "mode": event.to_mode.lower(), "tick": record.version}
+    if isinstance(event, DreamPhase):
+        data = {
+            "golem_id": golem,
+            "cycle_id": event.cycle_id,
+            "phase": _BARDO_PHASE[event.phase],
+            "cycleNumber": cycle.number,
+            "budgetSpent": cycle.tokens,
+        }
+        return "dream_progress", data
+    if isinstance(event, DreamComplete):
+        data = {
+            "golem_id": golem,
+            "cycle_id": event.cycle_id,
+            "cycleNumber": cycle.number,
+            "hypothesesGenerated": event.heuristics_proposed + event.counterfactuals_generated,
+            "insightsFound": event.insights_crystallized,
+            "costUsdc": round(cycle.cost_usd, 8),
+        }
+        return "dream_complete", data
+    return None
+
+
+def _message(name: str, data: dict[str, Any], position: int | None) -> bytes:
+    head = f"event: {name}\n" + (f"id: {position}\n" if position is not None else "")
+    return head.encode() + b"data: " + msgspec.json.encode(data) + b"\n\n"
+
+
+def sse_messages(
+    records: Iterable[Recorded], who: Principal, chosen: StreamFilter, progress: _Progress
+) -> Iterable[bytes]:
+    """The messages a batch of log records makes for one client."""
+    for record in records:
+        golem = golem_of_stream(record.meta.golem_id)
+        if not who.sees(golem) or (chosen.golems and golem not in chosen.golems):
+            continue
+        out: list[tuple[str, dict[str, Any]]] = []
+        if chosen.raw and (not chosen.types or record.event.type_name in chosen.types):
+            out.append((RAW_EVENT, record_row(record)))
+        if golem == record.meta.golem_id:  # the golem's own stream, not a side stream
+            cycle = progress.of(golem, record.position)
+            _count(cycle, record)
+            bardo = _bardo(record, cycle)
+            if bardo is not None:
+                out.append(bardo)
+        for n, (name, data) in enumerate(out, start=1):
+            yield _message(name, data, record.position if n == len(out) else None)
+
+
+class LogTail:
+    """One thread per server that watches the log head and wakes every stream when it grows."""
+
+    def __init__(self, store: EventStore, settings: RunnerSettings | None = None) -> None:
+        self.store = store
+        self.settings = settings or RunnerSettings()
+        self._generation = 0
+        self._cond: asyncio.Condition | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._events: LogSubscription | None = None
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._cond = asyncio.Condition()
+        self._thread = threading.Thread(target=self._watch, name="oneiros-sse-tail", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._events is not None:
+            self._events.stop()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    @property
+    def generation(self) -> int:
+        return self._generation
+
+    def _watch(self) -> None:
+        # The store's subscription: LISTEN/NOTIFY on PostgreSQL, polling on SQLite.
+        with self.store.subscribe(poll_interval=self.settings.poll_interval_s) as events:
+            self._events = events
+            for _record in events:
+                if self._stop.is_set():
+                    break
+                if self._loop is not None:
+                    self._loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self._bump()))
+
+    async def _bump(self) -> None:
+        assert self._cond is not None
+        async with self._cond:
+            self._generation += 1
+            self._cond.notify_all()
+
+    async def wait(self, seen: int, timeout: float) -> bool:
+        """Until the log grew after generation ``seen`` (True) or ``timeout`` passed (False)."""
+        assert self._cond is not None
+        async with self._cond:
+            try:
+                await asyncio.wait_for(self._cond.wait_for(lambda: self._generation > seen), timeout)
+            except TimeoutError:
+                return False
+        return True
+
+
+def _read(store: EventStore, after: int) -> list[Recorded]:
+    return list(islice(store.read_all(after=after, page=_BATCH), _BATCH))
+
+
+async def stream(
+    store: EventStore, tail: LogTail, who: Principal, chosen: StreamFilter, *, after: int, heartbeat: float
+) -> AsyncIterator[bytes]:
+    """Messages from position ``after`` on, for as long as the client stays."""
+    progress = _Progress(store)
+    last = after
+    yield b": oneiros events\n\n"
+    while True:
+        seen = tail.generation
+        records = await asyncio.to_thread(_read, store, last)
+        if records:
+            for message in await asyncio.to_thread(lambda r: list(sse_messages(r, who, chosen, progress)), records):
+                yield message
+            last = records[-1].position
+            continue
+        if not await tail.wait(seen, heartbeat):
+            yield b": keep-alive\n\n"

@@ -1,0 +1,72 @@
+"""What the API accepts: request bodies as msgspec Structs, validated on the way in and published
+in the OpenAPI schema from the same definitions."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+from oneiros.events import ActivityKind, Episode, ReviewDecision
+
+__all__ = ["ActivityIn", "CycleIn", "EpisodesIn", "ErrorBody", "ErrorDetail", "FeedbackIn", "GolemIn", "RecallIn"]
+
+_Text = Annotated[str, msgspec.Meta(min_length=1, max_length=10_000)]
+
+
+class GolemIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    golem_id: str
+    name: str = ""
+
+
+class EpisodesIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Waking episodes to record, validated whole before the first is written."""
+
+    episodes: Annotated[list[Episode], msgspec.Meta(min_length=1, max_length=10_000)]
+
+
+class ActivityIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The golem was busy: a message in, an action, or a turn (silence and fatigue count these)."""
+
+    kind: ActivityKind
+    detail: str = ""
+
+
+class CycleIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Dense-Mem 002_*'s ``run_dreaming_cycle``: phase toggles and the output cap, mapped to oneiros's
+    phases in docs/server.md."""
+
+    max_outputs: Annotated[int, msgspec.Meta(ge=1, le=50)] = 5
+    """Most new dreams (staged entries) this cycle makes (Dense-Mem ``DREAMING_MAX_OUTPUTS``, 1-50, 5)."""
+    reflect_enabled: bool = True
+    """Dense-Mem's reflect: NREM replay and triage of the golem's episodes."""
+    reevaluate_enabled: bool = True
+    """Dense-Mem's re_evaluate: stale dreams whose sources are gone, reinforce intact ones."""
+    dream_enabled: bool = True
+    """Dense-Mem's dream: REM imagination and integration's new staged hypotheses."""
+
+
+class FeedbackIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Dense-Mem 002_*'s ``resolve_dream_feedback``."""
+
+    decision: ReviewDecision
+    feedback: _Text
+    """Why: kept with the decision in the log."""
+
+
+class RecallIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    query: Annotated[str, msgspec.Meta(min_length=1, max_length=2_000)]
+    limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 10
+
+
+class ErrorDetail(msgspec.Struct, frozen=True, kw_only=True):
+    type: str
+    """The OneirosError class name (docs/errors.md)."""
+    message: str
+    status: int
+    attributes: dict[str, Any] = {}
+    """The error's typed attributes (``golem_id``, ``state``, ``trigger``...)."""
+
+
+class ErrorBody(msgspec.Struct, frozen=True, kw_only=True):
+    error: ErrorDetail

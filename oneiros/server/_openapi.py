@@ -1,0 +1,96 @@
+"""The OpenAPI 3.1 document at ``/openapi.json``, made from the route table and the request Structs
+(msgspec's JSON Schema is OpenAPI 3.1's)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from oneiros.server._models import ErrorBody
+from oneiros.server._rest import PREFIX, operations
+
+__all__ = ["openapi"]
+
+_PARAM = re.compile(r"\{(\w+)(?::(\w+))?\}")
+_ERRORS = {
+    "400": "Bad input (InputError, ConfigError...).",
+    "401": "No bearer token, or an unknown one (Unauthenticated).",
+    "403": "The token lacks the scope or the golem (Forbidden).",
+    "404": "No such golem, dream or cycle.",
+    "409": "The machine or the buffer refuses it now (IllegalCommand, IllegalReview, StreamConflict).",
+    "413": "The request body is larger than server.max_body_bytes.",
+}
+
+
+def openapi(version: str) -> dict[str, Any]:
+    ops = operations()
+    bodies = sorted({op.body for op in ops if op.body is not None}, key=lambda t: t.__name__)
+    (_refs, components) = msgspec.json.schema_components(
+        [*bodies, ErrorBody], ref_template="#/components/schemas/{name}"
+    )
+    error_ref = {"$ref": "#/components/schemas/ErrorBody"}
+    paths: dict[str, dict[str, Any]] = {}
+    for op in ops:
+        path = _PARAM.sub(lambda m: "{" + m.group(1) + "}", PREFIX + op.path)
+        params: list[dict[str, Any]] = [
+            {
+                "name": m.group(1),
+                "in": "path",
+                "required": True,
+                "schema": {"type": "integer" if m.group(2) == "int" else "string"},
+            }
+            for m in _PARAM.finditer(op.path)
+        ]
+        for q in op.query:
+            schema: dict[str, Any] = {"type": "integer" if q.kind is int else "string"}
+            if q.many:
+                schema = {"type": "array", "items": schema}
+            params.append(
+                {"name": q.name, "in": "query", "required": False, "description": q.description, "schema": schema}
+            )
+        failures = {
+            code: {"description": text, "content": {"application/json": {"schema": error_ref}}}
+            for code, text in _ERRORS.items()
+        }
+        entry: dict[str, Any] = {
+            "summary": op.summary,
+            "operationId": f"{op.method.lower()}_{re.sub(r'[^a-z0-9]+', '_', op.path.lower()).strip('_')}",
+            "parameters": params,
+            "security": [{"bearer": [op.scope]}],
+            "responses": {
+                str(op.status): {"description": "OK", "content": {op.media: {"schema": {}}}},
+                **failures,
+            },
+        }
+        if op.body is not None:
+            entry["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{op.body.__name__}"}}},
+            }
+        paths.setdefault(path, {})[op.method.lower()] = entry
+    paths[PREFIX + "/events"] = {
+        "get": {
+            "summary": "Server-Sent Events: mode_change, dream_progress, dream_complete (Bardo), log_event on request.",
+            "operationId": "get_events",
+            "parameters": [
+                {"name": "golem", "in": "query", "schema": {"type": "array", "items": {"type": "string"}}},
+                {"name": "raw", "in": "query", "schema": {"type": "boolean"}},
+                {"name": "types", "in": "query", "schema": {"type": "string"}},
+                {"name": "after", "in": "query", "schema": {"type": "integer"}},
+                {"name": "Last-Event-ID", "in": "header", "schema": {"type": "integer"}},
+            ],
+            "security": [{"bearer": ["read"]}],
+            "responses": {"200": {"description": "An event stream", "content": {"text/event-stream": {}}}},
+        }
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "oneiros", "version": version, "description": "Dreams are hypotheses, never facts."},
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }
