@@ -206,18 +206,20 @@ class _CountingGenerator(OfflineGenerator):
 
 def test_a_rerun_after_a_crash_reuses_recorded_calls_and_ends_as_a_clean_run() -> None:
     """A phase killed mid-way keeps its recorded generations; running it again reuses them, calls the
-    model only for the rest, and leaves the same outputs as a run that never crashed."""
+    model only for the rest, and leaves the same outputs as a run that never crashed. (The crashed
+    call's reservation stays counted at its worst case, by design, so the budget has room for it.)"""
+    settings = CycleSettings(budget=CycleBudget(cycle_tokens=60_000))
     clean_golems, clean = _golems()
     crashed_golems, crashed = _golems()
     cycle = clean_golems.fall_asleep("g", "owner", budget_tokens=1_200, cycle_id="c1")
     crashed_golems.fall_asleep("g", "owner", budget_tokens=1_200, cycle_id="c1")
     for golems in (clean_golems, crashed_golems):
-        run_phase(golems, "g", cycle, "hypnagogic_onset", _CountingGenerator(7), CycleSettings())
-    run_phase(clean_golems, "g", cycle, "nrem", _CountingGenerator(7), CycleSettings())
+        run_phase(golems, "g", cycle, "hypnagogic_onset", _CountingGenerator(7), settings)
+    run_phase(clean_golems, "g", cycle, "nrem", _CountingGenerator(7), settings)
     with pytest.raises(_Crash):
-        run_phase(crashed_golems, "g", cycle, "nrem", _CountingGenerator(7, crash_after=2), CycleSettings())
+        run_phase(crashed_golems, "g", cycle, "nrem", _CountingGenerator(7, crash_after=2), settings)
     again = _CountingGenerator(7)
-    outcome = run_phase(crashed_golems, "g", cycle, "nrem", again, CycleSettings())
+    outcome = run_phase(crashed_golems, "g", cycle, "nrem", again, settings)
     assert 2 == outcome.reused_generations
     assert again.calls == outcome.generator_calls
 
@@ -227,7 +229,7 @@ def test_a_rerun_after_a_crash_reuses_recorded_calls_and_ends_as_a_clean_run() -
         ]
 
     assert outputs(clean) == outputs(crashed)
-    assert not run_phase(crashed_golems, "g", cycle, "nrem", again, CycleSettings()).ran
+    assert not run_phase(crashed_golems, "g", cycle, "nrem", again, settings).ran
 
 
 def test_report_and_wake_up_summary_describe_the_cycle() -> None:

@@ -135,7 +135,7 @@ def test_any_command_sequence_replays_to_the_live_state(  # noqa: PLR0912 - one 
             elif command == "episode":
                 golems.record_episodes(golem_id, [Episode(tick=head, summary=f"episode {head}")])
             elif command == "sleep":
-                golems.fall_asleep(golem_id, "time", budget_tokens=100)
+                golems.fall_asleep(golem_id, "window", budget_tokens=100)
             elif command == "advance":
                 golems.advance(golem_id, budget_tokens=50)
             elif command == "complete":

@@ -160,7 +160,7 @@ def test_deep_sleep_every_tenth_dream(world: World) -> None:
     executor = InProcessExecutor(world.golems)
     executor.run_cycle(world.golem)
     world.update()
-    insight = next(e for e, v in world.entries().items() if v.kind == "novel_insight")
+    insight = next(e for e, v in world.entries().items() if v.kind == "novel_insight" and v.active)
     world.feedback.review(insight, "reject", who="ana", why="noise")
     world.update()  # the staging process runs live, deciding before the next dreams
     for _ in range(9):

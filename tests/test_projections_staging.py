@@ -96,7 +96,8 @@ def test_outcome_matches_by_criterion_and_regime(world: World) -> None:
 
 
 def test_cap_displaces_lowest_utility_entry() -> None:
-    """With the buffer full, a new entry displaces the lowest-confidence one (the oldest among equals)."""
+    """With the buffer full and every entry drawn from the same episode (equal utility), a new entry
+    displaces the lowest-confidence one (the oldest among equals)."""
     world = World(open_store("memory://"), cap=3)
     world.episodes(1)
     world.dream(insights=1, hypotheses=2)

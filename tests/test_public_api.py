@@ -21,6 +21,9 @@ PUBLIC = {
         "AccessError", "CycleNotFound", "Forbidden", "Unauthenticated",
     ],
     "oneiros.settings": [
+        # issue 17: Bardo's event contract (trigger and phase names) beside oneiros's own
+        "BARDO_PHASES", "BardoPhase", "BardoTrigger", "BardoTriggerSettings", "DreamTrigger",
+        "DisplaceBy", "StagedKind", "StagingSettings", "MicroConsolidationSettings", "WakeUpSettings",
         "BEHAVIORAL_PHASES", "BehavioralPhase", "CycleBudget", "CycleSettings", "DEFAULT_PRICES",
         "DEFAULT_PROMPTS", "DEFAULT_SPANS_PATH", "DEFAULT_SYSTEM", "DREAM_PHASES", "DaemonSettings",
         "DailySettings", "DreamPhaseName", "EngineSettings", "FatigueSettings", "IntegrationSettings",
@@ -31,6 +34,8 @@ PUBLIC = {
         "WakeInterruptSettings", "ServerSettings",
     ],
     "oneiros.events": [
+        "BARDO_PHASES", "BardoPhase", "BardoTrigger",
+        "EpisodePrioritized", "InsightStrengthened", "MicroConsolidated",
         "ActivityKind", "ActivityRecorded", "BEHAVIORAL_PHASES", "BehavioralPhase", "BehavioralPhaseChanged",
         "BudgetExhausted", "BudgetReserved", "ConfidenceChanged", "CreativeMode", "CreditAssigned",
         "CycleEvent", "DEFAULT_STORE_URL", "DREAM_PHASES", "DreamComplete", "DreamCounterfactual",
@@ -64,15 +69,18 @@ PUBLIC = {
         "Generator", "HypothesisResult", "InsightResult", "NoveltyResult", "OfflineGenerator", "OpenAIConfig",
         "OpenAIGenerator", "PatternResult", "Task", "ThreatResult", "Tier", "keywords", "model_of",
         "parse_dream", "parse_json", "parse_partial",
+        # issue 17: the episode-line prompt format, written and read back in one place
+        "EpisodeLine", "episode_line", "episode_lines", "read_episode_lines",
     ],
     "oneiros.engines": [
+        "OBSERVATION_PRIORITY", "Priority", "openseed_wake_up",
         "ENGINES", "MODES", "PairDraw", "PhaseContext", "PhaseEngine", "ReplayPick", "batches", "classify",
         "dream_report", "gain", "hypnopompic_return", "integration", "need", "nrem", "onset", "polarity", "rem",
         "select_distant_pairs", "select_replay", "triage", "utility", "wake_up_text", "waking_residue",
     ],
     "oneiros.scheduling": [
         "Check", "Decision", "Intensity", "ScheduleState", "Signals", "clock_urgency", "dream_intensity",
-        "dream_urgency", "fold_schedule", "should_dream",
+        "dream_urgency", "fold_schedule", "should_dream", "urgency_terms",
     ],
     "oneiros.projections": [
         "ACTIVE", "Belief", "Feedback", "JournalEntry", "JournalProjection", "JournalSettings", "LogWaiter",

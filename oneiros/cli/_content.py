@@ -56,6 +56,7 @@ def report(
 ) -> None:
     """The DreamReport and wake-up summary of a golem's latest (or a given) cycle."""
     import msgspec
+    from rich.markup import escape
     from rich.table import Table
     from rich.tree import Tree
 
@@ -78,24 +79,24 @@ def report(
         t = j.phase1_summary.triage_decisions
         nrem.add(f"triage: preserve {t.preserve}, abstract {t.abstract}, forget {t.forget}")
         for pattern in j.phase1_summary.patterns_found:
-            nrem.add(pattern)
+            nrem.add(escape(pattern))
         rem = tree.add(
             f"REM: {j.phase2_summary.counterfactuals_generated} counterfactuals, "
             f"{j.phase2_summary.emotional_episodes_processed} episodes depotentiated"
         )
         for item in (*j.phase2_summary.creative_hypotheses, *j.phase2_summary.threats_simulated):
-            rem.add(item)
+            rem.add(escape(item))
         console.print(tree)
         table = Table(title=f"{len(staged)} staged outputs")
         for column in ("entry", "kind", "conf", "content", "validation criterion"):
             table.add_column(column, overflow="fold")
         for s in staged:
-            table.add_row(s.entry_id, s.kind, f"{s.confidence:.2f}", s.content, s.validation_criterion)
+            table.add_row(s.entry_id, s.kind, f"{s.confidence:.2f}", escape(s.content), escape(s.validation_criterion))
         console.print(table)
         if summary is not None:
-            console.print(summary.text)
+            console.print(escape(summary.text))
             for line in summary.highlights:
-                console.print(f"  {line}")
+                console.print(f"  {escape(line)}")
 
 
 def budget(

@@ -31,9 +31,12 @@ GolemFilter = Annotated[str | None, typer.Option("--golem", help="Only this gole
 
 @contextmanager
 def _projections(store: EventStore, url: str | None, *, update: bool = True) -> Iterator[Projections]:
-    from oneiros.projections import Projections, default_projection_url, open_projection_db
+    from oneiros.config import load_config
+    from oneiros.projections import Projections, ProjectionSettings, default_projection_url, open_projection_db
 
-    with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
+    # The staging sweep runs with the config's [staging] settings (oneiros.toml, ONEIROS_STAGING__*).
+    settings = ProjectionSettings(staging=load_config().staging)
+    with Projections(store, open_projection_db(url or default_projection_url(store.url)), settings) as projections:
         if update:
             with _spinner("bringing projections up to the log head"):
                 projections.update()
@@ -149,7 +152,7 @@ def staging(
                 f"{e.confidence_pct / 100:.2f}",
                 f"{e.confirmations}/{e.contradictions}",
                 escape(" ".join(e.criterion.all_of) + (f" @{e.criterion.regime}" if e.criterion.regime else "")),
-                escape(e.text[:80]),
+                escape(e.text),  # whole: the column folds, a cut sentence reads as nonsense
             )
         console.print(table)
 

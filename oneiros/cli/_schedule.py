@@ -117,6 +117,7 @@ def should_dream_cmd(
                     "at": now.isoformat(),
                     "dream": decision.dream,
                     "trigger": decision.trigger,
+                    "bardo_trigger": decision.bardo_trigger,
                     "blocked_by": list(decision.blocked_by),
                     "urgency": decision.urgency,
                     "threshold": decision.threshold,
@@ -125,7 +126,7 @@ def should_dream_cmd(
                 }
             )
             return
-        verdict = f"dream ({decision.trigger})" if decision.dream else "no dream"
+        verdict = f"dream ({decision.trigger}; Bardo: {decision.bardo_trigger})" if decision.dream else "no dream"
         console.print(_decision_table(decision, f"{golem_id} at {now.isoformat()}: {verdict}"))
 
 

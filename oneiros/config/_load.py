@@ -24,7 +24,7 @@ import msgspec
 
 from oneiros._errors import InvalidSetting, UnknownPreset
 from oneiros.config._presets import PRESETS, preset_layer
-from oneiros.settings import CycleSettings, DaemonSettings, ScheduleSettings, ServerSettings
+from oneiros.settings import CycleSettings, DaemonSettings, ScheduleSettings, ServerSettings, StagingSettings
 
 __all__ = ["DEFAULT_CONFIG_PATH", "ENV_PREFIX", "OneirosConfig", "env_var", "load_config"]
 
@@ -49,6 +49,8 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
     daemon: DaemonSettings = DaemonSettings()
     cycle: CycleSettings = CycleSettings()
     server: ServerSettings = ServerSettings()
+    staging: StagingSettings = StagingSettings()
+    """The staging buffer and its validation sweep, for every process that runs the projections."""
 
 
 def env_var(key: str) -> str:

@@ -78,7 +78,7 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
         },
     },
     # OpenSeed 004_*: fatigue (warn 60, force 80), voluntary sleep (>= 30 s, 10 min since the last
-    # dream), deep sleep every 10th dream with a 300 s pause.
+    # dream), deep sleep every 10th dream with a 300 s pause, and its wake-up message.
     "openseed": {
         "schedule": {
             **_NO_GATES,
@@ -88,6 +88,7 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
             "preconditions": {"first_dream_episodes": _NO_EPISODE_WAIT},
         },
         "daemon": {"deep_sleep_pause_seconds": 300},
+        "cycle": {"engines": {"wake_up": {"style": "openseed"}}},
     },
 }
 

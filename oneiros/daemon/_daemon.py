@@ -25,6 +25,7 @@ from typing import Literal
 import msgspec
 
 from oneiros._errors import StreamConflict
+from oneiros.daemon._micro import MicroState, embedder_for, micro_pass
 from oneiros.events import (
     ActivityKind,
     ActivityRecorded,
@@ -98,7 +99,10 @@ class Daemon:
         self.signals = signals or Signals
         self.on_message = on_message
         self.background = background
-        self.state: ScheduleState = fold_schedule(golem_id, golems.history(golem_id))
+        history = golems.history(golem_id)
+        self.state: ScheduleState = fold_schedule(golem_id, history)
+        self.micro = MicroState.from_records(history)
+        self._last_micro: datetime | None = None
         self.ticks = 0
         self.results: list[CycleResult] = []
         self._lock = threading.RLock()
@@ -234,6 +238,7 @@ class Daemon:
                 self._paused_until = None
                 self._release()
             self.ticks += 1
+            self._micro_consolidate(now)
             decision = should_dream(
                 self.schedule,
                 self.state,
@@ -247,6 +252,21 @@ class Daemon:
                 assert decision.trigger is not None
                 self._start(decision, now)
             return decision
+
+    def _micro_consolidate(self, now: datetime) -> None:
+        """Bardo 001_*'s micro-consolidation fiber, every ``every_seconds`` of waking."""
+        micro = self.settings.micro
+        if not micro.enabled:
+            return
+        if self._last_micro is not None and (now - self._last_micro).total_seconds() < micro.every_seconds:
+            return
+        self._last_micro = now
+        cycle = getattr(self.executor, "settings", None)
+        embedder = embedder_for(cycle.engines.embedder if isinstance(cycle, CycleSettings) else "hashing")
+        events = micro_pass(self.micro, micro, embedder)
+        if events:
+            _log.info("micro-consolidation: %s", ", ".join(type(e).__name__ for e in events))
+            self._record(events)
 
     def run(self, stop: threading.Event | None = None, wait: Callable[[float], bool] | None = None) -> None:
         """Tick every ``tick_seconds`` until ``stop`` is set or the golem dies, then shut down."""
@@ -287,6 +307,7 @@ class Daemon:
         with self._lock:  # the cycle thread flushes (and so catches up) too: apply each record once
             for record in self.golems.store.read_stream(self.golem_id, after_version=self.state.version):
                 self.state.apply(record)
+                self.micro.apply(record)
 
     def _retry(self, append: Callable[[], list[Recorded]]) -> list[Recorded]:
         # A cycle thread appends to the same stream; a lost version race is retried on the new head.
@@ -373,7 +394,7 @@ class Daemon:
 
     def _start(self, decision: Decision, now: datetime) -> None:
         assert decision.trigger is not None
-        trigger = decision.trigger
+        trigger, bardo = decision.trigger, decision.bardo_trigger
         cycle_id = self._session_key()
         self._apply_intensity(decision)
         self._deep = decision.deep
@@ -382,7 +403,9 @@ class Daemon:
 
         def run() -> None:
             try:
-                self.results.append(self.executor.run_cycle(self.golem_id, trigger, cycle_id=cycle_id))
+                self.results.append(
+                    self.executor.run_cycle(self.golem_id, trigger, cycle_id=cycle_id, bardo_trigger=bardo)
+                )
             except Exception:  # the thread must not die silently; the log keeps what the cycle wrote
                 _log.exception("cycle %s failed to run", cycle_id)
             finally:

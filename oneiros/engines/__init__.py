@@ -7,14 +7,23 @@ from oneiros.engines._onset import onset, waking_residue
 from oneiros.engines._pairs import PairDraw, select_distant_pairs
 from oneiros.engines._registry import ENGINES
 from oneiros.engines._rem import MODES, rem
-from oneiros.engines._return import dream_report, hypnopompic_return, wake_up_text
+from oneiros.engines._return import (
+    OBSERVATION_PRIORITY,
+    Priority,
+    dream_report,
+    hypnopompic_return,
+    openseed_wake_up,
+    wake_up_text,
+)
 
 __all__ = [
     "ENGINES",
     "MODES",
+    "OBSERVATION_PRIORITY",
     "PairDraw",
     "PhaseContext",
     "PhaseEngine",
+    "Priority",
     "ReplayPick",
     "batches",
     "classify",
@@ -25,6 +34,7 @@ __all__ = [
     "need",
     "nrem",
     "onset",
+    "openseed_wake_up",
     "polarity",
     "rem",
     "select_distant_pairs",

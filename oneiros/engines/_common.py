@@ -4,7 +4,7 @@ turning episodes into prompt text."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TypeVar
 
 import msgspec
@@ -12,26 +12,12 @@ import msgspec
 from oneiros._deps import rng_for
 from oneiros._errors import MalformedOutput
 from oneiros.engines._context import PhaseContext
-from oneiros.events import Episode, Event, StepFailed
-from oneiros.generators import GenerationRequest, Task, parse_json
+from oneiros.events import Event, StepFailed
+from oneiros.generators import GenerationRequest, Task, episode_line, episode_lines, parse_json
 
 __all__ = ["Steps", "episode_line", "episode_lines", "json_parser"]
 
 _R = TypeVar("_R")
-
-
-def episode_line(episode: Episode) -> str:
-    """One episode as a prompt line: tick, regime, summary and outcome."""
-    when = episode.time.strftime("%Y-%m-%d %H:%M") if episode.time else f"tick {episode.tick}"
-    o = episode.outcome
-    return (
-        f"[{when} · tick {episode.tick} · {episode.regime}] {episode.summary} "
-        f"(pnl {o.pnl:+.3f}, surprise {o.surprise:.2f}, arousal {episode.arousal:.2f})"
-    )
-
-
-def episode_lines(episodes: Sequence[Episode]) -> str:
-    return "\n".join(f"- {episode_line(e)}" for e in episodes)
 
 
 class Steps:

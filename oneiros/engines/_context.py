@@ -4,6 +4,7 @@ and the settings of every engine, each number from the source document its docst
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Protocol
 
 import msgspec
@@ -42,6 +43,10 @@ class PhaseContext(msgspec.Struct, frozen=True, kw_only=True):
     exhausted: Callable[[], bool] = _never
     spent: Callable[[], tuple[int, float]] = _nothing_spent
     """Tokens and dollars the cycle has spent so far."""
+    started_at: datetime | None = None
+    """When the cycle began (its DreamStart), as the log recorded it."""
+    now: datetime | None = None
+    """When the phase began, as the log recorded it (in the return: the moment of waking)."""
     cycle_versions: int = 0
     """Log versions the cycle has spanned when the phase started."""
 

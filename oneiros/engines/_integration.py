@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 
+from oneiros._text import article, keywords, rank
 from oneiros.engines._common import Steps, episode_lines, json_parser
 from oneiros.engines._context import PhaseContext
 from oneiros.episodes import HashingEmbedder, make_embedder
@@ -137,6 +138,7 @@ def _candidates(ctx: PhaseContext, outputs: Sequence[Event]) -> list[Candidate]:
                 )
             )
         elif isinstance(event, HypnagogicPrediction):
+            # No source episodes: a live episode confirms the fragment by joining the words it joins.
             out.append(
                 Candidate(kind="creative_prediction", content=event.fragment, confidence=event.confidence, source=name)
             )
@@ -174,30 +176,41 @@ def classify(
     return out
 
 
+def _where(episodes: Sequence[Episode]) -> str:
+    """The live episodes a criterion watches for, named as the staging buffer matches them: the
+    sources' most shared tags, in their regime when they all share one."""
+    tags = rank((t.lower() for e in episodes for t in e.tags), 3)
+    regimes = {e.regime for e in episodes} - {"unknown"}
+    regime = f"{regimes.pop()} " if len(regimes) == 1 else ""
+    return f"a live {regime}episode" + (f" tagged {', '.join(tags)}" if tags else "")
+
+
 def _criterion(candidate: Candidate, by_tick: dict[int, Episode], related: str | None) -> str:
-    episodes = [by_tick[t] for t in candidate.ticks if t in by_tick]
-    regimes = "/".join(sorted({e.regime for e in episodes})) or "any"
-    tags = sorted({t for e in episodes for t in e.tags})[:3]
-    where = f"a live {regimes} episode" + (f" tagged {', '.join(tags)}" if tags else "")
-    short = candidate.content if len(candidate.content) <= 120 else candidate.content[:117] + "..."
-    kind = candidate.kind
-    if kind == "contradiction":
-        return (
+    """What would confirm or refute the entry, in whole sentences: the entry's own text is shown
+    beside it, so the criterion names the evidence instead of repeating (or cutting) the text."""
+    where = _where([by_tick[t] for t in candidate.ticks if t in by_tick])
+    detail = candidate.detail.strip().rstrip(".")
+    joined = sorted(keywords(candidate.content, 2))
+    test = f"passes this test: {detail[:1].lower()}{detail[1:]}" if detail else "bears the strategy out"
+    by_kind: dict[str, str] = {
+        "contradiction": (
             f"Review against entry {related}: both cannot hold; "
             "decide by live outcomes or an explicit review, never automatically."
-        )
-    if kind == "threat":
-        return (
-            f"Confirm when {where} shows the early signs of a {candidate.detail} "
+        ),
+        "threat": (
+            f"Confirm when {where} shows the early signs of {article(detail)} {detail} "
             "and the rehearsed response limits the loss."
-        )
-    if kind == "strategy_hypothesis":
-        return f"Confirm when {where} passes the test: {candidate.detail or short}; refute when it fails it."
-    if kind == "playbook_revision":
-        return f"Apply only after {where} shows that acting on this lesson beats the current heuristic: {short}"
-    if kind == "creative_prediction":
-        return f"Confirm when a live episode echoes this fragment: {short}"
-    return f"Confirm when {where} repeats it: {short}; refute when such an episode goes the other way."
+        ),
+        "strategy_hypothesis": f"Confirm when {where} {test}; refute when it fails.",
+        "playbook_revision": f"Apply only after {where} shows that following this lesson beats the current heuristic.",
+        "creative_prediction": (
+            f"Confirm when a live episode brings {joined[0]} and {joined[-1]} together, as this image does."
+            if len(joined) == 2 and not candidate.ticks
+            else f"Confirm when {where} echoes this image."
+        ),
+    }
+    default = f"Confirm when {where} repeats this pattern; refute when such an episode goes the other way."
+    return by_kind.get(candidate.kind, default)
 
 
 def _themes(steps: Steps) -> list[Event]:

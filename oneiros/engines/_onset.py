@@ -31,7 +31,9 @@ def onset(ctx: PhaseContext) -> list[Event]:
         WakingResidue(cycle_id=ctx.cycle_id, episode_ticks=tuple(e.tick for e in residue), theme=theme)
     ]
     steps = Steps(ctx)
-    lines = episode_lines(residue)
+    # The ThalamicGate (Bardo 001_*) cuts off market data as sleep begins: the residue reaches
+    # the partials and their judge as what happened, without times and figures.
+    lines = episode_lines(residue, figures=False)
     partials: list[str] = []
     for index in range(settings.partials):
         if steps.stopped:

@@ -4,6 +4,8 @@ on its next turn (OpenSeed's wake-up message, Bumblebee's [dream] fragments)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC
+from typing import Final, Literal
 
 from oneiros.engines._context import PhaseContext
 from oneiros.events import (
@@ -26,7 +28,22 @@ from oneiros.events import (
     WakeUpSummary,
 )
 
-__all__ = ["dream_report", "hypnopompic_return", "wake_up_text"]
+__all__ = ["OBSERVATION_PRIORITY", "Priority", "dream_report", "hypnopompic_return", "openseed_wake_up", "wake_up_text"]
+
+Priority = Literal["RED", "YLW", "GRN"]
+# OpenSeed 004_*: RED critical (threats, contradictions), YLW important (patterns learned, playbook
+# revisions), GRN informational (everything else). The observations sink files staged entries the same way.
+OBSERVATION_PRIORITY: Final[dict[str, Priority]] = {
+    "threat": "RED",
+    "contradiction": "RED",
+    "novel_insight": "YLW",
+    "confirmed_pattern": "YLW",
+    "playbook_revision": "YLW",
+}
+_RANK: Final[dict[Priority, int]] = {"RED": 0, "YLW": 1, "GRN": 2}
+# What the golem should act on first on waking: a threat or contradiction, then a lesson, then a
+# strategy to test, then an insight; dream images and creative predictions are not priorities.
+_ACTIONABLE: Final = ("threat", "contradiction", "playbook_revision", "strategy_hypothesis", "novel_insight")
 
 
 def dream_report(cycle_id: str, outputs: Sequence[Event]) -> DreamReport:
@@ -90,7 +107,35 @@ def wake_up_text(report: DreamReport, outputs: Sequence[Event]) -> tuple[str, tu
     return " ".join(lines), tuple(highlights)
 
 
+def openseed_wake_up(ctx: PhaseContext, reflection: str) -> str:
+    """OpenSeed 004_*'s wake-up message, in its shape: when and how long the golem slept, what it
+    reflected, its priority, its recent observations with their levels, where its history is."""
+    settings = ctx.settings.wake_up
+    lines: list[str] = []
+    if ctx.now is not None:
+        slept = f" after sleeping {int((ctx.now - ctx.started_at).total_seconds())}s" if ctx.started_at else ""
+        lines += [f"You woke up at {ctx.now.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}{slept}.", ""]
+    lines += ["During sleep you reflected:", reflection, ""]
+    staged = [e for e in ctx.cycle_outputs if isinstance(e, DreamStaged)]
+    actionable = [e for e in staged if e.kind in _ACTIONABLE]
+    if actionable:
+        first = min(enumerate(actionable), key=lambda p: (_ACTIONABLE.index(p[1].kind), -p[1].confidence, p[0]))
+        lines += [f"Your priority: {first[1].content}", ""]
+    ranked = sorted(enumerate(staged), key=lambda p: (_RANK[OBSERVATION_PRIORITY.get(p[1].kind, "GRN")], p[0]))
+    clock = f"{ctx.now.astimezone(UTC):%H:%M}" if ctx.now is not None else "--:--"
+    observed = [f"{OBSERVATION_PRIORITY.get(e.kind, 'GRN')} {clock} {e.content}" for _, e in ranked]
+    if observed:
+        lines += ["Recent observations:", *observed[: settings.observations]]
+        if len(observed) > settings.observations:
+            lines.append("...")
+        lines.append("")
+    lines += settings.history_note.splitlines()
+    return "\n".join(lines)
+
+
 def hypnopompic_return(ctx: PhaseContext) -> list[Event]:
     report = dream_report(ctx.cycle_id, ctx.cycle_outputs)
     text, highlights = wake_up_text(report, ctx.cycle_outputs)
+    if ctx.settings.wake_up.style == "openseed":
+        text = openseed_wake_up(ctx, text)
     return [report, WakeUpSummary(cycle_id=ctx.cycle_id, text=text, highlights=highlights)]

@@ -16,8 +16,10 @@ import numpy.typing as npt
 
 from oneiros._errors import InputError
 from oneiros.events import (
+    DreamComplete,
     Episode,
     EpisodeDepotentiated,
+    EpisodePrioritized,
     EpisodeRecorded,
     EpisodeTriaged,
     Recorded,
@@ -51,6 +53,9 @@ class EpisodeMemory:
         self.strength: dict[int, float] = {}
         self.arousal: dict[int, float] = {}
         self.triage: dict[int, TriageDecision] = {}
+        self.prioritized: set[int] = set()
+        """Episodes the micro-consolidation fiber tagged ``dream_priority: high`` for the next
+        full dream cycle (Bardo 001_*); the tag ends when a cycle completes."""
         for episode in episodes:
             self.add(episode)
 
@@ -77,17 +82,25 @@ class EpisodeMemory:
             self.arousal[event.episode_tick] = event.arousal_after
         elif isinstance(event, EpisodeTriaged):
             self.triage[event.episode_tick] = event.decision
+        elif isinstance(event, EpisodePrioritized):
+            self.prioritized.add(event.episode_tick)
+        elif isinstance(event, DreamComplete):
+            self.prioritized.clear()
 
     def __len__(self) -> int:
         return len(self._episodes)
 
     def episodes(self) -> list[Episode]:
-        """Every episode in tick order, with its current (depotentiated) arousal."""
+        """Every episode in tick order, with its current (depotentiated) arousal and dream priority."""
         out = []
         for tick in sorted(self._episodes):
             episode = self._episodes[tick]
             arousal = self.arousal.get(tick, episode.arousal)
-            out.append(episode if arousal == episode.arousal else msgspec.structs.replace(episode, arousal=arousal))
+            if arousal != episode.arousal:
+                episode = msgspec.structs.replace(episode, arousal=arousal)
+            if tick in self.prioritized and episode.dream_priority != "high":
+                episode = msgspec.structs.replace(episode, dream_priority="high")
+            out.append(episode)
         return out
 
     def get(self, tick: int) -> Episode | None:

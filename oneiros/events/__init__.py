@@ -33,6 +33,7 @@ from oneiros.events._content import (
     WakingResidue,
 )
 from oneiros.events._history import export_history, import_history
+from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
 from oneiros.events._recall import RECALL_STREAM, MemoryRecalled, RecallHit, RecallKind
 from oneiros.events._schedule import (
     ActivityKind,
@@ -68,8 +69,11 @@ from oneiros.events._staging import (
 )
 from oneiros.events._store import DEFAULT_STORE_URL, EventStore, Recorded, open_store, record_row
 from oneiros.events._types import (
+    BARDO_PHASES,
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
+    BardoPhase,
+    BardoTrigger,
     BehavioralPhase,
     CycleEvent,
     DreamComplete,
@@ -99,6 +103,7 @@ from oneiros.events._types import (
 )
 
 __all__ = [
+    "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DEFAULT_STORE_URL",
     "DREAM_PHASES",
@@ -108,6 +113,8 @@ __all__ = [
     "STAGING_STREAM",
     "ActivityKind",
     "ActivityRecorded",
+    "BardoPhase",
+    "BardoTrigger",
     "BehavioralPhase",
     "BehavioralPhaseChanged",
     "BudgetExhausted",
@@ -143,6 +150,7 @@ __all__ = [
     "EntryStaged",
     "Episode",
     "EpisodeDepotentiated",
+    "EpisodePrioritized",
     "EpisodeRecorded",
     "EpisodeTriaged",
     "Event",
@@ -153,6 +161,7 @@ __all__ = [
     "GenerationRecorded",
     "GolemCreated",
     "HypnagogicPrediction",
+    "InsightStrengthened",
     "IntegrationSummary",
     "InterruptSource",
     "Lineage",
@@ -160,6 +169,7 @@ __all__ = [
     "MemoryRolledBack",
     "MessageHeld",
     "MessagesReleased",
+    "MicroConsolidated",
     "Mode",
     "ModeChanged",
     "NremSummary",

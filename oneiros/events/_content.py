@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from oneiros.events._types import DreamOutput, DreamPhaseName, event_type
+from oneiros.settings import StagedKind
 
 __all__ = [
     "STAGED_KINDS",
@@ -53,15 +54,6 @@ NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
 TriageDecision = Literal["preserve", "abstract", "forget"]
 CreativeMode = Literal["combinational", "exploratory", "transformational"]
 # Bardo 001_* "Dream output classification", plus the onset's creative predictions.
-StagedKind = Literal[
-    "confirmed_pattern",
-    "novel_insight",
-    "strategy_hypothesis",
-    "threat",
-    "playbook_revision",
-    "contradiction",
-    "creative_prediction",
-]
 STAGED_KINDS: tuple[StagedKind, ...] = (
     "confirmed_pattern",
     "novel_insight",

@@ -73,8 +73,6 @@ def require_store(url: str, kind: str, target: Any, timeout: float = DEFAULT_CON
         return
     if kind == "postgresql":
         with _pg_connect(url, target, timeout) as connection:
-            found = connection.execute(
-                "SELECT to_regclass(%s)", (f'"{target["schema"]}"."{EVENTS_TABLE}"',)
-            ).fetchone()
+            found = connection.execute("SELECT to_regclass(%s)", (f'"{target["schema"]}"."{EVENTS_TABLE}"',)).fetchone()
         if found is None or found[0] is None:
             raise NoStore(url, f"no oneiros log in schema {target['schema']!r} of {_where(target)}")

@@ -13,11 +13,25 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import msgspec
 
-from oneiros.settings import BEHAVIORAL_PHASES, DREAM_PHASES, BehavioralPhase, DreamPhaseName, Mode
+from oneiros.settings import (
+    BARDO_PHASES,
+    BEHAVIORAL_PHASES,
+    DREAM_PHASES,
+    BardoPhase,
+    BardoTrigger,
+    BardoTriggerSettings,
+    BehavioralPhase,
+    DreamPhaseName,
+    DreamTrigger,
+    Mode,
+)
 
 __all__ = [
+    "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DREAM_PHASES",
+    "BardoPhase",
+    "BardoTrigger",
     "BehavioralPhase",
     "CycleEvent",
     "DreamComplete",
@@ -46,22 +60,6 @@ __all__ = [
     "registered_events",
 ]
 
-# Bardo's three triggers first; the rest are the scheduler's (owner directive, windows, interval,
-# Ethos idle, OpenSeed fatigue and voluntary sleep, Dense-Mem daily, the emergency dream at death).
-DreamTrigger = Literal[
-    "time",
-    "emotional_load",
-    "novelty_streak",
-    "owner",
-    "urgency",
-    "window",
-    "interval",
-    "idle",
-    "fatigue",
-    "voluntary",
-    "daily",
-    "emergency",
-]
 InterruptSource = Literal["owner", "clade_alert", "market_threshold", "death", "failure"]
 
 Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
@@ -183,16 +181,34 @@ class EpisodeRecorded(Event, frozen=True, kw_only=True):
     episode: Episode
 
 
-@event_type("DreamStart")
+_BARDO_TRIGGERS = BardoTriggerSettings()
+
+
+@event_type("DreamStart", version=2)
 class DreamStart(CycleEvent, frozen=True, kw_only=True):
+    """A cycle began. ``trigger`` is the scheduler's own; ``bardo_trigger`` the same cause in Bardo
+    001_*'s event contract (left out, it follows the default mapping of ``trigger``)."""
+
     trigger: DreamTrigger
+    bardo_trigger: BardoTrigger | None = None
     detail: str = ""
 
+    def __post_init__(self) -> None:
+        if self.bardo_trigger is None:
+            msgspec.structs.force_setattr(self, "bardo_trigger", _BARDO_TRIGGERS.of(self.trigger))
 
-@event_type("DreamPhase")
+
+@event_type("DreamPhase", version=2)
 class DreamPhase(CycleEvent, frozen=True, kw_only=True):
+    """A phase began, with its budget; ``bardo_phase`` names it as Bardo 001_* does."""
+
     phase: DreamPhaseName
     budget_tokens: Count
+    bardo_phase: BardoPhase | None = None
+
+    def __post_init__(self) -> None:
+        if self.bardo_phase is None:
+            msgspec.structs.force_setattr(self, "bardo_phase", BARDO_PHASES[self.phase])
 
 
 @event_type("ReplayBatch")

@@ -14,3 +14,31 @@ def _episode_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     episode = {k: v for k, v in data.items() if k not in ("pnl", "surprise")}
     episode["outcome"] = {"pnl": data.get("pnl", 0.0), "surprise": data.get("surprise", 0.0)}
     return {"episode": episode}
+
+
+@register_upcaster("DreamStart", from_version=1)
+def _dream_start_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """v1 had one ``trigger`` that mixed Bardo's three names with the scheduler's; v2 keeps the
+    scheduler's trigger and Bardo's beside it. A v1 Bardo name becomes the scheduler trigger that
+    produces it (``time``: a window; the other two: urgency); a v1 scheduler trigger gets the Bardo
+    name of the mapping as it stood when v2 was released."""
+    bardo_names = {"time": "window", "emotional_load": "urgency", "novelty_streak": "urgency"}
+    released = {"fatigue": "novelty_streak", "emergency": "emotional_load", "urgency": "novelty_streak"}
+    trigger = data.get("trigger", "owner")
+    if trigger in bardo_names:
+        return {**data, "trigger": bardo_names[trigger], "bardo_trigger": trigger}
+    return {**data, "bardo_trigger": released.get(trigger, "time")}
+
+
+@register_upcaster("DreamPhase", from_version=1)
+def _dream_phase_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """v2 names the phase as Bardo 001_* does, beside oneiros's name."""
+    names = {
+        "hypnagogic_onset": "HypnagogicOnset",
+        "nrem": "NREM",
+        "rem": "REM",
+        "integration": "Integration",
+        "hypnopompic_return": "HypnopompicReturn",
+    }
+    phase = data.get("phase", "")
+    return {**data, "bardo_phase": names.get(phase, phase)}

@@ -11,6 +11,7 @@ import msgspec
 from oneiros._deps import Deps
 from oneiros._errors import GolemExists, GolemNotFound, IllegalCommand, InputError, StreamConflict
 from oneiros.events import (
+    BardoTrigger,
     BehavioralPhase,
     DreamInterrupted,
     DreamOutput,
@@ -91,15 +92,23 @@ class Golems:
         return self._command(golem_id, "record", lambda _s: list(events))
 
     def fall_asleep(
-        self, golem_id: str, trigger: DreamTrigger, *, budget_tokens: int, cycle_id: str | None = None, detail: str = ""
+        self,
+        golem_id: str,
+        trigger: DreamTrigger,
+        *,
+        budget_tokens: int,
+        cycle_id: str | None = None,
+        detail: str = "",
+        bardo_trigger: BardoTrigger | None = None,
     ) -> str:
-        """Start a dream cycle; returns its id. The cycle opens in hypnagogic onset."""
+        """Start a dream cycle; returns its id. The cycle opens in hypnagogic onset. ``bardo_trigger``
+        is the cause in Bardo 001_*'s terms (the scheduler knows it; by default it follows ``trigger``)."""
         cycle = cycle_id or self.deps.ids()
         self._command(
             golem_id,
             "fall_asleep",
             lambda _s: [
-                DreamStart(cycle_id=cycle, trigger=trigger, detail=detail),
+                DreamStart(cycle_id=cycle, trigger=trigger, bardo_trigger=bardo_trigger, detail=detail),
                 ModeChanged(from_mode="Waking", to_mode="Dreaming", reason=f"dream:{trigger}"),
                 DreamPhase(cycle_id=cycle, phase="hypnagogic_onset", budget_tokens=budget_tokens),
             ],

@@ -1,6 +1,7 @@
 """Text generators: one protocol, a deterministic offline generator that needs no network, an
 OpenAI-compatible one, prompt templates and the typed results model output is parsed into."""
 
+from oneiros.generators._lines import EpisodeLine, episode_line, episode_lines, read_episode_lines
 from oneiros.generators._offline import OfflineGenerator, keywords
 from oneiros.generators._openai import OpenAIConfig, OpenAIGenerator
 from oneiros.generators._protocol import Generation, GenerationRequest, Generator, Task, Tier, model_of
@@ -22,6 +23,7 @@ __all__ = [
     "CounterfactualResult",
     "DepotentiationResult",
     "DreamResult",
+    "EpisodeLine",
     "Generation",
     "GenerationRequest",
     "Generator",
@@ -35,9 +37,12 @@ __all__ = [
     "Task",
     "ThreatResult",
     "Tier",
+    "episode_line",
+    "episode_lines",
     "keywords",
     "model_of",
     "parse_dream",
     "parse_json",
     "parse_partial",
+    "read_episode_lines",
 ]

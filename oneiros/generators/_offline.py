@@ -1,17 +1,22 @@
-"""A deterministic, seeded, offline generator that writes from the episodes' own words."""
+"""A deterministic, seeded, offline generator that writes from the episodes' own words.
+
+Reasoning outputs (patterns, counterfactuals, hypotheses, insights...) are plain sentences about
+the episodes in the request (see ``_reasoning.py``). The hypnagogic partials, the FRAGMENTS and the
+THREAD stay dreamlike, as Bumblebee 000_*'s are: first-person, surreal, built around the words of
+the memories they recombine.
+"""
 
 from __future__ import annotations
-
-import random
-from collections.abc import Callable
 
 import msgspec
 
 from oneiros._deps import rng_for
 from oneiros._text import keywords
+from oneiros.generators._phrases import pick, topics
 from oneiros.generators._protocol import Generation, GenerationRequest
+from oneiros.generators._reasoning import REASONING, Draft
 
-__all__ = ["OfflineGenerator", "keywords"]
+__all__ = ["OfflineGenerator", "dali_cut", "keywords"]
 
 
 def _tokens(text: str) -> int:
@@ -23,119 +28,91 @@ def _json(**fields: object) -> str:
     return msgspec.json.encode(fields).decode()
 
 
-class _Draft:
-    """What one call has to write with: its fragments shuffled by the call's own random source."""
-
-    def __init__(self, request: GenerationRequest, rng: random.Random) -> None:
-        fragments = list(request.fragments) or [request.prompt]
-        rng.shuffle(fragments)
-        self.rng = rng
-        self.fragments = fragments
-        keys = keywords(" ".join(fragments))
-        self.focus = keys[0] if keys else "the pattern"
-        self.other = keys[1] if len(keys) > 1 else "timing"
-        self.third = keys[2] if len(keys) > 2 else "patience"
-        self.a, self.b = fragments[0], fragments[-1]
+_IMAGES = ("a tide", "a staircase", "a ledger", "a flock", "a slow fuse", "a lantern under water")
+_FOLDS = ("a room folds into sleep", "a tide folds into sand", "a page folds into its margin")
 
 
-def _partial(d: _Draft) -> str:
-    image = d.rng.choice(["a tide", "a staircase", "a ledger", "a flock", "a slow fuse"])
-    words = keywords(" ".join(d.fragments), 12) or [d.focus, d.other, d.third]
-    a, b, c = d.rng.sample(words, 3) if len(words) >= 3 else [d.focus, d.other, d.third]
-    return f"{a} becomes {image}, {b} folding into {c} as if"
+def _partial(d: Draft) -> str:
+    theme = d.found(r"theme: ([^.\s]+)\.", "")
+    words = list(dict.fromkeys([w for w in (theme,) if w and w != "none"] + topics(d.scenes, 6)))
+    while len(words) < 3:
+        words.append(("sleep", "water", "the hour")[len(words)])
+    a, b, c = d.rng.sample(words, 3)
+    form = d.rng.randrange(3)
+    if form == 0:
+        return f"{a} becomes {pick(d.rng, _IMAGES)}, and {b} folds into {c} the way {pick(d.rng, _FOLDS)}."
+    if form == 1:
+        return f"I hold {a} like {pick(d.rng, _IMAGES)}; {b} keeps turning into {c}, slow as breathing."
+    return f"Somewhere {a} is {pick(d.rng, _IMAGES)}, and {b} and {c} are the same sound."
 
 
-def _novelty(d: _Draft) -> str:
+def dali_cut(text: str, max_tokens: int) -> str:
+    """The DaliInterrupt (Bardo 001_*): token ``max_tokens + 1`` is never generated. Offline,
+    a word is a token; the cut falls after the last whole clause that fits, so what survives
+    is a complete phrase."""
+    words = text.split()
+    if len(words) <= max_tokens:
+        return text
+    kept = words[: max(1, max_tokens)]
+    for end in range(len(kept), 0, -1):
+        if kept[end - 1].endswith((".", ";", ",", "!", "?")):
+            return " ".join(kept[:end]).rstrip(",;") + ("" if kept[end - 1].endswith((".", "!", "?")) else ".")
+    return " ".join(kept)
+
+
+def _novelty(d: Draft) -> str:
+    """A fragment is novel by what it joins: residue words from different episodes score high,
+    words one episode already held together score low (the HomuncularObserver's judgement)."""
+    held = [set(keywords(f"{s.line.summary} {' '.join(s.tags)}", 50)) for s in d.scenes]
     scores = []
     for fragment in d.fragments:
         words = set(keywords(fragment, 20))
-        others = {w for f in d.fragments if f is not fragment for w in keywords(f, 20)}
-        share = len(words - others) / len(words) if words else 0.0
-        scores.append(round(min(1.0, 0.3 + 0.7 * share * d.rng.uniform(0.6, 1.0)), 3))
+        known = {w for w in words if any(w in h for h in held)}
+        if known:
+            together = max(len(known & h) for h in held) / len(known)
+            novelty = 1.0 - together + (1.0 / len(known) if len(known) > 1 else 0.0)
+        else:
+            others = {w for f in d.fragments if f is not fragment for w in keywords(f, 20)}
+            novelty = len(words - others) / len(words) if words else 0.0
+        scores.append(round(min(1.0, 0.3 + 0.7 * min(1.0, novelty) * d.rng.uniform(0.6, 1.0)), 3))
     return _json(scores=scores)
 
 
-def _pattern(d: _Draft) -> str:
-    return _json(pattern=f"Recurring thread: {d.focus} with {d.other}; '{d.a}' echoes '{d.b}'.")
+_FRAGMENTS = (
+    "the {w} is water through invisible channels",
+    "i carry the {w} through a door that opens onto the same room",
+    "{w} and {v} sit at one table and neither remembers arriving",
+    "i keep counting the {w} and the numbers lift off like birds",
+    "a clock with soft hands keeps {w} time",
+    "i am looking for {v} in the current",
+    "the stairs down to the {w} lead upward",
+    "someone says {v} and the whole room tilts",
+)
+_THREADS = (
+    "{w} and {v} move in one tide — the pull is felt before the wave arrives",
+    "{w} and {v} were never apart — what one night lost, the other was already holding",
+    "{w} and {v} keep the same hour — each returns when the other is forgotten",
+)
 
 
-def _reverse(d: _Draft) -> str:
-    return _json(pattern=f"Tracing back from '{d.a}': the outcome was earned by how {d.focus} met {d.other} at entry.")
-
-
-def _perturbed(d: _Draft) -> str:
-    return _json(pattern=f"Under stress '{d.a}' would have hinged on {d.focus}; {d.other} is the fragile link.")
-
-
-def _counterfactual(d: _Draft) -> str:
-    alt = d.rng.choice(["earlier", "later", "at half size", "not at all"])
-    verb = d.rng.choice(["shifted", "reversed", "held", "deepened"])
-    return _json(
-        hypothesis=f"Acting {alt} on '{d.a}'",
-        outcome=f"{d.focus} would likely have {verb}",
-        lesson=f"weigh {d.other} before {d.focus}",
-    )
-
-
-def _hypothesis(d: _Draft) -> str:
-    verb = d.rng.choice(["precedes", "amplifies", "dampens", "predicts"])
-    return _json(
-        hypothesis=f"If {d.focus} {verb} {d.other}, then acting on '{d.a}' would change what followed '{d.b}'.",
-        test=f"watch the next {d.focus} episode for {d.other} first",
-    )
-
-
-def _threat(d: _Draft) -> str:
-    severity = round(d.rng.uniform(0.4, 0.9), 3)
-    return _json(
-        scenario=f"{d.focus} breaks while {d.other} is exposed, as in '{d.a}'",
-        response=f"cut {d.other} exposure and wait for {d.focus} to settle",
-        severity=severity,
-    )
-
-
-def _depotentiate(d: _Draft) -> str:
-    return _json(
-        happened=d.a, felt=f"the {d.focus} felt bigger than it was", lesson=f"{d.focus} moves of this size recur"
-    )
-
-
-def _dream(d: _Draft) -> str:
-    images = [
-        "water through invisible channels",
-        "a door that opens onto the same room",
-        "a clock with soft hands",
-        "a market of silent birds",
-        "stairs that descend upward",
-        "a tide pulling at a ledger",
-    ]
-    d.rng.shuffle(images)
-    count = d.rng.randint(3, 6)
+def _dream(d: Draft) -> str:
+    """Bumblebee 000_*'s two sections from the memory pairs (the prompt lists them in pairs): each
+    fragment turns on words of the memories, the thread joins the two halves of one pair."""
+    scenes = d.scenes
+    pairs = [(scenes[i], scenes[i + 1] if i + 1 < len(scenes) else scenes[0]) for i in range(0, len(scenes), 2)]
+    joined = [(a.word(), b.word() if b.word() != a.word() else b.tag(a) or "the other") for a, b in pairs]
+    words = list(dict.fromkeys(w for pair in joined for w in pair)) or ["the hour", "the water"]
+    forms = list(_FRAGMENTS)
+    d.rng.shuffle(forms)
     lines = []
-    for i in range(count):
-        word = (keywords(d.fragments[i % len(d.fragments)], 3) or [d.focus])[-1]
-        lines.append(f"- the {word} is {images[i % len(images)]}")
-    thread = f"{d.focus} and {d.other} move together, the pull felt before the wave arrives"
-    return "FRAGMENTS:\n" + "\n".join(lines) + f"\nTHREAD: {thread}"
+    for i in range(d.rng.randint(3, 6)):
+        w, v = words[i % len(words)], words[(i + 1) % len(words)]
+        lines.append("- " + forms[i % len(forms)].format(w=w, v=v))
+    w, v = joined[d.rng.randrange(len(joined))]
+    return "FRAGMENTS:\n" + "\n".join(lines) + "\nTHREAD: " + pick(d.rng, _THREADS).format(w=w, v=v)
 
 
-def _insight(d: _Draft) -> str:
-    return _json(insight=f"{d.focus.capitalize()} and {d.other} travel together across episodes.")
-
-
-_WRITERS: dict[str, Callable[[_Draft], str]] = {
-    "partial": _partial,
-    "novelty": _novelty,
-    "pattern": _pattern,
-    "reverse": _reverse,
-    "perturbed": _perturbed,
-    "counterfactual": _counterfactual,
-    "hypothesis": _hypothesis,
-    "threat": _threat,
-    "depotentiate": _depotentiate,
-    "dream": _dream,
-    "insight": _insight,
-}
+_WRITERS = {**REASONING, "partial": _partial, "novelty": _novelty, "dream": _dream}
 
 
 class OfflineGenerator:
@@ -154,11 +131,10 @@ class OfflineGenerator:
         return _tokens(request.system + request.prompt)
 
     def generate(self, request: GenerationRequest) -> Generation:
-        draft = _Draft(request, rng_for(self.seed, request.call_key))
+        draft = Draft(request, rng_for(self.seed, request.call_key), self.seed)
         text = _WRITERS[request.task](draft)
         if request.task == "partial":
-            # The DaliInterrupt: token max_tokens + 1 is never generated.
-            text = " ".join(text.split()[: max(1, request.max_tokens)])
+            text = dali_cut(text, request.max_tokens)
         return Generation(
             text=text,
             model=self.model,

@@ -17,10 +17,10 @@ from __future__ import annotations
 import difflib
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal
 
 import msgspec
 
+from oneiros.engines import OBSERVATION_PRIORITY, Priority
 from oneiros.events import (
     DreamComplete,
     DreamFragments,
@@ -58,7 +58,6 @@ __all__ = [
     "write_memory_file",
 ]
 
-Priority = Literal["RED", "YLW", "GRN"]
 _WITHDRAWN = (EntryRefuted, EntryDisplaced, EntryExpired)
 
 
@@ -161,17 +160,6 @@ class Observation(msgspec.Struct, kw_only=True):
     entry_id: str = ""
 
 
-# OpenSeed 004_*: RED critical (threats, contradictions), YLW important (patterns learned), GRN
-# informational; a promotion is a key win and is logged RED when it happens.
-_PRIORITY: dict[str, Priority] = {
-    "threat": "RED",
-    "contradiction": "RED",
-    "novel_insight": "YLW",
-    "confirmed_pattern": "YLW",
-    "playbook_revision": "YLW",
-}
-
-
 class _ObserverState(msgspec.Struct, kw_only=True):
     dreams: int = 0
     active: dict[str, int] = msgspec.field(default_factory=dict)
@@ -205,7 +193,7 @@ class ObservationSink:
         stamp = record.meta.time.strftime("%Y-%m-%d %H:%M")
         key = f"{golem}/{record.position:012d}"
         if isinstance(event, EntryStaged):
-            priority = _PRIORITY.get(event.kind, "GRN")
+            priority = OBSERVATION_PRIORITY.get(event.kind, "GRN")
             rows.put(
                 "observation", key, Observation(priority=priority, text=event.text, time=stamp, entry_id=event.entry_id)
             )

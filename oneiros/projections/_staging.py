@@ -16,7 +16,8 @@ from typing import Final
 
 import msgspec
 
-from oneiros._text import content_words, keywords
+from oneiros._text import content_words, keywords, rank
+from oneiros.engines import utility
 from oneiros.events import (
     ConfidenceChanged,
     DreamStaged,
@@ -35,6 +36,7 @@ from oneiros.events import (
     ValidationCriterion,
 )
 from oneiros.projections._runner import Rows
+from oneiros.settings import DisplaceBy, StagingSettings
 
 __all__ = [
     "ACTIVE",
@@ -44,32 +46,14 @@ __all__ = [
     "StagingProjection",
     "StagingSettings",
     "apply_staging_event",
+    "displacement_order",
+    "entry_utility",
     "register_staged_output",
     "staged_outputs",
 ]
 
 ACTIVE: Final[frozenset[StagingStatus]] = frozenset({"proposed", "reinforced"})
 """Statuses still awaiting validation: they count against the cap and are matched by outcomes."""
-
-
-class StagingSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """The staging buffer and validation sweep. Confidences are integer percent."""
-
-    review_only_kinds: tuple[StagedKind, ...] = ("contradiction",)
-    """Kinds the sweep never moves: Bardo 001_* flags contradictions "for review, do not auto-resolve"."""
-    confirm_step_pct: int = 10
-    """Added on a confirming outcome (Bardo 001_*, "+0.1")."""
-    contradict_step_pct: int = 5
-    """Taken on a contradicting outcome (Bardo 001_*, "-0.05")."""
-    promote_at_pct: int = 70
-    """Promoted at or above this (Bardo 001_*, "reaching confidence 0.7")."""
-    refute_below_pct: int = 10
-    """Refuted strictly below this (Bardo 001_*, "drops below 0.1")."""
-    cap: int = 10
-    """Active entries per golem (Bardo 001_*, ``maxStagedRevisions = 10``)."""
-    expire_after_ticks: int = 500
-    """Waking ticks an entry may stay unresolved. Bardo 001_* names no figure; 500 ticks is about
-    eight hours at its 1 tick/minute, a night's sleep plus a working morning of validation."""
 
 
 # (event, the golem's episodes by tick) -> criterion
@@ -100,6 +84,20 @@ def staged_outputs() -> dict[type[Event], StagedOutput]:
     return dict(_STAGED)
 
 
+def entry_utility(entry: StagedEntry, episodes: Mapping[int, Episode]) -> float:
+    """Bardo 001_*'s utility score of a staged entry: the mean replay utility (gain x need) of the
+    episodes it was drawn from, 0 for an entry drawn from none."""
+    sources = [episodes[t] for t in entry.lineage.source_episode_ticks if t in episodes]
+    return sum(utility(e, 1.0) for e in sources) / len(sources) if sources else 0.0
+
+
+def displacement_order(entry: StagedEntry, episodes: Mapping[int, Episode], by: DisplaceBy) -> tuple[float, ...]:
+    """Sort key of the entry that makes room first: lowest utility (or confidence), then lowest
+    confidence, then the longest staged."""
+    first = entry_utility(entry, episodes) if by == "utility" else float(entry.confidence_pct)
+    return (first, float(entry.confidence_pct), float(entry.lineage.source_position))
+
+
 def terms(text: str) -> set[str]:
     """The lower-case words an outcome or criterion is matched on."""
     return set(content_words(text))
@@ -113,9 +111,9 @@ def episode_criterion(
     ticks: tuple[int, ...], text: str, description: str, episodes: Mapping[int, Episode]
 ) -> ValidationCriterion:
     """What a live outcome must show to bear on an output drawn from episodes ``ticks``: their
-    tags (or, without tags, the text's keywords), in their regime when they share one."""
+    most shared tags (or, without tags, the text's keywords), in their regime when they share one."""
     sources = [episodes[t] for t in ticks if t in episodes]
-    tags = sorted({tag.lower() for e in sources for tag in e.tags})[:3]
+    tags = rank((tag.lower() for e in sources for tag in e.tags), 3)
     regimes = {e.regime for e in sources} - {"unknown"}
     return ValidationCriterion(
         all_of=tuple(tags) or _keywords(text),

@@ -57,6 +57,8 @@ from oneiros.projections._staging import (
     StagedOutput,
     StagingSettings,
     apply_staging_event,
+    displacement_order,
+    entry_utility,
     staged_outputs,
     terms,
 )
@@ -332,15 +334,16 @@ class StagingProcess:
         out: list[Event] = []
         active = book.active()
         if len(active) >= self.settings.cap:
-            # Lowest confidence goes first; among equals, the longest staged.
-            victim = min(active, key=lambda e: (e.confidence_pct, *_staged_order(e)))
+            by = self.settings.displace_by
+            victim = min(active, key=lambda e: (displacement_order(e, book.episodes, by), e.entry_id))
+            score = entry_utility(victim, book.episodes) if by == "utility" else victim.confidence_pct / 100
             out.append(
                 EntryDisplaced(
                     golem_id=book.golem_id,
                     entry_id=victim.entry_id,
                     cycle_id=victim.cycle_id,
                     by_entry_id=entry_id,
-                    utility_pct=victim.confidence_pct,
+                    utility_pct=round(score * 100),
                 )
             )
         out.append(staged)
@@ -348,6 +351,8 @@ class StagingProcess:
 
     def _expire(self, book: GolemBook) -> list[Event]:
         limit = self.settings.expire_after_ticks
+        if limit is None:
+            return []
         return [
             EntryExpired(golem_id=book.golem_id, entry_id=e.entry_id, cycle_id=e.cycle_id, tick=book.tick)
             for e in sorted(book.active(), key=_staged_order)
@@ -359,7 +364,8 @@ class StagingProcess:
         out: list[Event] = []
         for entry in sorted(book.active(), key=_staged_order):
             # Entries past their time expire in this same step (see _decide) and are not validated.
-            if book.tick - entry.staged_tick >= s.expire_after_ticks or entry.kind in s.review_only_kinds:
+            expired = s.expire_after_ticks is not None and book.tick - entry.staged_tick >= s.expire_after_ticks
+            if expired or entry.kind in s.review_only_kinds:
                 continue
             if not matches(entry, outcome):
                 continue

@@ -28,6 +28,7 @@ from oneiros.events import (
     GolemCreated,
     MessageHeld,
     MessagesReleased,
+    MicroConsolidated,
     Mode,
     ModeChanged,
     Recorded,
@@ -67,6 +68,8 @@ class ScheduleState(msgspec.Struct, kw_only=True):
     """A pending owner "dream now", with its reason."""
     sleep_request: float | None = None
     carried_urgency: float = 0.0
+    micro_urgency: float = 0.0
+    """What Bardo's micro-consolidation fiber added to urgency since the last dream started."""
     last_decision: tuple[bool, str | None, tuple[str, ...]] | None = None
     version: int = 0
     position: int = 0
@@ -135,6 +138,7 @@ def _start(s: ScheduleState, e: Event, t: datetime) -> None:
     s.unreplayed = 0
     s.surprise_sum = s.arousal_sum = s.prediction_error_sum = 0.0
     s.losses = 0
+    s.micro_urgency = 0.0
     s.directive = None
     s.sleep_request = None
     s.carried_urgency = 0.0
@@ -186,6 +190,11 @@ def _decided(s: ScheduleState, e: Event, _t: datetime) -> None:
         s.sleep_request = None  # a request the decision did not act on was only a nap
 
 
+def _micro(s: ScheduleState, e: Event, _t: datetime) -> None:
+    assert isinstance(e, MicroConsolidated)
+    s.micro_urgency = min(1.0, s.micro_urgency + e.urgency_delta)
+
+
 _HANDLERS: dict[type[Event], Callable[[ScheduleState, Event, datetime], None]] = {
     GolemCreated: _created,
     ModeChanged: _mode,
@@ -201,6 +210,7 @@ _HANDLERS: dict[type[Event], Callable[[ScheduleState, Event, datetime], None]] =
     FatigueWarned: _warned,
     BehavioralPhaseChanged: _phase,
     DreamDecided: _decided,
+    MicroConsolidated: _micro,
 }
 
 

@@ -6,8 +6,8 @@ Three kinds of check, in this order of precedence:
   pending ActionPermit, and the economic clock not in its last hours. Every trigger obeys them.
 * **gates**: the master switch, silence (Bumblebee 000_*, Ethos 003_* idle), cooldown, circadian
   hours, the daily cap and no pending messages (Ethos). The owner directive, forced fatigue and
-  voluntary sleep skip them; a sleep window skips only the circadian hours, since inside a window
-  "the window is the permission" (Bardo 001_*).
+  voluntary sleep skip them; a sleep window skips the silence, cooldown and circadian gates, since
+  inside a window "the window is the permission" (Bardo 001_*, ``window_is_permission``).
 * **triggers**, first that fires wins: owner directive, fatigue (OpenSeed 004_*), sleep window,
   daily start time (Dense-Mem 002_*), voluntary sleep (OpenSeed), urgency (Bardo), the tick
   interval (Bardo [CORE]) and idle (Bumblebee, Ethos).
@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from oneiros.events import DreamTrigger
+from oneiros.events import BardoTrigger, DreamTrigger
 from oneiros.scheduling._gates import Check, cycles_since, hhmm, local_day_start, seconds, window_start, zone
 from oneiros.scheduling._schedule_state import ScheduleState
-from oneiros.scheduling._urgency import Intensity, Signals, dream_intensity, dream_urgency
+from oneiros.scheduling._urgency import Intensity, Signals, dream_intensity, urgency_terms
 
 if TYPE_CHECKING:  # config imports the workers, which import fsm: a runtime import would be circular
     from oneiros.settings import ScheduleSettings
@@ -42,6 +42,8 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
 
     dream: bool
     trigger: DreamTrigger | None = None
+    bardo_trigger: BardoTrigger | None = None
+    """The fired trigger in Bardo 001_*'s event contract (``ScheduleSettings.bardo_triggers``)."""
     checks: tuple[Check, ...] = ()
     urgency: float = 0.0
     """The effective urgency: the fresh score or the carried one, whichever is higher."""
@@ -145,7 +147,19 @@ class _Eval:
     """One evaluation's inputs, and one method per trigger. Each returns its check and whether it
     fires once the gates it obeys are counted (the hard preconditions are applied by the caller)."""
 
-    __slots__ = ("circadian", "enabled", "local", "now", "settings", "sig", "since_dream", "soft_ok", "state", "tick")
+    __slots__ = (
+        "circadian",
+        "enabled",
+        "local",
+        "now",
+        "settings",
+        "sig",
+        "since_dream",
+        "soft_ok",
+        "state",
+        "tick",
+        "window_ok",
+    )
 
     def __init__(  # noqa: PLR0917 - private, called once, by should_dream
         self,
@@ -163,6 +177,9 @@ class _Eval:
         enabled, silence, cooldown, circadian, cap, pending = (c.passed for c in gates)
         self.enabled, self.circadian = enabled, circadian
         self.soft_ok = enabled and silence and cooldown and cap and pending
+        # Inside a sleep window the window is the permission (Bardo 001_*): silence and cooldown
+        # do not hold it back; the daily cap and held messages still do.
+        self.window_ok = enabled and cap and pending
 
     def directive(self) -> tuple[Check, bool] | None:
         if self.state.directive is None:
@@ -182,7 +199,8 @@ class _Eval:
         if self.settings.mode == "autonomous" or not self.settings.windows:
             return None
         check = _window(self.settings, self.state, self.now)
-        return check, check.passed and self.soft_ok
+        permitted = self.window_ok if self.settings.window_is_permission else self.soft_ok
+        return check, check.passed and permitted
 
     def daily(self) -> tuple[Check, bool] | None:
         daily, local = self.settings.daily, self.local
@@ -224,12 +242,13 @@ class _Eval:
         given = self.sig.prediction_accuracy
         return given if given is not None else self.state.prediction_accuracy()
 
-    def urgency(self, tick_seconds: float) -> tuple[Check, float, float, bool] | None:
+    def urgency(self, tick_seconds: float) -> tuple[Check, float, float, bool, dict[str, float]] | None:
+        """The urgency check, score, threshold, whether it wants a dream, and its weighted terms."""
         if self.settings.mode == "owner":
             return None
         u, state, sig = self.settings.urgency, self.state, self.sig
         origin = state.last_dream_end or state.created_at or self.now
-        raw = dream_urgency(
+        terms = urgency_terms(
             u,
             state.behavioral_phase,
             novelty=sig.recent_surprise if sig.recent_surprise is not None else state.mean_surprise(),
@@ -239,13 +258,16 @@ class _Eval:
             prediction_accuracy=self.accuracy(),
             ticks_since_last_dream=(self.now - origin).total_seconds() / tick_seconds,
         )
+        if state.micro_urgency:
+            terms["micro_consolidation"] = state.micro_urgency  # Bardo 001_*: +0.02 a pass, unresolved
+        raw = min(1.0, max(0.0, sum(terms.values())))
         urgency = max(raw, state.carried_urgency)
         adapting = sig.adapting or state.behavioral_phase in u.adapting_phases
         threshold = u.adapting_threshold if adapting else u.threshold
         wants = urgency >= threshold
         carried = " (carried)" if state.carried_urgency > raw else ""
         check = Check("urgency", wants, f"{urgency:.2f}{carried} {_ge(wants)} {threshold:.2f}")
-        return check, urgency, threshold, wants
+        return check, urgency, threshold, wants, terms
 
 
 def should_dream(
@@ -283,9 +305,10 @@ def should_dream(
                 fired = trigger
     urgency = threshold = 0.0
     wants_urgency = False
+    terms: dict[str, float] = {}
     scored = ev.urgency(tick_seconds)
     if scored is not None:
-        check, urgency, threshold, wants_urgency = scored
+        check, urgency, threshold, wants_urgency, terms = scored
         checks.append(check)
         if fired is None and wants_urgency and ev.soft_ok and ev.circadian and pre_ok:
             fired = "urgency"
@@ -315,6 +338,7 @@ def should_dream(
     return Decision(
         dream=dream,
         trigger=fired,
+        bardo_trigger=settings.bardo_triggers.of(fired, terms) if fired is not None else None,
         checks=tuple(checks),
         urgency=round(urgency, 6),
         threshold=threshold,

@@ -16,7 +16,7 @@ from oneiros.events import BehavioralPhase
 if TYPE_CHECKING:  # config imports the workers, which import fsm: a runtime import would be circular
     from oneiros.settings import IntensitySettings, UrgencySettings
 
-__all__ = ["Intensity", "Signals", "clock_urgency", "dream_intensity", "dream_urgency"]
+__all__ = ["Intensity", "Signals", "clock_urgency", "dream_intensity", "dream_urgency", "urgency_terms"]
 
 Uncertainty = Literal["high", "medium", "low"]
 IntensityMode = Literal["normal", "legacy_bias", "legacy", "consolidation_only"]
@@ -74,6 +74,36 @@ def _clip(value: float) -> float:
     return 0.0 if value < 0.0 else 1.0 if value > 1.0 else value
 
 
+def urgency_terms(
+    settings: UrgencySettings,
+    phase: BehavioralPhase,
+    *,
+    novelty: float,
+    unreplayed_episodes: int,
+    emotional: float,
+    threat: float,
+    prediction_accuracy: float,
+    ticks_since_last_dream: float,
+) -> dict[str, float]:
+    """The six weighted pressures of Bardo 001_*'s ``dream_urgency``, by name."""
+    w = settings.weights.get(phase)
+    if w is None:
+        return {}
+    debt = _clip(unreplayed_episodes / settings.debt_saturation)
+    # A moment before the last dream (a clock set back, `should-dream --at` in the past) counts as
+    # no time since it; the exponent is bounded so no elapsed time overflows math.exp.
+    elapsed = max(0.0, ticks_since_last_dream)
+    temporal = 1.0 / (1.0 + math.exp(max(-700.0, -elapsed / w.natural_period)))
+    return {
+        "novelty": w.novelty * _clip(novelty),
+        "consolidation": w.consolidation * debt,
+        "emotional": w.emotional * _clip(emotional),
+        "threat": w.threat * _clip(threat),
+        "epistemic": w.epistemic * _clip(1.0 - prediction_accuracy),
+        "temporal": w.temporal * temporal,
+    }
+
+
 def dream_urgency(
     settings: UrgencySettings,
     phase: BehavioralPhase,
@@ -86,23 +116,17 @@ def dream_urgency(
     ticks_since_last_dream: float,
 ) -> float:
     """Bardo 001_* ``dream_urgency``: the phase's weighted sum of the six pressures, in [0, 1]."""
-    w = settings.weights.get(phase)
-    if w is None:
-        return 0.0
-    debt = _clip(unreplayed_episodes / settings.debt_saturation)
-    # A moment before the last dream (a clock set back, `should-dream --at` in the past) counts as
-    # no time since it; the exponent is bounded so no elapsed time overflows math.exp.
-    elapsed = max(0.0, ticks_since_last_dream)
-    temporal = 1.0 / (1.0 + math.exp(max(-700.0, -elapsed / w.natural_period)))
-    score = (
-        w.novelty * _clip(novelty)
-        + w.consolidation * debt
-        + w.emotional * _clip(emotional)
-        + w.threat * _clip(threat)
-        + w.epistemic * _clip(1.0 - prediction_accuracy)
-        + w.temporal * temporal
+    terms = urgency_terms(
+        settings,
+        phase,
+        novelty=novelty,
+        unreplayed_episodes=unreplayed_episodes,
+        emotional=emotional,
+        threat=threat,
+        prediction_accuracy=prediction_accuracy,
+        ticks_since_last_dream=ticks_since_last_dream,
     )
-    return _clip(score)
+    return _clip(sum(terms.values()))
 
 
 def clock_urgency(

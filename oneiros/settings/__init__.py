@@ -18,15 +18,18 @@ from oneiros.settings._cycle import (
     OnsetSettings,
     PairSettings,
     RemSettings,
+    WakeUpSettings,
 )
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
 from oneiros.settings._runtime import DEFAULT_SPANS_PATH, RqSettings, TracingSettings
 from oneiros.settings._scheduling import (
+    BardoTriggerSettings,
     DaemonSettings,
     DailySettings,
     FatigueSettings,
     IntensitySettings,
     IntervalSettings,
+    MicroConsolidationSettings,
     PhaseValues,
     PreconditionSettings,
     ScheduleMode,
@@ -38,17 +41,24 @@ from oneiros.settings._scheduling import (
     WakeInterruptSettings,
 )
 from oneiros.settings._server import ServerSettings
+from oneiros.settings._staging import DisplaceBy, StagingSettings
 from oneiros.settings._vocabulary import (
+    BARDO_PHASES,
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
+    BardoPhase,
+    BardoTrigger,
     BehavioralPhase,
     DreamPhaseName,
+    DreamTrigger,
     Mode,
+    StagedKind,
     Task,
     Tier,
 )
 
 __all__ = [
+    "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DEFAULT_PRICES",
     "DEFAULT_PROMPTS",
@@ -57,17 +67,23 @@ __all__ = [
     "DREAM_PHASES",
     "PHASE_SHARES",
     "PLACEHOLDERS",
+    "BardoPhase",
+    "BardoTrigger",
+    "BardoTriggerSettings",
     "BehavioralPhase",
     "CycleBudget",
     "CycleSettings",
     "DaemonSettings",
     "DailySettings",
+    "DisplaceBy",
     "DreamPhaseName",
+    "DreamTrigger",
     "EngineSettings",
     "FatigueSettings",
     "IntegrationSettings",
     "IntensitySettings",
     "IntervalSettings",
+    "MicroConsolidationSettings",
     "Mode",
     "ModelPrice",
     "NremSettings",
@@ -82,6 +98,8 @@ __all__ = [
     "ScheduleSettings",
     "ServerSettings",
     "SleepWindow",
+    "StagedKind",
+    "StagingSettings",
     "Task",
     "Tier",
     "TracingSettings",
@@ -89,4 +107,5 @@ __all__ = [
     "UrgencyWeights",
     "VoluntarySleepSettings",
     "WakeInterruptSettings",
+    "WakeUpSettings",
 ]

@@ -7,7 +7,7 @@ A cycle records the settings it starts with, so these are plain data and import 
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Final, Literal
 
 import msgspec
 
@@ -27,6 +27,7 @@ __all__ = [
     "OnsetSettings",
     "PairSettings",
     "RemSettings",
+    "WakeUpSettings",
 ]
 
 _EMBEDDER = re.compile(r"^(hashing|none|sentence-transformers:.+)$")
@@ -159,6 +160,25 @@ class IntegrationSettings(msgspec.Struct, frozen=True, kw_only=True):
     max_tokens: int = 120
 
 
+class WakeUpSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """The wake-up message the agent reads after a dream (hypnopompic return)."""
+
+    style: Literal["summary", "openseed"] = "summary"
+    """``summary``: a few plain sentences and highlights. ``openseed``: OpenSeed 004_*'s wake-up
+    message in its own shape: "You woke up at ... after sleeping ...s.", the reflection, "Your
+    priority:", the recent observations with their RED / YLW / GRN levels, and where the full
+    history is (the ``openseed`` preset sets it)."""
+    observations: int = 5
+    """Recent observations listed in the OpenSeed message, RED first (oneiros default; OpenSeed
+    004_* shows "Recent observations:" without a count)."""
+    history_note: str = (
+        "Full history: the event log (`oneiros events`, `oneiros journal`) and the staging buffer "
+        "(`oneiros staging`).\nSearch with `oneiros events --json` and jq."
+    )
+    """Where the full history is: OpenSeed 004_* points at ``.self/conversation.jsonl`` and
+    ``.self/observations.md``; oneiros's total recall is its event log."""
+
+
 class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Knobs of the phase engines."""
 
@@ -185,6 +205,7 @@ class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
     nrem: NremSettings = NremSettings()
     rem: RemSettings = RemSettings()
     integration: IntegrationSettings = IntegrationSettings()
+    wake_up: WakeUpSettings = WakeUpSettings()
     prompts: PromptSet = msgspec.field(default_factory=PromptSet)
 
     def __post_init__(self) -> None:

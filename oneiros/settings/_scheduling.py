@@ -8,18 +8,21 @@ own value.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
 import msgspec
 
-from oneiros.settings._vocabulary import BehavioralPhase
+from oneiros.settings._vocabulary import BardoTrigger, BehavioralPhase, DreamTrigger
 
 __all__ = [
+    "BardoTriggerSettings",
     "DaemonSettings",
     "DailySettings",
     "FatigueSettings",
     "IntensitySettings",
     "IntervalSettings",
+    "MicroConsolidationSettings",
     "PhaseValues",
     "PreconditionSettings",
     "ScheduleMode",
@@ -195,6 +198,62 @@ class WakeInterruptSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_un
     """…within this window (Bardo 001_*: ``window = "5m"``)."""
 
 
+def _bardo_by_trigger() -> dict[DreamTrigger, BardoTrigger]:
+    return {
+        "owner": "time",
+        "window": "time",
+        "interval": "time",
+        "daily": "time",
+        "idle": "time",
+        "voluntary": "time",
+        "fatigue": "novelty_streak",
+        "emergency": "emotional_load",
+        "urgency": "novelty_streak",
+    }
+
+
+def _bardo_by_term() -> dict[str, BardoTrigger]:
+    return {
+        "novelty": "novelty_streak",
+        "epistemic": "novelty_streak",
+        "emotional": "emotional_load",
+        "threat": "emotional_load",
+        "consolidation": "time",
+        "temporal": "time",
+        "micro_consolidation": "novelty_streak",
+    }
+
+
+class BardoTriggerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How a cycle's trigger reads in Bardo 001_*'s event contract, whose ``DreamStart`` names only
+    ``"time"|"emotional_load"|"novelty_streak"``. ``DreamStart`` keeps the scheduler's own trigger
+    beside it (see ``docs/bardo-events.md`` for the whole mapping)."""
+
+    by_trigger: dict[DreamTrigger, BardoTrigger] = msgspec.field(default_factory=_bardo_by_trigger)
+    """Bardo's trigger for each scheduler trigger. Bardo 001_* gives the three names only: what runs
+    on the clock or on someone's word (windows, the interval, daily, idle, voluntary sleep, the owner)
+    reads as ``time``; OpenSeed 004_*'s fatigue, a streak of actions, as ``novelty_streak``; the
+    emergency dream before death as ``emotional_load``. ``urgency`` here is only the fallback:
+    an urgency cycle takes the trigger of its heaviest term (``by_urgency_term``)."""
+    by_urgency_term: dict[str, BardoTrigger] = msgspec.field(default_factory=_bardo_by_term)
+    """Bardo's trigger for each term of ``dream_urgency`` (Bardo 001_*); an urgency cycle takes the
+    name whose terms weigh most together. Novelty pressure and epistemic drift read as
+    ``novelty_streak``, emotional load and threat exposure as ``emotional_load``, consolidation debt
+    and time since the last dream as ``time``."""
+
+    def of(self, trigger: DreamTrigger, urgency_terms: Mapping[str, float] | None = None) -> BardoTrigger:
+        """Bardo's name for ``trigger``; for urgency, the name whose terms weigh most together."""
+        if trigger == "urgency" and urgency_terms:
+            weight: dict[BardoTrigger, float] = {}
+            for term, value in urgency_terms.items():
+                name = self.by_urgency_term.get(term)
+                if name is not None:
+                    weight[name] = weight.get(name, 0.0) + value
+            if weight:
+                return max(sorted(weight), key=lambda name: weight[name])
+        return self.by_trigger.get(trigger, "time")
+
+
 class ScheduleSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """When to dream. Gates (silence, cooldown, circadian, daily cap, pending messages) hold back the
     idle, window, daily, interval, urgency and voluntary triggers; the owner directive and forced
@@ -225,6 +284,12 @@ class ScheduleSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     """Idle means no pending messages too (Ethos 003_*)."""
     windows: tuple[SleepWindow, ...] = ()
     """Owner sleep windows; inside one, the window is the permission (Bardo 001_*)."""
+    window_is_permission: bool = True
+    """Inside a sleep window the window itself is the permission: a window-triggered cycle is not
+    held back by the silence, cooldown or circadian gates (Bardo 001_*: "fires unconditionally when
+    a configured window is active [...] The window itself is the permission"). The hard
+    preconditions, the window's own cycle cap, the daily cap and held messages still apply. False
+    holds window cycles to the silence and cooldown gates too."""
     max_cycles_per_window: PhaseValues = PhaseValues(thriving=4, stable=3, conservation=2, declining=1, terminal=0)
     """Max cycles per window by behavioral phase, the top of Bardo 001_*'s [HARDENED] ranges."""
     urgency: UrgencySettings = UrgencySettings()
@@ -238,6 +303,36 @@ class ScheduleSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     """Every 10th dream is a deep sleep (OpenSeed 004_* DEEP_SLEEP_EVERY); 0 turns it off."""
     emergency_dream: bool = True
     """One compressed cycle before death when the golem can still dream (Bardo 001_*)."""
+    bardo_triggers: BardoTriggerSettings = BardoTriggerSettings()
+
+
+class MicroConsolidationSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Bardo 001_*'s micro-consolidation fiber: between full dreams, a waking pass of the newest
+    episodes against the most retrieved insights. It never writes the playbook (or the staging
+    buffer): it only strengthens insights, tags episodes and adds urgency, each as an event."""
+
+    enabled: bool = True
+    every_seconds: Annotated[float, msgspec.Meta(gt=0.0)] = 60.0
+    """A pass every 60 seconds of waking (Bardo 001_*: "runs every 60 seconds during waking ticks")."""
+    recent_episodes: Annotated[int, msgspec.Meta(ge=1)] = 5
+    """Episodes compared per pass: "the last 5 episodes" (Bardo 001_*)."""
+    top_insights: Annotated[int, msgspec.Meta(ge=1)] = 10
+    """Insights compared: "the top-10 Grimoire insights by retrieval frequency" (Bardo 001_*). An
+    insight is a staged novel insight or confirmed pattern; each match by the fiber is a retrieval,
+    and ties go to the newest."""
+    match_similarity: Unit = 0.8
+    """An episode this similar to an insight's pattern (strictly above) strengthens it: "cosine
+    similarity > 0.8" (Bardo 001_*). The pattern is the insight's source episodes: the similarity is
+    the best over them (the insight's own text for an insight drawn from none)."""
+    strength_delta: Annotated[float, msgspec.Meta(ge=0.0)] = 0.1
+    """Strength added to a matched insight: "the insight's strength gets +0.1" (Bardo 001_*)."""
+    anomaly_similarity: Unit = 0.7
+    """An episode this similar (strictly above) whose outcome went the other way from the insight's
+    source is tagged ``dream_priority: high`` for the next dream (Bardo 001_*: "cosine similarity >
+    0.7 but outcome diverges")."""
+    urgency_delta: Unit = 0.02
+    """Added to dream urgency by each pass that finds unresolved patterns, tagged episodes not yet
+    dreamt about (Bardo 001_*: "contributes 0.02 to dream urgency")."""
 
 
 class DaemonSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -250,6 +345,7 @@ class DaemonSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     shutdown_grace_seconds: Seconds = 30.0
     """On SIGTERM, how long a running cycle may finish before it is recorded as interrupted."""
     wake_interrupts: WakeInterruptSettings = WakeInterruptSettings()
+    micro: MicroConsolidationSettings = MicroConsolidationSettings()
     apply_intensity: bool = False
     """Set each cycle's replay batch and temperature from Bardo 001_*'s dream intensity (the
     ``bardo`` preset turns it on; the others keep their engines' own settings)."""

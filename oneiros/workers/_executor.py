@@ -8,7 +8,7 @@ from typing import Protocol
 import msgspec
 
 from oneiros._errors import OneirosError
-from oneiros.events import DREAM_PHASES, DreamComplete, DreamPhaseName, DreamTrigger
+from oneiros.events import DREAM_PHASES, BardoTrigger, DreamComplete, DreamPhaseName, DreamTrigger
 from oneiros.fsm import Golems
 from oneiros.generators import Generator, OfflineGenerator
 from oneiros.settings import CycleSettings
@@ -32,7 +32,12 @@ class CycleResult(msgspec.Struct, frozen=True, kw_only=True):
 
 class Executor(Protocol):
     def run_cycle(
-        self, golem_id: str, trigger: DreamTrigger = "owner", *, cycle_id: str | None = None
+        self,
+        golem_id: str,
+        trigger: DreamTrigger = "owner",
+        *,
+        cycle_id: str | None = None,
+        bardo_trigger: BardoTrigger | None = None,
     ) -> CycleResult: ...
 
 
@@ -51,11 +56,20 @@ class InProcessExecutor:
         self.settings = settings or CycleSettings()
         self.on_phase = on_phase
 
-    def run_cycle(self, golem_id: str, trigger: DreamTrigger = "owner", *, cycle_id: str | None = None) -> CycleResult:
+    def run_cycle(
+        self,
+        golem_id: str,
+        trigger: DreamTrigger = "owner",
+        *,
+        cycle_id: str | None = None,
+        bardo_trigger: BardoTrigger | None = None,
+    ) -> CycleResult:
         state = self.golems.state(golem_id)
         budget = phase_budget(self.settings.budget, state.behavioral_phase, "hypnagogic_onset")
         head_before = self.golems.store.head()
-        cycle = self.golems.fall_asleep(golem_id, trigger, budget_tokens=budget, cycle_id=cycle_id)
+        cycle = self.golems.fall_asleep(
+            golem_id, trigger, budget_tokens=budget, cycle_id=cycle_id, bardo_trigger=bardo_trigger
+        )
         outcomes: list[PhaseOutcome] = []
         interrupted: str | None = None
         for phase in DREAM_PHASES:

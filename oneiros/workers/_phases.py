@@ -9,6 +9,7 @@ appends its events once: the second run finds the phase already left, or loses t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 import msgspec
 
@@ -54,6 +55,7 @@ class _CycleView(msgspec.Struct, kw_only=True):
     outputs: list[Event]
     recorded: dict[str, GenerationRecorded | GenerationFailed]
     budget: int = 0
+    started_at: datetime | None = None
     exhausted: set[str]
     prior: list[Event]
     start_version: int = 0
@@ -72,6 +74,7 @@ def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> _CycleView:
             view.recorded[event.call_key] = event
         if isinstance(event, DreamStart):
             view.start_version = record.version
+            view.started_at = record.meta.time
         elif isinstance(event, DreamPhase):
             view.budget = event.budget_tokens
         elif isinstance(event, BudgetExhausted):
@@ -136,6 +139,8 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         exhausted=metered.exhausted,
         spent=metered.cycle_spent,
         cycle_versions=state.version - view.start_version + 1,
+        started_at=view.started_at,
+        now=history[-1].meta.time,
     )
     outputs: list[Event]
     if suppress_now:

@@ -34,7 +34,14 @@ from rq.worker import BaseWorker
 from rq.worker_registration import clean_worker_registry
 
 from oneiros._errors import CycleTimeout, OneirosError, StreamConflict
-from oneiros.events import DREAM_PHASES, DreamComplete, DreamInterrupted, DreamPhaseName, DreamTrigger
+from oneiros.events import (
+    DREAM_PHASES,
+    BardoTrigger,
+    DreamComplete,
+    DreamInterrupted,
+    DreamPhaseName,
+    DreamTrigger,
+)
 from oneiros.fsm import Golems, GolemState
 from oneiros.settings import CycleSettings, RqSettings
 from oneiros.workers._budget import phase_budget
@@ -396,7 +403,14 @@ class RqExecutor:
         self.cycle_settings = cycle_settings or CycleSettings()
         self.poll_interval = poll_interval
 
-    def start_cycle(self, golem_id: str, trigger: DreamTrigger = "owner", *, cycle_id: str | None = None) -> str:
+    def start_cycle(
+        self,
+        golem_id: str,
+        trigger: DreamTrigger = "owner",
+        *,
+        cycle_id: str | None = None,
+        bardo_trigger: BardoTrigger | None = None,
+    ) -> str:
         """Open a cycle and enqueue its first phase; returns the cycle id without waiting."""
         state = self.golems.state(golem_id)
         budget = phase_budget(self.cycle_settings.budget, state.behavioral_phase, DREAM_PHASES[0])
@@ -404,7 +418,9 @@ class RqExecutor:
         with tracer().start_as_current_span(
             "fall_asleep", context=remote_parent(cycle), attributes={"oneiros.golem_id": golem_id}
         ) as span:
-            started = self.golems.fall_asleep(golem_id, trigger, budget_tokens=budget, cycle_id=cycle_id)
+            started = self.golems.fall_asleep(
+                golem_id, trigger, budget_tokens=budget, cycle_id=cycle_id, bardo_trigger=bardo_trigger
+            )
             span.set_attribute("oneiros.cycle_id", started)
             try:
                 enqueue_phase(self.connection, self.settings, self.golems.state(golem_id), cycle, budget)
@@ -428,8 +444,15 @@ class RqExecutor:
             time.sleep(self.poll_interval)
         return cycle_result(self.golems, golem_id, cycle_id)
 
-    def run_cycle(self, golem_id: str, trigger: DreamTrigger = "owner", *, cycle_id: str | None = None) -> CycleResult:
-        return self.wait(golem_id, self.start_cycle(golem_id, trigger, cycle_id=cycle_id))
+    def run_cycle(
+        self,
+        golem_id: str,
+        trigger: DreamTrigger = "owner",
+        *,
+        cycle_id: str | None = None,
+        bardo_trigger: BardoTrigger | None = None,
+    ) -> CycleResult:
+        return self.wait(golem_id, self.start_cycle(golem_id, trigger, cycle_id=cycle_id, bardo_trigger=bardo_trigger))
 
 
 def cycle_result(golems: Golems, golem_id: str, cycle_id: str) -> CycleResult:

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.workers.conftest import redis_url  # noqa: F401 - the fixture, shared
+
 CHROMIUM = os.environ.get("ONEIROS_CHROMIUM", "/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 DOCS_SHOTS = ROOT / "docs" / "screenshots"
@@ -32,7 +34,7 @@ def _missing() -> str | None:
     if not os.path.exists(CHROMIUM):
         return f"no Chromium at {CHROMIUM} (scripts/test installs Debian's chromium package)"
     try:
-        import playwright.sync_api  # noqa: F401, PLC0415 - only to know it is there
+        import playwright.sync_api  # noqa: F401 - only to know it is there
     except ImportError:
         return "Playwright for Python is not installed (pip install -e '.[dev]')"
     return None
@@ -46,7 +48,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{missing}; CI must have it")
         pytest.skip(missing)
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+    from playwright.sync_api import sync_playwright
 
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as p:

@@ -13,7 +13,6 @@ import pytest
 from tests.inspector.conftest import Shots
 from tests.server.conftest import Server, start_server
 from tests.server.test_rest import _episodes, _ok
-from tests.workers.conftest import redis_url  # noqa: F401 - the fixture
 from tests.workers.support import Workers, worker_command
 
 pytestmark = pytest.mark.timeout(420)
@@ -51,21 +50,25 @@ def _go(page: Any, route: str) -> None:
 
 
 @pytest.fixture
-def queued(tmp_path: Path, redis_url: str) -> Any:  # noqa: F811 - the fixture by name
+def queued(tmp_path: Path, redis_url: str) -> Any:
     """A server on SQLite whose cycles go to ``oneiros worker`` processes on its own Redis."""
     running = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve", "--queue", redis_url)
     yield running
     running.stop()
 
 
-def test_a_worker_cycle_walks_the_diagram_then_a_review_promotes(
-    browser: Any, queued: Server, redis_url: str, tmp_path: Path, shots: Shots  # noqa: F811
+def test_a_worker_cycle_walks_the_diagram_then_a_review_promotes(  # noqa: PLR0915 - one walk through every view, so the server, worker and browser start once
+    browser: Any,
+    queued: Server,
+    redis_url: str,
+    tmp_path: Path,
+    shots: Shots,
 ) -> None:
     """The golem page lights Waking, then each of the five phases in the machine's order as an
     ``oneiros worker`` runs the cycle, then Waking again; the cycle page shows five timed phases, the
     worker's trace and what was staged; promoting an entry on its page shows ``promoted`` at once
     and the API agrees; the memory page shows the new MEMORY.md version's diff."""
-    from playwright.sync_api import expect  # noqa: PLC0415
+    from playwright.sync_api import expect
 
     server = queued
     http = server.client("write")
@@ -106,8 +109,13 @@ def test_a_worker_cycle_walks_the_diagram_then_a_review_promotes(
     staged = [d for d in every if d["status"] == "proposed"]
     chosen = staged[0]["dream_id"]
     for tick, verdict in ((30, "confirms"), (31, "confirms"), (32, "contradicts")):
-        _ok(http.post("/golems/g1/outcomes", json={"tick": tick, "verdict": verdict, "entry_id": chosen,
-                                                   "summary": f"live trade at tick {tick}"}), 201)
+        _ok(
+            http.post(
+                "/golems/g1/outcomes",
+                json={"tick": tick, "verdict": verdict, "entry_id": chosen, "summary": f"live trade at tick {tick}"},
+            ),
+            201,
+        )
     _go(page, "golems/g1/staging")
     expect(page.locator("ul.entries > li")).to_have_count(len(every), timeout=30_000)
     shots.take(page, "staging", docs=True)
@@ -147,7 +155,7 @@ def test_a_read_only_token_sees_no_review_actions_and_the_server_refuses_them(
     """With a read token the dream page says so and offers no decision buttons; the same POST the
     buttons would send answers 403 Forbidden and the dream stays as it was. The page is usable by
     keyboard: the first Tab reaches the skip link, which moves focus to the content."""
-    from playwright.sync_api import expect  # noqa: PLC0415
+    from playwright.sync_api import expect
 
     server = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve")
     try:

@@ -1,0 +1,40 @@
+"""The staging buffer and its validation sweep (Bardo 001_*, "Staging buffer")."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from oneiros.settings._vocabulary import StagedKind
+
+__all__ = ["DisplaceBy", "StagingSettings"]
+
+DisplaceBy = Literal["utility", "confidence"]
+Pct = Annotated[int, msgspec.Meta(ge=0, le=100)]
+
+
+class StagingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The staging buffer and validation sweep. Confidences are integer percent."""
+
+    review_only_kinds: tuple[StagedKind, ...] = ("contradiction",)
+    """Kinds the sweep never moves: Bardo 001_* flags contradictions "for review, do not auto-resolve"."""
+    confirm_step_pct: Pct = 10
+    """Added on a confirming outcome (Bardo 001_*, "+0.1")."""
+    contradict_step_pct: Pct = 5
+    """Taken on a contradicting outcome (Bardo 001_*, "-0.05")."""
+    promote_at_pct: Pct = 70
+    """Promoted at or above this (Bardo 001_*, "reaching confidence 0.7")."""
+    refute_below_pct: Pct = 10
+    """Refuted strictly below this (Bardo 001_*, "drops below 0.1")."""
+    cap: Annotated[int, msgspec.Meta(ge=1)] = 10
+    """Active entries per golem (Bardo 001_*, ``maxStagedRevisions = 10``)."""
+    displace_by: DisplaceBy = "utility"
+    """Which entry makes room when the buffer is full: the lowest utility score (Bardo 001_*: "new
+    revisions must displace existing ones by utility score"), or the lowest confidence. An entry's
+    utility is Bardo's replay utility, gain x need, of the episodes it was drawn from (their mean;
+    0 for an entry drawn from none); ties go to the lower confidence, then the longest staged."""
+    expire_after_ticks: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    """Waking ticks an entry may stay unresolved before it expires; None (the default) for never.
+    Bardo 001_* names no expiry: an entry waits in the buffer until live outcomes promote or refute
+    it or a newer one displaces it, however long the golem was away."""
