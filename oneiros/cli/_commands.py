@@ -59,7 +59,8 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         loaded = [e for path in _episode_sources(episodes, sample) for e in load_episodes(path)]
     with opened(store, create=True) as event_store:
         golems = Golems(event_store, deps=Deps(seed=seed))
-        recorded = _record(golems, golem, loaded)
+        executor = InProcessExecutor(golems, chosen, settings)
+        recorded = _record(golems, golem, loaded, executor)
         if sample and not as_json:
             console.print(f"recorded the bundled sample episodes into {golem} ({sample_episodes_path()})")
         if queue is not None:
@@ -70,10 +71,7 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
             else:
                 console.print(f"enqueued cycle [bold]{enqueued['cycle_id']}[/bold] of {golem} on {queue}")
             return
-        if as_json:
-            result = InProcessExecutor(golems, chosen, settings).run_cycle(golem)
-        else:
-            result = _dream_with_progress(golems, golem, recorded, InProcessExecutor(golems, chosen, settings))
+        result = executor.run_cycle(golem) if as_json else _dream_with_progress(golems, golem, recorded, executor)
         payload: dict[str, Any] = {
             "cycle_id": result.cycle_id,
             "golem_id": result.golem_id,
@@ -102,10 +100,8 @@ def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:
     return [p for p in (episodes, sample_episodes_path() if sample else None) if p is not None]
 
 
-def _record(golems: Golems, golem_id: str, loaded: list[Episode]) -> int:
+def _record(golems: Golems, golem_id: str, loaded: list[Episode], executor: InProcessExecutor) -> int:
     """Create the golem if it is new and record the episodes it does not have yet; how many."""
-    from oneiros.episodes import recorded_episodes
-
     new = not _golem_exists(golems, golem_id)
     if new and not loaded:
         err_console.print(
@@ -115,7 +111,8 @@ def _record(golems: Golems, golem_id: str, loaded: list[Episode]) -> int:
         raise typer.Exit(2)
     if new:
         golems.create(golem_id)
-    known = {e.tick for e in recorded_episodes(golems.store, golem_id)}
+    # From the fold the cycle reads anyway (a snapshot and what came since), not a full read.
+    known = set(executor.logs.read(golem_id).memory.columns().ticks.tolist())
     return len(golems.record_episodes(golem_id, [e for e in loaded if e.tick not in known]))
 
 

@@ -147,24 +147,35 @@ def pairs(
 
     from oneiros._deps import rng_for
     from oneiros.engines import select_distant_pairs
-    from oneiros.episodes import EpisodeMemory, embedding_matrix, episode_seconds, make_embedder
+    from oneiros.episodes import make_embedder
     from oneiros.fsm import Golems
+    from oneiros.workers import GolemLogs
 
     with opened(store) as event_store:
-        Golems(event_store).state(golem)
-        episodes = EpisodeMemory.from_records(event_store.read_stream(golem)).episodes()
+        golems = Golems(event_store)
+        golems.state(golem)
+        # The fold a cycle reads (from the latest snapshot), embedding only the memories drawn.
+        memory = GolemLogs.of(golems).read(golem).memory
+        episodes = memory.columns()
         settings = EngineSettings().rem.pairs
-        vectors = embedding_matrix(episodes, make_embedder(embedder))
-        significance = np.fromiter((e.significance for e in episodes), dtype=np.float64, count=len(episodes))
+        vectors = memory.vectors(make_embedder(embedder), embedder)
         rng = np.random.default_rng(rng_for(seed, golem, "pairs").getrandbits(64))
-        draw = select_distant_pairs(episode_seconds(episodes), significance, vectors, settings, rng)
+        draw = select_distant_pairs(episodes.seconds, episodes.significance, vectors, settings, rng)
+
+        def similarity(a: int, b: int) -> float | None:
+            if vectors is None:
+                return None
+            if isinstance(vectors, np.ndarray):
+                return round(float(vectors[a] @ vectors[b]), 4)
+            return round(float(vectors.row(a) @ vectors.row(b)), 4)
+
         rows: list[dict[str, Any]] = [
             {
                 "first": episodes[a].tick,
                 "second": episodes[b].tick,
                 "first_summary": episodes[a].summary,
                 "second_summary": episodes[b].summary,
-                "similarity": None if vectors is None else round(float(vectors[a] @ vectors[b]), 4),
+                "similarity": similarity(a, b),
             }
             for a, b in draw.pairs
         ]

@@ -166,7 +166,7 @@ def run(
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda _signum, _frame: stop.set())
     with opened(store or effective.store or None, create=True) as event_store:
-        golems = Golems(event_store, deps=Deps())
+        golems = Golems(event_store, deps=Deps(), snapshots=effective.snapshots)
         try:
             golems.state(golem_id)
         except GolemNotFound:

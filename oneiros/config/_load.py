@@ -24,7 +24,14 @@ import msgspec
 
 from oneiros._errors import InvalidSetting, UnknownPreset
 from oneiros.config._presets import PRESETS, preset_layer
-from oneiros.settings import CycleSettings, DaemonSettings, ScheduleSettings, ServerSettings, StagingSettings
+from oneiros.settings import (
+    CycleSettings,
+    DaemonSettings,
+    ScheduleSettings,
+    ServerSettings,
+    SnapshotSettings,
+    StagingSettings,
+)
 
 __all__ = ["DEFAULT_CONFIG_PATH", "ENV_PREFIX", "OneirosConfig", "env_var", "load_config"]
 
@@ -48,9 +55,11 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
     schedule: ScheduleSettings = ScheduleSettings()
     daemon: DaemonSettings = DaemonSettings()
     cycle: CycleSettings = CycleSettings()
-    server: ServerSettings = ServerSettings()
     staging: StagingSettings = StagingSettings()
     """The staging buffer and its validation sweep, for every process that runs the projections."""
+    snapshots: SnapshotSettings = SnapshotSettings()
+    """How often folds of a golem's stream are snapshotted beside the log."""
+    server: ServerSettings = ServerSettings()
 
 
 def env_var(key: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import msgspec
 import numpy as np
@@ -13,7 +13,7 @@ import numpy as np
 from oneiros._text import article, keywords, rank
 from oneiros.engines._common import Steps, episode_lines, json_parser
 from oneiros.engines._context import PhaseContext
-from oneiros.episodes import HashingEmbedder, make_embedder
+from oneiros.episodes import HashingEmbedder, columns_of, make_embedder
 from oneiros.events import (
     CreditAssigned,
     DreamCounterfactual,
@@ -185,7 +185,7 @@ def _where(episodes: Sequence[Episode]) -> str:
     return f"a live {regime}episode" + (f" tagged {', '.join(tags)}" if tags else "")
 
 
-def _criterion(candidate: Candidate, by_tick: dict[int, Episode], related: str | None) -> str:
+def _criterion(candidate: Candidate, by_tick: Mapping[int, Episode], related: str | None) -> str:
     """What would confirm or refute the entry, in whole sentences: the entry's own text is shown
     beside it, so the criterion names the evidence instead of repeating (or cutting) the text."""
     where = _where([by_tick[t] for t in candidate.ticks if t in by_tick])
@@ -216,7 +216,7 @@ def _criterion(candidate: Candidate, by_tick: dict[int, Episode], related: str |
 def _themes(steps: Steps) -> list[Event]:
     """Tags that recur across two or more forward replay batches become insights."""
     ctx = steps.ctx
-    by_tick = {e.tick: e for e in ctx.episodes}
+    by_tick = columns_of(ctx.episodes).by_tick()
     seen_in: Counter[str] = Counter()
     ticks_for: dict[str, set[int]] = {}
     for batch in (o for o in ctx.cycle_outputs if isinstance(o, ReplayBatch) and o.direction == "forward"):
@@ -258,7 +258,7 @@ def integration(ctx: PhaseContext) -> list[Event]:
     steps = Steps(ctx)
     outputs: list[Event] = _themes(steps)
     prior = [e for e in ctx.prior_outputs if isinstance(e, DreamStaged)]
-    by_tick = {e.tick: e for e in ctx.episodes}
+    by_tick = columns_of(ctx.episodes).by_tick()
     staged: list[DreamStaged] = []
     classified = classify(ctx, _candidates(ctx, [*ctx.cycle_outputs, *outputs]), prior)
     limit = ctx.settings.integration.max_staged
@@ -333,7 +333,7 @@ def _quality(ctx: PhaseContext, staged: Sequence[DreamStaged]) -> DreamQualityAs
     """Did replay reveal anything new, were the hypotheses far from their seeds, were the threats
     grounded in real losses or charged episodes? Each part in [0, 1]; the score is their mean
     over the parts that had something to judge."""
-    by_tick = {e.tick: e for e in ctx.episodes}
+    by_tick = columns_of(ctx.episodes).by_tick()
     patterns = [s for s in staged if s.source == ReplayBatch.type_name]
     novel = sum(s.kind == "novel_insight" for s in patterns)
     replay_novelty = novel / len(patterns) if patterns else 0.0

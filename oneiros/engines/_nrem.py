@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import repeat
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from oneiros.engines._common import Steps, episode_lines, json_parser
 from oneiros.engines._context import PhaseContext
-from oneiros.episodes import episode_time
+from oneiros.episodes import columns_of, episode_time
 from oneiros.events import (
     CreditAssigned,
     Episode,
@@ -67,51 +70,66 @@ class ReplayPick(msgspec.Struct, frozen=True, kw_only=True):
 
 def select_replay(episodes: Sequence[Episode], settings: EngineSettings) -> list[ReplayPick]:
     """The replay set: the top utilities above the floor, plus up to 20% of the slots for diversity
-    (one high-arousal episode, one from the oldest third, one per regime of the last 30 days)."""
-    if not episodes:
+    (one high-arousal episode, one from the oldest third, one per regime of the last 30 days).
+
+    Scores every episode as arrays (the same arithmetic, in the same order, as ``utility`` and
+    ``need`` on one episode) and decodes only the episodes picked."""
+    cols = columns_of(episodes)
+    if not len(cols):
         return []
     nrem = settings.nrem
-    now = max(episode_time(e) for e in episodes)
-    current = max(episodes, key=lambda e: (episode_time(e), e.tick)).regime
-    scores = {
-        e.tick: utility(
-            e,
-            settings.high_priority_boost,
-            need(
-                e,
-                current_regime=current,
-                age_days=(now - episode_time(e)).total_seconds() / _DAY,
-                half_life_days=nrem.recency_half_life_days,
-                weights=nrem.need_weights,
-            ),
-            nrem.pnl_scale,
-        )
-        for e in episodes
-    }
+    ticks, micros = cols.ticks, cols.micros
+    now = int(micros.max())
+    latest = int(np.lexsort((ticks, micros))[-1])
+    current = cols.regime_codes[latest]
+    age_days = (now - micros).astype(np.float64) / 1e6 / _DAY
+    w_regime, w_recency, w_significance = nrem.need_weights
+    regime = np.where(cols.regime_codes == current, 1.0, 0.0)
+    if nrem.recency_half_life_days > 0:
+        # The C library's pow, element by element, as ``need`` computes it: NumPy's vectorised
+        # pow may differ in the last bit, and that bit can reorder the ranking.
+        exponents = np.maximum(age_days, 0.0) / nrem.recency_half_life_days
+        recency = np.fromiter(map(math.pow, repeat(0.5), exponents.tolist()), np.float64, len(cols))
+    else:
+        recency = np.ones(len(cols))
+    need_values = w_regime * regime + w_recency * recency + w_significance * cols.significance
+    gains = np.abs(cols.surprise) + np.abs(cols.pnl) * nrem.pnl_scale + np.abs(cols.regret)
+    gains = gains + np.abs(cols.prediction_error)
+    scores = gains * need_values
+    scores = np.where(cols.high, scores * settings.high_priority_boost, scores)
     slots = settings.batch_size * settings.max_batches
     diversity_slots = math.ceil(slots * nrem.diversity_share)
-    ranked = sorted(
-        (e for e in episodes if scores[e.tick] > settings.min_utility), key=lambda e: (-scores[e.tick], e.tick)
-    )
-    picks = [ReplayPick(episode=e, utility=scores[e.tick], reason="utility") for e in ranked[: slots - diversity_slots]]
-    chosen = {p.episode.tick for p in picks}
+    eligible = np.flatnonzero(scores > settings.min_utility)
+    ranked = eligible[np.lexsort((ticks[eligible], -scores[eligible]))]
+    chosen: list[int] = ranked[: slots - diversity_slots].tolist()
+    reasons = ["utility"] * len(chosen)
+    taken = np.zeros(len(cols), bool)
+    taken[chosen] = True
 
-    def best(candidates: Sequence[Episode], reason: str) -> None:
-        rest = [e for e in candidates if e.tick not in chosen]
-        if rest and len(picks) < slots and sum(p.reason != "utility" for p in picks) < diversity_slots:
-            pick = max(rest, key=lambda e: (scores[e.tick], -e.tick))
-            picks.append(ReplayPick(episode=pick, utility=scores[pick.tick], reason=reason))
-            chosen.add(pick.tick)
+    def best(candidates: npt.NDArray[np.bool_], reason: str) -> None:
+        rest = np.flatnonzero(candidates & ~taken)
+        if len(rest) and len(chosen) < slots and sum(r != "utility" for r in reasons) < diversity_slots:
+            pick = int(rest[np.lexsort((-ticks[rest], scores[rest]))[-1]])
+            chosen.append(pick)
+            reasons.append(reason)
+            taken[pick] = True
 
-    peak = max(e.arousal for e in episodes)
-    best([e for e in episodes if e.arousal >= nrem.high_arousal and e.arousal == peak], "arousal")
-    by_age = sorted(episodes, key=lambda e: (episode_time(e), e.tick))
-    best(by_age[: max(1, len(by_age) // 3)], "oldest")
-    recent = [e for e in episodes if (now - episode_time(e)).total_seconds() <= nrem.regime_window_days * _DAY]
-    covered = {p.episode.regime for p in picks}
-    for regime in sorted({e.regime for e in recent} - covered):
-        best([e for e in recent if e.regime == regime], "regime")
-    return picks
+    arousal = cols.arousal
+    peak = arousal.max()
+    best((arousal >= nrem.high_arousal) & (arousal == peak), "arousal")
+    by_age = np.lexsort((ticks, micros))[: max(1, len(cols) // 3)]
+    oldest = np.zeros(len(cols), bool)
+    oldest[by_age] = True
+    best(oldest, "oldest")
+    recent = (now - micros).astype(np.float64) / 1e6 <= nrem.regime_window_days * _DAY
+    covered = {cols.regime_of(p) for p in chosen}
+    codes = {cols.regimes[int(c)]: int(c) for c in np.unique(cols.regime_codes[recent])}
+    for name in sorted(set(codes) - covered):
+        best(recent & (cols.regime_codes == codes[name]), "regime")
+    return [
+        ReplayPick(episode=cols[p], utility=float(scores[p]), reason=reason)
+        for p, reason in zip(chosen, reasons, strict=True)
+    ]
 
 
 def batches(picks: Sequence[ReplayPick], settings: EngineSettings) -> list[list[ReplayPick]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from oneiros.engines._common import Steps, episode_lines, json_parser
 from oneiros.engines._context import PhaseContext
+from oneiros.episodes import columns_of
 from oneiros.events import Episode, Event, HypnagogicPrediction, WakingResidue
 from oneiros.generators import NoveltyResult, keywords, parse_partial
 
@@ -24,7 +25,9 @@ def waking_residue(episodes: list[Episode], count: int) -> tuple[list[Episode], 
 
 def onset(ctx: PhaseContext) -> list[Event]:
     settings = ctx.settings.onset
-    residue, theme = waking_residue(list(ctx.episodes), settings.residue_episodes)
+    count = settings.residue_episodes
+    latest = columns_of(ctx.episodes)[-count:] if count > 0 else []  # tick order: the latest last
+    residue, theme = waking_residue(latest, count)
     if not residue:
         return []
     outputs: list[Event] = [

@@ -15,11 +15,27 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from oneiros.episodes import Vectors
 from oneiros.settings import PairSettings
 
 __all__ = ["PairDraw", "select_distant_pairs"]
 
 FloatArray = npt.NDArray[np.float64]
+Matrix = npt.NDArray[np.float32]
+
+
+class _Dense:
+    """A matrix given whole, read like lazily embedded ``Vectors``."""
+
+    def __init__(self, matrix: Matrix) -> None:
+        self.matrix = matrix
+
+    def row(self, index: int) -> Matrix:
+        out: Matrix = self.matrix[index]
+        return out
+
+    def all(self) -> Matrix:
+        return self.matrix
 
 
 class PairDraw(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,16 +69,18 @@ def _weighted_pick(weights: FloatArray, mask: npt.NDArray[np.bool_], rng: np.ran
 def select_distant_pairs(
     seconds: FloatArray,
     significance: FloatArray,
-    vectors: npt.NDArray[np.float32] | None,
+    vectors: Matrix | Vectors | None,
     settings: PairSettings,
     rng: np.random.Generator,
 ) -> PairDraw:
     """Up to ``settings.pair_count`` distant pairs, no memory used twice.
 
     ``seconds`` and ``significance`` hold one value per memory; ``vectors`` one unit row per memory,
-    or None to use the random temporal fallback.
+    or None to use the random temporal fallback. ``Vectors`` embed only the memories drawn, so
+    a draw stays O(n) in arithmetic however large the memory, and embeds each memory at most once.
     """
     n = len(seconds)
+    rows = _Dense(vectors) if isinstance(vectors, np.ndarray) else vectors
     gap = settings.min_time_gap_hours * 3600.0
     fallback = vectors is None
     weights = np.ones(n) if fallback else np.clip(np.asarray(significance, dtype=np.float64), 0.0, None)
@@ -77,7 +95,7 @@ def select_distant_pairs(
             break
         partners = free & (np.abs(seconds - seconds[anchor]) >= gap)
         partner = (
-            _partner(anchor, partners=partners, weights=weights, vectors=vectors, settings=settings, rng=rng)
+            _partner(anchor, partners=partners, weights=weights, vectors=rows, settings=settings, rng=rng)
             if partners.any()
             else None
         )
@@ -96,7 +114,7 @@ def _partner(
     *,
     partners: npt.NDArray[np.bool_],
     weights: FloatArray,
-    vectors: npt.NDArray[np.float32] | None,
+    vectors: _Dense | Vectors | None,
     settings: PairSettings,
     rng: np.random.Generator,
 ) -> int | None:
@@ -107,8 +125,8 @@ def _partner(
         candidate = draw(rng)
         if candidate is None:
             return None
-        if float(vectors[candidate] @ vectors[anchor]) <= settings.max_similarity:
+        if float(vectors.row(candidate) @ vectors.row(anchor)) <= settings.max_similarity:
             return candidate
     # Dissimilar partners are rare for this anchor: filter them all exactly, once.
-    similar_enough = partners & ((vectors @ vectors[anchor]) <= settings.max_similarity)
+    similar_enough = partners & ((vectors.all() @ vectors.row(anchor)) <= settings.max_similarity)
     return _weighted_pick(weights, similar_enough, rng) if similar_enough.any() else None

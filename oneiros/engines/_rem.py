@@ -10,7 +10,7 @@ import numpy as np
 from oneiros.engines._common import Steps, episode_line, episode_lines, json_parser
 from oneiros.engines._context import PhaseContext
 from oneiros.engines._pairs import select_distant_pairs
-from oneiros.episodes import embedding_matrix, episode_seconds, make_embedder
+from oneiros.episodes import EpisodeMemory, columns_of, make_embedder
 from oneiros.events import (
     CreativeMode,
     DreamCounterfactual,
@@ -38,7 +38,7 @@ MODES: Final[tuple[CreativeMode, ...]] = ("combinational", "exploratory", "trans
 
 
 def _replayed(ctx: PhaseContext) -> list[Episode]:
-    by_tick = {e.tick: e for e in ctx.episodes}
+    by_tick = columns_of(ctx.episodes).by_tick()
     ticks: dict[int, None] = {}
     for event in ctx.cycle_outputs:
         if isinstance(event, ReplayBatch) and event.direction == "forward":
@@ -216,14 +216,14 @@ def _depotentiate(steps: Steps, replayed: list[Episode]) -> list[Event]:
 def _dream(steps: Steps) -> list[Event]:
     """Bumblebee 000_*'s dream: distant, dissimilar, significant memory pairs into FRAGMENTS and a THREAD."""
     ctx, rem_settings = steps.ctx, steps.ctx.settings.rem
-    episodes = list(ctx.episodes)
+    episodes = columns_of(ctx.episodes)
     if len(episodes) < 2 or steps.stopped:
         return []
-    vectors = embedding_matrix(episodes, make_embedder(ctx.settings.embedder))
-    significance = np.fromiter((e.significance for e in episodes), dtype=np.float64, count=len(episodes))
+    memory = ctx.memory if ctx.memory is not None and ctx.memory.columns() is episodes else EpisodeMemory(episodes)
+    vectors = memory.vectors(make_embedder(ctx.settings.embedder), ctx.settings.embedder)
     seed = steps.rng("pairs").getrandbits(64)
     draw = select_distant_pairs(
-        episode_seconds(episodes), significance, vectors, rem_settings.pairs, np.random.default_rng(seed)
+        episodes.seconds, episodes.significance, vectors, rem_settings.pairs, np.random.default_rng(seed)
     )
     if not draw.pairs:
         return []

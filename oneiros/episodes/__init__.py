@@ -1,6 +1,7 @@
 """Episodic memory: episodes from files, from Python and from the log; the memory read model;
 embeddings (a built-in offline vectorizer, sentence-transformers as an extra)."""
 
+from oneiros.episodes._columns import EpisodeColumns, Vectors, columns_of, episode_micros
 from oneiros.episodes._episodes import load_episodes, recorded_episodes, sample_episodes_path
 from oneiros.episodes._memory import SECONDS_PER_TICK, EpisodeMemory, episode_seconds, episode_time, episodes_from_dicts
 from oneiros.episodes._vectors import (
@@ -15,10 +16,14 @@ from oneiros.episodes._vectors import (
 __all__ = [
     "SECONDS_PER_TICK",
     "Embedder",
+    "EpisodeColumns",
     "EpisodeMemory",
     "HashingEmbedder",
     "SentenceTransformerEmbedder",
+    "Vectors",
+    "columns_of",
     "embedding_matrix",
+    "episode_micros",
     "episode_seconds",
     "episode_text",
     "episode_time",

@@ -6,15 +6,17 @@ folds them over the recorded episodes, so what NREM and REM read is rebuilt from
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import numpy as np
 import numpy.typing as npt
 
 from oneiros._errors import InputError
+from oneiros.episodes._columns import EpisodeColumns, Vectors, episode_micros
+from oneiros.episodes._vectors import Embedder, embedding_matrix
 from oneiros.events import (
     DreamComplete,
     Episode,
@@ -26,6 +28,11 @@ from oneiros.events import (
     ReplayStrengthened,
     TriageDecision,
 )
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+Matrix = npt.NDArray[np.float32]
+_encoder = msgspec.json.Encoder()
 
 __all__ = ["SECONDS_PER_TICK", "EpisodeMemory", "episode_seconds", "episode_time", "episodes_from_dicts"]
 
@@ -45,14 +52,66 @@ def episodes_from_dicts(items: Iterable[dict[str, Any]]) -> list[Episode]:
     return out
 
 
+class _Strength(dict[int, float]):
+    """Replay strength by tick; an episode never replayed has strength 0."""
+
+    def __missing__(self, tick: int) -> float:
+        return 0.0
+
+
+_FLUSH_EVERY = 32_768
+_NUMBERS = ("significance", "arousal", "pnl", "surprise", "regret", "prediction_error")
+_INTS = ("ticks", "micros")
+
+
+class _MemoryState(msgspec.Struct, kw_only=True):
+    """The memory as plain data, for snapshots: one bytes field per column."""
+
+    count: int
+    ints: dict[str, memoryview]
+    numbers: dict[str, memoryview]
+    high: memoryview
+    regime_codes: memoryview
+    regimes: list[str]
+    own_dims: memoryview
+    blob: memoryview
+    offsets: memoryview
+    strength: list[tuple[int, float]]
+    triage: list[tuple[int, str]]
+    overrides: list[tuple[int, float, int]]
+    prioritized: list[int]
+    vectors: dict[str, tuple[memoryview, memoryview, int]]
+    """Per embedder: the rows embedded, their vectors, the vector size."""
+
+
 class EpisodeMemory:
-    """Every recorded episode with its current strength, arousal and latest triage decision."""
+    """Every recorded episode with its current strength, arousal and latest triage decision.
+
+    Held as columns (``columns()``): an array per field engines scan and each episode's JSON, so
+    a million episodes fit, scan as arrays and snapshot as bytes. Rows only ever append; a later
+    episode with the same tick replaces the earlier one in ``columns()`` and ``episodes()``.
+    """
 
     def __init__(self, episodes: Iterable[Episode] = ()) -> None:
-        self._episodes: dict[int, Episode] = {}
-        self.strength: dict[int, float] = {}
-        self.arousal: dict[int, float] = {}
+        self._ints: dict[str, IntArray] = {k: np.zeros(0, np.int64) for k in _INTS}
+        self._numbers: dict[str, FloatArray] = {k: np.zeros(0, np.float64) for k in _NUMBERS}
+        self._high = np.zeros(0, bool)
+        self._regime_codes = np.zeros(0, np.int32)
+        self._own_dims = np.zeros(0, np.int32)
+        # Each episode's JSON, in chunks as they came (appending never copies what is there);
+        # row i is bytes offsets[i]:offsets[i+1] counted over the chunks laid end to end.
+        self._chunks: list[bytes | memoryview] = []
+        self._chunk_starts: list[int] = []
+        self._offsets = np.zeros(1, np.int64)
+        self._pending: list[Episode] = []
+        self._regimes: dict[str, int] = {}
+        self.strength: dict[int, float] = _Strength()
         self.triage: dict[int, TriageDecision] = {}
+        # Depotentiation by tick: the arousal after it and how many rows existed then, so an
+        # episode recorded again later keeps its own arousal.
+        self._overrides: dict[int, tuple[float, int]] = {}
+        self._vectors: dict[str, dict[int, Matrix]] = {}
+        self._columns: EpisodeColumns | None = None
         self.prioritized: set[int] = set()
         """Episodes the micro-consolidation fiber tagged ``dream_priority: high`` for the next
         full dream cycle (Bardo 001_*); the tag ends when a cycle completes."""
@@ -66,45 +125,206 @@ class EpisodeMemory:
             memory.apply(record.event)
         return memory
 
+    @property
+    def rows(self) -> int:
+        """Episodes recorded, counting each replaced one."""
+        return len(self._offsets) - 1 + len(self._pending)
+
     def add(self, episode: Episode) -> None:
         """Record an episode; a later one with the same tick replaces it."""
-        self._episodes[episode.tick] = episode
-        self.arousal[episode.tick] = episode.arousal
-        self.strength.setdefault(episode.tick, 0.0)
+        self._pending.append(episode)
+        self._columns = None
+        if len(self._pending) >= _FLUSH_EVERY:  # columns, not objects, even while folding a long stream
+            self._flush()
 
     def apply(self, event: object) -> None:
         """Fold one event; events that do not touch episodes are ignored."""
         if isinstance(event, EpisodeRecorded):
             self.add(event.episode)
         elif isinstance(event, ReplayStrengthened):
-            self.strength[event.episode_tick] = self.strength.get(event.episode_tick, 0.0) + event.delta
+            self.strength[event.episode_tick] = self.strength[event.episode_tick] + event.delta
         elif isinstance(event, EpisodeDepotentiated):
-            self.arousal[event.episode_tick] = event.arousal_after
+            self._overrides[event.episode_tick] = (event.arousal_after, self.rows)
+            self._columns = None
         elif isinstance(event, EpisodeTriaged):
             self.triage[event.episode_tick] = event.decision
         elif isinstance(event, EpisodePrioritized):
             self.prioritized.add(event.episode_tick)
-        elif isinstance(event, DreamComplete):
+            self._columns = None
+        elif isinstance(event, DreamComplete) and self.prioritized:
             self.prioritized.clear()
+            self._columns = None
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        codes = self._regimes
+        ints = {
+            "ticks": [e.tick for e in pending],
+            "micros": [episode_micros(e) for e in pending],
+        }
+        numbers = {
+            "significance": [e.significance for e in pending],
+            "arousal": [e.arousal for e in pending],
+            "pnl": [e.outcome.pnl for e in pending],
+            "surprise": [e.outcome.surprise for e in pending],
+            "regret": [e.outcome.regret for e in pending],
+            "prediction_error": [e.prediction_error for e in pending],
+        }
+        for key, values in ints.items():
+            self._ints[key] = np.concatenate([self._ints[key], np.asarray(values, np.int64)])
+        for key, floats in numbers.items():
+            self._numbers[key] = np.concatenate([self._numbers[key], np.asarray(floats, np.float64)])
+        self._high = np.concatenate([self._high, np.asarray([e.dream_priority == "high" for e in pending], bool)])
+        regime_codes = [codes.setdefault(e.regime, len(codes)) for e in pending]
+        self._regime_codes = np.concatenate([self._regime_codes, np.asarray(regime_codes, np.int32)])
+        dims = [len(e.embedding) if e.embedding else 0 for e in pending]
+        self._own_dims = np.concatenate([self._own_dims, np.asarray(dims, np.int32)])
+        encoded = [_encoder.encode(e) for e in pending]
+        lengths = np.cumsum(np.fromiter((len(b) for b in encoded), np.int64, len(encoded)))
+        self._chunk_starts.append(int(self._offsets[-1]))
+        self._chunks.append(b"".join(encoded))
+        self._offsets = np.concatenate([self._offsets, self._offsets[-1] + lengths])
+
+    def columns(self) -> EpisodeColumns:
+        """The current episodes in tick order, as columns (kept until the memory changes)."""
+        if self._columns is not None and not self._pending:
+            return self._columns
+        self._flush()
+        ticks = self._ints["ticks"]
+        in_order = len(ticks) < 2 or bool(np.all(ticks[1:] > ticks[:-1]))
+        if in_order:  # the usual case: every row is current, already in tick order
+            rows = np.arange(len(ticks), dtype=np.int64)
+        else:  # the latest row of each tick, in tick order
+            _unique, first_from_end = np.unique(ticks[::-1], return_index=True)
+            rows = (len(ticks) - 1 - first_from_end).astype(np.int64)
+
+        def pick(column: npt.NDArray[Any]) -> npt.NDArray[Any]:
+            return column if in_order else column[rows]
+
+        arousal = np.array(pick(self._numbers["arousal"]), np.float64)
+        high = np.array(pick(self._high), bool)
+        sorted_ticks = pick(ticks)
+        for tick, (after, rows_then) in self._overrides.items():
+            at = int(np.searchsorted(sorted_ticks, tick))
+            if at < len(rows) and int(sorted_ticks[at]) == tick and int(rows[at]) < rows_then:
+                arousal[at] = after
+        for tick in self.prioritized:  # tagged by micro-consolidation until a cycle completes
+            at = int(np.searchsorted(sorted_ticks, tick))
+            if at < len(rows) and int(sorted_ticks[at]) == tick:
+                high[at] = True
+        self._columns = EpisodeColumns(
+            rows=rows,
+            ticks=sorted_ticks,
+            micros=pick(self._ints["micros"]),
+            arousal=arousal,
+            numbers={k: pick(v) for k, v in self._numbers.items()},
+            high=high,
+            regime_codes=pick(self._regime_codes),
+            regimes=list(self._regimes),
+            own_dims=pick(self._own_dims),
+            chunks=(tuple(self._chunks), tuple(self._chunk_starts)),
+            offsets=self._offsets,
+        )
+        return self._columns
+
+    def vectors(self, embedder: Embedder | None, name: str) -> Vectors | Matrix | None:
+        """Unit vectors of ``columns()``: the episodes' own embeddings when every one has one of
+        the same size, else ``embedder``'s, computed once per episode and embedder (``name`` and
+        the embedder's ``version``, where it has one) and kept (snapshots keep them too); None when
+        neither is available."""
+        columns = self.columns()
+        if not len(columns):
+            return None
+        dims = columns.own_dims
+        if int(dims[0]) > 0 and bool(np.all(dims == dims[0])):
+            return embedding_matrix(list(columns), None)
+        if embedder is None:
+            return None
+        key = f"{name}|{getattr(embedder, 'version', '')}"
+        return Vectors(columns, embedder, self._vectors.setdefault(key, {}))
 
     def __len__(self) -> int:
-        return len(self._episodes)
+        return len(self.columns())
 
     def episodes(self) -> list[Episode]:
         """Every episode in tick order, with its current (depotentiated) arousal and dream priority."""
-        out = []
-        for tick in sorted(self._episodes):
-            episode = self._episodes[tick]
-            arousal = self.arousal.get(tick, episode.arousal)
-            if arousal != episode.arousal:
-                episode = msgspec.structs.replace(episode, arousal=arousal)
-            if tick in self.prioritized and episode.dream_priority != "high":
-                episode = msgspec.structs.replace(episode, dream_priority="high")
-            out.append(episode)
-        return out
+        return list(self.columns())
+
+    @property
+    def arousal(self) -> Mapping[int, float]:
+        """Each episode's current arousal, by tick."""
+        columns = self.columns()
+        return dict(zip(columns.ticks.tolist(), columns.arousal.tolist(), strict=True))
 
     def get(self, tick: int) -> Episode | None:
-        return self._episodes.get(tick)
+        return self.columns().by_tick().get(tick)
+
+    # -- snapshots ---------------------------------------------------------------------------
+
+    def to_bytes(self) -> bytes:
+        """Everything this memory holds, as bytes that ``from_bytes`` reads back."""
+        self._flush()
+        if len(self._chunks) > 1:  # one chunk from now on: what a snapshot restores
+            self._chunks, self._chunk_starts = [b"".join(self._chunks)], [0]
+            self._columns = None
+
+        def raw(array: npt.NDArray[Any]) -> memoryview:
+            return np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
+
+        vectors: dict[str, tuple[memoryview, memoryview, int]] = {}
+        for name, cache in self._vectors.items():
+            if cache:
+                keys = np.fromiter(cache, np.int64, len(cache))
+                matrix = np.stack([cache[int(k)] for k in keys]).astype(np.float32)
+                vectors[name] = (raw(keys), raw(matrix), int(matrix.shape[1]))
+        state = _MemoryState(
+            count=len(self._offsets) - 1,
+            ints={k: raw(v) for k, v in self._ints.items()},
+            numbers={k: raw(v) for k, v in self._numbers.items()},
+            high=raw(self._high),
+            regime_codes=raw(self._regime_codes),
+            regimes=list(self._regimes),
+            own_dims=raw(self._own_dims),
+            blob=memoryview(self._chunks[0] if self._chunks else b""),
+            offsets=raw(self._offsets),
+            strength=sorted(self.strength.items()),
+            triage=sorted(self.triage.items()),
+            overrides=sorted((t, a, n) for t, (a, n) in self._overrides.items()),
+            prioritized=sorted(self.prioritized),
+            vectors=vectors,
+        )
+        return msgspec.msgpack.encode(state)
+
+    @classmethod
+    def from_bytes(cls, data: bytes | memoryview) -> EpisodeMemory:
+        """The memory ``to_bytes`` wrote; raises ValueError (or msgspec's errors) if it is damaged."""
+        state = msgspec.msgpack.decode(data, type=_MemoryState)
+        memory = cls()
+        n = state.count
+        memory._ints = {k: np.frombuffer(state.ints[k], np.int64) for k in _INTS}
+        memory._numbers = {k: np.frombuffer(state.numbers[k], np.float64) for k in _NUMBERS}
+        memory._high = np.frombuffer(state.high, bool)
+        memory._regime_codes = np.frombuffer(state.regime_codes, np.int32)
+        memory._own_dims = np.frombuffer(state.own_dims, np.int32)
+        memory._offsets = np.frombuffer(state.offsets, np.int64)
+        memory._chunks, memory._chunk_starts = ([state.blob], [0]) if n else ([], [])
+        arrays = [*memory._ints.values(), *memory._numbers.values(), memory._high, memory._regime_codes]
+        if any(len(a) != n for a in arrays) or len(memory._offsets) != n + 1:
+            raise ValueError("episode memory snapshot: columns of different lengths")
+        if n and int(memory._offsets[-1]) != state.blob.nbytes:
+            raise ValueError("episode memory snapshot: episode bytes cut short")
+        memory._regimes = {name: code for code, name in enumerate(state.regimes)}
+        memory.strength.update(state.strength)
+        memory.triage.update({t: cast("TriageDecision", d) for t, d in state.triage})
+        memory._overrides = {t: (a, rows) for t, a, rows in state.overrides}
+        memory.prioritized = set(state.prioritized)
+        for name, (keys, matrix, dims) in state.vectors.items():
+            rows = np.frombuffer(keys, np.int64)
+            vectors = np.frombuffer(matrix, np.float32).reshape(len(rows), dims)
+            memory._vectors[name] = dict(zip(rows.tolist(), vectors, strict=True))
+        return memory
 
     def query(
         self,

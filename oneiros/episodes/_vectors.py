@@ -62,6 +62,11 @@ class HashingEmbedder:
         self.dimensions = dimensions
         self._features: dict[str, tuple[int, float]] = {}
 
+    @property
+    def version(self) -> str:
+        """Names what the vectors depend on, so cached vectors are only reused by the same maker."""
+        return f"hashing-crc32-words-pairs-v1-{self.dimensions}"
+
     def embed(self, texts: Sequence[str]) -> Matrix:
         rows: list[int] = []
         cols: list[int] = []
@@ -90,6 +95,10 @@ class SentenceTransformerEmbedder:
     def __init__(self, model_name: str = "all-MiniLM-L6-v2") -> None:
         self.model_name = model_name
         self._model: Any = None
+
+    @property
+    def version(self) -> str:
+        return f"sentence-transformers:{self.model_name}"
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         if self._model is None:

@@ -27,15 +27,24 @@ from oneiros.events import (
     InterruptSource,
     ModeChanged,
     Recorded,
+    Snapshot,
+    open_snapshots,
+    read_from_snapshot,
+    seal,
 )
 from oneiros.fsm._golem import GolemState, fold
 from oneiros.fsm._machine import destination, next_phase
 from oneiros.fsm._observers import Observers
+from oneiros.settings import SnapshotSettings
 
 __all__ = ["Golems", "replay"]
 
 # Ids end up in stream keys, file names and span attributes: keep them plain.
 _GOLEM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_STATE_SNAPSHOT = "state"
+_STATE_FORMAT = 1
+
+
 
 
 class Golems:
@@ -48,21 +57,72 @@ class Golems:
         deps: Deps | None = None,
         observers: Observers | None = None,
         trace_context: Callable[[], dict[str, str]] | None = None,
+        snapshots: SnapshotSettings | None = None,
     ) -> None:
         self.store = store
         self.deps = deps or Deps()
         self.observers = observers or Observers()
         # Gives the W3C trace context (``traceparent``) each appended event's metadata carries.
         self.trace_context = trace_context
+        self.snapshot_settings = snapshots or SnapshotSettings.from_env()
+        self.snapshots = open_snapshots(store)
+        # The latest state seen of each golem, with its last event: the next read folds only what
+        # came after it, once the log shows that very event where it was.
+        self._known: dict[str, tuple[GolemState, Recorded]] = {}
+        self._snapshot_versions: dict[str, int] = {}
 
     # -- reading -----------------------------------------------------------------------------
 
     def state(self, golem_id: str, until: int | None = None) -> GolemState:
         """The golem's state from its stream, as of global position ``until`` if given."""
-        state = fold(golem_id, self.store.read_stream(golem_id, until=until))
+        if until is not None:
+            state = fold(golem_id, self.store.read_stream(golem_id, until=until))
+        else:
+            state = self._current(golem_id)
         if not state.exists:
             raise GolemNotFound(golem_id)
         return state
+
+    def _current(self, golem_id: str) -> GolemState:
+        """The state at the head: the last state known (here, or in a snapshot) plus the events
+        after it, in one stream read; the whole stream when nothing known agrees with the log."""
+        state: GolemState | None = None
+        tail: Iterable[Recorded] = ()
+        known = self._known.get(golem_id)
+        if known is not None:
+            held, seen = known
+            records = self.store.read_stream(golem_id, after_version=seen.version - 1)
+            if records and records[0] == seen:
+                state, tail = held.snapshot(), records[1:]
+        if state is None:
+            state, tail = read_from_snapshot(
+                self.store, self.snapshots, golem_id, _STATE_SNAPSHOT, _STATE_FORMAT, self._restore
+            )
+            if state is None:
+                state = GolemState(golem_id=golem_id)
+            else:
+                self._snapshot_versions[golem_id] = state.version
+        newest: Recorded | None = None
+        for newest in tail:
+            state.apply(newest)
+        if newest is not None:
+            self.remember(state, newest)
+        return state
+
+    @staticmethod
+    def _restore(snapshot: Snapshot, _last: Recorded) -> GolemState:
+        return msgspec.msgpack.decode(snapshot.body, type=GolemState)
+
+    def remember(self, state: GolemState, last: Recorded) -> None:
+        """Keep ``state`` (as of ``last``, its latest event) for the next read, and snapshot it every
+        so many events. A reader that folded the stream elsewhere hands its state over here; the
+        next read still checks the log holds ``last`` where it was before trusting it."""
+        self._known[state.golem_id] = (state.snapshot(), last)
+        every = self.snapshot_settings.every
+        if every > 0 and state.version - self._snapshot_versions.get(state.golem_id, 0) >= every:
+            snapshot = Snapshot.of(_STATE_SNAPSHOT, _STATE_FORMAT, last, msgspec.msgpack.encode(state))
+            self.snapshots.put(state.golem_id, _STATE_SNAPSHOT, seal(snapshot))
+            self._snapshot_versions[state.golem_id] = state.version
 
     def history(self, golem_id: str) -> list[Recorded]:
         return self.store.read_stream(golem_id)
@@ -74,7 +134,7 @@ class Golems:
             raise InputError(
                 f"golem id {golem_id!r} must be 1-128 letters, digits, '-', '_' or '.', starting with a letter or digit"
             )
-        state = fold(golem_id, self.store.read_stream(golem_id))
+        state = self._current(golem_id)
         if state.exists:
             raise GolemExists(golem_id)
         self._commit(state, [GolemCreated(name=name, behavioral_phase=behavioral_phase)])
@@ -290,6 +350,10 @@ class Golems:
             for event in events
         ]
         records = self.store.append(state.golem_id, state.version, items)
+        after = state.snapshot()
+        for record in records:
+            after.apply(record)
+        self.remember(after, records[-1])
         self.observers.dispatch(state, records)
         return records
 

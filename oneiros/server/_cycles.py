@@ -48,7 +48,7 @@ def cycle_settings(base: CycleSettings, body: CycleIn) -> CycleSettings:
 
 def start_cycle(store: EventStore, config: OneirosConfig, deps: Deps, golem_id: str, body: CycleIn) -> dict[str, Any]:
     """Run (or enqueue) one cycle of ``golem_id`` now; what to answer the caller."""
-    from oneiros.workers import InProcessExecutor, RqExecutor, load_generator  # noqa: PLC0415 - rq is heavy
+    from oneiros.workers import InProcessExecutor, RqExecutor, load_generator  # noqa: PLC0415 - RQ, OpenTelemetry
 
     golems = Golems(store, deps=deps)
     golems.state(golem_id)  # GolemNotFound before anything is written
@@ -59,7 +59,7 @@ def start_cycle(store: EventStore, config: OneirosConfig, deps: Deps, golem_id: 
     settings = cycle_settings(config.cycle, body)
     queue = config.server.queue
     if queue:
-        from redis import Redis  # noqa: PLC0415
+        from redis import Redis  # noqa: PLC0415 - only with a queue
 
         try:
             connection = Redis.from_url(queue)

@@ -6,7 +6,7 @@ and over stdio by ``oneiros mcp``; both call the same :class:`Service` as the RE
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 from mcp.server.mcpserver import Context, MCPServer
@@ -33,6 +33,7 @@ _INSTRUCTIONS = (
     "(list_dreams, get_dream, resolve_dream_feedback). " + HYPOTHESES
 )
 
+_T = TypeVar("_T")
 Golem = Annotated[str | None, Field(description="Golem id (default: the token's one golem, else the config's).")]
 Decision = Literal["reinforce", "stale", "reject", "promote_candidate"]
 
@@ -41,7 +42,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
     """The MCP server over ``service``; ``principal_of`` says who a tool call acts as."""
     mcp = MCPServer(name="oneiros", instructions=_INSTRUCTIONS)
 
-    def call(ctx: Context, fn: Callable[[Principal], Any]) -> Any:
+    def call(ctx: Context, fn: Callable[[Principal], _T]) -> _T:
         try:
             return fn(principal_of(ctx))
         except OneirosError as exc:
@@ -55,7 +56,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
 
     @mcp.tool(description="Dreaming status: effective config, latest run, and how many dreams await review.")
     def dreaming_status(ctx: Context, golem: Golem = None) -> dict[str, Any]:
-        return call(ctx, lambda who: service.status(who, golem_of(who, golem)))  # type: ignore[no-any-return]
+        return call(ctx, lambda who: service.status(who, golem_of(who, golem)))
 
     @mcp.tool(
         description="Run one dreaming cycle now. Phases: reflect (NREM replay), reevaluate (stale or reinforce "
@@ -76,7 +77,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
             reevaluate_enabled=reevaluate_enabled,
             dream_enabled=dream_enabled,
         )
-        return call(ctx, lambda who: service.start_cycle(who, golem_of(who, golem), body))  # type: ignore[no-any-return]
+        return call(ctx, lambda who: service.start_cycle(who, golem_of(who, golem), body))
 
     @mcp.tool(description="List dreams by status (proposed, reinforced, stale, rejected, promoted...). " + HYPOTHESES)
     def list_dreams(
@@ -87,18 +88,18 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         cursor: str | None = None,
     ) -> dict[str, Any]:
         statuses = tuple(s for s in (status or "").split(",") if s)
-        return call(ctx, lambda who: service.dreams(who, golem_of(who, golem), statuses, limit, cursor))  # type: ignore[no-any-return]
+        return call(ctx, lambda who: service.dreams(who, golem_of(who, golem), statuses, limit, cursor))
 
     @mcp.tool(description="Fetch one dream by id. " + HYPOTHESES)
     def get_dream(ctx: Context, dream_id: str) -> dict[str, Any]:
-        return call(ctx, lambda who: dream_row(service.dream(who, dream_id)))  # type: ignore[no-any-return]
+        return call(ctx, lambda who: dream_row(service.dream(who, dream_id)))
 
     @mcp.tool(
         description="Resolve the user's feedback on a dream: reinforce, stale, reject or promote_candidate "
         "(promotion makes it a candidate for memory through the usual gates, not a fact). Say why in feedback."
     )
     def resolve_dream_feedback(ctx: Context, dream_id: str, decision: Decision, feedback: str) -> dict[str, Any]:
-        return call(ctx, lambda who: dream_row(service.feedback(who, dream_id, decision, feedback)))  # type: ignore[no-any-return]
+        return call(ctx, lambda who: dream_row(service.feedback(who, dream_id, decision, feedback)))
 
     @mcp.tool(
         description="Recall what the golem knows (episodes, beliefs, promoted insights, MEMORY.md). Matching "
@@ -108,7 +109,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
     def recall_memory(
         ctx: Context, query: str, golem: Golem = None, limit: Annotated[int, Field(ge=1, le=100)] = 10
     ) -> dict[str, Any]:
-        return call(ctx, lambda who: msgspec.to_builtins(service.recall(who, golem_of(who, golem), query, limit)))  # type: ignore[no-any-return]
+        return call(ctx, lambda who: msgspec.to_builtins(service.recall(who, golem_of(who, golem), query, limit)))
 
     @mcp.tool(description="Record waking episodes (what happened, with tick, tags, significance and outcome).")
     def record_episodes(ctx: Context, episodes: list[dict[str, Any]], golem: Golem = None) -> dict[str, Any]:
@@ -120,7 +121,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
             records = service.record_episodes(who, golem_of(who, golem), body)
             return {"appended": len(records), "positions": [r.position for r in records]}
 
-        return call(ctx, run)  # type: ignore[no-any-return]
+        return call(ctx, run)
 
     @mcp.tool(
         description="Record a waking outcome at a tick: confirms or contradicts. Matching dreams gain or lose "
@@ -140,6 +141,6 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         outcome = OutcomeInput(
             tick=tick, verdict=verdict, summary=summary, tags=tuple(tags or ()), regime=regime, entry_id=dream_id
         )
-        return call(ctx, lambda who: service.record_outcome(who, golem_of(who, golem), outcome))  # type: ignore[no-any-return]
+        return call(ctx, lambda who: service.record_outcome(who, golem_of(who, golem), outcome))
 
     return mcp

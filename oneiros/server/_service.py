@@ -18,16 +18,19 @@ import msgspec
 from oneiros._deps import Deps
 from oneiros._errors import CycleNotFound, EntryNotFound, GolemNotFound, InputError, ProjectionConflict
 from oneiros.config import OneirosConfig
-from oneiros.events import ActivityRecorded, EventStore, Recorded, record_row
+from oneiros.events import ActivityKind, ActivityRecorded, EventStore, Recorded, ReviewDecision, record_row
 from oneiros.fsm import Golems, GolemState
 from oneiros.projections import (
     PENDING,
+    Feedback,
     JournalEntry,
+    OutcomeInput,
     ProjectionDB,
     Projections,
     ProjectionSettings,
     RecallResult,
     StagedEntry,
+    beliefs,
     dream_reports,
     entry_golem,
     golem_dreams,
@@ -37,6 +40,9 @@ from oneiros.projections import (
     journal_markdown,
     memory_diff,
     memory_version,
+    memory_versions,
+    noise_fragments,
+    observations,
     open_projection_db,
     pending_count,
     recall,
@@ -49,6 +55,7 @@ from oneiros.server._auth import Principal
 from oneiros.server._cycles import start_cycle
 from oneiros.server._models import CycleIn, EpisodesIn
 from oneiros.server._pages import Page, page_of
+from oneiros.settings import DEFAULT_SPANS_PATH
 
 __all__ = ["Service", "dream_row", "run_row"]
 
@@ -102,7 +109,7 @@ class Service:
         self.settings = config.server
         self.deps = deps or Deps()
         url = self.settings.projections or os.environ.get("ONEIROS_PROJECTIONS") or _default_projection_url(store.url)
-        self.projections = Projections(store, open_projection_db(url), ProjectionSettings())
+        self.projections = Projections(store, open_projection_db(url), ProjectionSettings(staging=config.staging))
         # One thread moves the projections at a time: the follower, or a write settling.
         self._moving = threading.Lock()
         self._stop = threading.Event()
@@ -215,12 +222,10 @@ class Service:
             raise EntryNotFound(dream_id)  # another golem's dream is as absent as a missing one
         return entry
 
-    def feedback(self, who: Principal, dream_id: str, decision: str, why: str) -> StagedEntry:
-        from oneiros.projections import Feedback  # noqa: PLC0415 - keeps the read path's imports small
-
+    def feedback(self, who: Principal, dream_id: str, decision: ReviewDecision, why: str) -> StagedEntry:
         entry = self.dream(who, dream_id)
         who.require("write", entry.golem_id)
-        Feedback(self.store, deps=self.deps).review(dream_id, decision, who=who.name, why=why)  # type: ignore[arg-type]
+        Feedback(self.store, deps=self.deps).review(dream_id, decision, who=who.name, why=why)
         self.settle()
         return self.dream(who, dream_id)
 
@@ -243,16 +248,14 @@ class Service:
         self.settle()
         return records
 
-    def record_activity(self, who: Principal, golem_id: str, kind: str, detail: str) -> list[Recorded]:
+    def record_activity(self, who: Principal, golem_id: str, kind: ActivityKind, detail: str) -> list[Recorded]:
         who.require("write", golem_id)
-        event = ActivityRecorded(kind=kind, detail=detail)  # type: ignore[arg-type]
+        event = ActivityRecorded(kind=kind, detail=detail)
         records = Golems(self.store, deps=self.deps).record(golem_id, [event])
         self.settle()
         return records
 
-    def record_outcome(self, who: Principal, golem_id: str, outcome: Any) -> dict[str, Any]:
-        from oneiros.projections import Feedback  # noqa: PLC0415
-
+    def record_outcome(self, who: Principal, golem_id: str, outcome: OutcomeInput) -> dict[str, Any]:
         who.require("write", golem_id)
         record = Feedback(self.store, deps=self.deps).record_outcome(golem_id, outcome)
         self.settle()
@@ -284,8 +287,6 @@ class Service:
 
     def sink(self, who: Principal, golem_id: str, which: str, limit: int, cursor: str | None) -> Page:
         """Beliefs, noise fragments or observations, in the order the sink keeps them."""
-        from oneiros.projections import beliefs, noise_fragments, observations  # noqa: PLC0415
-
         who.require("read", golem_id)
         db = self.projections.db
         found: list[Any] = (
@@ -299,8 +300,6 @@ class Service:
         return page_of(rows, lambda r: f"{r[0]:09d}", limit, cursor, lambda r: msgspec.to_builtins(r[1]))
 
     def memory_versions(self, who: Principal, golem_id: str, limit: int, cursor: str | None) -> Page:
-        from oneiros.projections import memory_versions  # noqa: PLC0415
-
         who.require("read", golem_id)
         return page_of(
             memory_versions(self.projections.db, golem_id),
@@ -352,7 +351,7 @@ class Service:
         return {"report": None, "wake_up": None, "staged": []}
 
     def cycle_budget(self, who: Principal, golem_id: str, cycle_id: str) -> dict[str, Any]:
-        from oneiros.workers import budget_report  # noqa: PLC0415
+        from oneiros.workers import budget_report  # noqa: PLC0415 - workers loads RQ and OpenTelemetry
 
         who.require("read", golem_id)
         entry = self._cycle(golem_id, cycle_id)
@@ -370,8 +369,7 @@ class Service:
         }
 
     def cycle_trace(self, who: Principal, golem_id: str, cycle_id: str) -> list[Any]:
-        from oneiros.settings import DEFAULT_SPANS_PATH  # noqa: PLC0415
-        from oneiros.workers import cycle_spans, read_spans  # noqa: PLC0415
+        from oneiros.workers import cycle_spans, read_spans  # noqa: PLC0415 - workers loads RQ and OpenTelemetry
 
         who.require("read", golem_id)
         self._cycle(golem_id, cycle_id)

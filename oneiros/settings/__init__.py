@@ -21,7 +21,7 @@ from oneiros.settings._cycle import (
     WakeUpSettings,
 )
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
-from oneiros.settings._runtime import DEFAULT_SPANS_PATH, RqSettings, TracingSettings
+from oneiros.settings._runtime import DEFAULT_SPANS_PATH, RqSettings, SnapshotSettings, TracingSettings
 from oneiros.settings._scheduling import (
     BardoTriggerSettings,
     DaemonSettings,
@@ -98,6 +98,7 @@ __all__ = [
     "ScheduleSettings",
     "ServerSettings",
     "SleepWindow",
+    "SnapshotSettings",
     "StagedKind",
     "StagingSettings",
     "Task",

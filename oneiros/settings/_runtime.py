@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Literal
 
 import msgspec
 
-__all__ = ["DEFAULT_SPANS_PATH", "RqSettings", "TracingSettings"]
+from oneiros._errors import InvalidSetting
+
+__all__ = ["DEFAULT_SPANS_PATH", "RqSettings", "SnapshotSettings", "TracingSettings"]
 
 DEFAULT_SPANS_PATH = ".oneiros/spans.jsonl"
+SNAPSHOTS_EVERY_ENV = "ONEIROS_SNAPSHOTS__EVERY"
 
 
 class RqSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -74,3 +78,34 @@ class TracingSettings(msgspec.Struct, frozen=True, kw_only=True):
             spans_path=None if path == "off" else path,
             otlp_endpoint=os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
         )
+
+
+
+
+class SnapshotSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How often folds of a golem's stream are snapshotted beside the log.
+
+    Not from the source documents: an operating default. A snapshot is taken once a reader has
+    folded ``every`` events past the last one, so a reader never folds more than about ``every``
+    events plus what came since; smaller means more writes, larger means longer catch-up reads.
+    """
+
+    every: int = 10_000
+    """Events folded past the last snapshot before a new one is written; 0 turns snapshots off."""
+
+    def __post_init__(self) -> None:
+        if self.every < 0:
+            raise InvalidSetting("snapshots.every", self.every, "0 (off) or a positive number of events")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> SnapshotSettings:
+        """From ``ONEIROS_SNAPSHOTS__EVERY`` (the variable ``oneiros.toml``'s ``snapshots.every``
+        answers to), for processes that read no config file: ``dream``, ``worker``."""
+        raw = (os.environ if env is None else env).get(SNAPSHOTS_EVERY_ENV)
+        if raw is None or not raw.strip():
+            return cls()
+        try:
+            every = int(raw)
+        except ValueError:
+            raise InvalidSetting("snapshots.every", raw, "int", f"env {SNAPSHOTS_EVERY_ENV}") from None
+        return cls(every=every)

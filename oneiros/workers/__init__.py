@@ -12,6 +12,7 @@ from oneiros.workers._budget import (
     worst_case_tokens,
 )
 from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor
+from oneiros.workers._log import GolemLog, GolemLogs
 from oneiros.workers._metered import MeteredGenerator
 from oneiros.workers._phases import PhaseOutcome, run_phase
 from oneiros.workers._rq import (
@@ -41,6 +42,8 @@ __all__ = [
     "CycleTimeout",
     "DelayedGenerator",
     "Executor",
+    "GolemLog",
+    "GolemLogs",
     "InProcessExecutor",
     "JsonSerializer",
     "Ledger",

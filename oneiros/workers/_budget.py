@@ -90,6 +90,21 @@ class Ledger:
             ledger.apply(record)
         return ledger
 
+    def to_bytes(self) -> bytes:
+        return msgspec.msgpack.encode((self._entries, self._orphans))
+
+    @classmethod
+    def from_bytes(cls, data: bytes | memoryview) -> Ledger:
+        ledger = cls()
+        ledger._entries, ledger._orphans = msgspec.msgpack.decode(data, type=tuple[dict[str, _Entry], list[_Entry]])
+        return ledger
+
+    def copy(self) -> Ledger:
+        """An independent ledger with the same entries (entries are replaced, never changed)."""
+        ledger = Ledger()
+        ledger._entries, ledger._orphans = dict(self._entries), list(self._orphans)
+        return ledger
+
     def apply(self, record: Recorded) -> None:
         event = record.event
         if isinstance(event, BudgetReserved):

@@ -7,12 +7,13 @@ from typing import Protocol
 
 import msgspec
 
-from oneiros._errors import OneirosError
+from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.events import DREAM_PHASES, BardoTrigger, DreamComplete, DreamPhaseName, DreamTrigger
 from oneiros.fsm import Golems
 from oneiros.generators import Generator, OfflineGenerator
 from oneiros.settings import CycleSettings
 from oneiros.workers._budget import phase_budget
+from oneiros.workers._log import GolemLogs
 from oneiros.workers._phases import PhaseOutcome, run_phase
 
 __all__ = ["CycleResult", "Executor", "InProcessExecutor"]
@@ -55,6 +56,8 @@ class InProcessExecutor:
         self.generator = generator or OfflineGenerator(seed=golems.deps.seed)
         self.settings = settings or CycleSettings()
         self.on_phase = on_phase
+        # What the phases read, folded once and caught up phase by phase.
+        self.logs = GolemLogs.of(golems)
 
     def run_cycle(
         self,
@@ -64,7 +67,9 @@ class InProcessExecutor:
         cycle_id: str | None = None,
         bardo_trigger: BardoTrigger | None = None,
     ) -> CycleResult:
-        state = self.golems.state(golem_id)
+        state = self.logs.read(golem_id).state
+        if not state.exists:
+            raise GolemNotFound(golem_id)
         budget = phase_budget(self.settings.budget, state.behavioral_phase, "hypnagogic_onset")
         head_before = self.golems.store.head()
         cycle = self.golems.fall_asleep(
@@ -74,7 +79,9 @@ class InProcessExecutor:
         interrupted: str | None = None
         for phase in DREAM_PHASES:
             try:
-                outcome = run_phase(self.golems, golem_id, cycle, phase, self.generator, self.settings)
+                outcome = run_phase(
+                    self.golems, golem_id, cycle, phase, self.generator, self.settings, logs=self.logs
+                )
             except OneirosError as exc:
                 interrupted = f"{phase} failed: {exc}"
             except Exception as exc:  # a phase bug must end the cycle with its reason, not a hang

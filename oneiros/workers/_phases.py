@@ -8,14 +8,13 @@ appends its events once: the second run finds the phase already left, or loses t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
+from typing import cast
 
 import msgspec
 
 from oneiros._errors import GolemNotFound
 from oneiros.engines import ENGINES, PhaseContext
-from oneiros.episodes import EpisodeMemory
 from oneiros.events import (
     BudgetExhausted,
     CycleEvent,
@@ -28,12 +27,12 @@ from oneiros.events import (
     Event,
     GenerationFailed,
     GenerationRecorded,
-    Recorded,
 )
-from oneiros.fsm import Golems, destination, fold, next_phase, phase_state
+from oneiros.fsm import Golems, destination, next_phase, phase_state
 from oneiros.generators import Generator
 from oneiros.settings import CycleSettings
-from oneiros.workers._budget import BudgetGuard, Ledger, phase_budget, phase_money
+from oneiros.workers._budget import BudgetGuard, phase_budget, phase_money
+from oneiros.workers._log import GolemLog, GolemLogs
 from oneiros.workers._metered import MeteredGenerator
 
 __all__ = ["CycleSettings", "PhaseOutcome", "run_phase"]
@@ -62,13 +61,13 @@ class _CycleView(msgspec.Struct, kw_only=True):
     suppressed: bool = False
 
 
-def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> _CycleView:
-    view = _CycleView(outputs=[], recorded={}, exhausted=set(), prior=[])
-    for record in history:
+def _cycle_view(log: GolemLog, cycle_id: str) -> _CycleView:
+    """The cycle's own events so far, and the staged entries of every other cycle."""
+    prior: list[Event] = [r.event for r in log.staged if cast(DreamStaged, r.event).cycle_id != cycle_id]
+    view = _CycleView(outputs=[], recorded={}, exhausted=set(), prior=prior)
+    for record in log.cycle:
         event = record.event
         if not isinstance(event, CycleEvent) or event.cycle_id != cycle_id:
-            if isinstance(event, DreamStaged):
-                view.prior.append(event)
             continue
         if isinstance(event, GenerationRecorded | GenerationFailed):
             view.recorded[event.call_key] = event
@@ -87,21 +86,31 @@ def _cycle_view(history: Sequence[Recorded], cycle_id: str) -> _CycleView:
 
 
 def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) reads best positionally
-    golems: Golems, golem_id: str, cycle_id: str, phase: DreamPhaseName, generator: Generator, settings: CycleSettings
+    golems: Golems,
+    golem_id: str,
+    cycle_id: str,
+    phase: DreamPhaseName,
+    generator: Generator,
+    settings: CycleSettings,
+    *,
+    logs: GolemLogs | None = None,
 ) -> PhaseOutcome:
-    """Run ``phase`` of ``cycle_id`` if the golem is in it; otherwise report that it already ran."""
-    history = golems.history(golem_id)
-    state = fold(golem_id, history)
+    """Run ``phase`` of ``cycle_id`` if the golem is in it; otherwise report that it already ran.
+
+    ``logs`` holds what earlier phases in this process folded, so only the events since are read;
+    without it the phase starts from the latest snapshot beside the log."""
+    log = (logs or GolemLogs.of(golems)).read(golem_id)
+    state = log.state.snapshot()
     if not state.exists:
         raise GolemNotFound(golem_id)
     if state.cycle_id != cycle_id or state.phase != phase:
         return PhaseOutcome(phase=phase, ran=False)
-    view = _cycle_view(history, cycle_id)
+    view = _cycle_view(log, cycle_id)
     budget = settings.budget
     credit = settings.credit_fraction
     suppress_now = phase == "hypnagogic_onset" and credit is not None and credit < budget.credit_floor
     suppressed = view.suppressed or suppress_now
-    ledger = Ledger.from_records(history)
+    ledger = log.ledger.copy()  # the phase's reservations are its own until the log has them
     guard = BudgetGuard(
         budget,
         ledger,
@@ -109,7 +118,7 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         phase=phase,
         phase_tokens=view.budget,
         phase_usd=phase_money(budget, state.behavioral_phase, phase),
-        now=history[-1].meta.time,
+        now=log.now or golems.deps.clock(),
     )
     metered = MeteredGenerator(
         golems,
@@ -124,11 +133,11 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         exhausted=phase in view.exhausted,
         suppressed=suppressed,
     )
-    memory = EpisodeMemory.from_records(history)
+    memory = log.memory
     ctx = PhaseContext(
         cycle_id=cycle_id,
         phase=phase,
-        episodes=memory.episodes(),
+        episodes=memory.columns(),
         cycle_outputs=view.outputs,
         settings=settings.engines,
         generate=metered,
@@ -140,7 +149,7 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         spent=metered.cycle_spent,
         cycle_versions=state.version - view.start_version + 1,
         started_at=view.started_at,
-        now=history[-1].meta.time,
+        now=log.now,
     )
     outputs: list[Event]
     if suppress_now:

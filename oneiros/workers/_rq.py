@@ -175,7 +175,9 @@ def phase_job(golem_id: str, cycle_id: str, phase: DreamPhaseName) -> dict[str, 
     try:
         with traced_phase(cycle, f"phase {phase}", attributes) as span:
             try:
-                outcome = run_phase(golems, golem_id, cycle_id, phase, rt.generator, rt.config.cycle)
+                outcome = run_phase(
+                    golems, golem_id, cycle_id, phase, rt.generator, rt.config.cycle, logs=rt.logs(golems)
+                )
             except StreamConflict:
                 # Another run of this phase committed first; its events stand and ours were not written.
                 outcome = PhaseOutcome(phase=phase, ran=False)
@@ -402,6 +404,8 @@ class RqExecutor:
         self.settings = settings or RqSettings()
         self.cycle_settings = cycle_settings or CycleSettings()
         self.poll_interval = poll_interval
+        # The stream version each cycle started after, so its report reads only the cycle's events.
+        self._started_after: dict[str, int] = {}
 
     def start_cycle(
         self,
@@ -421,6 +425,7 @@ class RqExecutor:
             started = self.golems.fall_asleep(
                 golem_id, trigger, budget_tokens=budget, cycle_id=cycle_id, bardo_trigger=bardo_trigger
             )
+            self._started_after[started] = state.version
             span.set_attribute("oneiros.cycle_id", started)
             try:
                 enqueue_phase(self.connection, self.settings, self.golems.state(golem_id), cycle, budget)
@@ -442,7 +447,7 @@ class RqExecutor:
             if time.monotonic() > deadline:
                 raise CycleTimeout(golem_id, cycle_id, timeout)
             time.sleep(self.poll_interval)
-        return cycle_result(self.golems, golem_id, cycle_id)
+        return cycle_result(self.golems, golem_id, cycle_id, after_version=self._started_after.pop(cycle_id, 0))
 
     def run_cycle(
         self,
@@ -455,9 +460,10 @@ class RqExecutor:
         return self.wait(golem_id, self.start_cycle(golem_id, trigger, cycle_id=cycle_id, bardo_trigger=bardo_trigger))
 
 
-def cycle_result(golems: Golems, golem_id: str, cycle_id: str) -> CycleResult:
-    """What the log says a cycle came to."""
-    records = [r for r in golems.history(golem_id) if r.meta.cycle_id == cycle_id]
+def cycle_result(golems: Golems, golem_id: str, cycle_id: str, *, after_version: int = 0) -> CycleResult:
+    """What the log says a cycle came to; ``after_version``, where known, skips the stream before it."""
+    stream = golems.store.read_stream(golem_id, after_version=after_version)
+    records = [r for r in stream if r.meta.cycle_id == cycle_id]
     complete = next((r.event for r in records if isinstance(r.event, DreamComplete)), None)
     interrupted = next((r.event for r in records if isinstance(r.event, DreamInterrupted)), None)
     return CycleResult(

@@ -29,6 +29,7 @@ from oneiros.generators import (
     OpenAIGenerator,
 )
 from oneiros.settings import CycleSettings, RqSettings, TracingSettings
+from oneiros.workers._log import GolemLogs
 from oneiros.workers._tracing import TracedGenerator, TracedStore, current_trace_context, ensure_tracing
 
 __all__ = [
@@ -109,10 +110,19 @@ class Runtime:
         ensure_tracing(config.tracing)
         self.store: EventStore = TracedStore(_open_with_retries(config.store_url))
         self.generator: Generator = TracedGenerator(load_generator(config.generator, config.seed))
+        self._logs: GolemLogs | None = None
 
     def golems(self) -> Golems:
         """A golem service whose events carry the current trace context."""
         return Golems(self.store, deps=Deps(seed=self.config.seed), trace_context=current_trace_context)
+
+    def logs(self, golems: Golems) -> GolemLogs:
+        """This process's folded golem logs, kept from job to job, so a worker that ran the last
+        phase reads only what came since (and any worker starts from the latest snapshot)."""
+        if self._logs is None:
+            self._logs = GolemLogs.of(golems)
+        self._logs.golems = golems
+        return self._logs
 
 
 def _open_with_retries(url: str, attempts: int = 5) -> EventStore:

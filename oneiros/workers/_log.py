@@ -1,0 +1,165 @@
+"""Everything a phase reads from a golem's stream, folded once and then only caught up.
+
+A phase needs the golem's state, its episode memory, the budget ledger, the staged entries of
+earlier cycles and the current cycle's own events. :class:`GolemLog` folds all of them in one pass
+over the stream; :class:`GolemLogs` keeps one per golem in this process and, before handing it
+out, reads only the events after the last one it folded. A fresh process (an RQ worker) starts
+from the latest snapshot beside the log instead of the first event, so no phase anywhere reads
+the whole stream once a snapshot exists. Snapshots are taken every ``SnapshotSettings.every``
+events folded; one that the log disagrees with is ignored (see ``oneiros.events._snapshots``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+import msgspec
+
+from oneiros.episodes import EpisodeMemory
+from oneiros.events import (
+    CycleEvent,
+    DreamStaged,
+    DreamStart,
+    EpisodeRecorded,
+    EventStore,
+    Recorded,
+    Snapshot,
+    SnapshotStore,
+    decode_records,
+    encode_records,
+    read_from_snapshot,
+    seal,
+)
+from oneiros.fsm import Golems, GolemState
+from oneiros.settings import SnapshotSettings
+from oneiros.workers._budget import Ledger
+
+__all__ = ["GolemLog", "GolemLogs"]
+
+_KIND = "cycle-reader"
+_FORMAT = 1
+
+
+class _Body(msgspec.Struct, frozen=True, kw_only=True):
+    # Views, not copies: the episode memory alone is most of a snapshot.
+    state: memoryview
+    memory: memoryview
+    ledger: memoryview
+    staged: memoryview
+    cycle: memoryview
+
+
+class GolemLog:
+    """One golem's stream folded into what phases read. ``last`` is the last event folded."""
+
+    def __init__(self, golem_id: str) -> None:
+        self.state = GolemState(golem_id=golem_id)
+        self.memory = EpisodeMemory()
+        self.ledger = Ledger()
+        self.staged: list[Recorded] = []
+        """Every DreamStaged record, in log order."""
+        self.cycle: list[Recorded] = []
+        """The current cycle's records, from its DreamStart; empty while waking."""
+        self.last: Recorded | None = None
+
+    @property
+    def now(self) -> datetime | None:
+        """The time of the last event folded."""
+        return self.last.meta.time if self.last is not None else None
+
+    def apply(self, record: Recorded) -> None:
+        self.state.apply(record)
+        event = record.event
+        if type(event) is EpisodeRecorded:  # most of a long stream: nothing else folds it
+            self.memory.add(event.episode)
+            self.last = record
+            return
+        self.memory.apply(event)
+        self.ledger.apply(record)
+        if isinstance(event, DreamStaged):
+            self.staged.append(record)
+        if isinstance(event, DreamStart):
+            self.cycle = [record]
+        elif isinstance(event, CycleEvent) and self.cycle and event.cycle_id == self.state.cycle_id:
+            self.cycle.append(record)
+        if self.state.cycle_id is None:
+            self.cycle = []
+        self.last = record
+
+    def to_snapshot(self) -> Snapshot:
+        assert self.last is not None, "an empty stream has nothing to snapshot"
+        body = _Body(
+            state=memoryview(msgspec.msgpack.encode(self.state)),
+            memory=memoryview(self.memory.to_bytes()),
+            ledger=memoryview(self.ledger.to_bytes()),
+            staged=memoryview(encode_records(self.staged)),
+            cycle=memoryview(encode_records(self.cycle)),
+        )
+        return Snapshot.of(_KIND, _FORMAT, self.last, msgspec.msgpack.encode(body))
+
+    @classmethod
+    def from_snapshot(cls, snapshot: Snapshot, last: Recorded) -> GolemLog:
+        body = msgspec.msgpack.decode(snapshot.body, type=_Body)
+        log = cls(snapshot.stream)
+        log.state = msgspec.msgpack.decode(body.state, type=GolemState)
+        if log.state.version != snapshot.version or log.state.golem_id != snapshot.stream:
+            raise ValueError("cycle reader snapshot: the state is not the snapshot's")
+        log.memory = EpisodeMemory.from_bytes(body.memory)
+        log.ledger = Ledger.from_bytes(body.ledger)
+        log.staged = decode_records(body.staged)
+        log.cycle = decode_records(body.cycle)
+        log.last = last
+        return log
+
+
+class GolemLogs:
+    """This process's folded logs, one per golem, caught up on every read."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        snapshots: SnapshotStore,
+        settings: SnapshotSettings | None = None,
+        golems: Golems | None = None,
+    ) -> None:
+        self.store, self.snapshots, self.golems = store, snapshots, golems
+        self.settings = settings or SnapshotSettings.from_env()
+        self._held: dict[str, GolemLog] = {}
+        self._snapshot_versions: dict[str, int] = {}
+
+    @classmethod
+    def of(cls, golems: Golems) -> GolemLogs:
+        """Logs over ``golems``'s store, sharing its snapshots."""
+        return cls(golems.store, golems.snapshots, golems.snapshot_settings, golems)
+
+    def read(self, golem_id: str) -> GolemLog:
+        """The golem's log folded to the head, reading only what came after what is held."""
+        log = self._held.get(golem_id)
+        tail: Iterable[Recorded] = ()
+        if log is not None and log.last is not None:
+            last = log.last
+            records = self.store.read_stream(golem_id, after_version=last.version - 1)
+            if records and records[0] == last:
+                tail = records[1:]
+            else:
+                log = None
+        if log is None:
+            log, tail = read_from_snapshot(
+                self.store, self.snapshots, golem_id, _KIND, _FORMAT, GolemLog.from_snapshot
+            )
+            if log is None:
+                log = GolemLog(golem_id)
+            else:
+                self._snapshot_versions[golem_id] = log.state.version
+        before = log.last
+        for record in tail:
+            log.apply(record)
+        self._held[golem_id] = log
+        if self.golems is not None and log.last is not None and log.last is not before:
+            self.golems.remember(log.state, log.last)  # its next command need not read this again
+        every = self.settings.every
+        if every > 0 and log.last is not None and log.state.version - self._snapshot_versions.get(golem_id, 0) >= every:
+            self.snapshots.put(golem_id, _KIND, seal(log.to_snapshot()))
+            self._snapshot_versions[golem_id] = log.state.version
+        return log
