@@ -18,7 +18,8 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from oneiros._deps import Deps
@@ -28,6 +29,7 @@ from oneiros.events import EventStore
 from oneiros.server._auth import LOCAL, Principal, Tokens, load_tokens
 from oneiros.server._errors import error_body
 from oneiros.server._events import LogTail, StreamFilter, stream
+from oneiros.server._inspect import static_dir
 from oneiros.server._mcp import build_mcp
 from oneiros.server._openapi import openapi
 from oneiros.server._rest import PREFIX, json_response, principal_of, routes
@@ -37,6 +39,7 @@ from oneiros.server._warm import warm_decoders
 __all__ = ["check_exposure", "create_app", "is_loopback"]
 
 _GUARDED = (PREFIX, "/mcp")
+_CSP = b"default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 
 
 def is_loopback(host: str) -> bool:
@@ -97,6 +100,8 @@ class _Guard:
                     *message.get("headers", []),
                     (b"x-content-type-options", b"nosniff"),
                     (b"referrer-policy", b"no-referrer"),
+                    # The inspector loads only its own files and talks only to this server.
+                    (b"content-security-policy", _CSP),
                 ]
             await send(message)
 
@@ -215,6 +220,8 @@ def create_app(
         Route("/openapi.json", schema, methods=["GET"]),
         Route("/healthz", health, methods=["GET"]),
         *mcp_app.routes,
+        # The web inspector (docs/inspector.md): static files, public; its API calls carry a token.
+        Mount("/", app=StaticFiles(directory=static_dir(), html=True, check_dir=False), name="inspector"),
     ]
     middleware = [Middleware(_Guard, tokens=tokens, max_body=settings.max_body_bytes)]
     if settings.cors_origins:

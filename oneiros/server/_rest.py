@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from oneiros._errors import InputError
 from oneiros.server._auth import Principal, Scope
+from oneiros.server._inspect import cycle_entry, dream_history, machine, should_dream_now, whoami
 from oneiros.server._models import ActivityIn, CycleIn, EpisodesIn, FeedbackIn, GolemIn, RecallIn
 from oneiros.server._service import Service, dream_row
 from oneiros.validation import OutcomeInput
@@ -169,6 +170,16 @@ OPS: tuple[Op, ...] = (
        "read", lambda c: c.service.cycle_budget(c.who, c.path("golem_id"), c.path("cycle_id"))),
     Op("GET", "/golems/{golem_id}/cycles/{cycle_id}/trace", "A cycle's OpenTelemetry spans, across workers.",
        "read", lambda c: c.service.cycle_trace(c.who, c.path("golem_id"), c.path("cycle_id"))),
+    # What the web inspector reads besides (docs/inspector.md).
+    Op("GET", "/machine", "The GolemMode/DreamPhase machine's own declaration: states and transitions.", "read",
+       lambda c: machine()),
+    Op("GET", "/whoami", "The token's name, scopes and golems.", "read", lambda c: whoami(c.who)),
+    Op("GET", "/golems/{golem_id}/should-dream", "Whether the golem would dream now: every gate and trigger.",
+       "read", lambda c: should_dream_now(c.service, c.who, c.path("golem_id"))),
+    Op("GET", "/golems/{golem_id}/cycles/{cycle_id}", "One cycle's journal entry (fragments, thread, phases).",
+       "read", lambda c: cycle_entry(c.service, c.who, c.path("golem_id"), c.path("cycle_id"))),
+    Op("GET", "/dreams/{dream_id}/history", "A dream's events; each confidence step names its outcome.", "read",
+       lambda c: dream_history(c.service, c.who, c.path("dream_id"))),
 )  # fmt: skip
 
 
