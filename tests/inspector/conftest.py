@@ -40,9 +40,9 @@ def _missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # Playwright's sync API holds an event loop: close it before other modules run
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """One headless Chromium for the session, with a fresh profile directory."""
+    """One headless Chromium for the browser tests, with a fresh profile directory."""
     missing = _missing()
     if missing:
         if os.environ.get("CI") == "true":
