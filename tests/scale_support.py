@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.events import Episode, Outcome, Recorded
+from oneiros.events import DreamStart, Episode, Outcome, Recorded
 from oneiros.settings import CycleBudget, CycleSettings
 
 WORDS = [
@@ -77,6 +77,9 @@ def cycle_lines(tier: str = "core", n: int = 400, cycles: int = 2) -> list[str]:
 
 
 def _line(record: Recorded) -> str:
-    return msgspec.json.encode(
-        {"type": record.event.type_name, "version": record.version, "data": record.event}
-    ).decode()
+    data = msgspec.to_builtins(record.event)
+    if isinstance(record.event, DreamStart):
+        # The settings a cycle records are what it was given, not what it decided (and came after
+        # these lines were captured).
+        data.pop("settings", None)
+    return msgspec.json.encode({"type": record.event.type_name, "version": record.version, "data": data}).decode()

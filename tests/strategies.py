@@ -9,14 +9,24 @@ from typing import Any
 import msgspec
 from hypothesis import strategies as st
 
-from oneiros.events import Event, EventMeta
-from oneiros.settings import EngineSettings, PromptSet
+from oneiros.events import DreamStart, Event, EventMeta
+from oneiros.settings import CycleBudget, CycleSettings, EngineSettings, PromptSet
 
 _text = st.text(min_size=1, max_size=30)
 # Fields whose Struct checks them in __post_init__, beyond what their type says.
 _FIELDS: dict[tuple[type, str], st.SearchStrategy[Any]] = {
     (EngineSettings, "embedder"): st.sampled_from(("hashing", "none", "sentence-transformers:all-MiniLM-L6-v2")),
     (EngineSettings, "prompts"): st.just(PromptSet()),
+    # A cycle's recorded settings are validated by their own Structs (fuzzed in test_config); here
+    # they only need to round-trip, in a few shapes.
+    (DreamStart, "settings"): st.one_of(
+        st.none(),
+        st.builds(
+            lambda tier, seed: CycleSettings(budget=CycleBudget(tier=tier), seed=seed),
+            st.sampled_from(("core", "hardened")),
+            st.none() | st.integers(0, 2**31),
+        ),
+    ),
 }
 
 

@@ -55,7 +55,13 @@ class Executor(Protocol):
 def traced_golems(golems: Golems) -> Golems:
     """The same golems, with every append a span and every event carrying the trace context."""
     store = golems.store if isinstance(golems.store, TracedStore) else TracedStore(golems.store)
-    return Golems(store, deps=golems.deps, observers=golems.observers, trace_context=current_trace_context)
+    return Golems(
+        store,
+        deps=golems.deps,
+        observers=golems.observers,
+        snapshots=golems.snapshot_settings,
+        trace_context=current_trace_context,
+    )
 
 
 def starting_settings(settings: CycleSettings, golems: Golems) -> CycleSettings:

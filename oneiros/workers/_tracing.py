@@ -318,6 +318,12 @@ class TracedStore(EventStore):
 
     def __init__(self, inner: EventStore) -> None:
         super().__init__(inner.backend)
+        # Reads go through the wrapped store, so a store that wraps reads (one that counts them,
+        # say) still sees every read a traced executor makes.
+        self._inner = inner
+
+    def read_stream(self, golem_id: str, after_version: int = 0, until: int | None = None) -> list[Recorded]:
+        return self._inner.read_stream(golem_id, after_version, until)
 
     def append_streams(
         self, appends: Sequence[StreamAppend], *, checkpoint: Checkpoint | None = None
