@@ -140,8 +140,8 @@ def test_follow_sees_new_events(backend: str, request: pytest.FixtureRequest, tm
     try:
         world.episodes(1)
         world.dream()
-        assert wait_for(lambda: len(db.scan("starts")) == 1, timeout=10)
-        assert wait_for(lambda: db.position("starts") == store.head(), timeout=10)
+        assert wait_for(lambda: len(db.scan("starts")) == 1, timeout=30)
+        assert wait_for(lambda: db.position("starts") == store.head(), timeout=30)
     finally:
         stop.set()
         thread.join()
