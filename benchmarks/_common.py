@@ -8,6 +8,38 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+# Trading words the synthetic episodes of the memory and scale benchmarks are made of.
+MARKET_WORDS = [
+    "eth",
+    "btc",
+    "sol",
+    "oracle",
+    "gas",
+    "liquidity",
+    "funding",
+    "basis",
+    "vault",
+    "bridge",
+    "stable",
+    "perp",
+    "option",
+    "spread",
+    "whale",
+    "breakout",
+    "range",
+    "dump",
+    "pump",
+    "drift",
+    "squeeze",
+    "unwind",
+    "rebalance",
+    "hedge",
+    "fade",
+    "chase",
+    "exit",
+    "entry",
+]
+
 
 def emit(figures: dict[str, Any]) -> None:
     """Print the figures as the script's last line."""

@@ -15,9 +15,12 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._common import MARKET_WORDS
 from oneiros import Deps, Episode, FixedClock, Golems, InProcessExecutor, Outcome, SequentialIds, open_store
 from oneiros.engines import select_distant_pairs
 from oneiros.episodes import HashingEmbedder, episode_seconds, episode_text
@@ -25,36 +28,7 @@ from oneiros.settings import CycleBudget, CycleSettings, PairSettings
 
 RUNS = 7
 HARDENED = CycleSettings(budget=CycleBudget(tier="hardened"))
-WORDS = [
-    "eth",
-    "btc",
-    "sol",
-    "oracle",
-    "gas",
-    "liquidity",
-    "funding",
-    "basis",
-    "vault",
-    "bridge",
-    "stable",
-    "perp",
-    "option",
-    "spread",
-    "whale",
-    "breakout",
-    "range",
-    "dump",
-    "pump",
-    "drift",
-    "squeeze",
-    "unwind",
-    "rebalance",
-    "hedge",
-    "fade",
-    "chase",
-    "exit",
-    "entry",
-]
+WORDS = MARKET_WORDS
 
 
 def episodes(n: int, seed: int = 1) -> list[Episode]:

@@ -38,37 +38,11 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._common import MARKET_WORDS
+
 BATCH = 1_000
-WORDS = [
-    "eth",
-    "btc",
-    "sol",
-    "oracle",
-    "gas",
-    "liquidity",
-    "funding",
-    "basis",
-    "vault",
-    "bridge",
-    "stable",
-    "perp",
-    "option",
-    "spread",
-    "whale",
-    "breakout",
-    "range",
-    "dump",
-    "pump",
-    "drift",
-    "squeeze",
-    "unwind",
-    "rebalance",
-    "hedge",
-    "fade",
-    "chase",
-    "exit",
-    "entry",
-]
+WORDS = MARKET_WORDS
 GOALS = {"cycle_100k_s": 1.0, "cycle_100k_rss_mb": 300, "cycle_1m_s": 10.0, "cycle_1m_rss_mb": 2048}
 
 
