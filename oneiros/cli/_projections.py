@@ -71,7 +71,7 @@ def _entry_row(e: StagedEntry) -> dict[str, Any]:
         "staged_tick": e.staged_tick,
         "resolved_by": e.resolved_by,
         "reviews": msgspec.to_builtins(e.reviews),
-        "quarantine": None if e.quarantine is None else {**msgspec.to_builtins(e.quarantine), "why": e.quarantine.why},
+        "quarantine": None if e.quarantine is None else e.quarantine.as_row(),
     }
 
 
@@ -199,7 +199,8 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
             return
         console.print(f"outcome recorded at position {record.position}; {len(touched)} entries moved")
         for e in touched:
-            console.print(f"  {e.entry_id}: {e.status} at {e.confidence_pct / 100:.2f}")
+            held = " (quarantined: only a review promotes it)" if e.quarantine is not None and e.active else ""
+            console.print(f"  {e.entry_id}: {e.status} at {e.confidence_pct / 100:.2f}{held}")
 
 
 def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option

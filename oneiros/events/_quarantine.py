@@ -9,7 +9,7 @@ the output's own text matched.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
@@ -49,6 +49,10 @@ class EntryQuarantined(Event, frozen=True, kw_only=True):
     """Suspect episodes held but not listed (an unsourced entry lists the newest five)."""
     output_flags: tuple[str, ...] = ()
     """The instruction patterns the entry's own text matched."""
+
+    def as_row(self) -> dict[str, Any]:
+        """As the CLI's and the API's JSON show it: the fields and ``why``."""
+        return {**msgspec.to_builtins(self), "why": self.why}
 
     @property
     def why(self) -> str:
