@@ -10,12 +10,10 @@ import pytest
 
 from oneiros import open_store
 from oneiros.config import load_config
-from oneiros.events import EntryPromoted, MemoryRecalled, RecallHit, side_stream
+from oneiros.events import EntryPromoted, side_stream
 from oneiros.projections import RecallItem, RecallResult
 from oneiros.settings import RecallPromotionSettings, StagingSettings, TrustSettings
-from oneiros.validation import StagingProcess, record_recall
-from oneiros.validation._recall_policy import RecallStats, recall_score
-from oneiros.validation._review import append_side
+from oneiros.validation import RecallStats, StagingProcess, recall_score, record_recall
 from tests.projections_support import World, staged
 
 OPENCLAW = load_config(preset="openclaw", path="/dev/null", environ={}).staging
@@ -167,8 +165,8 @@ def test_recalls_of_other_kinds_count_nothing() -> None:
     recall evidence for a staged entry."""
     world, entry_id = _world()
     for query in ("eth range floor", "mean reversion confirmation", "second confirmation trades"):
-        event = MemoryRecalled(
-            golem_id=world.golem, query=query, hits=(RecallHit(kind="insight", ref=entry_id, score=1.0),)
+        item = RecallItem(kind="insight", ref=entry_id, text=TEXT, score=1.0)
+        record_recall(
+            world.store, world.golem, RecallResult(query=query, results=[item], related_dreams=[]), world.deps
         )
-        append_side(world.store, world.deps, world.golem, "recall", [event])
     assert "proposed" == world.entry(entry_id).status

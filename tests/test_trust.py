@@ -16,9 +16,7 @@ from oneiros._errors import InvalidSetting
 from oneiros.episodes import load_episodes
 from oneiros.events import EntryQuarantined, Episode, EpisodeRecorded, EpisodeTrust, import_history
 from oneiros.settings import EPISODE_SOURCES, TRUST_LEVELS, TrustSettings
-from oneiros.validation import StagingProcess
-from oneiros.validation._review import Feedback
-from oneiros.validation._trust import instruction_flags
+from oneiros.validation import Feedback, StagingProcess, instruction_flags
 from tests.projections_support import World, staged
 
 HISTORIES = Path(__file__).parent / "histories"

@@ -70,11 +70,10 @@ def test_an_instructing_web_episode_reaches_memory_only_through_a_review(tmp_pat
     assert [[judged]] * len(from_web) == [e["quarantine"]["episodes"] for e in from_web]
     assert WHY in {e["quarantine"]["why"] for e in from_web}
     trusted = [
-        e
-        for e in entries
-        if e["lineage"]["source_episode_ticks"] and 900 not in e["lineage"]["source_episode_ticks"]
+        e for e in entries if e["lineage"]["source_episode_ticks"] and 900 not in e["lineage"]["source_episode_ticks"]
     ]
-    assert trusted and all(e["quarantine"] is None for e in trusted)
+    assert trusted
+    assert all(e["quarantine"] is None for e in trusted)
     table = oneiros("staging")
     assert "quarantined" in table
     rows = [line for line in table.splitlines() if WHY in line]
@@ -101,5 +100,7 @@ def test_an_instructing_web_episode_reaches_memory_only_through_a_review(tmp_pat
     )
     memory = json.loads(oneiros("memory", "--golem", "g1", "--json"))
     assert by_id[held]["text"] in memory["version"]["content"]
-    promoted = {e["entry_id"]: e["resolved_by"] for e in json.loads(oneiros("staging", "--json", "--status", "promoted"))}
+    promoted = {
+        e["entry_id"]: e["resolved_by"] for e in json.loads(oneiros("staging", "--json", "--status", "promoted"))
+    }
     assert {held: "review", sibling: "sweep"} == promoted

@@ -110,6 +110,7 @@ def recall_promotions(
     entries: dict[str, StagedEntry],
     stats: dict[str, RecallStats],
     event: MemoryRecalled,
+    *,
     time: datetime,
     settings: RecallPromotionSettings,
     review_only: Collection[str] = (),

@@ -332,7 +332,14 @@ class StagingProcess:
             return self._review(book, record, event)
         if isinstance(event, MemoryRecalled) and self.settings.promotion != "outcomes":
             s = self.settings
-            return recall_promotions(book.entries, book.recalls, event, record.meta.time, s.recall, s.review_only_kinds)
+            return recall_promotions(
+                book.entries,
+                book.recalls,
+                event,
+                time=record.meta.time,
+                settings=s.recall,
+                review_only=s.review_only_kinds,
+            )
         return []
 
     def _stage(self, book: GolemBook, record: Recorded, spec: StagedOutput) -> list[Event]:

@@ -75,11 +75,17 @@ def test_http_episodes_carry_source_and_trust_and_their_dreams_are_held(served: 
         for d in held
     )
     chosen = next(d for d in held if not d["quarantine"]["output_flags"] and d["status"] == "proposed")
-    assert "episode 900 from another_agent, trust low, flagged promote_to_memory; minimum trust medium" == (
-        chosen["quarantine"]["why"]
+    assert (
+        "episode 900 from another_agent, trust low, flagged promote_to_memory; minimum trust medium"
+        == (chosen["quarantine"]["why"])
     )
     for tick in range(1000, 1007):
-        _ok(http.post("/golems/g1/outcomes", json={"tick": tick, "verdict": "confirms", "entry_id": chosen["dream_id"]}), 201)
+        _ok(
+            http.post(
+                "/golems/g1/outcomes", json={"tick": tick, "verdict": "confirms", "entry_id": chosen["dream_id"]}
+            ),
+            201,
+        )
     after = _ok(http.get(f"/dreams/{chosen['dream_id']}"))
     assert ("proposed", min(1.0, round(chosen["confidence"] + 0.7, 2))) == (after["status"], after["confidence"])
     decided = _ok(
