@@ -134,3 +134,32 @@ def _queries(dream: dict[str, Any]) -> tuple[str, str, str]:
     words = list(dict.fromkeys(w.strip(".,;:()") for w in dream["hypothesis"].lower().split()))
     words = [w for w in words if w.isalpha() and len(w) > 3]
     return " ".join(words[0:2]), " ".join(words[2:4]), " ".join(words[4:6])
+
+
+@pytest.mark.parametrize("served", [""], indirect=True)
+def test_the_mcp_record_episodes_tool_takes_source_and_trust(served: Server) -> None:
+    """An agent recording over MCP names an episode's source and trust, and they are in the log as
+    given; a source outside the vocabulary is a tool error naming the field, and writes nothing."""
+    import anyio
+
+    from oneiros.events import EpisodeRecorded, open_store
+    from tests.server.test_mcp import _call, _http
+
+    _ok(served.client().post("/golems", json={"golem_id": "g1"}), 201)
+
+    async def main() -> None:
+        async with _http(served, "write")() as client:
+            recorded = await _call(client, "record_episodes", golem="g1", episodes=[WEB])
+            assert 1 == recorded["appended"]
+            refused = await client.call_tool(
+                "record_episodes", {"golem": "g1", "episodes": [{**WEB, "tick": 901, "source": "rumour"}]}
+            )
+            assert refused.is_error
+            assert "Error executing tool record_episodes: episodes: Invalid enum value 'rumour' - at `$[0].source`" == (
+                refused.content[0].text  # type: ignore[union-attr]
+            )
+
+    anyio.run(main)
+    with open_store(served.store) as store:
+        episodes = [r.event.episode for r in store.read_all(types=[EpisodeRecorded])]  # type: ignore[attr-defined]
+    assert [(900, "another_agent", "low")] == [(e.tick, e.source, e.trust) for e in episodes]
