@@ -44,9 +44,9 @@ class EntryQuarantined(Event, frozen=True, kw_only=True):
     episodes: tuple[EpisodeTrust, ...] = ()
     """The source episodes trusted below ``min_trust`` or flagged."""
     unsourced: bool = False
-    """The entry names no source episodes, and the golem held suspect ones (the newest listed)."""
+    """The entry names no source episodes, and the golem held suspect ones (the latest listed)."""
     more_episodes: int = 0
-    """Suspect episodes held but not listed (an unsourced entry lists the newest five)."""
+    """Suspect episodes held but not listed (an unsourced entry lists the five latest by tick)."""
     output_flags: tuple[str, ...] = ()
     """The instruction patterns the entry's own text matched."""
 

@@ -44,19 +44,21 @@ Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 Positive = Annotated[float, msgspec.Meta(gt=0.0)]
 Count = Annotated[int, msgspec.Meta(ge=0)]
 
-# Each pattern is matched case-insensitively against an episode's summary and tags and against a
-# dream output's text; a match flags it. They are ours: the phrases prompt-injection write-ups
-# keep finding (OWASP LLM01 "ignore previous instructions", role markers, orders to the model),
-# plus the one this project cares about most, an order to write to memory.
+# Each pattern is matched against the lower-cased text of an episode's summary and tags and of a
+# dream output; a match flags it. They are ours: the phrases prompt-injection write-ups keep finding
+# (OWASP LLM01 "ignore previous instructions", role markers, orders to the model), plus the one this
+# project cares about most, an order to write to memory. Each starts with its literal words rather
+# than a ``\b``, so the regex engine skips ahead to them (three times faster on ordinary text).
 _INSTRUCTION_PATTERNS: dict[str, str] = {
-    "ignore_instructions": r"\b(ignore|disregard|forget)\b.{0,20}\b(previous|prior|above|earlier|all|your)\b.{0,20}"
-    r"\b(instructions?|prompts?|rules?|directions?)\b",
-    "promote_to_memory": r"\b(promote|add|save|store|write|commit|remember)\b.{0,30}\b(to|in|into)\b.{0,15}"
-    r"\b(long[- ]term )?memory\b|\bmemory\.md\b",
-    "you_must": r"\byou (must|shall|are required to|have to|need to)\b",
-    "role_marker": r"(^|\n)\s*(system|assistant|developer)\s*:|<\|?(system|im_start|im_end)\|?>|\[/?(system|inst)\]",
-    "new_identity": r"\b(you are now|from now on,? you|act as (the|a|an) (system|administrator|developer))\b",
-    "system_prompt": r"\b(system prompt|developer (message|mode)|jailbreak)\b",
+    "ignore_instructions": r"(?:ignore|disregard|forget)\b.{0,20}\b(?:previous|prior|above|earlier|all|your)\b.{0,20}"
+    r"\b(?:instructions?|prompts?|rules?|directions?)\b",
+    "promote_to_memory": r"(?:promote|add|save|store|write|commit|remember)\b.{0,30}\b(?:to|in|into)\b.{0,20}"
+    r"\bmemory\b|memory\.md",
+    "you_must": r"you (?:must|shall|are required to|have to|need to)\b",
+    "role_marker": r"(?m)^\s*(?:system|assistant|developer)\s*:"
+    r"|<\|?(?:system|im_start|im_end)\|?>|\[/?(?:system|inst)\]",
+    "new_identity": r"(?:you are now|from now on,? you|act as (?:the|a|an) (?:system|administrator|developer))\b",
+    "system_prompt": r"(?:system prompt|developer (?:message|mode)|jailbreak)",
 }
 
 
@@ -84,7 +86,8 @@ class TrustSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     )
     """The trust of an episode that names none, by its source (ours)."""
     instruction_patterns: dict[str, str] = msgspec.field(default_factory=lambda: dict(_INSTRUCTION_PATTERNS))
-    """Name -> regular expression (case-insensitive) of text that tries to instruct the dreamer;
+    """Name -> regular expression, matched against the lower-cased text, of text that tries to
+    instruct the dreamer (write patterns in lower case);
     a match flags the episode or output and quarantines what is drawn from it, whatever its trust.
     Ours (OWASP LLM01's examples, role markers, orders to write memory); ``{}`` turns it off."""
 

@@ -118,7 +118,11 @@ class GolemBook:
     phase_of: dict[str, DreamPhaseName] = field(default_factory=dict)
     """The phase in which each output type first appeared in the current cycle, for lineage."""
     suspect: dict[int, EpisodeTrust] = field(default_factory=dict)
-    """Episodes trusted below the minimum or flagged, by tick, in the order recorded."""
+    """Episodes judged trusted below the minimum or flagged, by tick."""
+    unjudged: dict[int, None] = field(default_factory=dict)
+    """Episodes not judged yet, in the order recorded: judging runs the instruction detector, so
+    it waits until an output drawn from them is staged (a reading command that loads the process
+    and stages nothing never pays for it)."""
     recalls: dict[str, RecallStats] = field(default_factory=dict)
     """Every recall of each staged entry, for the recall-driven policy."""
 
@@ -301,9 +305,8 @@ class StagingProcess:
             book.episodes[event.episode.tick] = event.episode
             book.tick = max(book.tick, event.episode.tick)
             book.suspect.pop(event.episode.tick, None)
-            judged = judge(event.episode.tick, event.episode, self.settings.trust)
-            if judged is not None:
-                book.suspect[event.episode.tick] = judged
+            book.unjudged.pop(event.episode.tick, None)
+            book.unjudged[event.episode.tick] = None
         elif isinstance(event, OutcomeRecorded):
             book.tick = max(book.tick, event.tick)
         elif isinstance(event, DreamStart):
@@ -386,10 +389,20 @@ class StagingProcess:
                 )
             )
         out.append(staged)
-        quarantine = quarantine_for(staged, spec.source_ticks(event), book.suspect, self.settings.trust)
+        ticks = spec.source_ticks(event)
+        self._judge(book, ticks or list(book.unjudged))
+        quarantine = quarantine_for(staged, ticks, book.suspect, self.settings.trust)
         if quarantine is not None:
             out.append(quarantine)
         return out
+
+    def _judge(self, book: GolemBook, ticks: Iterable[int]) -> None:
+        """Judge the not yet judged episodes among ``ticks``: untrusted or flagged ones are suspect."""
+        for tick in ticks:
+            if book.unjudged.pop(tick, 0) is None:
+                judged = judge(tick, book.episodes[tick], self.settings.trust)
+                if judged is not None:
+                    book.suspect[tick] = judged
 
     def _expire(self, book: GolemBook) -> list[Event]:
         limit = self.settings.expire_after_ticks
