@@ -170,3 +170,31 @@ def test_recalls_of_other_kinds_count_nothing() -> None:
             world.store, world.golem, RecallResult(query=query, results=[item], related_dreams=[]), world.deps
         )
     assert "proposed" == world.entry(entry_id).status
+
+
+def test_recalls_before_a_restart_count_after_it() -> None:
+    """Two recalls seen by one staging process, which records its position; a new process (as every
+    reading command starts) rebuilds them from the log, and the third distinct recall promotes."""
+    world, entry_id = _world()
+    _recall(world, entry_id, "eth range floor")
+    _recall(world, entry_id, "mean reversion confirmation")
+    assert "proposed" == world.entry(entry_id).status
+    _recall(world, entry_id, "second confirmation trades")
+    assert ("promoted", "recall") == (world.entry(entry_id).status, world.entry(entry_id).resolved_by)
+
+
+def test_every_number_is_a_setting_reachable_from_the_environment() -> None:
+    """``ONEIROS_STAGING__RECALL__*`` and ``ONEIROS_STAGING__PROMOTION`` reach the policy."""
+    environ = {
+        "ONEIROS_STAGING__PROMOTION": "both",
+        "ONEIROS_STAGING__RECALL__MIN_RECALLS": "2",
+        "ONEIROS_STAGING__RECALL__WEIGHTS__RECENCY": "0.2",
+        "ONEIROS_STAGING__TRUST__MIN_TRUST": "high",
+    }
+    staging = load_config(path="/dev/null", environ=environ).staging
+    assert ("both", 2, 0.2, "high") == (
+        staging.promotion,
+        staging.recall.min_recalls,
+        staging.recall.weights.recency,
+        staging.trust.min_trust,
+    )
