@@ -142,6 +142,7 @@ def test_presets_switch_on_their_own_triggers_only() -> None:
         "dense-mem": ("daily",),
         "ethos": ("idle",),
         "openseed": ("fatigue", "voluntary"),
+        "openclaw": ("daily",),
     }
     assert expected == on
 
@@ -303,7 +304,8 @@ def test_unknown_preset() -> None:
     """A preset name none of the presets carries lists the ones that exist."""
     with pytest.raises(UnknownPreset) as info:
         load_config(preset="hermes", path=NO_FILE, environ={})
-    assert "unknown preset 'hermes': expected one of bumblebee, bardo, dense-mem, ethos, openseed" == str(info.value)
+    expected = "unknown preset 'hermes': expected one of bumblebee, bardo, dense-mem, ethos, openseed, openclaw"
+    assert expected == str(info.value)
 
 
 def test_missing_default_file_is_fine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

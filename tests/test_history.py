@@ -14,7 +14,8 @@ HISTORIES = Path(__file__).parent / "histories"
 
 def test_a_v1_episode_log_replays_to_the_expected_state() -> None:
     """golem_v1.jsonl stores episodes as EpisodeRecorded v1 (flat pnl/surprise); it replays to the
-    state it was recorded with, and the episodes come back as v2 with an Outcome."""
+    state it was recorded with, and the episodes come back as v3: with an Outcome (v2), and as the
+    golem's own, fully trusted (v3)."""
     store = open_store("memory://")
     assert 46 == import_history(store, HISTORIES / "golem_v1.jsonl")
     state = replay(store)["golden"]
@@ -43,6 +44,8 @@ def test_a_v1_episode_log_replays_to_the_expected_state() -> None:
             significance=0.59,
             arousal=0.3,
             outcome=Outcome(surprise=0.327, pnl=0.02),
+            source="self",
+            trust="high",
         )
         == first.episode
     )

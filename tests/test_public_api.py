@@ -28,6 +28,8 @@ PUBLIC = {
         "RemSettings", "RqSettings", "ScheduleMode", "ScheduleSettings", "ServerSettings", "SleepWindow",
         "SnapshotSettings", "StagedKind", "StagingSettings", "Task", "Tier", "TracingSettings",
         "UrgencySettings", "UrgencyWeights", "VoluntarySleepSettings", "WakeInterruptSettings", "WakeUpSettings",
+        "EPISODE_SOURCES", "TRUST_LEVELS", "EpisodeSource", "PromotionPolicy", "RecallPromotionSettings",
+        "RecallWeights", "TrustLevel", "TrustSettings",
     ],
     "oneiros.events": [
         "ActivityKind", "ActivityRecorded", "BARDO_PHASES", "BEHAVIORAL_PHASES", "BardoPhase", "BardoTrigger",
@@ -51,7 +53,7 @@ PUBLIC = {
         "encode_event", "encode_records", "event_subtypes", "event_type", "export_history", "golem_of_stream",
         "import_history", "open_snapshots", "open_store", "parse_postgres_url", "read_from_snapshot",
         "read_stream_paged", "record_row", "register_upcaster", "registered_events", "seal", "side_stream",
-        "topics_for", "unseal",
+        "topics_for", "unseal", "EntryQuarantined", "EpisodeTrust",
     ],
     "oneiros.fsm": [
         "CycleCounts", "GolemState", "Golems", "MACHINE_STATES", "Observers", "TRIGGERS", "Transition",
@@ -118,7 +120,8 @@ PUBLIC = {
     "oneiros.validation": [
         "Feedback", "OutcomeInput", "REVIEW_MOVES", "StagedOutput", "StagingProcess", "StagingSettings",
         "episode_removals", "follow", "matches", "record_recall", "register_episode_removal",
-        "register_staged_output", "review_status", "staged_outputs", "update",
+        "register_staged_output", "review_status", "staged_outputs", "update", "RecallScore", "RecallStats",
+        "instruction_flags", "quarantine_for", "recall_score",
     ],
 }  # fmt: skip
 

@@ -19,7 +19,9 @@ __all__ = ["ConfigOpt", "PresetOpt", "QueueOpt", "RqSettingsOpt", "SpansOpt", "f
 ConfigOpt = Annotated[
     Path | None, typer.Option("--config", help="Config file (default $ONEIROS_CONFIG or ./oneiros.toml).")
 ]
-PresetOpt = Annotated[str | None, typer.Option("--preset", help="bumblebee, bardo, dense-mem, ethos or openseed.")]
+PresetOpt = Annotated[
+    str | None, typer.Option("--preset", help="bumblebee, bardo, dense-mem, ethos, openseed or openclaw.")
+]
 QueueOpt = Annotated[
     str | None,
     typer.Option("--queue", help="Redis URL of the job queue, as in redis://host:6379/0 (config key: queue)."),

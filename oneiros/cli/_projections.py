@@ -71,6 +71,7 @@ def _entry_row(e: StagedEntry) -> dict[str, Any]:
         "staged_tick": e.staged_tick,
         "resolved_by": e.resolved_by,
         "reviews": msgspec.to_builtins(e.reviews),
+        "quarantine": None if e.quarantine is None else e.quarantine.as_row(),
     }
 
 
@@ -147,7 +148,7 @@ def staging(
             emit_json([_entry_row(e) for e in entries])
             return
         table = Table(title=f"staging buffer · {len(entries)} entries")
-        for column in ("entry", "golem", "kind", "status", "conf", "+/-", "criterion", "text"):
+        for column in ("entry", "golem", "kind", "status", "conf", "+/-", "criterion", "text", "quarantined"):
             table.add_column(column, overflow="fold")
         for e in entries:
             table.add_row(
@@ -159,6 +160,7 @@ def staging(
                 f"{e.confirmations}/{e.contradictions}",
                 escape(" ".join(e.criterion.all_of) + (f" @{e.criterion.regime}" if e.criterion.regime else "")),
                 escape(e.text),  # whole: the column folds, a cut sentence reads as nonsense
+                escape(e.quarantine.why) if e.quarantine is not None else "",
             )
         console.print(table)
 
@@ -197,7 +199,8 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
             return
         console.print(f"outcome recorded at position {record.position}; {len(touched)} entries moved")
         for e in touched:
-            console.print(f"  {e.entry_id}: {e.status} at {e.confidence_pct / 100:.2f}")
+            held = " (quarantined: only a review promotes it)" if e.quarantine is not None and e.active else ""
+            console.print(f"  {e.entry_id}: {e.status} at {e.confidence_pct / 100:.2f}{held}")
 
 
 def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
@@ -226,6 +229,8 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
             emit_json(_entry_row(entry))
             return
         console.print(f"{entry.entry_id} is now [bold]{entry.status}[/bold] " + escape(f"({who}: {reason})"))
+        if entry.quarantine is not None:
+            console.print("quarantined, so only a review promotes it: " + escape(entry.quarantine.why))
 
 
 def reevaluate(

@@ -64,6 +64,7 @@ def show(
     """Print the effective config: each key's value and where it came from (default, preset, file,
     ONEIROS_* variable), with the variable that overrides it. Secrets are never config keys."""
     import msgspec
+    from rich.markup import escape
     from rich.table import Table
 
     from oneiros.config import env_var, explain_config
@@ -85,7 +86,8 @@ def show(
         table.add_column(column, overflow="fold")
     for key, value in _flatten(data):
         shown = msgspec.json.encode(shown_url(value) if key in ("store", "queue") else value).decode()
-        table.add_row(key, shown, _source(key, sources), env_var(key))
+        # Values are data: a pattern such as "[/?(system|inst)]" must not be read as Rich markup.
+        table.add_row(key, escape(shown), _source(key, sources), env_var(key))
     console.print(table)
 
 

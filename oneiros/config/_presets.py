@@ -90,6 +90,33 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
         "daemon": {"deep_sleep_pause_seconds": 300},
         "cycle": {"engines": {"wake_up": {"style": "openseed"}}},
     },
+    # OpenClaw (docs.openclaw.ai, "Dreaming"): one managed sweep a day at 03:00, and a deep phase
+    # that promotes only what passes score 0.8, 3 recalls and 3 distinct queries, scored from six
+    # weighted signals. Promotion is by recall evidence; outcomes still move confidence and refute.
+    "openclaw": {
+        "schedule": {
+            **_NO_GATES,
+            "max_per_day": 1,
+            "daily": {"enabled": True, "start_time": "03:00"},
+            "preconditions": {"first_dream_episodes": _NO_EPISODE_WAIT},
+        },
+        "staging": {
+            "promotion": "recalls",
+            "recall": {
+                "min_score": 0.8,
+                "min_recalls": 3,
+                "min_distinct_queries": 3,
+                "weights": {
+                    "relevance": 0.30,
+                    "frequency": 0.24,
+                    "query_diversity": 0.15,
+                    "recency": 0.15,
+                    "consolidation": 0.10,
+                    "conceptual_richness": 0.06,
+                },
+            },
+        },
+    },
 }
 
 

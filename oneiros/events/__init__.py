@@ -35,6 +35,7 @@ from oneiros.events._content import (
 )
 from oneiros.events._history import export_history, import_history
 from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
+from oneiros.events._quarantine import EntryQuarantined, EpisodeTrust
 from oneiros.events._recall import RECALL_STREAM, MemoryRecalled, RecallHit, RecallKind
 from oneiros.events._schedule import (
     ActivityKind,
@@ -169,6 +170,7 @@ __all__ = [
     "EntryDisplaced",
     "EntryExpired",
     "EntryPromoted",
+    "EntryQuarantined",
     "EntryRefuted",
     "EntryReviewed",
     "EntryStaged",
@@ -177,6 +179,7 @@ __all__ = [
     "EpisodePrioritized",
     "EpisodeRecorded",
     "EpisodeTriaged",
+    "EpisodeTrust",
     "Event",
     "EventMeta",
     "EventStore",

@@ -156,13 +156,15 @@ class ConfidenceChanged(Event, frozen=True, kw_only=True):
 
 @event_type("EntryPromoted")
 class EntryPromoted(Event, frozen=True, kw_only=True):
-    """An entry became active knowledge: by the sweep at the promotion threshold, or by review."""
+    """An entry became active knowledge: by the sweep at the promotion threshold, by recall evidence,
+    or by review."""
 
     golem_id: NonEmpty
     entry_id: NonEmpty
     cycle_id: str
     confidence_pct: Percent
-    by: Literal["sweep", "review"]
+    by: Literal["sweep", "review", "recall"]
+    """``recall``: the recall-driven policy (OpenClaw's deep phase), since the ``openclaw`` preset."""
     reason: str = ""
 
 

@@ -24,7 +24,9 @@ from oneiros.settings import (
     CycleSettings,
     DreamPhaseName,
     DreamTrigger,
+    EpisodeSource,
     Mode,
+    TrustLevel,
 )
 
 __all__ = [
@@ -162,6 +164,10 @@ class Episode(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     prediction_error: float = 0.0
     embedding: Embedding | None = None
     dream_priority: Literal["normal", "high"] = "normal"
+    source: EpisodeSource = "unspecified"
+    """Where the content came from (``oneiros.settings.EPISODE_SOURCES``); since EpisodeRecorded v3."""
+    trust: TrustLevel | None = None
+    """How far it is trusted; None for its source's default (``staging.trust.source_trust``)."""
 
 
 @event_type("GolemCreated")
@@ -177,8 +183,10 @@ class ModeChanged(Event, frozen=True, kw_only=True):
     reason: str = ""
 
 
-@event_type("EpisodeRecorded", version=2)
+@event_type("EpisodeRecorded", version=3)
 class EpisodeRecorded(Event, frozen=True, kw_only=True):
+    """An episode was recorded. v3: the episode names its ``source`` and ``trust``."""
+
     episode: Episode
 
 

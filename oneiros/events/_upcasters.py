@@ -57,3 +57,12 @@ def _dream_phase_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 def _dream_start_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     """v2 did not record the cycle's settings; v3 always names them, None for the cycles before."""
     return {**data, "settings": None}
+
+
+@register_upcaster("EpisodeRecorded", from_version=2)
+def _episode_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """v3 episodes name where their content came from and how far it is trusted. Every v2 episode
+    was the golem's own record, trusted fully (the sweep promoted what was drawn from it): it is
+    lifted as ``source="self"``, ``trust="high"``, written out so that no later default or
+    ``staging.trust`` setting re-judges an old log."""
+    return {**data, "episode": {**data["episode"], "source": "self", "trust": "high"}}

@@ -16,6 +16,7 @@ from oneiros.events import (
     EntryDisplaced,
     EntryExpired,
     EntryPromoted,
+    EntryQuarantined,
     EntryRefuted,
     EntryReviewed,
     EntryStaged,
@@ -59,6 +60,8 @@ class StagedEntry(msgspec.Struct, kw_only=True):
     resolved_by: str = ""
     reviews: list[ReviewNote] = msgspec.field(default_factory=list)
     updated_position: int = 0
+    quarantine: EntryQuarantined | None = None
+    """Why only a review may promote it (untrusted or instructing sources), or None."""
 
     @property
     def active(self) -> bool:
@@ -77,6 +80,7 @@ STAGING_EVENTS: Final[tuple[type[Event], ...]] = (
     EntryDisplaced,
     EntryExpired,
     EntryReviewed,
+    EntryQuarantined,
 )
 
 
@@ -118,6 +122,8 @@ def apply_staging_event(entry: StagedEntry | None, record: Recorded) -> StagedEn
     elif isinstance(event, EntryExpired):
         entry.status = "expired"
         entry.resolved_by = f"expired at tick {event.tick}"
+    elif isinstance(event, EntryQuarantined):
+        entry.quarantine = event
     elif isinstance(event, EntryReviewed):
         entry.status = event.status
         entry.reviews.append(

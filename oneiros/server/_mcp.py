@@ -111,7 +111,10 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
     ) -> dict[str, Any]:
         return call(ctx, lambda who: msgspec.to_builtins(service.recall(who, golem_of(who, golem), query, limit)))
 
-    @mcp.tool(description="Record waking episodes (what happened, with tick, tags, significance and outcome).")
+    @mcp.tool(
+        description="Record waking episodes (what happened, with tick, tags, significance and outcome, and "
+        "where it came from: source self, user, tool, web, another_agent; trust untrusted, low, medium, high)."
+    )
     def record_episodes(ctx: Context, episodes: list[dict[str, Any]], golem: Golem = None) -> dict[str, Any]:
         def run(who: Principal) -> dict[str, Any]:
             try:

@@ -75,6 +75,7 @@ def dream_row(e: StagedEntry) -> dict[str, Any]:
         "updated_position": e.updated_position,
         "resolved_by": e.resolved_by,
         "reviews": msgspec.to_builtins(e.reviews),
+        "quarantine": None if e.quarantine is None else e.quarantine.as_row(),
     }
 
 

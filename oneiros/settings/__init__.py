@@ -43,6 +43,16 @@ from oneiros.settings._scheduling import (
 )
 from oneiros.settings._server import ServerSettings
 from oneiros.settings._staging import DisplaceBy, StagingSettings
+from oneiros.settings._trust import (
+    EPISODE_SOURCES,
+    TRUST_LEVELS,
+    EpisodeSource,
+    PromotionPolicy,
+    RecallPromotionSettings,
+    RecallWeights,
+    TrustLevel,
+    TrustSettings,
+)
 from oneiros.settings._vocabulary import (
     BARDO_PHASES,
     BEHAVIORAL_PHASES,
@@ -66,8 +76,10 @@ __all__ = [
     "DEFAULT_SPANS_PATH",
     "DEFAULT_SYSTEM",
     "DREAM_PHASES",
+    "EPISODE_SOURCES",
     "PHASE_SHARES",
     "PLACEHOLDERS",
+    "TRUST_LEVELS",
     "BardoPhase",
     "BardoTrigger",
     "BardoTriggerSettings",
@@ -80,6 +92,7 @@ __all__ = [
     "DreamPhaseName",
     "DreamTrigger",
     "EngineSettings",
+    "EpisodeSource",
     "FatigueSettings",
     "GeneratorKind",
     "GeneratorSettings",
@@ -96,7 +109,10 @@ __all__ = [
     "PairSettings",
     "PhaseValues",
     "PreconditionSettings",
+    "PromotionPolicy",
     "PromptSet",
+    "RecallPromotionSettings",
+    "RecallWeights",
     "RemSettings",
     "RqSettings",
     "ScheduleMode",
@@ -109,6 +125,8 @@ __all__ = [
     "Task",
     "Tier",
     "TracingSettings",
+    "TrustLevel",
+    "TrustSettings",
     "UrgencySettings",
     "UrgencyWeights",
     "VoluntarySleepSettings",

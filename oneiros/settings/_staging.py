@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from oneiros.settings._trust import PromotionPolicy, RecallPromotionSettings, TrustSettings
 from oneiros.settings._vocabulary import StagedKind
 
 __all__ = ["DisplaceBy", "StagingSettings"]
@@ -38,3 +39,11 @@ class StagingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """Waking ticks an entry may stay unresolved before it expires; None (the default) for never.
     Bardo 001_* names no expiry: an entry waits in the buffer until live outcomes promote or refute
     it or a newer one displaces it, however long the golem was away."""
+    promotion: PromotionPolicy = "outcomes"
+    """What promotes an entry without a review: ``outcomes`` (the sweep, Bardo 001_*, the default),
+    ``recalls`` (OpenClaw's deep phase, ``recall``) or ``both``. The ``openclaw`` preset sets
+    ``recalls``."""
+    trust: TrustSettings = TrustSettings()
+    """Which outputs are quarantined (untrusted or instructing sources); see ``docs/lab.md``."""
+    recall: RecallPromotionSettings = RecallPromotionSettings()
+    """The recall-driven promotion policy's gates and weights."""

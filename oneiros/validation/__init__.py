@@ -7,22 +7,29 @@ them on waking outcomes (Bardo 001_*); :class:`Feedback` records outcomes, revie
 (the ``staging`` projection, the journal, the sinks) are in :mod:`oneiros.projections`.
 """
 
+from oneiros.validation._recall_policy import RecallScore, RecallStats, recall_score
 from oneiros.validation._recalls import record_recall
 from oneiros.validation._review import Feedback, OutcomeInput, episode_removals, register_episode_removal
 from oneiros.validation._service import follow, update
 from oneiros.validation._staged import StagedOutput, StagingSettings, register_staged_output, staged_outputs
 from oneiros.validation._sweep import REVIEW_MOVES, StagingProcess, matches, review_status
+from oneiros.validation._trust import instruction_flags, quarantine_for
 
 __all__ = [
     "REVIEW_MOVES",
     "Feedback",
     "OutcomeInput",
+    "RecallScore",
+    "RecallStats",
     "StagedOutput",
     "StagingProcess",
     "StagingSettings",
     "episode_removals",
     "follow",
+    "instruction_flags",
     "matches",
+    "quarantine_for",
+    "recall_score",
     "record_recall",
     "register_episode_removal",
     "register_staged_output",

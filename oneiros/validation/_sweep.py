@@ -36,11 +36,13 @@ from oneiros.events import (
     EntryStaged,
     Episode,
     EpisodeRecorded,
+    EpisodeTrust,
     Event,
     EventMeta,
     EventStore,
     GenerationRecorded,
     Lineage,
+    MemoryRecalled,
     OutcomeRecorded,
     Recorded,
     ReviewDecided,
@@ -51,6 +53,7 @@ from oneiros.events import (
     side_stream,
 )
 from oneiros.projections import STAGING_EVENTS, RunnerSettings, StagedEntry, apply_staging_event
+from oneiros.validation._recall_policy import RecallStats, observe_recall, recall_promotions
 from oneiros.validation._staged import (
     StagedOutput,
     StagingSettings,
@@ -59,6 +62,7 @@ from oneiros.validation._staged import (
     staged_outputs,
     terms,
 )
+from oneiros.validation._trust import judge, quarantine_for
 
 __all__ = ["REVIEW_MOVES", "GolemBook", "StagingProcess", "matches", "review_status"]
 
@@ -113,6 +117,14 @@ class GolemBook:
     """The current cycle's generations by response text, for lineage."""
     phase_of: dict[str, DreamPhaseName] = field(default_factory=dict)
     """The phase in which each output type first appeared in the current cycle, for lineage."""
+    suspect: dict[int, EpisodeTrust] = field(default_factory=dict)
+    """Episodes judged trusted below the minimum or flagged, by tick."""
+    unjudged: dict[int, None] = field(default_factory=dict)
+    """Episodes not judged yet, in the order recorded: judging runs the instruction detector, so
+    it waits until an output drawn from them is staged (a reading command that loads the process
+    and stages nothing never pays for it)."""
+    recalls: dict[str, RecallStats] = field(default_factory=dict)
+    """Every recall of each staged entry, for the recall-driven policy."""
 
     def active(self) -> list[StagedEntry]:
         return [e for e in self.entries.values() if e.active]
@@ -156,6 +168,7 @@ class StagingProcess:
             GenerationRecorded,
             OutcomeRecorded,
             ReviewDecided,
+            MemoryRecalled,
             *event_subtypes(DreamOutput),
             *staged_outputs(),
         )
@@ -291,6 +304,9 @@ class StagingProcess:
         if isinstance(event, EpisodeRecorded):
             book.episodes[event.episode.tick] = event.episode
             book.tick = max(book.tick, event.episode.tick)
+            book.suspect.pop(event.episode.tick, None)
+            book.unjudged.pop(event.episode.tick, None)
+            book.unjudged[event.episode.tick] = None
         elif isinstance(event, OutcomeRecorded):
             book.tick = max(book.tick, event.tick)
         elif isinstance(event, DreamStart):
@@ -299,6 +315,8 @@ class StagingProcess:
             book.phase = event.phase
         elif isinstance(event, GenerationRecorded):
             book.generations[event.text] = event
+        elif isinstance(event, MemoryRecalled):
+            observe_recall(book.recalls, event, record.meta.time)
         if book.phase is not None and isinstance(event, CycleEvent) and event.cycle_id == book.cycle_id:
             book.phase_of.setdefault(event.type_name, book.phase)
 
@@ -315,6 +333,16 @@ class StagingProcess:
             return self._expire(book)
         if isinstance(event, ReviewDecided):
             return self._review(book, record, event)
+        if isinstance(event, MemoryRecalled) and self.settings.promotion != "outcomes":
+            s = self.settings
+            return recall_promotions(
+                book.entries,
+                book.recalls,
+                event,
+                time=record.meta.time,
+                settings=s.recall,
+                review_only=s.review_only_kinds,
+            )
         return []
 
     def _stage(self, book: GolemBook, record: Recorded, spec: StagedOutput) -> list[Event]:
@@ -361,7 +389,20 @@ class StagingProcess:
                 )
             )
         out.append(staged)
+        ticks = spec.source_ticks(event)
+        self._judge(book, ticks or list(book.unjudged))
+        quarantine = quarantine_for(staged, ticks, book.suspect, self.settings.trust)
+        if quarantine is not None:
+            out.append(quarantine)
         return out
+
+    def _judge(self, book: GolemBook, ticks: Iterable[int]) -> None:
+        """Judge the not yet judged episodes among ``ticks``: untrusted or flagged ones are suspect."""
+        for tick in ticks:
+            if book.unjudged.pop(tick, 0) is None:
+                judged = judge(tick, book.episodes[tick], self.settings.trust)
+                if judged is not None:
+                    book.suspect[tick] = judged
 
     def _expire(self, book: GolemBook) -> list[Event]:
         limit = self.settings.expire_after_ticks
@@ -395,7 +436,9 @@ class StagingProcess:
                     outcome_position=record.position,
                 )
             )
-            if after >= s.promote_at_pct:
+            # A quarantined entry's confidence still moves, for its reviewer to see; only a review
+            # promotes it.
+            if after >= s.promote_at_pct and s.promotion != "recalls" and entry.quarantine is None:
                 out.append(
                     EntryPromoted(
                         **base, confidence_pct=after, by="sweep", reason=f"confirmed by outcome at {record.position}"
