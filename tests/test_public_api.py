@@ -25,7 +25,7 @@ PUBLIC = {
         "GeneratorSettings", "IntegrationSettings", "IntensitySettings", "IntervalSettings", "LogSettings",
         "MicroConsolidationSettings", "Mode", "ModelPrice", "NremSettings", "OnsetSettings", "OpenAISettings",
         "PHASE_SHARES", "PLACEHOLDERS", "PairSettings", "PhaseValues", "PreconditionSettings", "PromptSet",
-        "RemSettings", "RqSettings", "ScheduleMode", "ScheduleSettings", "ServerSettings", "SleepWindow",
+        "RaceSettings", "RemSettings", "RqSettings", "ScheduleMode", "ScheduleSettings", "ServerSettings", "SleepWindow",
         "SnapshotSettings", "StagedKind", "StagingSettings", "Task", "Tier", "TracingSettings",
         "UrgencySettings", "UrgencyWeights", "VoluntarySleepSettings", "WakeInterruptSettings", "WakeUpSettings",
     ],
@@ -55,7 +55,8 @@ PUBLIC = {
     ],
     "oneiros.fsm": [
         "CycleCounts", "GolemState", "Golems", "MACHINE_STATES", "Observers", "TRIGGERS", "Transition",
-        "destination", "fold", "follow_log", "next_phase", "phase_state", "replay", "transition_path",
+        "destination", "fold", "follow_log", "is_host_fact", "next_phase", "phase_state", "replay", "retry_race",
+        "transition_path",
     ],
     "oneiros.episodes": [
         "Embedder", "EpisodeColumns", "EpisodeMemory", "HashingEmbedder", "SECONDS_PER_TICK",

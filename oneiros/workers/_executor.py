@@ -60,6 +60,7 @@ def traced_golems(golems: Golems) -> Golems:
         deps=golems.deps,
         observers=golems.observers,
         snapshots=golems.snapshot_settings,
+        races=golems.races,
         trace_context=current_trace_context,
     )
 
@@ -147,8 +148,8 @@ class InProcessExecutor:
                     interrupted = f"{phase} failed: {type(exc).__name__}: {exc}"
                 if interrupted is not None:
                     span.set_status(trace.Status(trace.StatusCode.ERROR, interrupted))
-                    if self.golems.state(golem_id).mode == "Dreaming":
-                        self.golems.interrupt(golem_id, "failure", interrupted)
+                    # Lands whatever raced it (retried until it does), unless the cycle ended already.
+                    self.golems.end_cycle(golem_id, cycle, "failure", interrupted)
                     break
             outcomes.append(outcome)
             if self.on_phase is not None:
