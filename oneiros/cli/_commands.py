@@ -115,6 +115,8 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
         result = follow(golem_id)
         _print_result(result, recorded, event_store.url, as_json)
+        if result.empty:
+            raise typer.Exit(1)
 
 
 def _dream_on_queue(
@@ -149,7 +151,7 @@ def _dream_on_queue(
 
     result = executor.wait(golem_id, cycle_id, timeout=None, on_phase=None if as_json else show)
     _print_result(result, recorded, golems.store.url, as_json)
-    if result.interrupted:
+    if result.interrupted or result.empty:
         raise typer.Exit(1)
 
 
@@ -164,8 +166,11 @@ def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: b
         "episodes_recorded": recorded,
         "complete": msgspec.to_builtins(result.complete) if result.complete else None,
         "interrupted": result.interrupted,
+        "empty": result.empty,
         "store": store_url,
     }
+    if result.empty:  # one line, on stderr, whatever the output format: the cycle failed
+        err_console.print(f"[red]error:[/red] cycle {result.cycle_id} of {result.golem_id} produced nothing: {result.empty}")
     if as_json:
         emit_json(payload)
         return

@@ -35,6 +35,7 @@ from oneiros.events._content import (
 )
 from oneiros.events._history import export_history, import_history
 from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
+from oneiros.events._outcome import DreamEmpty, EmptyReason
 from oneiros.events._recall import RECALL_STREAM, MemoryRecalled, RecallHit, RecallKind
 from oneiros.events._schedule import (
     ActivityKind,
@@ -151,6 +152,7 @@ __all__ = [
     "DreamCounterfactual",
     "DreamDecided",
     "DreamDirected",
+    "DreamEmpty",
     "DreamFragments",
     "DreamHypothesis",
     "DreamInsight",
@@ -166,6 +168,7 @@ __all__ = [
     "DreamStart",
     "DreamSuppressed",
     "DreamTrigger",
+    "EmptyReason",
     "EntryDisplaced",
     "EntryExpired",
     "EntryPromoted",

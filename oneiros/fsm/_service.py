@@ -43,7 +43,7 @@ __all__ = ["Golems", "replay"]
 # Ids end up in stream keys, file names and span attributes: keep them plain.
 _GOLEM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _STATE_SNAPSHOT = "state"
-_STATE_FORMAT = 1
+_STATE_FORMAT = 2  # 2: cycle counts carry generation calls, failures and staged entries
 Build = Callable[[GolemState], list[Event]]
 
 
@@ -265,11 +265,23 @@ class Golems:
         expected_version: int | None = None,
         known: GolemState | None = None,
     ) -> list[Recorded]:
-        """End the cycle from the return phase and go back to waking."""
+        """End the cycle from the return phase and go back to waking; a cycle that produced nothing
+        (every generator call failed, or nothing staged) ends flagged with DreamEmpty."""
+
+        def build(state: GolemState) -> list[Event]:
+            assert state.cycle_id is not None
+            counts = msgspec.structs.replace(state.counts)
+            for event in outputs:
+                if isinstance(event, DreamOutput):  # anything else is refused by _check_outputs
+                    counts.add(event)
+            empty = counts.empty_event(state.cycle_id)
+            woke = ModeChanged(from_mode="Dreaming", to_mode="Waking", reason="cycle complete")
+            return [*outputs, *([empty] if empty is not None else []), woke]
+
         return self._command(
             golem_id,
             "wake",
-            lambda _s: [*outputs, ModeChanged(from_mode="Dreaming", to_mode="Waking", reason="cycle complete")],
+            build,
             outputs=outputs,
             expected_version=expected_version,
             known=known,

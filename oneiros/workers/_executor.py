@@ -38,6 +38,9 @@ class CycleResult(msgspec.Struct, frozen=True, kw_only=True):
     complete: DreamComplete | None
     interrupted: str | None = None
     """Why the cycle ended early, or None if it completed."""
+    empty: str | None = None
+    """Why the cycle produced nothing (its DreamEmpty's detail), or None if it produced something.
+    A cycle that ended empty is not a success, whether or not it completed."""
     phases: tuple[PhaseOutcome, ...] = ()
 
 
@@ -107,11 +110,12 @@ class InProcessExecutor:
             root.set_attributes(
                 {
                     "oneiros.cycle_id": result.cycle_id,
-                    "oneiros.outcome": "interrupted" if result.interrupted else "complete",
+                    "oneiros.outcome": "interrupted" if result.interrupted else "empty" if result.empty else "complete",
                 }
             )
-            if result.interrupted:
-                root.set_status(trace.Status(trace.StatusCode.ERROR, result.interrupted))
+            failure = result.interrupted or result.empty
+            if failure:
+                root.set_status(trace.Status(trace.StatusCode.ERROR, failure))
         return result
 
     def _run(
@@ -156,11 +160,13 @@ class InProcessExecutor:
                 self.on_phase(phase, outcome)
         final = self.golems.state(golem_id)
         complete = final.last_complete if final.last_complete and final.last_complete.cycle_id == cycle else None
+        empty = final.last_empty.detail if final.last_empty and final.last_empty.cycle_id == cycle else None
         return CycleResult(
             cycle_id=cycle,
             golem_id=golem_id,
             events_appended=self.golems.store.head() - head_before,
             complete=complete,
             interrupted=interrupted,
+            empty=empty,
             phases=tuple(outcomes),
         )
