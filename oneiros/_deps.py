@@ -17,7 +17,18 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
-__all__ = ["Clock", "Deps", "Draw", "Sleep", "FixedClock", "IdSource", "SequentialIds", "SystemClock", "UuidIds", "rng_for"]
+__all__ = [
+    "Clock",
+    "Deps",
+    "Draw",
+    "FixedClock",
+    "IdSource",
+    "SequentialIds",
+    "Sleep",
+    "SystemClock",
+    "UuidIds",
+    "rng_for",
+]
 
 Clock = Callable[[], datetime]
 IdSource = Callable[[], str]

@@ -25,8 +25,8 @@ PUBLIC = {
         "GeneratorSettings", "IntegrationSettings", "IntensitySettings", "IntervalSettings", "LogSettings",
         "MicroConsolidationSettings", "Mode", "ModelPrice", "NremSettings", "OnsetSettings", "OpenAISettings",
         "PHASE_SHARES", "PLACEHOLDERS", "PairSettings", "PhaseValues", "PreconditionSettings", "PromptSet",
-        "RaceSettings", "RemSettings", "RqSettings", "ScheduleMode", "ScheduleSettings", "ServerSettings", "SleepWindow",
-        "SnapshotSettings", "StagedKind", "StagingSettings", "Task", "Tier", "TracingSettings",
+        "RaceSettings", "RemSettings", "RqSettings", "ScheduleMode", "ScheduleSettings", "ServerSettings",
+        "SleepWindow", "SnapshotSettings", "StagedKind", "StagingSettings", "Task", "Tier", "TracingSettings",
         "UrgencySettings", "UrgencyWeights", "VoluntarySleepSettings", "WakeInterruptSettings", "WakeUpSettings",
     ],
     "oneiros.events": [

@@ -170,7 +170,8 @@ def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: b
         "store": store_url,
     }
     if result.empty:  # one line, on stderr, whatever the output format: the cycle failed
-        err_console.print(f"[red]error:[/red] cycle {result.cycle_id} of {result.golem_id} produced nothing: {result.empty}")
+        cycle = f"cycle {result.cycle_id} of {result.golem_id}"
+        err_console.print(f"[red]error:[/red] {cycle} produced nothing: {result.empty}")
     if as_json:
         emit_json(payload)
         return
