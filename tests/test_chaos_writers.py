@@ -116,6 +116,7 @@ def test_concurrent_writers_strand_nothing_and_lose_nothing(
     faulty = [c for c in started if c.startswith("w6-c") and int(c.rsplit("c", 1)[1]) % 2 == 0]
     interrupted = {r.event.cycle_id for r in history if isinstance(r.event, DreamInterrupted)}
     assert set(faulty) <= interrupted
+    assert set() == interrupted - set(faulty)  # no healthy phase lost a race it should have rebased
     assert (len(started), len(started)) == (
         state.cycles_started,
         state.cycles_completed + state.cycles_interrupted,

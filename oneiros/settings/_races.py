@@ -22,12 +22,13 @@ class RaceSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     full jitter" (M. Brooker, *Exponential Backoff And Jitter*, AWS Architecture Blog, 2015): the
     n-th retry waits a uniform draw in ``[0, min(max_seconds, base_seconds * 2**n)]``, which spreads
     writers that collided apart instead of making them collide again in step. The bound is
-    measured: in tests/test_chaos_writers.py (six processes on one golem, two of them dreaming on
-    PostgreSQL) a host fact took up to 9 tries, since a dreaming phase appends every few
-    milliseconds; 32 tries leave a wide margin and wait about 1.5 s at most on average (2.9 s in all).
+    measured: in tests/test_chaos_writers.py (six processes on one golem on a loaded two-core
+    machine, a dreamer appending every few milliseconds with the offline generator) a host fact on
+    PostgreSQL took up to 10 tries, and up to 19 with ``ONEIROS_CHAOS_SCALE=4``; 64 tries leave a
+    wide margin, and wait about 3 s on average before giving up (6 s at most).
     """
 
-    attempts: int = 32
+    attempts: int = 64
     """Tries in all (the first and its retries) before the StreamConflict reaches the caller."""
     base_seconds: float = 0.005
     """Upper bound of the first retry's wait."""
