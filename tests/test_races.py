@@ -343,3 +343,45 @@ def test_golem_state_snapshot_of_old_format_is_not_trusted() -> None:
     fresh = Golems(store, deps=golems.deps)
     assert replay(store)["g"] == fresh.state("g")
     assert "Waking" == fresh.state("g").mode
+
+
+def test_a_phase_command_that_lost_to_another_phase_run_is_refused_not_repeated() -> None:
+    """Two runs of one phase: the one that lost its race to the other's ``advance`` gets
+    StreamConflict; it is not retried on the fresh state, so the cycle advances once."""
+
+    def duplicate(_n: int, events: Sequence[Event]) -> Event | None:
+        if any(isinstance(e, DreamPhase) and e.phase == "nrem" for e in events) and not ran:
+            ran.append(True)
+            store.rival.advance("g", budget_tokens=10)
+        return None
+
+    ran: list[bool] = []
+    store = _raced(duplicate)
+    golems = _sample(store)
+    golems.fall_asleep("g", "owner", budget_tokens=10, cycle_id="c1")
+    with pytest.raises(StreamConflict):
+        golems.advance("g", budget_tokens=10)
+    phases = [r.event.phase for r in golems.history("g") if isinstance(r.event, DreamPhase)]
+    assert ["hypnagogic_onset", "nrem"] == phases
+
+
+def test_an_interrupt_that_lost_to_the_end_of_its_cycle_does_not_hit_the_next() -> None:
+    """An interrupt read cycle c1; before it landed c1 ended and c2 began: it is refused, c2 runs on."""
+
+    def next_cycle(_n: int, events: Sequence[Event]) -> Event | None:
+        if any(isinstance(e, DreamInterrupted) for e in events) and not ran:
+            ran.append(True)
+            store.rival.interrupt("g", "owner", "first")
+            store.rival.fall_asleep("g", "owner", budget_tokens=10, cycle_id="c2")
+        return None
+
+    ran: list[bool] = []
+    store = _raced(next_cycle)
+    golems = _sample(store)
+    golems.fall_asleep("g", "owner", budget_tokens=10, cycle_id="c1")
+    with pytest.raises(IllegalCommand) as refused:
+        golems.interrupt("g", "owner", "late")
+    expected = "golem 'g' cannot 'interrupt' in state 'Dreaming_HypnagogicOnset': cycle 'c1' ended"
+    assert expected == str(refused.value)
+    state = golems.state("g")
+    assert ("Dreaming", "c2") == (state.mode, state.cycle_id)

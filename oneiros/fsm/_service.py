@@ -45,6 +45,8 @@ _GOLEM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _STATE_SNAPSHOT = "state"
 _STATE_FORMAT = 2  # 2: cycle counts carry generation calls, failures and staged entries
 Build = Callable[[GolemState], list[Event]]
+# A phase's commands: their events come from the state the phase ran on, never from a fresh read.
+_PHASE_TRIGGERS = frozenset({"record_output", "advance", "complete", "wake"})
 
 
 class Golems:
@@ -288,8 +290,17 @@ class Golems:
         )
 
     def interrupt(self, golem_id: str, source: InterruptSource, reason: str = "") -> list[Recorded]:
-        """Wake mid-dream; what the cycle produced so far stays in the log."""
-        return self._command(golem_id, "interrupt", _interruption(source, reason))
+        """Wake mid-dream; what the cycle produced so far stays in the log. A lost race is retried
+        while the same cycle is on; once it ended, the interrupt is refused (IllegalCommand)."""
+        cycle_id = self.state(golem_id).cycle_id
+        build = _interruption(source, reason)
+
+        def pinned(state: GolemState) -> list[Event]:
+            if state.cycle_id != cycle_id:
+                raise IllegalCommand(golem_id, state.machine_state, "interrupt", f"cycle {cycle_id!r} ended")
+            return build(state)
+
+        return self._command(golem_id, "interrupt", pinned)
 
     def end_cycle(self, golem_id: str, cycle_id: str, source: InterruptSource, reason: str = "") -> list[Recorded]:
         """Interrupt cycle ``cycle_id`` with ``reason``, retrying every lost version race until the
@@ -332,14 +343,15 @@ class Golems:
         cycle_id: str | None = None,
         known: GolemState | None = None,
     ) -> list[Recorded]:
-        if known is None and expected_version is None:
+        if known is None and expected_version is None and trigger not in _PHASE_TRIGGERS:
             # Built from the state read, so a lost race is retried on a fresh read while still legal.
             return retry_race(
                 lambda: self._attempt(self.state(golem_id), trigger, build, outputs, cycle_id), self.races, self.deps
             )
         # ``known`` is a state the caller holds as current (a phase keeps one as it appends): the
-        # stream is not read again. Its events were computed from that state, so a lost race is
-        # retried only over host facts, which leave the machine, the cycle and the outputs as they were.
+        # stream is not read again. Its events were computed from that state (a phase's outputs
+        # always are), so a lost race is retried only over host facts, which leave the machine, the
+        # cycle and the outputs as they were: a phase run twice never advances twice.
         state = known if known is not None else self.state(golem_id)
         if expected_version is not None and state.version != expected_version:
             raise StreamConflict(golem_id, expected_version)
