@@ -247,7 +247,7 @@ def test_a_phase_is_not_rebased_over_another_writers_cycle_events() -> None:
     interrupts = [r.event for r in golems.history("g") if isinstance(r.event, DreamInterrupted)]
     assert [("owner", "stop")] == [(e.source, e.reason) for e in interrupts]
     assert "Waking" == golems.state("g").mode
-    assert result.interrupted is not None
+    assert "interrupted by owner: stop" == result.interrupted
 
 
 class Failing:

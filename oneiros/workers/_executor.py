@@ -9,7 +9,14 @@ import msgspec
 from opentelemetry import trace
 
 from oneiros._errors import GolemNotFound, OneirosError
-from oneiros.events import DREAM_PHASES, BardoTrigger, DreamComplete, DreamPhaseName, DreamTrigger
+from oneiros.events import (
+    DREAM_PHASES,
+    BardoTrigger,
+    DreamComplete,
+    DreamInterrupted,
+    DreamPhaseName,
+    DreamTrigger,
+)
 from oneiros.fsm import Golems
 from oneiros.generators import Generator, OfflineGenerator
 from oneiros.settings import CycleSettings
@@ -118,6 +125,13 @@ class InProcessExecutor:
                 root.set_status(trace.Status(trace.StatusCode.ERROR, failure))
         return result
 
+    def _ended_by(self, golem_id: str, cycle_id: str, after_version: int) -> str | None:
+        for record in self.golems.store.read_stream(golem_id, after_version=after_version):
+            event = record.event
+            if isinstance(event, DreamInterrupted) and event.cycle_id == cycle_id:
+                return f"interrupted by {event.source}" + (f": {event.reason}" if event.reason else "")
+        return None
+
     def _run(
         self, golem_id: str, trigger: DreamTrigger, cycle_id: str | None, bardo_trigger: BardoTrigger | None
     ) -> CycleResult:
@@ -153,7 +167,9 @@ class InProcessExecutor:
                 if interrupted is not None:
                     span.set_status(trace.Status(trace.StatusCode.ERROR, interrupted))
                     # Lands whatever raced it (retried until it does), unless the cycle ended already.
-                    self.golems.end_cycle(golem_id, cycle, "failure", interrupted)
+                    if not self.golems.end_cycle(golem_id, cycle, "failure", interrupted):
+                        # Ended by another writer first (an owner's interrupt, death): say why it ended.
+                        interrupted = self._ended_by(golem_id, cycle, state.version) or interrupted
                     break
             outcomes.append(outcome)
             if self.on_phase is not None:
