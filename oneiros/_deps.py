@@ -10,16 +10,31 @@ import hashlib
 import itertools
 import random
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import msgspec
 
-__all__ = ["Clock", "Deps", "FixedClock", "IdSource", "SequentialIds", "SystemClock", "UuidIds", "rng_for"]
+__all__ = [
+    "Clock",
+    "Deps",
+    "Draw",
+    "FixedClock",
+    "IdSource",
+    "SequentialIds",
+    "Sleep",
+    "SystemClock",
+    "UuidIds",
+    "rng_for",
+]
 
 Clock = Callable[[], datetime]
 IdSource = Callable[[], str]
+Draw = Callable[[], float]
+"""A uniform draw in [0, 1)."""
+Sleep = Callable[[float], None]
 
 
 def SystemClock() -> datetime:  # noqa: N802 - reads as the type of clock it is
@@ -77,8 +92,11 @@ def rng_for(seed: int, *scope: str) -> random.Random:
 
 
 class Deps(msgspec.Struct, frozen=True, kw_only=True):
-    """The clock, id source and seed a runtime uses."""
+    """The clock, id source and seed a runtime uses, and the jitter and sleep of its retries."""
 
     clock: Clock = SystemClock
     ids: IdSource = UuidIds
     seed: int = 0
+    jitter: Draw = random.random
+    """Spreads retries of a lost version race apart; never feeds what a cycle produces (``seed`` does)."""
+    sleep: Sleep = time.sleep

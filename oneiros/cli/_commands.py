@@ -15,12 +15,18 @@ from oneiros.cli._projections import verify_projections
 from oneiros.cli._workers import phase_worker, queue_executor
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from redis import Redis
+
     from oneiros.config import OneirosConfig
     from oneiros.events import Episode, EventStore
     from oneiros.fsm import Golems
-    from oneiros.workers import CycleResult, GolemLogs, InProcessExecutor, PhaseReport
+    from oneiros.workers import CycleResult, GolemLogs, InProcessExecutor, PhaseReport, RqExecutor
 
 __all__ = ["register"]
+
+_QUEUE_CONNECT_TIMEOUT_S = 5.0
+"""How long ``dream --queue`` waits for Redis before saying it cannot reach it (not from the source
+documents: the same bound as a PostgreSQL store's default ``connect_timeout``)."""
 
 TierOpt = Annotated[
     str | None,
@@ -103,24 +109,34 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         chosen = None if effective.queue else load_generator(effective.cycle.generator, effective.cycle.seed or 0)
         configure_tracing(effective.tracing)
     with opened(effective.store_url, create=True) as event_store:
-        golems = Golems(event_store, deps=Deps(seed=effective.cycle.seed or 0), snapshots=effective.snapshots)
+        golems = Golems(
+            event_store,
+            deps=Deps(seed=effective.cycle.seed or 0),
+            snapshots=effective.snapshots,
+            races=effective.races,
+        )
         executor = None if effective.queue else InProcessExecutor(golems, chosen, effective.cycle)
+        queued = queue_executor(golems, effective) if effective.queue else None
+        if queued is not None:  # before anything is written: no golem, episode or DreamStart for nothing
+            _check_queue(queued.connection, effective.queue)
         recorded = _record(golems, golem_id, loaded, executor.logs if executor else GolemLogs.of(golems))
         if sample and not as_json:
             console.print(f"recorded the bundled sample episodes into {golem_id} ({sample_episodes_path()})")
-        if effective.queue:
-            _dream_on_queue(golems, golem_id, effective, recorded, wait=wait, as_json=as_json)
+        if queued is not None:
+            _dream_on_queue(queued, golem_id, effective, recorded, wait=wait, as_json=as_json)
             return
         assert executor is not None  # no queue: this process runs the cycle
         follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
         result = follow(golem_id)
         _print_result(result, recorded, event_store.url, as_json)
+        if result.empty:
+            raise typer.Exit(1)
 
 
 def _dream_on_queue(
-    golems: Golems, golem_id: str, effective: OneirosConfig, recorded: int, *, wait: bool, as_json: bool
+    executor: RqExecutor, golem_id: str, effective: OneirosConfig, recorded: int, *, wait: bool, as_json: bool
 ) -> None:
-    executor = queue_executor(golems, effective)
+    golems = executor.golems
     cycle_id = executor.start_cycle(golem_id)
     if not wait:
         executor.detach()
@@ -149,8 +165,27 @@ def _dream_on_queue(
 
     result = executor.wait(golem_id, cycle_id, timeout=None, on_phase=None if as_json else show)
     _print_result(result, recorded, golems.store.url, as_json)
-    if result.interrupted:
+    if result.interrupted or result.empty:
         raise typer.Exit(1)
+
+
+def _check_queue(connection: Redis, url: str) -> None:
+    """One line and exit 2 when the queue does not answer within its connect timeout (5 s unless the
+    URL's ``socket_connect_timeout`` says otherwise); the password is never shown."""
+    from redis.exceptions import RedisError
+
+    kwargs = connection.connection_pool.connection_kwargs
+    if kwargs.get("socket_connect_timeout") is None:
+        kwargs["socket_connect_timeout"] = _QUEUE_CONNECT_TIMEOUT_S
+    try:
+        connection.ping()
+    except RedisError as exc:
+        where = f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
+        if "path" in kwargs:
+            where = str(kwargs["path"])
+        reason = str(exc).replace(url, where)
+        err_console.print(f"[red]error:[/red] cannot reach the queue at redis {where}: {reason}")
+        raise typer.Exit(2) from None
 
 
 def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: bool) -> None:
@@ -164,8 +199,12 @@ def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: b
         "episodes_recorded": recorded,
         "complete": msgspec.to_builtins(result.complete) if result.complete else None,
         "interrupted": result.interrupted,
+        "empty": result.empty,
         "store": store_url,
     }
+    if result.empty:  # one line, on stderr, whatever the output format: the cycle failed
+        cycle = f"cycle {result.cycle_id} of {result.golem_id}"
+        err_console.print(f"[red]error:[/red] {cycle} produced nothing: {result.empty}")
     if as_json:
         emit_json(payload)
         return

@@ -116,7 +116,8 @@ def journal(
             table.add_row(
                 e.cycle_id,
                 e.golem_id,
-                e.status if e.status != "interrupted" else f"interrupted ({e.interrupted_by})",
+                (e.status if e.status != "interrupted" else f"interrupted ({e.interrupted_by})")
+                + (" [red]empty[/red]" if e.empty else ""),
                 str(len(e.phases)),
                 str(len(e.episodes_replayed)),
                 str(len(e.hypotheses)),

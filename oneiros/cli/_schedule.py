@@ -191,7 +191,12 @@ def run(
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda _signum, _frame: stop.set())
     with opened(effective.store_url, create=True) as event_store:
-        golems = Golems(event_store, deps=Deps(seed=effective.cycle.seed or 0), snapshots=effective.snapshots)
+        golems = Golems(
+            event_store,
+            deps=Deps(seed=effective.cycle.seed or 0),
+            snapshots=effective.snapshots,
+            races=effective.races,
+        )
         _ensure_golem(golems, golem_id, sample=sample, quiet=as_json)
         executor = _executor(golems, effective)
         daemon = Daemon(golems, golem_id, executor, schedule=effective.schedule, daemon=effective.daemon)

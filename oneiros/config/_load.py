@@ -37,6 +37,7 @@ from oneiros.settings import (
     CycleSettings,
     DaemonSettings,
     LogSettings,
+    RaceSettings,
     RqSettings,
     ScheduleSettings,
     ServerSettings,
@@ -85,6 +86,8 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
     """The staging buffer and its validation sweep, for every process that runs the projections."""
     snapshots: SnapshotSettings = SnapshotSettings()
     """How often folds of a golem's stream are snapshotted beside the log."""
+    races: RaceSettings = RaceSettings()
+    """How a command that lost its version race to another writer tries again."""
     rq: RqSettings = RqSettings()
     tracing: TracingSettings = TracingSettings()
     log: LogSettings = LogSettings()

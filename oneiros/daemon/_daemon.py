@@ -7,11 +7,11 @@ its own so the heartbeat keeps answering while the golem dreams: messages that a
 market threshold) or death cuts the dream between two appends. Whatever ends a cycle, the log
 ends it: completed, or interrupted with its outputs so far, never half-recorded.
 
-A phase appends at the stream version it started from, so anything else written to the golem's
-stream mid-phase would make the phase lose the race. What the host reports during a cycle (held
-messages, activity, requests) therefore waits in memory for the next safe point: between two
-phases (through the executor's ``on_phase`` hook, when it has one), after a wake interrupt, or
-when the cycle ends. A message held that way carries the time it arrived.
+What the host reports during a cycle (held messages, activity, requests, decisions) is appended
+at once: a phase whose append loses its race to such host facts only is rebased over them (see
+``oneiros.fsm._races``), so nothing waits in memory for the dream and a daemon crash loses
+nothing. Held messages are still *delivered* only on waking; their MessageHeld is in the log as
+soon as they arrive, with the time they arrived.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from typing import Literal
 
 import msgspec
 
-from oneiros._errors import StreamConflict
 from oneiros.daemon._micro import MicroState, embedder_for, micro_pass
 from oneiros.events import (
     ActivityKind,
@@ -33,7 +32,6 @@ from oneiros.events import (
     BehavioralPhaseChanged,
     DreamDecided,
     DreamDirected,
-    DreamPhaseName,
     Event,
     FatigueWarned,
     InterruptSource,
@@ -45,13 +43,12 @@ from oneiros.events import (
 from oneiros.fsm import Golems
 from oneiros.scheduling import Decision, ScheduleState, Signals, fold_schedule, should_dream
 from oneiros.settings import CycleSettings, DaemonSettings, ScheduleSettings
-from oneiros.workers import CycleResult, Executor, PhaseOutcome
+from oneiros.workers import CycleResult, Executor
 
 __all__ = ["SESSION_PREFIX", "Daemon", "Delivery", "Message", "interactive_history", "session_key"]
 
 _log = logging.getLogger("oneiros.daemon")
 SESSION_PREFIX = "dream:"
-_CONFLICT_RETRIES = 20
 Delivery = Literal["delivered", "held"]
 WakeSource = Literal["owner", "clade_alert", "market_threshold"]
 
@@ -112,8 +109,6 @@ class Daemon:
         self._deep = False
         self._paused_until: datetime | None = None
         self._stopped = threading.Event()
-        self._pending: list[Event] = []
-        self._chain_phase_hook()
 
     # -- what the host tells the daemon ------------------------------------------------------
 
@@ -179,7 +174,6 @@ class Daemon:
             if woke:
                 self._woken = True
                 self._deep = False
-                self._flush()
                 # Awake as far as the log goes: what was held goes out now, even if the cycle's
                 # thread is still returning from a generator call (its next append is refused).
                 self._release()
@@ -310,56 +304,23 @@ class Daemon:
                 self.micro.apply(record)
 
     def _retry(self, append: Callable[[], list[Recorded]]) -> list[Recorded]:
-        # A cycle thread appends to the same stream; a lost version race is retried on the new head.
-        for _ in range(_CONFLICT_RETRIES):
-            try:
-                records = append()
-            except StreamConflict:
-                continue
-            self._catch_up()
-            return records
-        raise StreamConflict(self.golem_id, self.state.version)
+        # Golems retries a lost version race itself (re-reading, while the command is legal).
+        records = append()
+        self._catch_up()
+        return records
 
     def _record(self, events: Sequence[Event]) -> list[Recorded]:
-        with self._lock:
-            thread = self._thread
-            if thread is not None and thread.is_alive() and not self._woken:
-                self._pending.extend(events)  # mid-phase: wait for the next safe point
-                return []
+        # Straight to the log, dreaming or not: a phase's append is rebased over host facts.
         return self._retry(lambda: self.golems.record(self.golem_id, events))
 
-    def _flush(self) -> None:
-        with self._lock:
-            pending, self._pending = self._pending, []
-        if pending:
-            self._retry(lambda: self.golems.record(self.golem_id, pending))
-
-    def _chain_phase_hook(self) -> None:
-        # Executors that report each finished phase (InProcessExecutor's on_phase) give the daemon a
-        # safe point between phases; others hold what arrives until the cycle ends.
-        if not hasattr(self.executor, "on_phase"):
-            return
-        previous = self.executor.on_phase
-
-        def on_phase(phase: DreamPhaseName, outcome: PhaseOutcome) -> None:
-            if previous is not None:
-                previous(phase, outcome)
-            self._flush()
-
-        self.executor.on_phase = on_phase
-
     def _interrupt(self, source: InterruptSource, reason: str) -> bool:
-        woke = False
-
-        def attempt() -> list[Recorded]:
-            nonlocal woke
-            if self._mode() != "Dreaming":
-                return []
-            records = self.golems.interrupt(self.golem_id, source, reason)
-            woke = True
-            return records
-
-        self._retry(attempt)
+        self._catch_up()
+        cycle_id = self.state.cycle_id if self.state.mode == "Dreaming" else None
+        if cycle_id is None:
+            return False
+        # Lands whatever the cycle's thread appends meanwhile, unless the cycle ends first.
+        woke = bool(self.golems.end_cycle(self.golem_id, cycle_id, source, reason))
+        self._catch_up()
         return woke
 
     def _record_decision(self, decision: Decision) -> None:
@@ -440,7 +401,6 @@ class Daemon:
         if thread is not None and thread.is_alive():
             return
         self._thread = None
-        self._flush()
         self._catch_up()
         if self._starting or self.state.mode == "Dreaming":
             return

@@ -35,6 +35,7 @@ from oneiros.events._content import (
 )
 from oneiros.events._history import export_history, import_history
 from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
+from oneiros.events._outcome import DreamEmpty, EmptyReason
 from oneiros.events._quarantine import EntryQuarantined, EpisodeTrust
 from oneiros.events._recall import RECALL_STREAM, MemoryRecalled, RecallHit, RecallKind
 from oneiros.events._schedule import (
@@ -152,6 +153,7 @@ __all__ = [
     "DreamCounterfactual",
     "DreamDecided",
     "DreamDirected",
+    "DreamEmpty",
     "DreamFragments",
     "DreamHypothesis",
     "DreamInsight",
@@ -167,6 +169,7 @@ __all__ = [
     "DreamStart",
     "DreamSuppressed",
     "DreamTrigger",
+    "EmptyReason",
     "EntryDisplaced",
     "EntryExpired",
     "EntryPromoted",

@@ -22,6 +22,7 @@ from uuid import UUID
 from eventsourcing.persistence import (
     ApplicationRecorder,
     IntegrityError,
+    InternalError,
     Notification,
     OperationalError,
     StoredEvent,
@@ -283,13 +284,15 @@ def _created(make: Callable[[], _R], attempts: int = 5) -> _R:
     Two races are known on a fresh database: eventsourcing checks for its tracking table, creates the
     tables, then inserts a migration row, so a process that checked before another created them
     inserts that row twice (IntegrityError); and SQLite's switch to WAL mode takes a lock that does
-    not wait ("database is locked"). Both leave the database whole, so a fresh attempt succeeds.
+    not wait ("database is locked"). PostgreSQL refuses one of two concurrent ``CREATE ... IF NOT
+    EXISTS`` ("tuple concurrently updated", an InternalError). All leave the database whole, so a
+    fresh attempt succeeds.
     """
     for attempt in range(1, attempts + 1):
         try:
             recorder = make()
             recorder.create_table()
-        except (IntegrityError, OperationalError, sqlite3.OperationalError):
+        except (IntegrityError, InternalError, OperationalError, sqlite3.OperationalError):
             if attempt == attempts:
                 raise
             time.sleep(0.02 * attempt)

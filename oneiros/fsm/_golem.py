@@ -15,6 +15,7 @@ from oneiros.events import (
     BehavioralPhase,
     DreamComplete,
     DreamCounterfactual,
+    DreamEmpty,
     DreamHypothesis,
     DreamInsight,
     DreamInterrupted,
@@ -23,9 +24,13 @@ from oneiros.events import (
     DreamPhaseName,
     DreamStaged,
     DreamStart,
+    DreamSuppressed,
+    EmptyReason,
     EpisodeDepotentiated,
     EpisodeRecorded,
     Event,
+    GenerationFailed,
+    GenerationRecorded,
     GolemCreated,
     Mode,
     ModeChanged,
@@ -47,9 +52,28 @@ class CycleCounts(msgspec.Struct, kw_only=True):
     heuristics_proposed: int = 0
     episodes_depotentiated: int = 0
     playbook_edits: int = 0
+    generation_calls: int = 0
+    """Generator calls settled (GenerationRecorded or GenerationFailed), reused ones once."""
+    failed_calls: int = 0
+    last_failure: str = ""
+    staged: int = 0
+    suppressed: bool = False
 
     def add(self, event: DreamOutput) -> None:
         """Count one dream output; outputs no figure of DreamComplete counts leave these as they are."""
+        match event:
+            case GenerationRecorded():
+                self.generation_calls += 1
+            case GenerationFailed(reason=reason):
+                self.generation_calls += 1
+                self.failed_calls += 1
+                self.last_failure = reason
+            case DreamSuppressed():
+                self.suppressed = True
+            case _:
+                pass
+        if isinstance(event, DreamStaged):
+            self.staged += 1
         match event:
             case ReplayBatch(episode_ticks=ticks):
                 self.replayed_ticks = self.replayed_ticks | frozenset(ticks)
@@ -77,6 +101,26 @@ class CycleCounts(msgspec.Struct, kw_only=True):
             playbook_edits=self.playbook_edits,
         )
 
+    def empty_event(self, cycle_id: str) -> DreamEmpty | None:
+        """The flag a cycle ending with these counts carries when it produced nothing: every
+        generator call failed, or nothing was staged. None for a cycle that produced something, and
+        for one suppressed on purpose (DreamSuppressed says why that one made nothing)."""
+        calls, failed = self.generation_calls, self.failed_calls
+        if self.suppressed:
+            return None
+        if calls and failed == calls:
+            last = f" (last: {self.last_failure})" if self.last_failure else ""
+            detail = f"every generator call failed: {failed} of {calls}{last}"
+            reason: EmptyReason = "all_calls_failed"
+        elif not self.staged:
+            detail = f"nothing was staged ({calls} generator calls, {failed} failed)"
+            reason = "nothing_staged"
+        else:
+            return None
+        return DreamEmpty(
+            cycle_id=cycle_id, reason=reason, detail=detail, generator_calls=calls, failed_calls=failed, staged=0
+        )
+
 
 class GolemState(msgspec.Struct, kw_only=True):
     """Everything the log says about one golem, as of ``position``."""
@@ -95,6 +139,8 @@ class GolemState(msgspec.Struct, kw_only=True):
     cycles_interrupted: int = 0
     last_cycle_id: str | None = None
     last_complete: DreamComplete | None = None
+    last_empty: DreamEmpty | None = None
+    """The flag of the last cycle that ended having produced nothing."""
     counts: CycleCounts = msgspec.field(default_factory=CycleCounts)
 
     @property
@@ -177,6 +223,11 @@ def _dream_complete(state: GolemState, event: Event) -> None:
     state.last_complete = event
 
 
+def _dream_empty(state: GolemState, event: Event) -> None:
+    assert isinstance(event, DreamEmpty)
+    state.last_empty = event
+
+
 def _dream_interrupted(state: GolemState, _event: Event) -> None:
     state.cycles_interrupted += 1
 
@@ -188,6 +239,7 @@ _HANDLERS: dict[type[Event], Callable[[GolemState, Event], None]] = {
     DreamStart: _dream_start,
     DreamPhase: _dream_phase,
     DreamComplete: _dream_complete,
+    DreamEmpty: _dream_empty,
     DreamInterrupted: _dream_interrupted,
 }
 

@@ -35,16 +35,18 @@ from oneiros.events import (
 from oneiros.fsm._golem import GolemState, fold
 from oneiros.fsm._machine import destination, next_phase
 from oneiros.fsm._observers import Observers
-from oneiros.settings import CycleSettings, SnapshotSettings
+from oneiros.fsm._races import is_host_fact, retry_race
+from oneiros.settings import CycleSettings, RaceSettings, SnapshotSettings
 
 __all__ = ["Golems", "replay"]
 
 # Ids end up in stream keys, file names and span attributes: keep them plain.
 _GOLEM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _STATE_SNAPSHOT = "state"
-_STATE_FORMAT = 1
-
-
+_STATE_FORMAT = 2  # 2: cycle counts carry generation calls, failures and staged entries
+Build = Callable[[GolemState], list[Event]]
+# A phase's commands: their events come from the state the phase ran on, never from a fresh read.
+_PHASE_TRIGGERS = frozenset({"record_output", "advance", "complete", "wake"})
 
 
 class Golems:
@@ -58,6 +60,7 @@ class Golems:
         observers: Observers | None = None,
         trace_context: Callable[[], dict[str, str]] | None = None,
         snapshots: SnapshotSettings | None = None,
+        races: RaceSettings | None = None,
     ) -> None:
         self.store = store
         self.deps = deps or Deps()
@@ -65,6 +68,8 @@ class Golems:
         # Gives the W3C trace context (``traceparent``) each appended event's metadata carries.
         self.trace_context = trace_context
         self.snapshot_settings = snapshots or SnapshotSettings.from_env()
+        # How a command that lost its version race tries again (see ``oneiros.fsm._races``).
+        self.races = races or RaceSettings.from_env()
         self.snapshots = open_snapshots(store)
         # The latest state seen of each golem, with its last event: the next read folds only what
         # came after it, once the log shows that very event where it was.
@@ -134,11 +139,15 @@ class Golems:
             raise InputError(
                 f"golem id {golem_id!r} must be 1-128 letters, digits, '-', '_' or '.', starting with a letter or digit"
             )
-        state = self._current(golem_id)
-        if state.exists:
-            raise GolemExists(golem_id)
-        self._commit(state, [GolemCreated(name=name, behavioral_phase=behavioral_phase)])
-        return state
+
+        def attempt() -> GolemState:
+            state = self._current(golem_id)
+            if state.exists:
+                raise GolemExists(golem_id)
+            self._commit(state, [GolemCreated(name=name, behavioral_phase=behavioral_phase)])
+            return state
+
+        return retry_race(attempt, self.races, self.deps)  # a creator that lost the race finds it exists
 
     def record_episodes(self, golem_id: str, episodes: Iterable[Episode]) -> list[Recorded]:
         """Record waking episodes, all or none: the store refuses the batch before writing anything if
@@ -190,8 +199,9 @@ class Golems:
 
     def record_outputs_on(self, state: GolemState, outputs: Sequence[Event]) -> list[Recorded]:
         """Like :meth:`record_outputs`, for a caller holding the golem's current ``state``: the stream
-        is not read again, and ``state`` moves by what was appended. The store still refuses the
-        append with StreamConflict if another writer took the version first."""
+        is not read again, and ``state`` moves by what was appended (and by the host facts it was
+        rebased over). StreamConflict still reaches the caller if another writer appended anything
+        but host facts first."""
         records = self._command(state.golem_id, "record_output", lambda _s: list(outputs), outputs=outputs, known=state)
         for record in records:
             state.apply(record)
@@ -257,27 +267,53 @@ class Golems:
         expected_version: int | None = None,
         known: GolemState | None = None,
     ) -> list[Recorded]:
-        """End the cycle from the return phase and go back to waking."""
+        """End the cycle from the return phase and go back to waking; a cycle that produced nothing
+        (every generator call failed, or nothing staged) ends flagged with DreamEmpty."""
+
+        def build(state: GolemState) -> list[Event]:
+            assert state.cycle_id is not None
+            counts = msgspec.structs.replace(state.counts)
+            for event in outputs:
+                if isinstance(event, DreamOutput):  # anything else is refused by _check_outputs
+                    counts.add(event)
+            empty = counts.empty_event(state.cycle_id)
+            woke = ModeChanged(from_mode="Dreaming", to_mode="Waking", reason="cycle complete")
+            return [*outputs, *([empty] if empty is not None else []), woke]
+
         return self._command(
             golem_id,
             "wake",
-            lambda _s: [*outputs, ModeChanged(from_mode="Dreaming", to_mode="Waking", reason="cycle complete")],
+            build,
             outputs=outputs,
             expected_version=expected_version,
             known=known,
         )
 
     def interrupt(self, golem_id: str, source: InterruptSource, reason: str = "") -> list[Recorded]:
-        """Wake mid-dream; what the cycle produced so far stays in the log."""
+        """Wake mid-dream; what the cycle produced so far stays in the log. A lost race is retried
+        while the same cycle is on; once it ended, the interrupt is refused (IllegalCommand)."""
+        cycle_id = self.state(golem_id).cycle_id
+        build = _interruption(source, reason)
 
-        def build(state: GolemState) -> list[Event]:
-            assert state.cycle_id is not None
-            return [
-                DreamInterrupted(cycle_id=state.cycle_id, source=source, reason=reason, phase=state.phase),
-                ModeChanged(from_mode="Dreaming", to_mode="Waking", reason=f"interrupt:{source}"),
-            ]
+        def pinned(state: GolemState) -> list[Event]:
+            if state.cycle_id != cycle_id:
+                raise IllegalCommand(golem_id, state.machine_state, "interrupt", f"cycle {cycle_id!r} ended")
+            return build(state)
 
-        return self._command(golem_id, "interrupt", build)
+        return self._command(golem_id, "interrupt", pinned)
+
+    def end_cycle(self, golem_id: str, cycle_id: str, source: InterruptSource, reason: str = "") -> list[Recorded]:
+        """Interrupt cycle ``cycle_id`` with ``reason``, retrying every lost version race until the
+        interrupt lands or the cycle has ended already (then nothing is appended). No bound on the
+        retries: each lost race means another writer's append landed, so the log moves on."""
+
+        def attempt() -> list[Recorded]:
+            state = self.state(golem_id)
+            if state.mode != "Dreaming" or state.cycle_id != cycle_id:
+                return []
+            return self._attempt(state, "interrupt", _interruption(source, reason), (), cycle_id)
+
+        return retry_race(attempt, self.races, self.deps, attempts=0)
 
     def die(self, golem_id: str, reason: str = "") -> list[Recorded]:
         """Move to Dying, for good. A dream in progress ends interrupted and keeps its outputs."""
@@ -300,20 +336,48 @@ class Golems:
         self,
         golem_id: str,
         trigger: str,
-        build: Callable[[GolemState], list[Event]],
+        build: Build,
         *,
         outputs: Sequence[Event] = (),
         expected_version: int | None = None,
         cycle_id: str | None = None,
         known: GolemState | None = None,
     ) -> list[Recorded]:
+        if known is None and expected_version is None and trigger not in _PHASE_TRIGGERS:
+            # Built from the state read, so a lost race is retried on a fresh read while still legal.
+            return retry_race(
+                lambda: self._attempt(self.state(golem_id), trigger, build, outputs, cycle_id), self.races, self.deps
+            )
         # ``known`` is a state the caller holds as current (a phase keeps one as it appends): the
-        # stream is not read again, and the append at its version still fails if it is stale.
+        # stream is not read again. Its events were computed from that state (a phase's outputs
+        # always are), so a lost race is retried only over host facts, which leave the machine, the
+        # cycle and the outputs as they were: a phase run twice never advances twice.
         state = known if known is not None else self.state(golem_id)
         if expected_version is not None and state.version != expected_version:
             raise StreamConflict(golem_id, expected_version)
+        rebases = 0
+        while True:
+            try:
+                return self._attempt(state, trigger, build, outputs, cycle_id)
+            except StreamConflict:
+                rebases += 1
+                if rebases >= self.races.attempts or not self._rebase(state):
+                    raise
+
+    def _rebase(self, state: GolemState) -> bool:
+        """Move ``state`` (in place) over the events appended since it, if they are all host facts."""
+        since = self.store.read_stream(state.golem_id, after_version=state.version)
+        if not since or not all(is_host_fact(record.event) for record in since):
+            return False
+        for record in since:
+            state.apply(record)
+        return True
+
+    def _attempt(
+        self, state: GolemState, trigger: str, build: Build, outputs: Sequence[Event], cycle_id: str | None
+    ) -> list[Recorded]:
         if destination(state.machine_state, trigger) is None:
-            raise IllegalCommand(golem_id, state.machine_state, trigger)
+            raise IllegalCommand(state.golem_id, state.machine_state, trigger)
         events = build(state)
         self._check_outputs(state, trigger, outputs)
         return self._commit(state, events, cycle_id=cycle_id or state.cycle_id)
@@ -360,6 +424,17 @@ class Golems:
         self.remember(after, records[-1])
         self.observers.dispatch(state, records)
         return records
+
+
+def _interruption(source: InterruptSource, reason: str) -> Build:
+    def build(state: GolemState) -> list[Event]:
+        assert state.cycle_id is not None
+        return [
+            DreamInterrupted(cycle_id=state.cycle_id, source=source, reason=reason, phase=state.phase),
+            ModeChanged(from_mode="Dreaming", to_mode="Waking", reason=f"interrupt:{source}"),
+        ]
+
+    return build
 
 
 def replay(

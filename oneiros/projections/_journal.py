@@ -19,6 +19,7 @@ from oneiros.events import (
     DREAM_PHASES,
     DreamComplete,
     DreamCounterfactual,
+    DreamEmpty,
     DreamFragments,
     DreamHypothesis,
     DreamInsight,
@@ -96,6 +97,8 @@ class JournalEntry(msgspec.Struct, kw_only=True):
     complete: DreamComplete | None = None
     bardo: DreamJournal | None = None
     """The integration phase's DreamJournalEntry fields, when it wrote one."""
+    empty: str | None = None
+    """Why the cycle produced nothing (its DreamEmpty's detail); such a cycle is no success."""
 
 
 def _quality(entry: JournalEntry, settings: JournalSettings) -> int:
@@ -123,6 +126,7 @@ class JournalProjection:
         GenerationRecorded,
         DreamComplete,
         DreamInterrupted,
+        DreamEmpty,
         DreamFragments,
         DreamJournalEntry,
         DreamQualityAssessed,
@@ -245,6 +249,11 @@ def _refuted(_p: JournalProjection, entry: JournalEntry, _r: Recorded, _event: E
     return True
 
 
+def _empty(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event: DreamEmpty) -> bool:
+    entry.empty = event.detail
+    return False
+
+
 _UPDATES: dict[type[Event], _Update] = {
     DreamPhase: _phase,
     ReplayBatch: _replay,
@@ -254,6 +263,7 @@ _UPDATES: dict[type[Event], _Update] = {
     GenerationRecorded: _generation,
     DreamComplete: JournalProjection._end,
     DreamInterrupted: JournalProjection._end,
+    DreamEmpty: _empty,
     DreamFragments: _fragments,
     DreamJournalEntry: _bardo,
     DreamQualityAssessed: _assessed,
@@ -282,6 +292,8 @@ def journal_markdown(entries: Iterable[JournalEntry]) -> str:
         if thread:
             lines += [f"*thread: {thread}*", ""]
         status = entry.status if entry.status != "interrupted" else f"interrupted by {entry.interrupted_by}"
+        if entry.empty:
+            status = f"{status}, EMPTY: {entry.empty}"
         lines.append(
             f"<!-- cycle {entry.cycle_id} · {status} · {entry.staged} staged · "
             f"{entry.tokens_in + entry.tokens_out} tokens · ${entry.cost_usd:.4f} · "

@@ -71,8 +71,9 @@ def start_cycle(store: EventStore, config: OneirosConfig, deps: Deps, golem_id: 
     result = InProcessExecutor(golems, generator, settings).run_cycle(golem_id)
     return out | {
         "cycle_id": result.cycle_id,
-        "status": "interrupted" if result.interrupted else "complete",
+        "status": "interrupted" if result.interrupted else "empty" if result.empty else "complete",
         "events_appended": result.events_appended,
         "complete": msgspec.to_builtins(result.complete) if result.complete else None,
         "interrupted": result.interrupted,
+        "empty": result.empty,
     }

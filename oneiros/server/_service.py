@@ -96,6 +96,7 @@ def run_row(e: JournalEntry) -> dict[str, Any]:
         "cost_usd": e.cost_usd,
         "quality": e.quality_pct / 100,
         "interrupted_by": e.interrupted_by,
+        "empty": e.empty,
     }
 
 

@@ -22,6 +22,7 @@ from oneiros.settings._cycle import (
 )
 from oneiros.settings._generator import GeneratorKind, GeneratorSettings, OpenAISettings
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
+from oneiros.settings._races import RaceSettings
 from oneiros.settings._runtime import DEFAULT_SPANS_PATH, LogSettings, RqSettings, SnapshotSettings, TracingSettings
 from oneiros.settings._scheduling import (
     BardoTriggerSettings,
@@ -111,6 +112,7 @@ __all__ = [
     "PreconditionSettings",
     "PromotionPolicy",
     "PromptSet",
+    "RaceSettings",
     "RecallPromotionSettings",
     "RecallWeights",
     "RemSettings",

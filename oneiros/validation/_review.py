@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from oneiros._deps import Deps
-from oneiros._errors import EntryNotFound, IllegalReview, InputError, StreamConflict
+from oneiros._errors import EntryNotFound, IllegalReview, InputError
 from oneiros.events import (
     FEEDBACK_STREAM,
     STAGING_STREAM,
@@ -31,8 +31,9 @@ from oneiros.events import (
     Verdict,
     side_stream,
 )
-from oneiros.fsm import Golems
+from oneiros.fsm import Golems, retry_race
 from oneiros.projections import StagedEntry, apply_staging_event
+from oneiros.settings import RaceSettings
 from oneiros.validation._sweep import review_status
 
 __all__ = ["Feedback", "OutcomeInput", "append_side", "episode_removals", "register_episode_removal"]
@@ -74,7 +75,7 @@ class OutcomeInput(msgspec.Struct, frozen=True, kw_only=True):
 class Feedback:
     """Records outcomes and review decisions, checked first so a bad one writes nothing."""
 
-    def __init__(self, store: EventStore, *, deps: Deps | None = None, retries: int = 5) -> None:
+    def __init__(self, store: EventStore, *, deps: Deps | None = None, retries: int | None = None) -> None:
         self.store = store
         self.deps = deps or Deps()
         self.retries = retries
@@ -177,21 +178,21 @@ class Feedback:
 
 
 def append_side(
-    store: EventStore, deps: Deps, golem_id: str, topic: str, events: Sequence[Event], *, retries: int = 5
+    store: EventStore, deps: Deps, golem_id: str, topic: str, events: Sequence[Event], *, retries: int | None = None
 ) -> list[Recorded]:
-    """Append ``events`` to the golem's ``topic`` side stream, retrying a lost version race."""
+    """Append ``events`` to the golem's ``topic`` side stream, retrying a lost version race (at most
+    ``retries`` tries, ``races.attempts`` by default, with ``oneiros.fsm.retry_race``'s jittered backoff)."""
     if not events:
         return []
     stream = side_stream(golem_id, topic)
-    for _attempt in range(retries):
+
+    def attempt() -> list[Recorded]:
         version = store.stream_version(stream)
         causation = deps.ids()
         items = [
             (EventMeta(time=deps.clock(), event_id=deps.ids(), golem_id=stream, causation_id=causation), e)
             for e in events
         ]
-        try:
-            return store.append(stream, version, items)
-        except StreamConflict:
-            continue
-    raise StreamConflict(stream, version)
+        return store.append(stream, version, items)
+
+    return retry_race(attempt, RaceSettings.from_env(), deps, attempts=retries)

@@ -9,7 +9,14 @@ import msgspec
 from opentelemetry import trace
 
 from oneiros._errors import GolemNotFound, OneirosError
-from oneiros.events import DREAM_PHASES, BardoTrigger, DreamComplete, DreamPhaseName, DreamTrigger
+from oneiros.events import (
+    DREAM_PHASES,
+    BardoTrigger,
+    DreamComplete,
+    DreamInterrupted,
+    DreamPhaseName,
+    DreamTrigger,
+)
 from oneiros.fsm import Golems
 from oneiros.generators import Generator, OfflineGenerator
 from oneiros.settings import CycleSettings
@@ -38,6 +45,9 @@ class CycleResult(msgspec.Struct, frozen=True, kw_only=True):
     complete: DreamComplete | None
     interrupted: str | None = None
     """Why the cycle ended early, or None if it completed."""
+    empty: str | None = None
+    """Why the cycle produced nothing (its DreamEmpty's detail), or None if it produced something.
+    A cycle that ended empty is not a success, whether or not it completed."""
     phases: tuple[PhaseOutcome, ...] = ()
 
 
@@ -60,6 +70,7 @@ def traced_golems(golems: Golems) -> Golems:
         deps=golems.deps,
         observers=golems.observers,
         snapshots=golems.snapshot_settings,
+        races=golems.races,
         trace_context=current_trace_context,
     )
 
@@ -106,12 +117,20 @@ class InProcessExecutor:
             root.set_attributes(
                 {
                     "oneiros.cycle_id": result.cycle_id,
-                    "oneiros.outcome": "interrupted" if result.interrupted else "complete",
+                    "oneiros.outcome": "interrupted" if result.interrupted else "empty" if result.empty else "complete",
                 }
             )
-            if result.interrupted:
-                root.set_status(trace.Status(trace.StatusCode.ERROR, result.interrupted))
+            failure = result.interrupted or result.empty
+            if failure:
+                root.set_status(trace.Status(trace.StatusCode.ERROR, failure))
         return result
+
+    def _ended_by(self, golem_id: str, cycle_id: str, after_version: int) -> str | None:
+        for record in self.golems.store.read_stream(golem_id, after_version=after_version):
+            event = record.event
+            if isinstance(event, DreamInterrupted) and event.cycle_id == cycle_id:
+                return f"interrupted by {event.source}" + (f": {event.reason}" if event.reason else "")
+        return None
 
     def _run(
         self, golem_id: str, trigger: DreamTrigger, cycle_id: str | None, bardo_trigger: BardoTrigger | None
@@ -147,19 +166,23 @@ class InProcessExecutor:
                     interrupted = f"{phase} failed: {type(exc).__name__}: {exc}"
                 if interrupted is not None:
                     span.set_status(trace.Status(trace.StatusCode.ERROR, interrupted))
-                    if self.golems.state(golem_id).mode == "Dreaming":
-                        self.golems.interrupt(golem_id, "failure", interrupted)
+                    # Lands whatever raced it (retried until it does), unless the cycle ended already.
+                    if not self.golems.end_cycle(golem_id, cycle, "failure", interrupted):
+                        # Ended by another writer first (an owner's interrupt, death): say why it ended.
+                        interrupted = self._ended_by(golem_id, cycle, state.version) or interrupted
                     break
             outcomes.append(outcome)
             if self.on_phase is not None:
                 self.on_phase(phase, outcome)
         final = self.golems.state(golem_id)
         complete = final.last_complete if final.last_complete and final.last_complete.cycle_id == cycle else None
+        empty = final.last_empty.detail if final.last_empty and final.last_empty.cycle_id == cycle else None
         return CycleResult(
             cycle_id=cycle,
             golem_id=golem_id,
             events_appended=self.golems.store.head() - head_before,
             complete=complete,
             interrupted=interrupted,
+            empty=empty,
             phases=tuple(outcomes),
         )

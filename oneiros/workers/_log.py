@@ -38,7 +38,9 @@ from oneiros.workers._budget import Ledger
 __all__ = ["GolemLog", "GolemLogs"]
 
 _KIND = "cycle-reader"
-_FORMAT = 2  # 2: the ledger keeps held reservations and settled spend apart (orphans are released)
+# 2: the ledger keeps held reservations and settled spend apart (orphans are released);
+# 3: the state's cycle counts carry generation calls, failures and staged entries.
+_FORMAT = 3
 
 
 class _Body(msgspec.Struct, frozen=True, kw_only=True):

@@ -41,6 +41,7 @@ from rq.worker_registration import clean_worker_registry
 from oneiros._errors import OneirosError, StreamConflict
 from oneiros.events import (
     DreamComplete,
+    DreamEmpty,
     DreamInterrupted,
     DreamPhaseName,
 )
@@ -431,10 +432,12 @@ def cycle_result(golems: Golems, golem_id: str, cycle_id: str, *, after_version:
     records = [r for r in stream if r.meta.cycle_id == cycle_id]
     complete = next((r.event for r in records if isinstance(r.event, DreamComplete)), None)
     interrupted = next((r.event for r in records if isinstance(r.event, DreamInterrupted)), None)
+    empty = next((r.event for r in records if isinstance(r.event, DreamEmpty)), None)
     return CycleResult(
         cycle_id=cycle_id,
         golem_id=golem_id,
         events_appended=len(records),
         complete=complete,
         interrupted=(interrupted.reason or interrupted.source) if interrupted is not None else None,
+        empty=empty.detail if empty is not None else None,
     )
