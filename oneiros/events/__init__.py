@@ -33,6 +33,7 @@ from oneiros.events._content import (
     WakeUpSummary,
     WakingResidue,
 )
+from oneiros.events._health import ALARM_KINDS, HEALTH_STREAM, AlarmKind, HealthAlarmCleared, HealthAlarmRaised
 from oneiros.events._history import export_history, import_history
 from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
 from oneiros.events._recall import RECALL_STREAM, MemoryRecalled, RecallHit, RecallKind
@@ -125,15 +126,18 @@ from oneiros.events._types import (
 from oneiros.events._urls import PostgresURL, parse_postgres_url
 
 __all__ = [
+    "ALARM_KINDS",
     "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DEFAULT_STORE_URL",
     "DREAM_PHASES",
     "FEEDBACK_STREAM",
+    "HEALTH_STREAM",
     "RECALL_STREAM",
     "STAGED_KINDS",
     "STAGING_STREAM",
     "ActivityKind",
+    "AlarmKind",
     "ActivityRecorded",
     "BardoPhase",
     "BardoTrigger",
@@ -184,6 +188,8 @@ __all__ = [
     "GenerationFailed",
     "GenerationRecorded",
     "GolemCreated",
+    "HealthAlarmCleared",
+    "HealthAlarmRaised",
     "HypnagogicPrediction",
     "InsightStrengthened",
     "IntegrationSummary",

@@ -7,6 +7,7 @@ them on waking outcomes (Bardo 001_*); :class:`Feedback` records outcomes, revie
 (the ``staging`` projection, the journal, the sinks) are in :mod:`oneiros.projections`.
 """
 
+from oneiros.validation._health import GolemHealth, HealthProcess, HealthReport, health_metrics, health_report
 from oneiros.validation._recalls import record_recall
 from oneiros.validation._review import Feedback, OutcomeInput, episode_removals, register_episode_removal
 from oneiros.validation._service import follow, update
@@ -16,12 +17,17 @@ from oneiros.validation._sweep import REVIEW_MOVES, StagingProcess, matches, rev
 __all__ = [
     "REVIEW_MOVES",
     "Feedback",
+    "GolemHealth",
+    "HealthProcess",
+    "HealthReport",
     "OutcomeInput",
     "StagedOutput",
     "StagingProcess",
     "StagingSettings",
     "episode_removals",
     "follow",
+    "health_metrics",
+    "health_report",
     "matches",
     "record_recall",
     "register_episode_removal",

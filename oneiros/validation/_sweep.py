@@ -14,14 +14,10 @@ the log up to its tracking position and carries on from there.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from oneiros._errors import ProjectionConflict, StreamConflict
 from oneiros.events import (
     STAGING_STREAM,
-    Checkpoint,
     ConfidenceChanged,
     CycleEvent,
     DreamOutput,
@@ -37,7 +33,6 @@ from oneiros.events import (
     Episode,
     EpisodeRecorded,
     Event,
-    EventMeta,
     EventStore,
     GenerationRecorded,
     Lineage,
@@ -46,11 +41,10 @@ from oneiros.events import (
     ReviewDecided,
     ReviewDecision,
     StagingStatus,
-    StreamAppend,
     event_subtypes,
-    side_stream,
 )
 from oneiros.projections import STAGING_EVENTS, RunnerSettings, StagedEntry, apply_staging_event
+from oneiros.validation._process import DecidingProcess
 from oneiros.validation._staged import (
     StagedOutput,
     StagingSettings,
@@ -127,10 +121,11 @@ class GolemBook:
         return quoted[-1] if quoted else None
 
 
-class StagingProcess:
+class StagingProcess(DecidingProcess):
     """Decides the staging buffer's events. Run one per store; a second one conflicts and reloads."""
 
     name = PROCESS_NAME
+    topic = STAGING_STREAM
 
     def __init__(
         self,
@@ -139,12 +134,9 @@ class StagingProcess:
         *,
         runner: RunnerSettings | None = None,
     ) -> None:
-        self.store = store
+        super().__init__(store, runner)
         self.settings = settings or StagingSettings()
-        self.runner = runner or RunnerSettings()
         self.books: dict[str, GolemBook] = {}
-        self.position = 0
-        self._loaded = False
 
     # -- inputs --------------------------------------------------------------------------------
 
@@ -168,18 +160,14 @@ class StagingProcess:
 
     # -- loading ---------------------------------------------------------------------------------
 
-    def load(self) -> int:
-        """Rebuild memory from the log: observed inputs up to the tracked position, and every
-        decision (all of which answer inputs at or before it)."""
+    def rebuild(self, tracked: int) -> None:
+        """Observed inputs up to the tracked position, and every decision (all of which answer
+        inputs at or before it)."""
         self.books = {}
-        tracked = self.store.backend.recorder.max_tracking_id(self.name) or 0
         for record in self.store.read_all(until=tracked, types=self.input_types()):
-            self._observe(record)
+            self.observe(record)
         for record in self.store.read_all(types=STAGING_EVENTS):
             self._apply(record.event.golem_id, record)  # type: ignore[attr-defined]
-        self.position = tracked
-        self._loaded = True
-        return tracked
 
     def _apply(self, golem_id: str, record: Recorded) -> None:
         book = self.book(golem_id)
@@ -189,102 +177,17 @@ class StagingProcess:
             book.entries[entry_id] = entry
         book.version = max(book.version, record.version)
 
-    # -- running ---------------------------------------------------------------------------------
-
-    def low_position(self) -> int:
-        if not self._loaded:
-            self.load()
-        return self.position
-
-    def catch_up(self, until: int | None = None) -> int:
-        """Decide on every input up to the head (or ``until``); returns the tracked position."""
-        if not self._loaded:
-            self.load()
-        head = self.store.head()
-        target = head if until is None else min(until, head)
-        if target <= self.position:
-            return self.position
-        self._run(self.store.read_all(after=self.position, until=target, types=self.input_types()), target)
-        return self.position
-
-    def take(self, batch: Sequence[Recorded]) -> None:
-        """Decide on the inputs among a stretch of the log a subscription delivered."""
-        try:
-            if not self._loaded:
-                self.load()
-            first, last = batch[0].position, batch[-1].position
-            if self.position >= last:
-                return
-            if self.position < first - 1:
-                self.catch_up(until=first - 1)
-            types = frozenset(self.input_types())
-            start = self.position
-            self._run((r for r in batch if r.position > start and type(r.event) in types), last)
-        except ProjectionConflict:
-            # Another process decided first: carry on from what it recorded, or, if it is still
-            # racing this one, leave the stretch to it; the next batch fills any gap from the log.
-            with contextlib.suppress(ProjectionConflict):
-                self.catch_up()
-
-    def _run(self, inputs: Iterable[Recorded], target: int) -> None:
-        pending: list[tuple[str, int, EventMeta, Event]] = []
-        try:
-            for record in inputs:
-                self._observe(record)
-                for event in self._decide(record):
-                    pending.append(self._record_new(event, record))
-                if len(pending) >= self.runner.batch_events:
-                    self._write(pending, record.position)
-                    pending = []
-            self._write(pending, target)
-        except BaseException:
-            # Memory may hold decisions that were never written; rebuild it from the log.
-            self._loaded = False
-            raise
-
-    def _record_new(self, event: Event, cause: Recorded) -> tuple[str, int, EventMeta, Event]:
-        """Apply a fresh decision to memory; it goes to the golem's staging stream at the version
-        returned."""
-        golem_id: str = event.golem_id  # type: ignore[attr-defined]
+    def next_version(self, golem_id: str) -> int:
         book = self.book(golem_id)
         book.version += 1
-        meta = self._meta(event, cause)
-        self._apply(golem_id, Recorded(cause.position, book.version, meta, event))
-        return meta.golem_id, book.version, meta, event
+        return book.version
 
-    def _meta(self, event: Event, cause: Recorded) -> EventMeta:
-        golem_id: str = event.golem_id  # type: ignore[attr-defined]
-        cycle = getattr(event, "cycle_id", None) or getattr(getattr(event, "lineage", None), "cycle_id", None)
-        # Derived from the cause, so the decision's id is the same however often it is decided.
-        event_id = f"{cause.meta.event_id}/{type(event).type_name}/{getattr(event, 'entry_id', '')}"
-        return EventMeta(
-            time=cause.meta.time,
-            event_id=event_id,
-            golem_id=side_stream(golem_id, STAGING_STREAM),
-            cycle_id=cycle,
-            causation_id=cause.meta.event_id,
-            correlation_id=cause.meta.correlation_id or cycle,
-        )
-
-    def _write(self, pending: Sequence[tuple[str, int, EventMeta, Event]], position: int) -> None:
-        if not pending and position <= self.position:
-            return
-        appends: dict[str, tuple[int, list[tuple[EventMeta, Event]]]] = {}
-        for stream, version, meta, event in pending:
-            appends.setdefault(stream, (version - 1, []))[1].append((meta, event))
-        batch = [StreamAppend(stream, expected, items) for stream, (expected, items) in appends.items()]
-        try:
-            # A second process that decided the same stretch first makes this a ProjectionConflict.
-            self.store.append_streams(batch, checkpoint=Checkpoint(self.name, self.position, position))
-        except StreamConflict:
-            raise ProjectionConflict(
-                self.name, self.position, self.store.backend.recorder.max_tracking_id(self.name)
-            ) from None
-        self.position = position
+    def remember(self, golem_id: str, record: Recorded) -> None:
+        self._apply(golem_id, record)
 
     # -- observing and deciding -----------------------------------------------------------------
 
-    def _observe(self, record: Recorded) -> None:
+    def observe(self, record: Recorded) -> None:
         event = record.event
         golem_id = getattr(event, "golem_id", None) or record.meta.golem_id
         book = self.book(golem_id)
@@ -302,7 +205,7 @@ class StagingProcess:
         if book.phase is not None and isinstance(event, CycleEvent) and event.cycle_id == book.cycle_id:
             book.phase_of.setdefault(event.type_name, book.phase)
 
-    def _decide(self, record: Recorded) -> list[Event]:
+    def decide(self, record: Recorded) -> list[Event]:
         event = record.event
         spec = staged_outputs().get(type(event))
         golem_id = getattr(event, "golem_id", None) or record.meta.golem_id
@@ -377,7 +280,7 @@ class StagingProcess:
         s = self.settings
         out: list[Event] = []
         for entry in sorted(book.active(), key=_staged_order):
-            # Entries past their time expire in this same step (see _decide) and are not validated.
+            # Entries past their time expire in this same step (see decide) and are not validated.
             expired = s.expire_after_ticks is not None and book.tick - entry.staged_tick >= s.expire_after_ticks
             if expired or entry.kind in s.review_only_kinds:
                 continue
