@@ -91,5 +91,76 @@ def _print_health(rows: list[dict[str, Any]]) -> None:
             console.print(line, markup=False, soft_wrap=True)
 
 
+def lineage(
+    entry: Annotated[str, typer.Argument(help="The staged entry's id, or a unique prefix of it.")],
+    golem: Annotated[str | None, typer.Option("--golem", help="Only this golem's entries.")] = None,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Where a staged entry came from, exactly: its source episodes, the output and the generator
+    call (call key and request hash) it came from, the prompt template and its version, the model,
+    tokens and cost, and each outcome or review that moved its confidence."""
+    import msgspec
+
+    from oneiros.projections import entry_lineage
+
+    with opened(store) as event_store:
+        _settle(event_store, config)
+        found = entry_lineage(event_store, entry, golem)
+    if as_json:
+        emit_json(msgspec.to_builtins(found))
+        return
+    console.print(lineage_tree(found))
+
+
+def lineage_tree(found: Any) -> Any:
+    """The lineage as a rich Tree: entry, then where it came from, then what moved it."""
+    from rich.tree import Tree
+
+    pct = f"{found.staged_confidence_pct}% → {found.confidence_pct}%"
+    root = Tree(f"[bold]{escape(found.entry_id)}[/bold] {found.kind} · {pct} · golem {escape(found.golem_id)}")
+    root.add(escape(found.text))
+    made = root.add(f"made in cycle {escape(found.cycle_id)}, phase {found.phase or '-'}")
+    made.add(f"output {escape(found.output_event_id)} at position {found.output_position}")
+    sources = made.add(f"source episodes ({len(found.source_episodes)})")
+    for episode in found.source_episodes:
+        sources.add(f"tick {episode.tick}: {escape(episode.summary)}")
+    g = found.generation
+    if g is None:
+        made.add("no generator call (an output made without the model)")
+    else:
+        how = "by call key" if found.exact else "by prompt and model (recorded before call keys)"
+        call = made.add(f"generation [bold]{escape(g.call_key)}[/bold] at position {g.position}, found {how}")
+        call.add(f"request hash {escape(g.request_hash or '-')}")
+        call.add(f"model {escape(g.model)} (asked for {escape(g.requested_model or '-')}), temperature {g.temperature}")
+        call.add(f"tokens {g.tokens_in} in + {g.tokens_out} out, ${g.cost_usd:.6f}")
+        t = found.prompt_template
+        if t is not None:
+            kind = "override" if t.overridden else "default"
+            call.add(f"prompt template {t.task} version {t.version} ({kind})")
+    moved = root.add(f"moves ({len(found.moves)})")
+    for m in found.moves:
+        moved.add(escape(_move_line(m)))
+    return root
+
+
+def _move_line(m: Any) -> str:
+    if m.kind == "outcome":
+        what = m.outcome or {}
+        return (
+            f"@{m.position} outcome {m.verdict}: {m.before_pct}% → {m.after_pct}%"
+            f" (tick {what.get('tick', '?')}: {what.get('summary', '')})"
+        )
+    if m.kind == "review":
+        return f"@{m.position} review {m.decision} by {m.who} → {m.status}: {m.why}"
+    if m.kind == "promoted":
+        return f"@{m.position} promoted at {m.after_pct}% by {m.who}: {m.why}"
+    if m.kind == "refuted":
+        return f"@{m.position} refuted at {m.after_pct}%"
+    return f"@{m.position} {m.kind}: {m.why}"
+
+
 def register(app: typer.Typer) -> None:
     app.command()(health)
+    app.command()(lineage)

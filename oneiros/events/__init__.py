@@ -35,6 +35,7 @@ from oneiros.events._content import (
 )
 from oneiros.events._health import ALARM_KINDS, HEALTH_STREAM, AlarmKind, HealthAlarmCleared, HealthAlarmRaised
 from oneiros.events._history import export_history, import_history
+from oneiros.events._lineage import OutputSource, OutputsSourced, output_digest
 from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
 from oneiros.events._recall import RECALL_STREAM, MemoryRecalled, RecallHit, RecallKind
 from oneiros.events._schedule import (
@@ -137,8 +138,8 @@ __all__ = [
     "STAGED_KINDS",
     "STAGING_STREAM",
     "ActivityKind",
-    "AlarmKind",
     "ActivityRecorded",
+    "AlarmKind",
     "BardoPhase",
     "BardoTrigger",
     "BehavioralPhase",
@@ -206,6 +207,8 @@ __all__ = [
     "NremSummary",
     "Outcome",
     "OutcomeRecorded",
+    "OutputSource",
+    "OutputsSourced",
     "PostgresURL",
     "RecallHit",
     "RecallKind",
@@ -241,6 +244,7 @@ __all__ = [
     "import_history",
     "open_snapshots",
     "open_store",
+    "output_digest",
     "parse_postgres_url",
     "read_from_snapshot",
     "read_stream_paged",

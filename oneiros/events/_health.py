@@ -24,7 +24,13 @@ entry promoted; ``hit_rate``: the share of confirming outcomes among the latest 
 fell below its floor; ``cost_without_yield``: dollars spent since the last promotion;
 ``budget_overrun``: the cycle just ended had a response claim more than it reserved."""
 
-ALARM_KINDS: tuple[AlarmKind, ...] = ("empty_cycles", "no_promotion", "hit_rate", "cost_without_yield", "budget_overrun")
+ALARM_KINDS: tuple[AlarmKind, ...] = (
+    "empty_cycles",
+    "no_promotion",
+    "hit_rate",
+    "cost_without_yield",
+    "budget_overrun",
+)
 
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 

@@ -203,7 +203,7 @@ class HealthProcess(DecidingProcess):
             else f"cycle {cycle} staged {h.staged} entries"
         )
         overrun = (
-            f"{h.overruns} responses in cycle {cycle} claimed more than they reserved"
+            f"{h.overruns} response{'s' if h.overruns != 1 else ''} in cycle {cycle} claimed more than reserved"
             if h.overruns
             else f"cycle {cycle} ran without an overrun"
         )

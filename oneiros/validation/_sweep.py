@@ -37,6 +37,7 @@ from oneiros.events import (
     GenerationRecorded,
     Lineage,
     OutcomeRecorded,
+    OutputsSourced,
     Recorded,
     ReviewDecided,
     ReviewDecision,
@@ -104,12 +105,25 @@ class GolemBook:
     cycle_id: str | None = None
     phase: DreamPhaseName | None = None
     generations: dict[str, GenerationRecorded] = field(default_factory=dict)
-    """The current cycle's generations by response text, for lineage."""
+    """The current cycle's generations by response text, for the lineage of cycles recorded
+    before outputs named their calls."""
+    by_key: dict[str, GenerationRecorded] = field(default_factory=dict)
+    """The current cycle's generations by call key: lineage's exact link."""
+    sourced: bool = False
+    """Whether the current cycle's engines named the call behind each output (``OutputsSourced``)."""
     phase_of: dict[str, DreamPhaseName] = field(default_factory=dict)
     """The phase in which each output type first appeared in the current cycle, for lineage."""
 
     def active(self) -> list[StagedEntry]:
         return [e for e in self.entries.values() if e.active]
+
+    def generation_of(self, event: Event, text: str) -> GenerationRecorded | None:
+        """The generation a staged output came from: by the call key it names, exactly; in a cycle
+        recorded before outputs named their calls, by its text."""
+        if self.sourced:
+            key = str(getattr(event, "call_key", "") or "")
+            return self.by_key.get(key) if key else None
+        return self.generation_for(text)
 
     def generation_for(self, text: str) -> GenerationRecorded | None:
         """The current cycle's generation an output's text came from: the same text, or failing
@@ -198,10 +212,14 @@ class StagingProcess(DecidingProcess):
             book.tick = max(book.tick, event.tick)
         elif isinstance(event, DreamStart):
             book.cycle_id, book.phase, book.generations, book.phase_of = event.cycle_id, None, {}, {}
+            book.by_key, book.sourced = {}, False
         elif isinstance(event, DreamPhase):
             book.phase = event.phase
         elif isinstance(event, GenerationRecorded):
             book.generations[event.text] = event
+            book.by_key[event.call_key] = event
+        elif isinstance(event, OutputsSourced) and event.cycle_id == book.cycle_id:
+            book.sourced = True
         if book.phase is not None and isinstance(event, CycleEvent) and event.cycle_id == book.cycle_id:
             book.phase_of.setdefault(event.type_name, book.phase)
 
@@ -223,7 +241,7 @@ class StagingProcess(DecidingProcess):
     def _stage(self, book: GolemBook, record: Recorded, spec: StagedOutput) -> list[Event]:
         event = record.event
         text = spec.text(event)
-        generation = book.generation_for(text)
+        generation = book.generation_of(event, text)
         # The output type the dream classified (DreamStaged.source), for the phase that made it.
         source = str(getattr(event, "source", "") or type(event).type_name)
         cycle_id = getattr(event, "cycle_id", None) or record.meta.cycle_id or ""
@@ -245,6 +263,8 @@ class StagingProcess(DecidingProcess):
                 source_episode_ticks=spec.source_ticks(event),
                 prompt=generation.prompt if generation is not None else "",
                 model=generation.model if generation is not None else "",
+                call_key=generation.call_key if generation is not None else "",
+                request_hash=generation.request_hash if generation is not None else "",
             ),
             tick=book.tick,
         )
