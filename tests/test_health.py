@@ -131,7 +131,7 @@ def test_alarms_are_recorded_exactly_once_across_a_crash_and_restart(tmp_path: P
     url = f"sqlite:///{tmp_path}/events.db"
     settings = HealthSettings(empty_cycles=1, no_promotion_cycles=1, cost_without_yield_usd=None)
     store = open_store(url)
-    golems, cycles = _offline_golem(store, cycles=3)
+    _golems, cycles = _offline_golem(store, cycles=3)
     StagingProcess(store).catch_up()
     writes = 0
     original = store.append_streams

@@ -54,13 +54,19 @@ def test_lineage_names_the_exact_generation_and_each_outcome_that_moved_the_entr
     assert isinstance(staged, DreamStaged)
     # The call the engine named for the staged output's source, by the source output's own digest.
     named = {
-        s.digest: s.call_key for r in store.read_all(types=[OutputsSourced]) for s in r.event.sources  # type: ignore[attr-defined]
+        s.digest: s.call_key
+        for r in store.read_all(types=[OutputsSourced])
+        for s in r.event.sources  # type: ignore[attr-defined]
     }
     sources = [r.event for r in store.read_all() if output_digest(r.event) in named]
-    source = next(e for e in sources if type(e).type_name == staged.source and named[output_digest(e)] == staged.call_key)
+    source = next(
+        e for e in sources if type(e).type_name == staged.source and named[output_digest(e)] == staged.call_key
+    )
     assert staged.call_key == named[output_digest(source)]
     generations = [
-        (r.position, r.event) for r in store.read_all(types=[GenerationRecorded]) if r.event.call_key == staged.call_key  # type: ignore[attr-defined]
+        (r.position, r.event)
+        for r in store.read_all(types=[GenerationRecorded])
+        if r.event.call_key == staged.call_key  # type: ignore[attr-defined]
     ]
     [(position, generation)] = generations
     assert isinstance(generation, GenerationRecorded)
@@ -153,6 +159,6 @@ def test_oneiros_lineage_prints_the_tree_and_json(tmp_path: Path) -> None:
     assert recorded[found["generation"]["call_key"]] == found["generation"]["request_hash"]
     tree = subprocess.run([*run, "lineage", entry], cwd=tmp_path, check=True, capture_output=True, text=True)
     assert found["generation"]["call_key"] in tree.stdout.replace("\n", "").replace(" ", "").replace("│", "")
-    bad = subprocess.run([*run, "lineage", "nope"], cwd=tmp_path, capture_output=True, text=True)
+    bad = subprocess.run([*run, "lineage", "nope"], check=False, cwd=tmp_path, capture_output=True, text=True)
     assert (2, "error: no staged entry 'nope'\n", "") == (bad.returncode, bad.stderr, bad.stdout)
     assert msgspec.json.decode(out.stdout)["entry_id"] == entry

@@ -112,6 +112,7 @@ PUBLIC = {
     ],
     "oneiros.daemon": [
         "Daemon", "Delivery", "Message", "SESSION_PREFIX", "interactive_history", "session_key",
+        "ABReport", "Arm", "ArmReport", "TimelineStep", "load_timeline", "run_ab", "run_arm",
     ],
     "oneiros.server": [
         "ActivityIn", "BARDO_EVENTS", "CycleIn", "EpisodesIn", "ErrorBody", "ErrorDetail", "FeedbackIn",

@@ -4,13 +4,15 @@ timeline)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
+from oneiros._errors import InputError
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, one_line_errors, opened
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
@@ -161,6 +163,90 @@ def _move_line(m: Any) -> str:
     return f"@{m.position} {m.kind}: {m.why}"
 
 
+ArmOpt = Annotated[str | None, typer.Option(help="An oneiros.toml for the arm, or 'off' for no dreaming.")]
+
+
+def _arm(name: str, spec: str | None, default: str, recordings: Path | None) -> Any:
+    from oneiros.config import load_config
+    from oneiros.daemon import Arm
+
+    chosen = spec if spec is not None else default
+    if chosen == "off":
+        return Arm(name=name, label="not dreaming", dreams=False)
+    path = None if chosen == "default" else Path(chosen)
+    if path is not None and not path.is_file():
+        raise InputError(f"no config file {chosen!r} for arm {name}; give an oneiros.toml or 'off'")
+    # The default arm dreams as `oneiros dream` would here: oneiros.toml and ONEIROS_* if any.
+    config = load_config(path)
+    label = f"dreaming, {path.name if path is not None else 'this config'}"
+    record = recordings / f"{name}.jsonl" if recordings is not None else None
+    return Arm(name=name, label=label, cycle=config.cycle, staging=config.staging, recordings=record)
+
+
+def ab(
+    timeline: Annotated[Path, typer.Argument(help="A timeline of episodes, outcomes and dream points (JSON lines).")],
+    config_a: ArmOpt = None,
+    config_b: ArmOpt = None,
+    recordings: Annotated[
+        Path | None,
+        typer.Option(help="Keep each arm's generator calls here; later runs answer from them, not the model."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Offline A/B: replay a recorded timeline twice, each arm in its own throwaway store (arm a:
+    dreaming with this directory's config; arm b: not dreaming), and compare insights promoted,
+    their precision, the sweep's hit rate, tokens and cost."""
+    import msgspec
+
+    from oneiros.daemon import run_ab
+
+    with one_line_errors():
+        arms = [_arm("a", config_a, "default", recordings), _arm("b", config_b, "off", recordings)]
+        report = run_ab(timeline, arms)
+    if as_json:
+        emit_json(msgspec.to_builtins(report))
+        return
+    _print_ab(report)
+
+
+def _print_ab(report: Any) -> None:
+    from rich.table import Table
+
+    title = (
+        f"A/B on {report.timeline}: {report.episodes} episodes, {report.outcomes} outcomes, "
+        f"{report.dream_points} dream points"
+    )
+    table = Table(title=escape(title))
+    table.add_column("")
+    for arm in report.arms:
+        table.add_column(escape(f"{arm.arm}: {arm.label}"))
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{100 * value:.1f}%"
+
+    rows: list[tuple[str, Callable[[Any], str]]] = [
+        ("cycles", lambda a: str(a.cycles)),
+        ("entries staged", lambda a: str(a.staged)),
+        ("insights promoted", lambda a: str(a.promoted)),
+        ("refuted", lambda a: str(a.refuted)),
+        (
+            "precision",
+            lambda a: (
+                f"{pct(a.precision)} ({a.confirmed_after_promotion}/"
+                f"{a.confirmed_after_promotion + a.contradicted_after_promotion})"
+            ),
+        ),
+        ("sweep hit rate", lambda a: pct(a.hit_rate)),
+        ("tokens", lambda a: str(a.tokens)),
+        ("cost", lambda a: f"${a.cost_usd:.4f}"),
+        ("model calls", lambda a: f"{a.model_calls} ({a.recorded_calls} from recordings)"),
+    ]
+    for name, cell in rows:
+        table.add_row(name, *(cell(a) for a in report.arms))
+    console.print(table)
+
+
 def register(app: typer.Typer) -> None:
     app.command()(health)
     app.command()(lineage)
+    app.command()(ab)
