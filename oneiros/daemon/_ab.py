@@ -180,7 +180,7 @@ def run_arm(steps: Sequence[TimelineStep], arm: Arm) -> ArmReport:
     """Replay ``steps`` under ``arm`` in a fresh in-memory store."""
     store = open_store("memory://")
     deps = Deps(
-        clock=FixedClock(START, timedelta(seconds=1)), ids=SequentialIds(f"{arm.name}-"), seed=arm.cycle.seed or 0
+        clock=FixedClock(START, timedelta(seconds=1)), ids=SequentialIds("ab-"), seed=arm.cycle.seed or 0
     )
     golems = Golems(store, deps=deps)
     golems.create(GOLEM)
@@ -200,7 +200,8 @@ def run_arm(steps: Sequence[TimelineStep], arm: Arm) -> ArmReport:
             feedback.record_outcome(GOLEM, OutcomeInput(tick=step.tick, **msgspec.structs.asdict(step.outcome)))
         elif live is not None:
             cycles += 1
-            cycle_id = f"{arm.name}-cycle-{cycles:03d}"
+            # The same ids in every arm: an arm differs from the other only by its settings.
+            cycle_id = f"cycle-{cycles:03d}"
             generator: Generator = live
             if recorded is not None:
                 generator = RecordedGenerator(recorded, cycle_id, shape_of=live, live=live)
