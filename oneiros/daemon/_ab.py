@@ -179,9 +179,7 @@ def _after_promotion(store: EventStore, entries: dict[str, StagedEntry]) -> tupl
 def run_arm(steps: Sequence[TimelineStep], arm: Arm) -> ArmReport:
     """Replay ``steps`` under ``arm`` in a fresh in-memory store."""
     store = open_store("memory://")
-    deps = Deps(
-        clock=FixedClock(START, timedelta(seconds=1)), ids=SequentialIds("ab-"), seed=arm.cycle.seed or 0
-    )
+    deps = Deps(clock=FixedClock(START, timedelta(seconds=1)), ids=SequentialIds("ab-"), seed=arm.cycle.seed or 0)
     golems = Golems(store, deps=deps)
     golems.create(GOLEM)
     feedback = Feedback(store, deps=deps)
