@@ -6,15 +6,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds
+from oneiros import Deps, FixedClock, Golems, InProcessExecutor, Observers, SequentialIds
 from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import HEALTH_STREAM, EventStore, open_store, side_stream
+from oneiros.events import HEALTH_STREAM, EventStore, HealthAlarmRaised, open_store, side_stream
+from oneiros.fsm import follow_log
 from oneiros.generators import OfflineGenerator, OpenAIGenerator
 from oneiros.projections import RunnerSettings
 from oneiros.settings import HealthSettings, OpenAISettings
@@ -177,3 +180,31 @@ def test_oneiros_health_reports_the_alarms_as_json_and_a_table(tmp_path: Path) -
     assert len(golem["history"]) == len(json.loads(again.stdout)["golems"][0]["history"])
     table = subprocess.run([*run, "health"], cwd=tmp_path, check=True, capture_output=True, text=True)
     assert "golem: no_promotion since cycle" in table.stdout
+
+
+def test_observers_in_another_process_see_each_alarm_once(tmp_path: Path) -> None:
+    """An observer attached to HealthAlarmRaised, following the log on its own connection, is
+    called once per alarm once the health process has committed it."""
+    url = f"sqlite:///{tmp_path}/events.db"
+    store = open_store(url)
+    seen: list[tuple[str, str]] = []
+    observers = Observers()
+    observers.on_event(HealthAlarmRaised, lambda r: seen.append((r.event.alarm, r.meta.golem_id)))  # type: ignore[attr-defined]
+    follower = open_store(url)
+    stop = threading.Event()
+    thread = threading.Thread(target=follow_log, args=(follower, observers, stop), kwargs={"after": 0})
+    thread.start()
+    try:
+        _golems, _cycles = _offline_golem(store, cycles=1)
+        _settle(store, HealthSettings(no_promotion_cycles=1))
+        _settle(store, HealthSettings(no_promotion_cycles=1))
+        deadline = time.monotonic() + 30
+        while not seen and time.monotonic() < deadline:
+            stop.wait(0.05)
+        stop.wait(0.3)  # anything dispatched twice would arrive by now
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        follower.close()
+        store.close()
+    assert [("no_promotion", "g:health")] == seen
