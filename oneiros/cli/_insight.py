@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from oneiros._errors import InputError
+from oneiros._errors import InputError, ProjectionConflict
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, one_line_errors, opened
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
@@ -31,10 +31,15 @@ def _settle(store: EventStore, config: Path | None) -> Any:
     from oneiros.validation import HealthProcess, StagingProcess
 
     loaded = load_config(config)
-    StagingProcess(store, loaded.staging).catch_up()
-    process = HealthProcess(store, loaded.health)
-    process.catch_up()
-    return process
+    for _attempt in range(20):
+        try:
+            StagingProcess(store, loaded.staging).catch_up()
+            process = HealthProcess(store, loaded.health)
+            process.catch_up()
+            return process
+        except ProjectionConflict:
+            continue  # a follower (oneiros follow, a server) decided first: carry on from there
+    raise ProjectionConflict(HealthProcess.name, 0, None)
 
 
 def health(
