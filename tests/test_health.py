@@ -163,7 +163,8 @@ def test_alarms_are_recorded_exactly_once_across_a_crash_and_restart(tmp_path: P
 
 def test_oneiros_health_reports_the_alarms_as_json_and_a_table(tmp_path: Path) -> None:
     """`oneiros health --json` in a directory with a store names each golem's raised alarms and
-    metrics; the table names the alarm; the config's [health] thresholds apply."""
+    metrics; the table names the alarm; the config's [health] thresholds apply; --check exits 1
+    while an alarm is raised; a looser threshold clears it at the next cycle's end, not before."""
     (tmp_path / "oneiros.toml").write_text("[health]\nno_promotion_cycles = 2\n")
     run = [sys.executable, "-m", "oneiros"]
     subprocess.run([*run, "dream", "--sample", "--json"], cwd=tmp_path, check=True, capture_output=True)
@@ -180,6 +181,16 @@ def test_oneiros_health_reports_the_alarms_as_json_and_a_table(tmp_path: Path) -
     assert len(golem["history"]) == len(json.loads(again.stdout)["golems"][0]["history"])
     table = subprocess.run([*run, "health"], cwd=tmp_path, check=True, capture_output=True, text=True)
     assert "golem: no_promotion since cycle" in table.stdout
+    checked = subprocess.run([*run, "health", "--check", "--json"], cwd=tmp_path, check=False, capture_output=True)
+    assert 1 == checked.returncode
+    (tmp_path / "oneiros.toml").write_text("[health]\nno_promotion_cycles = 5\n")
+    # A looser threshold clears the alarm at the next judgement only; until a cycle ends it stays raised.
+    still = subprocess.run([*run, "health", "--check", "--golem", "golem"], cwd=tmp_path, capture_output=True)  # noqa: PLW1510
+    assert 1 == still.returncode
+    subprocess.run([*run, "dream", "--json"], cwd=tmp_path, check=True, capture_output=True)
+    calm = subprocess.run([*run, "health", "--check", "--json"], cwd=tmp_path, check=False, capture_output=True)
+    assert 0 == calm.returncode
+    assert [] == json.loads(calm.stdout)["golems"][0]["alarms"]
 
 
 def test_observers_in_another_process_see_each_alarm_once(tmp_path: Path) -> None:

@@ -46,6 +46,9 @@ def health(
     golem: Annotated[str | None, typer.Option("--golem", help="Only this golem.")] = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 when any alarm is raised (for cron and monitoring).")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """A golem's dreaming health: cycles that staged nothing, cycles without a promotion, the
@@ -68,8 +71,10 @@ def health(
             rows.append({"golem_id": name, "metrics": metrics, **msgspec.to_builtins(report)})
     if as_json:
         emit_json({"golems": rows})
-        return
-    _print_health(rows)
+    else:
+        _print_health(rows)
+    if check and any(row["alarms"] for row in rows):
+        raise typer.Exit(1)
 
 
 def _print_health(rows: list[dict[str, Any]]) -> None:
