@@ -181,7 +181,7 @@ OPS: tuple[Op, ...] = (
        "read", lambda c: cycle_entry(c.service, c.who, c.path("golem_id"), c.path("cycle_id"))),
     Op("GET", "/dreams/{dream_id}/history", "A dream's events; each confidence step names its outcome.", "read",
        lambda c: dream_history(c.service, c.who, c.path("dream_id"))),
-    # Insight (docs/lab.md).
+    # Insight (docs/insight.md).
     Op("GET", "/golems/{golem_id}/health", "Dreaming-health alarms raised now, and every one raised and cleared.",
        "read", lambda c: golem_health(c.service, c.who, c.path("golem_id"))),
     Op("GET", "/dreams/{dream_id}/lineage", "Where a dream came from: episodes, generator call, prompt, moves.",

@@ -1,4 +1,4 @@
-"""Writes ab_timeline.jsonl, the timeline `oneiros ab` replays in the tests and docs/lab.md.
+"""Writes ab_timeline.jsonl, the timeline `oneiros ab` replays in the tests and docs/insight.md.
 
 Three rounds of the bundled sample episodes (ticks shifted by 1000 and times by 30 days a round),
 each half followed by a dream point and then by four outcomes per episode of that half: what
