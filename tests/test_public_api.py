@@ -18,6 +18,7 @@ PUBLIC = {
         "UnknownPreset", "UnknownProjection", "load_episodes", "open_store", "replay",
     ],
     "oneiros.settings": [
+        "HealthSettings",
         "BARDO_PHASES", "BEHAVIORAL_PHASES", "BardoPhase", "BardoTrigger", "BardoTriggerSettings",
         "BehavioralPhase", "CycleBudget", "CycleSettings", "DEFAULT_PRICES", "DEFAULT_PROMPTS",
         "DEFAULT_SPANS_PATH", "DEFAULT_SYSTEM", "DREAM_PHASES", "DaemonSettings", "DailySettings", "DisplaceBy",
@@ -32,6 +33,8 @@ PUBLIC = {
         "RecallWeights", "TrustLevel", "TrustSettings",
     ],
     "oneiros.events": [
+        "ALARM_KINDS", "AlarmKind", "HEALTH_STREAM", "HealthAlarmCleared", "HealthAlarmRaised", "OutputSource",
+        "OutputsSourced", "output_digest",
         "ActivityKind", "ActivityRecorded", "BARDO_PHASES", "BEHAVIORAL_PHASES", "BardoPhase", "BardoTrigger",
         "BehavioralPhase", "BehavioralPhaseChanged", "BudgetExhausted", "BudgetOverrun", "BudgetReserved",
         "Checkpoint", "ConfidenceChanged", "CreativeMode", "CreditAssigned", "CycleEvent", "DEFAULT_STORE_URL",
@@ -84,6 +87,7 @@ PUBLIC = {
         "dream_urgency", "fold_schedule", "should_dream", "urgency_terms",
     ],
     "oneiros.projections": [
+        "ConfidenceMove", "EntryLineage", "GenerationLink", "PromptTemplate", "entry_lineage", "find_entry",
         "ACTIVE", "Belief", "GolemIndex", "GolemsProjection", "JournalEntry", "JournalProjection",
         "JournalSettings", "LogConsumer", "MemoryVersion", "NoiseFragment", "Observation", "PENDING",
         "Projection", "ProjectionDB", "ProjectionRunner", "ProjectionSettings", "Projections", "RecallIndex",
@@ -111,6 +115,7 @@ PUBLIC = {
     ],
     "oneiros.daemon": [
         "Daemon", "Delivery", "Message", "SESSION_PREFIX", "interactive_history", "session_key",
+        "ABReport", "Arm", "ArmReport", "TimelineStep", "load_timeline", "run_ab", "run_arm",
     ],
     "oneiros.server": [
         "ActivityIn", "BARDO_EVENTS", "CycleIn", "EpisodesIn", "ErrorBody", "ErrorDetail", "FeedbackIn",
@@ -119,6 +124,7 @@ PUBLIC = {
         "is_loopback", "load_tokens", "warm_decoders",
     ],
     "oneiros.validation": [
+        "GolemHealth", "HealthProcess", "HealthReport", "health_metrics", "health_report",
         "Feedback", "OutcomeInput", "REVIEW_MOVES", "StagedOutput", "StagingProcess", "StagingSettings",
         "episode_removals", "follow", "matches", "record_recall", "register_episode_removal",
         "register_staged_output", "review_status", "staged_outputs", "update", "RecallScore", "RecallStats",

@@ -28,6 +28,8 @@ READERS: list[tuple[str, ...]] = [
     ("pairs", "--golem", "g"),
     ("should-dream", "--golem", "g"),
     ("memory", "--golem", "g"),
+    ("health",),
+    ("lineage", "some-entry"),
 ]
 
 

@@ -61,6 +61,31 @@ function ShouldDream({ golem, tick }) {
   );
 }
 
+function Health({ golem, tick }) {
+  const h = useApi(`/golems/${enc(golem)}/health`, [tick]);
+  if (h.error) return <Err error={h.error} />;
+  if (!h.data) return <Loading />;
+  const { alarms, history } = h.data;
+  return (
+    <div data-testid="health">
+      {alarms.length === 0 ? (
+        <p class="verdict"><Badge value="no alarm" kind="ok" /></p>
+      ) : (
+        <ul class="checks">
+          {alarms.map((a) => (
+            <li key={a.alarm} class="fail" data-alarm={a.alarm}>
+              <span class="mark" aria-hidden="true">✗</span>
+              <span class="sr-only">alarm raised</span>
+              <strong>{a.alarm}</strong> <span class="detail">{a.detail}; since cycle <span class="mono">{a.cycle_id}</span></span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <p class="muted">{history.length} alarm events raised and cleared in all (oneiros health)</p>
+    </div>
+  );
+}
+
 export function Golem({ id }) {
   const machine = useApi('/machine');
   const [state, setState] = useState(null);
@@ -139,6 +164,7 @@ export function Golem({ id }) {
         <Section title="Should it dream now?" id="should-title"><ShouldDream golem={id} tick={tick} /></Section>
         <Section title="Budget of the latest cycle" id="budget-title"><Budget golem={id} cycle={latest} /></Section>
       </div>
+      <Section title="Dreaming health" id="health-title"><Health golem={id} tick={tick} /></Section>
       <Section title="Cycles" id="runs-title">
         <Err error={runs.error} />
         <div class="table-wrap">

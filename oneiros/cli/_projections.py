@@ -17,7 +17,7 @@ from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_conso
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
     from oneiros.projections import Projections, StagedEntry
-    from oneiros.settings import StagingSettings
+    from oneiros.settings import HealthSettings, StagingSettings
 
 __all__ = ["register", "verify_projections"]
 
@@ -38,7 +38,7 @@ def _projections(store: EventStore, url: str | None, *, update: bool = True) -> 
     with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
         if update:
             with _spinner("bringing projections up to the log head"):
-                bring_up_to_date(projections, _staging_settings())
+                bring_up_to_date(projections, _staging_settings(), _health_settings())
         yield projections
 
 
@@ -47,6 +47,13 @@ def _staging_settings() -> StagingSettings:
     from oneiros.config import load_config
 
     return load_config().staging
+
+
+def _health_settings() -> HealthSettings:
+    """The health alarms run with the config's [health] settings (oneiros.toml, ONEIROS_HEALTH__*)."""
+    from oneiros.config import load_config
+
+    return load_config().health
 
 
 def _spinner(text: str) -> AbstractContextManager[object]:
@@ -303,14 +310,14 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 
 
 def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
-    """Keep the staging process and every projection up with the log until interrupted."""
+    """Keep the staging and health processes and every projection up with the log until interrupted."""
     from oneiros.validation import follow as follow_all
 
     with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
         stop = threading.Event()
         console.print(f"following {event_store.url} into {p.db.url}; Ctrl-C stops")
         try:
-            follow_all(p, stop, _staging_settings())
+            follow_all(p, stop, _staging_settings(), _health_settings())
         except KeyboardInterrupt:
             stop.set()
 

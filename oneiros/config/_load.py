@@ -36,6 +36,7 @@ from oneiros.config._presets import PRESETS, preset_layer
 from oneiros.settings import (
     CycleSettings,
     DaemonSettings,
+    HealthSettings,
     LogSettings,
     RaceSettings,
     RqSettings,
@@ -84,6 +85,8 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
     """What a cycle started here runs with; recorded in its DreamStart for every worker."""
     staging: StagingSettings = StagingSettings()
     """The staging buffer and its validation sweep, for every process that runs the projections."""
+    health: HealthSettings = HealthSettings()
+    """The dreaming-health alarms' thresholds, for every process that runs the validation layer."""
     snapshots: SnapshotSettings = SnapshotSettings()
     """How often folds of a golem's stream are snapshotted beside the log."""
     races: RaceSettings = RaceSettings()

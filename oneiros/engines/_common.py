@@ -12,12 +12,13 @@ import msgspec
 from oneiros._deps import rng_for
 from oneiros._errors import MalformedOutput
 from oneiros.engines._context import PhaseContext
-from oneiros.events import Event, StepFailed
+from oneiros.events import Event, OutputSource, OutputsSourced, StepFailed, output_digest
 from oneiros.generators import GenerationRequest, Task, episode_line, episode_lines, parse_json
 
 __all__ = ["Steps", "episode_line", "episode_lines", "json_parser"]
 
 _R = TypeVar("_R")
+_E = TypeVar("_E", bound=Event)
 
 
 class Steps:
@@ -27,6 +28,30 @@ class Steps:
     def __init__(self, ctx: PhaseContext) -> None:
         self.ctx = ctx
         self.failures: list[Event] = []
+        self.last_key = ""
+        """The call the last parsed result came from."""
+        self._sources: list[OutputSource] = []
+
+    def made(self, event: _E, call_key: str | None = None) -> _E:
+        """``event`` was made from the result of ``call_key`` (default: the last parsed one): the
+        call goes into the phase's ``OutputsSourced``. Returns ``event``."""
+        key = self.last_key if call_key is None else call_key
+        self._sources.append(OutputSource(output_type=event.type_name, digest=output_digest(event), call_key=key))
+        return event
+
+    def sources(self) -> dict[str, str]:
+        """The call behind each output made so far in this phase, by ``output_digest``."""
+        return {s.digest: s.call_key for s in self._sources}
+
+    def closing(self) -> list[Event]:
+        """What every phase ends with besides its outputs: the steps that failed, and the call
+        behind each output made from one."""
+        sourced: list[Event] = []
+        if self._sources:
+            sourced.append(
+                OutputsSourced(cycle_id=self.ctx.cycle_id, phase=self.ctx.phase, sources=tuple(self._sources))
+            )
+        return [*self.failures, *sourced]
 
     @property
     def stopped(self) -> bool:
@@ -78,9 +103,12 @@ class Steps:
                 break
             keys.append(call.call_key)
             try:
-                return parse(call.call_key, generation.text)
+                parsed = parse(call.call_key, generation.text)
             except MalformedOutput as exc:
                 reason = exc.reason
+            else:
+                self.last_key = call.call_key
+                return parsed
         if keys:
             self.failures.append(
                 StepFailed(cycle_id=ctx.cycle_id, phase=ctx.phase, task=task, call_keys=tuple(keys), reason=reason)

@@ -31,12 +31,14 @@ from oneiros.events import (
     HypnagogicPrediction,
     IntegrationSummary,
     NremSummary,
+    OutputsSourced,
     RemSummary,
     ReplayBatch,
     StagedKind,
     StrategyHypothesis,
     ThreatSimulated,
     TriageCounts,
+    output_digest,
 )
 from oneiros.generators import InsightResult
 
@@ -62,43 +64,69 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     ticks: tuple[int, ...] = ()
     detail: str = ""
     """What the validation criterion watches for beyond the content (a test, a threat kind)."""
+    call_key: str = ""
+    """The generator call the source output was made from ("" for none)."""
 
 
-def _candidates(ctx: PhaseContext, outputs: Sequence[Event]) -> list[Candidate]:
+def _sourced(outputs: Sequence[Event], made_here: Mapping[str, str]) -> dict[str, str]:
+    """The call behind each output of the cycle, by ``output_digest``: what each phase recorded
+    in its ``OutputsSourced``, and what this phase has made so far."""
+    found = {s.digest: s.call_key for e in outputs if isinstance(e, OutputsSourced) for s in e.sources}
+    return found | dict(made_here)
+
+
+def _candidates(ctx: PhaseContext, outputs: Sequence[Event], made_here: Mapping[str, str]) -> list[Candidate]:
+    sourced = _sourced(outputs, made_here)
+    return [
+        msgspec.structs.replace(c, call_key=sourced.get(output_digest(event), ""))
+        for event, c in _candidates_of(ctx, outputs)
+    ]
+
+
+def _candidates_of(ctx: PhaseContext, outputs: Sequence[Event]) -> list[tuple[Event, Candidate]]:
     settings = ctx.settings
-    out: list[Candidate] = []
+    out: list[tuple[Event, Candidate]] = []
     hypotheses: dict[str, int] = {}
     for event in outputs:
         name = type(event).type_name
         if isinstance(event, ReplayBatch):
             out.append(
-                Candidate(
-                    kind="novel_insight",
-                    content=event.pattern,
-                    confidence=settings.insight_confidence,
-                    source=name,
-                    ticks=event.episode_ticks,
+                (
+                    event,
+                    Candidate(
+                        kind="novel_insight",
+                        content=event.pattern,
+                        confidence=settings.insight_confidence,
+                        source=name,
+                        ticks=event.episode_ticks,
+                    ),
                 )
             )
         elif isinstance(event, DreamInsight):
             out.append(
-                Candidate(
-                    kind="novel_insight",
-                    content=event.insight,
-                    confidence=event.confidence,
-                    source=name,
-                    ticks=event.source_episode_ticks,
+                (
+                    event,
+                    Candidate(
+                        kind="novel_insight",
+                        content=event.insight,
+                        confidence=event.confidence,
+                        source=name,
+                        ticks=event.source_episode_ticks,
+                    ),
                 )
             )
         elif isinstance(event, DreamFragments):
             ticks = tuple(t for pair in event.pairs for t in pair)
             out.append(
-                Candidate(
-                    kind="novel_insight",
-                    content=event.thread,
-                    confidence=settings.integration.thread_confidence,
-                    source=name,
-                    ticks=ticks,
+                (
+                    event,
+                    Candidate(
+                        kind="novel_insight",
+                        content=event.thread,
+                        confidence=settings.integration.thread_confidence,
+                        source=name,
+                        ticks=ticks,
+                    ),
                 )
             )
         elif isinstance(event, DreamHypothesis):
@@ -106,41 +134,55 @@ def _candidates(ctx: PhaseContext, outputs: Sequence[Event]) -> list[Candidate]:
         elif isinstance(event, DreamCounterfactual):
             seed = hypotheses.get(event.hypothesis)
             out.append(
-                Candidate(
-                    kind="playbook_revision",
-                    content=event.lesson,
-                    confidence=settings.integration.threat_confidence,
-                    source=name,
-                    ticks=() if seed is None else (seed,),
-                    detail=f"{event.hypothesis}: {event.outcome}",
+                (
+                    event,
+                    Candidate(
+                        kind="playbook_revision",
+                        content=event.lesson,
+                        confidence=settings.integration.threat_confidence,
+                        source=name,
+                        ticks=() if seed is None else (seed,),
+                        detail=f"{event.hypothesis}: {event.outcome}",
+                    ),
                 )
             )
         elif isinstance(event, StrategyHypothesis):
             out.append(
-                Candidate(
-                    kind="strategy_hypothesis",
-                    content=event.hypothesis,
-                    confidence=event.confidence,
-                    source=name,
-                    ticks=event.seed_episode_ticks,
-                    detail=event.test,
+                (
+                    event,
+                    Candidate(
+                        kind="strategy_hypothesis",
+                        content=event.hypothesis,
+                        confidence=event.confidence,
+                        source=name,
+                        ticks=event.seed_episode_ticks,
+                        detail=event.test,
+                    ),
                 )
             )
         elif isinstance(event, ThreatSimulated):
             out.append(
-                Candidate(
-                    kind="threat",
-                    content=f"{event.kind}: {event.scenario} Response: {event.response}",
-                    confidence=settings.integration.threat_confidence,
-                    source=name,
-                    ticks=event.seed_episode_ticks,
-                    detail=event.kind,
+                (
+                    event,
+                    Candidate(
+                        kind="threat",
+                        content=f"{event.kind}: {event.scenario} Response: {event.response}",
+                        confidence=settings.integration.threat_confidence,
+                        source=name,
+                        ticks=event.seed_episode_ticks,
+                        detail=event.kind,
+                    ),
                 )
             )
         elif isinstance(event, HypnagogicPrediction):
             # No source episodes: a live episode confirms the fragment by joining the words it joins.
             out.append(
-                Candidate(kind="creative_prediction", content=event.fragment, confidence=event.confidence, source=name)
+                (
+                    event,
+                    Candidate(
+                        kind="creative_prediction", content=event.fragment, confidence=event.confidence, source=name
+                    ),
+                )
             )
     return out
 
@@ -244,11 +286,13 @@ def _themes(steps: Steps) -> list[Event]:
         )
         if result is not None:
             out.append(
-                DreamInsight(
-                    cycle_id=ctx.cycle_id,
-                    insight=f"[{tag}] {result.insight}",
-                    source_episode_ticks=ticks,
-                    confidence=ctx.settings.insight_confidence,
+                steps.made(
+                    DreamInsight(
+                        cycle_id=ctx.cycle_id,
+                        insight=f"[{tag}] {result.insight}",
+                        source_episode_ticks=ticks,
+                        confidence=ctx.settings.insight_confidence,
+                    )
                 )
             )
     return out
@@ -260,7 +304,7 @@ def integration(ctx: PhaseContext) -> list[Event]:
     prior = [e for e in ctx.prior_outputs if isinstance(e, DreamStaged)]
     by_tick = columns_of(ctx.episodes).by_tick()
     staged: list[DreamStaged] = []
-    classified = classify(ctx, _candidates(ctx, [*ctx.cycle_outputs, *outputs]), prior)
+    classified = classify(ctx, _candidates(ctx, [*ctx.cycle_outputs, *outputs], steps.sources()), prior)
     limit = ctx.settings.integration.max_staged
     for index, (candidate, related) in enumerate(classified if limit is None else classified[:limit]):
         entry = DreamStaged(
@@ -274,6 +318,7 @@ def integration(ctx: PhaseContext) -> list[Event]:
             source_episode_ticks=candidate.ticks,
             related_entry=related,
             status="flagged" if candidate.kind == "contradiction" else "staged",
+            call_key=candidate.call_key,
         )
         staged.append(entry)
         # A novel insight from replay or the dream thread crystallizes here; theme insights already did.
@@ -290,7 +335,7 @@ def integration(ctx: PhaseContext) -> list[Event]:
     quality = _quality(ctx, staged)
     outputs.append(quality)
     outputs.append(DreamJournalEntry(cycle_id=ctx.cycle_id, journal=_journal(ctx, staged, quality.score)))
-    return outputs + steps.failures
+    return outputs + steps.closing()
 
 
 def _journal(ctx: PhaseContext, staged: Sequence[DreamStaged], quality: float) -> DreamJournal:

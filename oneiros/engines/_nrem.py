@@ -168,7 +168,7 @@ def nrem(ctx: PhaseContext) -> list[Event]:
         if steps.stopped:
             break
         outputs.extend(_replay(steps, index, batch, rng.random(), strength))
-    return outputs + steps.failures
+    return outputs + steps.closing()
 
 
 def _replay(steps: Steps, index: int, batch: list[ReplayPick], draw: float, strength: dict[int, float]) -> list[Event]:
@@ -197,18 +197,22 @@ def _replay(steps: Steps, index: int, batch: list[ReplayPick], draw: float, stre
         return []
     ticks = tuple(e.tick for e in episodes)
     out: list[Event] = [
-        ReplayBatch(cycle_id=ctx.cycle_id, episode_ticks=ticks, pattern=forward.pattern, direction="forward")
+        steps.made(
+            ReplayBatch(cycle_id=ctx.cycle_id, episode_ticks=ticks, pattern=forward.pattern, direction="forward")
+        )
     ]
     # Reverse replay propagates reward backward, so it runs where outcomes are known.
     known = sorted((e for e in episodes if e.outcome.pnl), key=lambda e: (-abs(e.outcome.pnl), e.tick))
     reverse = ask("reverse", "reverse", episodes=episode_lines(known)) if known else None
     if reverse is not None:
         out.append(
-            ReplayBatch(
-                cycle_id=ctx.cycle_id,
-                episode_ticks=tuple(sorted(e.tick for e in known)),
-                pattern=reverse.pattern,
-                direction="reverse",
+            steps.made(
+                ReplayBatch(
+                    cycle_id=ctx.cycle_id,
+                    episode_ticks=tuple(sorted(e.tick for e in known)),
+                    pattern=reverse.pattern,
+                    direction="reverse",
+                )
             )
         )
         out.extend(_credit_chain(ctx.cycle_id, e) for e in known)
@@ -220,11 +224,13 @@ def _replay(steps: Steps, index: int, batch: list[ReplayPick], draw: float, stre
         perturbed = ask("perturbed", "perturbed", episodes=episode_lines(episodes), perturbation=perturbation)
         if perturbed is not None:
             out.append(
-                ReplayBatch(
-                    cycle_id=ctx.cycle_id,
-                    episode_ticks=ticks,
-                    pattern=f"[{perturbation}] {perturbed.pattern}",
-                    direction="perturbed",
+                steps.made(
+                    ReplayBatch(
+                        cycle_id=ctx.cycle_id,
+                        episode_ticks=ticks,
+                        pattern=f"[{perturbation}] {perturbed.pattern}",
+                        direction="perturbed",
+                    )
                 )
             )
     delta = settings.nrem.strength_delta

@@ -38,6 +38,7 @@ def onset(ctx: PhaseContext) -> list[Event]:
     # the partials and their judge as what happened, without times and figures.
     lines = episode_lines(residue, figures=False)
     partials: list[str] = []
+    keys: list[str] = []
     for index in range(settings.partials):
         if steps.stopped:
             break
@@ -53,6 +54,7 @@ def onset(ctx: PhaseContext) -> list[Event]:
         )
         if partial is not None:
             partials.append(partial)
+            keys.append(steps.last_key)
     if partials and not steps.stopped:
         judged = steps.ask(
             "novelty",
@@ -65,14 +67,14 @@ def onset(ctx: PhaseContext) -> list[Event]:
             fragments="\n".join(f"{i + 1}. {p}" for i, p in enumerate(partials)),
         )
         span = settings.max_confidence - settings.min_confidence
-        for fragment, novelty in zip(partials, judged.scores if judged else [], strict=False):
+        for fragment, key, novelty in zip(partials, keys, judged.scores if judged else [], strict=False):
             if novelty >= settings.novelty_threshold:
-                outputs.append(
-                    HypnagogicPrediction(
-                        cycle_id=ctx.cycle_id,
-                        fragment=fragment,
-                        novelty=novelty,
-                        confidence=round(settings.min_confidence + span * novelty, 4),
-                    )
+                prediction = HypnagogicPrediction(
+                    cycle_id=ctx.cycle_id,
+                    fragment=fragment,
+                    novelty=novelty,
+                    confidence=round(settings.min_confidence + span * novelty, 4),
                 )
-    return outputs + steps.failures
+                # The fragment is the partial's text: its call, not the judge's.
+                outputs.append(steps.made(prediction, key))
+    return outputs + steps.closing()

@@ -58,7 +58,7 @@ def rem(ctx: PhaseContext) -> list[Event]:
         if ctx.settings.rem.depotentiation:
             outputs += _depotentiate(steps, replayed)
     outputs += _dream(steps)
-    return outputs + steps.failures
+    return outputs + steps.closing()
 
 
 def _counterfactuals(steps: Steps, replayed: list[Episode]) -> list[Event]:
@@ -87,15 +87,19 @@ def _counterfactuals(steps: Steps, replayed: list[Episode]) -> list[Event]:
             if result is None:
                 continue
             out.append(
-                DreamHypothesis(cycle_id=ctx.cycle_id, hypothesis=result.hypothesis, seed_episode_tick=seed.tick)
+                steps.made(
+                    DreamHypothesis(cycle_id=ctx.cycle_id, hypothesis=result.hypothesis, seed_episode_tick=seed.tick)
+                )
             )
             out.append(
-                DreamCounterfactual(
-                    cycle_id=ctx.cycle_id,
-                    hypothesis=result.hypothesis,
-                    outcome=result.outcome,
-                    lesson=result.lesson,
-                    confidence=settings.hypothesis_confidence,
+                steps.made(
+                    DreamCounterfactual(
+                        cycle_id=ctx.cycle_id,
+                        hypothesis=result.hypothesis,
+                        outcome=result.outcome,
+                        lesson=result.lesson,
+                        confidence=settings.hypothesis_confidence,
+                    )
                 )
             )
     return out
@@ -127,13 +131,15 @@ def _creative(steps: Steps, replayed: list[Episode]) -> list[Event]:
             )
             if result is not None:
                 out.append(
-                    StrategyHypothesis(
-                        cycle_id=ctx.cycle_id,
-                        mode=mode,
-                        hypothesis=result.hypothesis,
-                        test=result.test,
-                        seed_episode_ticks=tuple(e.tick for e in seeds),
-                        confidence=settings.hypothesis_confidence,
+                    steps.made(
+                        StrategyHypothesis(
+                            cycle_id=ctx.cycle_id,
+                            mode=mode,
+                            hypothesis=result.hypothesis,
+                            test=result.test,
+                            seed_episode_ticks=tuple(e.tick for e in seeds),
+                            confidence=settings.hypothesis_confidence,
+                        )
                     )
                 )
     return out
@@ -165,13 +171,15 @@ def _threats(steps: Steps, replayed: list[Episode]) -> list[Event]:
         )
         if result is not None:
             out.append(
-                ThreatSimulated(
-                    cycle_id=ctx.cycle_id,
-                    kind=kind,
-                    scenario=result.scenario,
-                    response=result.response,
-                    severity=result.severity,
-                    seed_episode_ticks=tuple(e.tick for e in seeds),
+                steps.made(
+                    ThreatSimulated(
+                        cycle_id=ctx.cycle_id,
+                        kind=kind,
+                        scenario=result.scenario,
+                        response=result.response,
+                        severity=result.severity,
+                        seed_episode_ticks=tuple(e.tick for e in seeds),
+                    )
                 )
             )
     return out
@@ -202,12 +210,14 @@ def _depotentiate(steps: Steps, replayed: list[Episode]) -> list[Event]:
             rem_settings.depotentiation_min, rem_settings.depotentiation_max
         )
         out.append(
-            EpisodeDepotentiated(
-                cycle_id=ctx.cycle_id,
-                episode_tick=episode.tick,
-                arousal_before=episode.arousal,
-                arousal_after=round(max(0.0, episode.arousal - reduction), 6),
-                lesson=result.lesson,
+            steps.made(
+                EpisodeDepotentiated(
+                    cycle_id=ctx.cycle_id,
+                    episode_tick=episode.tick,
+                    arousal_before=episode.arousal,
+                    arousal_after=round(max(0.0, episode.arousal - reduction), 6),
+                    lesson=result.lesson,
+                )
             )
         )
     return out
@@ -246,11 +256,13 @@ def _dream(steps: Steps) -> list[Event]:
     if result is None:
         return []
     return [
-        DreamFragments(
-            cycle_id=ctx.cycle_id,
-            pairs=tuple((a.tick, b.tick) for a, b in pairs),
-            fragments=result.fragments,
-            thread=result.thread,
-            fallback=draw.fallback,
+        steps.made(
+            DreamFragments(
+                cycle_id=ctx.cycle_id,
+                pairs=tuple((a.tick, b.tick) for a, b in pairs),
+                fragments=result.fragments,
+                thread=result.thread,
+                fallback=draw.fallback,
+            )
         )
     ]

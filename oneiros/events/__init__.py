@@ -33,7 +33,9 @@ from oneiros.events._content import (
     WakeUpSummary,
     WakingResidue,
 )
+from oneiros.events._health import ALARM_KINDS, HEALTH_STREAM, AlarmKind, HealthAlarmCleared, HealthAlarmRaised
 from oneiros.events._history import export_history, import_history
+from oneiros.events._lineage import OutputSource, OutputsSourced, output_digest
 from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
 from oneiros.events._outcome import DreamEmpty, EmptyReason
 from oneiros.events._quarantine import EntryQuarantined, EpisodeTrust
@@ -127,16 +129,19 @@ from oneiros.events._types import (
 from oneiros.events._urls import PostgresURL, parse_postgres_url
 
 __all__ = [
+    "ALARM_KINDS",
     "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DEFAULT_STORE_URL",
     "DREAM_PHASES",
     "FEEDBACK_STREAM",
+    "HEALTH_STREAM",
     "RECALL_STREAM",
     "STAGED_KINDS",
     "STAGING_STREAM",
     "ActivityKind",
     "ActivityRecorded",
+    "AlarmKind",
     "BardoPhase",
     "BardoTrigger",
     "BehavioralPhase",
@@ -190,6 +195,8 @@ __all__ = [
     "GenerationFailed",
     "GenerationRecorded",
     "GolemCreated",
+    "HealthAlarmCleared",
+    "HealthAlarmRaised",
     "HypnagogicPrediction",
     "InsightStrengthened",
     "IntegrationSummary",
@@ -206,6 +213,8 @@ __all__ = [
     "NremSummary",
     "Outcome",
     "OutcomeRecorded",
+    "OutputSource",
+    "OutputsSourced",
     "PostgresURL",
     "RecallHit",
     "RecallKind",
@@ -241,6 +250,7 @@ __all__ = [
     "import_history",
     "open_snapshots",
     "open_store",
+    "output_digest",
     "parse_postgres_url",
     "read_from_snapshot",
     "read_stream_paged",

@@ -166,9 +166,12 @@ class DreamFragments(DreamOutput, frozen=True, kw_only=True):
 # -- integration ---------------------------------------------------------------------------------
 
 
-@event_type("DreamStaged")
+@event_type("DreamStaged", version=2)
 class DreamStaged(DreamOutput, frozen=True, kw_only=True):
-    """One classified dream output entering the staging buffer. Never active knowledge by itself."""
+    """One classified dream output entering the staging buffer. Never active knowledge by itself.
+
+    v2 names the generator call its content came from (``call_key``), as the engine that made the
+    source output recorded it (``OutputsSourced``): lineage's exact link to ``GenerationRecorded``."""
 
     entry_id: NonEmpty
     kind: StagedKind
@@ -182,6 +185,9 @@ class DreamStaged(DreamOutput, frozen=True, kw_only=True):
     """The earlier entry a confirmed pattern confirms or a contradiction contradicts."""
     status: Literal["staged", "flagged"] = "staged"
     """Contradictions are flagged for review and never resolved automatically."""
+    call_key: str = ""
+    """The generator call the source output was made from; "" for an output no call made (and in
+    v1 records)."""
 
 
 class TriageCounts(msgspec.Struct, frozen=True, kw_only=True):

@@ -86,6 +86,11 @@ class Lineage(msgspec.Struct, frozen=True, kw_only=True):
     source_episode_ticks: tuple[int, ...] = ()
     prompt: str = ""
     model: str = ""
+    call_key: str = ""
+    """The generator call the entry's text came from (``GenerationRecorded.call_key``); "" when no
+    call made it, or in a v1 record."""
+    request_hash: str = ""
+    """That call's ``GenerationRecorded.request_hash``."""
 
 
 @event_type("OutcomeRecorded")
@@ -125,10 +130,12 @@ class MemoryRolledBack(Event, frozen=True, kw_only=True):
     why: str = ""
 
 
-@event_type("EntryStaged")
+@event_type("EntryStaged", version=2)
 class EntryStaged(Event, frozen=True, kw_only=True):
     """A dream output entered the staging buffer (the staging process's acceptance of a
-    ``DreamStaged`` output, with its criterion made matchable and its lineage resolved)."""
+    ``DreamStaged`` output, with its criterion made matchable and its lineage resolved).
+
+    v2's lineage names the generator call exactly (``call_key``, ``request_hash``)."""
 
     golem_id: NonEmpty
     entry_id: NonEmpty

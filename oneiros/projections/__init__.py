@@ -28,6 +28,14 @@ from oneiros.projections._journal import (
     dream_reports,
     journal_markdown,
 )
+from oneiros.projections._lineage import (
+    ConfidenceMove,
+    EntryLineage,
+    GenerationLink,
+    PromptTemplate,
+    entry_lineage,
+    find_entry,
+)
 from oneiros.projections._recall import RecallIndex, RecallItem, RecallResult, RecallSettings, recall
 from oneiros.projections._runner import Projection, ProjectionRunner, Rows, RunnerSettings, wait_for
 from oneiros.projections._service import Projections, ProjectionSettings, VerifyResult, make_projections
@@ -52,6 +60,9 @@ __all__ = [
     "PENDING",
     "STAGING_EVENTS",
     "Belief",
+    "ConfidenceMove",
+    "EntryLineage",
+    "GenerationLink",
     "GolemIndex",
     "GolemsProjection",
     "JournalEntry",
@@ -66,6 +77,7 @@ __all__ = [
     "ProjectionRunner",
     "ProjectionSettings",
     "Projections",
+    "PromptTemplate",
     "RecallIndex",
     "RecallItem",
     "RecallResult",
@@ -81,6 +93,8 @@ __all__ = [
     "default_projection_url",
     "dream_reports",
     "entry_golem",
+    "entry_lineage",
+    "find_entry",
     "follow_log",
     "golem_dreams",
     "golem_runs",

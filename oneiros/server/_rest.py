@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from oneiros._errors import InputError
 from oneiros.server._auth import Principal, Scope
+from oneiros.server._insight import dream_lineage, golem_health
 from oneiros.server._inspect import cycle_entry, dream_history, machine, should_dream_now, whoami
 from oneiros.server._models import ActivityIn, CycleIn, EpisodesIn, FeedbackIn, GolemIn, RecallIn
 from oneiros.server._service import Service, dream_row
@@ -180,6 +181,11 @@ OPS: tuple[Op, ...] = (
        "read", lambda c: cycle_entry(c.service, c.who, c.path("golem_id"), c.path("cycle_id"))),
     Op("GET", "/dreams/{dream_id}/history", "A dream's events; each confidence step names its outcome.", "read",
        lambda c: dream_history(c.service, c.who, c.path("dream_id"))),
+    # Insight (docs/insight.md).
+    Op("GET", "/golems/{golem_id}/health", "Dreaming-health alarms raised now, and every one raised and cleared.",
+       "read", lambda c: golem_health(c.service, c.who, c.path("golem_id"))),
+    Op("GET", "/dreams/{dream_id}/lineage", "Where a dream came from: episodes, generator call, prompt, moves.",
+       "read", lambda c: dream_lineage(c.service, c.who, c.path("dream_id"))),
 )  # fmt: skip
 
 

@@ -132,14 +132,14 @@ class Service:
     def _follow(self) -> None:
         # The sweep and the projections on one subscription; a conflict with another server's
         # follower leaves the stretch to whichever is ahead (oneiros.validation.follow).
-        follow(self.projections, self._stop, self.config.staging)
+        follow(self.projections, self._stop, self.config.staging, self.config.health)
 
     def settle(self) -> None:
         """Bring the staging process and every projection to the head."""
         with self._moving:
             for _attempt in range(20):
                 try:
-                    update(self.projections, self.config.staging)
+                    update(self.projections, self.config.staging, self.config.health)
                     return
                 except ProjectionConflict:
                     continue  # another server moved them first; catch up from where it got

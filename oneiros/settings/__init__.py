@@ -21,6 +21,7 @@ from oneiros.settings._cycle import (
     WakeUpSettings,
 )
 from oneiros.settings._generator import GeneratorKind, GeneratorSettings, OpenAISettings
+from oneiros.settings._health import HealthSettings
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
 from oneiros.settings._races import RaceSettings
 from oneiros.settings._runtime import DEFAULT_SPANS_PATH, LogSettings, RqSettings, SnapshotSettings, TracingSettings
@@ -97,6 +98,7 @@ __all__ = [
     "FatigueSettings",
     "GeneratorKind",
     "GeneratorSettings",
+    "HealthSettings",
     "IntegrationSettings",
     "IntensitySettings",
     "IntervalSettings",

@@ -7,6 +7,7 @@ them on waking outcomes (Bardo 001_*); :class:`Feedback` records outcomes, revie
 (the ``staging`` projection, the journal, the sinks) are in :mod:`oneiros.projections`.
 """
 
+from oneiros.validation._health import GolemHealth, HealthProcess, HealthReport, health_metrics, health_report
 from oneiros.validation._recall_policy import RecallScore, RecallStats, recall_score
 from oneiros.validation._recalls import record_recall
 from oneiros.validation._review import Feedback, OutcomeInput, episode_removals, register_episode_removal
@@ -18,6 +19,9 @@ from oneiros.validation._trust import instruction_flags, quarantine_for
 __all__ = [
     "REVIEW_MOVES",
     "Feedback",
+    "GolemHealth",
+    "HealthProcess",
+    "HealthReport",
     "OutcomeInput",
     "RecallScore",
     "RecallStats",
@@ -26,6 +30,8 @@ __all__ = [
     "StagingSettings",
     "episode_removals",
     "follow",
+    "health_metrics",
+    "health_report",
     "instruction_flags",
     "matches",
     "quarantine_for",

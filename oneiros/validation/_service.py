@@ -6,25 +6,41 @@ from __future__ import annotations
 import threading
 
 from oneiros.projections import Projections, follow_log
+from oneiros.settings import HealthSettings
+from oneiros.validation._health import HealthProcess
 from oneiros.validation._staged import StagingSettings
 from oneiros.validation._sweep import StagingProcess
 
 __all__ = ["follow", "update"]
 
 
-def update(projections: Projections, settings: StagingSettings | None = None) -> dict[str, int]:
-    """Run the staging process to the head, then bring every projection there."""
-    StagingProcess(projections.store, settings, runner=projections.settings.runner).catch_up()
+def update(
+    projections: Projections, settings: StagingSettings | None = None, health: HealthSettings | None = None
+) -> dict[str, int]:
+    """Run the staging process, then the health process, to the head, then bring every projection
+    there."""
+    runner = projections.settings.runner
+    StagingProcess(projections.store, settings, runner=runner).catch_up()
+    HealthProcess(projections.store, health, runner=runner).catch_up()
     return projections.update()
 
 
-def follow(projections: Projections, stop: threading.Event, settings: StagingSettings | None = None) -> None:
-    """Keep the staging process and every projection up with the log until ``stop``, on one
-    subscription: the sweep's decisions reach the projections in the next batch."""
+def follow(
+    projections: Projections,
+    stop: threading.Event,
+    settings: StagingSettings | None = None,
+    health: HealthSettings | None = None,
+) -> None:
+    """Keep the staging process, the health process and every projection up with the log until
+    ``stop``, on one subscription: the sweep's decisions reach the others in the next batch."""
     runner = projections.settings.runner
     follow_log(
         projections.store,
-        [StagingProcess(projections.store, settings, runner=runner), projections.runner()],
+        [
+            StagingProcess(projections.store, settings, runner=runner),
+            HealthProcess(projections.store, health, runner=runner),
+            projections.runner(),
+        ],
         stop,
         batch_events=runner.batch_events,
         poll_interval_s=runner.poll_interval_s,

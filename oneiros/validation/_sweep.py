@@ -14,14 +14,11 @@ the log up to its tracking position and carries on from there.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from oneiros._errors import ProjectionConflict, StreamConflict
 from oneiros.events import (
     STAGING_STREAM,
-    Checkpoint,
     ConfidenceChanged,
     CycleEvent,
     DreamOutput,
@@ -38,21 +35,20 @@ from oneiros.events import (
     EpisodeRecorded,
     EpisodeTrust,
     Event,
-    EventMeta,
     EventStore,
     GenerationRecorded,
     Lineage,
     MemoryRecalled,
     OutcomeRecorded,
+    OutputsSourced,
     Recorded,
     ReviewDecided,
     ReviewDecision,
     StagingStatus,
-    StreamAppend,
     event_subtypes,
-    side_stream,
 )
 from oneiros.projections import STAGING_EVENTS, RunnerSettings, StagedEntry, apply_staging_event
+from oneiros.validation._process import DecidingProcess
 from oneiros.validation._recall_policy import RecallStats, observe_recall, recall_promotions
 from oneiros.validation._staged import (
     StagedOutput,
@@ -114,7 +110,12 @@ class GolemBook:
     cycle_id: str | None = None
     phase: DreamPhaseName | None = None
     generations: dict[str, GenerationRecorded] = field(default_factory=dict)
-    """The current cycle's generations by response text, for lineage."""
+    """The current cycle's generations by response text, for the lineage of cycles recorded
+    before outputs named their calls."""
+    by_key: dict[str, GenerationRecorded] = field(default_factory=dict)
+    """The current cycle's generations by call key: lineage's exact link."""
+    sourced: bool = False
+    """Whether the current cycle's engines named the call behind each output (``OutputsSourced``)."""
     phase_of: dict[str, DreamPhaseName] = field(default_factory=dict)
     """The phase in which each output type first appeared in the current cycle, for lineage."""
     suspect: dict[int, EpisodeTrust] = field(default_factory=dict)
@@ -129,6 +130,14 @@ class GolemBook:
     def active(self) -> list[StagedEntry]:
         return [e for e in self.entries.values() if e.active]
 
+    def generation_of(self, event: Event, text: str) -> GenerationRecorded | None:
+        """The generation a staged output came from: by the call key it names, exactly; in a cycle
+        recorded before outputs named their calls, by its text."""
+        if self.sourced:
+            key = str(getattr(event, "call_key", "") or "")
+            return self.by_key.get(key) if key else None
+        return self.generation_for(text)
+
     def generation_for(self, text: str) -> GenerationRecorded | None:
         """The current cycle's generation an output's text came from: the same text, or failing
         that the latest generation the text quotes (an engine may prefix or wrap it)."""
@@ -139,10 +148,11 @@ class GolemBook:
         return quoted[-1] if quoted else None
 
 
-class StagingProcess:
+class StagingProcess(DecidingProcess):
     """Decides the staging buffer's events. Run one per store; a second one conflicts and reloads."""
 
     name = PROCESS_NAME
+    topic = STAGING_STREAM
 
     def __init__(
         self,
@@ -151,12 +161,9 @@ class StagingProcess:
         *,
         runner: RunnerSettings | None = None,
     ) -> None:
-        self.store = store
+        super().__init__(store, runner)
         self.settings = settings or StagingSettings()
-        self.runner = runner or RunnerSettings()
         self.books: dict[str, GolemBook] = {}
-        self.position = 0
-        self._loaded = False
 
     # -- inputs --------------------------------------------------------------------------------
 
@@ -181,18 +188,14 @@ class StagingProcess:
 
     # -- loading ---------------------------------------------------------------------------------
 
-    def load(self) -> int:
-        """Rebuild memory from the log: observed inputs up to the tracked position, and every
-        decision (all of which answer inputs at or before it)."""
+    def rebuild(self, tracked: int) -> None:
+        """Observed inputs up to the tracked position, and every decision (all of which answer
+        inputs at or before it)."""
         self.books = {}
-        tracked = self.store.backend.recorder.max_tracking_id(self.name) or 0
         for record in self.store.read_all(until=tracked, types=self.input_types()):
-            self._observe(record)
+            self.observe(record)
         for record in self.store.read_all(types=STAGING_EVENTS):
             self._apply(record.event.golem_id, record)  # type: ignore[attr-defined]
-        self.position = tracked
-        self._loaded = True
-        return tracked
 
     def _apply(self, golem_id: str, record: Recorded) -> None:
         book = self.book(golem_id)
@@ -202,102 +205,17 @@ class StagingProcess:
             book.entries[entry_id] = entry
         book.version = max(book.version, record.version)
 
-    # -- running ---------------------------------------------------------------------------------
-
-    def low_position(self) -> int:
-        if not self._loaded:
-            self.load()
-        return self.position
-
-    def catch_up(self, until: int | None = None) -> int:
-        """Decide on every input up to the head (or ``until``); returns the tracked position."""
-        if not self._loaded:
-            self.load()
-        head = self.store.head()
-        target = head if until is None else min(until, head)
-        if target <= self.position:
-            return self.position
-        self._run(self.store.read_all(after=self.position, until=target, types=self.input_types()), target)
-        return self.position
-
-    def take(self, batch: Sequence[Recorded]) -> None:
-        """Decide on the inputs among a stretch of the log a subscription delivered."""
-        try:
-            if not self._loaded:
-                self.load()
-            first, last = batch[0].position, batch[-1].position
-            if self.position >= last:
-                return
-            if self.position < first - 1:
-                self.catch_up(until=first - 1)
-            types = frozenset(self.input_types())
-            start = self.position
-            self._run((r for r in batch if r.position > start and type(r.event) in types), last)
-        except ProjectionConflict:
-            # Another process decided first: carry on from what it recorded, or, if it is still
-            # racing this one, leave the stretch to it; the next batch fills any gap from the log.
-            with contextlib.suppress(ProjectionConflict):
-                self.catch_up()
-
-    def _run(self, inputs: Iterable[Recorded], target: int) -> None:
-        pending: list[tuple[str, int, EventMeta, Event]] = []
-        try:
-            for record in inputs:
-                self._observe(record)
-                for event in self._decide(record):
-                    pending.append(self._record_new(event, record))
-                if len(pending) >= self.runner.batch_events:
-                    self._write(pending, record.position)
-                    pending = []
-            self._write(pending, target)
-        except BaseException:
-            # Memory may hold decisions that were never written; rebuild it from the log.
-            self._loaded = False
-            raise
-
-    def _record_new(self, event: Event, cause: Recorded) -> tuple[str, int, EventMeta, Event]:
-        """Apply a fresh decision to memory; it goes to the golem's staging stream at the version
-        returned."""
-        golem_id: str = event.golem_id  # type: ignore[attr-defined]
+    def next_version(self, golem_id: str) -> int:
         book = self.book(golem_id)
         book.version += 1
-        meta = self._meta(event, cause)
-        self._apply(golem_id, Recorded(cause.position, book.version, meta, event))
-        return meta.golem_id, book.version, meta, event
+        return book.version
 
-    def _meta(self, event: Event, cause: Recorded) -> EventMeta:
-        golem_id: str = event.golem_id  # type: ignore[attr-defined]
-        cycle = getattr(event, "cycle_id", None) or getattr(getattr(event, "lineage", None), "cycle_id", None)
-        # Derived from the cause, so the decision's id is the same however often it is decided.
-        event_id = f"{cause.meta.event_id}/{type(event).type_name}/{getattr(event, 'entry_id', '')}"
-        return EventMeta(
-            time=cause.meta.time,
-            event_id=event_id,
-            golem_id=side_stream(golem_id, STAGING_STREAM),
-            cycle_id=cycle,
-            causation_id=cause.meta.event_id,
-            correlation_id=cause.meta.correlation_id or cycle,
-        )
-
-    def _write(self, pending: Sequence[tuple[str, int, EventMeta, Event]], position: int) -> None:
-        if not pending and position <= self.position:
-            return
-        appends: dict[str, tuple[int, list[tuple[EventMeta, Event]]]] = {}
-        for stream, version, meta, event in pending:
-            appends.setdefault(stream, (version - 1, []))[1].append((meta, event))
-        batch = [StreamAppend(stream, expected, items) for stream, (expected, items) in appends.items()]
-        try:
-            # A second process that decided the same stretch first makes this a ProjectionConflict.
-            self.store.append_streams(batch, checkpoint=Checkpoint(self.name, self.position, position))
-        except StreamConflict:
-            raise ProjectionConflict(
-                self.name, self.position, self.store.backend.recorder.max_tracking_id(self.name)
-            ) from None
-        self.position = position
+    def remember(self, golem_id: str, record: Recorded) -> None:
+        self._apply(golem_id, record)
 
     # -- observing and deciding -----------------------------------------------------------------
 
-    def _observe(self, record: Recorded) -> None:
+    def observe(self, record: Recorded) -> None:
         event = record.event
         golem_id = getattr(event, "golem_id", None) or record.meta.golem_id
         book = self.book(golem_id)
@@ -311,16 +229,20 @@ class StagingProcess:
             book.tick = max(book.tick, event.tick)
         elif isinstance(event, DreamStart):
             book.cycle_id, book.phase, book.generations, book.phase_of = event.cycle_id, None, {}, {}
+            book.by_key, book.sourced = {}, False
         elif isinstance(event, DreamPhase):
             book.phase = event.phase
         elif isinstance(event, GenerationRecorded):
             book.generations[event.text] = event
+            book.by_key[event.call_key] = event
+        elif isinstance(event, OutputsSourced) and event.cycle_id == book.cycle_id:
+            book.sourced = True
         elif isinstance(event, MemoryRecalled):
             observe_recall(book.recalls, event, record.meta.time)
         if book.phase is not None and isinstance(event, CycleEvent) and event.cycle_id == book.cycle_id:
             book.phase_of.setdefault(event.type_name, book.phase)
 
-    def _decide(self, record: Recorded) -> list[Event]:
+    def decide(self, record: Recorded) -> list[Event]:
         event = record.event
         spec = staged_outputs().get(type(event))
         golem_id = getattr(event, "golem_id", None) or record.meta.golem_id
@@ -348,7 +270,7 @@ class StagingProcess:
     def _stage(self, book: GolemBook, record: Recorded, spec: StagedOutput) -> list[Event]:
         event = record.event
         text = spec.text(event)
-        generation = book.generation_for(text)
+        generation = book.generation_of(event, text)
         # The output type the dream classified (DreamStaged.source), for the phase that made it.
         source = str(getattr(event, "source", "") or type(event).type_name)
         cycle_id = getattr(event, "cycle_id", None) or record.meta.cycle_id or ""
@@ -370,6 +292,8 @@ class StagingProcess:
                 source_episode_ticks=spec.source_ticks(event),
                 prompt=generation.prompt if generation is not None else "",
                 model=generation.model if generation is not None else "",
+                call_key=generation.call_key if generation is not None else "",
+                request_hash=generation.request_hash if generation is not None else "",
             ),
             tick=book.tick,
         )
@@ -418,7 +342,7 @@ class StagingProcess:
         s = self.settings
         out: list[Event] = []
         for entry in sorted(book.active(), key=_staged_order):
-            # Entries past their time expire in this same step (see _decide) and are not validated.
+            # Entries past their time expire in this same step (see decide) and are not validated.
             expired = s.expire_after_ticks is not None and book.tick - entry.staged_tick >= s.expire_after_ticks
             if expired or entry.kind in s.review_only_kinds:
                 continue

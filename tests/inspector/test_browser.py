@@ -203,3 +203,27 @@ def test_the_inspector_is_served_at_the_root_without_a_token(tmp_path: Path) -> 
         assert 401 == httpx.get(server.url + "/api/v1/whoami").status_code
     finally:
         server.stop()
+
+
+def test_the_golem_page_shows_the_dreaming_health_alarms(browser: Any, tmp_path: Path) -> None:
+    """With [health] no_promotion_cycles = 1 (ONEIROS_HEALTH__*), one cycle raises no_promotion:
+    the golem page's health panel names the alarm and its detail."""
+    from playwright.sync_api import expect
+
+    env = {"ONEIROS_HEALTH__NO_PROMOTION_CYCLES": "1"}
+    server = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve", env=env)
+    try:
+        http = server.client("write")
+        _ok(http.post("/golems", json={"golem_id": "g1"}), 201)
+        _ok(http.post("/golems/g1/episodes", json={"episodes": _episodes()}), 201)
+        _ok(http.post("/golems/g1/cycles", json={"max_outputs": 2}), 201)
+        # A cycle's answer comes once the validation layer has settled: the alarm is in the log.
+        assert ["no_promotion"] == [a["alarm"] for a in _ok(http.get("/golems/g1/health"))["alarms"]]
+        page, errors = _open(browser, server, "read", "golems/g1")
+        alarm = page.locator("[data-testid=health] [data-alarm=no_promotion]")
+        expect(alarm).to_be_visible(timeout=60_000)
+        expect(alarm).to_contain_text("1 cycles in a row without a promotion")
+        assert [] == errors
+        page.close()
+    finally:
+        server.stop()

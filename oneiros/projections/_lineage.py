@@ -1,0 +1,249 @@
+"""Exact lineage of a staged entry, read from the log: the episodes it was drawn from, the output
+and the generator call it came from (by call key and request hash), the prompt template and its
+version, the model, the tokens and cost, and every decision that moved its confidence.
+
+A read over the log, appending nothing. The link to the generation is the call key the engine
+recorded when it made the output (``OutputsSourced`` → ``DreamStaged.call_key`` →
+``Lineage.call_key``); an entry staged before outputs named their calls has none, and its
+generation is the one whose prompt and model its lineage recorded (``exact`` is then False).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import msgspec
+
+from oneiros._errors import EntryNotFound, InputError
+from oneiros.events import (
+    STAGING_STREAM,
+    ConfidenceChanged,
+    DreamStart,
+    EntryDisplaced,
+    EntryExpired,
+    EntryPromoted,
+    EntryRefuted,
+    EntryReviewed,
+    EntryStaged,
+    Episode,
+    EpisodeRecorded,
+    EventStore,
+    GenerationRecorded,
+    OutcomeRecorded,
+    Recorded,
+    side_stream,
+)
+from oneiros.settings import DEFAULT_PROMPTS
+
+__all__ = ["ConfidenceMove", "EntryLineage", "GenerationLink", "PromptTemplate", "entry_lineage", "find_entry"]
+
+
+class GenerationLink(msgspec.Struct, frozen=True, kw_only=True):
+    """The ``GenerationRecorded`` an entry's text came from."""
+
+    call_key: str
+    request_hash: str
+    position: int
+    event_id: str
+    phase: str
+    task: str
+    model: str
+    requested_model: str
+    temperature: float
+    max_tokens: int
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    prompt: str
+
+
+class PromptTemplate(msgspec.Struct, frozen=True, kw_only=True):
+    """The template the call's prompt was rendered from, as the cycle's recorded settings had it.
+    ``version`` is the first 12 hex digits of its SHA-256: equal versions, equal templates."""
+
+    task: str
+    version: str
+    overridden: bool
+    """True when the cycle ran with a user's template for the task, not the default."""
+    template: str
+
+
+class ConfidenceMove(msgspec.Struct, frozen=True, kw_only=True):
+    """One decision on the entry, in log order: a confidence step (with the outcome behind it), a
+    review, or how the entry ended (promoted, refuted, displaced, expired)."""
+
+    position: int
+    kind: str
+    before_pct: int | None = None
+    after_pct: int | None = None
+    verdict: str | None = None
+    decision: str | None = None
+    status: str | None = None
+    who: str | None = None
+    why: str | None = None
+    outcome: dict[str, Any] | None = None
+
+
+class EntryLineage(msgspec.Struct, frozen=True, kw_only=True):
+    entry_id: str
+    golem_id: str
+    cycle_id: str
+    kind: str
+    text: str
+    staged_position: int
+    staged_confidence_pct: int
+    confidence_pct: int
+    """After every move below."""
+    phase: str | None
+    output_event_id: str
+    output_position: int
+    source_episodes: tuple[Episode, ...]
+    exact: bool
+    """Whether the generation was found by the call key recorded at creation."""
+    generation: GenerationLink | None
+    prompt_template: PromptTemplate | None
+    moves: tuple[ConfidenceMove, ...]
+
+
+def find_entry(store: EventStore, prefix: str, golem_id: str | None = None) -> Recorded:
+    """The ``EntryStaged`` record whose entry id is ``prefix`` or starts with it (unique)."""
+    if not prefix:
+        raise InputError("name a staged entry (its id or a unique prefix of it)")
+    found: dict[str, Recorded] = {}
+    for record in store.read_all(types=[EntryStaged]):
+        event = record.event
+        assert isinstance(event, EntryStaged)
+        if golem_id is not None and event.golem_id != golem_id:
+            continue
+        if event.entry_id == prefix:
+            return record
+        if event.entry_id.startswith(prefix):
+            found.setdefault(event.entry_id, record)
+    if not found:
+        raise EntryNotFound(prefix)
+    if len(found) > 1:
+        shown = ", ".join(sorted(found)[:5]) + (", ..." if len(found) > 5 else "")
+        raise InputError(f"entry prefix {prefix!r} matches {len(found)} entries: {shown}")
+    return next(iter(found.values()))
+
+
+def _template(start: DreamStart | None, task: str) -> PromptTemplate | None:
+    if task not in DEFAULT_PROMPTS:
+        return None
+    overrides = start.settings.engines.prompts.overrides if start is not None and start.settings is not None else {}
+    template = overrides.get(task, DEFAULT_PROMPTS[task])
+    version = hashlib.sha256(template.encode()).hexdigest()[:12]
+    return PromptTemplate(task=task, version=version, overridden=task in overrides, template=template)
+
+
+def _link(record: Recorded) -> GenerationLink:
+    g = record.event
+    assert isinstance(g, GenerationRecorded)
+    return GenerationLink(
+        call_key=g.call_key,
+        request_hash=g.request_hash,
+        position=record.position,
+        event_id=record.meta.event_id,
+        phase=g.phase,
+        task=g.task,
+        model=g.model,
+        requested_model=g.requested_model,
+        temperature=g.temperature,
+        max_tokens=g.max_tokens,
+        tokens_in=g.tokens_in,
+        tokens_out=g.tokens_out,
+        cost_usd=g.cost_usd,
+        prompt=g.prompt,
+    )
+
+
+def _move(store: EventStore, record: Recorded) -> ConfidenceMove | None:
+    e = record.event
+    at = record.position
+    if isinstance(e, ConfidenceChanged):
+        found = next(iter(store.read_all(after=e.outcome_position - 1, until=e.outcome_position)), None)
+        outcome = None
+        if found is not None and isinstance(found.event, OutcomeRecorded):
+            outcome = {"position": found.position, **msgspec.to_builtins(found.event)}
+        return ConfidenceMove(
+            position=at,
+            kind="outcome",
+            before_pct=e.before_pct,
+            after_pct=e.after_pct,
+            verdict=e.verdict,
+            outcome=outcome,
+        )
+    move: ConfidenceMove | None = None
+    if isinstance(e, EntryReviewed):
+        move = ConfidenceMove(position=at, kind="review", decision=e.decision, status=e.status, who=e.who, why=e.why)
+    elif isinstance(e, EntryPromoted):
+        move = ConfidenceMove(position=at, kind="promoted", after_pct=e.confidence_pct, who=e.by, why=e.reason)
+    elif isinstance(e, EntryRefuted):
+        move = ConfidenceMove(position=at, kind="refuted", after_pct=e.confidence_pct)
+    elif isinstance(e, EntryDisplaced):
+        move = ConfidenceMove(position=at, kind="displaced", why=f"made room for {e.by_entry_id}")
+    elif isinstance(e, EntryExpired):
+        move = ConfidenceMove(position=at, kind="expired", why=f"unresolved at tick {e.tick}")
+    return move
+
+
+def entry_lineage(store: EventStore, prefix: str, golem_id: str | None = None) -> EntryLineage:
+    """Where the staged entry ``prefix`` (its id or a unique prefix) came from, and what moved it."""
+    staged_record = find_entry(store, prefix, golem_id)
+    staged = staged_record.event
+    assert isinstance(staged, EntryStaged)
+    lineage = staged.lineage
+    ticks = set(lineage.source_episode_ticks)
+    episodes: dict[int, Episode] = {}
+    start: DreamStart | None = None
+    generations: list[Recorded] = []
+    for record in store.read_stream(staged.golem_id):
+        if record.position > lineage.source_position:
+            break
+        event = record.event
+        if isinstance(event, EpisodeRecorded) and event.episode.tick in ticks:
+            episodes[event.episode.tick] = event.episode
+        elif isinstance(event, DreamStart) and event.cycle_id == lineage.cycle_id:
+            start = event
+        elif isinstance(event, GenerationRecorded) and event.cycle_id == lineage.cycle_id:
+            generations.append(record)
+    exact = bool(lineage.call_key)
+    if exact:
+        chosen = [r for r in generations if r.event.call_key == lineage.call_key]  # type: ignore[attr-defined]
+    else:
+        chosen = [
+            r
+            for r in generations
+            if lineage.prompt and (r.event.prompt, r.event.model) == (lineage.prompt, lineage.model)  # type: ignore[attr-defined]
+        ]
+    generation = _link(chosen[-1]) if chosen else None
+    moves = [
+        move
+        for record in store.read_stream(side_stream(staged.golem_id, STAGING_STREAM))
+        if getattr(record.event, "entry_id", None) == staged.entry_id and not isinstance(record.event, EntryStaged)
+        for move in [_move(store, record)]
+        if move is not None
+    ]
+    confidence = staged.confidence_pct
+    for move in moves:
+        if move.kind in ("outcome", "promoted", "refuted") and move.after_pct is not None:
+            confidence = move.after_pct
+    return EntryLineage(
+        entry_id=staged.entry_id,
+        golem_id=staged.golem_id,
+        cycle_id=lineage.cycle_id,
+        kind=staged.kind,
+        text=staged.text,
+        staged_position=staged_record.position,
+        staged_confidence_pct=staged.confidence_pct,
+        confidence_pct=confidence,
+        phase=lineage.phase,
+        output_event_id=lineage.source_event_id,
+        output_position=lineage.source_position,
+        source_episodes=tuple(episodes[t] for t in lineage.source_episode_ticks if t in episodes),
+        exact=exact,
+        generation=generation,
+        prompt_template=_template(start, generation.task) if generation is not None else None,
+        moves=tuple(moves),
+    )

@@ -1,0 +1,164 @@
+"""Exact lineage: a staged entry names the one GenerationRecorded it came from (call key and
+request hash, recorded at creation, never by matching text) and every decision that moved it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from oneiros import InProcessExecutor
+from oneiros._errors import EntryNotFound, InputError
+from oneiros.events import (
+    DreamStaged,
+    EntryStaged,
+    EventStore,
+    GenerationRecorded,
+    OutputsSourced,
+    import_history,
+    open_store,
+    output_digest,
+)
+from oneiros.generators import OfflineGenerator
+from oneiros.projections import entry_lineage
+from oneiros.validation import Feedback, OutcomeInput, StagingProcess
+from tests.chat_server import sample_golems
+
+HISTORIES = Path(__file__).parent / "histories"
+
+
+def _cycle() -> tuple[EventStore, Feedback, list[str]]:
+    golems = sample_golems(4)
+    InProcessExecutor(golems, OfflineGenerator(seed=4)).run_cycle("g")
+    StagingProcess(golems.store).catch_up()
+    feedback = Feedback(golems.store, deps=golems.deps)
+    active = sorted(k for k, e in feedback.entries("g").items() if e.active)
+    return golems.store, feedback, active
+
+
+def test_lineage_names_the_exact_generation_and_each_outcome_that_moved_the_entry() -> None:
+    """An entry confirmed twice and contradicted once: its lineage names the GenerationRecorded
+    whose call key the engine recorded for the entry's source output (OutputsSourced), with that
+    record's request hash, tokens and cost, and the three moves with before/after and outcome."""
+    store, feedback, active = _cycle()
+    entry = active[0]
+    for tick, verdict in ((3000, "confirms"), (3001, "confirms"), (3002, "contradicts")):
+        feedback.record_outcome("g", OutcomeInput(tick=tick, verdict=verdict, entry_id=entry, summary=f"at {tick}"))  # type: ignore[arg-type]
+    StagingProcess(store).catch_up()
+    found = entry_lineage(store, entry)
+    staged = next(r.event for r in store.read_all(types=[DreamStaged]) if r.event.entry_id == entry)  # type: ignore[attr-defined]
+    assert isinstance(staged, DreamStaged)
+    # The call the engine named for the staged output's source, by the source output's own digest.
+    named = {
+        s.digest: s.call_key
+        for r in store.read_all(types=[OutputsSourced])
+        for s in r.event.sources  # type: ignore[attr-defined]
+    }
+    sources = [r.event for r in store.read_all() if output_digest(r.event) in named]
+    source = next(
+        e for e in sources if type(e).type_name == staged.source and named[output_digest(e)] == staged.call_key
+    )
+    assert staged.call_key == named[output_digest(source)]
+    generations = [
+        (r.position, r.event)
+        for r in store.read_all(types=[GenerationRecorded])
+        if r.event.call_key == staged.call_key  # type: ignore[attr-defined]
+    ]
+    [(position, generation)] = generations
+    assert isinstance(generation, GenerationRecorded)
+    assert found.exact
+    assert found.generation is not None
+    assert (generation.call_key, generation.request_hash, position) == (
+        found.generation.call_key,
+        found.generation.request_hash,
+        found.generation.position,
+    )
+    assert (generation.tokens_in, generation.tokens_out, generation.cost_usd, generation.model) == (
+        found.generation.tokens_in,
+        found.generation.tokens_out,
+        found.generation.cost_usd,
+        found.generation.model,
+    )
+    assert found.prompt_template is not None
+    assert (generation.task, False) == (found.prompt_template.task, found.prompt_template.overridden)
+    start = found.staged_confidence_pct
+    assert [
+        ("outcome", start, start + 10, "confirms", 3000),
+        ("outcome", start + 10, start + 20, "confirms", 3001),
+        ("outcome", start + 20, start + 15, "contradicts", 3002),
+    ] == [(m.kind, m.before_pct, m.after_pct, m.verdict, m.outcome["tick"]) for m in found.moves]  # type: ignore[index]
+    assert start + 15 == found.confidence_pct
+
+
+def test_lineage_names_a_review_that_promoted_the_entry() -> None:
+    """A review decision's move names the decision, who, why and the status it led to, then the
+    promotion it caused."""
+    store, feedback, active = _cycle()
+    entry = active[1]
+    feedback.review(entry, "promote_candidate", who="ana", why="seen it hold live")
+    StagingProcess(store).catch_up()
+    found = entry_lineage(store, entry[:-1] + entry[-1])
+    assert [
+        ("review", "promote_candidate", "ana", "seen it hold live", "promoted"),
+        ("promoted", None, "review", "ana: seen it hold live", None),
+    ] == [(m.kind, m.decision, m.who, m.why, m.status) for m in found.moves]
+
+
+def test_an_entry_is_found_by_a_unique_prefix_and_a_bad_one_is_named() -> None:
+    """A unique prefix finds the entry; one that matches several lists them; none is EntryNotFound."""
+    store, _feedback, active = _cycle()
+    cycle = active[0].split(":")[0]
+    assert active[0] == entry_lineage(store, active[0]).entry_id
+    with pytest.raises(InputError) as ambiguous:
+        entry_lineage(store, cycle)
+    assert str(ambiguous.value).startswith(f"entry prefix {cycle!r} matches ")
+    with pytest.raises(EntryNotFound) as missing:
+        entry_lineage(store, "nope")
+    assert "no staged entry 'nope'" == str(missing.value)
+
+
+def test_a_v1_staged_log_lifts_and_its_lineage_falls_back_to_prompt_and_model() -> None:
+    """staged_v1.jsonl was written before outputs named their calls (DreamStaged v1, EntryStaged v1):
+    each lifts with an empty call key, and its lineage finds the generation by the prompt and model
+    the v1 lineage recorded (exact False), with the outcome that moved it."""
+    store = open_store("memory://")
+    count = import_history(store, HISTORIES / "staged_v1.jsonl")
+    staged = [r.event for r in store.read_all(types=[EntryStaged])]
+    assert 13 == len(staged)
+    assert {("", "")} == {(e.lineage.call_key, e.lineage.request_hash) for e in staged}  # type: ignore[attr-defined]
+    assert {""} == {r.event.call_key for r in store.read_all(types=[DreamStaged])}  # type: ignore[attr-defined]
+    assert 128 == count
+    found = entry_lineage(store, "cycle-s1:003")
+    with_prompt = next(e for e in staged if e.entry_id == "cycle-s1:003")  # type: ignore[attr-defined]
+    assert found.generation is not None
+    assert (False, with_prompt.lineage.prompt) == (found.exact, found.generation.prompt)  # type: ignore[attr-defined]
+    assert [("outcome", 20, 30)] == [(m.kind, m.before_pct, m.after_pct) for m in found.moves]
+
+
+def test_oneiros_lineage_prints_the_tree_and_json(tmp_path: Path) -> None:
+    """Through the CLI: --json names the call key and request hash of a GenerationRecorded in the
+    log; the tree shows the call key; an unknown entry is one line on stderr and exit 2."""
+    run = [sys.executable, "-m", "oneiros"]
+    subprocess.run([*run, "dream", "--sample", "--json"], cwd=tmp_path, check=True, capture_output=True)
+    entries = json.loads(
+        subprocess.run([*run, "staging", "--json"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+    )
+    entry = next(e["entry_id"] for e in entries if e["status"] == "proposed")
+    out = subprocess.run([*run, "lineage", entry, "--json"], cwd=tmp_path, check=True, capture_output=True, text=True)
+    found = json.loads(out.stdout)
+    store = open_store(f"sqlite:///{tmp_path}/.oneiros/events.db", create=False)
+    recorded = {
+        r.event.call_key: r.event.request_hash  # type: ignore[attr-defined]
+        for r in store.read_all(types=[GenerationRecorded])
+    }
+    store.close()
+    assert recorded[found["generation"]["call_key"]] == found["generation"]["request_hash"]
+    tree = subprocess.run([*run, "lineage", entry], cwd=tmp_path, check=True, capture_output=True, text=True)
+    assert found["generation"]["call_key"] in tree.stdout.replace("\n", "").replace(" ", "").replace("│", "")
+    bad = subprocess.run([*run, "lineage", "nope"], check=False, cwd=tmp_path, capture_output=True, text=True)
+    assert (2, "error: no staged entry 'nope'\n", "") == (bad.returncode, bad.stderr, bad.stdout)
+    assert msgspec.json.decode(out.stdout)["entry_id"] == entry
