@@ -264,8 +264,9 @@ class AmbiguousId(InputError):
         self.candidates = candidates
         listed = ", ".join(candidates[: self.SHOWN])
         more = f" and {len(candidates) - self.SHOWN} more" if len(candidates) > self.SHOWN else ""
+        kinds = "entries" if kind == "entry" else f"{kind}s"
         super().__init__(
-            f"{kind} {typed!r} is ambiguous: it matches {len(candidates)} {kind}s ({listed}{more}); type more of it"
+            f"{kind} {typed!r} is ambiguous: it matches {len(candidates)} {kinds} ({listed}{more}); type more of it"
         )
 
 

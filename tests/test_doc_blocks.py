@@ -95,7 +95,7 @@ def _script(block: Block) -> str:
         else:
             out.append(line)
     out += [
-        "sleep 2",
+        '[ "${#pids[@]}" -eq 0 ] || sleep 1',
         'for pid in "${pids[@]}"; do kill -0 "$pid" || { echo "background job $pid ended early" >&2; exit 97; }; done',
         'for pid in "${pids[@]}"; do kill -TERM "$pid"; wait "$pid" || true; done',
     ]
