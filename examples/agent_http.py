@@ -24,9 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 import coder
+import httpx
 
 
 @contextmanager
@@ -47,20 +46,19 @@ def local_server() -> Iterator[tuple[str, str]]:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        log = Path(folder, "serve.log").open("wb")
-        server = subprocess.Popen([*oneiros, "serve", "--port", str(port)], env=env, stdout=log, stderr=log)
         url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while not _healthy(url):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"oneiros serve did not start: {Path(folder, 'serve.log').read_text()}")
-                time.sleep(0.1)
-            yield url, token
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
-            log.close()
+        with Path(folder, "serve.log").open("wb") as log:
+            server = subprocess.Popen([*oneiros, "serve", "--port", str(port)], env=env, stdout=log, stderr=log)
+            try:
+                deadline = time.monotonic() + 60
+                while not _healthy(url):
+                    if server.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(f"oneiros serve did not start: {Path(folder, 'serve.log').read_text()}")
+                    time.sleep(0.1)
+                yield url, token
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
 
 
 def _healthy(url: str) -> bool:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import sys
 from datetime import timedelta
 
+import coder
 import msgspec
 
-import coder
 from oneiros import Deps, Episode, FixedClock, Golems, InProcessExecutor, open_store, replay
 from oneiros.config import load_config
 from oneiros.events import ActivityRecorded

@@ -21,11 +21,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import coder
 import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-
-import coder
 
 
 @asynccontextmanager

@@ -41,7 +41,8 @@ def _assert_the_loop(lines: list[str], asked: str | re.Pattern[str]) -> None:
     recalled = next(line for line in lines if line.startswith("recall 'deploy canary': "))
     assert re.fullmatch(r"recall 'deploy canary': [1-3] memories, [1-3] dreams", recalled), recalled
     dreams = [line for line in lines if line.startswith("  dream ")]
-    assert dreams and all(" (proposed, confidence " in line for line in dreams), dreams
+    assert dreams, lines
+    assert all(" (proposed, confidence " in line for line in dreams), dreams
     assert lines[-1].startswith("outcome recorded at log position "), lines[-1]
 
 
@@ -63,7 +64,9 @@ def test_the_python_loop_dreams_when_should_dream_says_so(tmp_path: Path) -> Non
 
 
 # The server's own clock and default schedule decide; at night the circadian gate may pass.
-NOT_NOW = re.compile(r"should_dream: not now \(episodes, enabled, silence(, circadian)?, urgency\); dreaming on request")
+NOT_NOW = re.compile(
+    r"should_dream: not now \(episodes, enabled, silence(, circadian)?, urgency\); dreaming on request"
+)
 
 
 def test_the_http_loop_against_its_own_server(tmp_path: Path) -> None:

@@ -83,9 +83,8 @@ def report(
         for item in (*j.phase2_summary.creative_hypotheses, *j.phase2_summary.threats_simulated):
             rem.add(escape(item))
         console.print(tree)
-        outputs = table(
-            f"{len(staged)} staged outputs", "entry", "kind", "conf", "content", "validation criterion", whole=("entry",)
-        )
+        columns = ("entry", "kind", "conf", "content", "validation criterion")
+        outputs = table(f"{len(staged)} staged outputs", *columns, whole=("entry",))
         short = short_ids(s.entry_id for s in staged)
         for s in staged:
             outputs.add_row(

@@ -95,7 +95,7 @@ def _entry_row(e: StagedEntry) -> dict[str, Any]:
     }
 
 
-def journal(
+def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     store: StoreOpt = None,
     projections: ProjectionsOpt = None,
     golem: GolemFilter = None,
@@ -139,7 +139,7 @@ def journal(
             console.print(shown)
 
 
-def staging(
+def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     store: StoreOpt = None,
     projections: ProjectionsOpt = None,
     golem: GolemFilter = None,

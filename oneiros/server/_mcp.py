@@ -162,7 +162,9 @@ def _agent_tools(
     def create_golem(ctx: Context, golem: Golem = None, name: str = "") -> dict[str, Any]:
         return dict(call(ctx, lambda who: service.create_golem(who, golem_of(who, golem), name).summary()))
 
-    @mcp.tool(description="Whether the golem would dream now: the decision, its trigger and every gate with its values.")
+    @mcp.tool(
+        description="Whether the golem would dream now: the decision, its trigger and every gate with its values."
+    )
     def should_dream(ctx: Context, golem: Golem = None) -> dict[str, Any]:
         return dict(call(ctx, lambda who: should_dream_now(service, who, golem_of(who, golem))))
 
