@@ -247,10 +247,11 @@ class EpisodeFileError(InputError):
 class UnknownId(InputError):
     """A typed cycle or entry id (or a prefix of one) that matches no id of its kind."""
 
-    def __init__(self, kind: str, typed: str) -> None:
+    def __init__(self, kind: str, typed: str, where: str = "") -> None:
         self.kind = kind
         self.typed = typed
-        super().__init__(f"no {kind} matches {typed!r}")
+        self.where = where
+        super().__init__(f"no {kind} matches {typed!r}" + (f" in {where}" if where else ""))
 
 
 class AmbiguousId(InputError):

@@ -126,16 +126,17 @@ def _matches(typed: str, candidate: str) -> bool:
     return c_tail.startswith(tail) or (tail.isdigit() and c_tail.isdigit() and int(tail) == int(c_tail))
 
 
-def resolve_id(typed: str, candidates: Iterable[str], kind: str) -> str:
+def resolve_id(typed: str, candidates: Iterable[str], kind: str, where: str = "") -> str:
     """The one id among ``candidates`` that ``typed`` names: itself, or the only one it is a prefix
     of. Raises :class:`UnknownId` when none matches and :class:`AmbiguousId` (listing them) when
-    several do. ``kind`` names the ids in messages (``cycle``, ``entry``)."""
+    several do. ``kind`` names the ids in messages (``cycle``, ``entry``), ``where`` where they
+    were looked for."""
     pool = list(dict.fromkeys(candidates))
     if typed in pool:
         return typed
     found = tuple(c for c in pool if typed and _matches(typed, c))
     if not found:
-        raise UnknownId(kind, typed)
+        raise UnknownId(kind, typed, where)
     if len(found) > 1:
         raise AmbiguousId(kind, typed, found)
     return found[0]

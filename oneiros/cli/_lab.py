@@ -69,6 +69,11 @@ def _all_cycles(store: EventStore) -> list[str]:
     return [r.event.cycle_id for r in store.read_all(types=[DreamStart]) if isinstance(r.event, DreamStart)]
 
 
+def _cycle_in(store: EventStore, typed: str) -> str:
+    """The cycle ``typed`` (an id or a unique prefix) names in ``store``."""
+    return resolve_id(typed, cycle_ids(store), "cycle", f"the log at {store.url}")
+
+
 def _print(report: RerunReport) -> None:
     where = f"cycle [bold]{report.cycle_id}[/bold] of {report.golem_id}"
     counts = (
@@ -119,7 +124,8 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
     with opened(store, create=False) as event_store:
         known = _all_cycles(event_store)
         with one_line_errors():
-            ids = known if every else [resolve_id(c, known, "cycle") for c in cycles or []]
+            where = f"the log at {event_store.url}"
+            ids = known if every else [resolve_id(c, known, "cycle", where) for c in cycles or []]
             if not ids:
                 raise InputError("name a cycle to re-run, or --all")
         # Never called: it only says which model and temperature each request goes out with.
@@ -160,7 +166,7 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
         settings = _settings(config, generator=generator, base_url=base_url, prompts=prompts, tier=tier, model=model)
     with opened(store, create=False) as event_store:
         with one_line_errors():
-            cycle = resolve_id(cycle, cycle_ids(event_store), "cycle")
+            cycle = _cycle_in(event_store, cycle)
         live = make_generator(settings.generator, seed=seed)
         branch = open_store(into)
         try:
@@ -221,12 +227,12 @@ def diff(
     from oneiros.workers import diff_cycles, summarize_cycle
 
     with opened(store, create=False) as event_store, one_line_errors():
-        left = summarize_cycle(event_store, resolve_id(a, cycle_ids(event_store), "cycle"))
+        left = summarize_cycle(event_store, _cycle_in(event_store, a))
         if other is None:
-            right = summarize_cycle(event_store, resolve_id(b, cycle_ids(event_store), "cycle"))
+            right = summarize_cycle(event_store, _cycle_in(event_store, b))
         else:
             with opened(other, create=False) as other_store:
-                right = summarize_cycle(other_store, resolve_id(b, cycle_ids(other_store), "cycle"))
+                right = summarize_cycle(other_store, _cycle_in(other_store, b))
     result = diff_cycles(left, right)
     if as_json:
         emit_json({**msgspec.to_builtins(result), "same": result.same})
