@@ -52,7 +52,9 @@ def sample_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[st
     _oneiros(home, "dream", "--sample", "--json")
     _oneiros(home, "dream", "--sample", "--golem", "g1", "--json")
     cycle = json.loads(_oneiros(home, "journal", "--golem", "golem", "--json"))[0]["cycle_id"]
-    entry = json.loads(_oneiros(home, "staging", "--golem", "golem", "--status", "proposed", "--json"))[0]["entry_id"]
+    proposed = json.loads(_oneiros(home, "staging", "--golem", "golem", "--status", "proposed", "--json"))
+    # The likeliest to stay proposed when a block dreams again and the buffer displaces the weakest.
+    entry = max(proposed, key=lambda e: e["confidence"])["entry_id"]
     return home, {"CYCLE": cycle, "ENTRY": entry}
 
 
