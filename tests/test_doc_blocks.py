@@ -23,7 +23,7 @@ from tests.doc_blocks import ROOT, Block, collect, doc_files
 from tests.workers.conftest import _free_port, redis_url  # noqa: F401 - the fixture, shared
 
 BLOCKS = [block for path in doc_files() for block in collect(path)]
-RUNNERS = ("sh", "console", "python", "json", "toml", "text")
+RUNNERS = ("sh", "bash", "console", "python", "json", "toml", "text")
 MAX_SKIPS = 6
 BLOCK_TIMEOUT = 120
 
@@ -168,7 +168,7 @@ def test_the_block_runs(block: Block, tmp_path: Path, request: pytest.FixtureReq
     """The block does what it shows: its commands exit 0, its code runs, its data parses."""
     if "skip" in block.options:
         pytest.skip(f"{block.id}: {block.options['skip']}")
-    if block.lang in ("sh", "console"):
+    if block.lang in ("sh", "bash", "console"):
         _run_shell(block, tmp_path, request)
     elif block.lang == "python":
         _run_python(block, tmp_path)
@@ -182,7 +182,7 @@ def test_the_block_runs(block: Block, tmp_path: Path, request: pytest.FixtureReq
 
 def test_every_fence_names_a_language_the_tests_run() -> None:
     """A fence without a language (or with one no runner knows) is neither shown as code nor run:
-    each names sh, console, python, json, toml, or text for output and diagrams."""
+    each names sh (or bash), console, python, json, toml, or text for output and diagrams."""
     assert [] == [b.id for b in BLOCKS if b.lang not in RUNNERS]
 
 
