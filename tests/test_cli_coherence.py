@@ -261,3 +261,19 @@ def test_dream_on_a_stranded_golem_prints_the_error_and_no_progress(own: Path) -
     assert 2 == shown.returncode
     expected = "error: golem 'g' cannot 'fall_asleep' in state 'Dreaming_HypnagogicOnset'\n"
     assert expected == shown.stdout
+
+
+def test_serve_honours_oneiros_queue_as_dream_does(tmp_path: Path, redis_url: str) -> None:  # noqa: F811
+    """`oneiros serve` with only ONEIROS_QUEUE set hands the cycles it is asked for to the workers."""
+    from tests.server.conftest import start_server
+
+    server = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve", env={"ONEIROS_QUEUE": redis_url})
+    try:
+        http = server.client("write")
+        http.post("/golems", json={"golem_id": "g1"})
+        episodes = [{"tick": t, "summary": f"episode {t}"} for t in range(1, 4)]
+        assert 200 == http.post("/golems/g1/episodes", json={"episodes": episodes}).status_code
+        started = http.post("/golems/g1/cycles", json={})
+        assert ("enqueued", 200) == (started.json()["status"], started.status_code)
+    finally:
+        server.stop()
