@@ -272,8 +272,8 @@ def test_serve_honours_oneiros_queue_as_dream_does(tmp_path: Path, redis_url: st
         http = server.client("write")
         http.post("/golems", json={"golem_id": "g1"})
         episodes = [{"tick": t, "summary": f"episode {t}"} for t in range(1, 4)]
-        assert 200 == http.post("/golems/g1/episodes", json={"episodes": episodes}).status_code
+        assert 201 == http.post("/golems/g1/episodes", json={"episodes": episodes}).status_code
         started = http.post("/golems/g1/cycles", json={})
-        assert ("enqueued", 200) == (started.json()["status"], started.status_code)
+        assert ("enqueued", 201) == (started.json()["status"], started.status_code)
     finally:
         server.stop()
