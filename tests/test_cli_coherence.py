@@ -99,12 +99,19 @@ def test_readers_honour_the_config_files_store(dreamt: Path, tmp_path: Path) -> 
 # -- tables at 80 columns -----------------------------------------------------------------------
 
 
+def _ink(text: str) -> list[str]:
+    """The characters a table prints, wherever its folding put them."""
+    return sorted(c for c in text if not c.isspace() and c != "─")
+
+
 @pytest.mark.parametrize("command", ["journal", "staging", "status", "events"])
 def test_tables_fold_within_80_columns(dreamt: Path, command: str) -> None:
-    """At COLUMNS=80 no line is wider, nothing is cut to `…`, and the ids and states are whole."""
+    """At COLUMNS=80 no line is wider, nothing is cut to `…` or cropped at the edge (the table
+    prints every character it prints at 400 columns), and the ids and states are whole."""
     out = ok(dreamt, command).stdout
     assert [] == [line for line in out.splitlines() if len(line) > 80]
     assert "…" not in out
+    assert _ink(ok(dreamt, command, env={"COLUMNS": "400"}).stdout) == _ink(out)
     cycle = _cycle(dreamt)
     if command == "journal":
         assert re.search(rf"\b{cycle[:8]}\s+golem\s+complete\s", out), out

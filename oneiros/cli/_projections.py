@@ -158,16 +158,15 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
             if as_json:
                 emit_json([_entry_row(e) for e in entries])
                 return
-            shown = table(
-                f"staging buffer · {len(entries)} entries",
-                *("entry", "golem", "kind", "status", "conf", "+/-", "criterion", "text"),
-                whole=("entry", "status"),
-            )
+            # With --golem every row is that golem's: its column would only take the text's room.
+            title = f"staging buffer · {len(entries)} entries" + (f" of {golem}" if golem else "")
+            columns = ("entry", *(() if golem else ("golem",)), "kind", "status", "conf", "+/-", "criterion", "text")
+            shown = table(title, *columns, whole=("entry", "status"))
             short = short_ids(e.entry_id for e in entries)
             for e in entries:
                 shown.add_row(
                     short[e.entry_id],
-                    e.golem_id,
+                    *(() if golem else (e.golem_id,)),
                     e.kind,
                     e.status,
                     f"{e.confidence_pct / 100:.2f}",
