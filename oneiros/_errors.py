@@ -22,7 +22,9 @@
     │   ├── IllegalCommand          the machine forbids the trigger in this state
     │   └── CycleNotFound           no cycle with this id in the golem's stream
     ├── InputError                  user-supplied data (episodes, files)
-    │   └── EpisodeFileError
+    │   ├── EpisodeFileError
+    │   ├── UnknownId               a typed id or prefix that matches no id of its kind
+    │   └── AmbiguousId             a typed prefix that matches several ids
     ├── GenerationError             a generator that could not give a usable answer
     │   ├── GeneratorUnavailable    timeout, server error or bad response after the retries
     │   └── MalformedOutput         model text that does not parse into the task's result
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 __all__ = [
     "AccessError",
+    "AmbiguousId",
     "ConfigError",
     "CorruptEvent",
     "CycleNotFound",
@@ -77,6 +80,7 @@ __all__ = [
     "StreamConflict",
     "Unauthenticated",
     "UnknownEventType",
+    "UnknownId",
     "UnknownPreset",
     "UnknownProjection",
     "WorkerError",
@@ -238,6 +242,33 @@ class EpisodeFileError(InputError):
         self.reason = reason
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"cannot read episodes from {where}: {reason}")
+
+
+class UnknownId(InputError):
+    """A typed cycle or entry id (or a prefix of one) that matches no id of its kind."""
+
+    def __init__(self, kind: str, typed: str, where: str = "") -> None:
+        self.kind = kind
+        self.typed = typed
+        self.where = where
+        super().__init__(f"no {kind} matches {typed!r}" + (f" in {where}" if where else ""))
+
+
+class AmbiguousId(InputError):
+    """A typed prefix that matches several ids: the person must type more of it."""
+
+    SHOWN = 10
+
+    def __init__(self, kind: str, typed: str, candidates: tuple[str, ...]) -> None:
+        self.kind = kind
+        self.typed = typed
+        self.candidates = candidates
+        listed = ", ".join(candidates[: self.SHOWN])
+        more = f" and {len(candidates) - self.SHOWN} more" if len(candidates) > self.SHOWN else ""
+        kinds = "entries" if kind == "entry" else f"{kind}s"
+        super().__init__(
+            f"{kind} {typed!r} is ambiguous: it matches {len(candidates)} {kinds} ({listed}{more}); type more of it"
+        )
 
 
 class InvalidSetting(ConfigError):

@@ -15,7 +15,7 @@ from oneiros.daemon import Arm, load_timeline, run_arm
 from oneiros.settings import CycleSettings, GeneratorSettings, OpenAISettings
 from tests.chat_server import HARDENED, ChatServer
 
-TIMELINE = Path(__file__).parent / "histories" / "ab_timeline.jsonl"
+TIMELINE = Path(__file__).parents[1] / "examples" / "ab_timeline.jsonl"
 
 
 def _ab(cwd: Path, *args: str) -> dict[str, object]:

@@ -35,7 +35,7 @@ def test_complete_cycle_has_summaries_counts_cost_and_duration() -> None:
     assert len(staged) == entry.staged > 0
     assert entry.bardo is not None
     assert entry.self_assessed_pct is not None
-    assert entry.self_assessed_pct * 50 // 100 == entry.quality_pct  # nothing validated yet
+    assert entry.self_assessed_pct == entry.quality_pct  # nothing validated yet: the cycle's own figure
 
 
 def test_interrupted_cycle_keeps_partial_entry() -> None:
@@ -46,7 +46,7 @@ def test_interrupted_cycle_keeps_partial_entry() -> None:
     world.update()
     (entry,) = world.projections.journal()
     assert (cycle, "interrupted", "owner", 1) == (entry.cycle_id, entry.status, entry.interrupted_by, entry.staged)
-    assert 10 == entry.quality_pct  # half of (one phase of five reached), nothing validated yet
+    assert 20 == entry.quality_pct  # one phase of five reached, nothing validated yet
 
 
 def test_quality_rises_when_outputs_are_confirmed() -> None:

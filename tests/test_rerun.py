@@ -254,7 +254,7 @@ def test_rerun_on_the_command_line(tmp_path: Path) -> None:
         "request hash changed: prompt changed at character 0: 'You are reviewing"
     )
     missing = oneiros("rerun", "nope")
-    assert (2, f"error: no cycle 'nope' in the log at {url}\n") == (missing.returncode, missing.stderr)
+    assert (2, f"error: no cycle matches 'nope' in the log at {url}\n") == (missing.returncode, missing.stderr)
 
 
 def test_generator_settings_choose_the_generator() -> None:

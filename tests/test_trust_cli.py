@@ -77,9 +77,11 @@ def test_an_instructing_web_episode_reaches_memory_only_through_a_review(tmp_pat
     table = oneiros("staging")
     assert "quarantined" in table
     rows = [line for line in table.splitlines() if WHY in line]
-    assert sorted(e["entry_id"] for e in from_web if WHY == e["quarantine"]["why"]) == sorted(
-        line.split()[1] for line in rows
-    )
+    # Tables show each entry by its shortest unique prefix (its ``:NNN`` kept), which resolves back.
+    shown = [line.split()[0].partition(":") for line in rows]
+    every = [e["entry_id"] for e in entries]
+    resolved = [next(i for i in every if i.startswith(head) and i.endswith(":" + number)) for head, _, number in shown]
+    assert sorted(e["entry_id"] for e in from_web if WHY == e["quarantine"]["why"]) == sorted(resolved)
 
     held = next(e["entry_id"] for e in from_web if e["kind"] == "playbook_revision")
     sibling = next(e["entry_id"] for e in trusted if e["kind"] == "playbook_revision")

@@ -94,10 +94,32 @@ def _config_page() -> str:
     return "\n".join(lines) + "\n"
 
 
+_CLI_CONVENTIONS = (
+    "What holds for every command:",
+    "",
+    "- `--golem ID` is the golem the command works on. Without it, the config's `golem` key: "
+    "`oneiros.toml`, then `ONEIROS_GOLEM`, else `golem`. On commands that list many golems "
+    "(`events`, `journal`, `staging`) the same flag keeps only that golem's rows; without it, every "
+    "golem. `token add --golem` and `mcp --golem` (repeatable) restrict a token or a session to those golems.",
+    "- The store is `--store`, else `ONEIROS_STORE`, else the config's `store` key, else "
+    "`sqlite:///.oneiros/events.db`; the queue is `--queue`, else `ONEIROS_QUEUE`, else the config's "
+    "`queue` (for `dream`, `run`, `worker`, `status` and `serve` alike). Every other key is "
+    "`ONEIROS_SECTION__KEY` (`oneiros config show` lists them with their source).",
+    "- Wherever a cycle id or a staged entry id is typed, a unique prefix is enough, as with git: "
+    "`oneiros report --cycle 3d48`, `oneiros review 3d48:2` (entry 2 of cycle 3d48...). A prefix "
+    "that matches nothing or several ids is an error naming them (`UnknownId`, `AmbiguousId`). "
+    "Tables show ids as such short prefixes; `--json` gives them whole.",
+    "- Tables fold long cells onto more lines; nothing is cut to `…`. Lists stop at `--limit` and "
+    "say so on stderr: `showing 200 of 1,234 events — use --limit to see more`.",
+    "- A user's mistake is one line, `error: ...`, on stderr and exit code 2; commands that only "
+    "read create nothing.",
+)
+
+
 def _cli_page() -> str:
     # Typer vendors its own click, so commands are told apart by shape rather than by class.
     root: Any = typer.main.get_command(app)
-    lines = ["# Command line", "", "Generated from the `oneiros` command itself.", ""]
+    lines = ["# Command line", "", "Generated from the `oneiros` command itself.", "", *_CLI_CONVENTIONS, ""]
 
     def walk(group: Any, path: str) -> None:
         for name in sorted(group.commands):

@@ -9,7 +9,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from oneiros._errors import GolemNotFound, OneirosError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, one_line_errors, opened
+from oneiros.cli._common import (
+    GolemFilter,
+    GolemOpt,
+    JsonOpt,
+    StoreOpt,
+    console,
+    emit_json,
+    err_console,
+    limited,
+    one_line_errors,
+    opened,
+    short_ids,
+    table,
+)
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._projections import verify_projections
 from oneiros.cli._workers import phase_worker, queue_executor
@@ -75,7 +88,7 @@ def _dream_flags(  # noqa: PLR0917 - one argument per option of `dream`
 
 def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     store: StoreOpt = None,
-    golem: Annotated[str | None, typer.Option("--golem", help="Golem id (default: the config's golem).")] = None,
+    golem: GolemOpt = None,
     episodes: Annotated[
         Path | None,
         typer.Option("--episodes", help="JSONL episodes to record first (validated whole before anything is written)."),
@@ -126,6 +139,8 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
             _dream_on_queue(queued, golem_id, effective, recorded, wait=wait, as_json=as_json)
             return
         assert executor is not None  # no queue: this process runs the cycle
+        with one_line_errors():  # a golem that cannot fall asleep says so before any progress is drawn
+            _check_can_dream(golems, golem_id)
         follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
         result = follow(golem_id)
         _print_result(result, recorded, event_store.url, as_json)
@@ -208,12 +223,12 @@ def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: b
     if as_json:
         emit_json(payload)
         return
-    table = Table(title=f"cycle {result.cycle_id}", show_header=False)
+    outcome = Table(title=f"cycle {result.cycle_id}", show_header=False)
     for key, value in (msgspec.to_builtins(result.complete) or {}).items() if result.complete else ():
         if key != "cycle_id":
-            table.add_row(key.replace("_", " "), str(value))
-    table.add_row("events appended", str(result.events_appended))
-    console.print(table)
+            outcome.add_row(key.replace("_", " "), str(value))
+    outcome.add_row("events appended", str(result.events_appended))
+    console.print(outcome)
     if result.interrupted:
         console.print(f"[yellow]interrupted:[/yellow] {result.interrupted}")
 
@@ -238,6 +253,16 @@ def _record(golems: Golems, golem_id: str, loaded: list[Episode], logs: GolemLog
     # From the fold the cycle reads anyway (a snapshot and what came since), not a full read.
     known = set(logs.read(golem_id).memory.columns().ticks.tolist())
     return len(golems.record_episodes(golem_id, [e for e in loaded if e.tick not in known]))
+
+
+def _check_can_dream(golems: Golems, golem_id: str) -> None:
+    """Raise the machine's own IllegalCommand when ``golem_id`` cannot fall asleep now (it is
+    still dreaming, or stranded mid-cycle), as ``fall_asleep`` would once the cycle had started."""
+    from oneiros._errors import IllegalCommand
+
+    state = golems.state(golem_id)
+    if state.mode != "Waking":
+        raise IllegalCommand(golem_id, state.machine_state, "fall_asleep")
 
 
 def _golem_exists(golems: Golems, golem_id: str) -> bool:
@@ -365,8 +390,6 @@ def status(
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "store", store, "--store")
     flag(flags, "queue", queue, "--queue")
-    from rich.table import Table
-
     from oneiros.fsm import replay
 
     effective = load(config, None, flags)
@@ -386,66 +409,69 @@ def status(
             return
         _states_table(states.values(), f"{event_store.url} · position {head}")
         if running:
-            table = Table(title=f"{len(running)} cycles under way")
-            for column in ("golem", "cycle", "phase", "worker", "age"):
-                table.add_column(column)
+            under_way = table(
+                f"{len(running)} cycles under way", "golem", "cycle", "phase", "worker", "age", whole=("cycle", "phase")
+            )
+            short = short_ids(row["cycle_id"] for row in running)
             for row in running:
                 age = "-" if row["age_seconds"] is None else f"{row['age_seconds']:.0f} s"
-                table.add_row(row["golem_id"], row["cycle_id"], row["phase"] or "-", row["worker"], age)
-            console.print(table)
+                under_way.add_row(row["golem_id"], short[row["cycle_id"]], row["phase"] or "-", row["worker"], age)
+            console.print(under_way)
 
 
 def _states_table(states: Any, title: str) -> None:
-    from rich.table import Table
-
-    table = Table(title=title)
-    for column in ("golem", "state", "cycle", "version", "episodes", "completed", "interrupted"):
-        table.add_column(column)
+    states = list(states)
+    shown = table(
+        title,
+        *("golem", "state", "cycle", "version", "episodes", "completed", "interrupted"),
+        whole=("state", "cycle"),
+    )
+    short = short_ids(s.cycle_id for s in states if s.cycle_id)
     for s in states:
-        table.add_row(
+        shown.add_row(
             s.golem_id,
             s.machine_state,
-            s.cycle_id or "-",
+            short[s.cycle_id] if s.cycle_id else "-",
             str(s.version),
             str(s.episodes),
             str(s.cycles_completed),
             str(s.cycles_interrupted),
         )
-    console.print(table)
+    console.print(shown)
 
 
 def events(
     store: StoreOpt = None,
-    golem: Annotated[str | None, typer.Option("--golem", help="Only this golem's stream.")] = None,
+    golem: GolemFilter = None,
     after: Annotated[int, typer.Option("--after", help="Start after this global position.")] = 0,
-    limit: Annotated[int, typer.Option("--limit", help="At most this many events.")] = 200,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many events.")] = 200,
     as_json: JsonOpt = False,
 ) -> None:
-    """List the log."""
-    from rich.table import Table
-
+    """List the log (the first --limit events after --after)."""
     from oneiros.events import record_row
 
     with opened(store) as event_store:
         if golem:
-            records = [r for r in event_store.read_stream(golem) if r.position > after][:limit]
+            every = [r for r in event_store.read_stream(golem) if r.position > after]
+            records, total = every[:limit], len(every)
         else:
             records = []
             for record in event_store.read_all(after=after):
                 records.append(record)
                 if len(records) >= limit:
                     break
-        rows = [record_row(r) for r in records]
-        if as_json:
-            emit_json(rows)
-            return
-        table = Table(title=f"{len(rows)} events")
-        for column in ("pos", "golem", "v", "type", "payload"):
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            payload = ", ".join(f"{k}={v}" for k, v in row["payload"].items() if k != "cycle_id")
-            table.add_row(str(row["position"]), row["golem_id"], str(row["version"]), row["type"], payload[:120])
-        console.print(table)
+            # Positions are contiguous: what lies after the last one shown is the rest of the log.
+            total = len(records) + (event_store.head() - records[-1].position if records else 0)
+        with limited(len(records), total, "events"):
+            rows = [record_row(r) for r in records]
+            if as_json:
+                emit_json(rows)
+                return
+            shown = table(f"{len(rows)} events", "pos", "golem", "v", "type", "payload", whole=("pos",))
+            for row in rows:
+                payload = ", ".join(f"{k}={v}" for k, v in row["payload"].items() if k != "cycle_id")
+                shown.add_row(str(row["position"]), row["golem_id"], str(row["version"]), row["type"], payload[:120])
+            console.print(shown)
 
 
 def register(app: typer.Typer) -> None:

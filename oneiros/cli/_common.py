@@ -1,22 +1,44 @@
-"""What every command shares: opening the store, printing JSON, turning errors into exit codes."""
+"""What every command shares: opening the store, the golem a command works on, ids typed as unique
+prefixes, tables that fold instead of truncating, lists that say where they stopped, printing JSON,
+turning errors into exit codes. New commands use these (docs/contributing.md, "The command line")."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import typer
 from rich.console import Console
 
-from oneiros._errors import OneirosError
+from oneiros._errors import AmbiguousId, OneirosError, UnknownId
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from rich.table import Table
+
     from oneiros.events import EventStore
 
-__all__ = ["JsonOpt", "StoreOpt", "console", "emit_json", "one_line_errors", "opened", "shown_url"]
+__all__ = [
+    "GolemFilter",
+    "GolemOpt",
+    "JsonOpt",
+    "StoreOpt",
+    "console",
+    "cycle_ids",
+    "emit_json",
+    "entry_ids",
+    "golem_of",
+    "limited",
+    "one_line_errors",
+    "opened",
+    "resolve_id",
+    "short_ids",
+    "shown_url",
+    "table",
+]
 
 console = Console(stderr=False)
 err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, however long
@@ -26,6 +48,11 @@ StoreOpt = Annotated[
     typer.Option("--store", envvar="ONEIROS_STORE", help="Store URL (default sqlite:///.oneiros/events.db)."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
+GolemOpt = Annotated[
+    str | None,
+    typer.Option("--golem", help="The golem to work on (default: the config's golem, $ONEIROS_GOLEM, else 'golem')."),
+]
+GolemFilter = Annotated[str | None, typer.Option("--golem", help="Only this golem (default: every golem).")]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -55,18 +82,113 @@ def one_line_errors() -> Iterator[None]:
         raise typer.Exit(2) from None
 
 
+def golem_of(golem: str | None, config: Path | None = None) -> str:
+    """The golem a command works on: ``--golem``, else the config's ``golem`` key (``oneiros.toml``,
+    ``$ONEIROS_GOLEM``), else ``golem``. One meaning for every command."""
+    if golem:
+        return golem
+    from oneiros.config import load_config
+
+    with one_line_errors():
+        return load_config(config).golem
+
+
 @contextmanager
 def opened(url: str | None, *, create: bool = False) -> Iterator[EventStore]:
-    """Open the store; any oneiros error becomes a one-line message and exit code 2.
+    """Open the store (``--store``, ``$ONEIROS_STORE``, else the config's ``store`` key, else the
+    embedded default); any oneiros error becomes a one-line message and exit code 2.
 
     Only commands that write pass ``create=True``: one that reads says there is no store at the
     URL instead of leaving an empty one behind.
     """
+    from oneiros.config import load_config
     from oneiros.events import open_store
 
     with one_line_errors():
-        store = open_store(url, create=create)
+        store = open_store(url or load_config().store or None, create=create)
         try:
             yield store
         finally:
             store.close()
+
+
+# -- ids typed as unique prefixes, as git takes them -----------------------------------------
+
+
+def _matches(typed: str, candidate: str) -> bool:
+    if candidate.startswith(typed):
+        return True
+    # An entry id is CYCLE:NNN; CYCLEPREFIX:N names it too (3d48:2 for 3d48b0...:002).
+    head, sep, tail = typed.partition(":")
+    c_head, c_sep, c_tail = candidate.partition(":")
+    if not (sep and c_sep and c_head.startswith(head)):
+        return False
+    return c_tail.startswith(tail) or (tail.isdigit() and c_tail.isdigit() and int(tail) == int(c_tail))
+
+
+def resolve_id(typed: str, candidates: Iterable[str], kind: str, where: str = "") -> str:
+    """The one id among ``candidates`` that ``typed`` names: itself, or the only one it is a prefix
+    of. Raises :class:`UnknownId` when none matches and :class:`AmbiguousId` (listing them) when
+    several do. ``kind`` names the ids in messages (``cycle``, ``entry``), ``where`` where they
+    were looked for."""
+    pool = list(dict.fromkeys(candidates))
+    if typed in pool:
+        return typed
+    found = tuple(c for c in pool if typed and _matches(typed, c))
+    if not found:
+        raise UnknownId(kind, typed, where)
+    if len(found) > 1:
+        raise AmbiguousId(kind, typed, found)
+    return found[0]
+
+
+def cycle_ids(store: EventStore, golem: str | None = None) -> list[str]:
+    """Every cycle id in the log (or in ``golem``'s stream), oldest first."""
+    from oneiros.events import DreamStart
+
+    records = store.read_stream(golem) if golem else store.read_all(types=[DreamStart])
+    return [r.event.cycle_id for r in records if isinstance(r.event, DreamStart)]
+
+
+def entry_ids(store: EventStore) -> list[str]:
+    """Every staged entry id in the log, in staging order."""
+    from oneiros.events import DreamStaged
+
+    return [r.event.entry_id for r in store.read_all(types=[DreamStaged]) if isinstance(r.event, DreamStaged)]
+
+
+def short_ids(ids: Iterable[str], least: int = 8) -> dict[str, str]:
+    """Each id shortened to the shortest prefix of at least ``least`` characters that no other of
+    ``ids`` shares (an entry id keeps its ``:NNN``), as tables show them; each resolves back."""
+    ids = list(ids)
+    heads = sorted({i.partition(":")[0] for i in ids})
+    length = least
+    while len({h[:length] for h in heads}) < len(heads):
+        length += 1
+    return {i: i.partition(":")[0][:length] + "".join(i.partition(":")[1:]) for i in ids}
+
+
+# -- tables and lists ------------------------------------------------------------------------
+
+
+def table(title: str, *columns: str, whole: tuple[str, ...] = ()) -> Table:
+    """A table whose columns fold onto more lines rather than truncating to ``…``; the columns in
+    ``whole`` (ids, states) are never broken at all."""
+    from rich import box
+    from rich.table import Table
+
+    # No vertical rules: seven more characters for the cells at 80 columns.
+    made = Table(title=title, box=box.SIMPLE_HEAD)
+    for column in columns:
+        # A heading stays whole where the width allows: the cells fold first.
+        made.add_column(column, overflow="fold", no_wrap=column in whole, min_width=len(column))
+    return made
+
+
+@contextmanager
+def limited(shown: int, total: int, what: str) -> Iterator[None]:
+    """Around a list's output: say on stderr, after it, when the list stopped at its limit, so a cut
+    list never passes for a whole one (stdout keeps only the list, or only JSON)."""
+    yield
+    if total > shown:
+        err_console.print(f"showing {shown:,} of {total:,} {what} — use --limit to see more", highlight=False)

@@ -8,15 +8,28 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from oneiros._errors import InputError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, opened
+from oneiros.cli._common import (
+    GolemOpt,
+    JsonOpt,
+    StoreOpt,
+    console,
+    cycle_ids,
+    emit_json,
+    golem_of,
+    one_line_errors,
+    opened,
+    resolve_id,
+    short_ids,
+    table,
+)
+from oneiros.cli._projections import up_to_date
 from oneiros.settings import CycleBudget, EngineSettings
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    pass
+    from oneiros.events import EventStore
 
 __all__ = ["register"]
 
-GolemOpt = Annotated[str, typer.Option("--golem", help="Golem id.")]
 TierOpt = Annotated[
     str, typer.Option("--tier", help="Budget tier: core (rule-based, T0) or hardened (T1/T2, rich dreams).")
 ]
@@ -24,30 +37,39 @@ TierOpt = Annotated[
 
 def report(
     store: StoreOpt = None,
-    golem: GolemOpt = "golem",
-    cycle: Annotated[str | None, typer.Option("--cycle", help="This cycle's report (default: the latest).")] = None,
+    golem: GolemOpt = None,
+    cycle: Annotated[
+        str | None, typer.Option("--cycle", help="This cycle's report, or a unique prefix (default: the latest).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The DreamReport and wake-up summary of a golem's latest (or a given) cycle."""
     import msgspec
     from rich.markup import escape
-    from rich.table import Table
     from rich.tree import Tree
 
     from oneiros.projections import dream_reports
 
+    golem = golem_of(golem)
     with opened(store) as event_store:
-        found = [r for r in dream_reports(event_store, golem) if cycle is None or r[0].cycle_id == cycle]
-        if not found:
-            raise InputError(f"golem {golem!r} has no dream report" + (f" for cycle {cycle!r}" if cycle else ""))
+        with one_line_errors():
+            cycle = resolve_id(cycle, cycle_ids(event_store, golem), "cycle") if cycle else None
+            found = [r for r in dream_reports(event_store, golem) if cycle is None or r[0].cycle_id == cycle]
+            if not found:
+                raise InputError(f"golem {golem!r} has no dream report" + (f" for cycle {cycle!r}" if cycle else ""))
         dream, summary, staged = found[-1]
+        quality = _quality_pct(event_store, dream.cycle_id, dream.journal.dream_quality_score)
         if as_json:
             emit_json(
-                {"report": msgspec.to_builtins(dream), "wake_up": msgspec.to_builtins(summary) if summary else None}
+                {
+                    "report": msgspec.to_builtins(dream),
+                    "wake_up": msgspec.to_builtins(summary) if summary else None,
+                    "quality_pct": quality,
+                }
             )
             return
         j = dream.journal
-        title = f"[bold]dream {dream.cycle_id}[/bold] · quality {j.dream_quality_score:.2f}"
+        title = f"[bold]dream {dream.cycle_id}[/bold] · quality {quality}%"
         tree = Tree(f"{title} · {j.tokens_spent} tokens · ${j.total_cost_usd:.4f}")
         nrem = tree.add(f"NREM: {j.phase1_summary.episodes_replayed} episodes replayed")
         t = j.phase1_summary.triage_decisions
@@ -61,29 +83,40 @@ def report(
         for item in (*j.phase2_summary.creative_hypotheses, *j.phase2_summary.threats_simulated):
             rem.add(escape(item))
         console.print(tree)
-        table = Table(title=f"{len(staged)} staged outputs")
-        for column in ("entry", "kind", "conf", "content", "validation criterion"):
-            table.add_column(column, overflow="fold")
+        columns = ("entry", "kind", "conf", "content", "validation criterion")
+        outputs = table(f"{len(staged)} staged outputs", *columns, whole=("entry",))
+        short = short_ids(s.entry_id for s in staged)
         for s in staged:
-            table.add_row(s.entry_id, s.kind, f"{s.confidence:.2f}", escape(s.content), escape(s.validation_criterion))
-        console.print(table)
+            outputs.add_row(
+                short[s.entry_id], s.kind, f"{s.confidence:.2f}", escape(s.content), escape(s.validation_criterion)
+            )
+        console.print(outputs)
         if summary is not None:
             console.print(escape(summary.text))
             for line in summary.highlights:
                 console.print(f"  {escape(line)}")
 
 
+def _quality_pct(store: EventStore, cycle_id: str, self_assessed: float) -> int:
+    """The cycle's quality as the journal has it (its own score, recalibrated as its outputs are
+    validated), so `report` and `journal` show one figure in one form."""
+    from oneiros.projections import journal_entry
+
+    with up_to_date(store) as projections:
+        entry = journal_entry(projections.db, cycle_id)
+    return int(entry.quality_pct) if entry is not None else round(self_assessed * 100)
+
+
 def budget(
     store: StoreOpt = None,
-    golem: GolemOpt = "golem",
+    golem: GolemOpt = None,
     tier: TierOpt = "core",
     as_json: JsonOpt = False,
 ) -> None:
     """What dreaming has spent against each cap, as of the golem's latest event."""
-    from rich.table import Table
-
     from oneiros.workers import budget_report
 
+    golem = golem_of(golem)
     with opened(store) as event_store:
         history = event_store.read_stream(golem)
         if not history:
@@ -92,23 +125,21 @@ def budget(
         if as_json:
             emit_json({"golem_id": golem, "tier": tier, "cycle_id": last_cycle, "caps": rows})
             return
-        table = Table(title=f"{golem} · {tier} tier · last cycle {last_cycle}")
-        for column in ("cap", "tokens", "of", "usd", "of"):
-            table.add_column(column)
+        caps = table(f"{golem} · {tier} tier · last cycle {last_cycle}", "cap", "tokens", "of", "usd", "of")
         for row in rows:
-            table.add_row(
+            caps.add_row(
                 row["cap"],
                 str(row["tokens"]),
                 str(row["token_cap"] or "-"),
                 f"{row['usd']:.6f}",
                 "-" if row["usd_cap"] is None else f"{row['usd_cap']:.2f}",
             )
-        console.print(table)
+        console.print(caps)
 
 
 def pairs(
     store: StoreOpt = None,
-    golem: GolemOpt = "golem",
+    golem: GolemOpt = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draw.")] = 0,
     embedder: Annotated[
         Literal["hashing", "none"], typer.Option("--embedder", help="hashing or none (random fallback).")
@@ -117,7 +148,6 @@ def pairs(
 ) -> None:
     """The distant memory pairs a dream would draw now (Bumblebee's selection)."""
     import numpy as np
-    from rich.table import Table
 
     from oneiros._deps import rng_for
     from oneiros.engines import select_distant_pairs
@@ -125,6 +155,7 @@ def pairs(
     from oneiros.fsm import Golems
     from oneiros.workers import GolemLogs
 
+    golem = golem_of(golem)
     with opened(store) as event_store:
         golems = Golems(event_store)
         golems.state(golem)
@@ -156,18 +187,17 @@ def pairs(
         if as_json:
             emit_json({"fallback": draw.fallback, "pairs": rows})
             return
-        table = Table(title=f"{len(rows)} distant pairs" + (" (random temporal fallback)" if draw.fallback else ""))
-        for column in ("tick", "memory", "tick", "memory", "cosine"):
-            table.add_column(column, overflow="fold")
+        title = f"{len(rows)} distant pairs" + (" (random temporal fallback)" if draw.fallback else "")
+        drawn = table(title, "tick", "memory", "tick", "memory", "cosine")
         for row in rows:
-            table.add_row(
+            drawn.add_row(
                 str(row["first"]),
                 row["first_summary"],
                 str(row["second"]),
                 row["second_summary"],
                 "-" if row["similarity"] is None else f"{row['similarity']:.3f}",
             )
-        console.print(table)
+        console.print(drawn)
 
 
 def register(app: typer.Typer) -> None:

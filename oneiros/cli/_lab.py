@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from oneiros._errors import InputError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, one_line_errors, opened
+from oneiros.cli._common import JsonOpt, StoreOpt, console, cycle_ids, emit_json, one_line_errors, opened, resolve_id
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
@@ -69,6 +69,11 @@ def _all_cycles(store: EventStore) -> list[str]:
     return [r.event.cycle_id for r in store.read_all(types=[DreamStart]) if isinstance(r.event, DreamStart)]
 
 
+def _cycle_in(store: EventStore, typed: str) -> str:
+    """The cycle ``typed`` (an id or a unique prefix) names in ``store``."""
+    return resolve_id(typed, cycle_ids(store), "cycle", f"the log at {store.url}")
+
+
 def _print(report: RerunReport) -> None:
     where = f"cycle [bold]{report.cycle_id}[/bold] of {report.golem_id}"
     counts = (
@@ -90,7 +95,9 @@ def _print(report: RerunReport) -> None:
 
 
 def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
-    cycles: Annotated[list[str] | None, typer.Argument(help="Cycle ids to re-run (see --all).")] = None,
+    cycles: Annotated[
+        list[str] | None, typer.Argument(help="Cycle ids (or unique prefixes) to re-run (see --all).")
+    ] = None,
     store: StoreOpt = None,
     every: Annotated[bool, typer.Option("--all", help="Re-run every cycle in the log.")] = False,
     seed: Annotated[int, typer.Option("--seed", help="The seed the cycles ran with (dream --seed).")] = 0,
@@ -115,9 +122,12 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
         configured = _settings(config, generator=generator, base_url=base_url, prompts=prompts, tier=tier)
         settings = configured if overridden else None
     with opened(store, create=False) as event_store:
-        ids = _all_cycles(event_store) if every else list(cycles or [])
-        if not ids:
-            raise InputError("name a cycle to re-run, or --all")
+        known = _all_cycles(event_store)
+        with one_line_errors():
+            where = f"the log at {event_store.url}"
+            ids = known if every else [resolve_id(c, known, "cycle", where) for c in cycles or []]
+            if not ids:
+                raise InputError("name a cycle to re-run, or --all")
         # Never called: it only says which model and temperature each request goes out with.
         shape_of = make_generator(settings.generator, seed=seed, env={}) if settings is not None else None
         reports = [rerun_cycle(event_store, c, settings, shape_of=shape_of, seed=seed) for c in ids]
@@ -131,7 +141,7 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
 
 
 def fork(  # noqa: PLR0917 - typer maps one parameter to each option
-    cycle: Annotated[str, typer.Argument(help="The cycle to fork.")],
+    cycle: Annotated[str, typer.Argument(help="The cycle to fork (its id or a unique prefix).")],
     into: Annotated[str, typer.Option("--into", help="A new, empty store URL for the branch.")],
     store: StoreOpt = None,
     seed: Annotated[int, typer.Option("--seed", help="The seed the cycle ran with (dream --seed).")] = 0,
@@ -155,6 +165,8 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
     with one_line_errors():
         settings = _settings(config, generator=generator, base_url=base_url, prompts=prompts, tier=tier, model=model)
     with opened(store, create=False) as event_store:
+        with one_line_errors():
+            cycle = _cycle_in(event_store, cycle)
         live = make_generator(settings.generator, seed=seed)
         branch = open_store(into)
         try:
@@ -202,8 +214,8 @@ def _print_diff(d: CycleDiff) -> None:
 
 
 def diff(
-    a: Annotated[str, typer.Argument(help="A cycle id in --store.")],
-    b: Annotated[str, typer.Argument(help="A cycle id in --other (default: --store too).")],
+    a: Annotated[str, typer.Argument(help="A cycle id (or unique prefix) in --store.")],
+    b: Annotated[str, typer.Argument(help="A cycle id (or unique prefix) in --other (default: --store too).")],
     store: StoreOpt = None,
     other: Annotated[str | None, typer.Option("--other", help="Store URL of B (a fork's branch).")] = None,
     as_json: JsonOpt = False,
@@ -214,13 +226,13 @@ def diff(
 
     from oneiros.workers import diff_cycles, summarize_cycle
 
-    with opened(store, create=False) as event_store:
-        left = summarize_cycle(event_store, a)
+    with opened(store, create=False) as event_store, one_line_errors():
+        left = summarize_cycle(event_store, _cycle_in(event_store, a))
         if other is None:
-            right = summarize_cycle(event_store, b)
+            right = summarize_cycle(event_store, _cycle_in(event_store, b))
         else:
             with opened(other, create=False) as other_store:
-                right = summarize_cycle(other_store, b)
+                right = summarize_cycle(other_store, _cycle_in(other_store, b))
     result = diff_cycles(left, right)
     if as_json:
         emit_json({**msgspec.to_builtins(result), "same": result.same})

@@ -12,14 +12,30 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened
+from oneiros.cli._common import (
+    GolemFilter,
+    GolemOpt,
+    JsonOpt,
+    StoreOpt,
+    console,
+    emit_json,
+    entry_ids,
+    err_console,
+    golem_of,
+    limited,
+    one_line_errors,
+    opened,
+    resolve_id,
+    short_ids,
+    table,
+)
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
     from oneiros.projections import Projections, StagedEntry
     from oneiros.settings import HealthSettings, StagingSettings
 
-__all__ = ["register", "verify_projections"]
+__all__ = ["register", "up_to_date", "verify_projections"]
 
 ProjectionsOpt = Annotated[
     str | None,
@@ -27,7 +43,7 @@ ProjectionsOpt = Annotated[
         "--projections", envvar="ONEIROS_PROJECTIONS", help="Projection database URL (default: beside the store)."
     ),
 ]
-GolemFilter = Annotated[str | None, typer.Option("--golem", help="Only this golem.")]
+LimitOpt = Annotated[int, typer.Option("--limit", min=1, help="At most this many rows.")]
 
 
 @contextmanager
@@ -40,6 +56,11 @@ def _projections(store: EventStore, url: str | None, *, update: bool = True) -> 
             with _spinner("bringing projections up to the log head"):
                 bring_up_to_date(projections, _staging_settings(), _health_settings())
         yield projections
+
+
+def up_to_date(store: EventStore, url: str | None = None) -> AbstractContextManager[Projections]:
+    """The projections beside ``store`` (or at ``url``), brought up to the log head."""
+    return _projections(store, url)
 
 
 def _staging_settings() -> StagingSettings:
@@ -82,103 +103,104 @@ def _entry_row(e: StagedEntry) -> dict[str, Any]:
     }
 
 
-def journal(
+def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     store: StoreOpt = None,
     projections: ProjectionsOpt = None,
     golem: GolemFilter = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print journal.md (Bumblebee's shape).")] = False,
+    limit: LimitOpt = 200,
     as_json: JsonOpt = False,
 ) -> None:
-    """One entry per dream cycle: phases, counts, cost, duration and quality."""
+    """One entry per dream cycle (the latest --limit): phases, counts, cost, duration and quality."""
     import msgspec
-    from rich.table import Table
 
     from oneiros.projections import journal_markdown
 
     with opened(store) as event_store, _projections(event_store, projections) as p:
-        entries = p.journal(golem)
-        if as_json:
-            emit_json([msgspec.to_builtins(e) for e in entries])
-            return
-        if markdown:
-            console.print(journal_markdown(entries), markup=False, highlight=False, soft_wrap=True)
-            return
-        table = Table(title=f"dream journal · {len(entries)} cycles")
-        for column in (
-            "cycle",
-            "golem",
-            "status",
-            "phases",
-            "replayed",
-            "hyp",
-            "cf",
-            "ins",
-            "staged",
-            "tokens",
-            "ticks",
-            "quality",
-        ):
-            table.add_column(column)
-        for e in entries:
-            table.add_row(
-                e.cycle_id,
-                e.golem_id,
-                (e.status if e.status != "interrupted" else f"interrupted ({e.interrupted_by})")
-                + (" [red]empty[/red]" if e.empty else ""),
-                str(len(e.phases)),
-                str(len(e.episodes_replayed)),
-                str(len(e.hypotheses)),
-                str(len(e.counterfactuals)),
-                str(len(e.insights)),
-                str(e.staged),
-                str(e.tokens_in + e.tokens_out),
-                str(e.duration_ticks),
-                f"{e.quality_pct}%",
+        every = p.journal(golem)
+        entries = every[-limit:]
+        with limited(len(entries), len(every), "cycles (the latest)"):
+            if as_json:
+                emit_json([msgspec.to_builtins(e) for e in entries])
+                return
+            if markdown:
+                console.print(journal_markdown(entries), markup=False, highlight=False, soft_wrap=True)
+                return
+            shown = table(
+                f"dream journal · {len(entries)} cycles · replay: episodes replayed · hyp/cf/ins: hypotheses, "
+                "counterfactuals, insights",
+                *("cycle", "golem", "status", "replay", "hyp/cf/ins", "staged", "tokens", "quality"),
+                whole=("cycle", "status"),
             )
-        console.print(table)
+            short = short_ids(e.cycle_id for e in entries)
+            for e in entries:
+                shown.add_row(
+                    short[e.cycle_id],
+                    e.golem_id,
+                    (e.status if e.status != "interrupted" else f"interrupted ({e.interrupted_by})")
+                    + (" [red]empty[/red]" if e.empty else ""),
+                    str(len(e.episodes_replayed)),
+                    f"{len(e.hypotheses)}/{len(e.counterfactuals)}/{len(e.insights)}",
+                    str(e.staged),
+                    str(e.tokens_in + e.tokens_out),
+                    f"{e.quality_pct}%",
+                )
+            console.print(shown)
 
 
-def staging(
+def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     store: StoreOpt = None,
     projections: ProjectionsOpt = None,
     golem: GolemFilter = None,
     status: Annotated[
         list[str] | None, typer.Option("--status", help="Only entries in this status (repeatable).")
     ] = None,
+    limit: LimitOpt = 200,
     as_json: JsonOpt = False,
 ) -> None:
-    """The staging buffer: every dream output with its confidence, status and criterion."""
-    from rich.table import Table
-
+    """The staging buffer (the first --limit entries): every dream output with its confidence,
+    status and criterion."""
     with opened(store) as event_store, _projections(event_store, projections) as p:
-        entries = p.staging(golem, status or ())
-        if as_json:
-            emit_json([_entry_row(e) for e in entries])
-            return
-        table = Table(title=f"staging buffer · {len(entries)} entries")
-        for column in ("entry", "golem", "kind", "status", "conf", "+/-", "criterion", "text", "quarantined"):
-            table.add_column(column, overflow="fold")
-        for e in entries:
-            table.add_row(
-                e.entry_id,
-                e.golem_id,
-                e.kind,
-                e.status,
-                f"{e.confidence_pct / 100:.2f}",
-                f"{e.confirmations}/{e.contradictions}",
-                escape(" ".join(e.criterion.all_of) + (f" @{e.criterion.regime}" if e.criterion.regime else "")),
-                escape(e.text),  # whole: the column folds, a cut sentence reads as nonsense
-                escape(e.quarantine.why) if e.quarantine is not None else "",
+        every = p.staging(golem, status or ())
+        entries = every[:limit]
+        with limited(len(entries), len(every), "entries"):
+            if as_json:
+                emit_json([_entry_row(e) for e in entries])
+                return
+            # With --golem every row is that golem's: its column would only take the text's room.
+            title = f"staging buffer · {len(entries)} entries" + (f" of {golem}" if golem else "")
+            # The reason an entry is held for review gets a column only when some entry is held.
+            held = any(e.quarantine is not None for e in entries)
+            columns = (
+                "entry",
+                *(() if golem else ("golem",)),
+                *("kind", "status", "conf", "+/-", "criterion", "text"),
+                *(("quarantined",) if held else ()),
             )
-        console.print(table)
+            shown = table(title, *columns, whole=("entry", "status"))
+            short = short_ids(e.entry_id for e in entries)
+            for e in entries:
+                shown.add_row(
+                    short[e.entry_id],
+                    *(() if golem else (e.golem_id,)),
+                    e.kind,
+                    e.status,
+                    f"{e.confidence_pct / 100:.2f}",
+                    f"{e.confirmations}/{e.contradictions}",
+                    escape(" ".join(e.criterion.all_of) + (f" @{e.criterion.regime}" if e.criterion.regime else "")),
+                    escape(e.text),  # whole: the column folds, a cut sentence reads as nonsense
+                    *((escape(e.quarantine.why) if e.quarantine is not None else "",) if held else ()),
+                )
+            console.print(shown)
 
 
 def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
-    golem: Annotated[str, typer.Option("--golem", help="Golem id.")],
     tick: Annotated[int, typer.Option("--tick", help="The waking tick the outcome happened at.")],
     verdict: Annotated[str, typer.Option("--verdict", help="confirms or contradicts.")],
+    golem: GolemOpt = None,
     entry: Annotated[
-        str | None, typer.Option("--entry", help="The staged entry it bears on (else matched by criterion).")
+        str | None,
+        typer.Option("--entry", help="The staged entry it bears on, or a unique prefix (else matched by criterion)."),
     ] = None,
     summary: Annotated[str, typer.Option("--summary", help="What happened.")] = "",
     tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag of the outcome (repeatable).")] = None,
@@ -195,11 +217,16 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         err_console.print(f"[red]error:[/red] verdict {verdict!r} must be 'confirms' or 'contradicts'")
         raise typer.Exit(2)
     v: Verdict = "confirms" if verdict == "confirms" else "contradicts"
+    golem = golem_of(golem)
     with opened(store, create=True) as event_store:
-        record = Feedback(event_store).record_outcome(
-            golem,
-            OutcomeInput(tick=tick, verdict=v, summary=summary, tags=tuple(tag or ()), regime=regime, entry_id=entry),
-        )
+        with one_line_errors():
+            entry = resolve_id(entry, entry_ids(event_store), "entry") if entry else None
+            record = Feedback(event_store).record_outcome(
+                golem,
+                OutcomeInput(
+                    tick=tick, verdict=v, summary=summary, tags=tuple(tag or ()), regime=regime, entry_id=entry
+                ),
+            )
         with _projections(event_store, projections) as p:
             touched = [e for e in p.staging(golem) if e.updated_position > record.position]
         if as_json:
@@ -212,7 +239,7 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 
 
 def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
-    entry_id: Annotated[str, typer.Argument(help="The staged entry.")],
+    entry_id: Annotated[str, typer.Argument(help="The staged entry's id, or a unique prefix (3d48:2).")],
     decision: Annotated[str, typer.Option("--decision", help="reinforce, stale, reject or promote_candidate.")],
     reason: Annotated[str, typer.Option("--reason", help="Why.")],
     who: Annotated[str, typer.Option("--who", help="Who decides.")] = "owner",
@@ -229,8 +256,10 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         err_console.print(f"[red]error:[/red] decision {decision!r} must be one of {', '.join(decisions)}")
         raise typer.Exit(2)
     chosen: ReviewDecision = decisions[decisions.index(decision)]
-    with opened(store, create=True) as event_store:
-        Feedback(event_store).review(entry_id, chosen, who=who, why=reason)
+    with opened(store) as event_store:
+        with one_line_errors():
+            entry_id = resolve_id(entry_id, entry_ids(event_store), "entry")
+            Feedback(event_store).review(entry_id, chosen, who=who, why=reason)
         with _projections(event_store, projections) as p:
             entry = next(e for e in p.staging() if e.entry_id == entry_id)
         if as_json:
@@ -242,7 +271,7 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 
 
 def reevaluate(
-    golem: Annotated[str, typer.Option("--golem", help="Golem id.")],
+    golem: GolemOpt = None,
     store: StoreOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
@@ -253,7 +282,7 @@ def reevaluate(
     from oneiros.validation import Feedback
 
     with opened(store, create=True) as event_store:
-        records = Feedback(event_store).reevaluate(golem)
+        records = Feedback(event_store).reevaluate(golem_of(golem))
         with _projections(event_store, projections):
             pass
         rows = [msgspec.to_builtins(r.event) for r in records]
@@ -266,7 +295,7 @@ def reevaluate(
 
 
 def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
-    golem: Annotated[str, typer.Option("--golem", help="Golem id.")],
+    golem: GolemOpt = None,
     diff: Annotated[tuple[int, int] | None, typer.Option("--diff", help="Show the diff between two versions.")] = None,
     write: Annotated[
         Path | None, typer.Option("--write", help="Write MEMORY.md (and the one it replaces) here.")
@@ -284,6 +313,7 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     from oneiros.projections import memory_diff, memory_version, write_memory_file
     from oneiros.validation import Feedback
 
+    golem = golem_of(golem)
     with opened(store) as event_store:
         if rollback is not None:
             Feedback(event_store).rollback_memory(golem, rollback, who=who, why=reason)
@@ -345,8 +375,6 @@ def rebuild(
 
 def verify_projections(event_store: EventStore, url: str | None, as_json: bool) -> bool:
     """Rebuild every projection into a scratch store and compare digests; True when all match."""
-    from rich.table import Table
-
     with _projections(event_store, url, update=False) as p, _spinner("rebuilding projections into a scratch store"):
         results = p.verify()
     ok = all(r.ok for r in results)
@@ -367,18 +395,16 @@ def verify_projections(event_store: EventStore, url: str | None, as_json: bool) 
             }
         )
         return ok
-    table = Table(title="projection digests: live vs rebuilt")
-    for column in ("projection", "position", "live", "rebuilt", "match"):
-        table.add_column(column)
+    digests = table("projection digests: live vs rebuilt", "projection", "position", "live", "rebuilt", "match")
     for r in results:
-        table.add_row(
+        digests.add_row(
             r.projection,
             str(r.position),
             r.live[:16],
             r.rebuilt[:16],
             "[green]yes[/green]" if r.ok else "[red]NO[/red]",
         )
-    console.print(table)
+    console.print(digests)
     return ok
 
 

@@ -39,7 +39,10 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     port: Annotated[int | None, typer.Option("--port", help="Port (default server.port, 8420).")] = None,
     tokens: TokensOpt = None,
     queue: Annotated[
-        str | None, typer.Option("--queue", help="Redis URL: cycles started through the API go to the workers.")
+        str | None,
+        typer.Option(
+            "--queue", help="Redis URL: cycles started through the API go to the workers (default server.queue, queue)."
+        ),
     ] = None,
     insecure_local: Annotated[
         bool, typer.Option("--insecure-local", help="Serve without tokens; only on a loopback address.")
@@ -51,9 +54,11 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
 
     from oneiros.server import create_app
 
-    effective = _with(
-        _load(config, preset), host=host, port=port, tokens_file=str(tokens) if tokens else None, queue=queue
-    )
+    loaded = _load(config, preset)
+    # The one queue setting (--queue, ONEIROS_QUEUE, `queue`) reaches the server too, unless
+    # server.queue names another.
+    queue = queue or loaded.server.queue or loaded.queue or None
+    effective = _with(loaded, host=host, port=port, tokens_file=str(tokens) if tokens else None, queue=queue)
     with opened(store or effective.store or None, create=True) as event_store:
         try:
             app = create_app(event_store, effective, insecure_local=insecure_local)

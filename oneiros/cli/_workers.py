@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from oneiros._errors import ConfigError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, one_line_errors, resolve_id
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, RqSettingsOpt, SpansOpt, fail, flag, load, rq_flag
 from oneiros.settings import DEFAULT_SPANS_PATH, DreamPhaseName
 
@@ -196,7 +196,7 @@ def draw_trace(spans: Sequence[SpanRecord], cycle_id: str) -> Tree:
 
 
 def trace_cmd(
-    cycle_id: Annotated[str, typer.Argument(help="The cycle whose trace to draw.")],
+    cycle_id: Annotated[str, typer.Argument(help="The cycle whose trace to draw (its id or a unique prefix).")],
     spans: SpansOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
@@ -209,7 +209,11 @@ def trace_cmd(
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "tracing.spans_path", spans, "--spans")
     path = load(config, None, flags).tracing.spans_path or DEFAULT_SPANS_PATH
-    found = cycle_spans(read_spans(path), cycle_id)
+    every = read_spans(path)
+    traced = [str(s.attributes["oneiros.cycle_id"]) for s in every if "oneiros.cycle_id" in s.attributes]
+    with one_line_errors():
+        cycle_id = resolve_id(cycle_id, traced, "cycle") if traced else cycle_id
+    found = cycle_spans(every, cycle_id)
     if not found:
         raise fail(ConfigError(f"no spans for cycle {cycle_id!r} in {path}"))
     if as_json:

@@ -325,11 +325,12 @@ class Daemon:
 
     def _record_decision(self, decision: Decision) -> None:
         state = self.state
+        # Every tick says what it decided and why; the log records only the decisions that changed.
+        _log.info("%s", tick_line(self.ticks, decision))
         key = (decision.dream, decision.trigger, decision.blocked_by)
         changed = key != state.last_decision or decision.carried_urgency != state.carried_urgency
         if not (decision.dream or changed or state.sleep_request is not None):
             return
-        _log.info("%s: %s", "dream" if decision.dream else "no dream", "; ".join(decision.reasons()))
         self._record(
             [
                 DreamDecided(
@@ -420,3 +421,13 @@ class Daemon:
         if self.on_message is not None:
             for message_id, text in held:
                 self.on_message(Message(message_id, text))
+
+
+def tick_line(tick: int, decision: Decision) -> str:
+    """One heartbeat's decision as one log line: the trigger that fired and its values, or every
+    gate and trigger that held the dream back."""
+    if decision.dream:
+        fired = decision.check(decision.trigger or "")
+        why = fired.detail if fired is not None else "; ".join(c.reason() for c in decision.checks if c.passed)
+        return f"tick {tick}: dream ({decision.trigger}): {why}"
+    return f"tick {tick}: no dream: " + "; ".join(f"{c.name}: {c.detail}" for c in decision.checks if not c.passed)

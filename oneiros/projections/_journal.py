@@ -52,7 +52,8 @@ class JournalSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Seconds in one tick of dream duration (Bardo 001_*: "1 tick/minute")."""
     completion_weight_pct: int = 50
     """Share of the quality score earned by the cycle's self-assessment (or, without one, by how
-    far it got); the rest by the share of its validated outputs promoted rather than refuted."""
+    far it got); the rest by the share of its validated outputs promoted rather than refuted.
+    Until one of its outputs is validated, the score is the self-assessment alone."""
 
 
 class PhaseSummary(msgspec.Struct, kw_only=True):
@@ -107,7 +108,11 @@ def _quality(entry: JournalEntry, settings: JournalSettings) -> int:
     if entry.self_assessed_pct is not None:
         completion = entry.self_assessed_pct
     judged = entry.promoted + entry.refuted
-    hit_rate = entry.promoted * 100 // judged if judged else 0
+    if not judged:
+        # Nothing validated yet: the cycle's own figure stands (report shows the same), rather
+        # than a 0% hit rate no output has earned.
+        return completion
+    hit_rate = entry.promoted * 100 // judged
     w = settings.completion_weight_pct
     return (completion * w + hit_rate * (100 - w)) // 100
 

@@ -146,4 +146,42 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         )
         return call(ctx, lambda who: service.record_outcome(who, golem_of(who, golem), outcome))
 
+    _agent_tools(mcp, service, call, golem_of)
     return mcp
+
+
+def _agent_tools(
+    mcp: MCPServer,
+    service: Service,
+    call: Callable[[Context, Callable[[Principal], Any]], Any],
+    golem_of: Callable[[Principal, str | None], str],
+) -> None:
+    """What an agent needs around the dreaming tools: a golem of its own, whether it would dream
+    now, and what it woke up with (as ``POST /golems``, ``GET .../should-dream`` and a cycle's
+    report do over REST)."""
+    from oneiros.server._inspect import should_dream_now  # noqa: PLC0415 - the read path stays light
+
+    @mcp.tool(description="Create the golem (the agent's dreaming self) if it does not exist yet.")
+    def create_golem(ctx: Context, golem: Golem = None, name: str = "") -> dict[str, Any]:
+        return dict(call(ctx, lambda who: service.create_golem(who, golem_of(who, golem), name).summary()))
+
+    @mcp.tool(
+        description="Whether the golem would dream now: the decision, its trigger and every gate with its values."
+    )
+    def should_dream(ctx: Context, golem: Golem = None) -> dict[str, Any]:
+        return dict(call(ctx, lambda who: should_dream_now(service, who, golem_of(who, golem))))
+
+    @mcp.tool(
+        description="What the golem woke up with after a cycle (default: its latest): the wake-up summary, the "
+        "dream report and the staged outputs. " + HYPOTHESES
+    )
+    def wake_up(ctx: Context, golem: Golem = None, cycle_id: str | None = None) -> dict[str, Any]:
+        def run(who: Principal) -> dict[str, Any]:
+            golem_id = golem_of(who, golem)
+            runs = service.runs(who, golem_id, 1, None)["items"]
+            chosen = cycle_id or (runs[0]["cycle_id"] if runs else None)
+            if chosen is None:
+                raise ToolError(f"golem {golem_id!r} has not dreamt yet")
+            return service.cycle_report(who, golem_id, chosen)
+
+        return dict(call(ctx, run))

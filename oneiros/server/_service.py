@@ -372,7 +372,8 @@ class Service:
 
         who.require("read", golem_id)
         self._cycle(golem_id, cycle_id)
-        path = os.environ.get("ONEIROS_SPANS") or DEFAULT_SPANS_PATH
+        # The config's tracing.spans_path: oneiros.toml or ONEIROS_SPANS, as `oneiros trace` reads it.
+        path = self.config.tracing.spans_path or DEFAULT_SPANS_PATH
         spans = read_spans(path) if path != "off" and os.path.exists(path) else []
         return [msgspec.to_builtins(s) for s in cycle_spans(spans, cycle_id)]
 

@@ -31,6 +31,9 @@ TOOLS = {
     "recall_memory",
     "record_episodes",
     "record_outcome",
+    "create_golem",
+    "should_dream",
+    "wake_up",
 }
 
 

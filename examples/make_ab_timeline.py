@@ -3,7 +3,7 @@
 Three rounds of the bundled sample episodes (ticks shifted by 1000 and times by 30 days a round),
 each half followed by a dream point and then by four outcomes per episode of that half: what
 happened each time the same situation came back (the episode's tags and regime, confirming when it gained,
-contradicting when it lost). Run: python tests/histories/make_ab_timeline.py
+contradicting when it lost). Run: python examples/make_ab_timeline.py
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 from datetime import datetime, timedelta
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "oneiros" / "data" / "sample_episodes.jsonl"
 OUT = Path(__file__).with_name("ab_timeline.jsonl")
 ROUNDS = 3
