@@ -37,6 +37,7 @@ from oneiros.settings import (
     CycleSettings,
     DaemonSettings,
     LogSettings,
+    RecoverySettings,
     RqSettings,
     ScheduleSettings,
     ServerSettings,
@@ -86,6 +87,8 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
     snapshots: SnapshotSettings = SnapshotSettings()
     """How often folds of a golem's stream are snapshotted beside the log."""
     rq: RqSettings = RqSettings()
+    recovery: RecoverySettings = RecoverySettings()
+    """Phase leases and the reconciler that resumes stranded cycles (``docs/deployment.md``)."""
     tracing: TracingSettings = TracingSettings()
     log: LogSettings = LogSettings()
     server: ServerSettings = ServerSettings()

@@ -34,6 +34,8 @@ from oneiros.events._content import (
     WakingResidue,
 )
 from oneiros.events._history import export_history, import_history
+from oneiros.events._leases import Lease, LeaseStore, open_leases
+from oneiros.events._liveness import PhaseResumed
 from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
 from oneiros.events._recall import RECALL_STREAM, MemoryRecalled, RecallHit, RecallKind
 from oneiros.events._schedule import (
@@ -188,6 +190,8 @@ __all__ = [
     "InsightStrengthened",
     "IntegrationSummary",
     "InterruptSource",
+    "Lease",
+    "LeaseStore",
     "Lineage",
     "LogSubscription",
     "MemoryRecalled",
@@ -200,6 +204,7 @@ __all__ = [
     "NremSummary",
     "Outcome",
     "OutcomeRecorded",
+    "PhaseResumed",
     "PostgresURL",
     "RecallHit",
     "RecallKind",
@@ -233,6 +238,7 @@ __all__ = [
     "export_history",
     "golem_of_stream",
     "import_history",
+    "open_leases",
     "open_snapshots",
     "open_store",
     "parse_postgres_url",

@@ -26,6 +26,7 @@ from oneiros.events import (
     GolemCreated,
     InterruptSource,
     ModeChanged,
+    PhaseResumed,
     Recorded,
     Snapshot,
     open_snapshots,
@@ -267,8 +268,11 @@ class Golems:
             known=known,
         )
 
-    def interrupt(self, golem_id: str, source: InterruptSource, reason: str = "") -> list[Recorded]:
-        """Wake mid-dream; what the cycle produced so far stays in the log."""
+    def interrupt(
+        self, golem_id: str, source: InterruptSource, reason: str = "", *, known: GolemState | None = None
+    ) -> list[Recorded]:
+        """Wake mid-dream; what the cycle produced so far stays in the log. With ``known``, only if
+        the stream is still at that state's version (else :class:`StreamConflict`)."""
 
         def build(state: GolemState) -> list[Event]:
             assert state.cycle_id is not None
@@ -277,7 +281,17 @@ class Golems:
                 ModeChanged(from_mode="Dreaming", to_mode="Waking", reason=f"interrupt:{source}"),
             ]
 
-        return self._command(golem_id, "interrupt", build)
+        return self._command(golem_id, "interrupt", build, known=known)
+
+    def resume_phase(self, known: GolemState, attempt: int, reason: str) -> list[Recorded]:
+        """Record that ``known``'s phase, which nothing ran, is being resumed (attempt ``attempt``).
+
+        Appended at ``known``'s version, so of two reconcilers deciding at once one records it and
+        the other gets :class:`StreamConflict`; a phase that moved meanwhile refuses it the same way."""
+        assert known.cycle_id is not None, "only a dreaming golem's phase resumes"
+        assert known.phase is not None, "only a dreaming golem's phase resumes"
+        event = PhaseResumed(cycle_id=known.cycle_id, phase=known.phase, attempt=attempt, reason=reason)
+        return self._command(known.golem_id, "record", lambda _s: [event], known=known)
 
     def die(self, golem_id: str, reason: str = "") -> list[Recorded]:
         """Move to Dying, for good. A dream in progress ends interrupted and keeps its outputs."""

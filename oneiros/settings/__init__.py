@@ -22,6 +22,7 @@ from oneiros.settings._cycle import (
 )
 from oneiros.settings._generator import GeneratorKind, GeneratorSettings, OpenAISettings
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
+from oneiros.settings._recovery import RecoverySettings
 from oneiros.settings._runtime import DEFAULT_SPANS_PATH, LogSettings, RqSettings, SnapshotSettings, TracingSettings
 from oneiros.settings._scheduling import (
     BardoTriggerSettings,
@@ -97,6 +98,7 @@ __all__ = [
     "PhaseValues",
     "PreconditionSettings",
     "PromptSet",
+    "RecoverySettings",
     "RemSettings",
     "RqSettings",
     "ScheduleMode",

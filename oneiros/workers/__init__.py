@@ -13,21 +13,22 @@ from oneiros.workers._budget import (
 )
 from oneiros.workers._diff import CycleDiff, CycleSummary, diff_cycles, summarize_cycle
 from oneiros.workers._dispatch import PhaseReport, RqExecutor
-from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor
+from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor, cycle_result
 from oneiros.workers._log import GolemLog, GolemLogs
 from oneiros.workers._logging import JsonFormatter, configure_logging
 from oneiros.workers._metered import MeteredGenerator
 from oneiros.workers._phases import PhaseOutcome, run_phase
+from oneiros.workers._reconcile import JobLook, PhaseJobs, Reconciler, Resolution
 from oneiros.workers._rerun import Divergence, RecordedGenerator, RerunReport, fork_cycle, rerun_cycle
 from oneiros.workers._rq import (
     JsonSerializer,
     PhaseWorker,
+    RqPhaseJobs,
     SimplePhaseWorker,
-    cycle_result,
     make_worker,
     phase_job,
     phase_job_id,
-    sweep_failed_phases,
+    reconciling,
 )
 from oneiros.workers._runtime import DelayedGenerator, WorkerConfig, load_generator, set_worker_config
 from oneiros.workers._tracing import (
@@ -51,17 +52,22 @@ __all__ = [
     "GolemLog",
     "GolemLogs",
     "InProcessExecutor",
+    "JobLook",
     "JsonFormatter",
     "JsonSerializer",
     "Ledger",
     "MeteredGenerator",
+    "PhaseJobs",
     "PhaseOutcome",
     "PhaseReport",
     "PhaseWorker",
+    "Reconciler",
     "RecordedGenerator",
     "Refusal",
     "RerunReport",
+    "Resolution",
     "RqExecutor",
+    "RqPhaseJobs",
     "SimplePhaseWorker",
     "SpanFileExporter",
     "SpanRecord",
@@ -83,10 +89,10 @@ __all__ = [
     "phase_job_id",
     "phase_money",
     "read_spans",
+    "reconciling",
     "rerun_cycle",
     "run_phase",
     "set_worker_config",
     "summarize_cycle",
-    "sweep_failed_phases",
     "worst_case_tokens",
 ]

@@ -20,7 +20,7 @@ import msgspec
 
 from oneiros._deps import Deps
 from oneiros._errors import ConfigError
-from oneiros.events import EventStore, open_store
+from oneiros.events import EventStore, LeaseStore, open_leases, open_store
 from oneiros.fsm import Golems
 from oneiros.generators import (
     Generation,
@@ -29,7 +29,7 @@ from oneiros.generators import (
     OfflineGenerator,
     make_generator,
 )
-from oneiros.settings import CycleSettings, GeneratorSettings, RqSettings, TracingSettings
+from oneiros.settings import CycleSettings, GeneratorSettings, RecoverySettings, RqSettings, TracingSettings
 from oneiros.workers._log import GolemLogs
 from oneiros.workers._tracing import TracedGenerator, TracedStore, current_trace_context, ensure_tracing
 
@@ -52,6 +52,8 @@ class WorkerConfig(msgspec.Struct, frozen=True, kw_only=True):
     cycle: CycleSettings = CycleSettings()
     """Only for cycles recorded before they carried their settings (DreamStart v1)."""
     tracing: TracingSettings = TracingSettings()
+    recovery: RecoverySettings = RecoverySettings()
+    """Phase leases and the worker's reconciler."""
 
 
 class DelayedGenerator:
@@ -114,6 +116,10 @@ class Runtime:
     def golems(self) -> Golems:
         """A golem service whose events carry the current trace context."""
         return Golems(self.store, deps=Deps(), trace_context=current_trace_context)
+
+    def leases(self) -> LeaseStore:
+        """Where this process's phase jobs hold their leases: beside the store."""
+        return open_leases(self.store)
 
     def generator_for(self, settings: CycleSettings) -> Generator:
         """The (traced) generator a cycle's settings name, built once per distinct settings."""

@@ -32,7 +32,6 @@ FAST = RqSettings(
     job_monitoring_interval=1,
     maintenance_interval=1,
     worker_ttl=17,
-    cleaning_lock_ttl=5,
 )
 
 
