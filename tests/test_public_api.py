@@ -102,7 +102,7 @@ PUBLIC = {
         "configure_tracing", "cycle_result", "cycle_spans", "diff_cycles", "flush_spans", "fork_cycle",
         "load_generator", "make_worker", "phase_budget", "phase_job", "phase_job_id", "phase_money",
         "read_spans", "reconciling", "rerun_cycle", "run_phase", "set_worker_config", "summarize_cycle",
-        "worst_case_tokens",
+        "waiting_golems", "worst_case_tokens",
     ],
     "oneiros.config": [
         "DEFAULT_CONFIG_PATH", "DEFAULT_STORE_URL", "ENV_PREFIX", "Flags", "OneirosConfig", "PRESETS",

@@ -104,7 +104,11 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         configure_tracing(effective.tracing)
     with opened(effective.store_url, create=True) as event_store:
         golems = Golems(event_store, deps=Deps(seed=effective.cycle.seed or 0), snapshots=effective.snapshots)
-        executor = None if effective.queue else InProcessExecutor(golems, chosen, effective.cycle)
+        executor = (
+            None
+            if effective.queue
+            else InProcessExecutor(golems, chosen, effective.cycle, recovery=effective.recovery)
+        )
         recorded = _record(golems, golem_id, loaded, executor.logs if executor else GolemLogs.of(golems))
         if sample and not as_json:
             console.print(f"recorded the bundled sample episodes into {golem_id} ({sample_episodes_path()})")

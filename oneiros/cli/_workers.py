@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from oneiros._errors import ConfigError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, one_line_errors, shown_url
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, RqSettingsOpt, SpansOpt, fail, flag, load, rq_flag
 from oneiros.settings import DEFAULT_SPANS_PATH, DreamPhaseName
 
@@ -54,8 +54,9 @@ def worker(
     """Run RQ workers that execute dream phases from the queue.
 
     A worker needs the store, the queue and the secrets (API keys in its environment): each phase
-    runs with the settings its cycle recorded when it started, whatever this worker's config says."""
-    from oneiros.workers import WorkerConfig, configure_logging, make_worker
+    runs with the settings its cycle recorded when it started, whatever this worker's config says.
+    Every worker also reconciles: it resumes phases nothing runs any more (`oneiros recover`)."""
+    from oneiros.workers import WorkerConfig, configure_logging, make_worker, reconciling
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "queue", queue, "--queue")
@@ -69,18 +70,54 @@ def worker(
         raise fail(ConfigError("no queue configured: set --queue, ONEIROS_QUEUE or `queue` in oneiros.toml"))
     try:
         worker_config = WorkerConfig(
-            store_url=effective.store_url, rq=effective.rq, cycle=effective.cycle, tracing=effective.tracing
+            store_url=effective.store_url,
+            rq=effective.rq,
+            cycle=effective.cycle,
+            tracing=effective.tracing,
+            recovery=effective.recovery,
         )
         connection = _redis(effective.queue)
     except ConfigError as exc:
         raise fail(exc) from None
+    with one_line_errors():  # before any job is taken: a worker on the wrong store takes none
+        check_worker_store(worker_config.store_url, connection, effective.rq.queue)
     if count > 1:
         raise typer.Exit(_supervise(count, sys.argv[1:]))
     configure_logging(effective.log)
     rq_worker = make_worker(worker_config, connection)
-    worked = rq_worker.work(burst=burst, max_jobs=max_jobs, logging_level=effective.log.rq_level)
+    with reconciling(worker_config, connection):
+        worked = rq_worker.work(burst=burst, max_jobs=max_jobs, logging_level=effective.log.rq_level)
     if burst and not worked:
         err_console.print("no phase job was waiting")
+    if rq_worker.failed_job_count:
+        err_console.print(f"[red]error:[/red] {rq_worker.failed_job_count} phase job(s) failed; the log says why")
+        raise typer.Exit(1)
+
+
+def check_worker_store(store_url: str, connection: Redis, queue_name: str) -> None:
+    """The store must exist (a worker never creates one) and hold the golem of every phase job
+    waiting on the queue; otherwise :class:`ConfigError`, naming them, before a job is taken."""
+    from oneiros._errors import GolemNotFound
+    from oneiros.events import open_store
+    from oneiros.fsm import Golems
+    from oneiros.workers import waiting_golems
+
+    store = open_store(store_url, create=False)
+    try:
+        golems = Golems(store)
+        missing = []
+        for golem_id in waiting_golems(connection, queue_name):
+            try:
+                golems.state(golem_id)
+            except GolemNotFound:
+                missing.append(golem_id)
+    finally:
+        store.close()
+    if missing:
+        raise ConfigError(
+            f"phase jobs on queue {queue_name!r} are for golems that store {shown_url(store_url)} does not have "
+            f"({', '.join(missing)}): point --store at the store their cycles started on"
+        )
 
 
 def _supervise(count: int, argv: Sequence[str]) -> int:

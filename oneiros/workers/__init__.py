@@ -29,6 +29,7 @@ from oneiros.workers._rq import (
     phase_job,
     phase_job_id,
     reconciling,
+    waiting_golems,
 )
 from oneiros.workers._runtime import DelayedGenerator, WorkerConfig, load_generator, set_worker_config
 from oneiros.workers._tracing import (
@@ -94,5 +95,6 @@ __all__ = [
     "run_phase",
     "set_worker_config",
     "summarize_cycle",
+    "waiting_golems",
     "worst_case_tokens",
 ]

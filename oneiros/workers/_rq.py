@@ -74,6 +74,7 @@ __all__ = [
     "phase_job",
     "phase_job_id",
     "reconciling",
+    "waiting_golems",
 ]
 
 _log = logging.getLogger("oneiros.workers")
@@ -489,6 +490,21 @@ def make_worker(config: WorkerConfig, connection: Redis, name: str | None = None
     )
     worker.oneiros_settings = settings
     return worker
+
+
+def waiting_golems(connection: Redis, queue_name: str, limit: int = 100) -> list[str]:
+    """The golems of the first ``limit`` phase jobs waiting on the queue, in queue order, once each.
+
+    Raises the connection's error when Redis cannot be reached."""
+    queue = Queue(queue_name, connection=connection, serializer=JsonSerializer)
+    golems: dict[str, None] = {}
+    for job in queue.get_jobs(0, limit - 1):
+        try:
+            if job.func_name == PHASE_JOB:
+                golems[str(job.kwargs["golem_id"])] = None
+        except Exception:  # a job this serializer cannot read is not a phase job of ours
+            continue
+    return list(golems)
 
 
 @contextmanager
