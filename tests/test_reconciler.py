@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, StreamConflict, open_store, replay
 from oneiros._errors import InvalidSetting
 from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import DreamInterrupted, EventStore, Lease, PhaseResumed, open_leases
+from oneiros.events import DreamInterrupted, EventStore, Lease, LeaseStore, PhaseResumed, open_leases
 from oneiros.events._leases import FileLeases, MemoryLeases
 from oneiros.projections import open_projection_db
 from oneiros.settings import RecoverySettings
@@ -76,13 +76,14 @@ def test_lease_stores_agree_with_the_rule(ops: list[tuple[str, str, str, str | N
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
-        stores = [MemoryLeases(), FileLeases(Path(folder))]
+        stores: list[LeaseStore] = [MemoryLeases(), FileLeases(Path(folder))]
         model: Lease | None = None
         for op, holder, cycle, phase, live in ops:
             lease = _lease(holder, cycle=cycle, phase=phase, ttl=60 if live else -60)
             if op == "acquire":
-                blocked = model is not None and model.holder != holder and model.live() and model.cycle_id == cycle
-                blocked = blocked and (model is not None and (model.phase is None or phase is None or model.phase == phase))
+                other = model if model is not None and model.holder != holder and model.live() else None
+                overlaps = other is not None and (other.phase is None or phase is None or other.phase == phase)
+                blocked = other is not None and other.cycle_id == cycle and overlaps
                 expected = model if blocked else None
                 if not blocked:
                     model = lease

@@ -56,7 +56,7 @@ def worker(
     A worker needs the store, the queue and the secrets (API keys in its environment): each phase
     runs with the settings its cycle recorded when it started, whatever this worker's config says.
     Every worker also reconciles: it resumes phases nothing runs any more (`oneiros recover`)."""
-    from oneiros.workers import WorkerConfig, configure_logging, make_worker, reconciling
+    from oneiros.workers import WorkerConfig, check_worker_store, configure_logging, make_worker, reconciling
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "queue", queue, "--queue")
@@ -80,7 +80,15 @@ def worker(
     except ConfigError as exc:
         raise fail(exc) from None
     with one_line_errors():  # before any job is taken: a worker on the wrong store takes none
-        check_worker_store(worker_config.store_url, connection, effective.rq.queue)
+        missing = check_worker_store(worker_config, connection)
+    if missing:
+        raise fail(
+            ConfigError(
+                f"phase jobs on queue {effective.rq.queue!r} are for golems that store "
+                f"{shown_url(worker_config.store_url)} does not have ({', '.join(missing)}): "
+                "point --store at the store their cycles started on"
+            )
+        )
     if count > 1:
         raise typer.Exit(_supervise(count, sys.argv[1:]))
     configure_logging(effective.log)
@@ -92,32 +100,6 @@ def worker(
     if rq_worker.failed_job_count:
         err_console.print(f"[red]error:[/red] {rq_worker.failed_job_count} phase job(s) failed; the log says why")
         raise typer.Exit(1)
-
-
-def check_worker_store(store_url: str, connection: Redis, queue_name: str) -> None:
-    """The store must exist (a worker never creates one) and hold the golem of every phase job
-    waiting on the queue; otherwise :class:`ConfigError`, naming them, before a job is taken."""
-    from oneiros._errors import GolemNotFound
-    from oneiros.events import open_store
-    from oneiros.fsm import Golems
-    from oneiros.workers import waiting_golems
-
-    store = open_store(store_url, create=False)
-    try:
-        golems = Golems(store)
-        missing = []
-        for golem_id in waiting_golems(connection, queue_name):
-            try:
-                golems.state(golem_id)
-            except GolemNotFound:
-                missing.append(golem_id)
-    finally:
-        store.close()
-    if missing:
-        raise ConfigError(
-            f"phase jobs on queue {queue_name!r} are for golems that store {shown_url(store_url)} does not have "
-            f"({', '.join(missing)}): point --store at the store their cycles started on"
-        )
 
 
 def _supervise(count: int, argv: Sequence[str]) -> int:

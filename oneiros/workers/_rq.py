@@ -41,7 +41,7 @@ from redis.exceptions import RedisError
 from rq import Callback, Queue, Retry, SimpleWorker, Worker
 from rq.job import Job, JobStatus, get_current_job
 
-from oneiros._errors import OneirosError, StreamConflict
+from oneiros._errors import GolemNotFound, OneirosError, StreamConflict
 from oneiros.events import DreamPhaseName, open_leases
 from oneiros.fsm import Golems, GolemState
 from oneiros.settings import RecoverySettings, RqSettings
@@ -51,7 +51,7 @@ from oneiros.workers._liveness import holder_name, holding
 from oneiros.workers._logging import log_fields
 from oneiros.workers._phases import PhaseOutcome, run_phase
 from oneiros.workers._reconcile import JobLook, Reconciler
-from oneiros.workers._runtime import Runtime, WorkerConfig, runtime, set_worker_config
+from oneiros.workers._runtime import Runtime, WorkerConfig, open_with_retries, runtime, set_worker_config
 from oneiros.workers._tracing import (
     context_from,
     current_trace_context,
@@ -66,6 +66,7 @@ __all__ = [
     "PhaseWorker",
     "RqPhaseJobs",
     "SimplePhaseWorker",
+    "check_worker_store",
     "cycle_result",
     "end_failed_cycle",
     "enqueue_phase",
@@ -490,6 +491,24 @@ def make_worker(config: WorkerConfig, connection: Redis, name: str | None = None
     )
     worker.oneiros_settings = settings
     return worker
+
+
+def check_worker_store(config: WorkerConfig, connection: Redis) -> list[str]:
+    """The golems of phase jobs waiting on the queue that the worker's store does not have (a
+    worker pointed at the wrong store). The store must exist: a worker never creates one
+    (:class:`NoStore` otherwise)."""
+    store = open_with_retries(config.store_url, create=False)
+    try:
+        golems = Golems(store)
+        missing = []
+        for golem_id in waiting_golems(connection, config.rq.queue):
+            try:
+                golems.state(golem_id)
+            except GolemNotFound:
+                missing.append(golem_id)
+    finally:
+        store.close()
+    return missing
 
 
 def waiting_golems(connection: Redis, queue_name: str, limit: int = 100) -> list[str]:

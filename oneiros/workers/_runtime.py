@@ -39,6 +39,7 @@ __all__ = [
     "Runtime",
     "WorkerConfig",
     "load_generator",
+    "open_with_retries",
     "runtime",
     "set_worker_config",
 ]
@@ -109,7 +110,7 @@ class Runtime:
         self.config = config
         self.pid = os.getpid()
         ensure_tracing(config.tracing)
-        self.store: EventStore = TracedStore(_open_with_retries(config.store_url))
+        self.store: EventStore = TracedStore(open_with_retries(config.store_url))
         self._generators: dict[bytes, Generator] = {}
         self._logs: GolemLogs | None = None
 
@@ -139,13 +140,13 @@ class Runtime:
         return self._logs
 
 
-def _open_with_retries(url: str, attempts: int = 5) -> EventStore:
+def open_with_retries(url: str, attempts: int = 5, *, create: bool = True) -> EventStore:
     """Open the store, retrying a few times: workers starting together each create the tables and
     functions if missing, and PostgreSQL answers concurrent ``CREATE OR REPLACE`` of one function
-    with "tuple concurrently updated"."""
+    with "tuple concurrently updated". ``create=False``: a missing store is an error (:class:`NoStore`)."""
     for attempt in range(1, attempts + 1):
         try:
-            return open_store(url)
+            return open_store(url, create=create)
         except ConfigError:
             raise
         except Exception:
