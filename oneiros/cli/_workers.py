@@ -79,8 +79,12 @@ def worker(
         connection = _redis(effective.queue)
     except ConfigError as exc:
         raise fail(exc) from None
+    if count > 1:
+        raise typer.Exit(_supervise(count, sys.argv[1:]))
+    configure_logging(effective.log)
+    rq_worker = make_worker(worker_config, connection)
     with one_line_errors():  # before any job is taken: a worker on the wrong store takes none
-        missing = check_worker_store(worker_config, connection)
+        missing = check_worker_store(connection)
     if missing:
         raise fail(
             ConfigError(
@@ -89,11 +93,7 @@ def worker(
                 "point --store at the store their cycles started on"
             )
         )
-    if count > 1:
-        raise typer.Exit(_supervise(count, sys.argv[1:]))
-    configure_logging(effective.log)
-    rq_worker = make_worker(worker_config, connection)
-    with reconciling(worker_config, connection):
+    with reconciling(connection):
         worked = rq_worker.work(burst=burst, max_jobs=max_jobs, logging_level=effective.log.rq_level)
     if burst and not worked:
         err_console.print("no phase job was waiting")

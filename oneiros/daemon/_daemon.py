@@ -292,8 +292,12 @@ class Daemon:
                 _log.exception("resumed cycle %s failed to run", cycle_id)
 
         self._woken = False
+        self._on_cycle_thread(run)
+
+    def _on_cycle_thread(self, run: Callable[[], None]) -> None:
+        """Run a cycle on the daemon's cycle thread (``background``), else here and now."""
         if self.background:
-            self._thread = threading.Thread(target=run, name=f"oneiros-cycle-{golem_id}", daemon=True)
+            self._thread = threading.Thread(target=run, name=f"oneiros-cycle-{self.golem_id}", daemon=True)
             self._thread.start()
         else:
             run()
@@ -456,11 +460,8 @@ class Daemon:
             finally:
                 self._starting = False
 
-        if self.background:
-            self._thread = threading.Thread(target=run, name=f"oneiros-cycle-{self.golem_id}", daemon=True)
-            self._thread.start()
-        else:
-            run()
+        self._on_cycle_thread(run)
+        if not self.background:
             self._finish_if_done()
         _log.info("cycle %s started at %s by %s", cycle_id, now.isoformat(), trigger)
 

@@ -31,7 +31,8 @@ from urllib.parse import quote
 import msgspec
 from eventsourcing.persistence import PersistenceError
 
-from oneiros.events._backends import Backend, PostgresBackend, SQLiteBackend
+from oneiros.events._backends import Backend, PostgresBackend
+from oneiros.events._snapshots import beside_file
 from oneiros.events._store import EventStore
 from oneiros.events._types import DreamPhaseName
 from oneiros.events._urls import parse_postgres_url
@@ -213,10 +214,9 @@ _memory_lock = threading.Lock()
 def open_leases(store: EventStore) -> LeaseStore:
     """Where ``store``'s leases live (see the module docstring)."""
     backend = store.backend
-    if isinstance(backend, SQLiteBackend):
-        path = backend.url.partition("://")[2][1:]
-        if path != ":memory:":
-            return FileLeases(Path(f"{path}.leases"))
+    folder = beside_file(store, "leases")
+    if folder is not None:
+        return FileLeases(folder)
     if isinstance(backend, PostgresBackend):
         return PostgresLeases(backend)
     with _memory_lock:

@@ -51,7 +51,7 @@ from oneiros.workers._liveness import holder_name, holding
 from oneiros.workers._logging import log_fields
 from oneiros.workers._phases import PhaseOutcome, run_phase
 from oneiros.workers._reconcile import JobLook, Reconciler
-from oneiros.workers._runtime import Runtime, WorkerConfig, open_with_retries, runtime, set_worker_config
+from oneiros.workers._runtime import Runtime, WorkerConfig, runtime, set_worker_config
 from oneiros.workers._tracing import (
     context_from,
     current_trace_context,
@@ -493,21 +493,18 @@ def make_worker(config: WorkerConfig, connection: Redis, name: str | None = None
     return worker
 
 
-def check_worker_store(config: WorkerConfig, connection: Redis) -> list[str]:
-    """The golems of phase jobs waiting on the queue that the worker's store does not have (a
-    worker pointed at the wrong store). The store must exist: a worker never creates one
-    (:class:`NoStore` otherwise)."""
-    store = open_with_retries(config.store_url, create=False)
-    try:
-        golems = Golems(store)
-        missing = []
-        for golem_id in waiting_golems(connection, config.rq.queue):
-            try:
-                golems.state(golem_id)
-            except GolemNotFound:
-                missing.append(golem_id)
-    finally:
-        store.close()
+def check_worker_store(connection: Redis) -> list[str]:
+    """The golems of phase jobs waiting on the queue that this worker's store does not have (a
+    worker pointed at the wrong store). Opens the store of the process's runtime (after
+    :func:`make_worker`), which must exist: a worker never creates one (:class:`NoStore`)."""
+    rt = runtime(create=False)
+    golems = Golems(rt.store)
+    missing = []
+    for golem_id in waiting_golems(connection, rt.config.rq.queue):
+        try:
+            golems.state(golem_id)
+        except GolemNotFound:
+            missing.append(golem_id)
     return missing
 
 
@@ -527,12 +524,13 @@ def waiting_golems(connection: Redis, queue_name: str, limit: int = 100) -> list
 
 
 @contextmanager
-def reconciling(config: WorkerConfig, connection: Redis) -> Iterator[Reconciler]:
-    """A reconciler for this worker's store and queue: one pass now, then one every
-    ``recovery.interval_seconds`` on a thread of its own until the block ends (so a worker busy
-    with a long phase, or a forking worker waiting on its work-horse, still reconciles)."""
-    set_worker_config(config)
+def reconciling(connection: Redis) -> Iterator[Reconciler]:
+    """A reconciler for this worker's store (its runtime's, after :func:`make_worker`) and queue:
+    one pass now, then one every ``recovery.interval_seconds`` on a thread of its own until the
+    block ends (so a worker busy with a long phase, or a forking worker waiting on its
+    work-horse, still reconciles)."""
     rt = runtime()
+    config = rt.config
     golems = Golems(rt.store, trace_context=current_trace_context)
     reconciler = Reconciler(golems, config.recovery, jobs=RqPhaseJobs(connection, config.rq, config.recovery))
     stop = threading.Event()

@@ -106,11 +106,11 @@ def load_generator(settings: GeneratorSettings | str, seed: int = 0) -> Generato
 class Runtime:
     """This process's store, tracer and generators, built from a :class:`WorkerConfig`."""
 
-    def __init__(self, config: WorkerConfig) -> None:
+    def __init__(self, config: WorkerConfig, *, create: bool = True) -> None:
         self.config = config
         self.pid = os.getpid()
         ensure_tracing(config.tracing)
-        self.store: EventStore = TracedStore(open_with_retries(config.store_url))
+        self.store: EventStore = TracedStore(open_with_retries(config.store_url, create=create))
         self._generators: dict[bytes, Generator] = {}
         self._logs: GolemLogs | None = None
 
@@ -179,8 +179,9 @@ def set_worker_config(config: WorkerConfig) -> None:
     ensure_tracing(config.tracing)
 
 
-def runtime() -> Runtime:
-    """This process's runtime, rebuilt after a fork; configured from the environment if never set."""
+def runtime(*, create: bool = True) -> Runtime:
+    """This process's runtime, rebuilt after a fork; configured from the environment if never set.
+    ``create=False``: building it fails with :class:`NoStore` where there is no store yet."""
     current = _slot.runtime
     if current is not None and current.pid == os.getpid():
         return current
@@ -197,5 +198,5 @@ def runtime() -> Runtime:
             raise ConfigError(f"ONEIROS_WORKER_CONFIG: {exc}") from None
         _slot.config = config
     # The parent's runtime (if any) is left alone: its pooled connections belong to the parent.
-    _slot.runtime = Runtime(config)
+    _slot.runtime = Runtime(config, create=create)
     return _slot.runtime
