@@ -133,14 +133,17 @@ def test_a_stranded_in_process_cycle_is_resumed_to_its_end() -> None:
     assert ("starting", "last event 0.0 s ago") == (starting.action, starting.detail)
     world.clock.advance(timedelta(seconds=11))
     (resumed,) = reconciler.pass_once()
-    assert Resolution(
-        golem_id="g",
-        cycle_id="lost",
-        phase="nrem",
-        action="resumed",
-        attempt=1,
-        detail="no live job or process (no lease); run in this process",
-    ) == resumed
+    assert (
+        Resolution(
+            golem_id="g",
+            cycle_id="lost",
+            phase="nrem",
+            action="resumed",
+            attempt=1,
+            detail="no live job or process (no lease); run in this process",
+        )
+        == resumed
+    )
     assert [("g", "lost")] == world.ran
     events = [r.event for r in world.store.read_stream("g")]
     assert [PhaseResumed(cycle_id="lost", phase="nrem", attempt=1, reason="no live job or process (no lease)")] == [
@@ -164,6 +167,33 @@ def test_a_live_lease_keeps_the_reconciler_away_and_a_lapsed_one_does_not() -> N
     leases.acquire(Lease(golem_id="g", cycle_id="lost", phase=None, holder="elsewhere", expires_at=time.time() - 1))
     (resumed,) = world.reconciler().pass_once()
     assert "no live job or process (its lease lapsed); run in this process" == resumed.detail
+
+
+def test_a_lease_whose_holder_died_on_this_host_is_no_claim() -> None:
+    """A lease naming this host and a process that has exited blocks no other holder and keeps
+    no reconciler away, before it lapses; a live process's lease on this host still does."""
+    import socket
+
+    world = _Stranded()
+    world.clock.advance(timedelta(minutes=5))
+    leases = open_leases(world.store)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
+    here = socket.gethostname()
+    claim = Lease(
+        golem_id="g", cycle_id="lost", phase=None, holder="killed", expires_at=time.time() + 60, host=here,
+        pid=int(dead.stdout),
+    )  # fmt: skip
+    assert leases.acquire(claim) is None
+    assert claim.gone()
+    assert leases.acquire(msgspec.structs.replace(claim, holder="mine", pid=os.getpid())) is None
+    assert "mine" == (leases.get("g") or claim).holder
+    assert leases.acquire(claim) is not None  # this process is alive: its claim holds
+    leases.release("g", "mine")
+    assert leases.acquire(claim) is None
+    (resumed,) = world.reconciler().pass_once()
+    assert "no live job or process (its holder is gone); run in this process" == resumed.detail
 
 
 def test_after_the_configured_attempts_the_cycle_ends_with_the_reason() -> None:

@@ -105,9 +105,7 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     with opened(effective.store_url, create=True) as event_store:
         golems = Golems(event_store, deps=Deps(seed=effective.cycle.seed or 0), snapshots=effective.snapshots)
         executor = (
-            None
-            if effective.queue
-            else InProcessExecutor(golems, chosen, effective.cycle, recovery=effective.recovery)
+            None if effective.queue else InProcessExecutor(golems, chosen, effective.cycle, recovery=effective.recovery)
         )
         recorded = _record(golems, golem_id, loaded, executor.logs if executor else GolemLogs.of(golems))
         if sample and not as_json:

@@ -5,7 +5,9 @@ lease only says that some process is working on it and renews its claim. One lea
 naming the cycle, the phase (None: every phase of the cycle, as an in-process executor runs them)
 and the holder (host, pid, RQ job). A holder that dies stops renewing; once ``expires_at`` has
 passed, the phase counts as having no live process. Expiry is the holder's wall clock, so hosts
-sharing a store must keep their clocks within a few seconds of each other (NTP).
+sharing a store must keep their clocks within a few seconds of each other (NTP). A lease also
+names the holder's host and pid: on that host, a holder whose process is gone has no claim, even
+before its lease lapses (hosts must not share a hostname across pid namespaces for this).
 
 Where they live, as snapshots do: beside an SQLite file in ``<file>.leases/`` (one file per golem,
 read and replaced under an ``flock`` on a lock file of its own), in an ``oneiros_leases`` table of
@@ -19,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import socket
 import tempfile
 import threading
 import time
@@ -50,9 +53,30 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
     holder: str
     """Who holds it, as a person reads it: ``host pid 123`` and the RQ job, if any."""
     expires_at: float
+    host: str = ""
+    pid: int = 0
+    """The holding process, so a process on the same host can tell that it died before its
+    lease lapsed (see :meth:`gone`)."""
 
     def live(self, now: float | None = None) -> bool:
         return self.expires_at > (time.time() if now is None else now)
+
+    def gone(self) -> bool:
+        """True if the holder ran on this host and its process no longer exists: its lease is
+        moot before it lapses. (A process on another host can only wait for the lapse.)"""
+        if not self.pid or self.host != socket.gethostname():
+            return False
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False  # alive, someone else's
+        return False
+
+    def in_force(self) -> bool:
+        """Live, and not held by a process this host knows to be gone."""
+        return self.live() and not self.gone()
 
     def covers(self, cycle_id: str | None, phase: str | None) -> bool:
         """True if this lease is a claim on ``phase`` of ``cycle_id`` (a whole-cycle lease covers every phase)."""
@@ -60,7 +84,7 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
 
     def blocks(self, other: Lease, now: float | None = None) -> bool:
         """True if this lease, held by someone else, forbids ``other`` from being taken now."""
-        if self.holder == other.holder or not self.live(now) or self.cycle_id != other.cycle_id:
+        if self.holder == other.holder or not self.live(now) or self.cycle_id != other.cycle_id or self.gone():
             return False
         return self.phase is None or other.phase is None or self.phase == other.phase
 

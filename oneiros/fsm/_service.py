@@ -46,8 +46,6 @@ _STATE_SNAPSHOT = "state"
 _STATE_FORMAT = 1
 
 
-
-
 class Golems:
     """Commands on golems, each checked by the machine and recorded as events."""
 

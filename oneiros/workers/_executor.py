@@ -171,13 +171,16 @@ class InProcessExecutor:
     ) -> CycleResult:
         """Run ``phases`` of the cycle in order under its root span (ended here), holding the
         golem's lease on the whole cycle meanwhile so the reconciler leaves it alone."""
-        with trace.use_span(root, end_on_exit=True), holding(
-            open_leases(self.golems.store),
-            self.recovery,
-            golem_id=golem_id,
-            cycle_id=cycle_id,
-            phase=None,
-            holder=holder_name(),
+        with (
+            trace.use_span(root, end_on_exit=True),
+            holding(
+                open_leases(self.golems.store),
+                self.recovery,
+                golem_id=golem_id,
+                cycle_id=cycle_id,
+                phase=None,
+                holder=holder_name(),
+            ),
         ):
             result = self._run(golem_id, cycle_id, settings, head_before, phases)
             root.set_attributes(
@@ -204,9 +207,7 @@ class InProcessExecutor:
         for phase in phases:
             with traced_phase(None, phase, attributes) as span:
                 try:
-                    outcome = run_phase(
-                        self.golems, golem_id, cycle, phase, self.generator, settings, logs=self.logs
-                    )
+                    outcome = run_phase(self.golems, golem_id, cycle, phase, self.generator, settings, logs=self.logs)
                     span.set_attributes(outcome_attributes(outcome))
                 except OneirosError as exc:
                     interrupted = f"{phase} failed: {exc}"

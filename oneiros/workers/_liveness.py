@@ -52,6 +52,8 @@ def holding(
         phase=phase,
         holder=holder,
         expires_at=time.time() + settings.lease_seconds,
+        host=socket.gethostname(),
+        pid=os.getpid(),
     )
     try:
         blocked = leases.acquire(lease)

@@ -136,7 +136,7 @@ class Reconciler:
         if state.mode != "Dreaming" or state.cycle_id is None or state.phase is None:
             return None
         lease = self.leases.get(golem_id)
-        if lease is not None and lease.covers(state.cycle_id, state.phase) and lease.live():
+        if lease is not None and lease.covers(state.cycle_id, state.phase) and lease.in_force():
             return _resolved(state, "running", f"held by {lease.holder}")
         cycle = self._cycle(state)
         attempts = sum(1 for r in cycle if isinstance(r.event, PhaseResumed) and r.event.phase == state.phase)
@@ -148,8 +148,9 @@ class Reconciler:
         idle = self.golems.deps.clock().timestamp() - cycle[-1].meta.time.timestamp()
         if idle < self.settings.grace_seconds:
             return _resolved(state, "starting", f"last event {idle:.1f} s ago")
-        lapsed = lease is not None and lease.covers(state.cycle_id, state.phase)
-        return self._resume(state, cycle, attempts, "its lease lapsed" if lapsed else "no lease")
+        held = lease is not None and lease.covers(state.cycle_id, state.phase)
+        why = "no lease" if not held else "its holder is gone" if lease and lease.gone() else "its lease lapsed"
+        return self._resume(state, cycle, attempts, why)
 
     def _look(self, state: GolemState, attempts: int) -> Resolution | str | None:
         """What the queue says: a resolution when a job is live or the queue cannot be asked, why

@@ -298,7 +298,7 @@ def end_failed_cycle(
             if not _in_cycle(state, cycle_id) or state.phase != phase:
                 return False
             lease = open_leases(golems.store).get(golem_id)
-            if lease is not None and lease.covers(cycle_id, phase) and lease.live():
+            if lease is not None and lease.covers(cycle_id, phase) and lease.in_force():
                 return False  # a resumed run holds the phase: the failure of an older job is moot
             golems.interrupt(golem_id, "failure", reason, known=state)
         except OneirosError:
