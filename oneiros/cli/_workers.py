@@ -132,8 +132,9 @@ def queue_executor(golems: Golems, effective: OneirosConfig, poll_interval: floa
     return RqExecutor(golems, _redis(effective.queue), effective.rq, effective.cycle, poll_interval=poll_interval)
 
 
-def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName | None) -> str:
-    """Where a cycle's current phase is: the worker running it, ``queued``, or why it is unknown."""
+def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName | None, attempt: int = 0) -> str:
+    """Where a cycle's current phase is: the worker running it, ``queued``, or why it is unknown.
+    ``attempt`` is the reconciler's last resume of the phase (its job has an id of its own)."""
     from redis.exceptions import RedisError
     from rq.exceptions import NoSuchJobError
     from rq.job import Job, JobStatus
@@ -143,7 +144,8 @@ def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName 
     if phase is None:
         return "-"
     try:
-        job = Job.fetch(phase_job_id(cycle_id, phase), connection=_redis(effective.queue), serializer=JsonSerializer)
+        job_id = phase_job_id(cycle_id, phase, attempt)
+        job = Job.fetch(job_id, connection=_redis(effective.queue), serializer=JsonSerializer)
         status = job.get_status(refresh=False)
     except NoSuchJobError:
         return "no job"

@@ -24,6 +24,7 @@ from oneiros.events import (
     DreamStart,
     DreamTrigger,
     GenerationRecorded,
+    PhaseResumed,
     Recorded,
 )
 from oneiros.fsm import Golems
@@ -166,7 +167,7 @@ class RqExecutor:
             on_phase(
                 PhaseReport(
                     phase=record.event.phase,
-                    worker=self._worker(cycle_id, record.event.phase),
+                    worker=self._worker(cycle_id, record.event.phase, _resumes(records[index:stop])),
                     seconds=(records[stop].meta.time - record.meta.time).total_seconds(),
                     tokens=sum(g.tokens_in + g.tokens_out for g in generations),
                     cost_usd=sum(g.cost_usd for g in generations),
@@ -174,9 +175,11 @@ class RqExecutor:
             )
         return max(reported, ended)
 
-    def _worker(self, cycle_id: str, phase: DreamPhaseName) -> str:
+    def _worker(self, cycle_id: str, phase: DreamPhaseName, attempt: int = 0) -> str:
+        """The worker of the phase's job (of the reconciler's last resume of it, if any)."""
         try:
-            job = Job.fetch(phase_job_id(cycle_id, phase), connection=self.connection, serializer=JsonSerializer)
+            job_id = phase_job_id(cycle_id, phase, attempt)
+            job = Job.fetch(job_id, connection=self.connection, serializer=JsonSerializer)
         except Exception:  # a job past its result TTL, or Redis gone: the report says "?"
             return "?"
         return str(job.worker_name or "?")
@@ -192,6 +195,10 @@ class RqExecutor:
         """Start a cycle and follow it to its end, however long the workers take."""
         started = self.start_cycle(golem_id, trigger, cycle_id=cycle_id, bardo_trigger=bardo_trigger)
         return self.wait(golem_id, started, timeout=None)
+
+
+def _resumes(records: list[Recorded]) -> int:
+    return sum(1 for r in records if isinstance(r.event, PhaseResumed))
 
 
 def _end_root(root: trace.Span, outcome: str, error: str | None = None) -> None:
