@@ -359,3 +359,41 @@ def _in_phase(url: str, golem_id: str, phase: str) -> bool:
     finally:
         store.close()
     return state.phase == phase
+
+
+def test_recover_watch_resumes_what_strands_while_it_runs_and_stops_on_sigterm(tmp_path: Path) -> None:
+    """`oneiros recover --watch --json` keeps passing: a cycle stranded while it runs is resumed
+    and shown as a JSON line; SIGTERM ends it with exit 0."""
+    import signal
+
+    world = _Stranded(f"sqlite:///{tmp_path}/events.db")
+    world.store.close()
+    environ = {
+        **os.environ,
+        "ONEIROS_STORE": f"sqlite:///{tmp_path}/events.db",
+        "ONEIROS_SPANS": str(tmp_path / "spans.jsonl"),
+        "ONEIROS_RECOVERY__INTERVAL_SECONDS": "0.2",
+        "ONEIROS_RECOVERY__GRACE_SECONDS": "0.5",
+    }
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "oneiros", "recover", "--watch", "--json"],
+        env=environ,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert watch.stdout is not None
+        (row,) = msgspec.json.decode(watch.stdout.readline())
+        assert ("g", "lost", "nrem", "resumed", "complete") == (
+            row["golem_id"],
+            row["cycle_id"],
+            row["phase"],
+            row["action"],
+            row["outcome"],
+        )
+    finally:
+        watch.send_signal(signal.SIGTERM)
+        assert 0 == watch.wait(timeout=30)
+    assert "Waking" == Golems(open_store(f"sqlite:///{tmp_path}/events.db")).state("g").mode

@@ -180,9 +180,10 @@ class InProcessExecutor:
                 cycle_id=cycle_id,
                 phase=None,
                 holder=holder_name(),
-            ),
+            ) as other,
         ):
-            result = self._run(golem_id, cycle_id, settings, head_before, phases)
+            # Another live process runs this cycle (a resume elsewhere won the race): leave it be.
+            result = self._run(golem_id, cycle_id, settings, head_before, phases if other is None else ())
             root.set_attributes(
                 {
                     "oneiros.cycle_id": result.cycle_id,
