@@ -377,9 +377,9 @@ class RqPhaseJobs:
             if status == JobStatus.STARTED and _age(job.started_at, now) < self.recovery.grace_seconds:
                 return JobLook(live=True, detail=f"job {job.id} just started on {job.worker_name or '?'}")
             if latest and status == JobStatus.FAILED:
-                why = _why(_failure_text(job))
+                text = _failure_text(job)
                 # A worker whose store lacks the golem is a wrong worker, not a failed phase.
-                failed = None if "GolemNotFound" in (_failure_text(job) or "") else why
+                failed = None if "GolemNotFound" in (text or "") else _why(text)
             latest = False
         return JobLook(live=False, failed=failed)
 
