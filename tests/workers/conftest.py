@@ -71,14 +71,18 @@ class RedisServer:
             self.proc.wait(timeout=10)
 
 
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    """A redis-server of this test's own, stopped afterwards."""
+def _require_redis_server() -> None:
     if not os.path.exists(REDIS_SERVER):
         message = "redis-server is not installed"
         if os.environ.get("CI") == "true":
             pytest.fail(f"{message}; CI must have it")
         pytest.skip(message)
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server of this test's own, which the test may kill and start again; stopped afterwards."""
+    _require_redis_server()
     server = RedisServer(tmp_path)
     server.start()
     yield server
@@ -86,6 +90,11 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
 
 
 @pytest.fixture
-def redis_url(redis_server: RedisServer) -> str:
-    """The URL of a redis-server of this test's own."""
-    return redis_server.url
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """The URL of a redis-server of this test's own, stopped afterwards (a fixture other test
+    packages import on its own, so it depends on no other fixture of this module)."""
+    _require_redis_server()
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server.url
+    server.stop()
