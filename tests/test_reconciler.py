@@ -25,6 +25,7 @@ from oneiros.projections import open_projection_db
 from oneiros.settings import RecoverySettings
 from oneiros.workers import Reconciler, Resolution, run_phase
 from tests.projections_support import assert_rows_equal_a_rebuild
+from tests.workers.support import check_log, phase_of
 
 ROOT = Path(__file__).resolve().parents[1]
 START = datetime(2026, 5, 24, 3, 0, tzinfo=UTC)
@@ -315,7 +316,7 @@ def test_killed_dream_is_finished_by_recover_then_dreams_again(tmp_path: Path) -
     runner = ProjectionRunner(open_store(url), live, make_projections(ProjectionSettings()))
     try:
         deadline = time.monotonic() + 60
-        while not _in_phase(url, "crash", "rem"):
+        while phase_of(url, "crash") != "rem":
             assert time.monotonic() < deadline, "the dream never reached REM"
             time.sleep(0.1)
         time.sleep(0.3)  # a generation or two into REM
@@ -340,25 +341,9 @@ def test_killed_dream_is_finished_by_recover_then_dreams_again(tmp_path: Path) -
     assert 0 == again.returncode, again.stderr
     state = Golems(store).state("crash")
     assert ("Waking", 2, 0) == (state.mode, state.cycles_completed, state.cycles_interrupted)
-    from tests.workers.support import check_log
-
     check_log(store, Golems(store), ["crash"])
     runner.catch_up()
     assert_rows_equal_a_rebuild(store, live)
-
-
-def _in_phase(url: str, golem_id: str, phase: str) -> bool:
-    try:
-        store = open_store(url, create=False)
-    except Exception:
-        return False
-    try:
-        state = Golems(store).state(golem_id)
-    except Exception:
-        return False
-    finally:
-        store.close()
-    return state.phase == phase
 
 
 def test_recover_watch_resumes_what_strands_while_it_runs_and_stops_on_sigterm(tmp_path: Path) -> None:

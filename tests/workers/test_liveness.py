@@ -36,7 +36,15 @@ from oneiros.workers import RqExecutor
 from tests.conftest import postgres_url
 from tests.projections_support import assert_rows_equal_a_rebuild
 from tests.workers.conftest import RedisServer
-from tests.workers.support import ROOT, Workers, check_log, new_golems, wait_until_awake, worker_command
+from tests.workers.support import (
+    ROOT,
+    Workers,
+    check_log,
+    new_golems,
+    phase_of,
+    wait_until_awake,
+    worker_command,
+)
 
 pytestmark = [pytest.mark.redis]
 
@@ -62,9 +70,7 @@ class Follower:
 
 
 def _resumed_at(store: EventStore, golem_id: str) -> list[float]:
-    return [
-        r.meta.time.timestamp() for r in store.read_stream(golem_id) if isinstance(r.event, PhaseResumed)
-    ]
+    return [r.meta.time.timestamp() for r in store.read_stream(golem_id) if isinstance(r.event, PhaseResumed)]
 
 
 def _wait(check: object, timeout: float, what: str, follower: Follower | None = None) -> None:
@@ -196,7 +202,7 @@ def test_a_killed_dream_is_finished_by_the_daemon(tmp_path: Path) -> None:
         start_new_session=True,
     )
     try:
-        _wait(lambda: _phase(url, "crash") == "nrem", 60, "the dream never reached NREM")
+        _wait(lambda: phase_of(url, "crash") == "nrem", 60, "the dream never reached NREM")
         time.sleep(0.5)
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -218,19 +224,6 @@ def test_a_killed_dream_is_finished_by_the_daemon(tmp_path: Path) -> None:
     assert ("Waking", [True]) == (summary["mode"], [c["complete"] for c in summary["cycles"]])
     assert 1 == len(_resumed_at(store, "crash"))
     check_log(store, Golems(store), ["crash"])
-
-
-def _phase(url: str, golem_id: str) -> str | None:
-    try:
-        store = open_store(url, create=False)
-    except Exception:
-        return None
-    try:
-        return Golems(store).state(golem_id).phase
-    except Exception:
-        return None
-    finally:
-        store.close()
 
 
 def test_a_burst_worker_on_a_missing_or_wrong_store_takes_nothing(redis_url: str, tmp_path: Path) -> None:
