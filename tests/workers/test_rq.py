@@ -239,3 +239,31 @@ def test_a_cycle_recorded_before_settings_runs_with_the_workers_own(
     phases = [r.event for r in store.read_stream(golem_id) if isinstance(r.event, DreamPhase)]
     budgets = {e.phase: e.budget_tokens for e in phases}
     assert 18_000 == budgets["rem"]  # a hardened cycle's REM share, from the worker's settings
+
+
+def test_daemon_resumes_a_cycle_whose_jobs_redis_lost(redis_url: str, sqlite_url: str, tmp_path: Path) -> None:
+    """The daemon's tick reconciles its dreaming golem on the queue: a cycle whose job Redis lost
+    (FLUSHALL) gets a PhaseResumed and a job of attempt 1, which a worker runs to the cycle's end."""
+    import time
+
+    from oneiros.daemon import Daemon
+    from oneiros.events import PhaseResumed
+    from oneiros.settings import RecoverySettings, ScheduleSettings
+
+    _store, golems, (golem_id,) = new_golems(sqlite_url, 1)
+    connection = Redis.from_url(redis_url)
+    executor = RqExecutor(golems, connection, FAST)
+    cycle_id = executor.start_cycle(golem_id)
+    executor.detach()
+    connection.flushall()
+    recovery = RecoverySettings(grace_seconds=0.2, interval_seconds=0.1)
+    daemon = Daemon(golems, golem_id, executor, schedule=ScheduleSettings(), recovery=recovery)
+    time.sleep(0.3)
+    assert daemon.tick() is None
+    resumed = [r.event for r in golems.store.read_stream(golem_id) if isinstance(r.event, PhaseResumed)]
+    assert [("hypnagogic_onset", 1)] == [(e.phase, e.attempt) for e in resumed]
+    job = Job.fetch(phase_job_id(cycle_id, "hypnagogic_onset", 1), connection=connection, serializer=JsonSerializer)
+    assert JobStatus.QUEUED == job.get_status()
+    make_worker(_config(sqlite_url, tmp_path), connection).work(burst=True)
+    assert cycle_result(golems, golem_id, cycle_id).complete is not None
+    assert "Waking" == golems.state(golem_id).mode
