@@ -7,7 +7,14 @@ from datetime import UTC, datetime, timedelta
 
 from oneiros import Deps, FixedClock, Golems, SequentialIds
 from oneiros.events import DreamStaged, Episode, Event, EventStore
-from oneiros.projections import Projections, open_projection_db
+from oneiros.projections import (
+    ProjectionDB,
+    ProjectionRunner,
+    Projections,
+    ProjectionSettings,
+    make_projections,
+    open_projection_db,
+)
 from oneiros.validation import Feedback, OutcomeInput, StagingSettings, update
 
 START = datetime(2026, 5, 24, 3, 0, tzinfo=UTC)
@@ -104,3 +111,16 @@ def build_log(store: EventStore, *, golems: int, cycles: int, hypotheses: int = 
             outputs = [staged(cycle, i, "strategy_hypothesis", f"h{i} c{c} {golem}", 0.2) for i in range(hypotheses)]
             service.record_outputs(golem, outputs)
             service.interrupt(golem, "owner", "enough")
+
+
+def assert_rows_equal_a_rebuild(store: EventStore, live: ProjectionDB) -> None:
+    """``live``'s projections, built as the log grew (by however many runs, crashes and
+    restarts), are at the log's head with exactly the rows a from-scratch rebuild gives."""
+    head = store.head()
+    scratch = open_projection_db("memory://")
+    projections = make_projections(ProjectionSettings())
+    ProjectionRunner(store, scratch, projections).catch_up()
+    assert {p.name: head for p in projections} == {p.name: live.position(p.name) for p in projections}
+    assert [(p.name, scratch.digest(p.name)) for p in projections] == [
+        (p.name, live.digest(p.name)) for p in projections
+    ]

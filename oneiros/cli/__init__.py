@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from oneiros.cli import _commands, _content, _insight, _lab, _projections, _schedule, _server, _workers
+from oneiros.cli import _commands, _content, _insight, _lab, _projections, _recover, _schedule, _server, _workers
 
 __all__ = ["app", "main"]
 
@@ -41,6 +41,7 @@ _schedule.register(app)
 _content.register(app)
 _projections.register(app)
 _workers.register(app)
+_recover.register(app)
 _lab.register(app)
 _insight.register(app)
 _server.register(app)

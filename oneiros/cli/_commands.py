@@ -128,7 +128,9 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
             snapshots=effective.snapshots,
             races=effective.races,
         )
-        executor = None if effective.queue else InProcessExecutor(golems, chosen, effective.cycle)
+        executor = (
+            None if effective.queue else InProcessExecutor(golems, chosen, effective.cycle, recovery=effective.recovery)
+        )
         queued = queue_executor(golems, effective) if effective.queue else None
         if queued is not None:  # before anything is written: no golem, episode or DreamStart for nothing
             _check_queue(queued.connection, effective.queue)
@@ -144,7 +146,7 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
         result = follow(golem_id)
         _print_result(result, recorded, event_store.url, as_json)
-        if result.empty:
+        if result.interrupted or result.empty:  # a cycle that did not complete is not a success
             raise typer.Exit(1)
 
 
@@ -352,27 +354,23 @@ def _running(event_store: EventStore, states: Any, effective: OneirosConfig) -> 
     """Each cycle under way: its phase, where that phase runs and how long the cycle has run."""
     from datetime import UTC, datetime
 
-    from oneiros.events import DreamStart
+    from oneiros.events import DreamStart, PhaseResumed
 
     rows: list[dict[str, Any]] = []
     now = datetime.now(UTC)
     for state in states:
         if state.mode != "Dreaming" or state.cycle_id is None:
             continue
-        start = next(
-            (
-                r.meta.time
-                for r in event_store.read_stream(state.golem_id)
-                if isinstance(r.event, DreamStart) and r.event.cycle_id == state.cycle_id
-            ),
-            None,
-        )
+        cycle = [r for r in event_store.read_stream(state.golem_id) if r.meta.cycle_id == state.cycle_id]
+        start = next((r.meta.time for r in cycle if isinstance(r.event, DreamStart)), None)
+        resumes = sum(1 for r in cycle if isinstance(r.event, PhaseResumed) and r.event.phase == state.phase)
+        worker = phase_worker(effective, state.cycle_id, state.phase, resumes) if effective.queue else _NO_QUEUE
         rows.append(
             {
                 "golem_id": state.golem_id,
                 "cycle_id": state.cycle_id,
                 "phase": state.phase,
-                "worker": phase_worker(effective, state.cycle_id, state.phase) if effective.queue else _NO_QUEUE,
+                "worker": worker,
                 "age_seconds": round((now - start).total_seconds(), 1) if start is not None else None,
             }
         )

@@ -199,7 +199,14 @@ def run(
         )
         _ensure_golem(golems, golem_id, sample=sample, quiet=as_json)
         executor = _executor(golems, effective)
-        daemon = Daemon(golems, golem_id, executor, schedule=effective.schedule, daemon=effective.daemon)
+        daemon = Daemon(
+            golems,
+            golem_id,
+            executor,
+            schedule=effective.schedule,
+            daemon=effective.daemon,
+            recovery=effective.recovery,
+        )
         where = f"on {shown_url(effective.queue)} ({effective.rq.queue})" if effective.queue else "in-process"
         if not as_json:
             every = f"heartbeat every {effective.daemon.tick_seconds:g}s"
@@ -255,7 +262,7 @@ def _executor(golems: Golems, effective: OneirosConfig) -> Executor:
     if effective.queue:
         return queue_executor(golems, effective, poll_interval=min(1.0, effective.daemon.tick_seconds))
     generator = load_generator(effective.cycle.generator, effective.cycle.seed or 0)
-    return InProcessExecutor(golems, generator, effective.cycle)
+    return InProcessExecutor(golems, generator, effective.cycle, recovery=effective.recovery)
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from oneiros._errors import ConfigError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, one_line_errors, resolve_id
+from oneiros.cli._common import (
+    JsonOpt,
+    StoreOpt,
+    console,
+    emit_json,
+    err_console,
+    one_line_errors,
+    resolve_id,
+    shown_url,
+)
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, RqSettingsOpt, SpansOpt, fail, flag, load, rq_flag
 from oneiros.settings import DEFAULT_SPANS_PATH, DreamPhaseName
 
@@ -54,8 +63,9 @@ def worker(
     """Run RQ workers that execute dream phases from the queue.
 
     A worker needs the store, the queue and the secrets (API keys in its environment): each phase
-    runs with the settings its cycle recorded when it started, whatever this worker's config says."""
-    from oneiros.workers import WorkerConfig, configure_logging, make_worker
+    runs with the settings its cycle recorded when it started, whatever this worker's config says.
+    Every worker also reconciles: it resumes phases nothing runs any more (`oneiros recover`)."""
+    from oneiros.workers import WorkerConfig, check_worker_store, configure_logging, make_worker, reconciling
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "queue", queue, "--queue")
@@ -69,7 +79,11 @@ def worker(
         raise fail(ConfigError("no queue configured: set --queue, ONEIROS_QUEUE or `queue` in oneiros.toml"))
     try:
         worker_config = WorkerConfig(
-            store_url=effective.store_url, rq=effective.rq, cycle=effective.cycle, tracing=effective.tracing
+            store_url=effective.store_url,
+            rq=effective.rq,
+            cycle=effective.cycle,
+            tracing=effective.tracing,
+            recovery=effective.recovery,
         )
         connection = _redis(effective.queue)
     except ConfigError as exc:
@@ -78,9 +92,23 @@ def worker(
         raise typer.Exit(_supervise(count, sys.argv[1:]))
     configure_logging(effective.log)
     rq_worker = make_worker(worker_config, connection)
-    worked = rq_worker.work(burst=burst, max_jobs=max_jobs, logging_level=effective.log.rq_level)
+    with one_line_errors():  # before any job is taken: a worker on the wrong store takes none
+        missing = check_worker_store(connection)
+    if missing:
+        raise fail(
+            ConfigError(
+                f"phase jobs on queue {effective.rq.queue!r} are for golems that store "
+                f"{shown_url(worker_config.store_url)} does not have ({', '.join(missing)}): "
+                "point --store at the store their cycles started on"
+            )
+        )
+    with reconciling(connection):
+        worked = rq_worker.work(burst=burst, max_jobs=max_jobs, logging_level=effective.log.rq_level)
     if burst and not worked:
         err_console.print("no phase job was waiting")
+    if rq_worker.failed_job_count:
+        err_console.print(f"[red]error:[/red] {rq_worker.failed_job_count} phase job(s) failed; the log says why")
+        raise typer.Exit(1)
 
 
 def _supervise(count: int, argv: Sequence[str]) -> int:
@@ -113,8 +141,9 @@ def queue_executor(golems: Golems, effective: OneirosConfig, poll_interval: floa
     return RqExecutor(golems, _redis(effective.queue), effective.rq, effective.cycle, poll_interval=poll_interval)
 
 
-def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName | None) -> str:
-    """Where a cycle's current phase is: the worker running it, ``queued``, or why it is unknown."""
+def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName | None, attempt: int = 0) -> str:
+    """Where a cycle's current phase is: the worker running it, ``queued``, or why it is unknown.
+    ``attempt`` is the reconciler's last resume of the phase (its job has an id of its own)."""
     from redis.exceptions import RedisError
     from rq.exceptions import NoSuchJobError
     from rq.job import Job, JobStatus
@@ -124,7 +153,8 @@ def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName 
     if phase is None:
         return "-"
     try:
-        job = Job.fetch(phase_job_id(cycle_id, phase), connection=_redis(effective.queue), serializer=JsonSerializer)
+        job_id = phase_job_id(cycle_id, phase, attempt)
+        job = Job.fetch(job_id, connection=_redis(effective.queue), serializer=JsonSerializer)
         status = job.get_status(refresh=False)
     except NoSuchJobError:
         return "no job"

@@ -39,6 +39,7 @@ from oneiros.settings import (
     HealthSettings,
     LogSettings,
     RaceSettings,
+    RecoverySettings,
     RqSettings,
     ScheduleSettings,
     ServerSettings,
@@ -92,6 +93,8 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
     races: RaceSettings = RaceSettings()
     """How a command that lost its version race to another writer tries again."""
     rq: RqSettings = RqSettings()
+    recovery: RecoverySettings = RecoverySettings()
+    """Phase leases and the reconciler that resumes stranded cycles (``docs/deployment.md``)."""
     tracing: TracingSettings = TracingSettings()
     log: LogSettings = LogSettings()
     server: ServerSettings = ServerSettings()

@@ -12,12 +12,17 @@ at once: a phase whose append loses its race to such host facts only is rebased 
 ``oneiros.fsm._races``), so nothing waits in memory for the dream and a daemon crash loses
 nothing. Held messages are still *delivered* only on waking; their MessageHeld is in the log as
 soon as they arrive, with the time they arrived.
+
+While the golem dreams, each tick (at most every ``recovery.interval_seconds``) also runs the
+reconciler on it: a cycle nothing runs any more (this daemon restarted mid-cycle, a worker
+killed, a job Redis lost) is resumed, on the queue or on the daemon's cycle thread, or ended.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -42,8 +47,8 @@ from oneiros.events import (
 )
 from oneiros.fsm import Golems
 from oneiros.scheduling import Decision, ScheduleState, Signals, fold_schedule, should_dream
-from oneiros.settings import CycleSettings, DaemonSettings, ScheduleSettings
-from oneiros.workers import CycleResult, Executor
+from oneiros.settings import CycleSettings, DaemonSettings, RecoverySettings, ScheduleSettings
+from oneiros.workers import CycleResult, Executor, Reconciler
 
 __all__ = ["SESSION_PREFIX", "Daemon", "Delivery", "Message", "interactive_history", "session_key"]
 
@@ -87,6 +92,7 @@ class Daemon:
         signals: Callable[[], Signals] | None = None,
         on_message: Callable[[Message], None] | None = None,
         background: bool = True,
+        recovery: RecoverySettings | None = None,
     ) -> None:
         self.golems = golems
         self.golem_id = golem_id
@@ -109,6 +115,8 @@ class Daemon:
         self._deep = False
         self._paused_until: datetime | None = None
         self._stopped = threading.Event()
+        self.reconciler = self._make_reconciler(recovery or RecoverySettings())
+        self._reconciled_at: float | None = None
 
     # -- what the host tells the daemon ------------------------------------------------------
 
@@ -224,6 +232,8 @@ class Daemon:
             now = self.golems.deps.clock()
             if self.state.mode == "Dying":
                 self._stopped.set()
+            if self.state.mode == "Dreaming":
+                self._reconcile()
             if self._thread is not None or self.state.mode != "Waking":
                 return None
             if self._paused_until is not None:
@@ -246,6 +256,45 @@ class Daemon:
                 assert decision.trigger is not None
                 self._start(decision, now)
             return decision
+
+    def _make_reconciler(self, recovery: RecoverySettings) -> Reconciler:
+        # The queue's jobs when the executor hands cycles to workers (RqExecutor.phase_jobs); the
+        # daemon's own cycle thread when it runs them in-process (InProcessExecutor.resume_cycle).
+        phase_jobs = getattr(self.executor, "phase_jobs", None)
+        jobs = phase_jobs(recovery) if callable(phase_jobs) else None
+        runs = jobs is None and callable(getattr(self.executor, "resume_cycle", None))
+        return Reconciler(self.golems, recovery, jobs=jobs, run=self._resume if runs else None)
+
+    def _reconcile(self) -> None:
+        now = time.monotonic()
+        if self._reconciled_at is not None and now - self._reconciled_at < self.reconciler.settings.interval_seconds:
+            return
+        self._reconciled_at = now
+        try:
+            self.reconciler.pass_once([self.golem_id])
+        except Exception as exc:  # the heartbeat goes on; the next pass looks again
+            _log.warning("reconciling %s failed: %s: %s", self.golem_id, type(exc).__name__, exc)
+
+    def _resume(self, golem_id: str, cycle_id: str) -> None:
+        """Run the rest of a stranded cycle on the daemon's cycle thread (the reconciler's way)."""
+        resume: Callable[[str, str], CycleResult] = getattr(self.executor, "resume_cycle")  # noqa: B009
+
+        def run() -> None:
+            try:
+                self.results.append(resume(golem_id, cycle_id))
+            except Exception:  # the thread must not die silently; the log keeps what the cycle wrote
+                _log.exception("resumed cycle %s failed to run", cycle_id)
+
+        self._woken = False
+        self._on_cycle_thread(run)
+
+    def _on_cycle_thread(self, run: Callable[[], None]) -> None:
+        """Run a cycle on the daemon's cycle thread (``background``), else here and now."""
+        if self.background:
+            self._thread = threading.Thread(target=run, name=f"oneiros-cycle-{self.golem_id}", daemon=True)
+            self._thread.start()
+        else:
+            run()
 
     def _micro_consolidate(self, now: datetime) -> None:
         """Bardo 001_*'s micro-consolidation fiber, every ``every_seconds`` of waking."""
@@ -373,11 +422,8 @@ class Daemon:
             finally:
                 self._starting = False
 
-        if self.background:
-            self._thread = threading.Thread(target=run, name=f"oneiros-cycle-{self.golem_id}", daemon=True)
-            self._thread.start()
-        else:
-            run()
+        self._on_cycle_thread(run)
+        if not self.background:
             self._finish_if_done()
         _log.info("cycle %s started at %s by %s", cycle_id, now.isoformat(), trigger)
 

@@ -35,7 +35,9 @@ from oneiros.events._content import (
 )
 from oneiros.events._health import ALARM_KINDS, HEALTH_STREAM, AlarmKind, HealthAlarmCleared, HealthAlarmRaised
 from oneiros.events._history import export_history, import_history
+from oneiros.events._leases import Lease, LeaseStore, open_leases
 from oneiros.events._lineage import OutputSource, OutputsSourced, output_digest
+from oneiros.events._liveness import PhaseResumed
 from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
 from oneiros.events._outcome import DreamEmpty, EmptyReason
 from oneiros.events._quarantine import EntryQuarantined, EpisodeTrust
@@ -201,6 +203,8 @@ __all__ = [
     "InsightStrengthened",
     "IntegrationSummary",
     "InterruptSource",
+    "Lease",
+    "LeaseStore",
     "Lineage",
     "LogSubscription",
     "MemoryRecalled",
@@ -215,6 +219,7 @@ __all__ = [
     "OutcomeRecorded",
     "OutputSource",
     "OutputsSourced",
+    "PhaseResumed",
     "PostgresURL",
     "RecallHit",
     "RecallKind",
@@ -248,6 +253,7 @@ __all__ = [
     "export_history",
     "golem_of_stream",
     "import_history",
+    "open_leases",
     "open_snapshots",
     "open_store",
     "output_digest",

@@ -199,13 +199,23 @@ class PostgresSnapshots:
             _skipped(stream, kind, exc)
 
 
-def open_snapshots(store: EventStore) -> SnapshotStore:
-    """Where ``store``'s snapshots live (see the module docstring)."""
+def beside_file(store: EventStore, suffix: str) -> Path | None:
+    """``<file>.<suffix>`` next to an SQLite store's file (what a store keeps beside its log);
+    None for any other store."""
     backend = store.backend
     if isinstance(backend, SQLiteBackend):
         path = backend.url.partition("://")[2][1:]
         if path != ":memory:":
-            return FileSnapshots(Path(f"{path}.snapshots"))
+            return Path(f"{path}.{suffix}")
+    return None
+
+
+def open_snapshots(store: EventStore) -> SnapshotStore:
+    """Where ``store``'s snapshots live (see the module docstring)."""
+    backend = store.backend
+    folder = beside_file(store, "snapshots")
+    if folder is not None:
+        return FileSnapshots(folder)
     if isinstance(backend, PostgresBackend):
         return PostgresSnapshots(backend)
     return MemorySnapshots()

@@ -26,6 +26,7 @@ from oneiros.events import (
     GolemCreated,
     InterruptSource,
     ModeChanged,
+    PhaseResumed,
     Recorded,
     Snapshot,
     open_snapshots,
@@ -289,11 +290,17 @@ class Golems:
             known=known,
         )
 
-    def interrupt(self, golem_id: str, source: InterruptSource, reason: str = "") -> list[Recorded]:
+    def interrupt(
+        self, golem_id: str, source: InterruptSource, reason: str = "", *, known: GolemState | None = None
+    ) -> list[Recorded]:
         """Wake mid-dream; what the cycle produced so far stays in the log. A lost race is retried
-        while the same cycle is on; once it ended, the interrupt is refused (IllegalCommand)."""
-        cycle_id = self.state(golem_id).cycle_id
+        while the same cycle is on; once it ended, the interrupt is refused (IllegalCommand). With
+        ``known`` (a reconciler's view), the interrupt lands only on that state, rebased over host
+        facts at most: a cycle that moved on meanwhile refuses it with :class:`StreamConflict`."""
         build = _interruption(source, reason)
+        if known is not None:
+            return self._command(golem_id, "interrupt", build, known=known)
+        cycle_id = self.state(golem_id).cycle_id
 
         def pinned(state: GolemState) -> list[Event]:
             if state.cycle_id != cycle_id:
@@ -314,6 +321,16 @@ class Golems:
             return self._attempt(state, "interrupt", _interruption(source, reason), (), cycle_id)
 
         return retry_race(attempt, self.races, self.deps, attempts=0)
+
+    def resume_phase(self, known: GolemState, attempt: int, reason: str) -> list[Recorded]:
+        """Record that ``known``'s phase, which nothing ran, is being resumed (attempt ``attempt``).
+
+        Appended at ``known``'s version, so of two reconcilers deciding at once one records it and
+        the other gets :class:`StreamConflict`; a phase that moved meanwhile refuses it the same way."""
+        assert known.cycle_id is not None, "only a dreaming golem's phase resumes"
+        assert known.phase is not None, "only a dreaming golem's phase resumes"
+        event = PhaseResumed(cycle_id=known.cycle_id, phase=known.phase, attempt=attempt, reason=reason)
+        return self._command(known.golem_id, "record", lambda _s: [event], known=known)
 
     def die(self, golem_id: str, reason: str = "") -> list[Recorded]:
         """Move to Dying, for good. A dream in progress ends interrupted and keeps its outputs."""

@@ -22,7 +22,6 @@ __all__ = [
 ]
 
 
-
 class GenerationRequest(msgspec.Struct, frozen=True, kw_only=True):
     """What a phase asks for. ``call_key`` names the call within its cycle so a re-run finds its
     recorded response instead of asking again."""

@@ -28,7 +28,9 @@ from oneiros.projections._follow import follow_log
 __all__ = ["Projection", "ProjectionRunner", "Rows", "RunnerSettings", "wait_for"]
 
 _T = TypeVar("_T", bound=msgspec.Struct)
-_encoder = msgspec.json.Encoder()
+# Sets in a row (a golem's replayed ticks) are written sorted: a row's bytes must not depend on
+# the order its set was built in, or a projection fed as the log grew would differ from a rebuild.
+_encoder = msgspec.json.Encoder(order="deterministic")
 _MISSING: Any = object()
 
 

@@ -24,6 +24,7 @@ from oneiros.settings._generator import GeneratorKind, GeneratorSettings, OpenAI
 from oneiros.settings._health import HealthSettings
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
 from oneiros.settings._races import RaceSettings
+from oneiros.settings._recovery import RecoverySettings
 from oneiros.settings._runtime import DEFAULT_SPANS_PATH, LogSettings, RqSettings, SnapshotSettings, TracingSettings
 from oneiros.settings._scheduling import (
     BardoTriggerSettings,
@@ -117,6 +118,7 @@ __all__ = [
     "RaceSettings",
     "RecallPromotionSettings",
     "RecallWeights",
+    "RecoverySettings",
     "RemSettings",
     "RqSettings",
     "ScheduleMode",

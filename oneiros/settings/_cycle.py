@@ -327,7 +327,6 @@ class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
         return self.prices.get(model, self.default_price)
 
 
-
 class CycleSettings(msgspec.Struct, frozen=True, kw_only=True):
     """What one dream cycle runs with. Recorded in the cycle's DreamStart, so every phase, on
     whichever worker, runs with the settings the cycle started with."""

@@ -77,6 +77,4 @@ class GeneratorSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
 
     def __post_init__(self) -> None:
         if self.kind not in ("offline", "openai") and ":" not in self.kind:
-            raise InvalidSetting(
-                "cycle.generator.kind", self.kind, "offline, openai, sleep:SECONDS or module:factory"
-            )
+            raise InvalidSetting("cycle.generator.kind", self.kind, "offline, openai, sleep:SECONDS or module:factory")

@@ -20,8 +20,8 @@ class RqSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """How phase jobs are queued, retried, timed out and recovered.
 
     None of these numbers comes from the source documents; they are oneiros's operating defaults.
-    The recovery figures are RQ's own defaults, so a deployment behaves like plain RQ until tuned;
-    tests shorten them to find a killed job in seconds instead of about a minute and a half.
+    The recovery figures are RQ's own defaults, so RQ's registries behave like plain RQ's; a
+    killed or lost phase is resumed by the reconciler (:class:`RecoverySettings`), whatever these say.
     """
 
     queue: str = "oneiros"
@@ -38,13 +38,11 @@ class RqSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     job_monitoring_interval: int = 30
     """Seconds between a fork worker's heartbeats while its work-horse runs (RQ's default)."""
     maintenance_interval: int = 600
-    """Seconds between registry sweeps that retry abandoned jobs and end failed cycles (RQ's default)."""
+    """Seconds between RQ's own registry sweeps (RQ's default). Stranded phases do not wait for
+    them: the reconciler (``recovery.*``) finds those within seconds."""
     worker_ttl: int = 420
     """Seconds a worker's registration lives without a heartbeat; an idle worker wakes every
     ``worker_ttl - 15`` seconds to sweep (RQ's default)."""
-    cleaning_lock_ttl: int = 899
-    """Seconds the registry-cleaning lock lives; a worker killed while holding it blocks every
-    sweep until then (RQ's 899)."""
     next_phase_at_front: bool = True
     """Enqueue a cycle's next phase ahead of waiting jobs, so cycles already under way finish
     before new ones start (lower latency per cycle, fewer cycles half done at any moment)."""

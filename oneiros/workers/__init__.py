@@ -13,21 +13,24 @@ from oneiros.workers._budget import (
 )
 from oneiros.workers._diff import CycleDiff, CycleSummary, diff_cycles, summarize_cycle
 from oneiros.workers._dispatch import PhaseReport, RqExecutor
-from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor
+from oneiros.workers._executor import CycleResult, Executor, InProcessExecutor, cycle_result
 from oneiros.workers._log import GolemLog, GolemLogs
 from oneiros.workers._logging import JsonFormatter, configure_logging
 from oneiros.workers._metered import MeteredGenerator
 from oneiros.workers._phases import PhaseOutcome, run_phase
+from oneiros.workers._reconcile import JobLook, PhaseJobs, Reconciler, Resolution
 from oneiros.workers._rerun import Divergence, RecordedGenerator, RerunReport, fork_cycle, rerun_cycle
 from oneiros.workers._rq import (
     JsonSerializer,
     PhaseWorker,
+    RqPhaseJobs,
     SimplePhaseWorker,
-    cycle_result,
+    check_worker_store,
     make_worker,
     phase_job,
     phase_job_id,
-    sweep_failed_phases,
+    reconciling,
+    waiting_golems,
 )
 from oneiros.workers._runtime import DelayedGenerator, WorkerConfig, load_generator, set_worker_config
 from oneiros.workers._tracing import (
@@ -51,17 +54,22 @@ __all__ = [
     "GolemLog",
     "GolemLogs",
     "InProcessExecutor",
+    "JobLook",
     "JsonFormatter",
     "JsonSerializer",
     "Ledger",
     "MeteredGenerator",
+    "PhaseJobs",
     "PhaseOutcome",
     "PhaseReport",
     "PhaseWorker",
+    "Reconciler",
     "RecordedGenerator",
     "Refusal",
     "RerunReport",
+    "Resolution",
     "RqExecutor",
+    "RqPhaseJobs",
     "SimplePhaseWorker",
     "SpanFileExporter",
     "SpanRecord",
@@ -69,6 +77,7 @@ __all__ = [
     "WorkerConfig",
     "WorkerError",
     "budget_report",
+    "check_worker_store",
     "configure_logging",
     "configure_tracing",
     "cycle_result",
@@ -83,10 +92,11 @@ __all__ = [
     "phase_job_id",
     "phase_money",
     "read_spans",
+    "reconciling",
     "rerun_cycle",
     "run_phase",
     "set_worker_config",
     "summarize_cycle",
-    "sweep_failed_phases",
+    "waiting_golems",
     "worst_case_tokens",
 ]

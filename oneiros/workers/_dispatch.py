@@ -24,14 +24,15 @@ from oneiros.events import (
     DreamStart,
     DreamTrigger,
     GenerationRecorded,
+    PhaseResumed,
     Recorded,
 )
 from oneiros.fsm import Golems
-from oneiros.settings import CycleSettings, RqSettings
-from oneiros.workers._budget import phase_budget
-from oneiros.workers._executor import CycleResult, starting_settings, traced_golems
-from oneiros.workers._rq import JsonSerializer, _in_cycle, cycle_result, end_failed_cycle, enqueue_phase, phase_job_id
-from oneiros.workers._tracing import flush_spans, start_cycle_span, trace_carrier, tracer
+from oneiros.settings import CycleSettings, RecoverySettings, RqSettings
+from oneiros.workers._executor import CycleResult, cycle_result, traced_golems
+from oneiros.workers._rq import JsonSerializer, RqPhaseJobs, _in_cycle, end_failed_cycle, enqueue_phase, phase_job_id
+from oneiros.workers._start import open_cycle
+from oneiros.workers._tracing import flush_spans, trace_carrier
 
 __all__ = ["PhaseReport", "RqExecutor"]
 
@@ -78,24 +79,21 @@ class RqExecutor:
         bardo_trigger: BardoTrigger | None = None,
     ) -> str:
         """Open a cycle and enqueue its first phase; returns the cycle id without waiting."""
-        settings = starting_settings(self.cycle_settings, self.golems)
-        state = self.golems.state(golem_id)
-        budget = phase_budget(settings.budget, state.behavioral_phase, DREAM_PHASES[0])
-        root = start_cycle_span(golem_id, trigger)
+        opened = open_cycle(
+            self.golems,
+            self.cycle_settings,
+            self.golems.state(golem_id),
+            trigger,
+            cycle_id=cycle_id,
+            bardo_trigger=bardo_trigger,
+        )
+        started, root = opened.cycle_id, opened.root
         carrier = trace_carrier(root)
-        attributes = {"oneiros.golem_id": golem_id}
-        with trace.use_span(root), tracer().start_as_current_span("fall_asleep", attributes=attributes):
-            started = self.golems.fall_asleep(
-                golem_id,
-                trigger,
-                budget_tokens=budget,
-                cycle_id=cycle_id,
-                bardo_trigger=bardo_trigger,
-                settings=settings,
-            )
-            root.set_attribute("oneiros.cycle_id", started)
+        with trace.use_span(root):
             try:
-                enqueue_phase(self.connection, self.settings, self.golems.state(golem_id), carrier, budget)
+                enqueue_phase(
+                    self.connection, self.settings, self.golems.state(golem_id), carrier, opened.budget_tokens
+                )
             except Exception as exc:
                 # Without its first job the cycle would hang in onset: end it now, with the reason.
                 reason = f"could not enqueue the first phase: {exc}"
@@ -108,6 +106,10 @@ class RqExecutor:
         self._roots[started] = root
         flush_spans()
         return started
+
+    def phase_jobs(self, recovery: RecoverySettings | None = None) -> RqPhaseJobs:
+        """This executor's queue as the reconciler looks at it."""
+        return RqPhaseJobs(self.connection, self.settings, recovery or RecoverySettings())
 
     def detach(self) -> None:
         """Stop following the cycles started here: their root spans end now, the workers go on."""
@@ -165,7 +167,7 @@ class RqExecutor:
             on_phase(
                 PhaseReport(
                     phase=record.event.phase,
-                    worker=self._worker(cycle_id, record.event.phase),
+                    worker=self._worker(cycle_id, record.event.phase, _resumes(records[index:stop])),
                     seconds=(records[stop].meta.time - record.meta.time).total_seconds(),
                     tokens=sum(g.tokens_in + g.tokens_out for g in generations),
                     cost_usd=sum(g.cost_usd for g in generations),
@@ -173,9 +175,11 @@ class RqExecutor:
             )
         return max(reported, ended)
 
-    def _worker(self, cycle_id: str, phase: DreamPhaseName) -> str:
+    def _worker(self, cycle_id: str, phase: DreamPhaseName, attempt: int = 0) -> str:
+        """The worker of the phase's job (of the reconciler's last resume of it, if any)."""
         try:
-            job = Job.fetch(phase_job_id(cycle_id, phase), connection=self.connection, serializer=JsonSerializer)
+            job_id = phase_job_id(cycle_id, phase, attempt)
+            job = Job.fetch(job_id, connection=self.connection, serializer=JsonSerializer)
         except Exception:  # a job past its result TTL, or Redis gone: the report says "?"
             return "?"
         return str(job.worker_name or "?")
@@ -191,6 +195,10 @@ class RqExecutor:
         """Start a cycle and follow it to its end, however long the workers take."""
         started = self.start_cycle(golem_id, trigger, cycle_id=cycle_id, bardo_trigger=bardo_trigger)
         return self.wait(golem_id, started, timeout=None)
+
+
+def _resumes(records: list[Recorded]) -> int:
+    return sum(1 for r in records if isinstance(r.event, PhaseResumed))
 
 
 def _end_root(root: trace.Span, outcome: str, error: str | None = None) -> None:

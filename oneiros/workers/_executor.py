@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import msgspec
@@ -13,27 +13,32 @@ from oneiros.events import (
     DREAM_PHASES,
     BardoTrigger,
     DreamComplete,
+    DreamEmpty,
     DreamInterrupted,
     DreamPhaseName,
+    DreamStart,
     DreamTrigger,
+    open_leases,
 )
 from oneiros.fsm import Golems
 from oneiros.generators import Generator, OfflineGenerator
-from oneiros.settings import CycleSettings
-from oneiros.workers._budget import phase_budget
+from oneiros.settings import CycleSettings, RecoverySettings
+from oneiros.workers._liveness import holder_name, holding
 from oneiros.workers._log import GolemLogs
 from oneiros.workers._phases import PhaseOutcome, run_phase
+from oneiros.workers._runtime import load_generator
+from oneiros.workers._start import open_cycle
 from oneiros.workers._tracing import (
     TracedGenerator,
     TracedStore,
+    context_from,
     current_trace_context,
     outcome_attributes,
-    start_cycle_span,
     traced_phase,
     tracer,
 )
 
-__all__ = ["CycleResult", "Executor", "InProcessExecutor", "starting_settings", "traced_golems"]
+__all__ = ["CycleResult", "Executor", "InProcessExecutor", "cycle_result", "recorded_settings", "traced_golems"]
 
 PhaseListener = Callable[[DreamPhaseName, PhaseOutcome], None]
 
@@ -75,11 +80,29 @@ def traced_golems(golems: Golems) -> Golems:
     )
 
 
-def starting_settings(settings: CycleSettings, golems: Golems) -> CycleSettings:
-    """The settings a cycle records when it starts: the seed made concrete (the starter's)."""
-    if settings.seed is not None:
-        return settings
-    return msgspec.structs.replace(settings, seed=golems.deps.seed)
+def recorded_settings(golems: Golems, golem_id: str, cycle_id: str) -> CycleSettings | None:
+    """The settings ``cycle_id`` recorded when it started (None for a cycle from before they were)."""
+    for record in golems.store.read_stream(golem_id):
+        if isinstance(record.event, DreamStart) and record.event.cycle_id == cycle_id:
+            return record.event.settings
+    return None
+
+
+def cycle_result(golems: Golems, golem_id: str, cycle_id: str, *, after_version: int = 0) -> CycleResult:
+    """What the log says a cycle came to; ``after_version``, where known, skips the stream before it."""
+    stream = golems.store.read_stream(golem_id, after_version=after_version)
+    records = [r for r in stream if r.meta.cycle_id == cycle_id]
+    complete = next((r.event for r in records if isinstance(r.event, DreamComplete)), None)
+    interrupted = next((r.event for r in records if isinstance(r.event, DreamInterrupted)), None)
+    empty = next((r.event for r in records if isinstance(r.event, DreamEmpty)), None)
+    return CycleResult(
+        cycle_id=cycle_id,
+        golem_id=golem_id,
+        events_appended=len(records),
+        complete=complete,
+        interrupted=(interrupted.reason or interrupted.source) if interrupted is not None else None,
+        empty=empty.detail if empty is not None else None,
+    )
 
 
 class InProcessExecutor:
@@ -94,12 +117,15 @@ class InProcessExecutor:
         generator: Generator | None = None,
         settings: CycleSettings | None = None,
         on_phase: PhaseListener | None = None,
+        recovery: RecoverySettings | None = None,
     ) -> None:
         self.golems = traced_golems(golems)
         inner = generator or OfflineGenerator(seed=golems.deps.seed)
         self.generator: Generator = inner if isinstance(inner, TracedGenerator) else TracedGenerator(inner)
         self.settings = settings or CycleSettings()
         self.on_phase = on_phase
+        self.recovery = recovery or RecoverySettings()
+        """How often the lease on a running cycle is renewed and when it lapses."""
         # What the phases read, folded once and caught up phase by phase.
         self.logs = GolemLogs.of(self.golems)
 
@@ -111,9 +137,60 @@ class InProcessExecutor:
         cycle_id: str | None = None,
         bardo_trigger: BardoTrigger | None = None,
     ) -> CycleResult:
-        root = start_cycle_span(golem_id, trigger)
-        with trace.use_span(root, end_on_exit=True):
-            result = self._run(golem_id, trigger, cycle_id, bardo_trigger)
+        state = self.logs.read(golem_id).state
+        if not state.exists:
+            raise GolemNotFound(golem_id)
+        head_before = self.golems.store.head()
+        opened = open_cycle(self.golems, self.settings, state, trigger, cycle_id=cycle_id, bardo_trigger=bardo_trigger)
+        return self._follow(golem_id, opened.cycle_id, opened.settings, opened.root, head_before, DREAM_PHASES)
+
+    def resume_cycle(self, golem_id: str, cycle_id: str) -> CycleResult:
+        """Run what is left of a cycle nothing runs any more (a killed ``dream``, a crashed daemon):
+        the phase the golem is in and the ones after it, with the generator the cycle recorded.
+        Its own root span, joined to the cycle's trace where the log carries it."""
+        state = self.logs.read(golem_id).state
+        head_before = self.golems.store.head()
+        if state.mode != "Dreaming" or state.cycle_id != cycle_id or state.phase is None:
+            return cycle_result(self.golems, golem_id, cycle_id)
+        last = self.golems.store.read_stream(golem_id, after_version=state.version - 1)
+        root = tracer().start_span(
+            "resume",
+            context=context_from(last[-1].meta.trace if last else {}),
+            attributes={"oneiros.golem_id": golem_id, "oneiros.cycle_id": cycle_id, "oneiros.phase": state.phase},
+        )
+        settings = recorded_settings(self.golems, golem_id, cycle_id) or self.settings
+        seed = settings.seed if settings.seed is not None else self.golems.deps.seed
+        runner = InProcessExecutor(
+            self.golems, load_generator(settings.generator, seed), settings, self.on_phase, self.recovery
+        )
+        runner.logs = self.logs
+        phases = DREAM_PHASES[DREAM_PHASES.index(state.phase) :]
+        return runner._follow(golem_id, cycle_id, settings, root, head_before, phases)
+
+    def _follow(  # noqa: PLR0917 - the cycle's address, what it runs with and from where
+        self,
+        golem_id: str,
+        cycle_id: str,
+        settings: CycleSettings,
+        root: trace.Span,
+        head_before: int,
+        phases: Sequence[DreamPhaseName],
+    ) -> CycleResult:
+        """Run ``phases`` of the cycle in order under its root span (ended here), holding the
+        golem's lease on the whole cycle meanwhile so the reconciler leaves it alone."""
+        with (
+            trace.use_span(root, end_on_exit=True),
+            holding(
+                open_leases(self.golems.store),
+                self.recovery,
+                golem_id=golem_id,
+                cycle_id=cycle_id,
+                phase=None,
+                holder=holder_name(),
+            ) as other,
+        ):
+            # Another live process runs this cycle (a resume elsewhere won the race): leave it be.
+            result = self._run(golem_id, cycle_id, settings, head_before, phases if other is None else ())
             root.set_attributes(
                 {
                     "oneiros.cycle_id": result.cycle_id,
@@ -133,32 +210,22 @@ class InProcessExecutor:
         return None
 
     def _run(
-        self, golem_id: str, trigger: DreamTrigger, cycle_id: str | None, bardo_trigger: BardoTrigger | None
+        self,
+        golem_id: str,
+        cycle: str,
+        settings: CycleSettings,
+        head_before: int,
+        phases: Sequence[DreamPhaseName],
     ) -> CycleResult:
-        settings = starting_settings(self.settings, self.golems)
-        state = self.logs.read(golem_id).state
-        if not state.exists:
-            raise GolemNotFound(golem_id)
-        budget = phase_budget(settings.budget, state.behavioral_phase, "hypnagogic_onset")
-        head_before = self.golems.store.head()
-        with tracer().start_as_current_span("fall_asleep", attributes={"oneiros.golem_id": golem_id}):
-            cycle = self.golems.fall_asleep(
-                golem_id,
-                trigger,
-                budget_tokens=budget,
-                cycle_id=cycle_id,
-                bardo_trigger=bardo_trigger,
-                settings=settings,
-            )
         outcomes: list[PhaseOutcome] = []
         interrupted: str | None = None
         attributes = {"oneiros.golem_id": golem_id, "oneiros.cycle_id": cycle}
-        for phase in DREAM_PHASES:
+        # Where the stream stood as the phases began: another writer's end of the cycle comes after.
+        version_at_start = self.logs.read(golem_id).state.version
+        for phase in phases:
             with traced_phase(None, phase, attributes) as span:
                 try:
-                    outcome = run_phase(
-                        self.golems, golem_id, cycle, phase, self.generator, settings, logs=self.logs
-                    )
+                    outcome = run_phase(self.golems, golem_id, cycle, phase, self.generator, settings, logs=self.logs)
                     span.set_attributes(outcome_attributes(outcome))
                 except OneirosError as exc:
                     interrupted = f"{phase} failed: {exc}"
@@ -169,7 +236,7 @@ class InProcessExecutor:
                     # Lands whatever raced it (retried until it does), unless the cycle ended already.
                     if not self.golems.end_cycle(golem_id, cycle, "failure", interrupted):
                         # Ended by another writer first (an owner's interrupt, death): say why it ended.
-                        interrupted = self._ended_by(golem_id, cycle, state.version) or interrupted
+                        interrupted = self._ended_by(golem_id, cycle, version_at_start) or interrupted
                     break
             outcomes.append(outcome)
             if self.on_phase is not None:

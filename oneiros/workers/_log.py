@@ -147,9 +147,7 @@ class GolemLogs:
             else:
                 log = None
         if log is None:
-            log, tail = read_from_snapshot(
-                self.store, self.snapshots, golem_id, _KIND, _FORMAT, GolemLog.from_snapshot
-            )
+            log, tail = read_from_snapshot(self.store, self.snapshots, golem_id, _KIND, _FORMAT, GolemLog.from_snapshot)
             if log is None:
                 log = GolemLog(golem_id)
             else:

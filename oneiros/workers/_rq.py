@@ -7,14 +7,17 @@ workers. RQ's own tools read these jobs with ``--serializer oneiros.workers.Json
 DreamStart in the log, never from the job or the worker's own config.
 
 The chain is driven by the log, not by RQ dependencies: when a phase's events are committed, the
-job enqueues the job of the phase the golem is now in. A job that finds its phase already done (a
-retry after a crash, a duplicate) enqueues the golem's current phase instead, if no live job has
-it, so a crash between the commit and the enqueue cannot stall a cycle.
+job enqueues the job of the phase the golem is now in. While it runs, a phase job holds the
+golem's lease on its phase (``_liveness.py``), so the reconciler (``_reconcile.py``) can tell a
+phase that runs from one nobody runs any more: a killed worker, a job Redis lost, a crash between
+the commit and the enqueue. It resumes such a phase with a job of a new attempt number
+(:func:`phase_job_id`), so a late run of an abandoned job and the resumed one never share a job.
+A phase job that finds another live holder's lease on its phase, or its phase already done,
+appends nothing and enqueues nothing.
 
-A killed worker leaves its job ``started`` until its registry entry expires; the workers here let
-that grace be configured, sweep the registries on a configurable interval (RQ then retries the job,
-which resumes from the log), and end the cycle interrupted, with the reason, when a phase has failed
-for good.
+RQ's own registries and maintenance stay as RQ ships them; a phase that failed for good (its
+retries spent) ends its cycle interrupted, with the reason, from RQ's failure callback or, when
+that never ran, from the reconciler.
 """
 
 from __future__ import annotations
@@ -25,35 +28,33 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any, cast
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
 
 import msgspec
 from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 from rq import Callback, Queue, Retry, SimpleWorker, Worker
-from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus, get_current_job
-from rq.registry import FailedJobRegistry, clean_registries
-from rq.utils import now as rq_now
-from rq.worker import BaseWorker
-from rq.worker_registration import clean_worker_registry
 
-from oneiros._errors import OneirosError, StreamConflict
-from oneiros.events import (
-    DreamComplete,
-    DreamEmpty,
-    DreamInterrupted,
-    DreamPhaseName,
-)
+from oneiros._errors import GolemNotFound, OneirosError, StreamConflict
+from oneiros.events import DreamPhaseName, open_leases
 from oneiros.fsm import Golems, GolemState
-from oneiros.settings import RqSettings
+from oneiros.settings import RecoverySettings, RqSettings
 from oneiros.workers._budget import phase_budget
-from oneiros.workers._executor import CycleResult
+from oneiros.workers._executor import cycle_result
+from oneiros.workers._liveness import holder_name, holding
 from oneiros.workers._logging import log_fields
 from oneiros.workers._phases import PhaseOutcome, run_phase
-from oneiros.workers._runtime import WorkerConfig, runtime, set_worker_config
+from oneiros.workers._reconcile import JobLook, Reconciler
+from oneiros.workers._runtime import Runtime, WorkerConfig, runtime, set_worker_config
 from oneiros.workers._tracing import (
     context_from,
+    current_trace_context,
     flush_spans,
     outcome_attributes,
     traced_phase,
@@ -63,7 +64,9 @@ from oneiros.workers._tracing import (
 __all__ = [
     "JsonSerializer",
     "PhaseWorker",
+    "RqPhaseJobs",
     "SimplePhaseWorker",
+    "check_worker_store",
     "cycle_result",
     "end_failed_cycle",
     "enqueue_phase",
@@ -71,7 +74,8 @@ __all__ = [
     "phase_failed",
     "phase_job",
     "phase_job_id",
-    "sweep_failed_phases",
+    "reconciling",
+    "waiting_golems",
 ]
 
 _log = logging.getLogger("oneiros.workers")
@@ -99,12 +103,13 @@ class JsonSerializer:
         return msgspec.json.decode(data)
 
 
-def phase_job_id(cycle_id: str, phase: DreamPhaseName) -> str:
-    """One job id per phase of a cycle, so a duplicate enqueue finds the live job instead.
+def phase_job_id(cycle_id: str, phase: DreamPhaseName, attempt: int = 0) -> str:
+    """One job id per phase of a cycle and resume attempt, so a duplicate enqueue finds the live
+    job instead; the reconciler's ``attempt``-th resume gets a job of its own.
 
     RQ takes only letters, digits, ``_`` and ``-`` in an id, so the cycle id goes in as a digest."""
     digest = hashlib.blake2b(cycle_id.encode(), digest_size=12).hexdigest()
-    return f"oneiros-{digest}-{phase}"
+    return f"oneiros-{digest}-{phase}" + (f"-r{attempt}" if attempt else "")
 
 
 def _queue(connection: Redis, settings: RqSettings) -> Queue:
@@ -119,14 +124,16 @@ def enqueue_phase(
     budget_tokens: int,
     *,
     current_job_id: str | None = None,
+    attempt: int = 0,
 ) -> Job | None:
     """Enqueue the job of the phase ``state`` is in, unless a live job already has it.
 
-    ``carrier`` is the cycle's trace context (``trace_carrier`` of its root span)."""
+    ``carrier`` is the cycle's trace context (``trace_carrier`` of its root span); ``attempt`` is
+    the reconciler's resume number (0 for the phase's first job)."""
     assert state.cycle_id is not None
     assert state.phase is not None
     queue = _queue(connection, settings)
-    job_id = phase_job_id(state.cycle_id, state.phase)
+    job_id = phase_job_id(state.cycle_id, state.phase, attempt)
     if job_id == current_job_id:
         # Still in this job's own phase after it ran: another run of it appended first and is
         # alive (it just wrote); it carries the cycle on.
@@ -169,20 +176,35 @@ def _cycle_attributes(golem_id: str, cycle_id: str) -> dict[str, Any]:
 
 
 def phase_job(golem_id: str, cycle_id: str, phase: DreamPhaseName) -> dict[str, Any]:
-    """Run one phase of one cycle from the log, then enqueue whatever phase the golem is in next."""
+    """Run one phase of one cycle from the log, then enqueue whatever phase the golem is in next.
+
+    Holds the golem's lease on the phase meanwhile; leaves the phase alone when another live holder
+    has it (a resumed run, or the run this job was abandoned by)."""
     job = get_current_job()
     assert job is not None, "phase_job runs inside an RQ job"
     rt = runtime()
-    carrier = _carrier(job)
     worker = job.worker_name or os.environ.get("RQ_WORKER_ID", "")
+    fields: dict[str, Any] = {"cycle": cycle_id, "golem": golem_id, "phase": phase, "worker": worker}
+    with holding(
+        rt.leases(), rt.config.recovery, golem_id=golem_id, cycle_id=cycle_id, phase=phase, holder=holder_name(job.id)
+    ) as other:
+        if other is not None:
+            log_fields(_log, "phase held elsewhere", {**fields, "holder": other.holder})
+            return msgspec.to_builtins(PhaseOutcome(phase=phase, ran=False))  # type: ignore[no-any-return]
+        return _run_phase_job(job, rt, golem_id, cycle_id, phase, fields)
+
+
+def _run_phase_job(  # noqa: PLR0917 - the job, this process's runtime and the phase's address
+    job: Job, rt: Runtime, golem_id: str, cycle_id: str, phase: DreamPhaseName, fields: dict[str, Any]
+) -> dict[str, Any]:
+    carrier = _carrier(job)
     attributes = {
         **_cycle_attributes(golem_id, cycle_id),
         "rq.job_id": job.id,
         "rq.attempt": _attempt(job, rt.config.rq),
-        "rq.worker": worker,
+        "rq.worker": fields["worker"],
         "host.name": socket.gethostname(),
     }
-    fields: dict[str, Any] = {"cycle": cycle_id, "golem": golem_id, "phase": phase, "worker": worker}
     log_fields(_log, "phase start", {**fields, "attempt": attributes["rq.attempt"]})
     started = time.monotonic()
     golems = rt.golems()
@@ -206,13 +228,9 @@ def phase_job(golem_id: str, cycle_id: str, phase: DreamPhaseName) -> dict[str, 
                 outcome = PhaseOutcome(phase=phase, ran=False)
             span.set_attributes(outcome_attributes(outcome))
             state = golems.state(golem_id)
-            if _in_cycle(state, cycle_id):
-                assert state.phase is not None
-                budget = outcome.next_budget_tokens or phase_budget(
-                    rt.config.cycle.budget, state.behavioral_phase, state.phase
-                )
-                enqueue_phase(job.connection, rt.config.rq, state, carrier, budget, current_job_id=job.id)
-            else:
+            if _in_cycle(state, cycle_id) and outcome.ran:
+                _enqueue_next(job, rt, state, carrier, outcome, fields)
+            elif not _in_cycle(state, cycle_id):
                 span.set_attribute("oneiros.cycle_ended", True)
         # What the log says came next: the next phase, or the cycle's end (this phase's, or an
         # interrupt a wake or a death recorded while the phase ran).
@@ -237,6 +255,24 @@ def phase_job(golem_id: str, cycle_id: str, phase: DreamPhaseName) -> dict[str, 
         flush_spans()
 
 
+def _enqueue_next(  # noqa: PLR0917 - the job that ran, and what comes next
+    job: Job, rt: Runtime, state: GolemState, carrier: Mapping[str, str], outcome: PhaseOutcome, fields: dict[str, Any]
+) -> None:
+    """Enqueue the phase this one led to. The phase is committed whatever happens here: a queue
+    that cannot be reached costs a line in the log, and the reconciler enqueues the phase later."""
+    assert state.phase is not None
+    budget = outcome.next_budget_tokens or phase_budget(rt.config.cycle.budget, state.behavioral_phase, state.phase)
+    try:
+        enqueue_phase(job.connection, rt.config.rq, state, carrier, budget, current_job_id=job.id)
+    except RedisError as exc:
+        log_fields(
+            _log,
+            "next phase not enqueued; the reconciler will resume it",
+            {**fields, "next": state.phase, "error": f"{type(exc).__name__}: {exc}"},
+            logging.WARNING,
+        )
+
+
 def _attempts(job: Job, settings: RqSettings) -> int:
     """How many attempts the job was enqueued with (its producer's settings, not this worker's)."""
     return int((job.meta or {}).get("attempts") or settings.retries + 1)
@@ -250,7 +286,8 @@ def _attempt(job: Job, settings: RqSettings) -> int:
 def end_failed_cycle(
     golems: Golems, carrier: Mapping[str, str], *, golem_id: str, cycle_id: str, phase: str, reason: str
 ) -> bool:
-    """Interrupt the cycle with ``reason`` if the golem is still in ``phase`` of it; True if it did."""
+    """Interrupt the cycle with ``reason`` if the golem is still in ``phase`` of it and no live
+    lease says another run of the phase is under way; True if it did."""
     with tracer().start_as_current_span(
         "interrupt",
         context=context_from(carrier),
@@ -260,7 +297,10 @@ def end_failed_cycle(
             state = golems.state(golem_id)
             if not _in_cycle(state, cycle_id) or state.phase != phase:
                 return False
-            golems.interrupt(golem_id, "failure", reason)
+            lease = open_leases(golems.store).get(golem_id)
+            if lease is not None and lease.covers(cycle_id, phase) and lease.in_force():
+                return False  # a resumed run holds the phase: the failure of an older job is moot
+            golems.interrupt(golem_id, "failure", reason, known=state)
         except OneirosError:
             # The golem moved on meanwhile (whoever moved it owns the cycle now) or is gone.
             return False
@@ -288,31 +328,6 @@ def phase_failed(
         _log.exception("could not end the cycle of failed job %s", job.id)
 
 
-def sweep_failed_phases(connection: Redis, settings: RqSettings, window: float = 3600.0) -> int:
-    """End, with the reason, every cycle whose phase job failed (within ``window`` seconds) while
-    the golem is still in that phase. Covers failures RQ records without calling the callback
-    (a work-horse killed under a live worker with no retries left). Returns the cycles ended."""
-    registry = FailedJobRegistry(settings.queue, connection=connection, serializer=JsonSerializer)
-    since = time.time() + settings.failure_ttl - window
-    ended = 0
-    raw_ids: list[bytes] = connection.zrangebyscore(registry.key, since, "+inf")  # type: ignore[assignment]
-    for raw in raw_ids:
-        try:
-            job = Job.fetch(raw.decode(), connection=connection, serializer=JsonSerializer)
-        except NoSuchJobError:
-            continue
-        if job.func_name != PHASE_JOB:
-            continue
-        kwargs = job.kwargs
-        rt = runtime()
-        reason = f"{kwargs['phase']} failed for good: {_why(_failure_text(job))}"
-        if end_failed_cycle(rt.golems(), _carrier(job), reason=reason, **_address(kwargs)):
-            ended += 1
-    if ended:
-        flush_spans()
-    return ended
-
-
 def _address(kwargs: dict[str, Any]) -> dict[str, str]:
     return {"golem_id": kwargs["golem_id"], "cycle_id": kwargs["cycle_id"], "phase": kwargs["phase"]}
 
@@ -337,33 +352,83 @@ def _last_line(text: str | None) -> str:
     return lines[-1].strip() if lines else ""
 
 
+class RqPhaseJobs:
+    """The queue as the reconciler sees it: a phase's jobs, one per resume attempt."""
+
+    def __init__(self, connection: Redis, settings: RqSettings, recovery: RecoverySettings) -> None:
+        self.connection = connection
+        self.settings = settings
+        self.recovery = recovery
+
+    def look(self, cycle_id: str, phase: DreamPhaseName, attempts: int) -> JobLook:
+        """Live when a job of the phase waits in the queue or has just started (its lease is not
+        taken yet); ``failed`` when the latest one failed for good in this worker's store's way."""
+        ids = [phase_job_id(cycle_id, phase, attempt) for attempt in range(attempts + 1)]
+        jobs = Job.fetch_many(ids, connection=self.connection, serializer=JsonSerializer)
+        now = datetime.now(UTC)
+        failed: str | None = None
+        latest = True
+        for job in reversed(jobs):
+            if job is None:
+                continue
+            status = job.get_status(refresh=False)
+            if status in (JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED):
+                return JobLook(live=True, detail=f"job {job.id} {status.value}")
+            if status == JobStatus.STARTED and _age(job.started_at, now) < self.recovery.grace_seconds:
+                return JobLook(live=True, detail=f"job {job.id} just started on {job.worker_name or '?'}")
+            if latest and status == JobStatus.FAILED:
+                text = _failure_text(job)
+                # A worker whose store lacks the golem is a wrong worker, not a failed phase.
+                failed = None if "GolemNotFound" in (text or "") else _why(text)
+            latest = False
+        return JobLook(live=False, failed=failed)
+
+    def enqueue(self, state: GolemState, attempt: int, budget_tokens: int, carrier: Mapping[str, str]) -> None:
+        enqueue_phase(self.connection, self.settings, state, carrier, budget_tokens, attempt=attempt)
+
+
+def _age(started: datetime | None, now: datetime) -> float:
+    if started is None:
+        return 0.0
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)
+    return (now - started).total_seconds()
+
+
 class _PhaseWorkerMixin:
-    """Configurable heartbeat grace, and a sweep for failed cycles with each registry cleanup."""
+    """A phase job's failure in one log line, and a worker that outlives Redis going away."""
 
     oneiros_settings: RqSettings = RqSettings()
     connection: Redis
-    queues: list[Queue]
-    _exc_handlers: list[Any]
-    last_cleaned_at: Any
 
-    def clean_registries(self) -> None:
-        # RQ's own sweep, with the lock's lifetime from the settings instead of a fixed 899 s.
-        for queue in self.queues:
-            if queue.connection.set(
-                queue.registry_cleaning_key, 1, nx=True, ex=self.oneiros_settings.cleaning_lock_ttl
-            ):
-                clean_registries(queue, self._exc_handlers)
-                clean_worker_registry(queue)
-                queue.intermediate_queue.cleanup(cast(BaseWorker, self), queue)
-                queue.connection.delete(queue.registry_cleaning_key)
-        self.last_cleaned_at = rq_now()
-
-    def run_maintenance_tasks(self) -> None:
-        super().run_maintenance_tasks()  # type: ignore[misc]  # the mixin precedes an RQ worker class
+    def execute_job(self, job: Job, queue: Queue) -> None:
         try:
-            sweep_failed_phases(self.connection, self.oneiros_settings)
-        except Exception:  # maintenance must not kill the worker; the next sweep tries again
-            _log.exception("sweeping failed phase jobs")
+            super().execute_job(job, queue)  # type: ignore[misc]  # the mixin precedes an RQ worker class
+        except RedisConnectionError as exc:
+            # RQ's bookkeeping after the job could not reach Redis (restarted, or gone). The phase's
+            # events are committed or not, as the log says; the reconciler resumes what is left.
+            _log.warning("job %s: queue unreachable after the job (%s); waiting for it", job.id, exc)
+            self._wait_for_redis()
+
+    def _wait_for_redis(self) -> None:
+        pause = 0.5
+        while True:
+            try:
+                self.connection.ping()
+                return
+            except RedisError:
+                time.sleep(pause)
+                pause = min(pause * 2, 5.0)
+
+
+def _one_line(
+    job: Job, exc_type: type[BaseException], exc_value: BaseException, traceback: TracebackType | None
+) -> bool:
+    """The worker's exception handler: a failed phase job in one line (RQ keeps the traceback
+    in the job's result, for ``rq info``); RQ's own handler, which prints it, is off."""
+    _log.warning("job %s failed: %s: %s", job.id, exc_type.__name__, exc_value)
+    _log.debug("job %s traceback", job.id, exc_info=(exc_type, exc_value, traceback))
+    return False
 
 
 class PhaseWorker(_PhaseWorkerMixin, Worker):
@@ -421,23 +486,62 @@ def make_worker(config: WorkerConfig, connection: Redis, name: str | None = None
         worker_ttl=settings.worker_ttl,
         job_monitoring_interval=settings.job_monitoring_interval,
         maintenance_interval=settings.maintenance_interval,
+        exception_handlers=[_one_line],
+        disable_default_exception_handler=True,
     )
     worker.oneiros_settings = settings
     return worker
 
 
-def cycle_result(golems: Golems, golem_id: str, cycle_id: str, *, after_version: int = 0) -> CycleResult:
-    """What the log says a cycle came to; ``after_version``, where known, skips the stream before it."""
-    stream = golems.store.read_stream(golem_id, after_version=after_version)
-    records = [r for r in stream if r.meta.cycle_id == cycle_id]
-    complete = next((r.event for r in records if isinstance(r.event, DreamComplete)), None)
-    interrupted = next((r.event for r in records if isinstance(r.event, DreamInterrupted)), None)
-    empty = next((r.event for r in records if isinstance(r.event, DreamEmpty)), None)
-    return CycleResult(
-        cycle_id=cycle_id,
-        golem_id=golem_id,
-        events_appended=len(records),
-        complete=complete,
-        interrupted=(interrupted.reason or interrupted.source) if interrupted is not None else None,
-        empty=empty.detail if empty is not None else None,
-    )
+def check_worker_store(connection: Redis) -> list[str]:
+    """The golems of phase jobs waiting on the queue that this worker's store does not have (a
+    worker pointed at the wrong store). Opens the store of the process's runtime (after
+    :func:`make_worker`), which must exist: a worker never creates one (:class:`NoStore`)."""
+    rt = runtime(create=False)
+    golems = Golems(rt.store)
+    missing = []
+    for golem_id in waiting_golems(connection, rt.config.rq.queue):
+        try:
+            golems.state(golem_id)
+        except GolemNotFound:
+            missing.append(golem_id)
+    return missing
+
+
+def waiting_golems(connection: Redis, queue_name: str, limit: int = 100) -> list[str]:
+    """The golems of the first ``limit`` phase jobs waiting on the queue, in queue order, once each.
+
+    Raises the connection's error when Redis cannot be reached."""
+    queue = Queue(queue_name, connection=connection, serializer=JsonSerializer)
+    golems: dict[str, None] = {}
+    for job in queue.get_jobs(0, limit - 1):
+        try:
+            if job.func_name == PHASE_JOB:
+                golems[str(job.kwargs["golem_id"])] = None
+        except Exception:  # a job this serializer cannot read is not a phase job of ours
+            continue
+    return list(golems)
+
+
+@contextmanager
+def reconciling(connection: Redis) -> Iterator[Reconciler]:
+    """A reconciler for this worker's store (its runtime's, after :func:`make_worker`) and queue:
+    one pass now, then one every ``recovery.interval_seconds`` on a thread of its own until the
+    block ends (so a worker busy with a long phase, or a forking worker waiting on its
+    work-horse, still reconciles)."""
+    rt = runtime()
+    config = rt.config
+    golems = Golems(rt.store, trace_context=current_trace_context)
+    reconciler = Reconciler(golems, config.recovery, jobs=RqPhaseJobs(connection, config.rq, config.recovery))
+    stop = threading.Event()
+    try:
+        reconciler.pass_once()
+    except Exception as exc:  # the store or the queue is down: the thread tries again
+        _log.warning("reconciler pass failed: %s: %s", type(exc).__name__, exc)
+    thread = threading.Thread(target=reconciler.watch, args=(stop.wait,), name="oneiros-reconciler", daemon=True)
+    thread.start()
+    try:
+        yield reconciler
+    finally:
+        stop.set()
+        thread.join()

@@ -20,7 +20,7 @@ import msgspec
 
 from oneiros._deps import Deps
 from oneiros._errors import ConfigError
-from oneiros.events import EventStore, open_store
+from oneiros.events import EventStore, LeaseStore, open_leases, open_store
 from oneiros.fsm import Golems
 from oneiros.generators import (
     Generation,
@@ -29,7 +29,7 @@ from oneiros.generators import (
     OfflineGenerator,
     make_generator,
 )
-from oneiros.settings import CycleSettings, GeneratorSettings, RqSettings, TracingSettings
+from oneiros.settings import CycleSettings, GeneratorSettings, RecoverySettings, RqSettings, TracingSettings
 from oneiros.workers._log import GolemLogs
 from oneiros.workers._tracing import TracedGenerator, TracedStore, current_trace_context, ensure_tracing
 
@@ -39,6 +39,7 @@ __all__ = [
     "Runtime",
     "WorkerConfig",
     "load_generator",
+    "open_with_retries",
     "runtime",
     "set_worker_config",
 ]
@@ -52,6 +53,8 @@ class WorkerConfig(msgspec.Struct, frozen=True, kw_only=True):
     cycle: CycleSettings = CycleSettings()
     """Only for cycles recorded before they carried their settings (DreamStart v1)."""
     tracing: TracingSettings = TracingSettings()
+    recovery: RecoverySettings = RecoverySettings()
+    """Phase leases and the worker's reconciler."""
 
 
 class DelayedGenerator:
@@ -103,17 +106,21 @@ def load_generator(settings: GeneratorSettings | str, seed: int = 0) -> Generato
 class Runtime:
     """This process's store, tracer and generators, built from a :class:`WorkerConfig`."""
 
-    def __init__(self, config: WorkerConfig) -> None:
+    def __init__(self, config: WorkerConfig, *, create: bool = True) -> None:
         self.config = config
         self.pid = os.getpid()
         ensure_tracing(config.tracing)
-        self.store: EventStore = TracedStore(_open_with_retries(config.store_url))
+        self.store: EventStore = TracedStore(open_with_retries(config.store_url, create=create))
         self._generators: dict[bytes, Generator] = {}
         self._logs: GolemLogs | None = None
 
     def golems(self) -> Golems:
         """A golem service whose events carry the current trace context."""
         return Golems(self.store, deps=Deps(), trace_context=current_trace_context)
+
+    def leases(self) -> LeaseStore:
+        """Where this process's phase jobs hold their leases: beside the store."""
+        return open_leases(self.store)
 
     def generator_for(self, settings: CycleSettings) -> Generator:
         """The (traced) generator a cycle's settings name, built once per distinct settings."""
@@ -133,13 +140,13 @@ class Runtime:
         return self._logs
 
 
-def _open_with_retries(url: str, attempts: int = 5) -> EventStore:
+def open_with_retries(url: str, attempts: int = 5, *, create: bool = True) -> EventStore:
     """Open the store, retrying a few times: workers starting together each create the tables and
     functions if missing, and PostgreSQL answers concurrent ``CREATE OR REPLACE`` of one function
-    with "tuple concurrently updated"."""
+    with "tuple concurrently updated". ``create=False``: a missing store is an error (:class:`NoStore`)."""
     for attempt in range(1, attempts + 1):
         try:
-            return open_store(url)
+            return open_store(url, create=create)
         except ConfigError:
             raise
         except Exception:
@@ -172,8 +179,9 @@ def set_worker_config(config: WorkerConfig) -> None:
     ensure_tracing(config.tracing)
 
 
-def runtime() -> Runtime:
-    """This process's runtime, rebuilt after a fork; configured from the environment if never set."""
+def runtime(*, create: bool = True) -> Runtime:
+    """This process's runtime, rebuilt after a fork; configured from the environment if never set.
+    ``create=False``: building it fails with :class:`NoStore` where there is no store yet."""
     current = _slot.runtime
     if current is not None and current.pid == os.getpid():
         return current
@@ -190,5 +198,5 @@ def runtime() -> Runtime:
             raise ConfigError(f"ONEIROS_WORKER_CONFIG: {exc}") from None
         _slot.config = config
     # The parent's runtime (if any) is left alone: its pooled connections belong to the parent.
-    _slot.runtime = Runtime(config)
+    _slot.runtime = Runtime(config, create=create)
     return _slot.runtime

@@ -69,6 +69,7 @@ __all__ = [
     "tracer",
 ]
 
+
 class SpanRecord(msgspec.Struct, frozen=True, kw_only=True):
     """One finished span as the span file holds it."""
 

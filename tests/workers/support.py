@@ -32,7 +32,6 @@ FAST = RqSettings(
     job_monitoring_interval=1,
     maintenance_interval=1,
     worker_ttl=17,
-    cleaning_lock_ttl=5,
 )
 
 
@@ -175,3 +174,18 @@ def check_log(store: EventStore, golems: Golems, ids: list[str]) -> dict[str, Go
         assert msgspec.to_builtins(rebuilt[golem_id]) == msgspec.to_builtins(state)
         live[golem_id] = state
     return live
+
+
+def phase_of(store_url: str, golem_id: str) -> str | None:
+    """The golem's dream phase as the store says now; None while there is no store or golem yet
+    (another process is still creating them)."""
+    try:
+        store = open_store(store_url, create=False)
+    except Exception:
+        return None
+    try:
+        return Golems(store).state(golem_id).phase
+    except Exception:
+        return None
+    finally:
+        store.close()

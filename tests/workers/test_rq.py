@@ -13,7 +13,7 @@ import msgspec
 import pytest
 from redis import Redis
 from rq import Queue
-from rq.job import Job
+from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry
 from rq.results import Result
 
@@ -21,18 +21,26 @@ from oneiros import ConfigError, Golems, InProcessExecutor, open_store
 from oneiros.config import load_config
 from oneiros.episodes import load_episodes, sample_episodes_path
 from oneiros.generators import OfflineGenerator
-from oneiros.settings import CycleBudget, CycleSettings, GeneratorSettings, RqSettings, TracingSettings
+from oneiros.settings import (
+    CycleBudget,
+    CycleSettings,
+    GeneratorSettings,
+    RecoverySettings,
+    RqSettings,
+    TracingSettings,
+)
 from oneiros.workers import (
     CycleTimeout,
     JsonSerializer,
+    Reconciler,
     RqExecutor,
+    RqPhaseJobs,
     WorkerConfig,
     cycle_result,
     load_generator,
     make_worker,
     phase_job_id,
     rerun_cycle,
-    sweep_failed_phases,
 )
 from tests.workers.support import FAST, cycle_events, new_golems
 
@@ -134,29 +142,34 @@ def test_phase_failing_for_good_interrupts_the_cycle(redis_url: str, sqlite_url:
     assert "Waking" == golems.state(golem_id).mode
 
 
-def test_sweep_ends_a_cycle_whose_job_failed_without_callback(redis_url: str, sqlite_url: str, tmp_path: Path) -> None:
-    """A phase job RQ marked failed on its own (no callback ran) still ends its cycle at the next
-    sweep, with the failure's last line as the reason; a failed job of a vanished golem is passed over."""
+def test_reconciler_ends_a_cycle_whose_job_failed_without_callback(
+    redis_url: str, sqlite_url: str, tmp_path: Path
+) -> None:
+    """A phase job RQ marked failed on its own (no callback ran) still ends its cycle at the
+    reconciler's next pass, with the failure's last line as the reason; a failed job of a golem
+    that does not exist is passed over, and a second pass finds nothing left to do."""
     _store, golems, (golem_id,) = new_golems(sqlite_url, 1)
     connection = Redis.from_url(redis_url)
     cycle_id = RqExecutor(golems, connection, FAST).start_cycle(golem_id)
     job = Job.fetch(phase_job_id(cycle_id, "hypnagogic_onset"), connection=connection, serializer=JsonSerializer)
     registry = FailedJobRegistry(FAST.queue, connection=connection, serializer=JsonSerializer)
+    job.set_status(JobStatus.FAILED)
     registry.add(job, ttl=FAST.failure_ttl)
     Result.create_failure(job, FAST.failure_ttl, "Traceback...\nWork-horse terminated unexpectedly")
     queue = Queue(FAST.queue, connection=connection, serializer=JsonSerializer)
     ghost = queue.enqueue_call(job.func_name, kwargs={**job.kwargs, "golem_id": "ghost"}, job_id="ghost-job")
     registry.add(ghost, ttl=FAST.failure_ttl, exc_string="GolemNotFound")
-    make_worker(_config(sqlite_url, tmp_path), connection)  # configures this process to run phase code
-    assert 1 == sweep_failed_phases(connection, FAST)
-    assert 0 == sweep_failed_phases(connection, FAST)
+    reconciler = Reconciler(golems, RecoverySettings(), jobs=RqPhaseJobs(connection, FAST, RecoverySettings()))
+    (found,) = reconciler.pass_once()
+    assert ("interrupted", "hypnagogic_onset failed for good: Work-horse terminated unexpectedly") == (
+        found.action,
+        found.detail,
+    )
+    assert [] == reconciler.pass_once()
     state = golems.state(golem_id)
     assert "Waking" == state.mode
     assert 1 == state.cycles_interrupted
-    assert (
-        "hypnagogic_onset failed for good: Work-horse terminated unexpectedly"
-        == cycle_result(golems, golem_id, cycle_id).interrupted
-    )
+    assert found.detail == cycle_result(golems, golem_id, cycle_id).interrupted
 
 
 def test_waiting_past_the_timeout_raises_cycle_timeout(redis_url: str, sqlite_url: str) -> None:
@@ -174,7 +187,7 @@ def test_bad_settings_and_generator_specs_are_config_errors() -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(path="/dev/null", environ={"ONEIROS_RQ_SETTINGS": '{"retrys": 2}'})
     assert str(caught.value).startswith(
-        "invalid setting rq.retrys = 2 (from env ONEIROS_RQ_SETTINGS): expected one of the keys cleaning_lock_ttl,"
+        "invalid setting rq.retrys = 2 (from env ONEIROS_RQ_SETTINGS): expected one of the keys failure_ttl,"
     )
     with pytest.raises(ConfigError) as caught:
         load_generator("sleep:soon")
@@ -226,3 +239,31 @@ def test_a_cycle_recorded_before_settings_runs_with_the_workers_own(
     phases = [r.event for r in store.read_stream(golem_id) if isinstance(r.event, DreamPhase)]
     budgets = {e.phase: e.budget_tokens for e in phases}
     assert 18_000 == budgets["rem"]  # a hardened cycle's REM share, from the worker's settings
+
+
+def test_daemon_resumes_a_cycle_whose_jobs_redis_lost(redis_url: str, sqlite_url: str, tmp_path: Path) -> None:
+    """The daemon's tick reconciles its dreaming golem on the queue: a cycle whose job Redis lost
+    (FLUSHALL) gets a PhaseResumed and a job of attempt 1, which a worker runs to the cycle's end."""
+    import time
+
+    from oneiros.daemon import Daemon
+    from oneiros.events import PhaseResumed
+    from oneiros.settings import RecoverySettings, ScheduleSettings
+
+    _store, golems, (golem_id,) = new_golems(sqlite_url, 1)
+    connection = Redis.from_url(redis_url)
+    executor = RqExecutor(golems, connection, FAST)
+    cycle_id = executor.start_cycle(golem_id)
+    executor.detach()
+    connection.flushall()
+    recovery = RecoverySettings(grace_seconds=0.2, interval_seconds=0.1)
+    daemon = Daemon(golems, golem_id, executor, schedule=ScheduleSettings(), recovery=recovery)
+    time.sleep(0.3)
+    assert daemon.tick() is None
+    resumed = [r.event for r in golems.store.read_stream(golem_id) if isinstance(r.event, PhaseResumed)]
+    assert [("hypnagogic_onset", 1)] == [(e.phase, e.attempt) for e in resumed]
+    job = Job.fetch(phase_job_id(cycle_id, "hypnagogic_onset", 1), connection=connection, serializer=JsonSerializer)
+    assert JobStatus.QUEUED == job.get_status()
+    make_worker(_config(sqlite_url, tmp_path), connection).work(burst=True)
+    assert cycle_result(golems, golem_id, cycle_id).complete is not None
+    assert "Waking" == golems.state(golem_id).mode

@@ -1,0 +1,165 @@
+"""``oneiros recover`` (a reconciler pass, or passes with ``--watch``) and ``oneiros interrupt``
+(a person ends a cycle)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, one_line_errors, opened
+from oneiros.cli._config import ConfigOpt, QueueOpt, flag, load
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from oneiros.config import OneirosConfig
+    from oneiros.fsm import Golems
+    from oneiros.workers import CycleResult, Reconciler, Resolution
+
+__all__ = ["register"]
+
+
+def recover(
+    store: StoreOpt = None,
+    queue: QueueOpt = None,
+    config: ConfigOpt = None,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Keep going: a pass every recovery.interval_seconds until stopped.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find golems dreaming in a phase that nothing runs, and resume it or end the cycle.
+
+    A phase is running while a process holds its lease or the queue holds its job. A stranded
+    one is resumed (enqueued when a queue is configured, else run here to the end of its cycle),
+    reusing every generator response already recorded; after recovery.attempts resumes, or when
+    its job failed for good, the cycle ends interrupted with the reason. Exit 1 when the queue
+    could not be reached."""
+    from oneiros._deps import Deps
+    from oneiros.fsm import Golems
+
+    flags: dict[str, tuple[Any, str]] = {}
+    flag(flags, "store", store, "--store")
+    flag(flags, "queue", queue, "--queue")
+    effective = load(config, None, flags)
+    with opened(effective.store_url) as event_store:
+        golems = Golems(event_store, deps=Deps(seed=effective.cycle.seed or 0), snapshots=effective.snapshots)
+        results: dict[str, CycleResult] = {}
+        reconciler = _reconciler(golems, effective, results)
+        if watch:
+            _watch(reconciler, results, as_json)
+            return
+        with one_line_errors():
+            found = reconciler.pass_once()
+        _show(found, results, as_json)
+        if any(r.action == "unreachable" for r in found):
+            raise typer.Exit(1)
+
+
+def _reconciler(golems: Golems, effective: OneirosConfig, results: dict[str, CycleResult]) -> Reconciler:
+    from oneiros.cli._workers import _redis
+    from oneiros.workers import InProcessExecutor, Reconciler, RqPhaseJobs
+
+    if effective.queue:
+        with one_line_errors():
+            jobs = RqPhaseJobs(_redis(effective.queue), effective.rq, effective.recovery)
+        return Reconciler(golems, effective.recovery, jobs=jobs)
+    executor = InProcessExecutor(golems, settings=effective.cycle, recovery=effective.recovery)
+
+    def run(golem_id: str, cycle_id: str) -> None:
+        results[golem_id] = executor.resume_cycle(golem_id, cycle_id)
+
+    return Reconciler(golems, effective.recovery, run=run)
+
+
+def _row(resolution: Resolution, results: dict[str, CycleResult]) -> dict[str, Any]:
+    import msgspec
+
+    row: dict[str, Any] = msgspec.to_builtins(resolution)
+    result = results.pop(resolution.golem_id, None)
+    if result is not None and resolution.action == "resumed":
+        row["outcome"] = f"interrupted: {result.interrupted}" if result.interrupted else "complete"
+    return row
+
+
+def _show(found: list[Resolution], results: dict[str, CycleResult], as_json: bool) -> None:
+    from rich.table import Table
+
+    rows = [_row(r, results) for r in found]
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        console.print("no golem is dreaming")
+        return
+    table = Table(title=f"{sum(1 for r in found if r.acted)} of {len(rows)} dreaming golems needed recovery")
+    for column in ("golem", "cycle", "phase", "action", "attempt", "detail"):
+        table.add_column(column)
+    for row in rows:
+        detail = row["detail"] + (f" → {row['outcome']}" if "outcome" in row else "")
+        attempt = str(row["attempt"]) if row["attempt"] else "-"
+        table.add_row(row["golem_id"], row["cycle_id"], row["phase"], row["action"], attempt, detail)
+    console.print(table)
+
+
+def _watch(reconciler: Reconciler, results: dict[str, CycleResult], as_json: bool) -> None:
+    """Pass after pass until SIGINT or SIGTERM; each pass that acted is shown (a JSON line each)."""
+    stop = threading.Event()
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    def on_pass(found: list[Resolution]) -> None:
+        acted = [r for r in found if r.acted]
+        if acted:
+            _show(acted, results, as_json)
+
+    reconciler.watch(stop.wait, on_pass)
+
+
+def interrupt(
+    golem: Annotated[str, typer.Argument(help="The golem whose cycle to end.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why, as the log will say it.")],
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """End the golem's dream cycle now, interrupted by its owner with REASON (kept in the log).
+
+    What the cycle produced so far stays; a phase running on a worker or in a `dream` finds its
+    next append refused and stops. An error if the golem is not dreaming."""
+    from oneiros._errors import IllegalCommand, StreamConflict
+    from oneiros.fsm import Golems
+
+    flags: dict[str, tuple[Any, str]] = {}
+    flag(flags, "store", store, "--store")
+    effective = load(config, None, flags)
+    with opened(effective.store_url) as event_store:
+        golems = Golems(event_store, snapshots=effective.snapshots)
+        for _ in range(_INTERRUPT_TRIES):
+            state = golems.state(golem)
+            if state.mode != "Dreaming":
+                raise IllegalCommand(golem, state.machine_state, "interrupt", "it is not dreaming")
+            try:
+                golems.interrupt(golem, "owner", reason, known=state)
+                break
+            except StreamConflict:
+                continue  # a phase appended meanwhile: look again
+        else:
+            raise StreamConflict(golem, state.version)
+    if as_json:
+        emit_json({"golem_id": golem, "cycle_id": state.cycle_id, "phase": state.phase, "reason": reason})
+        return
+    console.print(f"interrupted cycle {state.cycle_id} of {golem} in {state.phase}: {reason}")
+
+
+_INTERRUPT_TRIES = 20
+
+
+def register(app: typer.Typer) -> None:
+    app.command("recover")(recover)
+    app.command("interrupt")(interrupt)
