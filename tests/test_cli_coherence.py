@@ -259,14 +259,18 @@ def _strand(home: Path) -> str:
 def test_dream_on_a_stranded_golem_prints_the_error_and_no_progress(own: Path) -> None:
     """On a terminal, `dream` for a golem stuck mid-cycle prints only the one-line error: no
     spinner or progress bar is drawn first."""
-    _strand(own)
+    cycle = _strand(own)
     command = f"{sys.executable} -m oneiros dream --golem g"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")} | {"NO_COLOR": "1"}
     shown = subprocess.run(
         ["script", "-qec", command, "/dev/null"], cwd=own, env=env, capture_output=True, text=True, check=False
     )
     assert 2 == shown.returncode
-    expected = "error: golem 'g' cannot 'fall_asleep' in state 'Dreaming_HypnagogicOnset'\n"
+    expected = (
+        "error: golem 'g' cannot 'fall_asleep' in state 'Dreaming_HypnagogicOnset': "
+        f"cycle {cycle} is in hypnagogic_onset; `oneiros status` shows who runs it, "
+        "`oneiros recover` resumes it if nothing does, `oneiros interrupt g --reason ...` ends it\n"
+    )
     assert expected == shown.stdout
 
 

@@ -263,6 +263,13 @@ def _check_can_dream(golems: Golems, golem_id: str) -> None:
     from oneiros._errors import IllegalCommand
 
     state = golems.state(golem_id)
+    if state.mode == "Dreaming":
+        # Say what to do: the cycle may still be running elsewhere, or be stranded by a crash.
+        detail = (
+            f"cycle {state.cycle_id} is in {state.phase}; `oneiros status` shows who runs it, "
+            f"`oneiros recover` resumes it if nothing does, `oneiros interrupt {golem_id} --reason ...` ends it"
+        )
+        raise IllegalCommand(golem_id, state.machine_state, "fall_asleep", detail)
     if state.mode != "Waking":
         raise IllegalCommand(golem_id, state.machine_state, "fall_asleep")
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, one_line_errors, opened
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, one_line_errors, opened, short_ids, table
 from oneiros.cli._config import ConfigOpt, QueueOpt, flag, load
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
@@ -84,8 +84,6 @@ def _row(resolution: Resolution, results: dict[str, CycleResult]) -> dict[str, A
 
 
 def _show(found: list[Resolution], results: dict[str, CycleResult], as_json: bool) -> None:
-    from rich.table import Table
-
     rows = [_row(r, results) for r in found]
     if as_json:
         emit_json(rows)
@@ -93,14 +91,14 @@ def _show(found: list[Resolution], results: dict[str, CycleResult], as_json: boo
     if not rows:
         console.print("no golem is dreaming")
         return
-    table = Table(title=f"{sum(1 for r in found if r.acted)} of {len(rows)} dreaming golems needed recovery")
-    for column in ("golem", "cycle", "phase", "action", "attempt", "detail"):
-        table.add_column(column)
+    title = f"{sum(1 for r in found if r.acted)} of {len(rows)} dreaming golems needed recovery"
+    shown = table(title, "golem", "cycle", "phase", "action", "attempt", "detail", whole=("cycle", "action"))
+    short = short_ids(row["cycle_id"] for row in rows)
     for row in rows:
         detail = row["detail"] + (f" → {row['outcome']}" if "outcome" in row else "")
         attempt = str(row["attempt"]) if row["attempt"] else "-"
-        table.add_row(row["golem_id"], row["cycle_id"], row["phase"], row["action"], attempt, detail)
-    console.print(table)
+        shown.add_row(row["golem_id"], short[row["cycle_id"]], row["phase"], row["action"], attempt, detail)
+    console.print(shown)
 
 
 def _watch(reconciler: Reconciler, results: dict[str, CycleResult], as_json: bool) -> None:
