@@ -173,7 +173,7 @@ def run(
     cleanly: a running cycle finishes (or, past the grace period, is recorded as interrupted)
     before the process exits."""
     from oneiros._deps import Deps
-    from oneiros.daemon import Daemon
+    from oneiros.daemon import Daemon, LogFollower
     from oneiros.fsm import Golems
     from oneiros.workers import configure_logging, configure_tracing
 
@@ -200,11 +200,14 @@ def run(
         _ensure_golem(golems, golem_id, sample=sample, quiet=as_json)
         executor = _executor(golems, effective)
         daemon = Daemon(golems, golem_id, executor, schedule=effective.schedule, daemon=effective.daemon)
+        follower = LogFollower(event_store, effective.staging, effective.health) if effective.daemon.follow else None
         where = f"on {shown_url(effective.queue)} ({effective.rq.queue})" if effective.queue else "in-process"
         if not as_json:
             every = f"heartbeat every {effective.daemon.tick_seconds:g}s"
             console.print(f"[bold]{golem_id}[/bold] {every} on {shown_url(event_store.url)}; cycles {where}")
         count = 0
+        if follower is not None:
+            follower.start()
         while not stop.is_set() and not daemon.stopped:
             decision = daemon.tick()
             count += 1
@@ -216,6 +219,8 @@ def run(
                 break
             stop.wait(effective.daemon.tick_seconds)
         daemon.shutdown()
+        if follower is not None:
+            follower.stop()
         summary = {
             "golem_id": golem_id,
             "ticks": count,
