@@ -71,7 +71,8 @@ def test_the_daemon_promotes_on_outcomes_and_raises_alarms_with_nobody_reading(t
         stream = side_stream("g", STAGING_STREAM)
 
         def promoted() -> list[tuple[str, str]]:
-            return [(r.event.entry_id, r.event.by) for r in store.read_stream(stream) if isinstance(r.event, EntryPromoted)]
+            records = store.read_stream(stream)
+            return [(r.event.entry_id, r.event.by) for r in records if isinstance(r.event, EntryPromoted)]
 
         wait_for(lambda: bool(promoted()), 30, "the promotion", procs)
         wait_for(lambda: 2 == len(_health(store)), 30, "the alarm cleared", procs)
