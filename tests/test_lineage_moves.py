@@ -72,7 +72,8 @@ def test_lineage_shows_a_recall_driven_promotion_and_each_recall_that_counted(tm
     world, entry_id = _world(tmp_path, promotion=OPENCLAW.promotion, recall=OPENCLAW.recall)
     for query in QUERIES:
         item = RecallItem(kind="dream", ref=entry_id, text=TEXT, score=1.0, status="proposed")
-        record_recall(world.store, world.golem, RecallResult(query=query, results=[], related_dreams=[item]), world.deps)
+        result = RecallResult(query=query, results=[], related_dreams=[item])
+        record_recall(world.store, world.golem, result, world.deps)
     world.update()
     found = entry_lineage(world.store, entry_id)
     assert [("recall", q, 1.0) for q in QUERIES] + [("promoted", None, None)] == [
@@ -82,7 +83,8 @@ def test_lineage_shows_a_recall_driven_promotion_and_each_recall_that_counted(tm
     reason = "recall score 0.93 from 3 recalls under 3 distinct queries"
     assert ("recall", reason) == (promoted.who, promoted.why)
     moves = _moves(tmp_path, entry_id)
-    assert [(m.kind, m.position, m.query) for m in found.moves] == [(m["kind"], m["position"], m["query"]) for m in moves]
+    expected = [(m.kind, m.position, m.query) for m in found.moves]
+    assert expected == [(m["kind"], m["position"], m["query"]) for m in moves]
     tree = _cli(tmp_path, entry_id)
     first = found.moves[0].position
     assert f"@{first} recalled under 'eth range floor' (score 1.00)" in tree
