@@ -200,12 +200,13 @@ def run(
         _ensure_golem(golems, golem_id, sample=sample, quiet=as_json)
         executor = _executor(golems, effective)
         daemon = Daemon(golems, golem_id, executor, schedule=effective.schedule, daemon=effective.daemon)
-        follower = LogFollower(event_store, effective.staging, effective.health) if effective.daemon.follow else None
         where = f"on {shown_url(effective.queue)} ({effective.rq.queue})" if effective.queue else "in-process"
         if not as_json:
             every = f"heartbeat every {effective.daemon.tick_seconds:g}s"
             console.print(f"[bold]{golem_id}[/bold] {every} on {shown_url(event_store.url)}; cycles {where}")
         count = 0
+        # The validation sweep, health alarms and projections, kept up while nobody reads.
+        follower = LogFollower(event_store, effective.staging, effective.health) if effective.daemon.follow else None
         if follower is not None:
             follower.start()
         while not stop.is_set() and not daemon.stopped:
