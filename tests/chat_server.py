@@ -27,8 +27,9 @@ HARDENED = CycleSettings(
 )
 """The hardened tier with no money caps: every call the engines ask for reaches the server."""
 
-ACTIONS = ("ok", "500", "slow", "stall", "not-json", "garbage", "overreport", "oversize", "huge", "401-echo")
-"""ok: an honest answer; 500: a server error; slow: late by 0.6 s; stall: the status line at once,
+ACTIONS = ("ok", "500", "slow", "stall", "not-json", "garbage", "overreport", "oversize", "huge", "401-echo", "hold")
+"""ok: an honest answer; 500: a server error; slow: late by 0.6 s; hold: an honest answer once
+``release`` is set (60 s at most); stall: the status line at once,
 the body 0.6 s later; not-json: an HTML body;
 garbage: prose instead of JSON; overreport: usage ten times max_tokens; oversize: a completion far
 longer than max_tokens with small usage; huge: a 2 MB completion with small usage; 401-echo: an
@@ -58,6 +59,7 @@ class ChatServer:
         self.malformed_when: str | None = None  # reply with prose to prompts containing this text
         self.offline = OfflineGenerator(seed=11)
         self.lock = threading.Lock()
+        self.release = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -84,6 +86,8 @@ class ChatServer:
                     return
                 if action == "slow":
                     time.sleep(0.6)
+                if action == "hold":
+                    server.release.wait(60)
                 if action == "not-json":
                     self._reply(b"<html>gateway</html>")
                     return

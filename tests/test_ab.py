@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,3 +122,39 @@ def test_two_arms_with_the_same_settings_give_the_same_numbers(tmp_path: Path) -
     (tmp_path / "same.toml").write_text("")
     a, b = _ab(tmp_path, "--config-a", "same.toml", "--config-b", "same.toml")["arms"]  # type: ignore[misc]
     assert {**a, "arm": "b"} == b
+
+
+def test_oneiros_ab_with_recordings_calls_the_model_once_through_the_cli(
+    chat_server: ChatServer, tmp_path: Path
+) -> None:
+    """`oneiros ab TIMELINE --config-a live.toml --recordings DIR` twice, each in a process of its
+    own: the first run's dreaming arm calls the model and records every call in DIR; the second
+    makes no request, answers every call from DIR and prints the same numbers."""
+    lines = [line for line in TIMELINE.read_text().splitlines() if line.strip()]
+    dreams = [i for i, line in enumerate(lines) if json.loads(line).get("dream")]
+    timeline = tmp_path / "two_dreams.jsonl"
+    timeline.write_text("\n".join(lines[: dreams[1] + 1]) + "\n")
+    (tmp_path / "live.toml").write_text(
+        '[cycle.budget]\ntier = "hardened"\nprices = {}\n'
+        f'[cycle.generator]\nkind = "openai"\n[cycle.generator.openai]\nbase_url = "{chat_server.url}"\ntimeout_s = 5\n'
+    )
+    env = {"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-test"}
+    argv = [sys.executable, "-m", "oneiros", "ab", str(timeline), "--config-a", "live.toml"]
+    argv += ["--recordings", "recorded", "--json"]
+
+    def run() -> dict[str, Any]:
+        done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+        assert 0 == done.returncode, done.stderr
+        a, _b = json.loads(done.stdout)["arms"]
+        return dict(a)
+
+    first = run()
+    requests = len(chat_server.requests)
+    assert requests > 10
+    assert (requests, 0, 2) == (first["model_calls"], first["recorded_calls"], first["cycles"])
+    assert (tmp_path / "recorded" / "a.jsonl").is_file()
+    second = run()
+    assert requests == len(chat_server.requests)
+    assert (0, requests) == (second["model_calls"], second["recorded_calls"])
+    calls = ("model_calls", "recorded_calls")
+    assert {k: v for k, v in first.items() if k not in calls} == {k: v for k, v in second.items() if k not in calls}

@@ -117,7 +117,7 @@ PUBLIC = {
         "env_var", "explain_config", "load_config", "preset_layer",
     ],
     "oneiros.daemon": [
-        "Daemon", "Delivery", "Message", "SESSION_PREFIX", "interactive_history", "session_key",
+        "Daemon", "Delivery", "LogFollower", "Message", "SESSION_PREFIX", "interactive_history", "session_key",
         "ABReport", "Arm", "ArmReport", "TimelineStep", "load_timeline", "run_ab", "run_arm",
     ],
     "oneiros.server": [

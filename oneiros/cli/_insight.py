@@ -112,7 +112,8 @@ def lineage(
 ) -> None:
     """Where a staged entry came from, exactly: its source episodes, the output and the generator
     call (call key and request hash) it came from, the prompt template and its version, the model,
-    tokens and cost, and each outcome or review that moved its confidence."""
+    tokens and cost, and every move: its quarantine, each outcome or review that moved its
+    confidence, each recall that returned it, and how it was promoted (sweep, review or recalls)."""
     import msgspec
 
     from oneiros.projections import entry_lineage
@@ -157,6 +158,15 @@ def lineage_tree(found: Any) -> Any:
     return root
 
 
+_MOVE_LINES: dict[str, Any] = {
+    "review": lambda m: f"review {m.decision} by {m.who} → {m.status}: {m.why}",
+    "promoted": lambda m: f"promoted at {m.after_pct}% by {m.who}: {m.why}",
+    "refuted": lambda m: f"refuted at {m.after_pct}%",
+    "quarantined": lambda m: f"quarantined, only a review promotes it: {m.why}",
+    "recall": lambda m: f"recalled under {m.query!r} (score {m.score:.2f})",
+}
+
+
 def _move_line(m: Any) -> str:
     if m.kind == "outcome":
         what = m.outcome or {}
@@ -164,13 +174,8 @@ def _move_line(m: Any) -> str:
             f"@{m.position} outcome {m.verdict}: {m.before_pct}% → {m.after_pct}%"
             f" (tick {what.get('tick', '?')}: {what.get('summary', '')})"
         )
-    if m.kind == "review":
-        return f"@{m.position} review {m.decision} by {m.who} → {m.status}: {m.why}"
-    if m.kind == "promoted":
-        return f"@{m.position} promoted at {m.after_pct}% by {m.who}: {m.why}"
-    if m.kind == "refuted":
-        return f"@{m.position} refuted at {m.after_pct}%"
-    return f"@{m.position} {m.kind}: {m.why}"
+    line = _MOVE_LINES.get(m.kind)
+    return f"@{m.position} " + (line(m) if line is not None else f"{m.kind}: {m.why}")
 
 
 ArmOpt = Annotated[str | None, typer.Option(help="An oneiros.toml for the arm, or 'off' for no dreaming.")]

@@ -173,7 +173,7 @@ def run(
     cleanly: a running cycle finishes (or, past the grace period, is recorded as interrupted)
     before the process exits."""
     from oneiros._deps import Deps
-    from oneiros.daemon import Daemon
+    from oneiros.daemon import Daemon, LogFollower
     from oneiros.fsm import Golems
     from oneiros.workers import configure_logging, configure_tracing
 
@@ -212,6 +212,10 @@ def run(
             every = f"heartbeat every {effective.daemon.tick_seconds:g}s"
             console.print(f"[bold]{golem_id}[/bold] {every} on {shown_url(event_store.url)}; cycles {where}")
         count = 0
+        # The validation sweep, health alarms and projections, kept up while nobody reads.
+        follower = LogFollower(event_store, effective.staging, effective.health) if effective.daemon.follow else None
+        if follower is not None:
+            follower.start()
         while not stop.is_set() and not daemon.stopped:
             decision = daemon.tick()
             count += 1
@@ -223,6 +227,8 @@ def run(
                 break
             stop.wait(effective.daemon.tick_seconds)
         daemon.shutdown()
+        if follower is not None:
+            follower.stop()
         summary = {
             "golem_id": golem_id,
             "ticks": count,

@@ -17,12 +17,14 @@ import msgspec
 
 from oneiros._errors import EntryNotFound, InputError
 from oneiros.events import (
+    RECALL_STREAM,
     STAGING_STREAM,
     ConfidenceChanged,
     DreamStart,
     EntryDisplaced,
     EntryExpired,
     EntryPromoted,
+    EntryQuarantined,
     EntryRefuted,
     EntryReviewed,
     EntryStaged,
@@ -30,6 +32,7 @@ from oneiros.events import (
     EpisodeRecorded,
     EventStore,
     GenerationRecorded,
+    MemoryRecalled,
     OutcomeRecorded,
     Recorded,
     side_stream,
@@ -70,8 +73,10 @@ class PromptTemplate(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ConfidenceMove(msgspec.Struct, frozen=True, kw_only=True):
-    """One decision on the entry, in log order: a confidence step (with the outcome behind it), a
-    review, or how the entry ended (promoted, refuted, displaced, expired)."""
+    """One decision on the entry, or evidence for one, in log order: its quarantine (only a review
+    may promote it then), a confidence step (with the outcome behind it), a review, a recall that
+    returned it (what the recall-driven policy counts), or how the entry ended (promoted by the
+    sweep, a review or recalls; refuted, displaced, expired)."""
 
     position: int
     kind: str
@@ -83,6 +88,11 @@ class ConfidenceMove(msgspec.Struct, frozen=True, kw_only=True):
     who: str | None = None
     why: str | None = None
     outcome: dict[str, Any] | None = None
+    quarantine: dict[str, Any] | None = None
+    """The ``EntryQuarantined`` (source episodes, trust, flags, ``why``) of a ``quarantined`` move."""
+    query: str | None = None
+    """What a ``recall`` move's recall asked; ``score`` is how well the entry matched it."""
+    score: float | None = None
 
 
 class EntryLineage(msgspec.Struct, frozen=True, kw_only=True):
@@ -175,7 +185,9 @@ def _move(store: EventStore, record: Recorded) -> ConfidenceMove | None:
             outcome=outcome,
         )
     move: ConfidenceMove | None = None
-    if isinstance(e, EntryReviewed):
+    if isinstance(e, EntryQuarantined):
+        move = ConfidenceMove(position=at, kind="quarantined", status="quarantined", why=e.why, quarantine=e.as_row())
+    elif isinstance(e, EntryReviewed):
         move = ConfidenceMove(position=at, kind="review", decision=e.decision, status=e.status, who=e.who, why=e.why)
     elif isinstance(e, EntryPromoted):
         move = ConfidenceMove(position=at, kind="promoted", after_pct=e.confidence_pct, who=e.by, why=e.reason)
@@ -186,6 +198,20 @@ def _move(store: EventStore, record: Recorded) -> ConfidenceMove | None:
     elif isinstance(e, EntryExpired):
         move = ConfidenceMove(position=at, kind="expired", why=f"unresolved at tick {e.tick}")
     return move
+
+
+def _recalls(store: EventStore, golem_id: str, entry_id: str) -> list[ConfidenceMove]:
+    """Each recall that returned the entry among its related dreams, as the recall policy counts it."""
+    out: list[ConfidenceMove] = []
+    for record in store.read_stream(side_stream(golem_id, RECALL_STREAM)):
+        event = record.event
+        if not isinstance(event, MemoryRecalled):
+            continue
+        for hit in event.related_dreams:
+            if hit.kind == "dream" and hit.ref == entry_id:
+                out.append(ConfidenceMove(position=record.position, kind="recall", query=event.query, score=hit.score))
+                break
+    return out
 
 
 def entry_lineage(store: EventStore, prefix: str, golem_id: str | None = None) -> EntryLineage:
@@ -225,6 +251,8 @@ def entry_lineage(store: EventStore, prefix: str, golem_id: str | None = None) -
         for move in [_move(store, record)]
         if move is not None
     ]
+    moves += _recalls(store, staged.golem_id, staged.entry_id)
+    moves.sort(key=lambda m: m.position)
     confidence = staged.confidence_pct
     for move in moves:
         if move.kind in ("outcome", "promoted", "refuted") and move.after_pct is not None:

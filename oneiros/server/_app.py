@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError
@@ -26,7 +27,7 @@ from oneiros._deps import Deps
 from oneiros._errors import ConfigError, InputError, OneirosError, Unauthenticated
 from oneiros.config import OneirosConfig
 from oneiros.events import EventStore
-from oneiros.server._auth import LOCAL, Principal, Tokens, load_tokens
+from oneiros.server._auth import LOCAL, Principal, Tokens, environment_tokens, load_tokens
 from oneiros.server._errors import error_body
 from oneiros.server._events import LogTail, StreamFilter, stream
 from oneiros.server._inspect import static_dir
@@ -161,7 +162,7 @@ def create_app(
 ) -> Starlette:
     """The ASGI application; the store stays the caller's to close."""
     settings = config.server
-    tokens = Tokens(load_tokens(settings.tokens_file))
+    tokens = Tokens([*load_tokens(settings.tokens_file), *environment_tokens(os.environ)])
     check_exposure(config, tokens, insecure_local)
     warm_decoders()
     service = Service(store, config, deps=deps)

@@ -11,6 +11,7 @@ import hashlib
 import re
 import secrets
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -18,7 +19,19 @@ import msgspec
 
 from oneiros._errors import ConfigError, Forbidden, InputError, Unauthenticated
 
-__all__ = ["LOCAL", "SCOPES", "Principal", "Scope", "TokenRecord", "Tokens", "add_token", "hash_token", "load_tokens"]
+__all__ = [
+    "LOCAL",
+    "SCOPES",
+    "TOKEN_ENV",
+    "Principal",
+    "Scope",
+    "TokenRecord",
+    "Tokens",
+    "add_token",
+    "environment_tokens",
+    "hash_token",
+    "load_tokens",
+]
 
 Scope = Literal["read", "write", "admin"]
 SCOPES: tuple[Scope, ...] = ("read", "write", "admin")
@@ -26,6 +39,12 @@ _PREFIX = "oneiros_"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 # Each scope includes the ones before it: write can read, admin can do everything.
 _RANK = {scope: n for n, scope in enumerate(SCOPES)}
+TOKEN_ENV = "ONEIROS_SERVER_TOKEN"
+"""A token the server accepts besides its tokens file, for a container that gets its secrets only
+from the environment (compose.yaml's ``server``)."""
+# As long as the tokens `oneiros token add` makes (32 random bytes, 43 characters in URL-safe
+# base64); a shorter secret set by hand may be guessable.
+_MIN_ENV_TOKEN = 32
 
 
 class TokenRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -108,6 +127,20 @@ def add_token(path: str | Path, name: str, scopes: tuple[Scope, ...], golems: tu
         out.write(("\n" if existing else "") + "\n".join(lines) + "\n")
     file.chmod(0o600)
     return token
+
+
+def environment_tokens(environ: Mapping[str, str]) -> list[TokenRecord]:
+    """The token in ``ONEIROS_SERVER_TOKEN``, if set: named ``environment``, with every scope and
+    every golem. Only its hash is kept."""
+    token = environ.get(TOKEN_ENV, "").strip()
+    if not token:
+        return []
+    if len(token) < _MIN_ENV_TOKEN:
+        raise ConfigError(
+            f"{TOKEN_ENV} is {len(token)} characters; use at least {_MIN_ENV_TOKEN} random ones "
+            '(python -c "import secrets; print(secrets.token_urlsafe(32))")'
+        )
+    return [TokenRecord(name="environment", sha256=hash_token(token), scopes=("admin",))]
 
 
 def _toml(text: str) -> str:

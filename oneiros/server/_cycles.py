@@ -10,7 +10,8 @@ Dense-Mem runs reflect, re_evaluate and dream in that order, each switchable, an
   threats) and integration stages no new entry;
 * ``max_outputs`` caps the entries integration stages this cycle.
 
-With reflect and dream both off no cycle starts: only re-evaluation runs.
+With reflect and dream both off no cycle starts: only re-evaluation runs. A cycle the server runs
+itself runs off the request thread (``_background``): the answer names it as ``dreaming``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from oneiros._deps import Deps
 from oneiros._errors import ConfigError
 from oneiros.config import OneirosConfig
 from oneiros.events import EventStore
-from oneiros.fsm import Golems
+from oneiros.fsm import Golems, Observers
+from oneiros.server._background import BackgroundCycles
 from oneiros.server._models import CycleIn
 from oneiros.settings import CycleSettings
 from oneiros.validation import Feedback
@@ -46,8 +48,11 @@ def cycle_settings(base: CycleSettings, body: CycleIn) -> CycleSettings:
     return msgspec.structs.replace(base, engines=engines)
 
 
-def start_cycle(store: EventStore, config: OneirosConfig, deps: Deps, golem_id: str, body: CycleIn) -> dict[str, Any]:
-    """Run (or enqueue) one cycle of ``golem_id`` now; what to answer the caller."""
+def start_cycle(
+    store: EventStore, config: OneirosConfig, deps: Deps, golem_id: str, body: CycleIn, *, background: BackgroundCycles
+) -> dict[str, Any]:
+    """Start (or enqueue) one cycle of ``golem_id`` now; what to answer the caller. Without a queue
+    the cycle runs on ``background``'s thread and this returns once it started."""
     from oneiros.workers import InProcessExecutor, RqExecutor, load_generator  # noqa: PLC0415 - RQ, OpenTelemetry
 
     golems = Golems(store, deps=deps)
@@ -68,12 +73,8 @@ def start_cycle(store: EventStore, config: OneirosConfig, deps: Deps, golem_id: 
         cycle_id = RqExecutor(golems, connection, cycle_settings=settings).start_cycle(golem_id)
         return out | {"cycle_id": cycle_id, "status": "enqueued"}
     generator = load_generator(config.server.generator, deps.seed)
-    result = InProcessExecutor(golems, generator, settings).run_cycle(golem_id)
-    return out | {
-        "cycle_id": result.cycle_id,
-        "status": "interrupted" if result.interrupted else "empty" if result.empty else "complete",
-        "events_appended": result.events_appended,
-        "complete": msgspec.to_builtins(result.complete) if result.complete else None,
-        "interrupted": result.interrupted,
-        "empty": result.empty,
-    }
+
+    def run(observers: Observers) -> object:
+        return InProcessExecutor(Golems(store, deps=deps, observers=observers), generator, settings).run_cycle(golem_id)
+
+    return out | {"cycle_id": background.start(golem_id, run), "status": "dreaming"}

@@ -140,7 +140,7 @@ OPS: tuple[Op, ...] = (
     Op("POST", "/golems/{golem_id}/outcomes", "Record a waking outcome; returns the dreams it moved.", "write",
        lambda c: c.service.record_outcome(c.who, c.path("golem_id"), c.body), body=OutcomeInput, status=201),
     Op("POST", "/golems/{golem_id}/cycles", "Start a dream cycle now (Dense-Mem's run_dreaming_cycle).", "write",
-       lambda c: c.service.start_cycle(c.who, c.path("golem_id"), c.body), body=CycleIn, status=201),
+       lambda c: c.service.start_cycle(c.who, c.path("golem_id"), c.body), body=CycleIn, status=202),
     Op("POST", "/golems/{golem_id}/recall", "Recall memory; related dreams come apart from results.", "read",
        lambda c: msgspec.to_builtins(c.service.recall(c.who, c.path("golem_id"), c.body.query, c.body.limit)),
        body=RecallIn),

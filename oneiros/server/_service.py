@@ -49,6 +49,7 @@ from oneiros.projections import (
 )
 from oneiros.projections import default_projection_url as _default_projection_url
 from oneiros.server._auth import Principal
+from oneiros.server._background import BackgroundCycles
 from oneiros.server._cycles import start_cycle
 from oneiros.server._models import CycleIn, EpisodesIn
 from oneiros.server._pages import Page, page_of
@@ -114,6 +115,9 @@ class Service:
         self._moving = threading.Lock()
         self._stop = threading.Event()
         self._follower: threading.Thread | None = None
+        self.cycles = BackgroundCycles(
+            store, self.settings.max_cycles, self.settings.shutdown_grace_seconds, on_end=self.settle
+        )
 
     # -- keeping the projections up ---------------------------------------------------------
 
@@ -124,6 +128,7 @@ class Service:
             self._follower.start()
 
     def close(self) -> None:
+        self.cycles.close()  # first: a cycle's last events still reach the projections
         self._stop.set()
         if self._follower is not None:
             self._follower.join(timeout=5)
@@ -264,7 +269,7 @@ class Service:
     def start_cycle(self, who: Principal, golem_id: str, body: CycleIn) -> dict[str, Any]:
         """Dense-Mem's ``run_dreaming_cycle`` (see ``_cycles``)."""
         who.require("write", golem_id)
-        out = start_cycle(self.store, self.config, self.deps, golem_id, body)
+        out = start_cycle(self.store, self.config, self.deps, golem_id, body, background=self.cycles)
         self.settle()
         return out
 

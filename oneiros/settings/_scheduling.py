@@ -344,6 +344,11 @@ class DaemonSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """DEEP_SLEEP_PAUSE: forced downtime after a deep sleep, messages still held (OpenSeed 004_*)."""
     shutdown_grace_seconds: Seconds = 30.0
     """On SIGTERM, how long a running cycle may finish before it is recorded as interrupted."""
+    follow: bool = True
+    """Keep the validation sweep, the health alarms and the projections up with the log on a thread
+    of the daemon, so outcomes promote and alarms reach observers with nobody reading. Off when a
+    separate follower (``oneiros follow``, a server with ``server.follow``) does it; running both is
+    safe, only redundant."""
     wake_interrupts: WakeInterruptSettings = WakeInterruptSettings()
     micro: MicroConsolidationSettings = MicroConsolidationSettings()
     apply_intensity: bool = False

@@ -12,7 +12,7 @@ import pytest
 
 from tests.inspector.conftest import Shots
 from tests.server.conftest import Server, start_server
-from tests.server.test_rest import _episodes, _ok
+from tests.server.test_rest import _cycle, _episodes, _ok
 from tests.workers.support import Workers, worker_command
 
 pytestmark = pytest.mark.timeout(420)
@@ -79,7 +79,7 @@ def test_a_worker_cycle_walks_the_diagram_then_a_review_promotes(  # noqa: PLR09
     expect(page.locator('[data-state="Waking"]')).to_have_attribute("data-lit", "true")
     page.evaluate(WATCH_DIAGRAM)
 
-    enqueued = _ok(http.post("/golems/g1/cycles", json={"max_outputs": 4}), 201)
+    enqueued = _ok(http.post("/golems/g1/cycles", json={"max_outputs": 4}), 202)
     assert "enqueued" == enqueued["status"]
     cycle_id = enqueued["cycle_id"]
     workers = Workers(worker_command(redis_url, server.store, tmp_path / "serve" / "spans.jsonl"), tmp_path)
@@ -162,7 +162,7 @@ def test_a_read_only_token_sees_no_review_actions_and_the_server_refuses_them(
         http = server.client("write")
         _ok(http.post("/golems", json={"golem_id": "g1"}), 201)
         _ok(http.post("/golems/g1/episodes", json={"episodes": _episodes()}), 201)
-        _ok(http.post("/golems/g1/cycles", json={"max_outputs": 2}), 201)
+        _cycle(http, "g1", {"max_outputs": 2})
         dream = _ok(http.get("/golems/g1/staging"))["items"][0]["dream_id"]
 
         page, errors = _open(browser, server, "read", f"dreams/{dream}")
@@ -216,8 +216,8 @@ def test_the_golem_page_shows_the_dreaming_health_alarms(browser: Any, tmp_path:
         http = server.client("write")
         _ok(http.post("/golems", json={"golem_id": "g1"}), 201)
         _ok(http.post("/golems/g1/episodes", json={"episodes": _episodes()}), 201)
-        _ok(http.post("/golems/g1/cycles", json={"max_outputs": 2}), 201)
-        # A cycle's answer comes once the validation layer has settled: the alarm is in the log.
+        _cycle(http, "g1", {"max_outputs": 2})
+        # The cycle ended and the validation layer has settled: the alarm is in the log.
         assert ["no_promotion"] == [a["alarm"] for a in _ok(http.get("/golems/g1/health"))["alarms"]]
         page, errors = _open(browser, server, "read", "golems/g1")
         alarm = page.locator("[data-testid=health] [data-alarm=no_promotion]")

@@ -54,7 +54,7 @@ def test_a_worker_cycle_streams_live_and_resumes_without_gap_or_duplicate(
     _ok(http.post("/golems", json={"golem_id": "g1"}), 201)
     _ok(http.post("/golems/g1/episodes", json={"episodes": _episodes()}), 201)
     start = httpx.get(server.url + "/healthz").json()["position"]
-    enqueued = _ok(http.post("/golems/g1/cycles", json={}), 201)
+    enqueued = _ok(http.post("/golems/g1/cycles", json={}), 202)
     assert "enqueued" == enqueued["status"]
 
     first: list[Message] = []

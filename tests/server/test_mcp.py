@@ -50,6 +50,17 @@ async def _call(client: Client, tool: str, **arguments: Any) -> Any:
     return json.loads(text)
 
 
+async def _ended(client: Client, cycle_id: str) -> Any:
+    """dreaming_status once the cycle ended and the dreams it staged are pending."""
+    with anyio.fail_after(120):
+        while True:
+            status = await _call(client, "dreaming_status", golem="g1")
+            run = status["latest_run"]
+            if run["cycle_id"] == cycle_id and run["status"] != "dreaming" and status["pending_count"] == run["staged"]:
+                return status
+            await anyio.sleep(0.05)
+
+
 async def _walk(client: Client) -> None:
     """Every tool, in the order an agent would use them, each reading back what the last wrote."""
     tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -59,9 +70,9 @@ async def _walk(client: Client) -> None:
     recorded = await _call(client, "record_episodes", golem="g1", episodes=_episodes())
     assert 24 == recorded["appended"]
     cycle = await _call(client, "run_dreaming_cycle", golem="g1", max_outputs=3)
-    assert "complete" == cycle["status"]
-    status = await _call(client, "dreaming_status", golem="g1")
-    assert (cycle["cycle_id"], 3) == (status["latest_run"]["cycle_id"], status["pending_count"])
+    assert "dreaming" == cycle["status"]  # started; it runs on after the call returns
+    status = await _ended(client, cycle["cycle_id"])
+    assert ("complete", 3) == (status["latest_run"]["status"], status["pending_count"])
     dreams = await _call(client, "list_dreams", golem="g1", status="proposed")
     assert 3 == len(dreams["items"])
     first = dreams["items"][0]

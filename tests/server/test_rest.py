@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -24,11 +25,29 @@ def _ok(response: httpx.Response, status: int = 200) -> Any:
     return response.json()
 
 
+def _cycle(http: httpx.Client, golem: str = "g1", body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Start a cycle (202 at once, with its id), then wait until its journal entry says it ended
+    and every entry it staged can be read; the start's answer with the cycle's final status."""
+    started: dict[str, Any] = _ok(http.post(f"/golems/{golem}/cycles", json=body or {}), 202)
+    cycle_id = started["cycle_id"]
+    if cycle_id is None:
+        return started
+    deadline = time.monotonic() + 120
+    while True:
+        entry = _ok(http.get(f"/golems/{golem}/cycles/{cycle_id}"))
+        if entry["status"] != "dreaming":
+            staged = _ok(http.get(f"/golems/{golem}/cycles/{cycle_id}/report"))["staged"]
+            if all(http.get(f"/dreams/{s['entry_id']}").status_code == 200 for s in staged):
+                return {**started, "status": entry["status"]}
+        assert time.monotonic() < deadline, entry
+        time.sleep(0.05)
+
+
 def _dreamt(http: httpx.Client, golem: str = "g1") -> dict[str, Any]:
     """A golem with episodes and one complete cycle."""
     _ok(http.post("/golems", json={"golem_id": golem}), 201)
     _ok(http.post(f"/golems/{golem}/episodes", json={"episodes": _episodes()}), 201)
-    return _ok(http.post(f"/golems/{golem}/cycles", json={"max_outputs": 4}), 201)
+    return _cycle(http, golem, {"max_outputs": 4})
 
 
 def test_a_golem_from_its_first_episode_through_a_cycle_feedback_and_recall(server: Server) -> None:
@@ -41,7 +60,7 @@ def test_a_golem_from_its_first_episode_through_a_cycle_feedback_and_recall(serv
     assert 24 == recorded["appended"]
     _ok(http.post("/golems/g1/activity", json={"kind": "message", "detail": "hello"}), 201)
 
-    cycle = _ok(http.post("/golems/g1/cycles", json={"max_outputs": 3}), 201)
+    cycle = _cycle(http, "g1", {"max_outputs": 3})
     assert "complete" == cycle["status"]
     status = _ok(http.get("/dreaming/status", params={"golem": "g1"}))
     assert cycle["cycle_id"] == status["latest_run"]["cycle_id"]
@@ -87,7 +106,7 @@ def test_every_read_route_answers_with_what_the_log_holds(server: Server) -> Non
     report, budget and trace all answer, consistent with each other."""
     http = server.client("admin")
     cycle_id = _dreamt(http)["cycle_id"]
-    second = _ok(http.post("/golems/g1/cycles", json={"max_outputs": 2}), 201)["cycle_id"]
+    second = _cycle(http, "g1", {"max_outputs": 2})["cycle_id"]
 
     runs = _ok(http.get("/dreaming/runs", params={"golem": "g1"}))
     assert [second, cycle_id] == [r["cycle_id"] for r in runs["items"]]
@@ -197,10 +216,10 @@ def test_outcomes_move_matching_dreams_and_toggles_shape_the_cycle(server: Serve
         http.post("/golems/g1/outcomes", json={"tick": 900, "verdict": "confirms", "entry_id": dream["dream_id"]}), 201
     )
     assert [round(dream["confidence"] + 0.1, 2)] == [d["confidence"] for d in moved["dreams"]]
-    quiet = _ok(http.post("/golems/g1/cycles", json={"dream_enabled": False}), 201)
+    quiet = _cycle(http, "g1", {"dream_enabled": False})
     journal = _ok(http.get("/golems/g1/journal", params={"limit": 1}))["items"][0]
     assert (quiet["cycle_id"], 0) == (journal["cycle_id"], journal["staged"])
-    only = _ok(http.post("/golems/g1/cycles", json={"reflect_enabled": False, "dream_enabled": False}), 201)
+    only = _cycle(http, "g1", {"reflect_enabled": False, "dream_enabled": False})
     assert (None, "reevaluated") == (only["cycle_id"], only["status"])
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from oneiros.episodes import sample_episodes_path
 from tests.server.conftest import Server, start_server
+from tests.server.test_rest import _cycle
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -50,7 +51,7 @@ def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
 def _dreamt(http: httpx.Client) -> list[dict[str, Any]]:
     _ok(http.post("/golems", json={"golem_id": "g1"}), 201)
     assert 25 == _ok(http.post("/golems/g1/episodes", json={"episodes": _episodes()}), 201)["appended"]
-    assert "complete" == _ok(http.post("/golems/g1/cycles", json={"max_outputs": 50}), 201)["status"]
+    assert "complete" == _cycle(http, "g1", {"max_outputs": 50})["status"]
     dreams: list[dict[str, Any]] = _ok(http.get("/dreams", params={"golem": "g1", "limit": 100}))["items"]
     return dreams
 

@@ -7,19 +7,24 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
+import yaml
 from redis import Redis
 
 from oneiros import Golems, open_store
 from oneiros.config import load_config
 from oneiros.daemon import Daemon
 from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import DreamPhase, DreamStart, EventStore
+from oneiros.events import STAGING_STREAM, DreamPhase, DreamStart, EventStore, side_stream
 from oneiros.settings import (
     BEHAVIORAL_PHASES,
     CycleSettings,
@@ -30,6 +35,7 @@ from oneiros.settings import (
 )
 from oneiros.workers import RqExecutor, read_spans
 from tests.conftest import postgres_url
+from tests.workers.conftest import _free_port
 from tests.workers.deployment import (
     OURS,
     Processes,
@@ -44,6 +50,7 @@ from tests.workers.support import FAST, ROOT, worker_command
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 PHASES = ["hypnagogic_onset", "nrem", "rem", "integration", "hypnopompic_return"]
 SECRET = "sk-test-never-logged-3f9a"
+SERVER_TOKEN = "oneiros_test-server-token-from-the-environment-7c1e"
 
 
 @pytest.fixture
@@ -67,13 +74,18 @@ def _awake_after_a_cycle(store: EventStore, golem_id: str = "golem") -> bool:
 
 
 def test_compose_file_is_a_deployment_that_publishes_nothing() -> None:
-    """compose.yaml has PostgreSQL, Redis and Jaeger, a scalable worker and a daemon whose mounted
-    config schedules; no service publishes a port unless compose.ports.yaml is added on purpose."""
+    """compose.yaml has PostgreSQL, Redis and Jaeger, a scalable worker, a daemon whose mounted
+    config schedules, and a server whose token comes from the environment; no service publishes a
+    port unless compose.ports.yaml is added on purpose, and that publishes the API on loopback only."""
     services = compose_services()
-    assert {"postgres", "redis", "jaeger", "worker", "daemon"} == set(services)
+    assert {"postgres", "redis", "jaeger", "worker", "daemon", "server"} == set(services)
     assert [] == [name for name, s in services.items() if "ports" in s]
     assert 2 == services["worker"]["deploy"]["replicas"]
-    assert {"worker", "daemon"} == {name for name, s in services.items() if s.get("image") == OURS}
+    assert {"worker", "daemon", "server"} == {name for name, s in services.items() if s.get("image") == OURS}
+    assert ["oneiros", "serve"] == services["server"]["command"][:2]
+    assert "${ONEIROS_SERVER_TOKEN:-}" == services["server"]["environment"]["ONEIROS_SERVER_TOKEN"]
+    published = yaml.safe_load((ROOT / "compose.ports.yaml").read_text())["services"]
+    assert ["127.0.0.1:8420:8420"] == published["server"]["ports"]
     (mount,) = [v for v in services["daemon"]["volumes"] if v.endswith(":ro")]
     source, target = mount.split(":")[:2]
     assert target in services["daemon"]["command"]
@@ -84,14 +96,17 @@ def test_compose_file_is_a_deployment_that_publishes_nothing() -> None:
 def test_compose_services_run_as_local_processes(redis_url: str, pg_url: str, tmp_path: Path) -> None:
     """Each oneiros service's command from compose.yaml, run as a local process (two worker
     replicas) against this test's servers: the daemon schedules a cycle with its mounted config,
-    the workers run its five phases, the golem gets no sample episodes, and all stop cleanly."""
+    the workers run its five phases, the daemon's follower admits the outputs, the server answers
+    with the token from the environment (and 401 without it), the golem gets no sample episodes,
+    and all stop cleanly."""
     store = _golem_with_episodes(pg_url)
     episodes = store.read_stream("golem")
     spans_dir = tmp_path / "spans"
     spans_dir.mkdir()
     procs = Processes(tmp_path)
     services = compose_services()
-    for name in ("daemon", "worker"):
+    port = _free_port()
+    for name in ("daemon", "worker", "server"):
         argv, env = local_command(services[name], {"spans": spans_dir})
         assert env["ONEIROS_STORE"].startswith("postgresql://oneiros:oneiros@postgres:5432/")
         assert "redis://redis:6379/0" == env["ONEIROS_QUEUE"]
@@ -104,13 +119,32 @@ def test_compose_services_run_as_local_processes(redis_url: str, pg_url: str, tm
             "ONEIROS_SCHEDULE__MAX_PER_DAY": "1",
             "ONEIROS_RQ_SETTINGS": msgspec.json.encode(FAST).decode(),
         }
+        if name == "server":  # loopback and a free port here; the token as an operator sets it
+            assert "${ONEIROS_SERVER_TOKEN:-}" == services[name]["environment"]["ONEIROS_SERVER_TOKEN"]
+            env |= {
+                "ONEIROS_SERVER__HOST": "127.0.0.1",
+                "ONEIROS_SERVER__PORT": str(port),
+                "ONEIROS_SERVER__QUEUE": redis_url,
+                "ONEIROS_SERVER_TOKEN": SERVER_TOKEN,
+            }
         for replica in range(services[name].get("deploy", {}).get("replicas", 1)):
             procs.start(f"{name}-{replica}", argv, clean_env(**env))
     try:
         wait_for(lambda: _awake_after_a_cycle(store), 90, "a completed cycle", procs)
+        staging = side_stream("golem", STAGING_STREAM)
+        wait_for(lambda: bool(store.read_stream(staging)), 30, "the daemon's follower admitting outputs", procs)
+        url = f"http://127.0.0.1:{port}/api/v1/golems/golem"
+        wait_for(lambda: _get(url, SERVER_TOKEN)[0] == 200, 30, "the server", procs)
+        status, body = _get(url, SERVER_TOKEN)
+        unauthenticated, _ = _get(url, None)
     finally:
         codes = procs.stop()
-    assert {"daemon-0": 0, "worker-0": 0, "worker-1": 0} == codes
+    # uvicorn ends its graceful shutdown by raising the SIGTERM it caught again, as a server should.
+    assert {"daemon-0": 0, "worker-0": 0, "worker-1": 0, "server-0": -signal.SIGTERM} == codes
+    assert "Application shutdown complete." in procs.output("server-0")
+    assert (200, 401) == (status, unauthenticated)
+    assert ("golem", 1) == (body["golem_id"], body["cycles_completed"])
+    assert [] == [n for n in procs.procs if SERVER_TOKEN in procs.output(n)]
     records = store.read_stream("golem")
     (start,) = [r.event for r in records if isinstance(r.event, DreamStart)]
     assert "idle" == start.trigger
@@ -126,6 +160,18 @@ def test_compose_services_run_as_local_processes(redis_url: str, pg_url: str, tm
     assert PHASES == sorted((p["phase"] for p in phase_lines), key=PHASES.index)
     found = read_spans(spans_dir / "spans.jsonl")
     assert {"cycle", *(f"phase {p}" for p in PHASES)} <= {s.name for s in found}
+
+
+def _get(url: str, token: str | None) -> tuple[int, Any]:
+    """The status and JSON body of a GET, with a bearer token if given; 0 if nothing answers."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, None
+    except OSError:
+        return 0, None
 
 
 def _e2e_config(path: Path, pg_url: str, redis_url: str, base_url: str, spans: Path) -> None:
