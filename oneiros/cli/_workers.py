@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
@@ -36,6 +37,8 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
 
 __all__ = ["phase_worker", "queue_executor", "register"]
 
+_STORE_POLL_SECONDS = 2.0  # how often a worker started before its store looks for it again
+
 
 def _redis(url: str) -> Redis:
     from redis import Redis
@@ -65,7 +68,7 @@ def worker(
     A worker needs the store, the queue and the secrets (API keys in its environment): each phase
     runs with the settings its cycle recorded when it started, whatever this worker's config says.
     Every worker also reconciles: it resumes phases nothing runs any more (`oneiros recover`)."""
-    from oneiros.workers import WorkerConfig, check_worker_store, configure_logging, make_worker, reconciling
+    from oneiros.workers import WorkerConfig, configure_logging, make_worker, reconciling
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "queue", queue, "--queue")
@@ -93,7 +96,7 @@ def worker(
     configure_logging(effective.log)
     rq_worker = make_worker(worker_config, connection)
     with one_line_errors():  # before any job is taken: a worker on the wrong store takes none
-        missing = check_worker_store(connection)
+        missing = _store_checked(connection, wait=not burst)
     if missing:
         raise fail(
             ConfigError(
@@ -109,6 +112,26 @@ def worker(
     if rq_worker.failed_job_count:
         err_console.print(f"[red]error:[/red] {rq_worker.failed_job_count} phase job(s) failed; the log says why")
         raise typer.Exit(1)
+
+
+def _store_checked(connection: Redis, *, wait: bool) -> list[str]:
+    """The golems of waiting jobs that the worker's store lacks (see ``check_worker_store``). A
+    long-running worker may start before anything created the store (compose starts workers with
+    the daemon), so it waits for it, saying so once; a ``--burst`` worker fails at once."""
+    from oneiros._errors import NoStore
+    from oneiros.workers import check_worker_store
+
+    said = False
+    while True:
+        try:
+            return check_worker_store(connection)
+        except NoStore as exc:
+            if not wait:
+                raise
+            if not said:
+                err_console.print(f"{exc}; waiting for it to be created (by `oneiros dream`, `run` or `serve`)")
+                said = True
+            time.sleep(_STORE_POLL_SECONDS)
 
 
 def _supervise(count: int, argv: Sequence[str]) -> int:
@@ -242,7 +265,7 @@ def trace_cmd(
     every = read_spans(path)
     traced = [str(s.attributes["oneiros.cycle_id"]) for s in every if "oneiros.cycle_id" in s.attributes]
     with one_line_errors():
-        cycle_id = resolve_id(cycle_id, traced, "cycle") if traced else cycle_id
+        cycle_id = resolve_id(cycle_id, traced, "cycle", f"the spans at {path}") if traced else cycle_id
     found = cycle_spans(every, cycle_id)
     if not found:
         raise fail(ConfigError(f"no spans for cycle {cycle_id!r} in {path}"))

@@ -257,3 +257,32 @@ def test_a_burst_worker_on_a_missing_or_wrong_store_takes_nothing(redis_url: str
     assert golems.state(golem_id).last_complete is not None
     assert cycle_id == golems.state(golem_id).last_cycle_id
     check_log(store, golems, [golem_id])
+
+
+def test_a_worker_started_before_its_store_waits_for_it(redis_url: str, tmp_path: Path) -> None:
+    """A long-running worker started before anything created its store (compose starts workers
+    beside the daemon) says once that it waits, then runs the cycle `dream --wait` starts there."""
+    store_url = f"sqlite:///{tmp_path}/events.db"
+    workers = Workers(worker_command(redis_url, store_url, tmp_path / "spans.jsonl"), tmp_path)
+    (proc,) = workers.start()
+    log = tmp_path / "worker-0.log"
+    try:
+        deadline = time.monotonic() + 60
+        while "waiting for it to be created" not in log.read_text() and time.monotonic() < deadline:
+            assert proc.poll() is None, log.read_text()
+            time.sleep(0.1)
+        assert not (tmp_path / "events.db").exists()
+        dreamt = subprocess.run(
+            [sys.executable, "-m", "oneiros", "dream", "--sample", "--wait", "--store", store_url,
+             "--queue", redis_url],
+            cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120,
+        )  # fmt: skip
+        assert 0 == dreamt.returncode, dreamt.stdout + dreamt.stderr
+        assert proc.poll() is None
+    finally:
+        workers.stop()
+    said = [line for line in log.read_text().splitlines() if "waiting for it to be created" in line]
+    path = tmp_path / "events.db"
+    waiting = "waiting for it to be created (by `oneiros dream`, `run` or `serve`)"
+    expected = f"no store at {store_url}: no file '{path}'; {waiting}"
+    assert [expected] == said
