@@ -229,4 +229,5 @@ def test_cli_dream_queue_worker_and_trace(redis_url: str, tmp_path: Path) -> Non
     assert {"cycle", "fall_asleep", "generate", "store.append", "phase nrem"} <= {s["name"] for s in raw}
     missing = run("trace", "no-such-cycle")
     assert 2 == missing.returncode
-    assert f"no cycle matches 'no-such-cycle' in the spans at {tmp_path / 'spans.jsonl'}" in " ".join(missing.stderr.split())
+    said = " ".join(missing.stderr.split())
+    assert f"no cycle matches 'no-such-cycle' in the spans at {tmp_path / 'spans.jsonl'}" in said
