@@ -285,6 +285,6 @@ def test_serve_honours_oneiros_queue_as_dream_does(tmp_path: Path, redis_url: st
         episodes = [{"tick": t, "summary": f"episode {t}"} for t in range(1, 4)]
         assert 201 == http.post("/golems/g1/episodes", json={"episodes": episodes}).status_code
         started = http.post("/golems/g1/cycles", json={})
-        assert ("enqueued", 201) == (started.json()["status"], started.status_code)
+        assert ("enqueued", 202) == (started.json()["status"], started.status_code)
     finally:
         server.stop()
