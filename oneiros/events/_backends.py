@@ -37,6 +37,7 @@ from oneiros.events._urls import PostgresURL, parse_postgres_url
 __all__ = [
     "EVENTS_TABLE",
     "Backend",
+    "Feed",
     "MemoryRecorder",
     "Recorder",
     "Row",
@@ -120,6 +121,18 @@ class Recorder(Protocol):
     def select_stream_rows(self, originator_id: str, after_version: int, until: int | None) -> list[Row]: ...
 
 
+class Feed(Protocol):
+    """New events as a backend delivers them: eventsourcing ``Notification`` objects, or rows."""
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, *exc: Any) -> Any: ...
+
+    def stop(self) -> None: ...
+
+    def __next__(self) -> Notification | Row: ...
+
+
 class Backend(Protocol):
     """What the event store holds: its URL and its recorder."""
 
@@ -128,7 +141,7 @@ class Backend(Protocol):
     @property
     def recorder(self) -> Recorder: ...
 
-    def subscribe(self, after: int, topics: Sequence[str], poll_interval: float) -> Subscription[Any]: ...
+    def subscribe(self, after: int, topics: Sequence[str], poll_interval: float) -> Feed: ...
 
     def close(self) -> None: ...
 
@@ -334,8 +347,10 @@ class PostgresBackend:
         self.datastore = postgres_datastore(parts)
         self.recorder: PostgresRecorder = _created(lambda: PostgresRecorder(self.datastore))
 
-    def subscribe(self, after: int, topics: Sequence[str], poll_interval: float) -> Subscription[Any]:
-        return self.recorder.subscribe(after, topics)
+    def subscribe(self, after: int, topics: Sequence[str], poll_interval: float) -> Feed:
+        from oneiros.events._postgres import ListeningFeed  # noqa: PLC0415 - see __init__
+
+        return ListeningFeed(self.recorder, after, topics)
 
     def close(self) -> None:
         self.datastore.close()

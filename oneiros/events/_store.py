@@ -12,12 +12,11 @@ from eventsourcing.persistence import (
     IntegrityError,
     Notification,
     PersistenceError,
-    Subscription,
     Tracking,
 )
 
 from oneiros._errors import ProjectionConflict, StoreError, StreamConflict
-from oneiros.events._backends import Backend, Row, StoredRow, locate_store, open_backend
+from oneiros.events._backends import Backend, Feed, Row, StoredRow, locate_store, open_backend
 from oneiros.events._codec import current_decoder, decode_event, encode_event, topics_for
 from oneiros.events._presence import check_reachable, require_store
 from oneiros.events._types import Event, EventMeta
@@ -120,12 +119,12 @@ def _decoded(rows: list[Row]) -> Iterator[Recorded]:
 class LogSubscription:
     """New events as they are committed, by any process: a context manager and an iterator.
 
-    Built on the recorder's eventsourcing subscription: LISTEN/NOTIFY on PostgreSQL, the recorder's
-    own listeners in memory, polling on SQLite (which has no notifications). :meth:`stop` may be
-    called from another thread; iteration then ends.
+    Built on the backend's feed: LISTEN/NOTIFY on PostgreSQL (read on the consumer's thread), the
+    recorder's eventsourcing subscription in memory, polling on SQLite (which has no notifications).
+    :meth:`stop` may be called from another thread; iteration then ends.
     """
 
-    def __init__(self, inner: Subscription[Any]) -> None:
+    def __init__(self, inner: Feed) -> None:
         self._inner = inner
 
     def __enter__(self) -> LogSubscription:
@@ -142,7 +141,10 @@ class LogSubscription:
         return self
 
     def __next__(self) -> Recorded:
-        n: Notification = next(self._inner)
+        n = next(self._inner)
+        if type(n) is tuple:
+            return _decode(*n)
+        assert isinstance(n, Notification)
         return _decode(n.id, n.originator_version, n.topic, n.state)
 
 
