@@ -44,6 +44,7 @@ __all__ = [
     "SQLiteRecorder",
     "Stored",
     "StoredRow",
+    "StoredTuple",
     "open_backend",
 ]
 
@@ -65,16 +66,19 @@ class StoredRow(NamedTuple):
     state: bytes
 
 
-Stored = StoredEvent | StoredRow
+# What a recorder here takes: StoredRow or a plain tuple of its shape (the store's own appends), or
+# eventsourcing's StoredEvent (its own callers, its test suites).
+StoredTuple = tuple[str, int, str, bytes]
+Stored = StoredEvent | StoredTuple
 
 
-def stored_rows(stored: Sequence[Stored]) -> Sequence[StoredRow]:
+def stored_rows(stored: Sequence[Stored]) -> Sequence[StoredTuple]:
     """``stored`` as rows, converting only what is not a row already (eventsourcing's own callers)."""
-    if all(type(s) is StoredRow for s in stored):
+    if all(type(s) is tuple or type(s) is StoredRow for s in stored):
         return stored  # type: ignore[return-value]  # checked just above, element by element
     return [
         s
-        if type(s) is StoredRow
+        if isinstance(s, tuple)
         else StoredRow(
             s.originator_id.hex if isinstance(s.originator_id, UUID) else s.originator_id,
             s.originator_version,
@@ -202,7 +206,7 @@ class SQLiteRecorder(SQLiteProcessRecorder):
         if tracking is not None and not self.datastore.single_row_tracking:
             # The legacy multi-row tracking table: eventsourcing's own path.
             return super().insert_events([StoredEvent(*p) for p in params], **kwargs)
-        ids: list[int] = []
+        ids: Sequence[int] = ()
         with self.datastore.transaction(commit=True) as c:
             if params:
                 c.executemany(self.insert_events_statement, params)

@@ -24,7 +24,7 @@ from eventsourcing.utils import retry
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
-from oneiros.events._backends import EVENTS_TABLE, Row, Stored, StoredRow, stored_rows, tracking_refused
+from oneiros.events._backends import EVENTS_TABLE, Row, Stored, StoredTuple, stored_rows, tracking_refused
 from oneiros.events._urls import PostgresURL
 
 __all__ = ["ListeningFeed", "PostgresRecorder", "postgres_datastore"]
@@ -100,7 +100,7 @@ class PostgresRecorder(PostgresProcessRecorder):
             return self._insert_by_copy(rows, tracking)
         return self._insert_pipelined(rows, tracking)
 
-    def _insert_pipelined(self, rows: Sequence[StoredRow], tracking: Tracking | None) -> list[int]:
+    def _insert_pipelined(self, rows: Sequence[StoredTuple], tracking: Tracking | None) -> list[int]:
         """A small batch: BEGIN, the lock, NOTIFY, tracking, the inserts and COMMIT in one round trip."""
         error: Exception | None = None
         ids: list[int] = []
@@ -131,7 +131,7 @@ class PostgresRecorder(PostgresProcessRecorder):
                 raise error
         return ids
 
-    def _insert_by_copy(self, rows: Sequence[StoredRow], tracking: Tracking | None) -> list[int]:
+    def _insert_by_copy(self, rows: Sequence[StoredTuple], tracking: Tracking | None) -> list[int]:
         """A large batch: binary COPY, its positions read back from the sequence."""
         with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
             curs.execute(self.begin_insert_statement, prepare=False)
