@@ -108,7 +108,11 @@ def fast_path(argv: Sequence[str]) -> bool:
         from oneiros.cli._help_index import INDEX
     except ImportError:  # no index made yet: the real app answers
         return False
-    if INDEX.digest != sources_digest():
+    try:
+        fresh = INDEX.digest == sources_digest()
+    except OSError:  # the sources cannot be read (an unusual install): the real app answers
+        return False
+    if not fresh:
         return False
     sys.stdout.write(render(INDEX, terminal_width()) + "\n")
     return True

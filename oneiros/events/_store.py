@@ -196,7 +196,7 @@ class EventStore:
                 if meta.golem_id != golem_id:
                     raise ValueError(f"event metadata names golem {meta.golem_id!r}, not {golem_id!r}")
                 version += 1
-                # A plain tuple in StoredRow's shape: building the NamedTuple costs a Python call per event.
+                # A plain tuple in StoredRow's shape: a NamedTuple costs a Python call per event.
                 add((golem_id, version, *encode_event(meta, event)))
         if not stored and checkpoint is None:
             return []
