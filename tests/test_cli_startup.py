@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from importlib.metadata import version
@@ -68,6 +69,21 @@ def test_help_and_version_load_no_typer_or_rich(arg: str) -> None:
     """The fast paths import neither Typer nor Rich (nor click): that is where their time went."""
     out = _run([sys.executable, "-c", _LOADED.format(arg=arg)], 80)
     assert "[]" == out.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("arg", ["--help", "--version"])
+def test_a_reader_that_went_away_ends_the_fast_path_quietly(arg: str) -> None:
+    """``oneiros --help | head -0``: with nobody reading stdout, the fast path exits 1 with no
+    traceback, as the app does."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # before the command writes: its first write fails, every time
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "oneiros", arg], stdout=write_end, stderr=subprocess.PIPE, text=True, check=False
+        )
+    finally:
+        os.close(write_end)
+    assert (1, "") == (done.returncode, done.stderr)
 
 
 def test_a_stale_index_hands_help_to_the_app(

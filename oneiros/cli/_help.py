@@ -100,7 +100,7 @@ def terminal_width() -> int:
 def fast_path(argv: Sequence[str]) -> bool:
     """Answer ``--version`` or ``--help`` (alone) here; False for anything else, or a stale index."""
     if list(argv) == ["--version"]:
-        sys.stdout.write(version_text() + "\n")
+        _print(version_text())
         return True
     if list(argv) != ["--help"]:
         return False
@@ -114,8 +114,19 @@ def fast_path(argv: Sequence[str]) -> bool:
         return False
     if not fresh:
         return False
-    sys.stdout.write(render(INDEX, terminal_width()) + "\n")
+    _print(render(INDEX, terminal_width()))
     return True
+
+
+def _print(text: str) -> None:
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`oneiros --help | head -1`): exit 1 with no traceback, as Typer does,
+        # and send what is left unflushed nowhere so that closing stdout at exit does not fail too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(1) from None
 
 
 def index_source(index: HelpIndex) -> str:
