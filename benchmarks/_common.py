@@ -49,20 +49,26 @@ def emit(figures: dict[str, Any]) -> None:
 Variant = tuple[Callable[[], Any], Callable[[], Any] | None]
 
 
-def interleaved(variants: dict[str, Variant], runs: int) -> dict[str, list[float]]:
+def interleaved(
+    variants: dict[str, Variant], runs: int, cpu: dict[str, list[float]] | None = None
+) -> dict[str, list[float]]:
     """Wall times of each ``(fn, setup)`` variant, run in turn within each round.
 
     Interleaving keeps a ratio between two variants honest on a noisy machine: a burst of load
-    falls on both sides of one round instead of on all the runs of one side.
+    falls on both sides of one round instead of on all the runs of one side. ``cpu``, if given, is
+    filled with each run's CPU time of this process, which other processes on a shared machine
+    disturb far less than wall time (but which leaves out waiting for the disk).
     """
     times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(runs):
         for name, (fn, setup) in variants.items():
             if setup is not None:
                 setup()
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             fn()
             times[name].append(time.perf_counter() - started)
+            if cpu is not None:
+                cpu.setdefault(name, []).append(time.process_time() - cpu_started)
     return times
 
 

@@ -78,6 +78,7 @@ def _cycle(golem: str, n: int) -> list[Event]:
             text=f"Recurring thread {i} in {phase} of {cycle}",
             tokens_in=40,
             tokens_out=30,
+            request_hash=f"{cycle}:{phase}:{i}:hash",
         )
         for phase, i in (
             ("nrem", 0),

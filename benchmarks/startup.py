@@ -1,5 +1,9 @@
 """Start-up cost: ``oneiros --help``, ``oneiros --version`` and importing the package and the log.
 
+``--help`` and ``--version`` alone answer before the Typer app is built (``oneiros/cli/_help.py``);
+``build_cli_app`` (importing Typer, Rich and every command module) and ``cli_command_help`` (a
+command's own Rich help) show what the full path costs.
+
 Run: ``python benchmarks/startup.py [--runs 15]``. Each figure is the median wall time of a fresh
 process, interleaved round by round with the baseline (a bare ``python -c pass`` from the same
 interpreter), so machine noise hits both alike. The last stdout line is one JSON object: seconds,
@@ -25,8 +29,10 @@ CASES: dict[str, list[str]] = {
     "import_oneiros": [sys.executable, "-c", "import oneiros"],
     "import_events": [sys.executable, "-c", "import oneiros.events"],
     "import_cli": [sys.executable, "-c", "import oneiros.cli"],
+    "build_cli_app": [sys.executable, "-c", "from oneiros.cli import app"],
     "cli_help": [_CLI, "--help"],
     "cli_version": [_CLI, "--version"],
+    "cli_command_help": [_CLI, "events", "--help"],
 }
 
 

@@ -8,7 +8,10 @@ median over rounds of baseline time / our time (1.0 = as fast as the baseline; h
 Appends write the same events in the same batches everywhere: one transaction per golem stream (ten
 for the whole load), tables created beforehand, so a ratio measures the store's cost per batch and not
 table creation or the number of commits. Baselines, with the same msgspec encoding timed in:
-- SQLite: ``sqlite3`` ``executemany`` into the same table shape;
+- SQLite: ``sqlite3`` ``executemany`` into the same table shape, the rows made by ``encode_event``
+  (``append_batch_vs_raw``: encoded and read back, as the store must to refuse what it could not
+  read) or by a bare ``msgspec`` encode of the same bytes (``append_batch_vs_raw_unchecked``; what the
+  read-back costs a raw writer is ``raw_checked_vs_raw_unchecked``);
 - PostgreSQL: psycopg ``executemany`` and ``COPY ... FROM STDIN`` into the same table shape;
 - eventsourcing 9.5's default path (SQLite): an ``Application`` with its JSON transcoder.
 Replay baselines: ``SELECT`` of every row plus a typed msgspec decode per row (binary bytea on PostgreSQL);
@@ -44,6 +47,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import msgspec
 from eventsourcing.application import Application
 from eventsourcing.domain import Aggregate, event
 
@@ -61,10 +65,11 @@ from oneiros.events import (
     encode_event,
     open_store,
 )
-from oneiros.events._codec import current_decoder
+from oneiros.events._codec import _Envelope, current_decoder, topic_of
 from oneiros.fsm import Observers, follow_log, replay
 
 GOLEMS = 10
+_ENCODE = msgspec.json.Encoder().encode
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 Items = dict[str, list[tuple[EventMeta, Event]]]
 Rows = list[tuple[str, int, str, bytes]]
@@ -101,6 +106,18 @@ def encoded_batches(items: Items) -> list[Rows]:
     ]
 
 
+def plain_batches(items: Items) -> list[Rows]:
+    """The same rows as :func:`encoded_batches`, byte for byte, encoded without reading them back
+    (the check by which the store refuses an event it could not read)."""
+    return [
+        [
+            (golem, version, topic_of(type(ev)), _ENCODE(_Envelope(meta, ev)))
+            for version, (meta, ev) in enumerate(evs, start=1)
+        ]
+        for golem, evs in items.items()
+    ]
+
+
 def decode_all(rows: list[tuple[str, bytes]]) -> int:
     """The strongest plain reader: a typed decoder per topic, one decode per row."""
     decoders: dict[str, Any] = {}
@@ -127,9 +144,9 @@ def sqlite_raw_create(path: str) -> None:
     conn.close()
 
 
-def sqlite_raw_append(path: str, items: Items) -> None:
+def sqlite_raw_append(path: str, items: Items, encode: Callable[[Items], list[Rows]] = encoded_batches) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
-    for rows in encoded_batches(items):
+    for rows in encode(items):
         conn.execute("BEGIN")
         conn.executemany("INSERT INTO ev VALUES (?,?,?,?)", rows)
         conn.execute("COMMIT")
@@ -262,9 +279,14 @@ def sqlite_figures(n: int, runs: int, n_tx: int, tmp: str) -> dict[str, Any]:
         assert ours.store is not None
         append_all(ours.store, items)
 
+    cpu: dict[str, list[float]] = {}
     t = interleaved(
         {
             "raw_batch": (lambda: sqlite_raw_append(paths["raw"], items), raw_setup("raw")),
+            "raw_batch_plain": (
+                lambda: sqlite_raw_append(paths["raw_plain"], items, plain_batches),
+                raw_setup("raw_plain"),
+            ),
             "ours_batch": (ours_batch, ours_setup(ours)),
             "es_batch": (lambda: es_append(paths["es"], n, False), es_setup("es")),
             "raw_tx": (lambda: sqlite_raw_one_per_tx(paths["raw_tx"], small_rows), raw_setup("raw_tx")),
@@ -276,6 +298,7 @@ def sqlite_figures(n: int, runs: int, n_tx: int, tmp: str) -> dict[str, Any]:
             "es_replay": (lambda: es_replay(paths["es_replay"], paths["es_id"]), None),
         },
         runs,
+        cpu,
     )
     ours.close()
     ours_tx.close()
@@ -290,6 +313,12 @@ def sqlite_figures(n: int, runs: int, n_tx: int, tmp: str) -> dict[str, Any]:
         "append_batch_raw_events_per_s": rate(n, "raw_batch"),
         "append_batch_es_default_events_per_s": rate(n, "es_batch"),
         "append_batch_vs_raw": median_ratio(t["raw_batch"], t["ours_batch"]),
+        "append_batch_vs_raw_unchecked": median_ratio(t["raw_batch_plain"], t["ours_batch"]),
+        # The same ratios in CPU time of this process: steadier on a shared machine, disk waits left out.
+        "append_batch_cpu_vs_raw": median_ratio(cpu["raw_batch"], cpu["ours_batch"]),
+        "append_batch_cpu_vs_raw_unchecked": median_ratio(cpu["raw_batch_plain"], cpu["ours_batch"]),
+        "replay_cpu_vs_raw": median_ratio(cpu["raw_replay"], cpu["ours_read"]),
+        "raw_checked_vs_raw_unchecked": median_ratio(t["raw_batch_plain"], t["raw_batch"]),
         "append_batch_vs_es_default": median_ratio(t["es_batch"], t["ours_batch"]),
         "append_per_tx_events": n_tx,
         "append_per_tx_events_per_s": rate(n_tx, "ours_tx"),
@@ -450,16 +479,16 @@ def pg_figures(n: int, runs: int, url: str) -> dict[str, Any]:
 
 # -- append to observer, across processes ---------------------------------------------------------
 
-SAMPLES = 200
+SAMPLES = 300  # over all rounds
 GAP_S = 0.005
 
 
-def _ours_writer(url: str, ready: Any, go: Any) -> None:
+def _ours_writer(url: str, ready: Any, go: Any, samples: int) -> None:
     store = open_store(url)
     store.append("w", 0, [(EventMeta(time=T0, event_id="0", golem_id="w"), GolemCreated(name="w"))])
     ready.set()
     go.wait()
-    for version in range(1, SAMPLES + 1):
+    for version in range(1, samples + 1):
         time.sleep(GAP_S)
         sent = time.monotonic()
         meta = EventMeta(time=T0, event_id=repr(sent), golem_id="w")
@@ -467,7 +496,7 @@ def _ours_writer(url: str, ready: Any, go: Any) -> None:
     store.close()
 
 
-def _raw_writer(conninfo: str, schema: str, ready: Any, go: Any) -> None:
+def _raw_writer(conninfo: str, schema: str, ready: Any, go: Any, samples: int) -> None:
     """NOTIFY alone (``schema`` empty), or INSERT + NOTIFY + COMMIT as a store must (the fsync included)."""
     import psycopg
 
@@ -475,7 +504,7 @@ def _raw_writer(conninfo: str, schema: str, ready: Any, go: Any) -> None:
     with psycopg.connect(conninfo, autocommit=True) as conn:
         ready.set()
         go.wait()
-        for version in range(1, SAMPLES + 1):
+        for version in range(1, samples + 1):
             time.sleep(GAP_S)
             sent = repr(time.monotonic())
             if not schema:
@@ -491,7 +520,7 @@ def _raw_writer(conninfo: str, schema: str, ready: Any, go: Any) -> None:
                 conn.execute(f"NOTIFY bench_raw, '{sent}'")
 
 
-def _raw_listen(conninfo: str, schema: str) -> list[float]:
+def _raw_listen(conninfo: str, schema: str, samples: int) -> list[float]:
     """Latencies of the raw path: LISTEN, and for inserts the SELECT and decode of the new rows."""
     import psycopg
 
@@ -500,13 +529,13 @@ def _raw_listen(conninfo: str, schema: str) -> list[float]:
     with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute("LISTEN bench_raw")
         ready, go = ctx.Event(), ctx.Event()
-        writer = ctx.Process(target=_raw_writer, args=(conninfo, schema, ready, go))
+        writer = ctx.Process(target=_raw_writer, args=(conninfo, schema, ready, go, samples))
         writer.start()
         ready.wait(60)
         go.set()
         last = 0
         with psycopg.connect(conninfo, autocommit=True) as reader:
-            for note in conn.notifies(timeout=30, stop_after=SAMPLES):
+            for note in conn.notifies(timeout=30, stop_after=samples):
                 if schema:
                     with reader.cursor(binary=True) as cur:
                         cur.execute(
@@ -527,11 +556,9 @@ def _p(values: list[float], q: float) -> float:
     return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
 
 
-def observer_latency(url: str, schemas: Schemas) -> dict[str, Any]:
-    import psycopg
-
+def _ours_latencies(store_url: str, samples: int) -> list[float]:
+    """Latencies of :func:`follow_log` on a store in ``store_url``'s fresh schema, from another process."""
     ctx = mp.get_context("spawn")
-    store_url = schemas.store_url(schemas.fresh())
     ours: list[float] = []
     stop = threading.Event()
     store = open_store(store_url)
@@ -539,12 +566,12 @@ def observer_latency(url: str, schemas: Schemas) -> dict[str, Any]:
 
     def seen(record: Recorded) -> None:
         ours.append(time.monotonic() - float(record.meta.event_id))
-        if len(ours) == SAMPLES:
+        if len(ours) == samples:
             stop.set()
 
     observers.on_event(EpisodeRecorded, seen)
     ready, go = ctx.Event(), ctx.Event()
-    writer = ctx.Process(target=_ours_writer, args=(store_url, ready, go))
+    writer = ctx.Process(target=_ours_writer, args=(store_url, ready, go, samples))
     writer.start()
     ready.wait(60)
     follower = threading.Thread(target=follow_log, args=(store, observers, stop), kwargs={"after": 0})
@@ -555,21 +582,42 @@ def observer_latency(url: str, schemas: Schemas) -> dict[str, Any]:
     stop.set()
     writer.join(60)
     store.close()
+    return ours
+
+
+def observer_latency(url: str, schemas: Schemas, rounds: int = 3) -> dict[str, Any]:
+    """Rounds of ours, the bare LISTEN and the raw INSERT + LISTEN in turn, so that a busy disk (the
+    commit's fsync is most of each figure) weighs on all three alike; ``pg_observer_vs_raw_insert``
+    is the median over rounds of the raw p50 over ours (1.0 = as fast as the raw path)."""
+    import psycopg
 
     conninfo = pg_conninfo(url)
-    raw = _raw_listen(conninfo, "")
-    insert_schema = schemas.fresh()
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(PG_TABLE.format(s=insert_schema))
-    raw_insert = _raw_listen(conninfo, insert_schema)
+    per_round = SAMPLES // rounds
+    ours: list[list[float]] = []
+    raw: list[list[float]] = []
+    raw_insert: list[list[float]] = []
+    for _ in range(rounds):
+        ours.append(_ours_latencies(schemas.store_url(schemas.fresh()), per_round))
+        raw.append(_raw_listen(conninfo, "", per_round))
+        insert_schema = schemas.fresh()
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute(PG_TABLE.format(s=insert_schema))
+        raw_insert.append(_raw_listen(conninfo, insert_schema, per_round))
+
+    def pooled(runs: list[list[float]]) -> list[float]:
+        return [x for run in runs for x in run]
+
+    ratios = [statistics.median(r) / statistics.median(o) for o, r in zip(ours, raw_insert, strict=True) if o and r]
     return {
-        "pg_observer_samples": len(ours),
-        "pg_observer_p50_ms": _p(ours, 0.5) if ours else None,
-        "pg_observer_p95_ms": _p(ours, 0.95) if ours else None,
-        "pg_raw_listen_p50_ms": _p(raw, 0.5) if raw else None,
-        "pg_raw_listen_p95_ms": _p(raw, 0.95) if raw else None,
-        "pg_raw_insert_listen_p50_ms": _p(raw_insert, 0.5) if raw_insert else None,
-        "pg_raw_insert_listen_p95_ms": _p(raw_insert, 0.95) if raw_insert else None,
+        "pg_observer_samples": len(pooled(ours)),
+        "pg_observer_rounds": rounds,
+        "pg_observer_p50_ms": _p(pooled(ours), 0.5) if pooled(ours) else None,
+        "pg_observer_p95_ms": _p(pooled(ours), 0.95) if pooled(ours) else None,
+        "pg_raw_listen_p50_ms": _p(pooled(raw), 0.5) if pooled(raw) else None,
+        "pg_raw_listen_p95_ms": _p(pooled(raw), 0.95) if pooled(raw) else None,
+        "pg_raw_insert_listen_p50_ms": _p(pooled(raw_insert), 0.5) if pooled(raw_insert) else None,
+        "pg_raw_insert_listen_p95_ms": _p(pooled(raw_insert), 0.95) if pooled(raw_insert) else None,
+        "pg_observer_vs_raw_insert": round(statistics.median(ratios), 3) if ratios else None,
     }
 
 
@@ -581,7 +629,16 @@ def main() -> None:
     parser.add_argument("--pg", default=os.environ.get("ONEIROS_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test"))
     parser.add_argument("--skip-sqlite", action="store_true")
     parser.add_argument("--skip-pg", action="store_true")
+    parser.add_argument("--observer-only", action="store_true", help="only the PostgreSQL append-to-observer figures")
     args = parser.parse_args()
+    if args.observer_only:
+        schemas = Schemas(args.pg)
+        try:
+            figures = observer_latency(args.pg, schemas)
+            emit({**figures, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        finally:
+            schemas.drop_all()
+        return
     n, runs, n_tx = args.events, args.runs, min(args.per_tx_events, args.events)
     figures: dict[str, Any] = {"events": n, "runs": runs}
     tmp = tempfile.mkdtemp(prefix="oneiros-bench-")

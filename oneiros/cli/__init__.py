@@ -1,51 +1,35 @@
-"""The ``oneiros`` command line. Each command group lives in its own module and registers here."""
+"""The ``oneiros`` command line.
+
+``main`` answers ``oneiros --version`` and ``oneiros --help`` before building the Typer app (see
+:mod:`oneiros.cli._help`); anything else builds it. The app (:mod:`oneiros.cli._app`) is found
+on first use of ``oneiros.cli.app``: each command module of this package that defines
+``register(app)`` adds its commands there, with no edit here.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from typing import TYPE_CHECKING
 
-import typer
-
-from oneiros.cli import _commands, _content, _insight, _lab, _projections, _recover, _schedule, _server, _workers
+if TYPE_CHECKING:
+    import typer
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
-    name="oneiros",
-    help="An event-sourced dream state for autonomous agents.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
 
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":
+        from oneiros.cli._app import app
 
-def _version(value: bool) -> None:
-    if value:
-        from importlib.metadata import version
-
-        typer.echo(f"oneiros {version('oneiros')}")
-        raise typer.Exit
-
-
-@app.callback()
-def _root(
-    show_version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
-    ] = False,
-) -> None:
-    """An event-sourced dream state for autonomous agents."""
-
-
-_commands.register(app)
-_schedule.register(app)
-_content.register(app)
-_projections.register(app)
-_workers.register(app)
-_recover.register(app)
-_lab.register(app)
-_insight.register(app)
-_server.register(app)
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    app()
+    from oneiros.cli._help import fast_path
+
+    if fast_path(sys.argv[1:]):
+        return
+    from oneiros.cli._app import app
+
+    app(prog_name="oneiros")

@@ -38,12 +38,14 @@ from oneiros.events._urls import PostgresURL, parse_postgres_url
 __all__ = [
     "EVENTS_TABLE",
     "Backend",
+    "Feed",
     "MemoryRecorder",
     "Recorder",
     "Row",
     "SQLiteRecorder",
     "Stored",
     "StoredRow",
+    "StoredTuple",
     "open_backend",
 ]
 
@@ -65,16 +67,19 @@ class StoredRow(NamedTuple):
     state: bytes
 
 
-Stored = StoredEvent | StoredRow
+# What a recorder here takes: StoredRow or a plain tuple of its shape (the store's own appends), or
+# eventsourcing's StoredEvent (its own callers, its test suites).
+StoredTuple = tuple[str, int, str, bytes]
+Stored = StoredEvent | StoredTuple
 
 
-def stored_rows(stored: Sequence[Stored]) -> Sequence[StoredRow]:
+def stored_rows(stored: Sequence[Stored]) -> Sequence[StoredTuple]:
     """``stored`` as rows, converting only what is not a row already (eventsourcing's own callers)."""
-    if all(type(s) is StoredRow for s in stored):
+    if all(type(s) is tuple or type(s) is StoredRow for s in stored):
         return stored  # type: ignore[return-value]  # checked just above, element by element
     return [
         s
-        if type(s) is StoredRow
+        if isinstance(s, tuple)
         else StoredRow(
             s.originator_id.hex if isinstance(s.originator_id, UUID) else s.originator_id,
             s.originator_version,
@@ -121,6 +126,18 @@ class Recorder(Protocol):
     def select_stream_rows(self, originator_id: str, after_version: int, until: int | None) -> list[Row]: ...
 
 
+class Feed(Protocol):
+    """New events as a backend delivers them: eventsourcing ``Notification`` objects, or rows."""
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, *exc: Any) -> Any: ...
+
+    def stop(self) -> None: ...
+
+    def __next__(self) -> Notification | Row: ...
+
+
 class Backend(Protocol):
     """What the event store holds: its URL and its recorder."""
 
@@ -129,7 +146,7 @@ class Backend(Protocol):
     @property
     def recorder(self) -> Recorder: ...
 
-    def subscribe(self, after: int, topics: Sequence[str], poll_interval: float) -> Subscription[Any]: ...
+    def subscribe(self, after: int, topics: Sequence[str], poll_interval: float) -> Feed: ...
 
     def close(self) -> None: ...
 
@@ -190,7 +207,7 @@ class SQLiteRecorder(SQLiteProcessRecorder):
         if tracking is not None and not self.datastore.single_row_tracking:
             # The legacy multi-row tracking table: eventsourcing's own path.
             return super().insert_events([StoredEvent(*p) for p in params], **kwargs)
-        ids: list[int] = []
+        ids: Sequence[int] = ()
         with self.datastore.transaction(commit=True) as c:
             if params:
                 c.executemany(self.insert_events_statement, params)
@@ -337,8 +354,10 @@ class PostgresBackend:
         self.datastore = postgres_datastore(parts)
         self.recorder: PostgresRecorder = _created(lambda: PostgresRecorder(self.datastore))
 
-    def subscribe(self, after: int, topics: Sequence[str], poll_interval: float) -> Subscription[Any]:
-        return self.recorder.subscribe(after, topics)
+    def subscribe(self, after: int, topics: Sequence[str], poll_interval: float) -> Feed:
+        from oneiros.events._postgres import ListeningFeed  # noqa: PLC0415 - see __init__
+
+        return ListeningFeed(self.recorder, after, topics)
 
     def close(self) -> None:
         self.datastore.close()

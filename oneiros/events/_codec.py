@@ -35,7 +35,9 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 _UPCASTERS: dict[tuple[str, int], Upcaster] = {}
 
 
-class _Envelope(msgspec.Struct, Generic[_T]):
+class _Envelope(msgspec.Struct, Generic[_T], gc=False):
+    # gc=False: an envelope never takes part in a reference cycle, and untracked Structs are
+    # cheaper to build, which every append and every read does once per event.
     meta: EventMeta
     data: _T
 
@@ -45,6 +47,7 @@ MAX_EVENT_BYTES = 1 << 20
 dream output or host fact comes near it, so anything larger is a mistake or an attack."""
 
 _encoder = msgspec.json.Encoder()
+_encode = _encoder.encode
 _AT = re.compile(r"^(?P<what>.*?) - at `\$\.data(?:\.(?P<path>[^`]*))?`$", re.S)
 _raw_decoder = msgspec.json.Decoder(_Envelope[dict[str, Any]])
 
@@ -89,10 +92,9 @@ def encode_event(meta: EventMeta, event: Event, *, max_bytes: int = MAX_EVENT_BY
     stream. Decoding the bytes just encoded is the one check that matches what replay will do.
     """
     cls = type(event)
-    if not cls.type_name:
-        raise TypeError(f"{cls.__qualname__} is not a registered event type")
+    codec = _CODECS.get(cls) or _codec(cls)
     try:
-        state = _encoder.encode(_Envelope(meta, event))
+        state = _encode(_Envelope(meta, event))
     except UnicodeEncodeError as exc:
         raise InvalidEvent(cls.type_name, f"text is not valid Unicode ({exc.reason})") from None
     except RecursionError:
@@ -102,10 +104,21 @@ def encode_event(meta: EventMeta, event: Event, *, max_bytes: int = MAX_EVENT_BY
     if len(state) > max_bytes:
         raise InvalidEvent(cls.type_name, f"{len(state)} bytes encoded; an event may take at most {max_bytes}")
     try:
-        _decoder_for(cls).decode(state)
+        codec[1].decode(state)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise _invalid(cls.type_name, str(exc)) from None
-    return topic_of(cls), state
+    return codec[0], state
+
+
+# The topic and read-back decoder of each event class, looked up once per append of an event.
+_CODECS: dict[type[Event], tuple[str, msgspec.json.Decoder[_Envelope[Any]]]] = {}
+
+
+def _codec(cls: type[Event]) -> tuple[str, msgspec.json.Decoder[_Envelope[Any]]]:
+    if not cls.type_name:
+        raise TypeError(f"{cls.__qualname__} is not a registered event type")
+    codec = _CODECS[cls] = (topic_of(cls), _decoder_for(cls))
+    return codec
 
 
 def _invalid(type_name: str, message: str) -> InvalidEvent:

@@ -12,7 +12,10 @@ contiguous and end at the sequence's ``currval`` in this session.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
+from contextlib import ExitStack, suppress
+from types import TracebackType
 from typing import Any
 
 from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent, Tracking
@@ -21,13 +24,13 @@ from eventsourcing.utils import retry
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
-from oneiros.events._backends import EVENTS_TABLE, Row, Stored, StoredRow, stored_rows, tracking_refused
+from oneiros.events._backends import EVENTS_TABLE, Row, Stored, StoredTuple, stored_rows, tracking_refused
 from oneiros.events._urls import PostgresURL
 
-__all__ = ["PostgresRecorder", "postgres_datastore"]
+__all__ = ["ListeningFeed", "PostgresRecorder", "postgres_datastore"]
 
-# Below this many events a batch goes in one pipeline (one round trip, the lowest latency); from
-# here on by COPY, whose fixed cost (three more round trips) its per-row speed repays.
+# A single event goes statement by statement, two to 15 in one pipeline, and from here on by COPY,
+# whose fixed cost (three more round trips) its per-row speed repays.
 COPY_FROM = 16
 
 
@@ -95,9 +98,30 @@ class PostgresRecorder(PostgresProcessRecorder):
             return ids
         if len(rows) >= COPY_FROM:
             return self._insert_by_copy(rows, tracking)
+        if len(rows) <= 1:
+            return self._insert_one(rows, tracking)
         return self._insert_pipelined(rows, tracking)
 
-    def _insert_pipelined(self, rows: Sequence[StoredRow], tracking: Tracking | None) -> list[int]:
+    def _insert_one(self, rows: Sequence[StoredTuple], tracking: Tracking | None) -> list[int]:
+        """One event (or a tracking row alone), statement by statement: for a single event this takes
+        a quarter less time than the pipeline, whose own round trips and bookkeeping then outweigh
+        the ones it saves (0.61 against 0.82 ms a commit on a quiet disk)."""
+        ids: list[int] = []
+        with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
+            if rows:
+                curs.execute(self.begin_insert_statement, prepare=False)
+            if tracking is not None:
+                curs.execute(self.insert_tracking_statement, _tracking_params(tracking), prepare=True)
+                if curs.fetchone() is None:
+                    raise tracking_refused(tracking)  # rolls the transaction back
+            for row in rows:
+                curs.execute(self.insert_rows_statement, row, prepare=True)
+                found = curs.fetchone()
+                assert found is not None
+                ids.append(found["notification_id"])
+        return ids
+
+    def _insert_pipelined(self, rows: Sequence[StoredTuple], tracking: Tracking | None) -> list[int]:
         """A small batch: BEGIN, the lock, NOTIFY, tracking, the inserts and COMMIT in one round trip."""
         error: Exception | None = None
         ids: list[int] = []
@@ -128,7 +152,7 @@ class PostgresRecorder(PostgresProcessRecorder):
                 raise error
         return ids
 
-    def _insert_by_copy(self, rows: Sequence[StoredRow], tracking: Tracking | None) -> list[int]:
+    def _insert_by_copy(self, rows: Sequence[StoredTuple], tracking: Tracking | None) -> list[int]:
         """A large batch: binary COPY, its positions read back from the sequence."""
         with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
             curs.execute(self.begin_insert_statement, prepare=False)
@@ -174,3 +198,72 @@ class PostgresRecorder(PostgresProcessRecorder):
             params.append(until)
         statement += SQL("ORDER BY originator_version")
         return self._select_tuples(statement, params)
+
+
+def _unlisten(conn: Any) -> None:
+    # Back in the pool, a connection that still listened would gather notifications for nobody.
+    with suppress(Exception):  # a broken connection, which the pool discards anyway
+        conn.execute("UNLISTEN *")
+
+
+class ListeningFeed:
+    """New rows after a position, woken by the recorder's NOTIFY, on the consumer's own thread.
+
+    eventsourcing's ``PostgresSubscription`` (which ``recorder.subscribe()`` still returns) listens on
+    one thread, reads on a second and hands rows to the consumer on a third: each hop is a thread
+    wake-up between the NOTIFY and the reader. Here the consumer LISTENs (before its first read, so
+    nothing committed in between is missed), reads with the recorder's prepared binary tuple read,
+    and waits on the connection itself when it has read everything. :meth:`stop` may be called
+    from another thread: the wait wakes every ``_WAIT_S`` to see it.
+    """
+
+    _WAIT_S = 0.1
+    _PAGE = 500
+
+    def __init__(self, recorder: PostgresRecorder, after: int, topics: Sequence[str]) -> None:
+        self._recorder = recorder
+        self._after = after
+        self._topics = list(topics)
+        self._pending: deque[Row] = deque()
+        self._stopped = False
+        self._stack = ExitStack()
+        self._listener: Any = None
+
+    def _listen(self) -> Any:
+        conn = self._stack.enter_context(self._recorder.datastore.get_connection())
+        self._stack.callback(_unlisten, conn)
+        conn.execute(SQL("LISTEN {}").format(Identifier(self._recorder.channel_name)))
+        return conn
+
+    def __enter__(self) -> ListeningFeed:
+        self._listener = self._listen()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+        self._stack.close()
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    def __iter__(self) -> ListeningFeed:
+        return self
+
+    def __next__(self) -> Row:
+        if self._listener is None:
+            self._listener = self._listen()
+        while not self._pending:
+            if self._stopped:
+                raise StopIteration
+            rows = self._recorder.select_rows(self._after, self._PAGE, None, self._topics)
+            if rows:
+                self._pending.extend(rows)
+                self._after = rows[-1][0]
+                break
+            for _ in self._listener.notifies(timeout=self._WAIT_S, stop_after=1):
+                pass
+        if self._stopped:
+            raise StopIteration
+        return self._pending.popleft()

@@ -12,12 +12,11 @@ from eventsourcing.persistence import (
     IntegrityError,
     Notification,
     PersistenceError,
-    Subscription,
     Tracking,
 )
 
 from oneiros._errors import ProjectionConflict, StoreError, StreamConflict
-from oneiros.events._backends import Backend, Row, StoredRow, locate_store, open_backend
+from oneiros.events._backends import Backend, Feed, Row, StoredTuple, locate_store, open_backend
 from oneiros.events._codec import current_decoder, decode_event, encode_event, topics_for
 from oneiros.events._presence import check_reachable, require_store
 from oneiros.events._types import Event, EventMeta
@@ -120,12 +119,12 @@ def _decoded(rows: list[Row]) -> Iterator[Recorded]:
 class LogSubscription:
     """New events as they are committed, by any process: a context manager and an iterator.
 
-    Built on the recorder's eventsourcing subscription: LISTEN/NOTIFY on PostgreSQL, the recorder's
-    own listeners in memory, polling on SQLite (which has no notifications). :meth:`stop` may be
-    called from another thread; iteration then ends.
+    Built on the backend's feed: LISTEN/NOTIFY on PostgreSQL (read on the consumer's thread), the
+    recorder's eventsourcing subscription in memory, polling on SQLite (which has no notifications).
+    :meth:`stop` may be called from another thread; iteration then ends.
     """
 
-    def __init__(self, inner: Subscription[Any]) -> None:
+    def __init__(self, inner: Feed) -> None:
         self._inner = inner
 
     def __enter__(self) -> LogSubscription:
@@ -142,7 +141,10 @@ class LogSubscription:
         return self
 
     def __next__(self) -> Recorded:
-        n: Notification = next(self._inner)
+        n = next(self._inner)
+        if type(n) is tuple:
+            return _decode(*n)
+        assert isinstance(n, Notification)
         return _decode(n.id, n.originator_version, n.topic, n.state)
 
 
@@ -185,30 +187,34 @@ class EventStore:
         Every write of the log comes through here (:meth:`append` included), so a subclass that
         wraps it sees them all.
         """
-        stored: list[StoredRow] = []
+        stored: list[StoredTuple] = []
+        add = stored.append
         for append in appends:
             golem_id = append.golem_id
-            for version, (meta, event) in enumerate(append.items, start=append.expected_version + 1):
+            version = append.expected_version
+            for meta, event in append.items:
                 if meta.golem_id != golem_id:
                     raise ValueError(f"event metadata names golem {meta.golem_id!r}, not {golem_id!r}")
-                stored.append(StoredRow(golem_id, version, *encode_event(meta, event)))
+                version += 1
+                # A plain tuple in StoredRow's shape: a NamedTuple costs a Python call per event.
+                add((golem_id, version, *encode_event(meta, event)))
         if not stored and checkpoint is None:
             return []
-        positions = self._insert(stored, appends, checkpoint)
-        it = iter(positions)
+        positions = iter(self._insert(stored, appends, checkpoint))
         return [
-            Recorded(next(it), version, meta, event)
-            for append in appends
-            for version, (meta, event) in enumerate(append.items, start=append.expected_version + 1)
+            Recorded(position, row[1], meta, event)
+            for position, row, (meta, event) in zip(
+                positions, stored, (item for append in appends for item in append.items), strict=False
+            )
         ]
 
     def _insert(
-        self, stored: Sequence[StoredRow], appends: Sequence[StreamAppend], checkpoint: Checkpoint | None
-    ) -> list[int]:
+        self, stored: Sequence[StoredTuple], appends: Sequence[StreamAppend], checkpoint: Checkpoint | None
+    ) -> Sequence[int]:
         recorder = self._backend.recorder
         tracking = None if checkpoint is None else Tracking(checkpoint.name, checkpoint.position)
         try:
-            return list(recorder.insert_events(stored, tracking=tracking) or [])
+            return recorder.insert_events(stored, tracking=tracking) or ()
         except IntegrityError:
             if checkpoint is not None and checkpoint.position > checkpoint.start:
                 found = recorder.max_tracking_id(checkpoint.name)

@@ -46,9 +46,9 @@ class ProjectionDB(TrackingRecorder):
     tracking_table: str = "tracking"
 
     if TYPE_CHECKING:
-        # eventsourcing's tracking insert, which both engines' recorders provide; a commit records
-        # the position with it in the transaction that writes the rows.
-        def _insert_tracking(self, c: Any, tracking: Tracking) -> None: ...
+        # The tracking recorder's own insert and datastore, which both engines' recorders provide.
+        insert_tracking_statement: Any
+        datastore: Any
 
     def _sql(self, sql: str) -> str:
         return sql if self.mark == "?" else sql.replace("?", self.mark)
@@ -68,6 +68,18 @@ class ProjectionDB(TrackingRecorder):
         )
         row = c.fetchone()
         return int(row["position"] or 0) if row else 0
+
+    def _record_position(self, c: Any, tracking: Tracking) -> None:
+        """The recorder's tracking insert, run in the transaction that writes the rows: what its
+        ``insert_tracking`` does in a transaction of its own (its public statement and parameters)."""
+        c.execute(
+            self.insert_tracking_statement,
+            {"application_name": tracking.application_name, "notification_id": tracking.notification_id},
+        )
+        # Single-row tracking returns the row it moved, and nothing when the position would go back.
+        if self.datastore.single_row_tracking and c.fetchone() is None:
+            name, position = tracking.application_name, tracking.notification_id
+            raise IntegrityError(f"Failed to record tracking for {name} {position}")
 
     def position(self, projection: str) -> int:
         """The last log position the projection's rows include (0 when never built)."""
@@ -93,7 +105,7 @@ class ProjectionDB(TrackingRecorder):
                 if dels:
                     c.executemany(delete, dels)
                 if position > expected:
-                    self._insert_tracking(c, Tracking(projection, position))
+                    self._record_position(c, Tracking(projection, position))
         except OperationalError as exc:
             # SQLite: another process committed between this transaction's read and its write
             # (a stale snapshot cannot be upgraded), which is the same race the check above catches.

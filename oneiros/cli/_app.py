@@ -1,0 +1,99 @@
+"""The Typer app: every module of this package that defines ``register(app)`` adds its commands.
+
+A new command module needs no edit anywhere else: it is found by walking the package (in the order
+of module names), so it cannot be forgotten. The top-level help is rendered by
+:func:`oneiros.cli._help.render`, the same function ``oneiros --help`` uses before the app is built,
+so the two cannot drift apart in form; ``tests/test_cli_startup.py`` keeps them equal in content.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from types import ModuleType
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from oneiros.cli._help import HelpIndex, one_line, render, sources_digest, terminal_width, version_text
+
+__all__ = ["app", "command_modules", "help_index"]
+
+_NOT_COMMANDS = frozenset({"_app", "_help", "_help_index"})
+
+
+class _Root(TyperGroup):
+    """The root group, whose own help is the light one (a command's help stays Typer's)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        formatter.write(render(_index_of(self, ctx), terminal_width()))
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        # Typer prints the help of a bare `oneiros` from inside its Rich formatter and then stays
+        # silent about the error; with the light formatter the help must be printed here.
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            typer.echo(ctx.get_help())
+            ctx.exit(2)
+        return list(super().parse_args(ctx, args))
+
+
+def _index_of(group: TyperGroup, ctx: Any) -> HelpIndex:
+    # Typer's click objects, read by attribute: some Typer versions vendor click, others use it.
+    options = tuple(
+        (", ".join([*param.opts, *param.secondary_opts]), getattr(param, "help", None) or "")
+        for param in group.get_params(ctx)
+        if param.param_type_name == "option" and not getattr(param, "hidden", False)
+    )
+    commands = tuple(
+        (name, one_line(command.short_help or command.help))
+        for name in group.list_commands(ctx)
+        if (command := group.get_command(ctx, name)) is not None and not command.hidden
+    )
+    usage = " ".join([ctx.command_path, *group.collect_usage_pieces(ctx)])
+    return HelpIndex(sources_digest(), usage, one_line(group.help), options, commands)
+
+
+app = typer.Typer(
+    name="oneiros",
+    cls=_Root,
+    help="An event-sourced dream state for autonomous agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(version_text())
+        raise typer.Exit
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """An event-sourced dream state for autonomous agents."""
+
+
+def command_modules(package: str = "oneiros.cli") -> list[ModuleType]:
+    """Every module of ``package`` that registers commands (defines ``register``), by module name."""
+    path = importlib.import_module(package).__path__
+    names = sorted(m.name for m in pkgutil.iter_modules(path) if m.name not in _NOT_COMMANDS)
+    modules = [importlib.import_module(f"{package}.{name}") for name in names]
+    return [module for module in modules if callable(getattr(module, "register", None))]
+
+
+for _module in command_modules():
+    _module.register(app)
+
+
+def help_index() -> HelpIndex:
+    """The top-level help of the app as built, for ``oneiros/cli/_help_index.py``."""
+    group = typer.main.get_command(app)
+    assert isinstance(group, _Root)
+    with typer.Context(group, info_name="oneiros") as ctx:
+        return _index_of(group, ctx)
