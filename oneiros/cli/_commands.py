@@ -136,7 +136,7 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
             _check_queue(queued.connection, effective.queue)
         recorded = _record(golems, golem_id, loaded, executor.logs if executor else GolemLogs.of(golems))
         if sample and not as_json:
-            console.print(f"recorded the bundled sample episodes into {golem_id} ({sample_episodes_path()})")
+            console.print(f"sample episodes: {sample_episodes_path()}", soft_wrap=True, highlight=False)
         if queued is not None:
             _dream_on_queue(queued, golem_id, effective, recorded, wait=wait, as_json=as_json)
             return
