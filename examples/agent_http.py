@@ -91,7 +91,8 @@ def run(url: str, token: str) -> None:
     else:
         print("should_dream: not now (" + ", ".join(decision["blocked_by"]) + "); dreaming on request")
 
-    cycle = _ok(api.post(f"{golem}/cycles", json={"max_outputs": 5}))
+    # "wait": the answer comes when the cycle has ended (without it: 202 as soon as it started).
+    cycle = _ok(api.post(f"{golem}/cycles", json={"max_outputs": 5, "wait": True}))
     print(f"dreamt cycle {cycle['cycle_id']}: {cycle['status']}")
 
     report = _ok(api.get(f"{golem}/cycles/{cycle['cycle_id']}/report"))

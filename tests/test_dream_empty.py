@@ -20,6 +20,7 @@ from oneiros.events import DreamEmpty, DreamStaged, EpisodeRecorded, GenerationF
 from oneiros.fsm import replay
 from oneiros.generators import OpenAIGenerator
 from oneiros.projections import journal_markdown
+from oneiros.server._background import BackgroundCycles
 from oneiros.server._cycles import start_cycle
 from oneiros.server._models import CycleIn
 from oneiros.server._service import run_row
@@ -138,14 +139,16 @@ def test_dream_against_500s_says_so_in_json_too(tmp_path: Path, chat_server: Cha
 
 
 def test_server_cycle_route_and_journal_report_an_empty_cycle(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The server runs a cycle with no API key: its answer says ``empty`` with the reason; the
-    journal entry, the runs row and the Markdown journal carry it."""
+    """The server runs a cycle with no API key: its answer (to a caller that waits for the end)
+    says ``empty`` with the reason; the journal entry, the runs row and the Markdown journal carry it."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     world = World(open_store("memory://"), golem="g")
     world.golems.record_episodes("g", [e.episode for e in _of(sample_golems(0), EpisodeRecorded)])
     config = load_config(path="/dev/null", environ={})
     config = msgspec.structs.replace(config, server=msgspec.structs.replace(config.server, generator="openai"))
-    answer = start_cycle(world.store, config, world.deps, "g", CycleIn(reevaluate_enabled=False))
+    cycles = BackgroundCycles(world.store, limit=1, grace_seconds=30.0)
+    body = CycleIn(reevaluate_enabled=False, wait=True)
+    answer = start_cycle(world.store, config, world.deps, "g", body, background=cycles)
     assert "empty" == answer["status"]
     assert answer["empty"].startswith("every generator call failed: ")
     world.update()

@@ -102,6 +102,13 @@ class BackgroundCycles:
                 self._running[cycle_id] = (golem_id, thread)
         return cycle_id
 
+    def wait(self, cycle_id: str, timeout: float) -> None:
+        """Until cycle ``cycle_id`` (one this server runs) has ended, or ``timeout`` seconds."""
+        with self._lock:
+            running = self._running.get(cycle_id)
+        if running is not None:
+            running[1].join(timeout)
+
     def close(self) -> None:
         """Refuse new cycles; give the running ones the grace period, then interrupt them."""
         with self._lock:

@@ -16,7 +16,7 @@ itself runs off the request thread (``_background``): the answer names it as ``d
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -29,6 +29,9 @@ from oneiros.server._background import BackgroundCycles
 from oneiros.server._models import CycleIn
 from oneiros.settings import CycleSettings
 from oneiros.validation import Feedback
+
+if TYPE_CHECKING:  # annotations only: the workers load RQ and OpenTelemetry on first use
+    from oneiros.workers import CycleResult
 
 __all__ = ["cycle_settings", "start_cycle"]
 
@@ -53,7 +56,12 @@ def start_cycle(
 ) -> dict[str, Any]:
     """Start (or enqueue) one cycle of ``golem_id`` now; what to answer the caller. Without a queue
     the cycle runs on ``background``'s thread and this returns once it started."""
-    from oneiros.workers import InProcessExecutor, RqExecutor, load_generator  # noqa: PLC0415 - RQ, OpenTelemetry
+    from oneiros.workers import (  # noqa: PLC0415 - RQ, OpenTelemetry
+        InProcessExecutor,
+        RqExecutor,
+        cycle_result,
+        load_generator,
+    )
 
     golems = Golems(store, deps=deps)
     golems.state(golem_id)  # GolemNotFound before anything is written
@@ -70,11 +78,32 @@ def start_cycle(
             connection = Redis.from_url(queue)
         except ValueError as exc:
             raise ConfigError(f"server.queue {queue!r}: {exc}") from None
-        cycle_id = RqExecutor(golems, connection, cycle_settings=settings).start_cycle(golem_id)
-        return out | {"cycle_id": cycle_id, "status": "enqueued"}
+        executor = RqExecutor(golems, connection, cycle_settings=settings)
+        cycle_id = executor.start_cycle(golem_id)
+        if not body.wait:
+            return out | {"cycle_id": cycle_id, "status": "enqueued"}
+        return out | _ended(executor.wait(golem_id, cycle_id, timeout=config.server.cycle_wait_seconds))
     generator = load_generator(config.server.generator, deps.seed)
 
     def run(observers: Observers) -> object:
         return InProcessExecutor(Golems(store, deps=deps, observers=observers), generator, settings).run_cycle(golem_id)
 
-    return out | {"cycle_id": background.start(golem_id, run), "status": "dreaming"}
+    cycle_id = background.start(golem_id, run)
+    if not body.wait:
+        return out | {"cycle_id": cycle_id, "status": "dreaming"}
+    background.wait(cycle_id, config.server.cycle_wait_seconds)
+    return out | _ended(cycle_result(golems, golem_id, cycle_id))
+
+
+def _ended(result: CycleResult) -> dict[str, Any]:
+    """What a caller that waited is told of its cycle: how it ended, or that it still runs."""
+    status = (
+        "interrupted"
+        if result.interrupted
+        else "empty"
+        if result.empty
+        else "complete"
+        if result.complete is not None
+        else "dreaming"
+    )
+    return {"cycle_id": result.cycle_id, "status": status, "interrupted": result.interrupted, "empty": result.empty}

@@ -60,7 +60,8 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
 
     @mcp.tool(
         description="Run one dreaming cycle now. Phases: reflect (NREM replay), reevaluate (stale or reinforce "
-        "existing dreams), dream (REM imagination, new hypotheses, at most max_outputs). " + HYPOTHESES
+        "existing dreams), dream (REM imagination, new hypotheses, at most max_outputs). Returns when the cycle "
+        "has ended (wait=false: as soon as it started). " + HYPOTHESES
     )
     def run_dreaming_cycle(
         ctx: Context,
@@ -70,12 +71,15 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         reflect_enabled: bool = True,
         reevaluate_enabled: bool = True,
         dream_enabled: bool = True,
+        wait: bool = True,
     ) -> dict[str, Any]:
+        # A tool call is a question awaiting its answer: by default it returns the cycle's end.
         body = CycleIn(
             max_outputs=max_outputs,
             reflect_enabled=reflect_enabled,
             reevaluate_enabled=reevaluate_enabled,
             dream_enabled=dream_enabled,
+            wait=wait,
         )
         return call(ctx, lambda who: service.start_cycle(who, golem_of(who, golem), body))
 

@@ -44,6 +44,9 @@ class CycleIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     """Dense-Mem's re_evaluate: stale dreams whose sources are gone, reinforce intact ones."""
     dream_enabled: bool = True
     """Dense-Mem's dream: REM imagination and integration's new staged hypotheses."""
+    wait: bool = False
+    """Answer once the cycle has ended (at most ``server.cycle_wait_seconds``), with its final
+    status (``complete``, ``interrupted``, ``empty``), rather than as soon as it started."""
 
 
 class FeedbackIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -32,6 +32,10 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     shutdown_grace_seconds: Annotated[float, msgspec.Meta(ge=0.0)] = 30.0
     """On shutdown, how long a cycle the server runs may finish before it is recorded as
     interrupted: the daemon's ``daemon.shutdown_grace_seconds``."""
+    cycle_wait_seconds: Annotated[float, msgspec.Meta(gt=0.0)] = 300.0
+    """How long a request that asked to wait for its cycle (``"wait": true``, MCP's
+    ``run_dreaming_cycle``) waits before it answers with the cycle still running: the RQ
+    executor's own wait."""
     generator: str = "offline"
     """The generator of cycles the server runs itself (no ``queue``): ``offline``, ``openai`` or
     ``module:factory``, as ``oneiros worker --generator`` takes."""

@@ -57,8 +57,19 @@ class DecidingProcess:
     # -- running ----------------------------------------------------------------------------------
 
     def load(self) -> int:
-        tracked = self.store.backend.recorder.max_tracking_id(self.name) or 0
-        self.rebuild(tracked)
+        # The tracked position and the memory rebuilt from the log must be of one moment: a runner
+        # committing between the two reads would leave its decision in memory but its input after
+        # the position, and this runner would decide that input again at the next free version.
+        # A commit changes the position with its decisions, so a position read the same before and
+        # after the rebuild is the one the memory holds.
+        recorder = self.store.backend.recorder
+        tracked = recorder.max_tracking_id(self.name) or 0
+        while True:
+            self.rebuild(tracked)
+            again = recorder.max_tracking_id(self.name) or 0
+            if again == tracked:
+                break
+            tracked = again
         self.position = tracked
         self._loaded = True
         return tracked
