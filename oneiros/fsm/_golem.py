@@ -165,6 +165,13 @@ class GolemState(msgspec.Struct, kw_only=True):
         self.version = record.version
         self.position = record.position
 
+    def apply_episodes(self, count: int, last: Recorded) -> None:
+        """What :meth:`apply` does for ``count`` EpisodeRecorded events in a row, ``last`` the last
+        of them: a long stream is mostly episodes, and a fold need not visit each."""
+        self.episodes += count
+        self.version = last.version
+        self.position = last.position
+
     def summary(self) -> dict[str, Any]:
         """The fields a person or an API client reads, as plain JSON values."""
         return {
