@@ -65,6 +65,7 @@ class _EpisodeOnly(msgspec.Struct, frozen=True, gc=False):
 
 # An EpisodeRecorded as stored, reduced to its episode's JSON (the metadata is skipped, not built).
 _episode_only = msgspec.json.Decoder(_EpisodeOnly)
+_EPISODE_SLICE = 8_192
 _EPISODE_TOPIC = f"{EpisodeRecorded.type_name}.v{EpisodeRecorded.schema_version}"
 
 
@@ -139,8 +140,11 @@ class GolemLog:
             self._episode_rows(rows[start:])
 
     def _episode_rows(self, rows: Sequence[tuple[int, int, str, bytes]]) -> None:
-        if not rows:
-            return
+        # In slices, so a page of episodes is never held decoded twice over (the memory's peak).
+        for start in range(0, len(rows), _EPISODE_SLICE):
+            self._episode_slice(rows[start : start + _EPISODE_SLICE])
+
+    def _episode_slice(self, rows: Sequence[tuple[int, int, str, bytes]]) -> None:
         last = next(decode_rows(rows[-1:]))
         try:
             # Decodes every row before the memory changes; checks what it decodes as the store's
