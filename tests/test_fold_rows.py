@@ -17,7 +17,7 @@ from oneiros import open_store
 from oneiros._errors import CorruptEvent
 from oneiros.episodes import EpisodeMemory
 from oneiros.events import Episode, Outcome, read_stream_pages
-from oneiros.workers import GolemLog, GolemLogs
+from oneiros.workers import GolemLog, GolemLogs, _log
 from tests.test_snapshots import _fold, _golems, _history, _view
 
 
@@ -29,13 +29,19 @@ def _stored_history() -> object:
 
 
 @settings(max_examples=30, deadline=None)
-@given(page=st.integers(min_value=1, max_value=400))
-def test_folding_rows_in_pages_of_any_size_equals_folding_each_event(page: int) -> None:
-    """Pages cut runs of episodes anywhere; the fold from rows still equals the event-by-event fold
-    in every field a phase reads, and its episode memory snapshots to the same bytes."""
+@given(page=st.integers(min_value=1, max_value=400), piece=st.integers(min_value=1, max_value=100))
+def test_folding_rows_in_pages_of_any_size_equals_folding_each_event(page: int, piece: int) -> None:
+    """Pages (and the slices a run of episodes is decoded in) cut runs of episodes anywhere; the
+    fold from rows still equals the event-by-event fold in every field a phase reads, and its
+    episode memory snapshots to the same bytes."""
     store = _stored_history()
     log = GolemLog("g")
-    log.fold_rows(read_stream_pages(store, "g", page=page))  # type: ignore[arg-type]
+    slices = _log._EPISODE_SLICE
+    _log._EPISODE_SLICE = piece
+    try:
+        log.fold_rows(read_stream_pages(store, "g", page=page))  # type: ignore[arg-type]
+    finally:
+        _log._EPISODE_SLICE = slices
     expected = _fold(_history())
     assert _view(expected) == _view(log)
     assert expected.memory.to_bytes() == log.memory.to_bytes()
