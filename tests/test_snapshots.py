@@ -37,12 +37,15 @@ class CountingStore(EventStore):
     def episodes(self) -> int:
         return sum(self.episode_reads.values())
 
-    def read_stream(self, golem_id: str, after_version: int = 0, until: int | None = None) -> list[Recorded]:
-        records = super().read_stream(golem_id, after_version, until)
+    def read_stream_rows(
+        self, golem_id: str, after_version: int = 0, until: int | None = None
+    ) -> list[tuple[int, int, str, bytes]]:
+        # Every stream read comes through here, decoded (read_stream) or not (a fold's fast path).
+        rows = super().read_stream_rows(golem_id, after_version, until)
         self.reads += 1
-        self.records += len(records)
-        self.episode_reads.update(r.position for r in records if isinstance(r.event, EpisodeRecorded))
-        return records
+        self.records += len(rows)
+        self.episode_reads.update(r[0] for r in rows if r[2].startswith(f"{EpisodeRecorded.type_name}.v"))
+        return rows
 
     def reset(self) -> None:
         self.reads = self.records = 0

@@ -61,6 +61,7 @@ from oneiros.events._snapshots import (
     open_snapshots,
     read_from_snapshot,
     read_stream_paged,
+    read_stream_pages,
     seal,
     unseal,
 )
@@ -92,6 +93,7 @@ from oneiros.events._store import (
     LogSubscription,
     Recorded,
     StreamAppend,
+    decode_rows,
     open_store,
     record_row,
 )
@@ -246,6 +248,7 @@ __all__ = [
     "WakingResidue",
     "decode_event",
     "decode_records",
+    "decode_rows",
     "encode_event",
     "encode_records",
     "event_subtypes",
@@ -260,6 +263,7 @@ __all__ = [
     "parse_postgres_url",
     "read_from_snapshot",
     "read_stream_paged",
+    "read_stream_pages",
     "record_row",
     "register_upcaster",
     "registered_events",

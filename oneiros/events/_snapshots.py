@@ -26,9 +26,9 @@ import msgspec
 from eventsourcing.persistence import PersistenceError
 
 from oneiros._errors import OneirosError
-from oneiros.events._backends import PostgresBackend, SQLiteBackend
+from oneiros.events._backends import PostgresBackend, Row, SQLiteBackend
 from oneiros.events._codec import decode_event, encode_event
-from oneiros.events._store import EventStore, Recorded
+from oneiros.events._store import EventStore, Recorded, decode_rows
 from oneiros.events._urls import parse_postgres_url
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "open_snapshots",
     "read_from_snapshot",
     "read_stream_paged",
+    "read_stream_pages",
     "seal",
     "unseal",
 ]
@@ -241,7 +242,16 @@ def decode_records(data: bytes | memoryview) -> list[Recorded]:
 
 def read_stream_paged(store: EventStore, stream: str, after_version: int = 0, page: int = 50_000) -> Iterator[Recorded]:
     """``stream``'s events after ``after_version``, about ``page`` at a time, so folding a long
-    stream from the start never holds all of it decoded at once.
+    stream from the start never holds all of it decoded at once (see :func:`read_stream_pages`)."""
+    for rows in read_stream_pages(store, stream, after_version, page):
+        yield from decode_rows(rows)
+
+
+def read_stream_pages(
+    store: EventStore, stream: str, after_version: int = 0, page: int = 50_000
+) -> Iterator[list[Row]]:
+    """``stream``'s stored rows after ``after_version`` (``store.read_stream_rows``), about ``page``
+    at a time, for a fold that decodes only what it needs of each event.
 
     Pages are windows of global positions; where the stream is sparse among other streams' events
     the window doubles, so a stream that is a thin share of the log costs a few more reads, not
@@ -250,13 +260,14 @@ def read_stream_paged(store: EventStore, stream: str, after_version: int = 0, pa
     until, window = 0, page
     while True:
         until += window
-        records = store.read_stream(stream, after_version=after_version, until=None if until >= head else until)
-        yield from records
+        rows = store.read_stream_rows(stream, after_version=after_version, until=None if until >= head else until)
+        if rows:
+            yield rows
         if until >= head:
             return
-        if records:
-            after_version = records[-1].version
-        if len(records) < page // 2:
+        if rows:
+            after_version = rows[-1][1]
+        if len(rows) < page // 2:
             window *= 2
 
 

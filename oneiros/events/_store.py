@@ -28,6 +28,7 @@ __all__ = [
     "LogSubscription",
     "Recorded",
     "StreamAppend",
+    "decode_rows",
     "open_store",
     "record_row",
 ]
@@ -95,7 +96,13 @@ def _decode(position: int, version: int, topic: str, state: bytes) -> Recorded:
     return Recorded(position, version, envelope.meta, envelope.data)
 
 
-def _decoded(rows: list[Row]) -> Iterator[Recorded]:
+def decode_rows(rows: Sequence[Row]) -> Iterator[Recorded]:
+    """Rows as :meth:`EventStore.read_stream_rows` returns them, decoded (older schema versions
+    upcast, a damaged row raising :class:`CorruptEvent` naming its position)."""
+    return _decoded(rows)
+
+
+def _decoded(rows: Sequence[Row]) -> Iterator[Recorded]:
     # The hot loop of every replay: one typed msgspec decode per row, decoders looked up by topic in
     # a dict local to the page. A generator, so a reader that drops each record as it goes reuses
     # the memory of the last one: decoding a whole page into a list first costs a third more.
@@ -238,11 +245,16 @@ class EventStore:
 
     def read_stream(self, golem_id: str, after_version: int = 0, until: int | None = None) -> list[Recorded]:
         """``golem_id``'s events after ``after_version``, up to global position ``until``."""
+        return list(_decoded(self.read_stream_rows(golem_id, after_version, until)))
+
+    def read_stream_rows(self, golem_id: str, after_version: int = 0, until: int | None = None) -> list[Row]:
+        """What :meth:`read_stream` reads, undecoded: ``(position, version, topic, state)`` rows,
+        for a reader that decodes only part of some events (see :func:`decode_rows` for the rest).
+        Every stream read goes through here, so a store that wraps it sees them all."""
         try:
-            rows = self._backend.recorder.select_stream_rows(golem_id, after_version, until)
+            return self._backend.recorder.select_stream_rows(golem_id, after_version, until)
         except PersistenceError as exc:
             raise StoreError(f"reading stream {golem_id!r} failed: {exc}") from exc
-        return list(_decoded(rows))
 
     def read_all(
         self,

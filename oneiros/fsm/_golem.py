@@ -61,34 +61,11 @@ class CycleCounts(msgspec.Struct, kw_only=True):
 
     def add(self, event: DreamOutput) -> None:
         """Count one dream output; outputs no figure of DreamComplete counts leave these as they are."""
-        match event:
-            case GenerationRecorded():
-                self.generation_calls += 1
-            case GenerationFailed(reason=reason):
-                self.generation_calls += 1
-                self.failed_calls += 1
-                self.last_failure = reason
-            case DreamSuppressed():
-                self.suppressed = True
-            case _:
-                pass
-        if isinstance(event, DreamStaged):
-            self.staged += 1
-        match event:
-            case ReplayBatch(episode_ticks=ticks):
-                self.replayed_ticks = self.replayed_ticks | frozenset(ticks)
-            case DreamHypothesis() | StrategyHypothesis():
-                self.heuristics_proposed += 1
-            case DreamCounterfactual():
-                self.counterfactuals_generated += 1
-            case DreamInsight():
-                self.insights_crystallized += 1
-            case EpisodeDepotentiated():
-                self.episodes_depotentiated += 1
-            case DreamStaged(kind="playbook_revision"):
-                self.playbook_edits += 1
-            case _:
-                pass
+        cls = type(event)
+        count = _COUNTERS.get(cls)
+        if count is None:
+            count = _COUNTERS[cls] = _counter_for(cls)
+        count(self, event)
 
     def complete_event(self, cycle_id: str) -> DreamComplete:
         return DreamComplete(
@@ -165,6 +142,13 @@ class GolemState(msgspec.Struct, kw_only=True):
         self.version = record.version
         self.position = record.position
 
+    def apply_episodes(self, count: int, last: Recorded) -> None:
+        """What :meth:`apply` does for ``count`` EpisodeRecorded events in a row, ``last`` the last
+        of them: a long stream is mostly episodes, and a fold need not visit each."""
+        self.episodes += count
+        self.version = last.version
+        self.position = last.position
+
     def summary(self) -> dict[str, Any]:
         """The fields a person or an API client reads, as plain JSON values."""
         return {
@@ -230,6 +214,79 @@ def _dream_empty(state: GolemState, event: Event) -> None:
 
 def _dream_interrupted(state: GolemState, _event: Event) -> None:
     state.cycles_interrupted += 1
+
+
+# What each kind of dream output adds to the counts, decided once per class (a fold meets tens of
+# thousands of outputs; matching each against every pattern was most of a golem fold's time).
+_Counter = Callable[[CycleCounts, Any], None]
+_COUNTERS: dict[type[Event], _Counter] = {}
+
+
+def _generation(counts: CycleCounts, _event: GenerationRecorded) -> None:
+    counts.generation_calls += 1
+
+
+def _failed(counts: CycleCounts, event: GenerationFailed) -> None:
+    counts.generation_calls += 1
+    counts.failed_calls += 1
+    counts.last_failure = event.reason
+
+
+def _suppressed(counts: CycleCounts, _event: DreamSuppressed) -> None:
+    counts.suppressed = True
+
+
+def _staged(counts: CycleCounts, event: DreamStaged) -> None:
+    counts.staged += 1
+    if event.kind == "playbook_revision":
+        counts.playbook_edits += 1
+
+
+def _replayed(counts: CycleCounts, event: ReplayBatch) -> None:
+    counts.replayed_ticks = counts.replayed_ticks | frozenset(event.episode_ticks)
+
+
+def _heuristic(counts: CycleCounts, _event: DreamOutput) -> None:
+    counts.heuristics_proposed += 1
+
+
+def _counterfactual(counts: CycleCounts, _event: DreamCounterfactual) -> None:
+    counts.counterfactuals_generated += 1
+
+
+def _insight(counts: CycleCounts, _event: DreamInsight) -> None:
+    counts.insights_crystallized += 1
+
+
+def _depotentiated(counts: CycleCounts, _event: EpisodeDepotentiated) -> None:
+    counts.episodes_depotentiated += 1
+
+
+def _uncounted(_counts: CycleCounts, _event: DreamOutput) -> None:
+    pass
+
+
+def _counter_for(cls: type[Event]) -> _Counter:
+    rules: list[tuple[type[Event] | tuple[type[Event], ...], _Counter]] = [
+        (GenerationRecorded, _generation),
+        (GenerationFailed, _failed),
+        (DreamSuppressed, _suppressed),
+        (DreamStaged, _staged),
+        (ReplayBatch, _replayed),
+        ((DreamHypothesis, StrategyHypothesis), _heuristic),
+        (DreamCounterfactual, _counterfactual),
+        (DreamInsight, _insight),
+        (EpisodeDepotentiated, _depotentiated),
+    ]
+    steps = [count for base, count in rules if issubclass(cls, base)]
+    if len(steps) <= 1:
+        return steps[0] if steps else _uncounted
+
+    def every(counts: CycleCounts, event: Any) -> None:
+        for count in steps:
+            count(counts, event)
+
+    return every
 
 
 _HANDLERS: dict[type[Event], Callable[[GolemState, Event], None]] = {

@@ -23,9 +23,11 @@ class GolemsProjection:
         golem_id = record.meta.golem_id
         if ":" in golem_id:
             return
-        state = rows.get("state", golem_id, GolemState) or GolemState(golem_id=golem_id)
+        state = rows.edit("state", golem_id, GolemState)
+        if state is None:
+            state = GolemState(golem_id=golem_id)
+            rows.put("state", golem_id, state)
         state.apply(record)
-        rows.put("state", golem_id, state)
 
 
 def golem_states(db: ProjectionDB) -> list[GolemState]:

@@ -157,13 +157,9 @@ class JournalProjection:
             entry.quality_pct = _quality(entry, self.settings)
             rows.put("cycle", entry.cycle_id, entry)
             return
-        cycle = event.lineage.cycle_id if kind is EntryStaged else event.cycle_id
-        found = rows.get("cycle", cycle, JournalEntry)
-        if found is None:
-            return
-        if _UPDATES[kind](self, found, record, event):
+        found = rows.edit("cycle", event.lineage.cycle_id if kind is EntryStaged else event.cycle_id, JournalEntry)
+        if found is not None and _UPDATES[kind](self, found, record, event):
             found.quality_pct = _quality(found, self.settings)
-        rows.put("cycle", cycle, found)
 
     def _end(self, entry: JournalEntry, record: Recorded, event: Event) -> bool:
         entry.ended_at = record.meta.time

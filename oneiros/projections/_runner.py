@@ -58,11 +58,23 @@ class Rows:
     def get(self, kind: str, key: str, cls: type[_T]) -> _T | None:
         k = (kind, key)
         value: _T | None = self._cache.get(k, _MISSING)
-        if value is not _MISSING:
-            return value
+        return self._load(k, cls) if value is _MISSING else value
+
+    def edit(self, kind: str, key: str, cls: type[_T]) -> _T | None:
+        """The row to change in place (written back at commit), or None when there is none: what
+        :meth:`get` then :meth:`put` of the same value do, in one look-up."""
+        k = (kind, key)
+        value: _T | None = self._cache.get(k, _MISSING)
+        if value is _MISSING:
+            value = self._load(k, cls)
+        if value is not None:
+            self._dirty[k] = None
+        return value
+
+    def _load(self, k: tuple[str, str], cls: type[_T]) -> _T | None:
         # A projection built from position 0 has no rows in the database (drop removes rows and
         # position together), so a rebuild never pays a query for a row it has not written.
-        data = None if self._empty else self._db.get(self._projection, kind, key)
+        data = None if self._empty else self._db.get(self._projection, *k)
         found = None if data is None else msgspec.json.decode(data, type=cls)
         self._cache[k] = found
         return found

@@ -15,7 +15,7 @@ version on disk when someone asks.
 from __future__ import annotations
 
 import difflib
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import msgspec
@@ -153,6 +153,11 @@ class _Count(msgspec.Struct, kw_only=True):
     n: int = 0
 
 
+def _minute(when: datetime) -> str:
+    """``when`` as ``%Y-%m-%d %H:%M`` (isoformat's first 16 characters: a third of strftime's cost)."""
+    return when.isoformat(" ", "minutes")[:16]
+
+
 class Observation(msgspec.Struct, kw_only=True):
     priority: Priority
     text: str
@@ -192,7 +197,7 @@ class ObservationSink:
         state = rows.get("state", golem, _ObserverState) or _ObserverState()
         key = f"{golem}/{record.position:012d}"
         if isinstance(event, EntryStaged):
-            stamp = record.meta.time.strftime("%Y-%m-%d %H:%M")
+            stamp = _minute(record.meta.time)
             priority = OBSERVATION_PRIORITY.get(event.kind, "GRN")
             rows.put(
                 "observation", key, Observation(priority=priority, text=event.text, time=stamp, entry_id=event.entry_id)
@@ -202,7 +207,7 @@ class ObservationSink:
             state.confidence[event.entry_id] = event.confidence_pct
             state.observation_keys.append(key)
         elif isinstance(event, EntryPromoted):
-            stamp = record.meta.time.strftime("%Y-%m-%d %H:%M")
+            stamp = _minute(record.meta.time)
             text = f"validated: {state.texts.get(event.entry_id, event.entry_id)}"
             rows.put("observation", key, Observation(priority="RED", text=text, time=stamp, entry_id=event.entry_id))
             state.observation_keys.append(key)

@@ -140,6 +140,8 @@ class StagingProjection:
 
     def apply(self, record: Recorded, rows: Rows) -> None:
         entry_id: str = record.event.entry_id  # type: ignore[attr-defined]
-        entry = apply_staging_event(rows.get("entry", entry_id, StagedEntry), record)
-        if entry is not None:
-            rows.put("entry", entry_id, entry)
+        if type(record.event) is EntryStaged:
+            rows.put("entry", entry_id, apply_staging_event(None, record))  # type: ignore[arg-type]
+        else:
+            # Changed in place; an event for an entry never staged (None) writes nothing.
+            apply_staging_event(rows.edit("entry", entry_id, StagedEntry), record)

@@ -11,7 +11,7 @@ events folded; one that the log disagrees with is ignored (see ``oneiros.events.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import msgspec
@@ -21,14 +21,17 @@ from oneiros.events import (
     CycleEvent,
     DreamStaged,
     DreamStart,
+    Episode,
     EpisodeRecorded,
     EventStore,
     Recorded,
     Snapshot,
     SnapshotStore,
     decode_records,
+    decode_rows,
     encode_records,
     read_from_snapshot,
+    read_stream_pages,
     seal,
 )
 from oneiros.fsm import Golems, GolemState
@@ -50,6 +53,20 @@ class _Body(msgspec.Struct, frozen=True, kw_only=True):
     ledger: memoryview
     staged: memoryview
     cycle: memoryview
+
+
+class _EpisodeData(msgspec.Struct, frozen=True, gc=False):
+    episode: msgspec.Raw
+
+
+class _EpisodeOnly(msgspec.Struct, frozen=True, gc=False):
+    data: _EpisodeData
+
+
+# An EpisodeRecorded as stored, reduced to its episode's JSON (the metadata is skipped, not built).
+_episode_only = msgspec.json.Decoder(_EpisodeOnly)
+_EPISODE_SLICE = 8_192
+_EPISODE_TOPIC = f"{EpisodeRecorded.type_name}.v{EpisodeRecorded.schema_version}"
 
 
 class GolemLog:
@@ -88,6 +105,59 @@ class GolemLog:
         if self.state.cycle_id is None:
             self.cycle = []
         self.last = record
+
+    def fold(self, records: Iterable[Recorded]) -> None:
+        """:meth:`apply` each record; a run of EpisodeRecorded goes to the memory at once."""
+        episodes: list[Episode] = []
+        last: Recorded | None = None
+        for record in records:
+            event = record.event
+            if type(event) is EpisodeRecorded:
+                episodes.append(event.episode)
+                last = record
+                continue
+            if last is not None:
+                self._episodes(len(episodes), last)
+                self.memory.extend(episodes)
+                episodes, last = [], None
+            self.apply(record)
+        if last is not None:
+            self._episodes(len(episodes), last)
+            self.memory.extend(episodes)
+
+    def fold_rows(self, pages: Iterable[Sequence[tuple[int, int, str, bytes]]]) -> None:
+        """:meth:`fold` over stored rows (``read_stream_pages``): an EpisodeRecorded of the current
+        schema is never decoded whole, only its episode's bytes and the fields the memory's columns
+        hold (see ``EpisodeMemory.add_encoded``); every other row is decoded and applied."""
+        for rows in pages:
+            start = 0
+            for at, row in enumerate(rows):
+                if row[2] == _EPISODE_TOPIC:
+                    continue
+                self._episode_rows(rows[start:at])
+                self.fold(decode_rows(rows[at : at + 1]))
+                start = at + 1
+            self._episode_rows(rows[start:])
+
+    def _episode_rows(self, rows: Sequence[tuple[int, int, str, bytes]]) -> None:
+        # In slices, so a page of episodes is never held decoded twice over (the memory's peak).
+        for start in range(0, len(rows), _EPISODE_SLICE):
+            self._episode_slice(rows[start : start + _EPISODE_SLICE])
+
+    def _episode_slice(self, rows: Sequence[tuple[int, int, str, bytes]]) -> None:
+        last = next(decode_rows(rows[-1:]))
+        try:
+            # Decodes every row before the memory changes; checks what it decodes as the store's
+            # decode would (the other fields were checked when the event was appended).
+            self.memory.add_encoded([_episode_only.decode(state).data.episode for _p, _v, _t, state in rows])
+        except msgspec.MsgspecError:
+            self.fold(decode_rows(rows))  # a damaged row: the store's decode names it
+            return
+        self._episodes(len(rows), last)
+
+    def _episodes(self, count: int, last: Recorded) -> None:
+        self.state.apply_episodes(count, last)
+        self.last = last
 
     def to_snapshot(self) -> Snapshot:
         assert self.last is not None, "an empty stream has nothing to snapshot"
@@ -139,6 +209,7 @@ class GolemLogs:
         """The golem's log folded to the head, reading only what came after what is held."""
         log = self._held.get(golem_id)
         tail: Iterable[Recorded] = ()
+        fresh = False
         if log is not None and log.last is not None:
             last = log.last
             records = self.store.read_stream(golem_id, after_version=last.version - 1)
@@ -149,12 +220,16 @@ class GolemLogs:
         if log is None:
             log, tail = read_from_snapshot(self.store, self.snapshots, golem_id, _KIND, _FORMAT, GolemLog.from_snapshot)
             if log is None:
-                log = GolemLog(golem_id)
+                # No snapshot to start from: the whole stream, folded from its rows (``tail``, the
+                # same stream decoded, is a generator that has read nothing yet).
+                log, fresh = GolemLog(golem_id), True
             else:
                 self._snapshot_versions[golem_id] = log.state.version
         before = log.last
-        for record in tail:
-            log.apply(record)
+        if fresh:
+            log.fold_rows(read_stream_pages(self.store, golem_id))
+        else:
+            log.fold(tail)
         self._held[golem_id] = log
         if self.golems is not None and log.last is not None and log.last is not before:
             self.golems.remember(log.state, log.last)  # its next command need not read this again

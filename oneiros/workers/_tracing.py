@@ -323,8 +323,10 @@ class TracedStore(EventStore):
         # say) still sees every read a traced executor makes.
         self._inner = inner
 
-    def read_stream(self, golem_id: str, after_version: int = 0, until: int | None = None) -> list[Recorded]:
-        return self._inner.read_stream(golem_id, after_version, until)
+    def read_stream_rows(
+        self, golem_id: str, after_version: int = 0, until: int | None = None
+    ) -> list[tuple[int, int, str, bytes]]:
+        return self._inner.read_stream_rows(golem_id, after_version, until)
 
     def append_streams(
         self, appends: Sequence[StreamAppend], *, checkpoint: Checkpoint | None = None
