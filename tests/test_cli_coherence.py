@@ -129,7 +129,8 @@ def test_staging_under_120_columns_is_a_block_per_entry(dreamt: Path) -> None:
     flat = " ".join(out.split())
     cycle = _cycle(dreamt)
     for number, entry in enumerate(entries, start=1):
-        head = rf"^{cycle[:8]}:{number:03d}  {entry['kind'].replace('_', ' ')}  {entry['status']}  \d\.\d\d \(\d+/\d+\)$"
+        kind = entry["kind"].replace("_", " ")
+        head = rf"^{cycle[:8]}:{number:03d}  {kind}  {entry['status']}  \d\.\d\d \(\d+/\d+\)$"
         assert re.search(head, out, re.M), out
         assert " ".join(entry["text"].split()) in flat
     wide = ok(dreamt, "staging", env={"COLUMNS": "160"}).stdout
