@@ -104,7 +104,7 @@ def _ink(text: str) -> list[str]:
     return sorted(c for c in text if not c.isspace() and c != "─")
 
 
-@pytest.mark.parametrize("command", ["journal", "staging", "status", "events"])
+@pytest.mark.parametrize("command", ["journal", "status", "events"])
 def test_tables_fold_within_80_columns(dreamt: Path, command: str) -> None:
     """At COLUMNS=80 no line is wider, nothing is cut to `…` or cropped at the edge (the table
     prints every character it prints at 400 columns), and the ids and states are whole."""
@@ -115,10 +115,35 @@ def test_tables_fold_within_80_columns(dreamt: Path, command: str) -> None:
     cycle = _cycle(dreamt)
     if command == "journal":
         assert re.search(rf"\b{cycle[:8]}\s+golem\s+complete\s", out), out
-    if command == "staging":
-        assert re.search(rf"\b{cycle[:8]}:001\s+golem\s+\S+\s+(displaced|proposed)\s", out), out
     if command == "status":
         assert re.search(r"\bgolem\s+Waking\s+-\s", out), out
+
+
+def test_staging_under_120_columns_is_a_block_per_entry(dreamt: Path) -> None:
+    """Under 120 columns the staging buffer is an entry a block: its short id, kind, status and
+    confidence on one line, then its whole sentence and its criterion wrapped at the full width,
+    no line wider than the terminal; from 120 columns it is a table."""
+    out = ok(dreamt, "staging").stdout
+    assert [] == [line for line in out.splitlines() if len(line) > 80]
+    entries = json.loads(ok(dreamt, "staging", "--json").stdout)
+    flat = " ".join(out.split())
+    cycle = _cycle(dreamt)
+    for number, entry in enumerate(entries, start=1):
+        kind = entry["kind"].replace("_", " ")
+        head = rf"^{cycle[:8]}:{number:03d}  {kind}  {entry['status']}  \d\.\d\d \(\d+/\d+\)$"
+        assert re.search(head, out, re.M), out
+        assert " ".join(entry["text"].split()) in flat
+    wide = ok(dreamt, "staging", env={"COLUMNS": "160"}).stdout
+    assert re.search(rf"^\s+{cycle[:8]}:001\s+\S+\s+(displaced|proposed)\s", wide, re.M), wide
+
+
+def test_the_short_entry_id_staging_shows_names_the_entry_in_lineage(dreamt: Path) -> None:
+    """`lineage` takes the short entry id (`CYCLEPREFIX:NNN`) the staging buffer shows."""
+    shown = re.search(r"^([0-9a-f]{8,}:\d{3})  ", ok(dreamt, "staging").stdout, re.M)
+    assert shown is not None
+    found = json.loads(ok(dreamt, "lineage", shown.group(1), "--json").stdout)
+    assert found["entry_id"].startswith(shown.group(1).split(":")[0])
+    assert found["entry_id"].endswith(":" + shown.group(1).split(":")[1])
 
 
 def test_a_stranded_golems_state_and_cycle_show_whole(own: Path) -> None:

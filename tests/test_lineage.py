@@ -160,5 +160,5 @@ def test_oneiros_lineage_prints_the_tree_and_json(tmp_path: Path) -> None:
     tree = subprocess.run([*run, "lineage", entry], cwd=tmp_path, check=True, capture_output=True, text=True)
     assert found["generation"]["call_key"] in tree.stdout.replace("\n", "").replace(" ", "").replace("│", "")
     bad = subprocess.run([*run, "lineage", "nope"], check=False, cwd=tmp_path, capture_output=True, text=True)
-    assert (2, "error: no staged entry 'nope'\n", "") == (bad.returncode, bad.stderr, bad.stdout)
+    assert (2, "error: no entry matches 'nope'\n", "") == (bad.returncode, bad.stderr, bad.stdout)
     assert msgspec.json.decode(out.stdout)["entry_id"] == entry

@@ -12,7 +12,17 @@ import typer
 from rich.markup import escape
 
 from oneiros._errors import InputError, ProjectionConflict
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, one_line_errors, opened
+from oneiros.cli._common import (
+    JsonOpt,
+    StoreOpt,
+    console,
+    emit_json,
+    entry_ids,
+    one_line_errors,
+    opened,
+    resolve_id,
+    table,
+)
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
@@ -54,8 +64,10 @@ def health(
     """A golem's dreaming health: cycles that staged nothing, cycles without a promotion, the
     validation hit rate, cost without yield and budget overruns, with the alarms raised now.
 
-    Like every reading command it first brings the validation layer to the log's head, so the
-    alarms it shows are recorded (once) in the log."""
+    The table's columns: cycles dreamt; empty run, the latest cycles in a row that staged nothing;
+    unpromoted, cycles since the last promotion, and $ unpromoted, what they cost; the sweep's hit
+    rate; the alarms raised. Like every reading command it first brings the validation layer to
+    the log's head, so the alarms it shows are recorded (once) in the log."""
     import msgspec
 
     from oneiros.validation import health_metrics, health_report
@@ -78,25 +90,26 @@ def health(
 
 
 def _print_health(rows: list[dict[str, Any]]) -> None:
-    from rich.table import Table
-
-    table = Table(title="dreaming health")
-    for column in ("golem", "cycles", "empty in a row", "since promotion", "$ since promotion", "hit rate", "alarms"):
-        table.add_column(column)
+    shown = table(
+        "dreaming health",
+        # Short headings, so that every column fits 80: what each counts is in `oneiros health --help`.
+        *("golem", "cycles", "empty run", "unpromoted", "$ unpromoted", "hit rate", "alarms"),
+        whole=("golem",),
+    )
     for row in rows:
         m = row["metrics"] or {}
         rate = m.get("hit_rate_pct")
         alarms = ", ".join(a["alarm"] for a in row["alarms"])
-        table.add_row(
+        shown.add_row(
             escape(row["golem_id"]),
             str(m.get("cycles", 0)),
             str(m.get("empty_cycles_in_a_row", 0)),
-            f"{m.get('cycles_since_promotion', 0)} cycles",
+            str(m.get("cycles_since_promotion", 0)),
             f"{m.get('usd_since_promotion', 0.0):.6f}",
             "-" if rate is None else f"{rate:.0f}% of {m.get('confidence_moves', 0)}",
             f"[red]{alarms}[/red]" if alarms else "[green]none[/green]",
         )
-    console.print(table)
+    console.print(shown)
     for row in rows:
         for alarm in row["alarms"]:
             line = f"  {row['golem_id']}: {alarm['alarm']} since cycle {alarm['cycle_id']}: {alarm['detail']}"
@@ -120,6 +133,8 @@ def lineage(
 
     with opened(store) as event_store:
         _settle(event_store, config)
+        with one_line_errors():  # the short ids the tables show (`3d48b0c1:004`) resolve too
+            entry = resolve_id(entry, entry_ids(event_store), "entry")
         found = entry_lineage(event_store, entry, golem)
     if as_json:
         emit_json(msgspec.to_builtins(found))

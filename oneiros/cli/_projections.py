@@ -167,31 +167,66 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
             if as_json:
                 emit_json([_entry_row(e) for e in entries])
                 return
-            # With --golem every row is that golem's: its column would only take the text's room.
-            title = f"staging buffer · {len(entries)} entries" + (f" of {golem}" if golem else "")
+            # When every row is one golem's (--golem, or a store of one golem), its column would
+            # only take the text's room: the title names it instead.
+            golems = {e.golem_id for e in entries}
+            only = golem or (next(iter(golems)) if len(golems) == 1 else None)
+            title = f"staging buffer · {len(entries)} entries" + (f" of {only}" if only else "")
+            short = short_ids(e.entry_id for e in entries)
+            if console.width < _WIDE:
+                _staging_blocks(title, entries, short, only)
+                return
             # The reason an entry is held for review gets a column only when some entry is held.
             held = any(e.quarantine is not None for e in entries)
             columns = (
                 "entry",
-                *(() if golem else ("golem",)),
+                *(() if only else ("golem",)),
                 *("kind", "status", "conf", "+/-", "criterion", "text"),
                 *(("quarantined",) if held else ()),
             )
             shown = table(title, *columns, whole=("entry", "status"))
-            short = short_ids(e.entry_id for e in entries)
             for e in entries:
                 shown.add_row(
                     short[e.entry_id],
-                    *(() if golem else (e.golem_id,)),
+                    *(() if only else (e.golem_id,)),
                     e.kind,
                     e.status,
                     f"{e.confidence_pct / 100:.2f}",
                     f"{e.confirmations}/{e.contradictions}",
-                    escape(" ".join(e.criterion.all_of) + (f" @{e.criterion.regime}" if e.criterion.regime else "")),
+                    escape(_criterion(e)),
                     escape(e.text),  # whole: the column folds, a cut sentence reads as nonsense
                     *((escape(e.quarantine.why) if e.quarantine is not None else "",) if held else ()),
                 )
             console.print(shown)
+
+
+_WIDE = 120
+"""Terminals at least this wide show the staging buffer as a table; narrower ones an entry a block."""
+
+
+def _criterion(entry: StagedEntry) -> str:
+    return " ".join(entry.criterion.all_of) + (f" @{entry.criterion.regime}" if entry.criterion.regime else "")
+
+
+def _staging_blocks(title: str, entries: list[StagedEntry], short: dict[str, str], only: str | None) -> None:
+    """The staging buffer for a narrow terminal: each entry's figures on one line and its sentence
+    wrapped under it at the full width, where eight table columns would leave it a word a line."""
+    from rich.padding import Padding
+
+    console.print(f"[bold]{escape(title)}[/bold]")
+    for e in entries:
+        figures = [
+            f"[bold]{short[e.entry_id]}[/bold]",
+            *(() if only else (escape(e.golem_id),)),
+            e.kind.replace("_", " "),
+            e.status,
+            f"{e.confidence_pct / 100:.2f} ({e.confirmations}/{e.contradictions})",
+        ]
+        console.print("  ".join(figures))
+        console.print(Padding(escape(e.text), (0, 0, 0, 4)))
+        console.print(Padding(f"[dim]criterion:[/dim] {escape(_criterion(e))}", (0, 0, 0, 4)))
+        if e.quarantine is not None:
+            console.print(Padding(f"[yellow]quarantined:[/yellow] {escape(e.quarantine.why)}", (0, 0, 0, 4)))
 
 
 def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
