@@ -1,4 +1,4 @@
-"""Two runners of the validation sweep at once: each outcome still moves an entry once."""
+"""Runners in other processes committing mid-read: each outcome still moves an entry once, and verify compares like with like."""
 
 from __future__ import annotations
 
@@ -32,3 +32,28 @@ def test_a_runner_loading_while_another_commits_does_not_decide_twice() -> None:
     staging = world.store.read_stream(side_stream(world.golem, STAGING_STREAM))
     moved = [r.event for r in staging if isinstance(r.event, ConfidenceChanged)]
     assert [entry_id] == [e.entry_id for e in moved]
+
+
+def test_verify_compares_the_live_rows_at_the_position_it_read() -> None:
+    """`replay --verify` while another process's runner commits (a daemon following the log): the
+    live digest and the position the rebuild goes to are of one moment, so every projection matches."""
+    world = World(open_store("memory://"))
+    world.episodes(1)
+    world.dream(hypotheses=1)
+    world.update()
+    (entry_id,) = world.entries()
+    world.outcome("confirms", entry_id)  # the live projections are now one event behind the log
+    projections = world.projections
+    digest = projections.db.digest
+    moved: list[bool] = []
+
+    def digest_while_a_runner_commits(name: str) -> str:
+        if name == "staging" and not moved:  # the projection the outcome's decision changes
+            moved.append(True)
+            world.update()  # commits the outcome's rows and position after verify read the position
+        return digest(name)
+
+    projections.db.digest = digest_while_a_runner_commits  # type: ignore[method-assign]
+    results = projections.verify()
+    assert moved
+    assert [] == [(r.projection, r.live[:8], r.rebuilt[:8]) for r in results if not r.ok]

@@ -172,6 +172,16 @@ class ProjectionDB(TrackingRecorder):
             h.update(kind.encode() + b"\0" + key.encode() + b"\0" + data + b"\0")
         return h.hexdigest()
 
+    def position_and_digest(self, projection: str) -> tuple[int, str]:
+        """The projection's position and the digest of its rows at that position. A runner in
+        another process may commit between the reads (a daemon following the log): rows and
+        position move together, so the pair is read again until the position held still."""
+        while True:
+            position = self.position(projection)
+            digest = self.digest(projection)
+            if self.position(projection) == position:
+                return position, digest
+
     def close(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 

@@ -99,13 +99,13 @@ class Projections:
         scratch = open_projection_db("memory://")
         try:
             for projection in self.projections:
-                position = self.db.position(projection.name)
+                position, live = self.db.position_and_digest(projection.name)
                 ProjectionRunner(self.store, scratch, [projection], self.settings.runner).catch_up(until=position)
                 results.append(
                     VerifyResult(
                         projection=projection.name,
                         position=position,
-                        live=self.db.digest(projection.name),
+                        live=live,
                         rebuilt=scratch.digest(projection.name),
                     )
                 )
