@@ -1,4 +1,5 @@
-"""Runners in other processes committing mid-read: each outcome still moves an entry once, and verify compares like with like."""
+"""Runners in other processes committing mid-read: each outcome still moves an entry once, and
+verify compares like with like."""
 
 from __future__ import annotations
 
