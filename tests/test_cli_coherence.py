@@ -146,6 +146,30 @@ def test_the_short_entry_id_staging_shows_names_the_entry_in_lineage(dreamt: Pat
     assert found["entry_id"].endswith(":" + shown.group(1).split(":")[1])
 
 
+def test_status_names_who_holds_a_cycle_run_without_a_queue(own: Path) -> None:
+    """Without a queue, `status` names the process holding a cycle's lease, and says that nothing
+    does (pointing at `recover`) once the lease is gone, as a killed `dream` leaves it."""
+    import os
+    import socket
+    import time
+
+    from oneiros import open_store
+    from oneiros.events import Lease, open_leases
+
+    cycle = _strand(own)
+    stranded = json.loads(ok(own, "status", "--json").stdout)
+    assert ["nothing holds it (oneiros recover)"] == [c["worker"] for c in stranded["running"]]
+    with open_store(f"sqlite:///{own}/.oneiros/events.db") as store:
+        holder = f"{socket.gethostname()} pid {os.getpid()}"
+        lease = Lease(
+            golem_id="g", cycle_id=cycle, phase=None, holder=holder, expires_at=time.time() + 60,
+            host=socket.gethostname(), pid=os.getpid(),
+        )  # fmt: skip
+        assert open_leases(store).acquire(lease) is None
+    held = json.loads(ok(own, "status", "--json").stdout)
+    assert [holder] == [c["worker"] for c in held["running"]]
+
+
 def test_a_stranded_golems_state_and_cycle_show_whole(own: Path) -> None:
     """A golem stopped mid-cycle shows its machine state and its cycle, unbroken, at 80 columns."""
     cycle = _strand(own)

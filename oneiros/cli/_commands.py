@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from redis import Redis
 
     from oneiros.config import OneirosConfig
-    from oneiros.events import Episode, EventStore
+    from oneiros.events import Episode, EventStore, Lease
     from oneiros.fsm import Golems
     from oneiros.workers import CycleResult, GolemLogs, InProcessExecutor, PhaseReport, RqExecutor
 
@@ -354,24 +354,33 @@ def replay_cmd(
         _states_table(states.values(), f"replayed to position {position} of {head} in {elapsed * 1000:.1f} ms")
 
 
-_NO_QUEUE = "(no queue configured)"
+def _lease_holder(lease: Lease | None, cycle_id: str) -> str:
+    """Who runs a cycle started without a queue, from its lease: the process holding it, or that
+    nothing does (a killed `dream`: `oneiros recover` resumes it)."""
+    if lease is None or lease.cycle_id != cycle_id or not lease.live() or lease.gone():
+        return "nothing holds it (oneiros recover)"
+    return lease.holder
 
 
 def _running(event_store: EventStore, states: Any, effective: OneirosConfig) -> list[dict[str, Any]]:
     """Each cycle under way: its phase, where that phase runs and how long the cycle has run."""
     from datetime import UTC, datetime
 
-    from oneiros.events import DreamStart, PhaseResumed
+    from oneiros.events import DreamStart, PhaseResumed, open_leases
 
     rows: list[dict[str, Any]] = []
     now = datetime.now(UTC)
+    leases = open_leases(event_store)
     for state in states:
         if state.mode != "Dreaming" or state.cycle_id is None:
             continue
         cycle = [r for r in event_store.read_stream(state.golem_id) if r.meta.cycle_id == state.cycle_id]
         start = next((r.meta.time for r in cycle if isinstance(r.event, DreamStart)), None)
         resumes = sum(1 for r in cycle if isinstance(r.event, PhaseResumed) and r.event.phase == state.phase)
-        worker = phase_worker(effective, state.cycle_id, state.phase, resumes) if effective.queue else _NO_QUEUE
+        if effective.queue:
+            worker = phase_worker(effective, state.cycle_id, state.phase, resumes)
+        else:
+            worker = _lease_holder(leases.get(state.golem_id), state.cycle_id)
         rows.append(
             {
                 "golem_id": state.golem_id,

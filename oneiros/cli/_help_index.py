@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='7a4e35acf2c5a3f227a4c38be8e87083',
+    digest='dd5f42de23f728ed6e97e6a89ef073c2',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(
