@@ -337,3 +337,28 @@ def test_serve_honours_oneiros_queue_as_dream_does(tmp_path: Path, redis_url: st
         assert ("enqueued", 202) == (started.json()["status"], started.status_code)
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_the_server_commands_without_the_server_extra_say_what_to_install(tmp_path: Path, command: str) -> None:
+    """Where starlette, uvicorn and the MCP SDK are missing, `serve` and `mcp` say in one line which
+    extra to install (exit 2), with no ImportError traceback."""
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    # A finder ahead of site-packages that hides the server extra, as a plain `pip install oneiros` has it.
+    (blocker / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class _Hide:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('starlette', 'uvicorn', 'mcp'):\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, _Hide())\n"
+    )
+    env = {"PYTHONPATH": str(blocker)}
+    said = oneiros(tmp_path, command, env=env)
+    expected = (
+        f"error: `oneiros {command}` needs the server extra (starlette, uvicorn, mcp missing): "
+        "pip install 'oneiros[server]'\n"
+    )
+    assert (2, expected) == (said.returncode, said.stderr)

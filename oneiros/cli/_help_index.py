@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='dd5f42de23f728ed6e97e6a89ef073c2',
+    digest='5d93f18ad01f68c52ec868837483ea19',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(

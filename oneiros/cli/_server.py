@@ -26,6 +26,25 @@ TokensOpt = Annotated[
 ]
 
 
+def _require_server_extra(command: str) -> None:
+    """One line and exit 2, not an ImportError's traceback, where the server extra is missing."""
+    from importlib import import_module
+
+    missing = []
+    for name in ("starlette", "uvicorn", "mcp"):  # the command imports them next anyway
+        try:
+            import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        err_console.print(
+            f"[red]error:[/red] `oneiros {command}` needs the server extra ({', '.join(missing)} missing): "
+            "pip install 'oneiros\\[server]'",  # escaped: Rich would take [server] for markup
+            soft_wrap=True,
+        )
+        raise typer.Exit(2)
+
+
 def _with(effective: OneirosConfig, **changes: object) -> OneirosConfig:
     chosen = {k: v for k, v in changes.items() if v is not None}
     return msgspec.structs.replace(effective, server=msgspec.structs.replace(effective.server, **chosen))
@@ -50,6 +69,7 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn's log level.")] = "warning",
 ) -> None:
     """Serve the REST API (/api/v1), live events (/api/v1/events), MCP (/mcp) and /openapi.json."""
+    _require_server_extra("serve")
     import uvicorn
 
     from oneiros.server import create_app
@@ -82,6 +102,7 @@ def mcp(
     read_only: Annotated[bool, typer.Option("--read-only", help="Refuse the tools that write.")] = False,
 ) -> None:
     """Serve the MCP tools over stdio, for a local agent that launches this command itself."""
+    _require_server_extra("mcp")
     from oneiros.server import Principal, Service, build_mcp, warm_decoders
 
     effective = _load(config, preset)
