@@ -16,7 +16,7 @@ import pytest
 
 from oneiros import Golems, InProcessExecutor, open_store
 from oneiros.config import load_config
-from oneiros.events import DreamEmpty, DreamStaged, EpisodeRecorded, GenerationFailed, ModeChanged
+from oneiros.events import DreamEmpty, DreamStaged, DreamSuppressed, EpisodeRecorded, GenerationFailed, ModeChanged
 from oneiros.fsm import replay
 from oneiros.generators import OpenAIGenerator
 from oneiros.projections import journal_markdown
@@ -163,4 +163,5 @@ def test_a_suppressed_cycle_is_not_flagged() -> None:
     golems = sample_golems(1)
     settings = msgspec.structs.replace(HARDENED, credit_fraction=0.01)
     result = InProcessExecutor(golems, None, settings).run_cycle("g")
+    assert 1 == len(_of(golems, DreamSuppressed))  # it was suppressed, and that is why it made nothing
     assert ([], None) == (_of(golems, DreamEmpty), result.empty)

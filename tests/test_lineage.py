@@ -59,10 +59,8 @@ def test_lineage_names_the_exact_generation_and_each_outcome_that_moved_the_entr
         for s in r.event.sources  # type: ignore[attr-defined]
     }
     sources = [r.event for r in store.read_all() if output_digest(r.event) in named]
-    source = next(
-        e for e in sources if type(e).type_name == staged.source and named[output_digest(e)] == staged.call_key
-    )
-    assert staged.call_key == named[output_digest(source)]
+    # The staged output's source is an output the engine named, with the call the entry carries.
+    assert any(type(e).type_name == staged.source and named[output_digest(e)] == staged.call_key for e in sources)
     generations = [
         (r.position, r.event)
         for r in store.read_all(types=[GenerationRecorded])
@@ -101,7 +99,7 @@ def test_lineage_names_a_review_that_promoted_the_entry() -> None:
     entry = active[1]
     feedback.review(entry, "promote_candidate", who="ana", why="seen it hold live")
     StagingProcess(store).catch_up()
-    found = entry_lineage(store, entry[:-1] + entry[-1])
+    found = entry_lineage(store, entry)
     assert [
         ("review", "promote_candidate", "ana", "seen it hold live", "promoted"),
         ("promoted", None, "review", "ana: seen it hold live", None),

@@ -29,6 +29,7 @@ def test_a_runner_loading_while_another_commits_does_not_decide_twice() -> None:
 
     late.rebuild = rebuild_after_the_other_commits  # type: ignore[method-assign]
     late.catch_up()
+    assert 0 < first.position <= late.position  # the other runner did commit in the middle
 
     staging = world.store.read_stream(side_stream(world.golem, STAGING_STREAM))
     moved = [r.event for r in staging if isinstance(r.event, ConfidenceChanged)]

@@ -63,12 +63,6 @@ def _settings(
     return msgspec.structs.replace(cycle, generator=chosen, engines=engines, budget=budget)
 
 
-def _all_cycles(store: EventStore) -> list[str]:
-    from oneiros.events import DreamStart
-
-    return [r.event.cycle_id for r in store.read_all(types=[DreamStart]) if isinstance(r.event, DreamStart)]
-
-
 def _cycle_in(store: EventStore, typed: str) -> str:
     """The cycle ``typed`` (an id or a unique prefix) names in ``store``."""
     return resolve_id(typed, cycle_ids(store), "cycle", f"the log at {store.url}")
@@ -122,7 +116,7 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
         configured = _settings(config, generator=generator, base_url=base_url, prompts=prompts, tier=tier)
         settings = configured if overridden else None
     with opened(store, create=False) as event_store:
-        known = _all_cycles(event_store)
+        known = cycle_ids(event_store)
         with one_line_errors():
             where = f"the log at {event_store.url}"
             ids = known if every else [resolve_id(c, known, "cycle", where) for c in cycles or []]

@@ -130,32 +130,30 @@ def interrupt(
 
     What the cycle produced so far stays; a phase running on a worker or in a `dream` finds its
     next append refused and stops. An error if the golem is not dreaming."""
-    from oneiros._errors import IllegalCommand, StreamConflict
-    from oneiros.fsm import Golems
+    from oneiros._errors import IllegalCommand
+    from oneiros.fsm import Golems, GolemState, retry_race
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "store", store, "--store")
     effective = load(config, None, flags)
     with opened(effective.store_url) as event_store:
-        golems = Golems(event_store, snapshots=effective.snapshots)
-        for _ in range(_INTERRUPT_TRIES):
+        golems = Golems(event_store, snapshots=effective.snapshots, races=effective.races)
+
+        def attempt() -> GolemState:
+            # On the state just read, so a phase that appended meanwhile makes it look again.
             state = golems.state(golem)
             if state.mode != "Dreaming":
                 raise IllegalCommand(golem, state.machine_state, "interrupt", "it is not dreaming")
-            try:
-                golems.interrupt(golem, "owner", reason, known=state)
-                break
-            except StreamConflict:
-                continue  # a phase appended meanwhile: look again
-        else:
-            raise StreamConflict(golem, state.version)
+            golems.interrupt(golem, "owner", reason, known=state)
+            return state
+
+        state = retry_race(attempt, golems.races, golems.deps)
     if as_json:
         emit_json({"golem_id": golem, "cycle_id": state.cycle_id, "phase": state.phase, "reason": reason})
         return
     console.print(f"interrupted cycle {state.cycle_id} of {golem} in {state.phase}: {reason}")
 
 
-_INTERRUPT_TRIES = 20
 
 
 def register(app: typer.Typer) -> None:

@@ -8,11 +8,9 @@ raised until a later cycle or decision clears it; at most one of each kind is ra
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
-import msgspec
-
-from oneiros.events._types import Event, event_type
+from oneiros.events._types import Event, NonEmpty, event_type
 
 __all__ = ["ALARM_KINDS", "HEALTH_STREAM", "AlarmKind", "HealthAlarmCleared", "HealthAlarmRaised"]
 
@@ -32,7 +30,6 @@ ALARM_KINDS: tuple[AlarmKind, ...] = (
     "budget_overrun",
 )
 
-NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
 
 @event_type("HealthAlarmRaised")

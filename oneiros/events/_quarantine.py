@@ -9,16 +9,15 @@ the output's own text matched.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 
-from oneiros.events._types import Event, event_type
+from oneiros.events._types import Event, NonEmpty, event_type
 from oneiros.settings import EpisodeSource, TrustLevel
 
 __all__ = ["EntryQuarantined", "EpisodeTrust"]
 
-NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
 
 class EpisodeTrust(msgspec.Struct, frozen=True, kw_only=True):

@@ -148,7 +148,7 @@ class RqExecutor:
         result = cycle_result(self.golems, golem_id, cycle_id)
         root = self._roots.pop(cycle_id, None)
         if root is not None:
-            _end_root(root, "interrupted" if result.interrupted else "complete", result.interrupted)
+            _end_root(root, result.outcome, result.failure)
             flush_spans()
         return result
 

@@ -55,6 +55,16 @@ class CycleResult(msgspec.Struct, frozen=True, kw_only=True):
     A cycle that ended empty is not a success, whether or not it completed."""
     phases: tuple[PhaseOutcome, ...] = ()
 
+    @property
+    def outcome(self) -> str:
+        """How the cycle ended, as its root span records it: interrupted, empty or complete."""
+        return "interrupted" if self.interrupted else "empty" if self.empty else "complete"
+
+    @property
+    def failure(self) -> str | None:
+        """Why the cycle is not a success (interrupted or empty), or None."""
+        return self.interrupted or self.empty
+
 
 class Executor(Protocol):
     def run_cycle(
@@ -191,15 +201,9 @@ class InProcessExecutor:
         ):
             # Another live process runs this cycle (a resume elsewhere won the race): leave it be.
             result = self._run(golem_id, cycle_id, settings, head_before, phases if other is None else ())
-            root.set_attributes(
-                {
-                    "oneiros.cycle_id": result.cycle_id,
-                    "oneiros.outcome": "interrupted" if result.interrupted else "empty" if result.empty else "complete",
-                }
-            )
-            failure = result.interrupted or result.empty
-            if failure:
-                root.set_status(trace.Status(trace.StatusCode.ERROR, failure))
+            root.set_attributes({"oneiros.cycle_id": result.cycle_id, "oneiros.outcome": result.outcome})
+            if result.failure:
+                root.set_status(trace.Status(trace.StatusCode.ERROR, result.failure))
         return result
 
     def _ended_by(self, golem_id: str, cycle_id: str, after_version: int) -> str | None:
