@@ -95,7 +95,7 @@ def follow_log(
     consumers: Sequence[LogConsumer],
     stop: threading.Event,
     *,
-    batch_events: int = 5_000,
+    batch_events: int = 50_000,
     poll_interval_s: float = 0.01,
     wake_s: float = 0.1,
 ) -> None:
