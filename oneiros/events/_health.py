@@ -31,7 +31,6 @@ ALARM_KINDS: tuple[AlarmKind, ...] = (
 )
 
 
-
 @event_type("HealthAlarmRaised")
 class HealthAlarmRaised(Event, frozen=True, kw_only=True):
     """``alarm`` went off for ``golem_id``: ``value`` reached ``threshold`` at the end of cycle

@@ -19,7 +19,6 @@ from oneiros.settings import EpisodeSource, TrustLevel
 __all__ = ["EntryQuarantined", "EpisodeTrust"]
 
 
-
 class EpisodeTrust(msgspec.Struct, frozen=True, kw_only=True):
     """One source episode of a quarantined entry, as the staging process judged it."""
 
