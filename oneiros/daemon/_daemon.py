@@ -198,7 +198,7 @@ class Daemon:
         """The death trigger: a dream in progress ends interrupted; a waking golem first dreams one
         emergency cycle if it can (Bardo 001_*), whose outputs feed the death testament."""
         emergency = self._emergency()
-        self._retry(lambda: self.golems.die(self.golem_id, reason) if self._mode() != "Dying" else [])
+        self._appended(lambda: self.golems.die(self.golem_id, reason) if self._mode() != "Dying" else [])
         self.wait()
         self._stopped.set()
         return emergency
@@ -352,15 +352,16 @@ class Daemon:
                 self.state.apply(record)
                 self.micro.apply(record)
 
-    def _retry(self, append: Callable[[], list[Recorded]]) -> list[Recorded]:
-        # Golems retries a lost version race itself (re-reading, while the command is legal).
+    def _appended(self, append: Callable[[], list[Recorded]]) -> list[Recorded]:
+        """What ``append`` wrote, with the daemon's state caught up past it. (Golems retries a lost
+        version race itself, re-reading, while the command is legal.)"""
         records = append()
         self._catch_up()
         return records
 
     def _record(self, events: Sequence[Event]) -> list[Recorded]:
         # Straight to the log, dreaming or not: a phase's append is rebased over host facts.
-        return self._retry(lambda: self.golems.record(self.golem_id, events))
+        return self._appended(lambda: self.golems.record(self.golem_id, events))
 
     def _interrupt(self, source: InterruptSource, reason: str) -> bool:
         self._catch_up()

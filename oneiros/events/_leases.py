@@ -22,7 +22,6 @@ import contextlib
 import fcntl
 import os
 import socket
-import tempfile
 import threading
 import time
 import weakref
@@ -35,7 +34,7 @@ import msgspec
 from eventsourcing.persistence import PersistenceError
 
 from oneiros.events._backends import Backend, PostgresBackend
-from oneiros.events._snapshots import beside_file
+from oneiros.events._snapshots import beside_file, replace_file
 from oneiros.events._store import EventStore
 from oneiros.events._types import DreamPhaseName
 from oneiros.events._urls import parse_postgres_url
@@ -161,14 +160,7 @@ class FileLeases:
             held = self.get(lease.golem_id)
             if held is not None and held.blocks(lease):
                 return held
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    out.write(msgspec.json.encode(lease))
-                os.replace(tmp, self._path(lease.golem_id, "lease"))
-            except OSError:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            replace_file(self._path(lease.golem_id, "lease"), msgspec.json.encode(lease))
             return None
 
     def release(self, golem_id: str, holder: str) -> None:

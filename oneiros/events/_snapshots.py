@@ -146,16 +146,8 @@ class FileSnapshots:
     def put(self, stream: str, kind: str, data: bytes) -> None:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+            replace_file(self._path(stream, kind), data)
         except OSError as exc:
-            _skipped(stream, kind, exc)
-            return
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(tmp, self._path(stream, kind))
-        except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)
             _skipped(stream, kind, exc)
 
 
@@ -198,6 +190,19 @@ class PostgresSnapshots:
                 )
         except PersistenceError as exc:
             _skipped(stream, kind, exc)
+
+
+def replace_file(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` whole or not at all: a reader in another process sees the old
+    file or the new one, never a part (a temporary file in the same folder, then a rename)."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, target)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def beside_file(store: EventStore, suffix: str) -> Path | None:
