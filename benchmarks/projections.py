@@ -310,6 +310,29 @@ def catch_up(store: EventStore, tmp: Path, runs: int) -> dict[str, object]:
     return {"events": head, "per_projection": per}
 
 
+def catch_up_all(store: EventStore, tmp: Path, runs: int) -> dict[str, float]:
+    """Every projection caught up together, as ``oneiros projections rebuild`` and a daemon's start do
+    (one read of the log for all), against raw sqlite3 reading and decoding the rows any of them
+    reads, plus writing every row they end with: the same floor as each projection's, for the whole."""
+    path = store.url.removeprefix("sqlite:///")
+    projections = make_projections(ProjectionSettings())
+    every = any(not p.types for p in projections)
+    topics = [] if every else sorted({t for p in projections for cls in p.types for t in topics_for(cls)})
+    times: list[float] = []
+    floors: list[float] = []
+    for run in range(runs):
+        raw_decoded = raw_read_decoded(path, topics)
+        db = open_projection_db(f"sqlite:///{tmp}/all-{run}.db")
+        started = time.perf_counter()
+        ProjectionRunner(store, db, projections).catch_up()
+        elapsed = time.perf_counter() - started
+        final = [(p.name, kind, key, data) for p in projections for kind, key, data in db.scan(p.name)]
+        db.close()
+        times.append(elapsed)
+        floors.append((raw_decoded + raw_write(final, tmp / f"all-{run}-raw.db")) / elapsed)
+    return {"seconds": round(statistics.median(times), 3), "vs_raw_floor": round(statistics.median(floors), 3)}
+
+
 def latency(store: EventStore, db_url: str, samples: int) -> float:
     """Median milliseconds from an append returning to the journal projection committing it."""
     db = open_projection_db(db_url)
@@ -363,6 +386,7 @@ def main() -> None:
         build_log(store, args.events)
         print(f"built a {store.head()}-event log in {time.perf_counter() - started:.1f} s")
         figures = catch_up(store, tmp, args.runs)
+        together = catch_up_all(store, tmp, args.runs)
         for name, row in figures["per_projection"].items():  # type: ignore[attr-defined]
             print(
                 f"  {name:<13} {row['events_per_s']:>9} events/s  {row['vs_raw']:.3f} of raw sqlite3 on the log, "
@@ -371,6 +395,10 @@ def main() -> None:
                 f"{row['read_and_rows_vs_raw_own_rows']:.3f}); {row['vs_raw_decoded_own_rows']:.3f} of raw read and "
                 f"decode, {row['vs_raw_floor']:.3f} of raw read, decode and write of its final rows"
             )
+        print(
+            f"  all together  {together['seconds']} s, {together['vs_raw_floor']:.3f} of raw read, decode and "
+            "write of their final rows"
+        )
         sqlite_ms = latency(store, f"sqlite:///{tmp}/latency.db", args.samples)
         store.close()
     schema = f"bench_{uuid.uuid4().hex[:8]}"
@@ -412,6 +440,8 @@ def main() -> None:
                 # ends with: what any projection must do at the least, with no apply at all
                 "catchup_vs_raw_decoded_own_rows": {k: v["vs_raw_decoded_own_rows"] for k, v in per.items()},  # type: ignore[attr-defined]
                 "catchup_vs_raw_floor": {k: v["vs_raw_floor"] for k, v in per.items()},  # type: ignore[attr-defined]
+                "catchup_all_together_s": together["seconds"],
+                "catchup_all_together_vs_raw_floor": together["vs_raw_floor"],
                 "live_latency_ms_sqlite": round(sqlite_ms, 2),
                 "live_latency_ms_postgres": round(pg_ms, 2) if pg_ms is not None else None,
                 "runs": args.runs,
