@@ -46,7 +46,7 @@ def _settle(store: EventStore, config: Path | None) -> Any:
             StagingProcess(store, loaded.staging).catch_up()
             process = HealthProcess(store, loaded.health)
             process.catch_up()
-            return process
+            return process.loaded()
         except ProjectionConflict:
             continue  # a follower (oneiros follow, a server) decided first: carry on from there
     raise ProjectionConflict(HealthProcess.name, 0, None)

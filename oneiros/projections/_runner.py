@@ -43,6 +43,10 @@ class RunnerSettings(msgspec.Struct, frozen=True, kw_only=True):
     5,000 the staging buffer's rebuild wrote a sixth more rows than it ends with and catch-up ran
     5-15% slower (``benchmarks/projections.py``). Rows read stay cached for the whole catch-up
     either way, so the size does not change its memory; a crash redoes at most one batch."""
+    snapshot_every: int = 10_000
+    """Log events a deciding process (the validation sweep) passes before it snapshots its memory
+    beside the log, and no sooner than a tenth of the log; 0 takes none. Not from the source
+    documents: the operating default of a golem's snapshots (``snapshots.every``)."""
     poll_interval_s: float = 0.01
     """How often a SQLite subscription looks at the head (eventsourcing's SQLite recorder has no
     NOTIFY); PostgreSQL and memory subscriptions are woken by the recorder instead."""

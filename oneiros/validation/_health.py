@@ -106,6 +106,7 @@ class HealthProcess(DecidingProcess):
 
     name = PROCESS_NAME
     topic = HEALTH_STREAM
+    decision_types = HEALTH_EVENTS
 
     def __init__(
         self, store: EventStore, settings: HealthSettings | None = None, *, runner: RunnerSettings | None = None
@@ -134,12 +135,9 @@ class HealthProcess(DecidingProcess):
 
     # -- memory -----------------------------------------------------------------------------------
 
-    def rebuild(self, tracked: int) -> None:
+    def forget(self) -> None:
+        # No snapshots (memory_type None): its inputs are a cycle's few events, not the episodes.
         self.golems = {}
-        for record in self.store.read_all(until=tracked, types=self.input_types()):
-            self.observe(record)
-        for record in self.store.read_all(types=HEALTH_EVENTS):
-            self.remember(record.event.golem_id, record)  # type: ignore[attr-defined]
 
     def next_version(self, golem_id: str) -> int:
         health = self.golem(golem_id)

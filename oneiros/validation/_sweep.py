@@ -153,6 +153,8 @@ class StagingProcess(DecidingProcess):
 
     name = PROCESS_NAME
     topic = STAGING_STREAM
+    decision_types = STAGING_EVENTS
+    memory_type = dict[str, GolemBook]
 
     def __init__(
         self,
@@ -188,14 +190,14 @@ class StagingProcess(DecidingProcess):
 
     # -- loading ---------------------------------------------------------------------------------
 
-    def rebuild(self, tracked: int) -> None:
-        """Observed inputs up to the tracked position, and every decision (all of which answer
-        inputs at or before it)."""
+    def forget(self) -> None:
         self.books = {}
-        for record in self.store.read_all(until=tracked, types=self.input_types()):
-            self.observe(record)
-        for record in self.store.read_all(types=STAGING_EVENTS):
-            self._apply(record.event.golem_id, record)  # type: ignore[attr-defined]
+
+    def memory(self) -> dict[str, GolemBook]:
+        return self.books
+
+    def restore(self, memory: dict[str, GolemBook]) -> None:
+        self.books = memory
 
     def _apply(self, golem_id: str, record: Recorded) -> None:
         book = self.book(golem_id)
@@ -212,6 +214,14 @@ class StagingProcess(DecidingProcess):
 
     def remember(self, golem_id: str, record: Recorded) -> None:
         self._apply(golem_id, record)
+
+    def placed(self, record: Recorded) -> None:
+        event = record.event
+        entry = self.book(event.golem_id).entries.get(event.entry_id)  # type: ignore[attr-defined]
+        if entry is not None:
+            if type(event) is EntryStaged:
+                entry.staged_position = record.position
+            entry.updated_position = record.position
 
     # -- observing and deciding -----------------------------------------------------------------
 
