@@ -13,6 +13,7 @@ new to decide does not load its memory at all: every reading command runs the pr
 from __future__ import annotations
 
 import contextlib
+import functools
 import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Self
@@ -39,6 +40,13 @@ from oneiros.projections import RunnerSettings
 __all__ = ["DecidingProcess"]
 
 _KIND = "process-memory"
+
+
+@functools.cache
+def _memory_format(memory_type: Any, version: int) -> int:
+    """A snapshot format that changes with the memory type's shape (its JSON schema) or ``version``."""
+    schema = msgspec.json.encode(msgspec.json.schema(memory_type))
+    return zlib.crc32(schema + b"\0" + str(version).encode())
 
 
 class DecidingProcess:
@@ -118,8 +126,7 @@ class DecidingProcess:
         self._decisions_through = max(head, decisions_after)
 
     def _format(self) -> int:
-        schema = msgspec.json.encode(msgspec.json.schema(self.memory_type))
-        return zlib.crc32(schema + b"\0" + str(self.memory_format).encode())
+        return _memory_format(self.memory_type, self.memory_format)
 
     def _snapshot_store(self) -> SnapshotStore:
         if self._snapshots is None:
