@@ -82,3 +82,35 @@ def test_errors_are_one_line_and_exit_2(args: tuple[str, ...], message: str) -> 
     assert 2 == result.returncode
     assert result.stderr.startswith(message)
     assert "Traceback" not in result.stderr
+
+
+def _episode_lines(first: int, count: int) -> str:
+    return "".join(json.dumps({"tick": t, "summary": f"trade {t} on eth"}) + "\n" for t in range(first, first + count))
+
+
+def test_a_long_episode_file_with_a_bad_last_line_writes_nothing(tmp_path: Path) -> None:
+    """A file longer than one recording batch is checked whole before the first batch is written: a
+    bad line at its end names the line and leaves no store behind (exit 2)."""
+    episodes = tmp_path / "episodes.jsonl"
+    episodes.write_text(_episode_lines(1, 10_500) + '{"tick": "late", "summary": "x"}\n')
+    result = run("dream", "--episodes", str(episodes), cwd=tmp_path)
+    expected = f"error: cannot read episodes from {episodes}:10501: Expected `int`, got `str` - at `$.tick`"
+    assert (2, expected) == (result.returncode, result.stderr.strip())
+    assert not (tmp_path / ".oneiros").exists()
+
+
+def test_an_import_cut_short_is_finished_by_running_it_again(tmp_path: Path) -> None:
+    """Episodes are recorded a batch a transaction, so an import that stopped part-way (here: the
+    first 10,000 ticks already in the log) is finished by running the same command again, which
+    records only the ticks the golem does not have."""
+    url = f"sqlite:///{tmp_path}/e.db"
+    part, whole = tmp_path / "part.jsonl", tmp_path / "whole.jsonl"
+    part.write_text(_episode_lines(1, 10_000))
+    whole.write_text(_episode_lines(1, 12_345))
+    first = json.loads(run("dream", "--json", "--episodes", str(part), store=url).stdout)
+    again = json.loads(run("dream", "--json", "--episodes", str(whole), store=url).stdout)
+    from oneiros.events import EpisodeRecorded, open_store
+
+    with open_store(url) as store:
+        ticks = [r.event.episode.tick for r in store.read_stream("golem") if isinstance(r.event, EpisodeRecorded)]
+    assert (10_000, 2_345, list(range(1, 12_346))) == (first["episodes_recorded"], again["episodes_recorded"], ticks)

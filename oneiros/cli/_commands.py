@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -31,7 +33,7 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from redis import Redis
 
     from oneiros.config import OneirosConfig
-    from oneiros.events import Episode, EventStore, Lease
+    from oneiros.events import EventStore, Lease
     from oneiros.fsm import Golems
     from oneiros.workers import CycleResult, GolemLogs, InProcessExecutor, PhaseReport, RqExecutor
 
@@ -40,6 +42,8 @@ __all__ = ["register"]
 _QUEUE_CONNECT_TIMEOUT_S = 5.0
 """How long ``dream --queue`` waits for Redis before saying it cannot reach it (not from the source
 documents: the same bound as a PostgreSQL store's default ``connect_timeout``)."""
+_EPISODE_BATCH = 10_000
+"""Episodes a progress bar waits for: what ``episode_batches`` records a transaction."""
 
 TierOpt = Annotated[
     str | None,
@@ -91,7 +95,11 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     golem: GolemOpt = None,
     episodes: Annotated[
         Path | None,
-        typer.Option("--episodes", help="JSONL episodes to record first (validated whole before anything is written)."),
+        typer.Option(
+            "--episodes",
+            help="JSONL episodes to record first: validated whole before anything is written, then recorded "
+            "10,000 a transaction (an import cut short is finished by running it again).",
+        ),
     ] = None,
     sample: Annotated[
         bool, typer.Option("--sample", help="Record the bundled sample trading episodes first (a demo golem).")
@@ -111,14 +119,14 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
 ) -> None:
     """Run one dream cycle now, or hand it to `oneiros worker` when a queue is configured."""
     from oneiros._deps import Deps
-    from oneiros.episodes import load_episodes, sample_episodes_path
+    from oneiros.episodes import count_episodes, sample_episodes_path
     from oneiros.fsm import Golems
     from oneiros.workers import GolemLogs, InProcessExecutor, configure_tracing, load_generator
 
     effective = load(config, preset, _dream_flags(store, golem, seed, tier, generator, base_url, prompts, queue))
     golem_id = effective.golem
     with one_line_errors():  # options and episode files are checked before the store is opened
-        loaded = [e for path in _episode_sources(episodes, sample) for e in load_episodes(path)]
+        sources = {path: count_episodes(path) for path in _episode_sources(episodes, sample)}
         chosen = None if effective.queue else load_generator(effective.cycle.generator, effective.cycle.seed or 0)
         configure_tracing(effective.tracing)
     with opened(effective.store_url, create=True) as event_store:
@@ -134,7 +142,8 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         queued = queue_executor(golems, effective) if effective.queue else None
         if queued is not None:  # before anything is written: no golem, episode or DreamStart for nothing
             _check_queue(queued.connection, effective.queue)
-        recorded = _record(golems, golem_id, loaded, executor.logs if executor else GolemLogs.of(golems))
+        logs = executor.logs if executor else GolemLogs.of(golems)
+        recorded = _record(golems, golem_id, sources, logs, quiet=as_json)
         if sample and not as_json:
             console.print(f"sample episodes: {sample_episodes_path()}", soft_wrap=True, highlight=False)
         if queued is not None:
@@ -241,10 +250,14 @@ def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:
     return [p for p in (episodes, sample_episodes_path() if sample else None) if p is not None]
 
 
-def _record(golems: Golems, golem_id: str, loaded: list[Episode], logs: GolemLogs) -> int:
-    """Create the golem if it is new and record the episodes it does not have yet; how many."""
+def _record(golems: Golems, golem_id: str, sources: dict[Path, int], logs: GolemLogs, *, quiet: bool) -> int:
+    """Create the golem if it is new and record the episodes of ``sources`` (files checked whole,
+    with their counts) it does not have yet, a batch a transaction; how many."""
+    from oneiros.episodes import episode_batches
+
     new = not _golem_exists(golems, golem_id)
-    if new and not loaded:
+    total = sum(sources.values())
+    if new and not total:
         err_console.print(
             f"[red]error:[/red] golem {golem_id!r} does not exist yet and has no episodes to dream about; "
             "pass --episodes FILE (or --sample for the bundled demo episodes)"
@@ -253,8 +266,29 @@ def _record(golems: Golems, golem_id: str, loaded: list[Episode], logs: GolemLog
     if new:
         golems.create(golem_id)
     # From the fold the cycle reads anyway (a snapshot and what came since), not a full read.
-    known = set(logs.read(golem_id).memory.columns().ticks.tolist())
-    return len(golems.record_episodes(golem_id, [e for e in loaded if e.tick not in known]))
+    known = set(logs.read(golem_id).memory.columns().ticks.tolist()) if total else set()
+    recorded = 0
+    with _recording_progress(total, quiet=quiet) as advance:
+        for path in sources:
+            for batch in episode_batches(path):
+                recorded += len(golems.record_episodes(golem_id, [e for e in batch if e.tick not in known]))
+                advance(len(batch))
+    return recorded
+
+
+@contextlib.contextmanager
+def _recording_progress(total: int, *, quiet: bool) -> Iterator[Callable[[int], None]]:
+    """A progress bar over ``total`` episodes, for an import long enough to want one."""
+    if quiet or total <= _EPISODE_BATCH:
+        yield lambda _n: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress(
+        "recording episodes", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console
+    ) as progress:
+        task = progress.add_task("recording", total=total)
+        yield lambda n: progress.advance(task, n)
 
 
 def _check_can_dream(golems: Golems, golem_id: str) -> None:

@@ -2,7 +2,13 @@
 embeddings (a built-in offline vectorizer, sentence-transformers as an extra)."""
 
 from oneiros.episodes._columns import EpisodeColumns, Vectors, columns_of, episode_micros
-from oneiros.episodes._episodes import load_episodes, recorded_episodes, sample_episodes_path
+from oneiros.episodes._episodes import (
+    count_episodes,
+    episode_batches,
+    load_episodes,
+    recorded_episodes,
+    sample_episodes_path,
+)
 from oneiros.episodes._memory import SECONDS_PER_TICK, EpisodeMemory, episode_seconds, episode_time, episodes_from_dicts
 from oneiros.episodes._vectors import (
     Embedder,
@@ -22,7 +28,9 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "Vectors",
     "columns_of",
+    "count_episodes",
     "embedding_matrix",
+    "episode_batches",
     "episode_micros",
     "episode_seconds",
     "episode_text",

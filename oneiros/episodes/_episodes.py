@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -10,29 +11,50 @@ import msgspec
 from oneiros._errors import EpisodeFileError
 from oneiros.events import Episode, EpisodeRecorded, EventStore
 
-__all__ = ["load_episodes", "recorded_episodes", "sample_episodes_path"]
+__all__ = ["count_episodes", "episode_batches", "load_episodes", "recorded_episodes", "sample_episodes_path"]
 
 _decoder = msgspec.json.Decoder(Episode)
 
 
 def load_episodes(path: str | Path) -> list[Episode]:
     """Every episode in a JSONL file, one object a line; a bad line names its number and field."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise EpisodeFileError(str(path), exc.strerror or str(exc)) from None
-    episodes: list[Episode] = []
-    for number, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            episodes.append(_decoder.decode(line))
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise EpisodeFileError(str(path), str(exc), number) from None
+    episodes = [episode for batch in episode_batches(path) for episode in batch]
     if not episodes:
         raise EpisodeFileError(str(path), "no episodes in file")
     return episodes
+
+
+def count_episodes(path: str | Path) -> int:
+    """How many episodes a JSONL file holds, every line checked as :func:`load_episodes` checks it
+    (a bad line names its number and field), none kept: a million-line file is validated whole
+    before anything is written, without holding it."""
+    count = sum(len(batch) for batch in episode_batches(path))
+    if not count:
+        raise EpisodeFileError(str(path), "no episodes in file")
+    return count
+
+
+def episode_batches(path: str | Path, size: int = 10_000) -> Iterator[list[Episode]]:
+    """The episodes of a JSONL file, ``size`` at a time, read a line at a time."""
+    path = Path(path)
+    try:
+        lines = path.open("rb")
+    except OSError as exc:
+        raise EpisodeFileError(str(path), exc.strerror or str(exc)) from None
+    with lines:
+        batch: list[Episode] = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                batch.append(_decoder.decode(line))
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                raise EpisodeFileError(str(path), str(exc), number) from None
+            if len(batch) == size:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
 
 
 def recorded_episodes(store: EventStore, golem_id: str) -> list[Episode]:
