@@ -85,3 +85,26 @@ def test_a_damaged_episode_row_fails_the_fold_as_it_fails_the_read(tmp_path: Pat
     with pytest.raises(CorruptEvent) as folded:
         GolemLogs.of(_golems(url)).read("g")
     assert str(read.value) == str(folded.value)
+
+
+@pytest.mark.parametrize("beyond", [0, 5, 10_000])
+def test_a_held_log_far_behind_catches_up_as_a_fresh_fold_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, beyond: int
+) -> None:
+    """A process that holds a golem's log while another records episodes and a cycle catches up
+    (from stored rows in pages once it is more than ``_ROWS_BEYOND`` events behind, from decoded
+    events otherwise) to what a process folding the whole stream afresh gets."""
+    monkeypatch.setattr(_log, "_ROWS_BEYOND", beyond)
+    url = f"sqlite:///{tmp_path}/events.db"
+    history = _history()
+    store = open_store(url)
+    cut = len(history) // 3
+    for record in history[:cut]:
+        store.append("g", record.version - 1, [(record.meta, record.event)])
+    held = GolemLogs.of(_golems(url))
+    held.read("g")
+    for record in history[cut:]:
+        store.append("g", record.version - 1, [(record.meta, record.event)])
+    caught_up = held.read("g")
+    fresh = GolemLogs.of(_golems(url)).read("g")
+    assert (_view(fresh), fresh.memory.to_bytes()) == (_view(caught_up), caught_up.memory.to_bytes())

@@ -154,8 +154,6 @@ def interrupt(
     console.print(f"interrupted cycle {state.cycle_id} of {golem} in {state.phase}: {reason}")
 
 
-
-
 def register(app: typer.Typer) -> None:
     app.command("recover")(recover)
     app.command("interrupt")(interrupt)

@@ -9,7 +9,14 @@ from oneiros.episodes._episodes import (
     recorded_episodes,
     sample_episodes_path,
 )
-from oneiros.episodes._memory import SECONDS_PER_TICK, EpisodeMemory, episode_seconds, episode_time, episodes_from_dicts
+from oneiros.episodes._memory import (
+    SECONDS_PER_TICK,
+    EpisodeMemory,
+    EpisodeMemoryState,
+    episode_seconds,
+    episode_time,
+    episodes_from_dicts,
+)
 from oneiros.episodes._vectors import (
     Embedder,
     HashingEmbedder,
@@ -24,6 +31,7 @@ __all__ = [
     "Embedder",
     "EpisodeColumns",
     "EpisodeMemory",
+    "EpisodeMemoryState",
     "HashingEmbedder",
     "SentenceTransformerEmbedder",
     "Vectors",

@@ -6,6 +6,7 @@ folds them over the recorded episodes, so what NREM and REM read is rebuilt from
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
@@ -34,7 +35,14 @@ FloatArray = npt.NDArray[np.float64]
 Matrix = npt.NDArray[np.float32]
 _encoder = msgspec.json.Encoder()
 
-__all__ = ["SECONDS_PER_TICK", "EpisodeMemory", "episode_seconds", "episode_time", "episodes_from_dicts"]
+__all__ = [
+    "SECONDS_PER_TICK",
+    "EpisodeMemory",
+    "EpisodeMemoryState",
+    "episode_seconds",
+    "episode_time",
+    "episodes_from_dicts",
+]
 
 SECONDS_PER_TICK = 60.0
 """Where an episode has no time, its tick stands in at one minute a tick (Bardo 001_*: "a 4-hour
@@ -88,7 +96,7 @@ _NUMBERS = ("significance", "arousal", "pnl", "surprise", "regret", "prediction_
 _INTS = ("ticks", "micros")
 
 
-class _MemoryState(msgspec.Struct, kw_only=True):
+class EpisodeMemoryState(msgspec.Struct, kw_only=True):
     """The memory as plain data, for snapshots: one bytes field per column."""
 
     count: int
@@ -98,7 +106,9 @@ class _MemoryState(msgspec.Struct, kw_only=True):
     regime_codes: memoryview
     regimes: list[str]
     own_dims: memoryview
-    blob: memoryview
+    chunks: list[memoryview]
+    """The episodes' JSON in the chunks it was appended in (joining them would copy it all)."""
+    chunk_starts: list[int]
     offsets: memoryview
     strength: list[tuple[int, float]]
     triage: list[tuple[int, str]]
@@ -127,6 +137,12 @@ class EpisodeMemory:
         self._chunks: list[bytes | memoryview] = []
         self._chunk_starts: list[int] = []
         self._offsets = np.zeros(1, np.int64)
+        # Columns of rows appended since the arrays above were last joined, by column: joining at
+        # every append copied the whole of each array again (a cold fold of a million episodes
+        # spent a third of its time there); joined once when the columns are next read.
+        self._unjoined: dict[str, list[npt.NDArray[Any]]] = {}
+        self._count = 0
+        self._bytes = 0
         self._pending: list[Episode] = []
         self._regimes: dict[str, int] = {}
         self.strength: dict[int, float] = _Strength()
@@ -152,7 +168,7 @@ class EpisodeMemory:
     @property
     def rows(self) -> int:
         """Episodes recorded, counting each replaced one."""
-        return len(self._offsets) - 1 + len(self._pending)
+        return self._count + len(self._pending)
 
     def add(self, episode: Episode) -> None:
         """Record an episode; a later one with the same tick replaces it."""
@@ -225,29 +241,47 @@ class EpisodeMemory:
             "regret": [e.outcome.regret for e in episodes],
             "prediction_error": [e.prediction_error for e in episodes],
         }
+        unjoined = self._unjoined
         for key, values in ints.items():
-            self._ints[key] = np.concatenate([self._ints[key], np.asarray(values, np.int64)])
+            unjoined.setdefault(key, []).append(np.asarray(values, np.int64))
         for key, floats in numbers.items():
-            self._numbers[key] = np.concatenate([self._numbers[key], np.asarray(floats, np.float64)])
-        self._high = np.concatenate([self._high, np.asarray([e.dream_priority == "high" for e in episodes], bool)])
+            unjoined.setdefault(key, []).append(np.asarray(floats, np.float64))
+        unjoined.setdefault("high", []).append(np.asarray([e.dream_priority == "high" for e in episodes], bool))
         regimes = [e.regime for e in episodes]
         for regime in dict.fromkeys(regimes):  # codes in order of first appearance
             codes.setdefault(regime, len(codes))
         regime_codes = list(map(codes.__getitem__, regimes))
-        self._regime_codes = np.concatenate([self._regime_codes, np.asarray(regime_codes, np.int32)])
+        unjoined.setdefault("regime_codes", []).append(np.asarray(regime_codes, np.int32))
         dims = [len(e.embedding) if e.embedding else 0 for e in episodes]
-        self._own_dims = np.concatenate([self._own_dims, np.asarray(dims, np.int32)])
+        unjoined.setdefault("own_dims", []).append(np.asarray(dims, np.int32))
         lengths = np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)))
-        self._chunk_starts.append(int(self._offsets[-1]))
+        self._chunk_starts.append(self._bytes)
         self._chunks.append(b"".join(encoded))
-        self._offsets = np.concatenate([self._offsets, self._offsets[-1] + lengths])
+        unjoined.setdefault("offsets", []).append(self._bytes + lengths)
+        self._bytes += int(lengths[-1]) if len(lengths) else 0
+        self._count += len(encoded)
         self._columns = None
+
+    def _join(self) -> None:
+        """Append the rows added since the last join to the column arrays, one copy per column."""
+        self._flush()
+        unjoined, self._unjoined = self._unjoined, {}
+        if not unjoined:
+            return
+        for key in _INTS:
+            self._ints[key] = np.concatenate([self._ints[key], *unjoined[key]])
+        for key in _NUMBERS:
+            self._numbers[key] = np.concatenate([self._numbers[key], *unjoined[key]])
+        self._high = np.concatenate([self._high, *unjoined["high"]])
+        self._regime_codes = np.concatenate([self._regime_codes, *unjoined["regime_codes"]])
+        self._own_dims = np.concatenate([self._own_dims, *unjoined["own_dims"]])
+        self._offsets = np.concatenate([self._offsets, *unjoined["offsets"]])
 
     def columns(self) -> EpisodeColumns:
         """The current episodes in tick order, as columns (kept until the memory changes)."""
         if self._columns is not None and not self._pending:
             return self._columns
-        self._flush()
+        self._join()
         ticks = self._ints["ticks"]
         in_order = len(ticks) < 2 or bool(np.all(ticks[1:] > ticks[:-1]))
         if in_order:  # the usual case: every row is current, already in tick order
@@ -320,11 +354,17 @@ class EpisodeMemory:
     # -- snapshots ---------------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
-        """Everything this memory holds, as bytes that ``from_bytes`` reads back."""
-        self._flush()
-        if len(self._chunks) > 1:  # one chunk from now on: what a snapshot restores
-            self._chunks, self._chunk_starts = [b"".join(self._chunks)], [0]
-            self._columns = None
+        """Everything this memory holds, as bytes that ``from_bytes`` reads back: the same bytes
+        for the same episodes, however they were appended (the episodes' JSON as one chunk)."""
+        state = self.to_state()
+        if len(state.chunks) > 1:
+            state.chunks, state.chunk_starts = [memoryview(b"".join(state.chunks))], [0]
+        return msgspec.msgpack.encode(state)
+
+    def to_state(self) -> EpisodeMemoryState:
+        """Everything this memory holds as plain data, its columns as views (not copies): for a
+        snapshot that encodes it along with other things, in one pass."""
+        self._join()
 
         def raw(array: npt.NDArray[Any]) -> memoryview:
             return np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
@@ -335,7 +375,7 @@ class EpisodeMemory:
                 keys = np.fromiter(cache, np.int64, len(cache))
                 matrix = np.stack([cache[int(k)] for k in keys]).astype(np.float32)
                 vectors[name] = (raw(keys), raw(matrix), int(matrix.shape[1]))
-        state = _MemoryState(
+        state = EpisodeMemoryState(
             count=len(self._offsets) - 1,
             ints={k: raw(v) for k, v in self._ints.items()},
             numbers={k: raw(v) for k, v in self._numbers.items()},
@@ -343,7 +383,8 @@ class EpisodeMemory:
             regime_codes=raw(self._regime_codes),
             regimes=list(self._regimes),
             own_dims=raw(self._own_dims),
-            blob=memoryview(self._chunks[0] if self._chunks else b""),
+            chunks=[memoryview(c) for c in self._chunks],
+            chunk_starts=list(self._chunk_starts),
             offsets=raw(self._offsets),
             strength=sorted(self.strength.items()),
             triage=sorted(self.triage.items()),
@@ -351,12 +392,16 @@ class EpisodeMemory:
             prioritized=sorted(self.prioritized),
             vectors=vectors,
         )
-        return msgspec.msgpack.encode(state)
+        return state
 
     @classmethod
     def from_bytes(cls, data: bytes | memoryview) -> EpisodeMemory:
         """The memory ``to_bytes`` wrote; raises ValueError (or msgspec's errors) if it is damaged."""
-        state = msgspec.msgpack.decode(data, type=_MemoryState)
+        return cls.from_state(msgspec.msgpack.decode(data, type=EpisodeMemoryState))
+
+    @classmethod
+    def from_state(cls, state: EpisodeMemoryState) -> EpisodeMemory:
+        """The memory ``to_state`` gave; raises ValueError if it is damaged."""
         memory = cls()
         n = state.count
         memory._ints = {k: np.frombuffer(state.ints[k], np.int64) for k in _INTS}
@@ -365,11 +410,15 @@ class EpisodeMemory:
         memory._regime_codes = np.frombuffer(state.regime_codes, np.int32)
         memory._own_dims = np.frombuffer(state.own_dims, np.int32)
         memory._offsets = np.frombuffer(state.offsets, np.int64)
-        memory._chunks, memory._chunk_starts = ([state.blob], [0]) if n else ([], [])
+        memory._chunks, memory._chunk_starts = list(state.chunks), list(state.chunk_starts)
+        sizes = [c.nbytes for c in state.chunks]
+        memory._count, memory._bytes = n, sum(sizes)
+        if [0, *itertools.accumulate(sizes)][: len(sizes)] != state.chunk_starts:
+            raise ValueError("episode memory snapshot: chunks and their starts disagree")
         arrays = [*memory._ints.values(), *memory._numbers.values(), memory._high, memory._regime_codes]
         if any(len(a) != n for a in arrays) or len(memory._offsets) != n + 1:
             raise ValueError("episode memory snapshot: columns of different lengths")
-        if n and int(memory._offsets[-1]) != state.blob.nbytes:
+        if int(memory._offsets[-1]) != memory._bytes:
             raise ValueError("episode memory snapshot: episode bytes cut short")
         memory._regimes = {name: code for code, name in enumerate(state.regimes)}
         memory.strength.update(state.strength)

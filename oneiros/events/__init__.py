@@ -54,6 +54,7 @@ from oneiros.events._schedule import (
     SleepRequested,
 )
 from oneiros.events._snapshots import (
+    Sealed,
     Snapshot,
     SnapshotStore,
     decode_records,
@@ -63,6 +64,7 @@ from oneiros.events._snapshots import (
     read_stream_paged,
     read_stream_pages,
     seal,
+    seal_parts,
     unseal,
 )
 from oneiros.events._staging import (
@@ -231,6 +233,7 @@ __all__ = [
     "ReplayStrengthened",
     "ReviewDecided",
     "ReviewDecision",
+    "Sealed",
     "SleepRequested",
     "Snapshot",
     "SnapshotStore",
@@ -268,6 +271,7 @@ __all__ = [
     "register_upcaster",
     "registered_events",
     "seal",
+    "seal_parts",
     "side_stream",
     "topics_for",
     "unseal",

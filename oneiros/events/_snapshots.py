@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import struct
 import tempfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -32,6 +33,7 @@ from oneiros.events._store import EventStore, Recorded, decode_rows
 from oneiros.events._urls import parse_postgres_url
 
 __all__ = [
+    "Sealed",
     "Snapshot",
     "SnapshotStore",
     "decode_records",
@@ -41,10 +43,10 @@ __all__ = [
     "read_stream_paged",
     "read_stream_pages",
     "seal",
+    "seal_parts",
     "unseal",
 ]
 
-_DIGEST = 4
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
@@ -85,23 +87,40 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
         return msgspec.msgpack.encode(encode_event(record.meta, record.event)) == self.event
 
 
+Sealed = Sequence[bytes | memoryview]
+"""A sealed snapshot as the buffers to write one after the other (see :func:`seal_parts`)."""
+_PREFIX = struct.Struct("!II")
+
+
+def seal_parts(snapshot: Snapshot) -> Sealed:
+    """The snapshot as buffers laid end to end: a CRC-32 of what follows it (it finds damage;
+    nothing here is secret) and the header's length, the header (the snapshot without its body),
+    then the body as it is. The body is most of a snapshot (a million episodes' columns), so it
+    is never copied into another buffer on its way to the disk."""
+    header = msgspec.msgpack.encode(msgspec.structs.replace(snapshot, body=memoryview(b"")))
+    crc = zlib.crc32(snapshot.body, zlib.crc32(header))
+    return (_PREFIX.pack(crc, len(header)), header, snapshot.body)
+
+
 def seal(snapshot: Snapshot) -> bytes:
-    """The snapshot as bytes behind a CRC-32 of them (it finds damage; nothing here is secret)."""
-    data = msgspec.msgpack.encode(snapshot)
-    return zlib.crc32(data).to_bytes(_DIGEST, "big") + data
+    """:func:`seal_parts` as one bytes object."""
+    return b"".join(seal_parts(snapshot))
 
 
 def unseal(data: bytes | None) -> Snapshot | None:
-    """The snapshot ``seal`` wrote, or None when ``data`` is missing, damaged or not one."""
-    if data is None or len(data) <= _DIGEST:
+    """The snapshot ``seal`` wrote, or None when ``data`` is missing, damaged or not one. The body
+    is a view into ``data``, not a copy."""
+    if data is None or len(data) < _PREFIX.size:
         return None
-    body = memoryview(data)[_DIGEST:]
-    if zlib.crc32(body).to_bytes(_DIGEST, "big") != data[:_DIGEST]:
+    view = memoryview(data)
+    crc, length = _PREFIX.unpack_from(view)
+    if _PREFIX.size + length > len(view) or zlib.crc32(view[_PREFIX.size :]) != crc:
         return None
     try:
-        return msgspec.msgpack.decode(body, type=Snapshot)
+        header = msgspec.msgpack.decode(view[_PREFIX.size : _PREFIX.size + length], type=Snapshot)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
+    return msgspec.structs.replace(header, body=view[_PREFIX.size + length :])
 
 
 def _skipped(stream: str, kind: str, exc: Exception) -> None:
@@ -113,7 +132,7 @@ def _skipped(stream: str, kind: str, exc: Exception) -> None:
 class SnapshotStore(Protocol):
     def get(self, stream: str, kind: str) -> bytes | None: ...
 
-    def put(self, stream: str, kind: str, data: bytes) -> None: ...
+    def put(self, stream: str, kind: str, data: Sealed) -> None: ...
 
 
 class MemorySnapshots:
@@ -123,8 +142,8 @@ class MemorySnapshots:
     def get(self, stream: str, kind: str) -> bytes | None:
         return self._items.get((stream, kind))
 
-    def put(self, stream: str, kind: str, data: bytes) -> None:
-        self._items[(stream, kind)] = data
+    def put(self, stream: str, kind: str, data: Sealed) -> None:
+        self._items[(stream, kind)] = b"".join(data)
 
 
 class FileSnapshots:
@@ -143,7 +162,7 @@ class FileSnapshots:
         except OSError:
             return None
 
-    def put(self, stream: str, kind: str, data: bytes) -> None:
+    def put(self, stream: str, kind: str, data: Sealed) -> None:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             replace_file(self._path(stream, kind), data)
@@ -179,26 +198,28 @@ class PostgresSnapshots:
             return None
         return None if row is None else bytes(row["body"])
 
-    def put(self, stream: str, kind: str, data: bytes) -> None:
+    def put(self, stream: str, kind: str, data: Sealed) -> None:
         try:
             self._create()
             with self._datastore.transaction(commit=True) as c:
                 c.execute(
                     f"INSERT INTO {self._table} (stream, kind, body) VALUES (%s, %s, %s) "
                     "ON CONFLICT (stream, kind) DO UPDATE SET body = EXCLUDED.body",
-                    [stream, kind, data],
+                    [stream, kind, b"".join(data)],
                 )
         except PersistenceError as exc:
             _skipped(stream, kind, exc)
 
 
-def replace_file(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` whole or not at all: a reader in another process sees the old
-    file or the new one, never a part (a temporary file in the same folder, then a rename)."""
+def replace_file(target: Path, data: bytes | Sealed) -> None:
+    """Write ``data`` (bytes, or buffers one after the other) to ``target`` whole or not at all: a
+    reader in another process sees the old file or the new one, never a part (a temporary file in
+    the same folder, then a rename)."""
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(data)
+            for part in (data,) if isinstance(data, bytes) else data:
+                out.write(part)
         os.replace(tmp, target)
     except OSError:
         Path(tmp).unlink(missing_ok=True)

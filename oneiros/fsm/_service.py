@@ -31,7 +31,7 @@ from oneiros.events import (
     Snapshot,
     open_snapshots,
     read_from_snapshot,
-    seal,
+    seal_parts,
 )
 from oneiros.fsm._golem import GolemState, fold
 from oneiros.fsm._machine import destination, next_phase
@@ -127,7 +127,7 @@ class Golems:
         every = self.snapshot_settings.every
         if every > 0 and state.version - self._snapshot_versions.get(state.golem_id, 0) >= every:
             snapshot = Snapshot.of(_STATE_SNAPSHOT, _STATE_FORMAT, last, msgspec.msgpack.encode(state))
-            self.snapshots.put(state.golem_id, _STATE_SNAPSHOT, seal(snapshot))
+            self.snapshots.put(state.golem_id, _STATE_SNAPSHOT, seal_parts(snapshot))
             self._snapshot_versions[state.golem_id] = state.version
 
     def history(self, golem_id: str) -> list[Recorded]:

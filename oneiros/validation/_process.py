@@ -31,7 +31,7 @@ from oneiros.events import (
     SnapshotStore,
     StreamAppend,
     open_snapshots,
-    seal,
+    seal_parts,
     side_stream,
     unseal,
 )
@@ -148,7 +148,8 @@ class DecidingProcess:
             return 0, 0
         try:
             inputs, decisions, memory = msgspec.msgpack.decode(
-                snapshot.body, type=tuple[int, int, self.memory_type]  # type: ignore[name-defined]
+                snapshot.body,
+                type=tuple[int, int, self.memory_type],  # type: ignore[name-defined]
             )
         except (msgspec.MsgspecError, ValueError, TypeError):
             return 0, 0  # damaged past its checksum, or of a shape the format did not tell apart
@@ -177,7 +178,7 @@ class DecidingProcess:
             return
         body = msgspec.msgpack.encode((self.position, self._decisions_through, self.memory()))
         taken = msgspec.structs.replace(Snapshot.of(_KIND, self._format(), anchor, body), stream=self.name)
-        self._snapshot_store().put(self.name, _KIND, seal(taken))
+        self._snapshot_store().put(self.name, _KIND, seal_parts(taken))
         self._snapshot_position = self.position
 
     # -- running ----------------------------------------------------------------------------------

@@ -11,12 +11,13 @@ events folded; one that the log disagrees with is ignored (see ``oneiros.events.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import msgspec
 
-from oneiros.episodes import EpisodeMemory
+from oneiros.episodes import EpisodeMemory, EpisodeMemoryState
 from oneiros.events import (
     CycleEvent,
     DreamStaged,
@@ -32,7 +33,7 @@ from oneiros.events import (
     encode_records,
     read_from_snapshot,
     read_stream_pages,
-    seal,
+    seal_parts,
 )
 from oneiros.fsm import Golems, GolemState
 from oneiros.settings import SnapshotSettings
@@ -42,14 +43,16 @@ __all__ = ["GolemLog", "GolemLogs"]
 
 _KIND = "cycle-reader"
 # 2: the ledger keeps held reservations and settled spend apart (orphans are released);
-# 3: the state's cycle counts carry generation calls, failures and staged entries.
-_FORMAT = 3
+# 3: the state's cycle counts carry generation calls, failures and staged entries;
+# 4: the episode memory is nested in the body, not bytes of its own.
+_FORMAT = 4
 
 
 class _Body(msgspec.Struct, frozen=True, kw_only=True):
-    # Views, not copies: the episode memory alone is most of a snapshot.
+    # Views, not copies: the episode memory alone is most of a snapshot, so it is encoded in the
+    # same pass as the rest rather than into bytes of its own first.
     state: memoryview
-    memory: memoryview
+    memory: EpisodeMemoryState
     ledger: memoryview
     staged: memoryview
     cycle: memoryview
@@ -66,6 +69,10 @@ class _EpisodeOnly(msgspec.Struct, frozen=True, gc=False):
 # An EpisodeRecorded as stored, reduced to its episode's JSON (the metadata is skipped, not built).
 _episode_only = msgspec.json.Decoder(_EpisodeOnly)
 _EPISODE_SLICE = 8_192
+_Row = tuple[int, int, str, bytes]
+_Pages = Iterable[Sequence[_Row]]
+_ROWS_BEYOND = 50_000
+"""A held log this many events behind is caught up from stored rows in pages, not one read."""
 _EPISODE_TOPIC = f"{EpisodeRecorded.type_name}.v{EpisodeRecorded.schema_version}"
 
 
@@ -125,7 +132,7 @@ class GolemLog:
             self._episodes(len(episodes), last)
             self.memory.extend(episodes)
 
-    def fold_rows(self, pages: Iterable[Sequence[tuple[int, int, str, bytes]]]) -> None:
+    def fold_rows(self, pages: Iterable[Sequence[_Row]]) -> None:
         """:meth:`fold` over stored rows (``read_stream_pages``): an EpisodeRecorded of the current
         schema is never decoded whole, only its episode's bytes and the fields the memory's columns
         hold (see ``EpisodeMemory.add_encoded``); every other row is decoded and applied."""
@@ -139,12 +146,12 @@ class GolemLog:
                 start = at + 1
             self._episode_rows(rows[start:])
 
-    def _episode_rows(self, rows: Sequence[tuple[int, int, str, bytes]]) -> None:
+    def _episode_rows(self, rows: Sequence[_Row]) -> None:
         # In slices, so a page of episodes is never held decoded twice over (the memory's peak).
         for start in range(0, len(rows), _EPISODE_SLICE):
             self._episode_slice(rows[start : start + _EPISODE_SLICE])
 
-    def _episode_slice(self, rows: Sequence[tuple[int, int, str, bytes]]) -> None:
+    def _episode_slice(self, rows: Sequence[_Row]) -> None:
         last = next(decode_rows(rows[-1:]))
         try:
             # Decodes every row before the memory changes; checks what it decodes as the store's
@@ -163,7 +170,7 @@ class GolemLog:
         assert self.last is not None, "an empty stream has nothing to snapshot"
         body = _Body(
             state=memoryview(msgspec.msgpack.encode(self.state)),
-            memory=memoryview(self.memory.to_bytes()),
+            memory=self.memory.to_state(),
             ledger=memoryview(self.ledger.to_bytes()),
             staged=memoryview(encode_records(self.staged)),
             cycle=memoryview(encode_records(self.cycle)),
@@ -177,7 +184,7 @@ class GolemLog:
         log.state = msgspec.msgpack.decode(body.state, type=GolemState)
         if log.state.version != snapshot.version or log.state.golem_id != snapshot.stream:
             raise ValueError("cycle reader snapshot: the state is not the snapshot's")
-        log.memory = EpisodeMemory.from_bytes(body.memory)
+        log.memory = EpisodeMemory.from_state(body.memory)
         log.ledger = Ledger.from_bytes(body.ledger)
         log.staged = decode_records(body.staged)
         log.cycle = decode_records(body.cycle)
@@ -205,18 +212,32 @@ class GolemLogs:
         """Logs over ``golems``'s store, sharing its snapshots."""
         return cls(golems.store, golems.snapshots, golems.snapshot_settings, golems)
 
+    def _after(self, golem_id: str, last: Recorded) -> tuple[Iterable[Recorded], _Pages | None] | None:
+        """What the golem's stream holds after ``last``: its events, or, for a log far behind
+        (another process recorded a year of episodes meanwhile), pages of its stored rows to fold
+        as a fresh fold does rather than a million decoded events at once. None when the stream
+        no longer holds ``last`` where it was."""
+        if self.store.stream_version(golem_id) - last.version > _ROWS_BEYOND:
+            pages = iter(read_stream_pages(self.store, golem_id, after_version=last.version - 1))
+            first = next(pages, [])
+            if first and next(decode_rows(first[:1])) == last:
+                return (), itertools.chain([first[1:]], pages)
+            return None
+        records = self.store.read_stream(golem_id, after_version=last.version - 1)
+        return (records[1:], None) if records and records[0] == last else None
+
     def read(self, golem_id: str) -> GolemLog:
         """The golem's log folded to the head, reading only what came after what is held."""
         log = self._held.get(golem_id)
         tail: Iterable[Recorded] = ()
+        rows: _Pages | None = None
         fresh = False
         if log is not None and log.last is not None:
-            last = log.last
-            records = self.store.read_stream(golem_id, after_version=last.version - 1)
-            if records and records[0] == last:
-                tail = records[1:]
-            else:
+            caught = self._after(golem_id, log.last)
+            if caught is None:
                 log = None
+            else:
+                tail, rows = caught
         if log is None:
             log, tail = read_from_snapshot(self.store, self.snapshots, golem_id, _KIND, _FORMAT, GolemLog.from_snapshot)
             if log is None:
@@ -228,6 +249,8 @@ class GolemLogs:
         before = log.last
         if fresh:
             log.fold_rows(read_stream_pages(self.store, golem_id))
+        elif rows is not None:
+            log.fold_rows(rows)
         else:
             log.fold(tail)
         self._held[golem_id] = log
@@ -235,6 +258,6 @@ class GolemLogs:
             self.golems.remember(log.state, log.last)  # its next command need not read this again
         every = self.settings.every
         if every > 0 and log.last is not None and log.state.version - self._snapshot_versions.get(golem_id, 0) >= every:
-            self.snapshots.put(golem_id, _KIND, seal(log.to_snapshot()))
+            self.snapshots.put(golem_id, _KIND, seal_parts(log.to_snapshot()))
             self._snapshot_versions[golem_id] = log.state.version
         return log
