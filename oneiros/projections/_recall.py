@@ -73,12 +73,19 @@ class RecallIndex:
             regime=episode.regime,
             time=episode.time.isoformat() if episode.time else "",
         )
-        rows.put("episode", f"{golem}/{episode.tick:012d}", text)
+        tick, limit = episode.tick, self.settings.postings
+        rows.put("episode", f"{golem}/{tick:012d}", text)
+        # Every episode's every word: the index's inner loop, so one look-up per word (edit).
         for word in _words(" ".join((episode.summary, *episode.tags, episode.regime))):
-            postings = rows.get("word", f"{golem}/{word}", _Postings) or _Postings()
-            postings.ticks.append(episode.tick)
-            del postings.ticks[: -self.settings.postings]
-            rows.put("word", f"{golem}/{word}", postings)
+            key = f"{golem}/{word}"
+            postings = rows.edit("word", key, _Postings)
+            if postings is None:
+                rows.put("word", key, _Postings(ticks=[tick][-limit:]))
+                continue
+            ticks = postings.ticks
+            ticks.append(tick)
+            if len(ticks) > limit:
+                del ticks[:-limit]
 
 
 class RecallItem(msgspec.Struct, frozen=True, kw_only=True):
