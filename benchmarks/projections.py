@@ -6,7 +6,7 @@
   the same log (every row, no decoding) over the projection's time, measured back to back in each
   round; ``vs_raw_own_rows`` compares with raw reading only the rows of the projection's types (the
   issue's goal: each at least 0.6). The raw read takes the same columns and pages as the store's
-  read (position, version, topic, state; 5000 rows a page). ``store_read_vs_raw_own_rows`` is the
+  read (position, version, topic, state; 2000 rows a page). ``store_read_vs_raw_own_rows`` is the
   store's own read and typed decode of those rows, with no projection at all, against the same raw
   read: the ceiling for anything that applies typed events. ``read_and_rows_vs_raw_own_rows`` adds
   writing the rows the projection ends with (read back from its database, written in one commit
@@ -182,10 +182,10 @@ def raw_read(path: str, topics: list[str] | None = None) -> float:
     conn = sqlite3.connect(path)
     marks = ",".join("?" * len(topics or ()))
     only = f"AND topic IN ({marks}) " if topics else ""
-    # The columns and pages the store's read takes (position, version, topic, state; 5000 rows).
+    # The columns and pages the store's read takes (position, version, topic, state; 2000 rows).
     sql = (
         "SELECT rowid, originator_version, topic, state FROM oneiros_events "
-        f"WHERE rowid > ? {only}ORDER BY rowid LIMIT 5000"
+        f"WHERE rowid > ? {only}ORDER BY rowid LIMIT 2000"
     )
     started = time.perf_counter()
     after = 0
@@ -206,7 +206,7 @@ def raw_read_decoded(path: str, topics: list[str]) -> float:
     only = f"AND topic IN ({marks}) " if topics else ""
     sql = (
         "SELECT rowid, originator_version, topic, state FROM oneiros_events "
-        f"WHERE rowid > ? {only}ORDER BY rowid LIMIT 5000"
+        f"WHERE rowid > ? {only}ORDER BY rowid LIMIT 2000"
     )
     started = time.perf_counter()
     after = 0
