@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from oneiros.events import EntryStaged, Event, EventStore, open_store
 from oneiros.projections import RunnerSettings
 from oneiros.validation import StagingProcess
+from tests.conftest import postgres_url
 from tests.projections_support import World
 
 # One step of a golem's life: episodes, a cycle staging hypotheses and insights, or an outcome
@@ -101,8 +102,8 @@ def test_a_sweep_from_snapshots_decides_what_a_whole_fold_decides(
     assert _live(f"sqlite:///{tmp}/whole.db", steps, 0) == _live(f"sqlite:///{tmp}/snap.db", steps, every)
 
 
-def _world_with_history(tmp_path: Path) -> World:
-    world = World(open_store(f"sqlite:///{tmp_path}/events.db"))
+def _world_with_history(tmp_path: Path, url: str | None = None) -> World:
+    world = World(open_store(url or f"sqlite:///{tmp_path}/events.db"))
     world.episodes(*range(1, 301))
     for _ in range(3):
         world.dream(hypotheses=2, insights=1)
@@ -133,11 +134,15 @@ def test_a_sweep_past_events_it_ignores_moves_its_position_without_loading(tmp_p
     assert world.store.head() == world.store.backend.recorder.max_tracking_id(sweep.name)
 
 
-def test_a_restored_sweep_reads_only_what_came_after_its_snapshot(tmp_path: Path) -> None:
-    """A sweep that wrote a snapshot lets the next one (in a new process) restore it: that one reads
-    back only the events after the snapshot, not the 300 episodes before it, and holds the same
-    entries as a sweep that folded the whole log."""
-    world = _world_with_history(tmp_path)
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_restored_sweep_reads_only_what_came_after_its_snapshot(
+    tmp_path: Path, request: pytest.FixtureRequest, backend: str
+) -> None:
+    """A sweep that wrote a snapshot (a file beside SQLite, a row in PostgreSQL) lets the next one,
+    in a new process, restore it: that one reads back only the events after the snapshot, not the
+    300 episodes before it, and holds the same entries as a sweep that folded the whole log."""
+    url = postgres_url(request.getfixturevalue("pg_schema")) if backend == "postgres" else None
+    world = _world_with_history(tmp_path, url)
     _sweep(world.store, 1).catch_up()
     world.dream(hypotheses=1, insights=0)
     counting = CountingStore(open_store(world.store.url))
