@@ -39,7 +39,6 @@ from oneiros.events import (
     Snapshot,
     StreamAppend,
     open_store,
-    seal,
 )
 from oneiros.fsm import GolemState, fold, is_host_fact, replay, retry_race
 from oneiros.generators import Generation, GenerationRequest, OfflineGenerator
@@ -339,7 +338,7 @@ def test_golem_state_snapshot_of_old_format_is_not_trusted() -> None:
     golems = _sample(store)
     last = golems.history("g")[-1]
     stale = GolemState(golem_id="g", mode="Dying", version=last.version, position=last.position)
-    golems.snapshots.put("g", "state", seal(Snapshot.of("state", 1, last, msgspec.msgpack.encode(stale))))
+    golems.snapshots.put("g", "state", seal_parts(Snapshot.of("state", 1, last, msgspec.msgpack.encode(stale))))
     fresh = Golems(store, deps=golems.deps)
     assert replay(store)["g"] == fresh.state("g")
     assert "Waking" == fresh.state("g").mode
