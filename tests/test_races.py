@@ -39,6 +39,7 @@ from oneiros.events import (
     Snapshot,
     StreamAppend,
     open_store,
+    seal_parts,
 )
 from oneiros.fsm import GolemState, fold, is_host_fact, replay, retry_race
 from oneiros.generators import Generation, GenerationRequest, OfflineGenerator
