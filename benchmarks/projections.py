@@ -176,10 +176,12 @@ def build_log(store: EventStore, events: int, golems: int = 50) -> None:
     StagingProcess(store).catch_up()
 
 
-def raw_read(path: str, topics: list[str] | None = None) -> float:
+def raw_read(path: str, topics: list[str] | None = None, *, decode: bool = False) -> float:
     """Seconds for sqlite3 to page through the log's rows (only ``topics`` if given), as the store
-    pages them, without decoding."""
+    pages them; with ``decode``, msgspec also decodes each into its typed event (the replay goal's
+    baseline, ``SELECT`` + typed decode)."""
     conn = sqlite3.connect(path)
+    decoders: dict[str, Any] = {}
     marks = ",".join("?" * len(topics or ()))
     only = f"AND topic IN ({marks}) " if topics else ""
     # The columns and pages the store's read takes (position, version, topic, state; 2000 rows).
@@ -190,32 +192,12 @@ def raw_read(path: str, topics: list[str] | None = None) -> float:
     started = time.perf_counter()
     after = 0
     while rows := conn.execute(sql, (after, *(topics or ()))).fetchall():
-        after = rows[-1][0]
-    elapsed = time.perf_counter() - started
-    conn.close()
-    return elapsed
-
-
-def raw_read_decoded(path: str, topics: list[str]) -> float:
-    """Seconds for sqlite3 to page through the rows of ``topics`` (every row if none) and msgspec to
-    decode each into its typed event: the baseline of the replay goal (``SELECT`` + typed decode),
-    on own rows."""
-    conn = sqlite3.connect(path)
-    decoders: dict[str, Any] = {}
-    marks = ",".join("?" * len(topics))
-    only = f"AND topic IN ({marks}) " if topics else ""
-    sql = (
-        "SELECT rowid, originator_version, topic, state FROM oneiros_events "
-        f"WHERE rowid > ? {only}ORDER BY rowid LIMIT 2000"
-    )
-    started = time.perf_counter()
-    after = 0
-    while rows := conn.execute(sql, (after, *topics)).fetchall():
-        for _position, _version, topic, state in rows:
-            decoder: Any = decoders.get(topic)
-            if decoder is None:
-                decoder = decoders[topic] = current_decoder(topic)
-            decoder.decode(state)
+        if decode:
+            for _position, _version, topic, state in rows:
+                decoder: Any = decoders.get(topic)
+                if decoder is None:
+                    decoder = decoders[topic] = current_decoder(topic)
+                decoder.decode(state)
         after = rows[-1][0]
     elapsed = time.perf_counter() - started
     conn.close()
@@ -275,7 +257,7 @@ def catch_up(store: EventStore, tmp: Path, runs: int) -> dict[str, object]:
             own_topics = [t for cls in projection.types for t in topics_for(cls)]
             raw = raw_read(path)
             raw_own = raw_read(path, own_topics)
-            raw_decoded = raw_read_decoded(path, own_topics)
+            raw_decoded = raw_read(path, own_topics, decode=True)
             started = time.perf_counter()
             for _record in store.read_all(types=projection.types):
                 pass
@@ -321,7 +303,7 @@ def catch_up_all(store: EventStore, tmp: Path, runs: int) -> dict[str, float]:
     times: list[float] = []
     floors: list[float] = []
     for run in range(runs):
-        raw_decoded = raw_read_decoded(path, topics)
+        raw_decoded = raw_read(path, topics, decode=True)
         db = open_projection_db(f"sqlite:///{tmp}/all-{run}.db")
         started = time.perf_counter()
         ProjectionRunner(store, db, projections).catch_up()

@@ -209,9 +209,7 @@ class DecidingProcess:
         return self
 
     def low_position(self) -> int:
-        if not self._loaded:
-            self.load()
-        return self.position
+        return self.loaded().position
 
     def catch_up(self, until: int | None = None) -> int:
         """Decide on every input up to the head (or ``until``); returns the tracked position."""
