@@ -34,9 +34,6 @@ __all__ = [
 ]
 
 DEFAULT_STORE_URL = "sqlite:///.oneiros/events.db"
-_PAGE = 2_000
-"""Rows a paged read fetches at once: a page of a few megabytes stays in the CPU's cache while it
-is decoded (5 000 replayed 3% slower against the same raw read; ``benchmarks/store.py``)."""
 
 
 class Recorded(msgspec.Struct, frozen=True, gc=False):
@@ -263,10 +260,12 @@ class EventStore:
         after: int = 0,
         until: int | None = None,
         types: Sequence[type[Event]] = (),
-        page: int = _PAGE,
+        page: int | None = None,
     ) -> Iterator[Recorded]:
-        """Every event after global position ``after`` up to ``until``, optionally only ``types``."""
+        """Every event after global position ``after`` up to ``until``, optionally only ``types``,
+        read ``page`` rows at a time (by default what suits the backend)."""
         topics = [t for cls in types for t in topics_for(cls)]
+        page = page or self._backend.read_page
         while True:
             try:
                 rows = self._backend.recorder.select_rows(after, page, until, topics)
@@ -277,9 +276,10 @@ class EventStore:
                 return
             after = rows[-1][0]
 
-    def read_stored(self, after: int = 0, page: int = _PAGE) -> Iterator[tuple[int, str, int, str, bytes]]:
+    def read_stored(self, after: int = 0, page: int | None = None) -> Iterator[tuple[int, str, int, str, bytes]]:
         """Every event after ``after`` exactly as stored: ``(position, golem_id, version, topic, state)``."""
         recorder = self._backend.recorder
+        page = page or self._backend.read_page
         while True:
             try:
                 found = recorder.select_notifications(after, page, inclusive_of_start=False)
