@@ -120,3 +120,23 @@ def test_memory_shows_diffs_writes_and_rolls_back(env: dict[str, str], tmp_path:
         rolled["version"]["version"],  # type: ignore[index]
         rolled["version"]["reason"],  # type: ignore[index]
     )
+
+
+def test_a_reading_command_brings_up_only_the_projections_it_shows(env: dict[str, str]) -> None:
+    """``journal`` brings the journal (and the sweep) to the log head and leaves the recall index
+    where it was, so a large import does not make it wait for an index it does not show;
+    ``staging`` then brings up the staging buffer, and neither moves the recall index."""
+    from oneiros.events import open_store
+    from oneiros.projections import open_projection_db
+
+    _json(env, "dream", "--sample")
+    _json(env, "journal")
+    _json(env, "staging")
+    with open_store(env["ONEIROS_STORE"], create=False) as store:
+        head = store.head()
+    db = open_projection_db(env["ONEIROS_PROJECTIONS"])
+    try:
+        positions = {name: db.position(name) for name in ("journal", "staging", "recall", "index")}
+    finally:
+        db.close()
+    assert {"journal": head, "staging": head, "recall": 0, "index": 0} == positions

@@ -102,7 +102,7 @@ def _quality_pct(store: EventStore, cycle_id: str, self_assessed: float) -> int:
     validated), so `report` and `journal` show one figure in one form."""
     from oneiros.projections import journal_entry
 
-    with up_to_date(store) as projections:
+    with up_to_date(store, reads=("journal",)) as projections:
         entry = journal_entry(projections.db, cycle_id)
     return int(entry.quality_pct) if entry is not None else round(self_assessed * 100)
 

@@ -4,7 +4,7 @@ projection half of ``replay --verify``."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -47,20 +47,29 @@ LimitOpt = Annotated[int, typer.Option("--limit", min=1, help="At most this many
 
 
 @contextmanager
-def _projections(store: EventStore, url: str | None, *, update: bool = True) -> Iterator[Projections]:
+def _projections(
+    store: EventStore, url: str | None, reads: Sequence[str] = (), *, update: bool = True
+) -> Iterator[Projections]:
+    """The projections beside ``store``, with the sweep and the projections a command ``reads`` (every
+    one if none is named) brought to the log head. A command brings up only what it shows: after a
+    large import the recall index alone takes seconds, which ``journal`` should not wait for; the
+    next command that reads it, or ``oneiros follow``, brings it up."""
     from oneiros.projections import Projections, default_projection_url, open_projection_db
     from oneiros.validation import update as bring_up_to_date
 
     with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
         if update:
             with _spinner("bringing projections up to the log head"):
-                bring_up_to_date(projections, _staging_settings(), _health_settings())
+                bring_up_to_date(projections, _staging_settings(), _health_settings(), reads)
         yield projections
 
 
-def up_to_date(store: EventStore, url: str | None = None) -> AbstractContextManager[Projections]:
-    """The projections beside ``store`` (or at ``url``), brought up to the log head."""
-    return _projections(store, url)
+def up_to_date(
+    store: EventStore, url: str | None = None, reads: Sequence[str] = ()
+) -> AbstractContextManager[Projections]:
+    """The projections beside ``store`` (or at ``url``), the sweep and those named in ``reads`` (all
+    if none) brought up to the log head."""
+    return _projections(store, url, reads)
 
 
 def _staging_settings() -> StagingSettings:
@@ -116,7 +125,7 @@ def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 
     from oneiros.projections import journal_markdown
 
-    with opened(store) as event_store, _projections(event_store, projections) as p:
+    with opened(store) as event_store, _projections(event_store, projections, ("journal",)) as p:
         every = p.journal(golem)
         entries = every[-limit:]
         with limited(len(entries), len(every), "cycles (the latest)"):
@@ -160,7 +169,7 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 ) -> None:
     """The staging buffer (the first --limit entries): every dream output with its confidence,
     status and criterion."""
-    with opened(store) as event_store, _projections(event_store, projections) as p:
+    with opened(store) as event_store, _projections(event_store, projections, ("staging",)) as p:
         every = p.staging(golem, status or ())
         entries = every[:limit]
         with limited(len(entries), len(every), "entries"):
@@ -262,7 +271,7 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
                     tick=tick, verdict=v, summary=summary, tags=tuple(tag or ()), regime=regime, entry_id=entry
                 ),
             )
-        with _projections(event_store, projections) as p:
+        with _projections(event_store, projections, ("staging",)) as p:
             touched = [e for e in p.staging(golem) if e.updated_position > record.position]
         if as_json:
             emit_json({"position": record.position, "entries": [_entry_row(e) for e in touched]})
@@ -295,7 +304,7 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         with one_line_errors():
             entry_id = resolve_id(entry_id, entry_ids(event_store), "entry")
             Feedback(event_store).review(entry_id, chosen, who=who, why=reason)
-        with _projections(event_store, projections) as p:
+        with _projections(event_store, projections, ("staging",)) as p:
             entry = next(e for e in p.staging() if e.entry_id == entry_id)
         if as_json:
             emit_json(_entry_row(entry))
@@ -352,7 +361,7 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     with opened(store) as event_store:
         if rollback is not None:
             Feedback(event_store).rollback_memory(golem, rollback, who=who, why=reason)
-        with _projections(event_store, projections) as p:
+        with _projections(event_store, projections, ("memory",)) as p:
             newest = memory_version(p.db, golem)
             if diff is not None:
                 text = memory_diff(p.db, golem, *diff)

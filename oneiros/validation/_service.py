@@ -4,6 +4,7 @@ command run, so a read sees the sweep's decisions on everything logged before it
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 from oneiros.projections import Projections, follow_log
 from oneiros.settings import HealthSettings
@@ -15,14 +16,17 @@ __all__ = ["follow", "update"]
 
 
 def update(
-    projections: Projections, settings: StagingSettings | None = None, health: HealthSettings | None = None
+    projections: Projections,
+    settings: StagingSettings | None = None,
+    health: HealthSettings | None = None,
+    names: Sequence[str] = (),
 ) -> dict[str, int]:
-    """Run the staging process, then the health process, to the head, then bring every projection
-    there."""
+    """Run the staging process, then the health process, to the head, then bring the projections
+    ``names`` (every one if none) there."""
     runner = projections.settings.runner
     StagingProcess(projections.store, settings, runner=runner).catch_up()
     HealthProcess(projections.store, health, runner=runner).catch_up()
-    return projections.update()
+    return projections.update(names)
 
 
 def follow(
