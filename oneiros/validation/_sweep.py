@@ -60,7 +60,7 @@ from oneiros.validation._staged import (
     staged_outputs,
     terms,
 )
-from oneiros.validation._trust import judge, quarantine_for
+from oneiros.validation._trust import judge_all, quarantine_for
 
 __all__ = ["REVIEW_MOVES", "GolemBook", "StagingProcess", "StoredEpisodes", "matches", "review_status"]
 
@@ -372,11 +372,10 @@ class StagingProcess(DecidingProcess):
 
     def _judge(self, book: GolemBook, ticks: Iterable[int]) -> None:
         """Judge the not yet judged episodes among ``ticks``: untrusted or flagged ones are suspect."""
-        for tick in ticks:
-            if book.unjudged.pop(tick, 0) is None:
-                judged = judge(tick, book.sources[tick], self.settings.trust)
-                if judged is not None:
-                    book.suspect[tick] = judged
+        unjudged, sources = book.unjudged, book.sources
+        chosen = [tick for tick in ticks if unjudged.pop(tick, 0) is None]
+        for judged in judge_all(((tick, sources[tick]) for tick in chosen), self.settings.trust):
+            book.suspect[judged.tick] = judged
 
     def _expire(self, book: GolemBook) -> list[Event]:
         limit = self.settings.expire_after_ticks

@@ -13,44 +13,58 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from oneiros.events import EntryQuarantined, EntryStaged, Episode, EpisodeTrust
-from oneiros.settings import TrustSettings
+from oneiros.settings import TRUST_LEVELS, TrustSettings
 
-__all__ = ["episode_flags", "instruction_flags", "judge", "quarantine_for"]
+__all__ = ["instruction_flags", "judge_all", "quarantine_for"]
 
 _LISTED = 5
 """Suspect episodes an unsourced entry's quarantine lists (the latest ticks); the rest are counted."""
 
 
+class _Detector:
+    """A :class:`TrustSettings` made ready to judge many texts: its patterns compiled and its trust
+    floor resolved once, not per episode (a sweep after a large import judges every episode)."""
+
+    __slots__ = ("patterns", "settings", "untrusted")
+
+    def __init__(self, settings: TrustSettings) -> None:
+        self.settings = settings
+        self.patterns = _compiled(tuple(settings.instruction_patterns.items()))
+        self.untrusted = frozenset(level for level in TRUST_LEVELS if not settings.trusted(level))
+
+    def flags(self, text: str) -> tuple[str, ...]:
+        # Lower-casing once beats re.IGNORECASE, which doubles the cost of every pattern.
+        lowered = text.lower()
+        return tuple([name for name, search in self.patterns if search(lowered)]) if self.patterns else ()
+
+    def judge(self, tick: int, episode: Episode) -> EpisodeTrust | None:
+        trust = self.settings.trust_of(episode.source, episode.trust)
+        flags = self.flags("\n".join((episode.summary, *episode.tags)))
+        if flags or trust in self.untrusted:
+            return EpisodeTrust(tick=tick, source=episode.source, trust=trust, flags=flags)
+        return None
+
+
 @functools.lru_cache(maxsize=16)
-def _compiled(patterns: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return tuple((name, re.compile(pattern)) for name, pattern in patterns)
+def _compiled(patterns: tuple[tuple[str, str], ...]) -> tuple[tuple[str, Callable[[str], object]], ...]:
+    return tuple((name, re.compile(pattern).search) for name, pattern in patterns)
 
 
 def instruction_flags(text: str, settings: TrustSettings) -> tuple[str, ...]:
     """The names of the instruction patterns ``text`` (lower-cased) matches, in the settings' order."""
-    if not settings.instruction_patterns:
-        return ()
-    # Lower-casing once beats re.IGNORECASE, which doubles the cost of every pattern.
-    lowered = text.lower()
-    patterns = _compiled(tuple(settings.instruction_patterns.items()))
-    return tuple(name for name, pattern in patterns if pattern.search(lowered))
+    return _Detector(settings).flags(text)
 
 
-def episode_flags(episode: Episode, settings: TrustSettings) -> tuple[str, ...]:
-    """The instruction patterns an episode's summary or tags match."""
-    return instruction_flags("\n".join((episode.summary, *episode.tags)), settings)
-
-
-def judge(tick: int, episode: Episode, settings: TrustSettings) -> EpisodeTrust | None:
-    """The episode's judgement if it is trusted below the minimum or flagged, else None."""
-    trust = settings.trust_of(episode.source, episode.trust)
-    flags = episode_flags(episode, settings)
-    if flags or not settings.trusted(trust):
-        return EpisodeTrust(tick=tick, source=episode.source, trust=trust, flags=flags)
-    return None
+def judge_all(episodes: Iterable[tuple[int, Episode]], settings: TrustSettings) -> Iterator[EpisodeTrust]:
+    """The judgements of the suspect ones among ``episodes`` (``(tick, episode)``)."""
+    detector = _Detector(settings)
+    for tick, episode in episodes:
+        judged = detector.judge(tick, episode)
+        if judged is not None:
+            yield judged
 
 
 def quarantine_for(
