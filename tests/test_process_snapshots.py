@@ -45,7 +45,7 @@ class CountingStore(EventStore):
         self.returned = 0
 
     def read_all(
-        self, after: int = 0, until: int | None = None, types: Sequence[type[Event]] = (), page: int = 5_000
+        self, after: int = 0, until: int | None = None, types: Sequence[type[Event]] = (), page: int | None = None
     ) -> Iterator[Any]:
         for record in super().read_all(after, until, types, page):
             self.returned += 1
@@ -187,3 +187,28 @@ def test_a_snapshot_of_another_log_is_ignored(tmp_path: Path) -> None:
     sweep = _sweep(counting, 1).loaded()
     assert _sweep(open_store(b.store.url), 0).loaded().books["g1"].entries == sweep.books["g1"].entries
     assert counting.returned > 300
+
+
+def test_update_reports_the_sweep_then_the_projections_moving_to_the_head(tmp_path: Path) -> None:
+    """``oneiros.validation.update`` tells its listener what is moving and where it got: the sweep
+    every few thousand inputs and at its target, then each projection it brings up at its commit,
+    positions never going back for any one of them. The sweep ends at the head it started from (its
+    own decisions come after it); the rest end at the head with them."""
+    from oneiros.projections import Projections, open_projection_db
+    from oneiros.validation import update
+
+    world = World(open_store(f"sqlite:///{tmp_path}/events.db"))
+    world.episodes(*range(1, 12_001))
+    world.dream(hypotheses=2, insights=1)
+    heard: list[tuple[str, int]] = []
+    before = world.store.head()
+    with Projections(world.store, open_projection_db(f"sqlite:///{tmp_path}/proj.db")) as projections:
+        update(projections, names=("journal",), on_progress=lambda what, at: heard.append((what, at)))
+    head = world.store.head()
+    sweep = [at for what, at in heard if what == "sweep"]
+    assert ["sweep", "health", "journal"] == list(dict.fromkeys(what for what, _ in heard))
+    assert (sorted(sweep), True) == (sweep, len(sweep) >= 3)
+    assert (True, {"sweep": before, "health": head, "journal": head}) == (
+        head > before,
+        {what: at for what, at in heard},
+    )

@@ -4,7 +4,7 @@ projection half of ``replay --verify``."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -59,9 +59,42 @@ def _projections(
 
     with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
         if update:
-            with _spinner("bringing projections up to the log head"):
-                bring_up_to_date(projections, _staging_settings(), _health_settings(), reads)
+            with _catch_up_progress(store) as on_progress:
+                bring_up_to_date(projections, _staging_settings(), _health_settings(), reads, on_progress)
         yield projections
+
+
+_MOVING = {"sweep": "validation sweep", "health": "health checks"}
+
+
+@contextmanager
+def _catch_up_progress(store: EventStore) -> Iterator[Callable[[str, int], None] | None]:
+    """A bar over the log's positions while the sweep and projections catch up (after a large
+    import that is seconds of work), naming what is moving. Only on a terminal, and gone when done."""
+    if not console.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,}/{task.total:,} events"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        head = [store.head()]
+        task = progress.add_task("bringing projections up to the log head", total=head[0])
+
+        def moved(what: str, position: int) -> None:
+            # The sweep's decisions move the head on while it runs.
+            head[0] = max(head[0], position)
+            progress.update(
+                task, description=_MOVING.get(what, f"projection {what}"), completed=position, total=head[0]
+            )
+
+        yield moved
 
 
 def up_to_date(

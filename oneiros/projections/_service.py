@@ -20,7 +20,7 @@ from oneiros.projections._golems import GolemsProjection, golem_state, golem_sta
 from oneiros.projections._index import GolemIndex
 from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings
 from oneiros.projections._recall import RecallIndex, RecallSettings
-from oneiros.projections._runner import Projection, ProjectionRunner, RunnerSettings
+from oneiros.projections._runner import CommitListener, Projection, ProjectionRunner, RunnerSettings
 from oneiros.projections._sinks import SinkSettings, sink_projections
 from oneiros.projections._staging import StagedEntry, StagingProjection
 
@@ -72,8 +72,8 @@ class Projections:
     def names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.projections)
 
-    def runner(self, names: Sequence[str] = ()) -> ProjectionRunner:
-        return ProjectionRunner(self.store, self.db, self._chosen(names), self.settings.runner)
+    def runner(self, names: Sequence[str] = (), on_commit: CommitListener | None = None) -> ProjectionRunner:
+        return ProjectionRunner(self.store, self.db, self._chosen(names), self.settings.runner, on_commit)
 
     def _chosen(self, names: Sequence[str]) -> list[Projection]:
         for name in names:
@@ -81,9 +81,10 @@ class Projections:
                 raise UnknownProjection(name, self.names)
         return [p for p in self.projections if not names or p.name in names]
 
-    def update(self, names: Sequence[str] = ()) -> dict[str, int]:
-        """Bring the projections to the head."""
-        return self.runner(names).catch_up()
+    def update(self, names: Sequence[str] = (), on_commit: CommitListener | None = None) -> dict[str, int]:
+        """Bring the projections ``names`` (every one if none) to the head; ``on_commit`` hears each
+        commit's projection and position."""
+        return self.runner(names, on_commit).catch_up()
 
     def follow(self, stop: threading.Event) -> None:
         """Keep every projection up with the log until ``stop``."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar, Self
 
 import msgspec
@@ -40,6 +40,8 @@ from oneiros.projections import RunnerSettings
 __all__ = ["DecidingProcess"]
 
 _KIND = "process-memory"
+_PROGRESS_EVERY = 5_000
+"""Inputs between two calls of :attr:`DecidingProcess.on_progress` (about ten a second on a large import)."""
 
 
 @functools.cache
@@ -75,6 +77,9 @@ class DecidingProcess:
         """Every decision at or before this log position is in memory, and none after it."""
         self._snapshot_position = 0
         self._snapshots: SnapshotStore | None = None
+        self.on_progress: Callable[[int], None] | None = None
+        """Called with the log position reached every few thousand inputs while deciding, and at
+        the end: for a progress bar over a long catch-up."""
 
     # -- what a subclass says ---------------------------------------------------------------------
 
@@ -262,15 +267,20 @@ class DecidingProcess:
 
     def _run(self, inputs: Iterable[Recorded], target: int) -> None:
         pending: list[tuple[str, int, EventMeta, Event]] = []
+        progress = self.on_progress
         try:
-            for record in inputs:
+            for seen, record in enumerate(inputs, start=1):
                 self.observe(record)
                 for event in self.decide(record):
                     pending.append(self._record_new(event, record))
                 if len(pending) >= self.runner.batch_events:
                     self._write(pending, record.position)
                     pending = []
+                if progress is not None and seen % _PROGRESS_EVERY == 0:
+                    progress(record.position)
             self._write(pending, target)
+            if progress is not None:
+                progress(target)
         except BaseException:
             # Memory may hold decisions that were never written; rebuild it from the log.
             self._loaded = False

@@ -3,8 +3,9 @@ command run, so a read sees the sweep's decisions on everything logged before it
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from oneiros.projections import Projections, follow_log
 from oneiros.settings import HealthSettings
@@ -20,13 +21,20 @@ def update(
     settings: StagingSettings | None = None,
     health: HealthSettings | None = None,
     names: Sequence[str] = (),
+    on_progress: Callable[[str, int], None] | None = None,
 ) -> dict[str, int]:
     """Run the staging process, then the health process, to the head, then bring the projections
-    ``names`` (every one if none) there."""
+    ``names`` (every one if none) there. ``on_progress`` hears what is moving (``"sweep"``,
+    ``"health"`` or a projection's name) and the log position it reached, as it goes."""
     runner = projections.settings.runner
-    StagingProcess(projections.store, settings, runner=runner).catch_up()
-    HealthProcess(projections.store, health, runner=runner).catch_up()
-    return projections.update(names)
+    for name, process in (
+        ("sweep", StagingProcess(projections.store, settings, runner=runner)),
+        ("health", HealthProcess(projections.store, health, runner=runner)),
+    ):
+        if on_progress is not None:
+            process.on_progress = functools.partial(on_progress, name)
+        process.catch_up()
+    return projections.update(names, on_progress)
 
 
 def follow(
