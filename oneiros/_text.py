@@ -109,6 +109,14 @@ def content_words(text: str) -> Iterator[str]:
     return (w for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
 
 
+def content_word_set(text: str) -> set[str]:
+    """The distinct words :func:`content_words` gives, as a set: the set difference runs in C, where
+    filtering word by word does not (the recall index takes every episode's words)."""
+    found = set(_WORD.findall(text.lower()))
+    found -= STOPWORDS
+    return found
+
+
 def rank(words: Iterable[str], limit: int) -> list[str]:
     """The ``limit`` most frequent of ``words``, ties broken alphabetically."""
     counts: dict[str, int] = {}

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
-from oneiros._text import content_words
+from oneiros._text import content_word_set
 from oneiros.events import (
     EpisodeRecorded,
     Event,
@@ -50,7 +50,7 @@ class _EpisodeText(msgspec.Struct, kw_only=True):
 
 
 def _words(text: str) -> set[str]:
-    return set(content_words(text))
+    return content_word_set(text)
 
 
 class RecallIndex:
@@ -76,11 +76,11 @@ class RecallIndex:
         tick, limit = episode.tick, self.settings.postings
         rows.put("episode", f"{golem}/{tick:012d}", text)
         # Every episode's every word: the index's inner loop, so one look-up per word (edit).
+        edit, prefix = rows.edit, golem + "/"
         for word in _words(" ".join((episode.summary, *episode.tags, episode.regime))):
-            key = f"{golem}/{word}"
-            postings = rows.edit("word", key, _Postings)
+            postings = edit("word", prefix + word, _Postings)
             if postings is None:
-                rows.put("word", key, _Postings(ticks=[tick][-limit:]))
+                rows.put("word", prefix + word, _Postings(ticks=[tick][-limit:]))
                 continue
             ticks = postings.ticks
             ticks.append(tick)

@@ -18,7 +18,7 @@ from datetime import datetime
 
 import msgspec
 
-from oneiros._text import content_words
+from oneiros._text import content_word_set
 from oneiros.events import EntryPromoted, Event, MemoryRecalled
 from oneiros.projections import StagedEntry
 from oneiros.settings import RecallPromotionSettings
@@ -88,7 +88,7 @@ def recall_score(stats: RecallStats, text: str, now: datetime, settings: RecallP
         "query_diversity": _share(stats.distinct_queries, settings.min_distinct_queries),
         "recency": sum(math.pow(0.5, age / half_life_s) for age in ages) / n if n else 0.0,
         "consolidation": _share(len({t.date() for t in stats.times}), settings.consolidation_days),
-        "conceptual_richness": _share(len(set(content_words(text))), settings.richness_words),
+        "conceptual_richness": _share(len(content_word_set(text)), settings.richness_words),
     }
     score = sum(getattr(w, name) * value for name, value in signals.items())
     return RecallScore(

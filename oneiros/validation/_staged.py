@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
-from oneiros._text import content_words, keywords, rank
+from oneiros._text import content_word_set, keywords, rank
 from oneiros.engines import utility
 from oneiros.events import DreamStaged, Episode, Event, StagedKind, ValidationCriterion
 from oneiros.projections import StagedEntry
@@ -75,7 +75,7 @@ def displacement_order(entry: StagedEntry, episodes: Mapping[int, Episode], by: 
 
 def terms(text: str) -> set[str]:
     """The lower-case words an outcome or criterion is matched on."""
-    return set(content_words(text))
+    return content_word_set(text)
 
 
 def _keywords(text: str, limit: int = 2) -> tuple[str, ...]:
