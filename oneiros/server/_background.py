@@ -81,13 +81,16 @@ class BackgroundCycles:
                 if started.is_set():
                     _log.exception("cycle %s of %s failed", found.get("cycle_id"), golem_id)
             finally:
+                # The cycle has ended: its slot is free before the projections catch up, so a client
+                # that reads it complete (a read settles too) may start the next one at once.
+                with self._lock:
+                    self._slots -= 1
                 if self.on_end is not None and started.is_set():
                     try:
                         self.on_end()
                     except Exception:  # the cycle is in the log; the projections catch up later
                         _log.exception("bringing the projections up after cycle %s failed", found.get("cycle_id"))
                 with self._lock:
-                    self._slots -= 1
                     self._running.pop(found.get("cycle_id", ""), None)
                 started.set()
 
