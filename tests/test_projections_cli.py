@@ -140,3 +140,14 @@ def test_a_reading_command_brings_up_only_the_projections_it_shows(env: dict[str
     finally:
         db.close()
     assert {"journal": head, "staging": head, "recall": 0, "index": 0} == positions
+
+
+def test_an_error_naming_bracketed_text_prints_it_whole(env: dict[str, str]) -> None:
+    """An error message is printed as written, brackets and all: rich would read ``[bold]`` in a
+    user's verdict (or ``oneiros[postgres]`` in the missing-extra message) as markup and drop it."""
+    _json(env, "dream", "--sample")
+    verdict = _run(env, "outcome", "--golem", "golem", "--tick", "1", "--verdict", "[bold]yes")
+    assert (2, "error: verdict '[bold]yes' must be 'confirms' or 'contradicts'") == (
+        verdict.exit_code,  # type: ignore[attr-defined]
+        verdict.stderr.strip(),  # type: ignore[attr-defined]
+    )

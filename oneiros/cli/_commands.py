@@ -22,6 +22,7 @@ from oneiros.cli._common import (
     limited,
     one_line_errors,
     opened,
+    print_error,
     short_ids,
     table,
 )
@@ -210,7 +211,7 @@ def _check_queue(connection: Redis, url: str) -> None:
         if "path" in kwargs:
             where = str(kwargs["path"])
         reason = str(exc).replace(url, where)
-        err_console.print(f"[red]error:[/red] cannot reach the queue at redis {where}: {reason}")
+        print_error(f"cannot reach the queue at redis {where}: {reason}")
         raise typer.Exit(2) from None
 
 
@@ -230,7 +231,7 @@ def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: b
     }
     if result.empty:  # one line, on stderr, whatever the output format: the cycle failed
         cycle = f"cycle {result.cycle_id} of {result.golem_id}"
-        err_console.print(f"[red]error:[/red] {cycle} produced nothing: {result.empty}")
+        print_error(f"{cycle} produced nothing: {result.empty}")
     if as_json:
         emit_json(payload)
         return

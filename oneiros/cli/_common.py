@@ -72,13 +72,21 @@ def emit_json(obj: object) -> None:
     sys.stdout.write(msgspec.json.encode(obj).decode() + "\n")
 
 
+def print_error(message: object) -> None:
+    """``error: <message>`` on stderr. The message is escaped: rich would take a bracketed part of
+    it (``oneiros[postgres]``, an IPv6 host, a user's text) for markup and drop it."""
+    from rich.markup import escape
+
+    err_console.print("[red]error:[/red] " + escape(str(message)))
+
+
 @contextmanager
 def one_line_errors() -> Iterator[None]:
     """Any oneiros error inside becomes a one-line message and exit code 2, never a traceback."""
     try:
         yield
     except OneirosError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        print_error(exc)
         raise typer.Exit(2) from None
 
 

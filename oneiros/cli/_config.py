@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from oneiros._errors import InvalidSetting, OneirosError
-from oneiros.cli._common import err_console
+from oneiros.cli._common import print_error
 
 if TYPE_CHECKING:  # annotations only: commands load the config on first use
     from oneiros.config import OneirosConfig
@@ -38,7 +38,7 @@ SpansOpt = Annotated[
 
 def fail(exc: Exception) -> typer.Exit:
     """A user's mistake as one line on stderr and exit code 2."""
-    err_console.print(f"[red]error:[/red] {exc}")
+    print_error(exc)
     return typer.Exit(2)
 
 

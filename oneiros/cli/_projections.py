@@ -20,11 +20,11 @@ from oneiros.cli._common import (
     console,
     emit_json,
     entry_ids,
-    err_console,
     golem_of,
     limited,
     one_line_errors,
     opened,
+    print_error,
     resolve_id,
     short_ids,
     table,
@@ -291,7 +291,7 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     from oneiros.validation import Feedback, OutcomeInput
 
     if verdict not in ("confirms", "contradicts"):
-        err_console.print(f"[red]error:[/red] verdict {verdict!r} must be 'confirms' or 'contradicts'")
+        print_error(f"verdict {verdict!r} must be 'confirms' or 'contradicts'")
         raise typer.Exit(2)
     v: Verdict = "confirms" if verdict == "confirms" else "contradicts"
     golem = golem_of(golem)
@@ -330,7 +330,7 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 
     decisions: tuple[ReviewDecision, ...] = ("reinforce", "stale", "reject", "promote_candidate")
     if decision not in decisions:
-        err_console.print(f"[red]error:[/red] decision {decision!r} must be one of {', '.join(decisions)}")
+        print_error(f"decision {decision!r} must be one of {', '.join(decisions)}")
         raise typer.Exit(2)
     chosen: ReviewDecision = decisions[decisions.index(decision)]
     with opened(store) as event_store:

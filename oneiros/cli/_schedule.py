@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from oneiros._errors import GolemNotFound, OneirosError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, one_line_errors, opened, shown_url
+from oneiros.cli._common import (
+    JsonOpt,
+    StoreOpt,
+    console,
+    emit_json,
+    one_line_errors,
+    opened,
+    print_error,
+    shown_url,
+)
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._workers import queue_executor
 
@@ -121,7 +130,7 @@ def should_dream_cmd(
     try:
         now = datetime.fromisoformat(at) if at else datetime.now(UTC)
     except ValueError:
-        err_console.print(f"[red]error:[/red] --at {at!r} is not an ISO time")
+        print_error(f"--at {at!r} is not an ISO time")
         raise typer.Exit(2) from None
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)

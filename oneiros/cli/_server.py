@@ -10,7 +10,7 @@ import msgspec
 import typer
 
 from oneiros._errors import InputError, OneirosError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened, print_error
 from oneiros.cli._config import ConfigOpt, PresetOpt
 from oneiros.cli._config import load as _load
 from oneiros.config import OneirosConfig
@@ -83,7 +83,7 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
         try:
             app = create_app(event_store, effective, insecure_local=insecure_local)
         except OneirosError as exc:
-            err_console.print(f"[red]error:[/red] {exc}")
+            print_error(exc)
             raise typer.Exit(2) from None
         s = effective.server
         err_console.print(f"serving {event_store.url} on http://{s.host}:{s.port} (REST /api/v1, MCP /mcp)")
@@ -137,7 +137,7 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
             raise InputError(f"scope {bad[0]!r} must be one of {', '.join(SCOPES)}")
         token = add_token(path, name, tuple(scope), tuple(golem or ()))  # type: ignore[arg-type]
     except OneirosError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        print_error(exc)
         raise typer.Exit(2) from None
     if as_json:
         emit_json({"name": name, "token": token, "file": str(path)})
@@ -155,7 +155,7 @@ def token_list(tokens: TokensOpt = None, config: ConfigOpt = None, as_json: Json
     try:
         records = load_tokens(path)
     except OneirosError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        print_error(exc)
         raise typer.Exit(2) from None
     rows = [{"name": r.name, "scopes": list(r.scopes), "golems": list(r.golems)} for r in records]
     if as_json:

@@ -21,6 +21,7 @@ from oneiros.cli._common import (
     emit_json,
     err_console,
     one_line_errors,
+    print_error,
     resolve_id,
     shown_url,
 )
@@ -110,7 +111,7 @@ def worker(
     if burst and not worked:
         err_console.print("no phase job was waiting")
     if rq_worker.failed_job_count:
-        err_console.print(f"[red]error:[/red] {rq_worker.failed_job_count} phase job(s) failed; the log says why")
+        print_error(f"{rq_worker.failed_job_count} phase job(s) failed; the log says why")
         raise typer.Exit(1)
 
 
