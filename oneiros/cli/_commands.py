@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.cli._common import (
@@ -24,6 +25,7 @@ from oneiros.cli._common import (
     opened,
     print_error,
     short_ids,
+    shown_url,
     table,
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
@@ -179,10 +181,13 @@ def _dream_on_queue(
         if as_json:
             emit_json(enqueued)
         else:
-            console.print(f"enqueued cycle [bold]{cycle_id}[/bold] of {golem_id} on {effective.queue}")
+            console.print(
+                f"enqueued cycle [bold]{cycle_id}[/bold] of {golem_id} on {escape(shown_url(effective.queue))}"
+            )
         return
     if not as_json:
-        console.print(f"cycle [bold]{cycle_id}[/bold] of {golem_id} enqueued on {effective.queue}; following it")
+        queue = escape(shown_url(effective.queue))
+        console.print(f"cycle [bold]{cycle_id}[/bold] of {golem_id} enqueued on {queue}; following it")
 
     def show(report: PhaseReport) -> None:
         console.print(
@@ -242,7 +247,7 @@ def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: b
     outcome.add_row("events appended", str(result.events_appended))
     console.print(outcome)
     if result.interrupted:
-        console.print(f"[yellow]interrupted:[/yellow] {result.interrupted}")
+        console.print(f"[yellow]interrupted:[/yellow] {escape(result.interrupted)}")
 
 
 def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:

@@ -27,6 +27,7 @@ from oneiros.cli._common import (
     print_error,
     resolve_id,
     short_ids,
+    shown_url,
     table,
 )
 
@@ -422,7 +423,7 @@ def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
 
     with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
         stop = threading.Event()
-        console.print(f"following {event_store.url} into {p.db.url}; Ctrl-C stops")
+        console.print(escape(f"following {shown_url(event_store.url)} into {shown_url(p.db.url)}; Ctrl-C stops"))
         try:
             follow_all(p, stop, _staging_settings(), _health_settings())
         except KeyboardInterrupt:

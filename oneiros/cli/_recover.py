@@ -8,6 +8,7 @@ import threading
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, one_line_errors, opened, short_ids, table
 from oneiros.cli._config import ConfigOpt, QueueOpt, flag, load
@@ -151,7 +152,7 @@ def interrupt(
     if as_json:
         emit_json({"golem_id": golem, "cycle_id": state.cycle_id, "phase": state.phase, "reason": reason})
         return
-    console.print(f"interrupted cycle {state.cycle_id} of {golem} in {state.phase}: {reason}")
+    console.print(escape(f"interrupted cycle {state.cycle_id} of {golem} in {state.phase}: {reason}"))
 
 
 def register(app: typer.Typer) -> None:

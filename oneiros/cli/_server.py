@@ -8,9 +8,10 @@ from typing import Annotated
 
 import msgspec
 import typer
+from rich.markup import escape
 
 from oneiros._errors import InputError, OneirosError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened, print_error
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened, print_error, shown_url
 from oneiros.cli._config import ConfigOpt, PresetOpt
 from oneiros.cli._config import load as _load
 from oneiros.config import OneirosConfig
@@ -86,7 +87,9 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
             print_error(exc)
             raise typer.Exit(2) from None
         s = effective.server
-        err_console.print(f"serving {event_store.url} on http://{s.host}:{s.port} (REST /api/v1, MCP /mcp)")
+        err_console.print(
+            escape(f"serving {shown_url(event_store.url)} on http://{s.host}:{s.port} (REST /api/v1, MCP /mcp)")
+        )
         uvicorn.run(
             app, host=s.host, port=s.port, log_level=log_level.lower(), timeout_keep_alive=int(s.keep_alive_seconds)
         )

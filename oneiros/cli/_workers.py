@@ -12,6 +12,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from oneiros._errors import ConfigError
 from oneiros.cli._common import (
@@ -130,7 +131,7 @@ def _store_checked(connection: Redis, *, wait: bool) -> list[str]:
             if not wait:
                 raise
             if not said:
-                err_console.print(f"{exc}; waiting for it to be created (by `oneiros dream`, `run` or `serve`)")
+                err_console.print(escape(f"{exc}; waiting for it to be created (by `oneiros dream`, `run` or `serve`)"))
                 said = True
             time.sleep(_STORE_POLL_SECONDS)
 
