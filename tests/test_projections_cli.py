@@ -151,3 +151,19 @@ def test_an_error_naming_bracketed_text_prints_it_whole(env: dict[str, str]) -> 
         verdict.exit_code,  # type: ignore[attr-defined]
         verdict.stderr.strip(),  # type: ignore[attr-defined]
     )
+
+
+def test_status_shows_what_a_replay_of_the_log_shows(env: dict[str, str]) -> None:
+    """``status`` reads the golems from their projection, brought up to the head at each call: after
+    a first and a second cycle it shows what ``replay`` (a fold of the whole log) shows."""
+    _json(env, "dream", "--sample")
+    first = _json(env, "status")
+    _json(env, "dream", "--golem", "golem")
+    _json(env, "dream", "--golem", "other", "--sample")
+    second = _json(env, "status")
+    replayed = _json(env, "replay")
+    assert ([1], replayed["golems"]) == (  # type: ignore[index]
+        [g["cycles_completed"] for g in first["golems"]],  # type: ignore[index]
+        second["golems"],  # type: ignore[index]
+    )
+    assert [("golem", 2), ("other", 1)] == [(g["golem_id"], g["cycles_completed"]) for g in second["golems"]]  # type: ignore[index]

@@ -29,7 +29,7 @@ from oneiros.cli._common import (
     table,
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
-from oneiros.cli._projections import verify_projections
+from oneiros.cli._projections import ProjectionsOpt, golem_states, verify_projections
 from oneiros.cli._workers import phase_worker, queue_executor
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
@@ -437,6 +437,7 @@ def status(
     store: StoreOpt = None,
     config: ConfigOpt = None,
     queue: QueueOpt = None,
+    projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Each golem's mode, phase and stream version, the log's global position, and the cycles under
@@ -444,24 +445,25 @@ def status(
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "store", store, "--store")
     flag(flags, "queue", queue, "--queue")
-    from oneiros.fsm import replay
 
     effective = load(config, None, flags)
     with opened(effective.store_url) as event_store:
-        states = replay(event_store)
+        # From the golems projection, not a replay: a replay folds the whole log on every call
+        # (3.7 s at a million episodes).
+        states = golem_states(event_store, projections)
         head = event_store.head()
-        running = _running(event_store, states.values(), effective)
+        running = _running(event_store, states, effective)
         if as_json:
             emit_json(
                 {
                     "position": head,
-                    "store": event_store.url,
-                    "golems": [s.summary() for s in states.values()],
+                    "store": shown_url(event_store.url),
+                    "golems": [s.summary() for s in states],
                     "running": running,
                 }
             )
             return
-        _states_table(states.values(), f"{event_store.url} · position {head}")
+        _states_table(states, f"{shown_url(event_store.url)} · position {head}")
         if running:
             under_way = table(
                 f"{len(running)} cycles under way", "golem", "cycle", "phase", "worker", "age", whole=("cycle", "phase")

@@ -33,10 +33,11 @@ from oneiros.cli._common import (
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
+    from oneiros.fsm import GolemState
     from oneiros.projections import Projections, StagedEntry
     from oneiros.settings import HealthSettings, StagingSettings
 
-__all__ = ["register", "up_to_date", "verify_projections"]
+__all__ = ["ProjectionsOpt", "golem_states", "register", "up_to_date", "verify_projections"]
 
 ProjectionsOpt = Annotated[
     str | None,
@@ -104,6 +105,18 @@ def up_to_date(
     """The projections beside ``store`` (or at ``url``), the sweep and those named in ``reads`` (all
     if none) brought up to the log head."""
     return _projections(store, url, reads)
+
+
+def golem_states(store: EventStore, url: str | None = None) -> list[GolemState]:
+    """Every golem's state at the log head, by id, from the ``golems`` projection (at ``url``, else
+    beside the store) brought up to it: a fold of the whole log only the first time, then of what
+    came since. The sweep is not run: a golem's state is its own stream alone."""
+    from oneiros.projections import Projections, default_projection_url, open_projection_db
+
+    with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
+        with _catch_up_progress(store) as on_progress:
+            projections.update(["golems"], on_progress)
+        return sorted(projections.golems(), key=lambda s: s.golem_id)
 
 
 def _staging_settings() -> StagingSettings:
