@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -16,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.events import EpisodeRecorded, EventStore, Recorded, read_stream_paged, seal, unseal
+from oneiros.events import EpisodeRecorded, Event, EventStore, Recorded, read_stream_paged, seal, unseal
 from oneiros.settings import CycleBudget, CycleSettings, SnapshotSettings
 from oneiros.workers import GolemLog, GolemLogs
 from tests.conftest import postgres_url
@@ -38,10 +39,10 @@ class CountingStore(EventStore):
         return sum(self.episode_reads.values())
 
     def read_stream_rows(
-        self, golem_id: str, after_version: int = 0, until: int | None = None
+        self, golem_id: str, after_version: int = 0, until: int | None = None, *, types: Sequence[type[Event]] = ()
     ) -> list[tuple[int, int, str, bytes]]:
         # Every stream read comes through here, decoded (read_stream) or not (a fold's fast path).
-        rows = super().read_stream_rows(golem_id, after_version, until)
+        rows = super().read_stream_rows(golem_id, after_version, until, types=types)
         self.reads += 1
         self.records += len(rows)
         self.episode_reads.update(r[0] for r in rows if r[2].startswith(f"{EpisodeRecorded.type_name}.v"))

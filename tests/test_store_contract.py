@@ -94,6 +94,30 @@ def test_reads_by_position_respect_after_until_and_types(store: EventStore) -> N
     assert [13, 14] == [r.version for r in store.read_stream("a", after_version=12)]
 
 
+def test_a_stream_read_of_some_types_is_the_stream_read_filtered(store: EventStore) -> None:
+    """read_stream with ``types`` returns what the whole stream read returns of those types, in
+    stream order and with the same positions, versions and events, within ``after_version`` and
+    ``until`` alike; another stream's events of the same types stay out."""
+    for i in range(5):
+        store.append(
+            "a", i * 3, [created("a"), (meta("a"), DreamStart(cycle_id=f"c{i}", trigger="owner")), created("a")]
+        )
+        store.append("b", i, [(meta("b"), DreamStart(cycle_id=f"b{i}", trigger="owner"))])
+    whole = store.read_stream("a")
+    until = whole[10].position
+    expected = (
+        [r for r in whole if isinstance(r.event, DreamStart)],
+        [r for r in whole if isinstance(r.event, (DreamStart, ModeChanged)) and r.version > 4],
+        [r for r in whole if isinstance(r.event, DreamStart) and r.position <= until],
+    )
+    assert expected == (
+        store.read_stream("a", types=[DreamStart]),
+        store.read_stream("a", after_version=4, types=[DreamStart, ModeChanged]),
+        store.read_stream("a", until=until, types=[DreamStart]),
+    )
+    assert 5 == len(expected[0])
+
+
 def test_an_empty_log(store: EventStore) -> None:
     """An empty store has head 0 and no events anywhere."""
     assert 0 == store.head()

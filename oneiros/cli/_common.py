@@ -154,7 +154,7 @@ def cycle_ids(store: EventStore, golem: str | None = None) -> list[str]:
     """Every cycle id in the log (or in ``golem``'s stream), oldest first."""
     from oneiros.events import DreamStart
 
-    records = store.read_stream(golem) if golem else store.read_all(types=[DreamStart])
+    records = store.read_stream(golem, types=[DreamStart]) if golem else store.read_all(types=[DreamStart])
     return [r.event.cycle_id for r in records if isinstance(r.event, DreamStart)]
 
 

@@ -123,7 +123,9 @@ class Recorder(Protocol):
 
     def select_rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]: ...
 
-    def select_stream_rows(self, originator_id: str, after_version: int, until: int | None) -> list[Row]: ...
+    def select_stream_rows(
+        self, originator_id: str, after_version: int, until: int | None, topics: Sequence[str] = ()
+    ) -> list[Row]: ...
 
 
 class Feed(Protocol):
@@ -253,13 +255,19 @@ class SQLiteRecorder(SQLiteProcessRecorder):
         params.append(limit)
         return self._select_tuples(sql, params)
 
-    def select_stream_rows(self, originator_id: str, after_version: int, until: int | None) -> list[Row]:
-        """One stream's events after ``after_version``, up to global position ``until``."""
+    def select_stream_rows(
+        self, originator_id: str, after_version: int, until: int | None, topics: Sequence[str] = ()
+    ) -> list[Row]:
+        """One stream's events after ``after_version``, up to global position ``until``, only
+        ``topics`` if any."""
         sql = self.select_rows_statement + "WHERE originator_id = ? AND originator_version > ? "
         params: list[Any] = [originator_id, after_version]
         if until is not None:
             sql += "AND rowid <= ? "
             params.append(until)
+        if topics:
+            sql += f"AND topic IN ({','.join('?' * len(topics))}) "
+            params.extend(topics)
         sql += "ORDER BY originator_version"
         return self._select_tuples(sql, params)
 
@@ -276,11 +284,13 @@ class MemoryRecorder(POPOProcessRecorder):
         found = self.select_notifications(after, limit, stop=until, topics=topics, inclusive_of_start=False)
         return [(n.id, n.originator_version, n.topic, n.state) for n in found]
 
-    def select_stream_rows(self, originator_id: str, after_version: int, until: int | None) -> list[Row]:
+    def select_stream_rows(
+        self, originator_id: str, after_version: int, until: int | None, topics: Sequence[str] = ()
+    ) -> list[Row]:
         # The in-memory recorder keeps no position per stream event; a scan is fine at test sizes.
         out: list[Row] = []
         after = 0
-        while found := self.select_notifications(after, 10_000, stop=until, inclusive_of_start=False):
+        while found := self.select_notifications(after, 10_000, stop=until, topics=topics, inclusive_of_start=False):
             out.extend(
                 (n.id, n.originator_version, n.topic, n.state)
                 for n in found

@@ -189,13 +189,19 @@ class PostgresRecorder(PostgresProcessRecorder):
         params.append(limit)
         return self._select_tuples(statement, params)
 
-    def select_stream_rows(self, originator_id: str, after_version: int, until: int | None) -> list[Row]:
-        """One stream's events after ``after_version``, up to global position ``until``."""
+    def select_stream_rows(
+        self, originator_id: str, after_version: int, until: int | None, topics: Sequence[str] = ()
+    ) -> list[Row]:
+        """One stream's events after ``after_version``, up to global position ``until``, only
+        ``topics`` if any."""
         statement = self.select_rows_statement + SQL("WHERE originator_id = %s AND originator_version > %s ")
         params: list[Any] = [originator_id, after_version]
         if until is not None:
             statement += SQL("AND notification_id <= %s ")
             params.append(until)
+        if topics:
+            statement += SQL("AND topic = ANY(%s) ")
+            params.append(list(topics))
         statement += SQL("ORDER BY originator_version")
         return self._select_tuples(statement, params)
 

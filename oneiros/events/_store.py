@@ -242,16 +242,23 @@ class EventStore:
         first = appends[0] if appends else StreamAppend("", 0, ())
         return StreamConflict(first.golem_id, first.expected_version)
 
-    def read_stream(self, golem_id: str, after_version: int = 0, until: int | None = None) -> list[Recorded]:
-        """``golem_id``'s events after ``after_version``, up to global position ``until``."""
-        return list(_decoded(self.read_stream_rows(golem_id, after_version, until)))
+    def read_stream(
+        self, golem_id: str, after_version: int = 0, until: int | None = None, *, types: Sequence[type[Event]] = ()
+    ) -> list[Recorded]:
+        """``golem_id``'s events after ``after_version``, up to global position ``until``, optionally
+        only ``types`` (chosen by the database: a golem's stream is mostly episodes, and a reader
+        after its few cycle events need not fetch or decode them)."""
+        return list(_decoded(self.read_stream_rows(golem_id, after_version, until, types=types)))
 
-    def read_stream_rows(self, golem_id: str, after_version: int = 0, until: int | None = None) -> list[Row]:
+    def read_stream_rows(
+        self, golem_id: str, after_version: int = 0, until: int | None = None, *, types: Sequence[type[Event]] = ()
+    ) -> list[Row]:
         """What :meth:`read_stream` reads, undecoded: ``(position, version, topic, state)`` rows,
         for a reader that decodes only part of some events (see :func:`decode_rows` for the rest).
         Every stream read goes through here, so a store that wraps it sees them all."""
+        topics = [t for cls in types for t in topics_for(cls)]
         try:
-            return self._backend.recorder.select_stream_rows(golem_id, after_version, until)
+            return self._backend.recorder.select_stream_rows(golem_id, after_version, until, topics)
         except PersistenceError as exc:
             raise StoreError(f"reading stream {golem_id!r} failed: {exc}") from exc
 

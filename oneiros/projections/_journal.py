@@ -310,7 +310,7 @@ def dream_reports(store: EventStore, golem: str) -> list[tuple[DreamReport, Wake
     staged: dict[str, list[DreamStaged]] = {}
     summaries: dict[str, WakeUpSummary] = {}
     reports: list[DreamReport] = []
-    for record in store.read_stream(golem):
+    for record in store.read_stream(golem, types=(DreamStaged, WakeUpSummary, DreamReport)):
         event = record.event
         if isinstance(event, DreamStaged):
             staged.setdefault(event.cycle_id, []).append(event)

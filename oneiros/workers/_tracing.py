@@ -44,7 +44,7 @@ from opentelemetry.sdk.trace.export import (
 )
 
 from oneiros._errors import ConfigError
-from oneiros.events import Checkpoint, EventStore, Recorded, StreamAppend
+from oneiros.events import Checkpoint, Event, EventStore, Recorded, StreamAppend
 from oneiros.generators import Generation, GenerationRequest, Generator
 from oneiros.settings import DEFAULT_SPANS_PATH, TracingSettings
 
@@ -324,9 +324,9 @@ class TracedStore(EventStore):
         self._inner = inner
 
     def read_stream_rows(
-        self, golem_id: str, after_version: int = 0, until: int | None = None
+        self, golem_id: str, after_version: int = 0, until: int | None = None, *, types: Sequence[type[Event]] = ()
     ) -> list[tuple[int, int, str, bytes]]:
-        return self._inner.read_stream_rows(golem_id, after_version, until)
+        return self._inner.read_stream_rows(golem_id, after_version, until, types=types)
 
     def append_streams(
         self, appends: Sequence[StreamAppend], *, checkpoint: Checkpoint | None = None
