@@ -45,3 +45,25 @@ def test_report_without_a_dream_is_a_clear_error(sqlite_url: str) -> None:
     result = runner.invoke(app, ["report", "--store", sqlite_url, "--golem", "nobody"])
     assert 2 == result.exit_code
     assert "error: golem 'nobody' has no dream report" in result.output
+
+
+def test_budget_reads_only_the_ledger_and_reports_what_the_whole_stream_gives(sqlite_url: str) -> None:
+    """``budget`` reads the golem's ledger events and its last event, not the whole stream, and shows
+    what ``budget_report`` over the whole stream gives: after two cycles and episodes recorded since
+    (so the stream's last event is an episode, whose time ends the caps' windows)."""
+    from msgspec.structs import replace
+
+    from oneiros import open_store
+    from oneiros.episodes import load_episodes, sample_episodes_path
+    from oneiros.fsm import Golems
+    from oneiros.settings import CycleBudget
+    from oneiros.workers import budget_report
+
+    for _ in range(2):
+        assert 0 == runner.invoke(app, ["dream", "--sample", "--store", sqlite_url, "--tier", "hardened"]).exit_code
+    with open_store(sqlite_url) as store:
+        later = load_episodes(sample_episodes_path())[:3]
+        Golems(store).record_episodes("golem", [replace(e, tick=10_000 + i) for i, e in enumerate(later)])
+        last_cycle, rows = budget_report(store.read_stream("golem"), CycleBudget(tier="hardened"))
+    shown = json.loads(runner.invoke(app, ["budget", "--store", sqlite_url, "--tier", "hardened", "--json"]).output)
+    assert {"golem_id": "golem", "tier": "hardened", "cycle_id": last_cycle, "caps": rows} == shown

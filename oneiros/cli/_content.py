@@ -114,14 +114,19 @@ def budget(
     as_json: JsonOpt = False,
 ) -> None:
     """What dreaming has spent against each cap, as of the golem's latest event."""
-    from oneiros.workers import budget_report
+    from oneiros.events import DreamStart
+    from oneiros.workers import Ledger, budget_report
 
     golem = golem_of(golem)
     with opened(store) as event_store:
-        history = event_store.read_stream(golem)
-        if not history:
+        version = event_store.stream_version(golem)
+        if not version:
             raise InputError(f"golem {golem!r} has no events")
-        last_cycle, rows = budget_report(history, CycleBudget(tier=tier))  # type: ignore[arg-type]
+        # Only what the ledger reads (a long-lived golem's stream is mostly episodes), and the
+        # time of the stream's last event, which the caps' windows end at.
+        last = event_store.read_stream(golem, after_version=version - 1)
+        history = event_store.read_stream(golem, types=(DreamStart, *Ledger.reads))
+        last_cycle, rows = budget_report(history, CycleBudget(tier=tier), now=last[-1].meta.time)  # type: ignore[arg-type]
         if as_json:
             emit_json({"golem_id": golem, "tier": tier, "cycle_id": last_cycle, "caps": rows})
             return

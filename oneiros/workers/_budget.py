@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -23,6 +23,7 @@ from oneiros.events import (
     DreamInterrupted,
     DreamPhase,
     DreamPhaseName,
+    Event,
     GenerationFailed,
     GenerationRecorded,
     ModeChanged,
@@ -87,6 +88,16 @@ class Ledger:
     (the phase resumed and makes it anew) or when its phase or cycle ended without it (abandoned).
     Until then it holds, so no cap can be passed across restarts.
     """
+
+    reads: ClassVar[tuple[type[Event], ...]] = (
+        BudgetReserved,
+        GenerationRecorded,
+        GenerationFailed,
+        DreamPhase,
+        DreamInterrupted,
+        ModeChanged,
+    )
+    """The event types :meth:`apply` reads: a reader of a long stream fetches only these."""
 
     def __init__(self) -> None:
         self._held: dict[str, _Entry] = {}
@@ -266,14 +277,17 @@ class BudgetGuard:
         return None
 
 
-def budget_report(history: Sequence[Recorded], caps: CycleBudget) -> tuple[str, list[dict[str, Any]]]:
-    """What a golem's ``history`` has spent against each cap but the phase's, as of its last
-    event: the last cycle's id ("-" for none) and one row per cap."""
+def budget_report(
+    history: Sequence[Recorded], caps: CycleBudget, *, now: datetime | None = None
+) -> tuple[str, list[dict[str, Any]]]:
+    """What a golem's ``history`` has spent against each cap but the phase's, as of ``now`` (default:
+    its last event): the last cycle's id ("-" for none) and one row per cap. ``history`` may be
+    only its events of :attr:`Ledger.reads` and its ``DreamStart`` events, with ``now`` the time of
+    its last event of any type."""
     ledger = Ledger.from_records(history)
     last_cycle = next((r.meta.cycle_id for r in reversed(history) if r.meta.cycle_id), None) or "-"
-    guard = BudgetGuard(
-        caps, ledger, cycle_id=last_cycle, phase="nrem", phase_tokens=0, phase_usd=None, now=history[-1].meta.time
-    )
+    at = now if now is not None else history[-1].meta.time
+    guard = BudgetGuard(caps, ledger, cycle_id=last_cycle, phase="nrem", phase_tokens=0, phase_usd=None, now=at)
     rows: list[dict[str, Any]] = []
     for cap in guard.caps[1:]:
         spent = ledger.spent(cycle_id=cap.cycle_id, since=cap.since, until=cap.until)
