@@ -50,7 +50,9 @@ def pg_schema() -> Iterator[str]:
     schema = f"t_{uuid.uuid4().hex[:12]}"
     yield schema
     with psycopg.connect(f"host={PG_HOST} port={PG_PORT} dbname=test user=postgres", autocommit=True) as conn:
+        # With the projections' schema beside it, which reading commands create by default.
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}_proj" CASCADE')
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])
