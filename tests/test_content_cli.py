@@ -47,9 +47,9 @@ def test_report_without_a_dream_is_a_clear_error(sqlite_url: str) -> None:
     assert "error: golem 'nobody' has no dream report" in result.output
 
 
-def test_budget_reads_only_the_ledger_and_reports_what_the_whole_stream_gives(sqlite_url: str) -> None:
-    """``budget`` reads the golem's ledger events and its last event, not the whole stream, and shows
-    what ``budget_report`` over the whole stream gives: after two cycles and episodes recorded since
+def test_budget_from_the_ledger_events_shows_what_the_whole_stream_gives(sqlite_url: str) -> None:
+    """``budget``, which reads only the golem's ledger events and its last event, shows what
+    ``budget_report`` over the whole stream gives: after two cycles and episodes recorded since
     (so the stream's last event is an episode, whose time ends the caps' windows)."""
     from msgspec.structs import replace
 

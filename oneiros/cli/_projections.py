@@ -111,9 +111,7 @@ def golem_states(store: EventStore, url: str | None = None) -> list[GolemState]:
     """Every golem's state at the log head, by id, from the ``golems`` projection (at ``url``, else
     beside the store) brought up to it: a fold of the whole log only the first time, then of what
     came since. The sweep is not run: a golem's state is its own stream alone."""
-    from oneiros.projections import Projections, default_projection_url, open_projection_db
-
-    with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
+    with _projections(store, url, update=False) as projections:
         with _catch_up_progress(store) as on_progress:
             projections.update(["golems"], on_progress)
         return sorted(projections.golems(), key=lambda s: s.golem_id)

@@ -49,10 +49,6 @@ class _EpisodeText(msgspec.Struct, kw_only=True):
     time: str = ""
 
 
-def _words(text: str) -> set[str]:
-    return content_word_set(text)
-
-
 class RecallIndex:
     """Rows ``episode/<golem>/<tick>`` and ``word/<golem>/<word>`` (the ticks whose episode has it)."""
 
@@ -77,7 +73,7 @@ class RecallIndex:
         rows.put("episode", f"{golem}/{tick:012d}", text)
         # Every episode's every word: the index's inner loop, so one look-up per word (edit).
         edit, prefix = rows.edit, golem + "/"
-        for word in _words(" ".join((episode.summary, *episode.tags, episode.regime))):
+        for word in content_word_set(" ".join((episode.summary, *episode.tags, episode.regime))):
             postings = edit("word", prefix + word, _Postings)
             if postings is None:
                 rows.put("word", prefix + word, _Postings(ticks=[tick][-limit:]))
@@ -108,7 +104,7 @@ class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _score(query: set[str], text: str) -> float:
-    return round(len(query & _words(text)) / len(query), 4) if query else 0.0
+    return round(len(query & content_word_set(text)) / len(query), 4) if query else 0.0
 
 
 def _ranked(items: Iterable[RecallItem], limit: int) -> list[RecallItem]:
@@ -135,7 +131,7 @@ def recall(
 ) -> RecallResult:
     """What ``golem_id`` knows that matches ``query`` (at most ``limit`` results), and the staged
     dreams among ``staging`` that match, apart."""
-    words = _words(query)
+    words = content_word_set(query)
     found = _episodes(db, golem_id, words)
     # A belief still unvalidated is its staged dream, which comes back among related_dreams.
     known = [b for b in beliefs(db, golem_id) if b.validated]
