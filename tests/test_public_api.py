@@ -95,7 +95,7 @@ PUBLIC = {
         "ACTIVE", "Belief", "GolemIndex", "GolemsProjection", "JournalEntry", "JournalProjection",
         "JournalSettings", "LogConsumer", "MemoryVersion", "NoiseFragment", "Observation", "PENDING",
         "Projection", "ProjectionDB", "ProjectionRunner", "ProjectionSettings", "Projections", "RecallIndex",
-        "RecallItem", "RecallResult", "RecallSettings", "Rows", "RunnerSettings", "STAGING_EVENTS",
+        "RecallItem", "RecallResult", "RecallSettings", "Rows", "RunnerSettings", "STAGING_EVENTS", "ScheduleProjection",
         "SinkSettings", "StagedEntry", "StagingProjection", "VerifyResult", "apply_staging_event", "beliefs",
         "default_projection_url", "dream_reports", "entry_golem", "follow_log", "golem_dreams", "golem_runs",
         "journal_entries", "journal_entry", "journal_markdown", "make_projections", "memory_diff",

@@ -35,9 +35,10 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
     from oneiros.fsm import GolemState
     from oneiros.projections import Projections, StagedEntry
+    from oneiros.scheduling import ScheduleState
     from oneiros.settings import HealthSettings, StagingSettings
 
-__all__ = ["ProjectionsOpt", "golem_states", "register", "up_to_date", "verify_projections"]
+__all__ = ["ProjectionsOpt", "golem_states", "register", "schedule_state", "up_to_date", "verify_projections"]
 
 ProjectionsOpt = Annotated[
     str | None,
@@ -115,6 +116,20 @@ def golem_states(store: EventStore, url: str | None = None) -> list[GolemState]:
         with _catch_up_progress(store) as on_progress:
             projections.update(["golems"], on_progress)
         return sorted(projections.golems(), key=lambda s: s.golem_id)
+
+
+def schedule_state(store: EventStore, golem_id: str, url: str | None = None) -> ScheduleState:
+    """``golem_id``'s schedule state at the log head, from the ``schedule`` projection brought up to
+    it (as :func:`golem_states`): the first call folds the log, later ones what came since."""
+    from oneiros._errors import GolemNotFound
+
+    with _projections(store, url, update=False) as projections:
+        with _catch_up_progress(store) as on_progress:
+            projections.update(["schedule"], on_progress)
+        state = projections.schedule(golem_id)
+    if state is None:
+        raise GolemNotFound(golem_id)
+    return state
 
 
 def _staging_settings() -> StagingSettings:

@@ -22,6 +22,7 @@ from oneiros.cli._common import (
     shown_url,
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
+from oneiros.cli._projections import ProjectionsOpt, schedule_state
 from oneiros.cli._workers import queue_executor
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
@@ -120,10 +121,11 @@ def should_dream_cmd(
     preset: PresetOpt = None,
     at: Annotated[str | None, typer.Option("--at", help="ISO time to decide at (default: now).")] = None,
     tick: Annotated[int, typer.Option("--tick", help="Heartbeat tick number (for the interval trigger).")] = 0,
+    projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Explain whether a golem would dream now: every gate and trigger with its values."""
-    from oneiros.scheduling import fold_schedule, should_dream
+    from oneiros.scheduling import should_dream
 
     effective = _load(config, preset)
     golem_id = golem or effective.golem
@@ -135,9 +137,9 @@ def should_dream_cmd(
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     with opened(store or effective.store or None) as event_store:
-        state = fold_schedule(golem_id, event_store.read_stream(golem_id))
-        if state.mode is None:
-            raise GolemNotFound(golem_id)
+        # From the schedule projection, not a fold of the golem's stream: the fold sums every
+        # episode since the last dream (13.7 s and 2.1 GB at a million episodes, on every call).
+        state = schedule_state(event_store, golem_id, projections)
         decision = should_dream(effective.schedule, state, now, tick=tick, tick_seconds=effective.daemon.tick_seconds)
         if as_json:
             emit_json(

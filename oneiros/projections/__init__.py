@@ -38,6 +38,7 @@ from oneiros.projections._lineage import (
 )
 from oneiros.projections._recall import RecallIndex, RecallItem, RecallResult, RecallSettings, recall
 from oneiros.projections._runner import Projection, ProjectionRunner, Rows, RunnerSettings, wait_for
+from oneiros.projections._schedule import ScheduleProjection
 from oneiros.projections._service import Projections, ProjectionSettings, VerifyResult, make_projections
 from oneiros.projections._sinks import (
     Belief,
@@ -84,6 +85,7 @@ __all__ = [
     "RecallSettings",
     "Rows",
     "RunnerSettings",
+    "ScheduleProjection",
     "SinkSettings",
     "StagedEntry",
     "StagingProjection",

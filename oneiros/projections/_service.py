@@ -21,8 +21,10 @@ from oneiros.projections._index import GolemIndex
 from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings
 from oneiros.projections._recall import RecallIndex, RecallSettings
 from oneiros.projections._runner import CommitListener, Projection, ProjectionRunner, RunnerSettings
+from oneiros.projections._schedule import ScheduleProjection, schedule_state
 from oneiros.projections._sinks import SinkSettings, sink_projections
 from oneiros.projections._staging import StagedEntry, StagingProjection
+from oneiros.scheduling import ScheduleState
 
 __all__ = ["ProjectionSettings", "Projections", "VerifyResult", "make_projections"]
 
@@ -46,12 +48,14 @@ class VerifyResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def make_projections(settings: ProjectionSettings) -> list[Projection]:
-    """The journal, the staging buffer, every enabled sink, the golems' states and the recall index."""
+    """The journal, the staging buffer, every enabled sink, the golems' states and schedules, and the
+    recall index."""
     return [
         JournalProjection(settings.journal),
         StagingProjection(),
         *sink_projections(settings.sinks),
         GolemsProjection(),
+        ScheduleProjection(),
         GolemIndex(),
         RecallIndex(settings.recall),
     ]
@@ -136,6 +140,10 @@ class Projections:
 
     def golem(self, golem_id: str) -> GolemState | None:
         return golem_state(self.db, golem_id)
+
+    def schedule(self, golem_id: str) -> ScheduleState | None:
+        """The golem's schedule state at the projection's position (None if it was never created)."""
+        return schedule_state(self.db, golem_id)
 
     def close(self) -> None:
         self.db.close()

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from oneiros._errors import CycleNotFound, GolemNotFound
+from oneiros._errors import CycleNotFound
 from oneiros.events import DREAM_PHASES, record_row
 from oneiros.fsm import MACHINE_STATES, TRIGGERS, destination, phase_state
 from oneiros.projections import journal_entry
@@ -57,13 +57,10 @@ def whoami(who: Principal) -> dict[str, Any]:
 
 def should_dream_now(service: Service, who: Principal, golem_id: str) -> dict[str, Any]:
     """``oneiros should-dream`` now: every gate and trigger with the values it compared."""
-    from oneiros.scheduling import fold_schedule, should_dream  # noqa: PLC0415 - the read path stays light
+    from oneiros.scheduling import should_dream  # noqa: PLC0415 - the read path stays light
 
-    who.require("read", golem_id)
     config = service.config
-    state = fold_schedule(golem_id, service.store.read_stream(golem_id))
-    if state.mode is None:
-        raise GolemNotFound(golem_id)
+    state = service.schedule_state(who, golem_id)
     now = datetime.now(UTC)
     decision = should_dream(config.schedule, state, now, tick_seconds=config.daemon.tick_seconds)
     return {

@@ -48,6 +48,7 @@ from oneiros.projections import (
     staged_entry,
 )
 from oneiros.projections import default_projection_url as _default_projection_url
+from oneiros.scheduling import ScheduleState
 from oneiros.server._auth import Principal
 from oneiros.server._background import BackgroundCycles
 from oneiros.server._cycles import start_cycle
@@ -156,6 +157,15 @@ class Service:
         if at is not None:
             return Golems(self.store).state(golem_id, until=at)
         state = self.projections.golem(golem_id)
+        if state is None:
+            raise GolemNotFound(golem_id)
+        return state
+
+    def schedule_state(self, who: Principal, golem_id: str) -> ScheduleState:
+        """What the scheduler knows of the golem, from the ``schedule`` projection (a fold of its
+        stream would sum every episode since its last dream, on every request)."""
+        who.require("read", golem_id)
+        state = self.projections.schedule(golem_id)
         if state is None:
             raise GolemNotFound(golem_id)
         return state
