@@ -52,7 +52,19 @@ def test_dream_then_journal_staging_outcome_review_verify(env: dict[str, str]) -
     )
     verify = _json(env, "replay", "--verify")
     assert verify["ok"] is True  # type: ignore[index]
-    assert ["journal", "staging", "beliefs", "noise", "observations", "memory", "golems", "schedule", "index", "recall"] == [
+    names = [
+        "journal",
+        "staging",
+        "beliefs",
+        "noise",
+        "observations",
+        "memory",
+        "golems",
+        "schedule",
+        "index",
+        "recall",
+    ]
+    assert names == [
         p["projection"]
         for p in verify["projections"]  # type: ignore[index]
     ]
