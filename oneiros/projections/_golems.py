@@ -3,6 +3,8 @@ replays the log (``oneiros.fsm.replay`` and ``Golems.state(until=...)`` still do
 
 from __future__ import annotations
 
+from typing import ClassVar, Protocol
+
 import msgspec
 
 from oneiros.events import Event, Recorded
@@ -10,24 +12,42 @@ from oneiros.fsm import GolemState
 from oneiros.projections._db import ProjectionDB
 from oneiros.projections._runner import Rows
 
-__all__ = ["GolemsProjection", "golem_state", "golem_states"]
+__all__ = ["GolemsProjection", "OwnStreamFold", "golem_state", "golem_states"]
 
 
-class GolemsProjection:
-    """Rows ``state/<golem>``: the fold of the golem's own stream (side streams are not golems)."""
+class _Fold(Protocol):
+    """A state that is a fold of one golem's stream, moved only by ``apply``: a msgspec Struct (a
+    Protocol cannot say so, hence the two ignores below)."""
 
-    name = "golems"
+    def __init__(self, *, golem_id: str) -> None: ...
+
+    def apply(self, record: Recorded) -> None: ...
+
+
+class OwnStreamFold:
+    """Rows ``state/<golem>``: ``state_type`` folded over the golem's own stream (side streams are
+    not golems). Every event is read, so the state's version is the stream's head, as a fold's is."""
+
+    name: str
+    state_type: ClassVar[type[_Fold]]
     types: tuple[type[Event], ...] = ()
 
     def apply(self, record: Recorded, rows: Rows) -> None:
         golem_id = record.meta.golem_id
         if ":" in golem_id:
             return
-        state = rows.edit("state", golem_id, GolemState)
+        state = rows.edit("state", golem_id, self.state_type)  # type: ignore[type-var]
         if state is None:
-            state = GolemState(golem_id=golem_id)
-            rows.put("state", golem_id, state)
+            state = self.state_type(golem_id=golem_id)
+            rows.put("state", golem_id, state)  # type: ignore[arg-type]
         state.apply(record)
+
+
+class GolemsProjection(OwnStreamFold):
+    """Each golem's :class:`~oneiros.fsm.GolemState` at the head."""
+
+    name = "golems"
+    state_type = GolemState
 
 
 def golem_states(db: ProjectionDB) -> list[GolemState]:
