@@ -68,7 +68,7 @@ PUBLIC = {
     ],
     "oneiros.episodes": [
         "Embedder", "EpisodeColumns", "EpisodeMemory", "EpisodeMemoryState", "HashingEmbedder", "SECONDS_PER_TICK",
-        "SentenceTransformerEmbedder", "Vectors", "columns_of", "count_episodes", "embedding_matrix",
+        "SentenceTransformerEmbedder", "StoredEpisodes", "Vectors", "columns_of", "count_episodes", "embedding_matrix",
         "episode_batches", "episode_micros", "episode_seconds", "episode_text", "episode_time",
         "episodes_from_dicts", "load_episodes",
         "make_embedder", "recorded_episodes", "sample_episodes_path",

@@ -44,9 +44,10 @@ from oneiros.events import (
     MessagesReleased,
     Recorded,
     SleepRequested,
+    read_stream_paged,
 )
 from oneiros.fsm import Golems
-from oneiros.scheduling import Decision, ScheduleState, Signals, fold_schedule, should_dream
+from oneiros.scheduling import Decision, ScheduleState, Signals, should_dream
 from oneiros.settings import CycleSettings, DaemonSettings, RecoverySettings, ScheduleSettings
 from oneiros.workers import CycleResult, Executor, Reconciler
 
@@ -102,9 +103,13 @@ class Daemon:
         self.signals = signals or Signals
         self.on_message = on_message
         self.background = background
-        history = golems.history(golem_id)
-        self.state: ScheduleState = fold_schedule(golem_id, history)
-        self.micro = MicroState.from_records(history)
+        # One paged read of the stream, folded as it comes: a golem of a million episodes is never
+        # held decoded at once (2.3 GB at start before).
+        self.state = ScheduleState(golem_id=golem_id)
+        self.micro = MicroState()
+        for record in read_stream_paged(golems.store, golem_id):
+            self.state.apply(record)
+            self.micro.apply(record)
         self._last_micro: datetime | None = None
         self.ticks = 0
         self.results: list[CycleResult] = []

@@ -13,12 +13,13 @@ reviews or promotes anything: like Bardo's, it never writes the playbook.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from oneiros.episodes import Embedder, HashingEmbedder, episode_text, make_embedder
+from oneiros.episodes import Embedder, HashingEmbedder, StoredEpisodes, episode_text, make_embedder
 from oneiros.events import (
     DreamStaged,
     DreamStart,
@@ -45,10 +46,14 @@ def _sign(pnl: float) -> int:
 class MicroState:
     """What the fiber knows of one golem: its episodes, its staged insights with their retrievals
     and strength, the (episode, insight) pairs already acted on, and the episodes tagged since the
-    last dream began. A fold of the golem's stream, like every other state."""
+    last dream began. A fold of the golem's stream, like every other state.
+
+    Episodes are kept as their JSON (``stored``): a pass reads only the newest few and the
+    insights' sources, and a golem of a million episodes would otherwise hold a million objects."""
 
     def __init__(self) -> None:
-        self.episodes: dict[int, Episode] = {}
+        self.stored: dict[int, bytes] = {}
+        self.episodes = StoredEpisodes(self.stored)
         self.insights: dict[str, DreamStaged] = {}
         self.staged_at: dict[str, int] = {}
         self.retrievals: Counter[str] = Counter()
@@ -66,7 +71,7 @@ class MicroState:
     def apply(self, record: Recorded) -> None:
         event = record.event
         if isinstance(event, EpisodeRecorded):
-            self.episodes[event.episode.tick] = event.episode
+            self.stored[event.episode.tick] = StoredEpisodes.encode(event.episode)
         elif isinstance(event, DreamStaged) and event.kind in INSIGHT_KINDS:
             self.insights[event.entry_id] = event
             self.staged_at[event.entry_id] = record.position
@@ -94,16 +99,17 @@ def embedder_for(name: str) -> Embedder:
 
 def micro_pass(state: MicroState, settings: MicroConsolidationSettings, embedder: Embedder) -> list[Event]:
     """One pass of the fiber over ``state``: the events it decides, not yet recorded."""
-    recent = sorted(state.episodes.values(), key=lambda e: e.tick)[-settings.recent_episodes :]
+    episodes = state.episodes
+    recent = [episodes[t] for t in sorted(heapq.nlargest(settings.recent_episodes, episodes))]
     insights = state.top_insights(settings.top_insights)
     out: list[Event] = []
     tagged: set[int] = set()
     strengthened = 0
     if recent and insights:
-        sources = {t for i in insights for t in i.source_episode_ticks if t in state.episodes}
+        sources = {t: episodes[t] for i in insights for t in i.source_episode_ticks if t in episodes}
         texts = [episode_text(e) for e in recent]
         source_ticks = sorted(sources)
-        texts += [episode_text(state.episodes[t]) for t in source_ticks]
+        texts += [episode_text(sources[t]) for t in source_ticks]
         texts += [i.content for i in insights]
         vectors = embedder.embed(texts)
         recent_v = vectors[: len(recent)]
@@ -114,7 +120,7 @@ def micro_pass(state: MicroState, settings: MicroConsolidationSettings, embedder
             for insight, text_vector in zip(insights, insight_v, strict=True):
                 if (episode.tick, insight.entry_id) in state.handled or episode.tick in insight.source_episode_ticks:
                     continue  # acted on already, or the insight was drawn from this very episode
-                similarity, source = _best(recent_v[index], insight, source_v, text_vector, state)
+                similarity, source = _best(recent_v[index], insight, source_v, text_vector, sources)
                 # Compared as recorded (six places): float32 embeddings put 0.8 a hair above 0.8.
                 similarity = round(similarity, 6)
                 diverges = source is not None and _sign(episode.outcome.pnl) * _sign(source.outcome.pnl) < 0
@@ -165,12 +171,12 @@ def _best(
     insight: DreamStaged,
     source_v: dict[int, np.ndarray],
     text_vector: np.ndarray,
-    state: MicroState,
+    sources: dict[int, Episode],
 ) -> tuple[float, Episode | None]:
     """The insight's pattern as its source episodes: the closest of them and its cosine; the
     insight's own text when it was drawn from none still recorded."""
     scored: Sequence[tuple[float, Episode | None]] = [
-        (float(episode_vector @ source_v[t]), state.episodes[t]) for t in insight.source_episode_ticks if t in source_v
+        (float(episode_vector @ source_v[t]), sources[t]) for t in insight.source_episode_ticks if t in source_v
     ]
     if not scored:
         return float(episode_vector @ text_vector), None

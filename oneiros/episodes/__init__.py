@@ -17,6 +17,7 @@ from oneiros.episodes._memory import (
     episode_time,
     episodes_from_dicts,
 )
+from oneiros.episodes._stored import StoredEpisodes
 from oneiros.episodes._vectors import (
     Embedder,
     HashingEmbedder,
@@ -34,6 +35,7 @@ __all__ = [
     "EpisodeMemoryState",
     "HashingEmbedder",
     "SentenceTransformerEmbedder",
+    "StoredEpisodes",
     "Vectors",
     "columns_of",
     "count_episodes",

@@ -26,8 +26,9 @@ __all__ = ["LogConsumer", "follow_log"]
 class LogConsumer(Protocol):
     """Something that follows the log from a position of its own."""
 
-    def catch_up(self, until: int | None = None) -> object:
-        """Read the log from its position up to ``until`` (the head if None) and record it."""
+    def catch_up(self, until: int | None = None, stop: threading.Event | None = None) -> object:
+        """Read the log from its position up to ``until`` (the head if None) and record it; once
+        ``stop`` is set, record how far it got at its next commit and return."""
         ...
 
     def low_position(self) -> int:
@@ -81,10 +82,10 @@ class _Pump:
         self._thread.join()
 
 
-def _caught_up(consumer: LogConsumer) -> None:
-    while True:
+def _caught_up(consumer: LogConsumer, stop: threading.Event) -> None:
+    while not stop.is_set():
         try:
-            consumer.catch_up()
+            consumer.catch_up(stop=stop)
         except ProjectionConflict:
             continue  # another runner committed first; start again from its position
         return
@@ -104,8 +105,12 @@ def follow_log(
     Consumers run in order on each batch, so events one of them appends (the validation sweep's
     decisions) reach the others in a later batch of the same subscription.
     """
+    # After a large import the first catch-up is the long part (seconds per million events):
+    # each consumer keeps what it built when ``stop`` comes, and the rest is skipped.
     for consumer in consumers:
-        _caught_up(consumer)
+        _caught_up(consumer, stop)
+    if stop.is_set():
+        return
     gt = min(c.low_position() for c in consumers)
     with store.subscribe(gt, poll_interval=poll_interval_s) as subscription, _Pump(subscription) as pump:
         while not stop.is_set():

@@ -144,19 +144,25 @@ class ProjectionRunner:
     def low_position(self) -> int:
         return min((self.db.position(p.name) for p in self.projections), default=0)
 
-    def catch_up(self, until: int | None = None) -> dict[str, int]:
-        """Bring every projection to the head (or to ``until``); returns their positions."""
+    def catch_up(self, until: int | None = None, stop: threading.Event | None = None) -> dict[str, int]:
+        """Bring every projection to the head (or to ``until``); returns their positions. Once
+        ``stop`` is set it ends at the next commit (every ``batch_events`` events read), so a
+        follower shut down during a long first catch-up keeps what it built and exits promptly."""
         head = self.store.head()
         target = head if until is None else min(until, head)
         starts = {p.name: self.db.position(p.name) for p in self.projections}
         behind = [p for p in self.projections if starts[p.name] < target]
         if len(behind) > 1:
-            self._advance_together(behind, starts, target)
+            self._advance_together(behind, starts, target, stop)
         elif behind:
-            self._advance(behind[0], target)
+            self._advance(behind[0], target, stop)
+        if stop is not None and stop.is_set():
+            return {p.name: self.db.position(p.name) for p in self.projections}
         return {name: max(start, target) for name, start in starts.items()}
 
-    def _advance_together(self, projections: Sequence[Projection], starts: dict[str, int], target: int) -> None:
+    def _advance_together(
+        self, projections: Sequence[Projection], starts: dict[str, int], target: int, stop: threading.Event | None
+    ) -> None:
         """One read of the log for several projections: each event goes to those that read its type
         and have not seen it yet, and all of them commit at the same batch ends."""
         rows = {p.name: Rows(self.db, p.name, empty=starts[p.name] == 0) for p in projections}
@@ -179,6 +185,8 @@ class ProjectionRunner:
                     apply(record, buffer)
             if read % batch == 0:
                 self._commit_all(projections, committed, position, rows)
+                if stop is not None and stop.is_set():
+                    return
         self._commit_all(projections, committed, target, rows)
 
     def _commit_all(
@@ -189,7 +197,7 @@ class ProjectionRunner:
                 self._commit(p.name, committed[p.name], position, rows[p.name])
                 committed[p.name] = position
 
-    def _advance(self, projection: Projection, target: int) -> int:
+    def _advance(self, projection: Projection, target: int, stop: threading.Event | None = None) -> int:
         start = self.db.position(projection.name)
         if start >= target:
             return start
@@ -203,6 +211,8 @@ class ProjectionRunner:
             if applied % batch == 0:
                 self._commit(projection.name, committed, record.position, rows)
                 committed = record.position
+                if stop is not None and stop.is_set():
+                    return committed
         self._commit(projection.name, committed, target, rows)
         return target
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar, Self
@@ -216,8 +217,10 @@ class DecidingProcess:
     def low_position(self) -> int:
         return self.loaded().position
 
-    def catch_up(self, until: int | None = None) -> int:
-        """Decide on every input up to the head (or ``until``); returns the tracked position."""
+    def catch_up(self, until: int | None = None, stop: threading.Event | None = None) -> int:
+        """Decide on every input up to the head (or ``until``); returns the tracked position. Once
+        ``stop`` is set it records its decisions and position at the next progress step (every
+        5,000 inputs) and returns, taking a snapshot if one is due, so the work is kept."""
         head = self.store.head()
         target = head if until is None else min(until, head)
         if not self._loaded and self._nothing_to_decide(target):
@@ -226,7 +229,7 @@ class DecidingProcess:
             self.load()
         if target <= self.position:
             return self.position
-        self._run(self.store.read_all(after=self.position, until=target, types=self.input_types()), target)
+        self._run(self.store.read_all(after=self.position, until=target, types=self.input_types()), target, stop)
         self._snapshot()
         return self.position
 
@@ -265,7 +268,7 @@ class DecidingProcess:
             with contextlib.suppress(ProjectionConflict):
                 self.catch_up()
 
-    def _run(self, inputs: Iterable[Recorded], target: int) -> None:
+    def _run(self, inputs: Iterable[Recorded], target: int, stop: threading.Event | None = None) -> None:
         pending: list[tuple[str, int, EventMeta, Event]] = []
         progress = self.on_progress
         try:
@@ -276,8 +279,12 @@ class DecidingProcess:
                 if len(pending) >= self.runner.batch_events:
                     self._write(pending, record.position)
                     pending = []
-                if progress is not None and seen % _PROGRESS_EVERY == 0:
-                    progress(record.position)
+                if seen % _PROGRESS_EVERY == 0:
+                    if progress is not None:
+                        progress(record.position)
+                    if stop is not None and stop.is_set():
+                        target = record.position  # every input up to it is decided
+                        break
             self._write(pending, target)
             if progress is not None:
                 progress(target)

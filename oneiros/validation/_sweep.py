@@ -14,11 +14,10 @@ the log up to its tracking position and carries on from there.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import msgspec
-
+from oneiros.episodes import StoredEpisodes
 from oneiros.events import (
     STAGING_STREAM,
     ConfidenceChanged,
@@ -33,7 +32,6 @@ from oneiros.events import (
     EntryRefuted,
     EntryReviewed,
     EntryStaged,
-    Episode,
     EpisodeRecorded,
     EpisodeTrust,
     Event,
@@ -62,7 +60,7 @@ from oneiros.validation._staged import (
 )
 from oneiros.validation._trust import judge_all, quarantine_for
 
-__all__ = ["REVIEW_MOVES", "GolemBook", "StagingProcess", "StoredEpisodes", "matches", "review_status"]
+__all__ = ["REVIEW_MOVES", "GolemBook", "StagingProcess", "matches", "review_status"]
 
 PROCESS_NAME = "oneiros.staging"
 
@@ -97,35 +95,6 @@ def matches(entry: StagedEntry, outcome: OutcomeRecorded) -> bool:
 def _staged_order(entry: StagedEntry) -> tuple[int, str]:
     # The position of the output that was staged: the same live and after a reload.
     return entry.lineage.source_position, entry.entry_id
-
-
-_episode_json = msgspec.json.Encoder()
-_episode_from_json = msgspec.json.Decoder(Episode)
-
-
-class StoredEpisodes(Mapping[int, Episode]):
-    """Episodes by tick kept as their JSON, each decoded when it is looked up."""
-
-    __slots__ = ("_stored",)
-
-    def __init__(self, stored: dict[int, bytes]) -> None:
-        self._stored = stored
-
-    @staticmethod
-    def encode(episode: Episode) -> bytes:
-        return _episode_json.encode(episode)
-
-    def __getitem__(self, tick: int) -> Episode:
-        return _episode_from_json.decode(self._stored[tick])
-
-    def __contains__(self, tick: object) -> bool:
-        return tick in self._stored
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._stored)
-
-    def __len__(self) -> int:
-        return len(self._stored)
 
 
 @dataclass
