@@ -108,3 +108,17 @@ def test_a_held_log_far_behind_catches_up_as_a_fresh_fold_does(
     caught_up = held.read("g")
     fresh = GolemLogs.of(_golems(url)).read("g")
     assert (_view(fresh), fresh.memory.to_bytes()) == (_view(caught_up), caught_up.memory.to_bytes())
+
+
+@settings(max_examples=30, deadline=None)
+@given(page=st.integers(min_value=1, max_value=400), until=st.integers(min_value=0, max_value=500))
+def test_pages_up_to_a_position_and_of_some_types_are_that_stream_read(page: int, until: int) -> None:
+    """Paged reads with an end and event types, as lineage reads a golem's episodes, give the rows of
+    one ``read_stream_rows`` with the same end and types, in order, whatever the page size."""
+    from oneiros.events import EpisodeRecorded, EventStore
+
+    store: EventStore = _stored_history()  # type: ignore[assignment]
+    pages = read_stream_pages(store, "g", page=page, until=until, types=(EpisodeRecorded,))
+    paged = [row for rows in pages for row in rows]
+    assert store.read_stream_rows("g", until=until, types=(EpisodeRecorded,)) == paged
+    assert (until >= 2) == bool(paged)  # the first episode is at position 2

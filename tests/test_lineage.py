@@ -16,6 +16,7 @@ from oneiros._errors import EntryNotFound, InputError
 from oneiros.events import (
     DreamStaged,
     EntryStaged,
+    EpisodeRecorded,
     EventStore,
     GenerationRecorded,
     OutputsSourced,
@@ -135,6 +136,33 @@ def test_a_v1_staged_log_lifts_and_its_lineage_falls_back_to_prompt_and_model() 
     assert found.generation is not None
     assert (False, with_prompt.lineage.prompt) == (found.exact, found.generation.prompt)  # type: ignore[attr-defined]
     assert [("outcome", 20, 30)] == [(m.kind, m.before_pct, m.after_pct) for m in found.moves]
+
+
+def test_source_episodes_are_the_named_ticks_recorded_before_the_output() -> None:
+    """Lineage reads episodes decoded only as far as their tick (older versions whole, through
+    their upcasters: staged_v1.jsonl holds EpisodeRecorded v2, stored as written): for every
+    entry, its source episodes are exactly the episodes of its ticks recorded up to its output, as
+    a decoded read finds them."""
+    from eventsourcing.persistence import StoredEvent
+
+    store = open_store("memory://")
+    # As an older version wrote them, topics and all (an import would store them upcast).
+    lines = [json.loads(line) for line in (HISTORIES / "staged_v1.jsonl").read_text().splitlines()]
+    store.backend.recorder.insert_events(
+        [StoredEvent(x["golem_id"], x["version"], x["topic"], json.dumps(x["state"]).encode()) for x in lines]
+    )
+    sourced = 0
+    for record in store.read_all(types=[EntryStaged]):
+        entry: EntryStaged = record.event  # type: ignore[assignment]
+        lineage = entry.lineage
+        recorded = {
+            r.event.episode.tick: r.event.episode  # type: ignore[attr-defined]
+            for r in store.read_stream(entry.golem_id, until=lineage.source_position, types=[EpisodeRecorded])
+        }
+        expected = tuple(recorded[t] for t in lineage.source_episode_ticks if t in recorded)
+        assert expected == entry_lineage(store, entry.entry_id).source_episodes
+        sourced += bool(expected)
+    assert sourced > 0
 
 
 def test_oneiros_lineage_prints_the_tree_and_json(tmp_path: Path) -> None:

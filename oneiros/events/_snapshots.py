@@ -30,6 +30,7 @@ from oneiros._errors import OneirosError
 from oneiros.events._backends import PostgresBackend, Row, SQLiteBackend
 from oneiros.events._codec import decode_event, encode_event
 from oneiros.events._store import EventStore, Recorded, decode_rows
+from oneiros.events._types import Event
 from oneiros.events._urls import parse_postgres_url
 
 __all__ = [
@@ -274,22 +275,32 @@ def read_stream_paged(store: EventStore, stream: str, after_version: int = 0, pa
 
 
 def read_stream_pages(
-    store: EventStore, stream: str, after_version: int = 0, page: int = 50_000
+    store: EventStore,
+    stream: str,
+    after_version: int = 0,
+    page: int = 50_000,
+    *,
+    until: int | None = None,
+    types: Sequence[type[Event]] = (),
 ) -> Iterator[list[Row]]:
-    """``stream``'s stored rows after ``after_version`` (``store.read_stream_rows``), about ``page``
-    at a time, for a fold that decodes only what it needs of each event.
+    """``stream``'s stored rows after ``after_version`` up to position ``until`` (the head if None),
+    only ``types`` if any (``store.read_stream_rows``), about ``page`` at a time, for a fold that
+    decodes only what it needs of each event.
 
     Pages are windows of global positions; where the stream is sparse among other streams' events
     the window doubles, so a stream that is a thin share of the log costs a few more reads, not
     one per ``page`` positions of the log."""
-    head = store.head()
-    until, window = 0, page
+    head = store.head() if until is None else min(until, store.head())
+    end, window = 0, page
     while True:
-        until += window
-        rows = store.read_stream_rows(stream, after_version=after_version, until=None if until >= head else until)
+        end += window
+        # The last page reads to the end (events appended since the head was read included) unless
+        # the caller set an end of its own.
+        bound = end if end < head else (None if until is None else head)
+        rows = store.read_stream_rows(stream, after_version=after_version, until=bound, types=types)
         if rows:
             yield rows
-        if until >= head:
+        if end >= head:
             return
         if rows:
             after_version = rows[-1][1]

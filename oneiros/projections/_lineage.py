@@ -35,6 +35,8 @@ from oneiros.events import (
     MemoryRecalled,
     OutcomeRecorded,
     Recorded,
+    decode_rows,
+    read_stream_pages,
     side_stream,
 )
 from oneiros.settings import DEFAULT_PROMPTS
@@ -214,23 +216,60 @@ def _recalls(store: EventStore, golem_id: str, entry_id: str) -> list[Confidence
     return out
 
 
+class _Tick(msgspec.Struct, frozen=True, gc=False):
+    tick: int
+
+
+class _EpisodeTick(msgspec.Struct, frozen=True, gc=False):
+    episode: _Tick
+
+
+class _TickOnly(msgspec.Struct, frozen=True, gc=False):
+    data: _EpisodeTick
+
+
+# An EpisodeRecorded as stored, reduced to its episode's tick (the rest is skipped, not built).
+_tick_only = msgspec.json.Decoder(_TickOnly)
+_EPISODE_TOPIC = f"{EpisodeRecorded.type_name}.v{EpisodeRecorded.schema_version}"
+Row = tuple[int, int, str, bytes]
+"""A stored event as ``EventStore.read_stream_rows`` returns it: position, version, topic, state."""
+
+
+def _source_episodes(store: EventStore, golem_id: str, until: int, ticks: set[int]) -> dict[int, Episode]:
+    """The golem's episodes of ``ticks`` recorded up to position ``until`` (the latest of a tick
+    recorded twice). A long-lived golem's stream is almost all episodes: each is decoded only as
+    far as its tick, and only the few sources whole."""
+    found: dict[int, Row] = {}
+    if not ticks:  # a hypnagogic fragment names none
+        return {}
+    for rows in read_stream_pages(store, golem_id, until=until, types=(EpisodeRecorded,)):
+        for row in rows:
+            # An older schema version goes through the upcasters whole: the rare case.
+            tick = _tick_only.decode(row[3]).data.episode.tick if row[2] == _EPISODE_TOPIC else _episode_of(row).tick
+            if tick in ticks:
+                found[tick] = row
+    return {tick: _episode_of(row) for tick, row in found.items()}
+
+
+def _episode_of(row: Row) -> Episode:
+    event = next(decode_rows([row])).event
+    assert isinstance(event, EpisodeRecorded)
+    return event.episode
+
+
 def entry_lineage(store: EventStore, prefix: str, golem_id: str | None = None) -> EntryLineage:
     """Where the staged entry ``prefix`` (its id or a unique prefix) came from, and what moved it."""
     staged_record = find_entry(store, prefix, golem_id)
     staged = staged_record.event
     assert isinstance(staged, EntryStaged)
     lineage = staged.lineage
-    ticks = set(lineage.source_episode_ticks)
-    episodes: dict[int, Episode] = {}
+    episodes = _source_episodes(store, staged.golem_id, lineage.source_position, set(lineage.source_episode_ticks))
     start: DreamStart | None = None
     generations: list[Recorded] = []
-    for record in store.read_stream(staged.golem_id):
-        if record.position > lineage.source_position:
-            break
+    until = lineage.source_position
+    for record in store.read_stream(staged.golem_id, until=until, types=(DreamStart, GenerationRecorded)):
         event = record.event
-        if isinstance(event, EpisodeRecorded) and event.episode.tick in ticks:
-            episodes[event.episode.tick] = event.episode
-        elif isinstance(event, DreamStart) and event.cycle_id == lineage.cycle_id:
+        if isinstance(event, DreamStart) and event.cycle_id == lineage.cycle_id:
             start = event
         elif isinstance(event, GenerationRecorded) and event.cycle_id == lineage.cycle_id:
             generations.append(record)
