@@ -6,6 +6,7 @@ import threading
 import uuid
 from datetime import UTC, datetime
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -117,6 +118,38 @@ def test_a_stream_read_of_some_types_is_the_stream_read_filtered(store: EventSto
         store.read_stream("a", until=until, types=[DreamStart]),
     )
     assert (5, 8) == (len(expected[0]), len(expected[1]))
+
+
+def test_a_cycle_read_is_the_stream_read_of_that_cycle(store: EventStore) -> None:
+    """read_cycle returns what the whole stream read returns of events carrying the cycle's id,
+    for every cycle of the stream (the last one too), and nothing for a cycle that never started
+    there, even one of the same id in another stream."""
+
+    def in_cycle(golem: str, cycle: str) -> EventMeta:
+        return msgspec.structs.replace(meta(golem), cycle_id=cycle)
+
+    store.append("a", 0, [created("a")])
+    store.append("b", 0, [(in_cycle("b", "x"), DreamStart(cycle_id="x", trigger="owner"))])
+    for i in range(4):
+        cycle = f"c{i}"
+        asleep = ModeChanged(from_mode="Waking", to_mode="Dreaming")
+        awake = ModeChanged(from_mode="Dreaming", to_mode="Waking")
+        version = store.stream_version("a")
+        store.append(
+            "a",
+            version,
+            [
+                (meta("a"), ModeChanged(from_mode="Waking", to_mode="Waking")),  # between cycles
+                (in_cycle("a", cycle), DreamStart(cycle_id=cycle, trigger="owner")),
+                (in_cycle("a", cycle), asleep),
+                (in_cycle("a", cycle), awake),
+            ],
+        )
+    whole = store.read_stream("a")
+    expected = [[r for r in whole if r.meta.cycle_id == f"c{i}"] for i in range(4)]
+    assert expected == [store.read_cycle("a", f"c{i}") for i in range(4)]
+    assert [3, 3, 3, 3] == [len(e) for e in expected]
+    assert ([], []) == (store.read_cycle("a", "x"), store.read_cycle("a", "nope"))
 
 
 def test_an_empty_log(store: EventStore) -> None:

@@ -414,7 +414,7 @@ def _running(event_store: EventStore, states: Any, effective: OneirosConfig) -> 
     for state in states:
         if state.mode != "Dreaming" or state.cycle_id is None:
             continue
-        cycle = [r for r in event_store.read_stream(state.golem_id) if r.meta.cycle_id == state.cycle_id]
+        cycle = event_store.read_cycle(state.golem_id, state.cycle_id)
         start = next((r.meta.time for r in cycle if isinstance(r.event, DreamStart)), None)
         resumes = sum(1 for r in cycle if isinstance(r.event, PhaseResumed) and r.event.phase == state.phase)
         if effective.queue:

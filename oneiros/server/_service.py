@@ -369,8 +369,9 @@ class Service:
 
         who.require("read", golem_id)
         entry = self._cycle(golem_id, cycle_id)
-        history = [r for r in self.store.read_stream(golem_id) if r.position >= entry.started_position]
-        cycle_history = [r for r in history if r.meta.cycle_id == cycle_id] or history
+        cycle_history = self.store.read_cycle(golem_id, cycle_id) or [
+            r for r in self.store.read_stream(golem_id) if r.position >= entry.started_position
+        ]
         _last, caps = budget_report(cycle_history, self.config.cycle.budget)
         return {
             "cycle_id": cycle_id,

@@ -130,7 +130,7 @@ class RqExecutor:
         ``on_phase`` hears of each phase as it ends, with the worker that ran it."""
         deadline = None if timeout is None else time.monotonic() + timeout
         state = self.golems.state(golem_id)
-        records = [r for r in self.golems.store.read_stream(golem_id) if r.meta.cycle_id == cycle_id]
+        records = [r for r in self.golems.store.read_cycle(golem_id, cycle_id) if r.version <= state.version]
         reported = 0
         while True:
             for record in self.golems.store.read_stream(golem_id, after_version=state.version):

@@ -92,16 +92,15 @@ def traced_golems(golems: Golems) -> Golems:
 
 def recorded_settings(golems: Golems, golem_id: str, cycle_id: str) -> CycleSettings | None:
     """The settings ``cycle_id`` recorded when it started (None for a cycle from before they were)."""
-    for record in golems.store.read_stream(golem_id):
+    for record in golems.store.read_stream(golem_id, types=(DreamStart,)):
         if isinstance(record.event, DreamStart) and record.event.cycle_id == cycle_id:
             return record.event.settings
     return None
 
 
-def cycle_result(golems: Golems, golem_id: str, cycle_id: str, *, after_version: int = 0) -> CycleResult:
-    """What the log says a cycle came to; ``after_version``, where known, skips the stream before it."""
-    stream = golems.store.read_stream(golem_id, after_version=after_version)
-    records = [r for r in stream if r.meta.cycle_id == cycle_id]
+def cycle_result(golems: Golems, golem_id: str, cycle_id: str) -> CycleResult:
+    """What the log says a cycle came to."""
+    records = golems.store.read_cycle(golem_id, cycle_id)
     complete = next((r.event for r in records if isinstance(r.event, DreamComplete)), None)
     interrupted = next((r.event for r in records if isinstance(r.event, DreamInterrupted)), None)
     empty = next((r.event for r in records if isinstance(r.event, DreamEmpty)), None)

@@ -195,8 +195,9 @@ class Reconciler:
 
     def _cycle(self, state: GolemState) -> list[Recorded]:
         """The current cycle's events (read only for a phase found without a live lease)."""
-        records = self.golems.store.read_stream(state.golem_id)
-        return [r for r in records if r.meta.cycle_id == state.cycle_id] or records[-1:]
+        store = self.golems.store
+        cycle = store.read_cycle(state.golem_id, state.cycle_id) if state.cycle_id is not None else []
+        return cycle or store.read_stream(state.golem_id, after_version=state.version - 1)
 
     def watch(self, stop: Callable[[float], bool], on_pass: Callable[[list[Resolution]], None] | None = None) -> None:
         """Pass after pass, ``interval_seconds`` apart, until ``stop`` (a wait that returns True
