@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from oneiros.events import open_store
+
 
 def run(
     *args: str, store: str | None = None, env_store: str | None = None, cwd: Path | None = None
@@ -54,6 +56,14 @@ def test_replay_until_and_events(tmp_path: Path) -> None:
     listed = json.loads(run("events", "--golem", "g7", "--limit", "3", "--json", env_store=url).stdout)
     assert ["GolemCreated", "EpisodeRecorded", "EpisodeRecorded"] == [e["type"] for e in listed]
     assert [1, 2, 3] == [e["version"] for e in listed]
+    later = run("events", "--golem", "g7", "--after", "100", "--limit", "4", "--json", env_store=url)
+    store = open_store(url, create=False)
+    rest = [r.position for r in store.read_stream("g7") if r.position > 100]
+    store.close()
+    assert (rest[:4], f"showing 4 of {len(rest)} events") == (
+        [e["position"] for e in json.loads(later.stdout)],
+        later.stderr.split(" —")[0].strip(),
+    )
 
 
 def test_a_second_dream_does_not_record_the_same_episodes_again(tmp_path: Path) -> None:

@@ -504,12 +504,18 @@ def events(
     as_json: JsonOpt = False,
 ) -> None:
     """List the log (the first --limit events after --after)."""
-    from oneiros.events import record_row
+    from oneiros.events import Recorded, decode_rows, read_stream_pages, record_row
 
     with opened(store) as event_store:
         if golem:
-            every = [r for r in event_store.read_stream(golem) if r.position > after]
-            records, total = every[:limit], len(every)
+            # Counted from stored rows, and only the events shown decoded: a golem's stream may
+            # hold a million episodes.
+            records: list[Recorded] = []
+            total = 0
+            for page in read_stream_pages(event_store, golem):
+                fresh = [stored for stored in page if stored[0] > after]
+                records.extend(decode_rows(fresh[: limit - len(records)]))
+                total += len(fresh)
         else:
             records = []
             for record in event_store.read_all(after=after):

@@ -76,7 +76,8 @@ class _Progress:
         cycle = self.cycles.get(golem_id)
         if cycle is None:
             cycle = self.cycles[golem_id] = _Cycle()
-            for record in self.store.read_stream(golem_id, until=position - 1):
+            # Only what _count reads: a long-lived golem's stream is mostly episodes.
+            for record in self.store.read_stream(golem_id, until=position - 1, types=(DreamStart, GenerationRecorded)):
                 _count(cycle, record)
         return cycle
 
