@@ -76,7 +76,8 @@ def cycle_start(store: EventStore, cycle_id: str) -> Recorded:
 def summarize_cycle(store: EventStore, cycle_id: str) -> CycleSummary:
     """``cycle_id``'s outputs and spend, read from ``store``."""
     start = cycle_start(store, cycle_id)
-    history = store.read_stream(start.golem_id)
+    # The cycle's own events, and the ledger's types for its spend: not the golem's whole stream.
+    history = store.read_cycle(start.golem_id, cycle_id)
     hypotheses: list[str] = []
     counterfactuals: list[str] = []
     staged: list[str] = []
@@ -103,7 +104,9 @@ def summarize_cycle(store: EventStore, cycle_id: str) -> CycleSummary:
             failed += 1
         elif isinstance(event, BudgetOverrun):
             overruns += 1
-    spent = Ledger.from_records(history).spent(cycle_id=cycle_id)
+    spent = Ledger.from_records(store.read_stream(start.golem_id, types=(DreamStart, *Ledger.reads))).spent(
+        cycle_id=cycle_id
+    )
     return CycleSummary(
         store=store.url,
         golem_id=start.golem_id,
