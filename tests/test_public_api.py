@@ -57,7 +57,7 @@ PUBLIC = {
         "ValidationCriterion", "Verdict", "WakeUpSummary", "WakingResidue", "decode_event", "decode_records",
         "decode_rows", "encode_event", "encode_records", "event_subtypes", "event_type", "export_history",
         "golem_of_stream", "import_history", "open_leases", "open_snapshots", "open_store", "parse_postgres_url",
-        "read_from_snapshot", "read_stream_pages", "read_stream_paged", "record_row", "register_upcaster",
+        "read_cycle", "read_from_snapshot", "read_stream_pages", "read_stream_paged", "record_row", "register_upcaster",
         "registered_events", "seal", "seal_parts", "Sealed", "side_stream", "topics_for", "unseal",
         "EntryQuarantined", "EpisodeTrust",
     ],

@@ -140,3 +140,33 @@ def test_recording_in_fresh_processes_starts_from_the_state_snapshot(tmp_path: P
     later = _golems(url, every=100)
     later.record_episodes("g", fixed_episodes(1000)[950:])
     assert _counting(later).records <= 100 + 1
+
+
+def test_reading_a_past_cycle_reads_only_the_stretch_up_to_the_next_cycle(tmp_path: Path) -> None:
+    """What a finished cycle came to (``cycle_result``, which ``dream --wait`` reports), its
+    recorded settings (a resumed phase's) and its summary (``oneiros diff``) come from typed reads
+    and the stretch of the stream between the cycle's start and the next cycle's: no episode
+    recorded before the cycle or after the next one starts comes back from the log."""
+    from oneiros.events import DreamStart, Episode
+    from oneiros.workers import cycle_result, summarize_cycle
+    from oneiros.workers._executor import recorded_settings
+
+    url = f"sqlite:///{tmp_path}/events.db"
+    writer = _golems(url)
+    writer.create("g")
+    writer.record_episodes("g", fixed_episodes(300))
+    ran = InProcessExecutor(writer, settings=CycleSettings(seed=3)).run_cycle("g", cycle_id="c")
+    writer.record_episodes("g", [Episode(tick=1_000 + i, summary=f"between {i}") for i in range(300)])
+    InProcessExecutor(writer).run_cycle("g", cycle_id="d")
+    writer.record_episodes("g", [Episode(tick=2_000 + i, summary=f"after {i}") for i in range(300)])
+    starts = [r.position for r in writer.store.read_stream("g", types=[DreamStart])]
+    golems = _golems(url)
+    store = _counting(golems)
+    result = cycle_result(golems, "g", "c")
+    settings = recorded_settings(golems, "g", "c")
+    summary = summarize_cycle(store, "c")
+    assert (ran.events_appended, ran.complete, 3, "c") == (
+        result.events_appended, result.complete, settings.seed if settings else None, summary.cycle_id
+    )  # fmt: skip
+    assert store.episode_reads  # the stretch between the cycles is read, as rows
+    assert all(starts[0] < p < starts[1] for p in store.episode_reads)

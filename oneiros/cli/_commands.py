@@ -406,7 +406,7 @@ def _running(event_store: EventStore, states: Any, effective: OneirosConfig) -> 
     """Each cycle under way: its phase, where that phase runs and how long the cycle has run."""
     from datetime import UTC, datetime
 
-    from oneiros.events import DreamStart, PhaseResumed, open_leases
+    from oneiros.events import DreamStart, PhaseResumed, open_leases, read_cycle
 
     rows: list[dict[str, Any]] = []
     now = datetime.now(UTC)
@@ -414,7 +414,7 @@ def _running(event_store: EventStore, states: Any, effective: OneirosConfig) -> 
     for state in states:
         if state.mode != "Dreaming" or state.cycle_id is None:
             continue
-        cycle = event_store.read_cycle(state.golem_id, state.cycle_id)
+        cycle = read_cycle(event_store, state.golem_id, state.cycle_id)
         start = next((r.meta.time for r in cycle if isinstance(r.event, DreamStart)), None)
         resumes = sum(1 for r in cycle if isinstance(r.event, PhaseResumed) and r.event.phase == state.phase)
         if effective.queue:

@@ -30,7 +30,7 @@ from oneiros._errors import OneirosError
 from oneiros.events._backends import PostgresBackend, Row, SQLiteBackend
 from oneiros.events._codec import decode_event, encode_event
 from oneiros.events._store import EventStore, Recorded, decode_rows
-from oneiros.events._types import Event
+from oneiros.events._types import DreamStart, Event
 from oneiros.events._urls import parse_postgres_url
 
 __all__ = [
@@ -306,6 +306,38 @@ def read_stream_pages(
             after_version = rows[-1][1]
         if len(rows) < page // 2:
             window *= 2
+
+
+class _CycleOf(msgspec.Struct, frozen=True, gc=False):
+    cycle_id: str | None = None
+
+
+class _MetaOnly(msgspec.Struct, frozen=True, gc=False):
+    meta: _CycleOf
+
+
+# Any stored event (every schema version has the same envelope), reduced to its cycle id.
+_cycle_of = msgspec.json.Decoder(_MetaOnly)
+
+
+def read_cycle(store: EventStore, golem_id: str, cycle_id: str) -> list[Recorded]:
+    """Cycle ``cycle_id``'s events in ``golem_id``'s stream (those whose metadata names it), in
+    order; none if it never started there.
+
+    A cycle is a few hundred events of a stream that may hold millions of episodes. Its events lie
+    between its ``DreamStart`` and the next cycle's (a golem dreams one cycle at a time), found by
+    a typed read; the rows between are paged, decoded only as far as their cycle id, and only the
+    cycle's own events decoded whole."""
+    starts = store.read_stream(golem_id, types=(DreamStart,))
+    index = next((i for i, r in enumerate(starts) if r.event.cycle_id == cycle_id), None)  # type: ignore[attr-defined]
+    if index is None:
+        return []
+    start = starts[index]
+    until = starts[index + 1].position - 1 if index + 1 < len(starts) else None
+    out: list[Recorded] = []
+    for rows in read_stream_pages(store, golem_id, after_version=start.version - 1, until=until):
+        out.extend(decode_rows([row for row in rows if _cycle_of.decode(row[3]).meta.cycle_id == cycle_id]))
+    return out
 
 
 def read_from_snapshot(  # noqa: PLR0917 - where (store, snapshots, stream), what (kind, format) and how

@@ -19,7 +19,7 @@ from oneiros._errors import ProjectionConflict, StoreError, StreamConflict
 from oneiros.events._backends import Backend, Feed, Row, StoredTuple, locate_store, open_backend
 from oneiros.events._codec import current_decoder, decode_event, encode_event, topics_for
 from oneiros.events._presence import check_reachable, require_store
-from oneiros.events._types import DreamStart, Event, EventMeta
+from oneiros.events._types import Event, EventMeta
 
 __all__ = [
     "DEFAULT_STORE_URL",
@@ -249,16 +249,6 @@ class EventStore:
         only ``types`` (chosen by the database: a golem's stream is mostly episodes, and a reader
         after its few cycle events need not fetch or decode them)."""
         return list(_decoded(self.read_stream_rows(golem_id, after_version, until, types=types)))
-
-    def read_cycle(self, golem_id: str, cycle_id: str) -> list[Recorded]:
-        """Cycle ``cycle_id``'s events in ``golem_id``'s stream, from its ``DreamStart`` on (none
-        if it never started there). A cycle is a few hundred events of a stream that may hold
-        millions of episodes: this reads the stream's starts, then only what follows this one."""
-        starts = self.read_stream(golem_id, types=(DreamStart,))
-        versions = [r.version for r in starts if r.event.cycle_id == cycle_id]  # type: ignore[attr-defined]
-        if not versions:
-            return []
-        return [r for r in self.read_stream(golem_id, after_version=versions[-1] - 1) if r.meta.cycle_id == cycle_id]
 
     def read_stream_rows(
         self, golem_id: str, after_version: int = 0, until: int | None = None, *, types: Sequence[type[Event]] = ()

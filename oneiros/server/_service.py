@@ -18,7 +18,15 @@ import msgspec
 from oneiros._deps import Deps
 from oneiros._errors import CycleNotFound, EntryNotFound, GolemNotFound, InputError, ProjectionConflict
 from oneiros.config import OneirosConfig
-from oneiros.events import ActivityKind, ActivityRecorded, EventStore, Recorded, ReviewDecision, record_row
+from oneiros.events import (
+    ActivityKind,
+    ActivityRecorded,
+    EventStore,
+    Recorded,
+    ReviewDecision,
+    read_cycle,
+    record_row,
+)
 from oneiros.fsm import Golems, GolemState
 from oneiros.projections import (
     PENDING,
@@ -369,7 +377,7 @@ class Service:
 
         who.require("read", golem_id)
         entry = self._cycle(golem_id, cycle_id)
-        cycle_history = self.store.read_cycle(golem_id, cycle_id) or [
+        cycle_history = read_cycle(self.store, golem_id, cycle_id) or [
             r for r in self.store.read_stream(golem_id) if r.position >= entry.started_position
         ]
         _last, caps = budget_report(cycle_history, self.config.cycle.budget)

@@ -23,6 +23,7 @@ from oneiros.events import (
     GenerationRecorded,
     Recorded,
     StrategyHypothesis,
+    read_cycle,
 )
 from oneiros.workers._budget import Ledger
 
@@ -77,7 +78,7 @@ def summarize_cycle(store: EventStore, cycle_id: str) -> CycleSummary:
     """``cycle_id``'s outputs and spend, read from ``store``."""
     start = cycle_start(store, cycle_id)
     # The cycle's own events, and the ledger's types for its spend: not the golem's whole stream.
-    history = store.read_cycle(start.golem_id, cycle_id)
+    history = read_cycle(store, start.golem_id, cycle_id)
     hypotheses: list[str] = []
     counterfactuals: list[str] = []
     staged: list[str] = []

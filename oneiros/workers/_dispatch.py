@@ -26,6 +26,7 @@ from oneiros.events import (
     GenerationRecorded,
     PhaseResumed,
     Recorded,
+    read_cycle,
 )
 from oneiros.fsm import Golems
 from oneiros.settings import CycleSettings, RecoverySettings, RqSettings
@@ -130,7 +131,7 @@ class RqExecutor:
         ``on_phase`` hears of each phase as it ends, with the worker that ran it."""
         deadline = None if timeout is None else time.monotonic() + timeout
         state = self.golems.state(golem_id)
-        records = [r for r in self.golems.store.read_cycle(golem_id, cycle_id) if r.version <= state.version]
+        records = [r for r in read_cycle(self.golems.store, golem_id, cycle_id) if r.version <= state.version]
         reported = 0
         while True:
             for record in self.golems.store.read_stream(golem_id, after_version=state.version):

@@ -19,6 +19,7 @@ from oneiros.events import (
     DreamStart,
     DreamTrigger,
     open_leases,
+    read_cycle,
 )
 from oneiros.fsm import Golems
 from oneiros.generators import Generator, OfflineGenerator
@@ -100,7 +101,7 @@ def recorded_settings(golems: Golems, golem_id: str, cycle_id: str) -> CycleSett
 
 def cycle_result(golems: Golems, golem_id: str, cycle_id: str) -> CycleResult:
     """What the log says a cycle came to."""
-    records = golems.store.read_cycle(golem_id, cycle_id)
+    records = read_cycle(golems.store, golem_id, cycle_id)
     complete = next((r.event for r in records if isinstance(r.event, DreamComplete)), None)
     interrupted = next((r.event for r in records if isinstance(r.event, DreamInterrupted)), None)
     empty = next((r.event for r in records if isinstance(r.event, DreamEmpty)), None)

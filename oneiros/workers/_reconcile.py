@@ -25,7 +25,7 @@ from typing import Literal, Protocol
 import msgspec
 
 from oneiros._errors import GolemNotFound, IllegalCommand, StreamConflict
-from oneiros.events import DreamPhase, DreamPhaseName, ModeChanged, PhaseResumed, Recorded, open_leases
+from oneiros.events import DreamPhase, DreamPhaseName, ModeChanged, PhaseResumed, Recorded, open_leases, read_cycle
 from oneiros.fsm import Golems, GolemState
 from oneiros.settings import RecoverySettings
 
@@ -196,7 +196,7 @@ class Reconciler:
     def _cycle(self, state: GolemState) -> list[Recorded]:
         """The current cycle's events (read only for a phase found without a live lease)."""
         store = self.golems.store
-        cycle = store.read_cycle(state.golem_id, state.cycle_id) if state.cycle_id is not None else []
+        cycle = read_cycle(store, state.golem_id, state.cycle_id) if state.cycle_id is not None else []
         return cycle or store.read_stream(state.golem_id, after_version=state.version - 1)
 
     def watch(self, stop: Callable[[float], bool], on_pass: Callable[[list[Resolution]], None] | None = None) -> None:
