@@ -239,9 +239,9 @@ def _source_episodes(store: EventStore, golem_id: str, until: int, ticks: set[in
     """The golem's episodes of ``ticks`` recorded up to position ``until`` (the latest of a tick
     recorded twice). A long-lived golem's stream is almost all episodes: each is decoded only as
     far as its tick, and only the few sources whole."""
-    found: dict[int, Row] = {}
     if not ticks:  # a hypnagogic fragment names none
         return {}
+    found: dict[int, Row] = {}
     for rows in read_stream_pages(store, golem_id, until=until, types=(EpisodeRecorded,)):
         for row in rows:
             # An older schema version goes through the upcasters whole: the rare case.
