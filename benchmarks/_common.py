@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import time
@@ -75,3 +76,9 @@ def interleaved(
 def median_ratio(baseline: list[float], ours: list[float]) -> float:
     """Median over rounds of baseline time over our time: ours as a fraction of the baseline's speed."""
     return round(statistics.median(b / o for b, o in zip(baseline, ours, strict=True)), 3)
+
+
+def size_arguments(parser: argparse.ArgumentParser, runs: int = 3) -> None:
+    """``--sizes`` (comma-separated episode counts, 100k by default) and ``--runs`` (rounds per size)."""
+    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[100_000])
+    parser.add_argument("--runs", type=int, default=runs)

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._common import emit
+from benchmarks._common import emit, median_ratio, size_arguments
 from benchmarks.reading import _sweep
 from benchmarks.scale import BATCH, _child, _rss_mb
 
@@ -135,8 +135,7 @@ def run(sizes: list[int], runs: int) -> dict[str, object]:
                 row[f"{variant}_rss_mb"] = round(statistics.median(o["rss_mb"] for o in ours), 1)
                 row[f"{variant}_whole_s"] = round(statistics.median(w["s"] for w in whole), 3)
                 row[f"{variant}_whole_rss_mb"] = round(statistics.median(w["rss_mb"] for w in whole), 1)
-                ratios = [w["s"] / o["s"] for w, o in zip(whole, ours, strict=True)]
-                row[f"{variant}_vs_whole"] = round(statistics.median(ratios), 2)
+                row[f"{variant}_vs_whole"] = median_ratio([w["s"] for w in whole], [o["s"] for o in ours])
             figures[str(n)] = row
             print(f"  {row}", file=sys.stderr)
     return figures
@@ -144,8 +143,7 @@ def run(sizes: list[int], runs: int) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[100_000])
-    parser.add_argument("--runs", type=int, default=3)
+    size_arguments(parser)
     parser.add_argument("--child", choices=_VARIANTS)
     parser.add_argument("--whole", action="store_true")
     parser.add_argument("--db", type=Path)

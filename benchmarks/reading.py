@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._common import emit
+from benchmarks._common import emit, size_arguments
 from benchmarks.scale import BATCH, _child, _rss_mb, _snapshots
 
 
@@ -100,8 +100,7 @@ def run(sizes: list[int], runs: int) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[100_000])
-    parser.add_argument("--runs", type=int, default=3)
+    size_arguments(parser)
     parser.add_argument("--child", action="store_true")
     parser.add_argument("--db", type=Path)
     parser.add_argument("--every", type=int, default=10_000)
