@@ -51,7 +51,7 @@ PUBLIC = {
         "MessagesReleased", "MicroConsolidated", "Mode", "ModeChanged", "NremSummary", "Outcome",
         "OutcomeRecorded", "PhaseResumed", "PostgresURL",
         "RECALL_STREAM", "RecallHit", "RecallKind", "Recorded", "RemSummary", "ReplayBatch",
-        "ReplayStrengthened", "ReviewDecided", "ReviewDecision", "STAGED_KINDS", "STAGING_STREAM",
+        "ReplayStrengthened", "ReviewDecided", "ReviewDecision", "Row", "STAGED_KINDS", "STAGING_STREAM",
         "SleepRequested", "Snapshot", "SnapshotStore", "StagedKind", "StagingStatus", "StepFailed",
         "StrategyHypothesis", "StreamAppend", "ThreatSimulated", "TriageCounts", "TriageDecision",
         "ValidationCriterion", "Verdict", "WakeUpSummary", "WakingResidue", "decode_event", "decode_records",

@@ -108,13 +108,22 @@ def up_to_date(
     return _projections(store, url, reads)
 
 
+@contextmanager
+def _brought_up(store: EventStore, url: str | None, name: str) -> Iterator[Projections]:
+    """The projections beside ``store`` (or at ``url``) with the one named ``name`` brought to the
+    log head, and not the sweep: for read models of the golems' own streams, which no decision of
+    the sweep changes."""
+    with _projections(store, url, update=False) as projections:
+        with _catch_up_progress(store) as on_progress:
+            projections.update([name], on_progress)
+        yield projections
+
+
 def golem_states(store: EventStore, url: str | None = None) -> list[GolemState]:
     """Every golem's state at the log head, by id, from the ``golems`` projection (at ``url``, else
     beside the store) brought up to it: a fold of the whole log only the first time, then of what
     came since. The sweep is not run: a golem's state is its own stream alone."""
-    with _projections(store, url, update=False) as projections:
-        with _catch_up_progress(store) as on_progress:
-            projections.update(["golems"], on_progress)
+    with _brought_up(store, url, "golems") as projections:
         return sorted(projections.golems(), key=lambda s: s.golem_id)
 
 
@@ -123,9 +132,7 @@ def schedule_state(store: EventStore, golem_id: str, url: str | None = None) -> 
     it (as :func:`golem_states`): the first call folds the log, later ones what came since."""
     from oneiros._errors import GolemNotFound
 
-    with _projections(store, url, update=False) as projections:
-        with _catch_up_progress(store) as on_progress:
-            projections.update(["schedule"], on_progress)
+    with _brought_up(store, url, "schedule") as projections:
         state = projections.schedule(golem_id)
     if state is None:
         raise GolemNotFound(golem_id)

@@ -1,6 +1,7 @@
 """The event vocabulary, its codec and upcasting, and the append-only store."""
 
 from oneiros.events import _upcasters  # noqa: F401 - registers the upcasters
+from oneiros.events._backends import Row
 from oneiros.events._codec import decode_event, encode_event, register_upcaster, topics_for
 from oneiros.events._content import (
     STAGED_KINDS,
@@ -234,6 +235,7 @@ __all__ = [
     "ReplayStrengthened",
     "ReviewDecided",
     "ReviewDecision",
+    "Row",
     "Sealed",
     "SleepRequested",
     "Snapshot",

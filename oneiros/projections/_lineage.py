@@ -35,6 +35,7 @@ from oneiros.events import (
     MemoryRecalled,
     OutcomeRecorded,
     Recorded,
+    Row,
     decode_rows,
     read_stream_pages,
     side_stream,
@@ -231,8 +232,6 @@ class _TickOnly(msgspec.Struct, frozen=True, gc=False):
 # An EpisodeRecorded as stored, reduced to its episode's tick (the rest is skipped, not built).
 _tick_only = msgspec.json.Decoder(_TickOnly)
 _EPISODE_TOPIC = f"{EpisodeRecorded.type_name}.v{EpisodeRecorded.schema_version}"
-Row = tuple[int, int, str, bytes]
-"""A stored event as ``EventStore.read_stream_rows`` returns it: position, version, topic, state."""
 
 
 def _source_episodes(store: EventStore, golem_id: str, until: int, ticks: set[int]) -> dict[int, Episode]:

@@ -26,6 +26,7 @@ from oneiros.events import (
     EpisodeRecorded,
     EventStore,
     Recorded,
+    Row,
     Snapshot,
     SnapshotStore,
     decode_records,
@@ -69,8 +70,7 @@ class _EpisodeOnly(msgspec.Struct, frozen=True, gc=False):
 # An EpisodeRecorded as stored, reduced to its episode's JSON (the metadata is skipped, not built).
 _episode_only = msgspec.json.Decoder(_EpisodeOnly)
 _EPISODE_SLICE = 8_192
-_Row = tuple[int, int, str, bytes]
-_Pages = Iterable[Sequence[_Row]]
+_Pages = Iterable[Sequence[Row]]
 _ROWS_BEYOND = 50_000
 """A held log this many events behind is caught up from stored rows in pages, not one read."""
 _EPISODE_TOPIC = f"{EpisodeRecorded.type_name}.v{EpisodeRecorded.schema_version}"
@@ -132,7 +132,7 @@ class GolemLog:
             self._episodes(len(episodes), last)
             self.memory.extend(episodes)
 
-    def fold_rows(self, pages: Iterable[Sequence[_Row]]) -> None:
+    def fold_rows(self, pages: Iterable[Sequence[Row]]) -> None:
         """:meth:`fold` over stored rows (``read_stream_pages``): an EpisodeRecorded of the current
         schema is never decoded whole, only its episode's bytes and the fields the memory's columns
         hold (see ``EpisodeMemory.add_encoded``); every other row is decoded and applied."""
@@ -146,12 +146,12 @@ class GolemLog:
                 start = at + 1
             self._episode_rows(rows[start:])
 
-    def _episode_rows(self, rows: Sequence[_Row]) -> None:
+    def _episode_rows(self, rows: Sequence[Row]) -> None:
         # In slices, so a page of episodes is never held decoded twice over (the memory's peak).
         for start in range(0, len(rows), _EPISODE_SLICE):
             self._episode_slice(rows[start : start + _EPISODE_SLICE])
 
-    def _episode_slice(self, rows: Sequence[_Row]) -> None:
+    def _episode_slice(self, rows: Sequence[Row]) -> None:
         last = next(decode_rows(rows[-1:]))
         try:
             # Decodes every row before the memory changes; checks what it decodes as the store's

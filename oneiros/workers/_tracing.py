@@ -44,7 +44,7 @@ from opentelemetry.sdk.trace.export import (
 )
 
 from oneiros._errors import ConfigError
-from oneiros.events import Checkpoint, Event, EventStore, Recorded, StreamAppend
+from oneiros.events import Checkpoint, Event, EventStore, Recorded, Row, StreamAppend
 from oneiros.generators import Generation, GenerationRequest, Generator
 from oneiros.settings import DEFAULT_SPANS_PATH, TracingSettings
 
@@ -325,7 +325,7 @@ class TracedStore(EventStore):
 
     def read_stream_rows(
         self, golem_id: str, after_version: int = 0, until: int | None = None, *, types: Sequence[type[Event]] = ()
-    ) -> list[tuple[int, int, str, bytes]]:
+    ) -> list[Row]:
         return self._inner.read_stream_rows(golem_id, after_version, until, types=types)
 
     def append_streams(
