@@ -20,6 +20,7 @@ from oneiros.events import (
     GolemCreated,
     ModeChanged,
     StreamAppend,
+    Tally,
     read_cycle,
 )
 
@@ -102,6 +103,34 @@ def test_reads_by_position_respect_after_until_and_types(store: EventStore) -> N
     assert all(isinstance(r.event, ModeChanged) for r in store.read_all(types=[ModeChanged]))
     assert 5 == len(store.read_stream("a", until=all_positions[4]))
     assert [13, 14] == [r.version for r in store.read_stream("a", after_version=12)]
+
+
+def test_a_tally_counts_what_a_read_returns_and_a_skip_leaves_out(store: EventStore) -> None:
+    """``tally`` gives, per stream and type, the count, last version and last position a whole read
+    finds in the same stretch; ``read_all(skip=...)`` returns the whole read without those types,
+    in pages that stay full however many rows they skip."""
+    for i in range(5):
+        store.append("a", i * 3, [created("a"), (meta("a"), ModeChanged(from_mode="Waking", to_mode="Dreaming"))])
+        store.append("a", i * 3 + 2, [(meta("a"), DreamStart(cycle_id=f"c{i}", trigger="owner"))])
+        store.append("b", i, [(meta("b"), ModeChanged(from_mode="Waking", to_mode="Waking"))])
+    whole = list(store.read_all())
+    after, until = whole[2].position, whole[-3].position
+    stretch = [r for r in whole if after < r.position <= until]
+    expected: dict[tuple[str, type], Tally] = {}
+    for r in stretch:
+        if isinstance(r.event, ModeChanged | GolemCreated):
+            seen = expected.get((r.golem_id, type(r.event)))
+            expected[(r.golem_id, type(r.event))] = Tally(
+                r.golem_id, type(r.event), 1 + (seen.count if seen else 0), r.version, r.position
+            )
+    assert sorted(expected.values(), key=lambda t: t.position) == store.tally(after, until, [ModeChanged, GolemCreated])
+    assert 3 == len(expected)
+    assert [] == store.tally(until, after, [ModeChanged])
+    kept = [r for r in whole if not isinstance(r.event, ModeChanged)]
+    assert kept == list(store.read_all(skip=[ModeChanged], page=2))
+    assert [r for r in kept if isinstance(r.event, DreamStart)] == list(
+        store.read_all(types=[DreamStart, ModeChanged], skip=[ModeChanged], page=2)
+    )
 
 
 def test_a_stream_read_of_some_types_is_the_stream_read_filtered(store: EventStore) -> None:

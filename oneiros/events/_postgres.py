@@ -24,7 +24,7 @@ from eventsourcing.utils import retry
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
-from oneiros.events._backends import EVENTS_TABLE, Row, Stored, StoredTuple, stored_rows, tracking_refused
+from oneiros.events._backends import EVENTS_TABLE, Row, Stored, StoredTuple, TallyRow, stored_rows, tracking_refused
 from oneiros.events._urls import PostgresURL
 
 __all__ = ["ListeningFeed", "PostgresRecorder", "postgres_datastore"]
@@ -87,6 +87,10 @@ class PostgresRecorder(PostgresProcessRecorder):
         self.select_rows_statement = SQL("SELECT notification_id, originator_version, topic, state FROM {} ").format(
             table
         )
+        self.tallies_statement = SQL(
+            "SELECT originator_id, topic, COUNT(*), MAX(originator_version), MAX(notification_id) FROM {} "
+            "WHERE notification_id > %s AND notification_id <= %s AND topic = ANY(%s) GROUP BY originator_id, topic"
+        ).format(table)
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def insert_events(self, stored_events: Sequence[Stored], **kwargs: Any) -> Sequence[int] | None:
@@ -175,8 +179,11 @@ class PostgresRecorder(PostgresProcessRecorder):
             curs.execute(statement, params, prepare=True)
             return curs.fetchall()
 
-    def select_rows(self, after: int, limit: int, until: int | None, topics: Sequence[str]) -> list[Row]:
-        """Events after global position ``after`` (up to ``until``, only ``topics`` if any), oldest first."""
+    def select_rows(
+        self, after: int, limit: int, until: int | None, topics: Sequence[str], skip: Sequence[str] = ()
+    ) -> list[Row]:
+        """Events after global position ``after`` (up to ``until``, only ``topics`` if any, none of
+        ``skip``), oldest first."""
         statement = self.select_rows_statement + SQL("WHERE notification_id > %s ")
         params: list[Any] = [after]
         if until is not None:
@@ -185,9 +192,18 @@ class PostgresRecorder(PostgresProcessRecorder):
         if topics:
             statement += SQL("AND topic = ANY(%s) ")
             params.append(list(topics))
+        if skip:
+            statement += SQL("AND NOT topic = ANY(%s) ")
+            params.append(list(skip))
         statement += SQL("ORDER BY notification_id LIMIT %s")
         params.append(limit)
         return self._select_tuples(statement, params)
+
+    def select_tallies(self, after: int, until: int, topics: Sequence[str]) -> list[TallyRow]:
+        """The events of ``topics`` in positions (``after``, ``until``], counted per stream and topic."""
+        with self.datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+            curs.execute(self.tallies_statement, [after, until, list(topics)], prepare=True)
+            return [(str(stream), topic, int(n), int(v), int(p)) for stream, topic, n, v, p in curs.fetchall()]
 
     def select_stream_rows(
         self, originator_id: str, after_version: int, until: int | None, topics: Sequence[str] = ()

@@ -17,9 +17,9 @@ from eventsourcing.persistence import (
 
 from oneiros._errors import ProjectionConflict, StoreError, StreamConflict
 from oneiros.events._backends import Backend, Feed, Row, StoredTuple, locate_store, open_backend
-from oneiros.events._codec import current_decoder, decode_event, encode_event, topics_for
+from oneiros.events._codec import current_decoder, decode_event, encode_event, split_topic, topics_for
 from oneiros.events._presence import check_reachable, require_store
-from oneiros.events._types import Event, EventMeta
+from oneiros.events._types import Event, EventMeta, registered_events
 
 __all__ = [
     "DEFAULT_STORE_URL",
@@ -28,6 +28,7 @@ __all__ = [
     "LogSubscription",
     "Recorded",
     "StreamAppend",
+    "Tally",
     "decode_rows",
     "open_store",
     "record_row",
@@ -47,6 +48,20 @@ class Recorded(msgspec.Struct, frozen=True, gc=False):
     @property
     def golem_id(self) -> str:
         return self.meta.golem_id
+
+
+class Tally(msgspec.Struct, frozen=True, gc=False):
+    """The events of one type in one stream over a stretch of the log, counted by the database
+    (:meth:`EventStore.tally`): what a read model needs of events it only counts, or whose only
+    effect is to move its stream's version, without fetching or decoding them."""
+
+    golem_id: str
+    event_type: type[Event]
+    count: int
+    version: int
+    """The stream version of the last of them."""
+    position: int
+    """The global position of the last of them."""
 
 
 def record_row(record: Recorded) -> dict[str, Any]:
@@ -268,20 +283,46 @@ class EventStore:
         until: int | None = None,
         types: Sequence[type[Event]] = (),
         page: int | None = None,
+        *,
+        skip: Sequence[type[Event]] = (),
     ) -> Iterator[Recorded]:
-        """Every event after global position ``after`` up to ``until``, optionally only ``types``,
-        read ``page`` rows at a time (by default what suits the backend)."""
+        """Every event after global position ``after`` up to ``until``, optionally only ``types``
+        and none of ``skip``, read ``page`` rows at a time (by default what suits the backend)."""
         topics = [t for cls in types for t in topics_for(cls)]
+        skipped = [t for cls in skip for t in topics_for(cls)]
         page = page or self._backend.read_page
         while True:
             try:
-                rows = self._backend.recorder.select_rows(after, page, until, topics)
+                rows = self._backend.recorder.select_rows(after, page, until, topics, skipped)
             except PersistenceError as exc:
                 raise StoreError(f"reading the log after {after} failed: {exc}") from exc
             yield from _decoded(rows)
             if len(rows) < page:
                 return
             after = rows[-1][0]
+
+    def tally(self, after: int, until: int, types: Sequence[type[Event]]) -> list[Tally]:
+        """The events of ``types`` at positions after ``after`` up to ``until``, counted per stream
+        and type by the database: none is fetched or decoded. Older schema versions of a type are
+        counted with it."""
+        topics = [t for cls in types for t in topics_for(cls)]
+        if not topics or until <= after:
+            return []
+        try:
+            found = self._backend.recorder.select_tallies(after, until, topics)
+        except PersistenceError as exc:
+            raise StoreError(f"counting the log's events after {after} failed: {exc}") from exc
+        registry = registered_events()
+        merged: dict[tuple[str, type[Event]], Tally] = {}
+        for stream, topic, count, version, position in found:
+            key = (stream, registry[split_topic(topic)[0]])
+            seen = merged.get(key)
+            merged[key] = (
+                Tally(stream, key[1], count, version, position)
+                if seen is None  # else the same type under two schema versions
+                else Tally(stream, key[1], count + seen.count, max(version, seen.version), max(position, seen.position))
+            )
+        return sorted(merged.values(), key=lambda t: t.position)
 
     def read_stored(self, after: int = 0, page: int | None = None) -> Iterator[tuple[int, str, int, str, bytes]]:
         """Every event after ``after`` exactly as stored: ``(position, golem_id, version, topic, state)``."""

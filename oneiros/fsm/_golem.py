@@ -37,6 +37,8 @@ from oneiros.events import (
     Recorded,
     ReplayBatch,
     StrategyHypothesis,
+    Tally,
+    registered_events,
 )
 from oneiros.fsm._machine import phase_state
 
@@ -141,6 +143,24 @@ class GolemState(msgspec.Struct, kw_only=True):
             self.counts.add(event)
         self.version = record.version
         self.position = record.position
+
+    @staticmethod
+    def tallied() -> tuple[type[Event], ...]:
+        """The event types whose whole effect :meth:`apply_tally` makes from their count: episodes,
+        and every type that only moves the version."""
+        return tuple(
+            cls
+            for cls in registered_events().values()
+            if cls is EpisodeRecorded or (cls not in _HANDLERS and not issubclass(cls, DreamOutput))
+        )
+
+    def apply_tally(self, tally: Tally) -> None:
+        """What :meth:`apply` of each of ``tally.count`` events of one :meth:`tallied` type does.
+        A tally of a stretch comes after the stretch's other events, so positions only move forward."""
+        if tally.event_type is EpisodeRecorded:
+            self.episodes += tally.count
+        self.version = max(self.version, tally.version)
+        self.position = max(self.position, tally.position)
 
     def apply_episodes(self, count: int, last: Recorded) -> None:
         """What :meth:`apply` does for ``count`` EpisodeRecorded events in a row, ``last`` the last

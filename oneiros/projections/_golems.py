@@ -7,7 +7,7 @@ from typing import ClassVar, Protocol
 
 import msgspec
 
-from oneiros.events import Event, Recorded
+from oneiros.events import Event, Recorded, Tally
 from oneiros.fsm import GolemState
 from oneiros.projections._db import ProjectionDB
 from oneiros.projections._runner import Rows
@@ -23,10 +23,17 @@ class _Fold(Protocol):
 
     def apply(self, record: Recorded) -> None: ...
 
+    def apply_tally(self, tally: Tally) -> None: ...
+
+    @staticmethod
+    def tallied() -> tuple[type[Event], ...]: ...
+
 
 class OwnStreamFold:
     """Rows ``state/<golem>``: ``state_type`` folded over the golem's own stream (side streams are
-    not golems). Every event is read, so the state's version is the stream's head, as a fold's is."""
+    not golems). Every event is read, so the state's version is the stream's head, as a fold's is;
+    caught up on its own, the events the state only counts come as tallies (a
+    :class:`~oneiros.projections.TallyingProjection`)."""
 
     name: str
     state_type: ClassVar[type[_Fold]]
@@ -34,13 +41,22 @@ class OwnStreamFold:
 
     def apply(self, record: Recorded, rows: Rows) -> None:
         golem_id = record.meta.golem_id
-        if ":" in golem_id:
-            return
+        if ":" not in golem_id:
+            self._state(golem_id, rows).apply(record)
+
+    def tallied(self) -> tuple[type[Event], ...]:
+        return self.state_type.tallied()
+
+    def tally(self, tally: Tally, rows: Rows) -> None:
+        if ":" not in tally.golem_id:
+            self._state(tally.golem_id, rows).apply_tally(tally)
+
+    def _state(self, golem_id: str, rows: Rows) -> _Fold:
         state = rows.edit("state", golem_id, self.state_type)  # type: ignore[type-var]
         if state is None:
             state = self.state_type(golem_id=golem_id)
             rows.put("state", golem_id, state)  # type: ignore[arg-type]
-        state.apply(record)
+        return state
 
 
 class GolemsProjection(OwnStreamFold):

@@ -16,16 +16,16 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
 from oneiros._errors import ProjectionConflict
-from oneiros.events import Event, EventStore, Recorded
+from oneiros.events import Event, EventStore, Recorded, Tally
 from oneiros.projections._db import ProjectionDB, RowWrite
 from oneiros.projections._follow import follow_log
 
-__all__ = ["Projection", "ProjectionRunner", "Rows", "RunnerSettings", "wait_for"]
+__all__ = ["Projection", "ProjectionRunner", "Rows", "RunnerSettings", "TallyingProjection", "wait_for"]
 
 _T = TypeVar("_T", bound=msgspec.Struct)
 # Sets in a row (a golem's replayed ticks) are written sorted: a row's bytes must not depend on
@@ -117,6 +117,26 @@ class Projection(Protocol):
     def apply(self, record: Recorded, rows: Rows) -> None: ...
 
 
+@runtime_checkable
+class TallyingProjection(Projection, Protocol):
+    """A read model some of whose event types it only counts per stream, or that only move its
+    stream's version: caught up on its own, it is handed those as :class:`~oneiros.events.Tally`
+    counts the database makes, never fetched or decoded. A golem's stream is mostly episodes, so
+    this is most of a long stream. Its ``apply`` still takes them one by one, as a live batch or a
+    catch-up shared with other projections delivers them, and must end with the same rows."""
+
+    def tallied(self) -> tuple[type[Event], ...]:
+        """The event types it may be handed as counts (asked at each catch-up, so a type
+        registered since is counted too)."""
+        ...
+
+    def tally(self, tally: Tally, rows: Rows) -> None:
+        """What ``apply`` of each of ``tally.count`` such events does, the last at ``tally.version``
+        and ``tally.position``; it comes after every other event of the same stretch, so it may
+        only move positions forward."""
+        ...
+
+
 CommitListener = Callable[[str, int], None]
 
 
@@ -202,6 +222,8 @@ class ProjectionRunner:
         if start >= target:
             return start
         rows = Rows(self.db, projection.name, empty=start == 0)
+        if isinstance(projection, TallyingProjection):
+            return self._advance_tallying(projection, rows, start, target, stop=stop)
         committed = start
         batch = self.settings.batch_events
         apply = projection.apply
@@ -215,6 +237,26 @@ class ProjectionRunner:
                     return committed
         self._commit(projection.name, committed, target, rows)
         return target
+
+    def _advance_tallying(
+        self, projection: TallyingProjection, rows: Rows, start: int, target: int, *, stop: threading.Event | None
+    ) -> int:
+        """Stretches of ``batch_events`` positions, each one commit: the events it reads, in order,
+        then the counts of those it tallies."""
+        committed = start
+        tallied = projection.tallied()
+        apply, tally = projection.apply, projection.tally
+        while committed < target:
+            end = min(target, committed + self.settings.batch_events)
+            for record in self.store.read_all(after=committed, until=end, types=projection.types, skip=tallied):
+                apply(record, rows)
+            for counted in self.store.tally(committed, end, tallied):
+                tally(counted, rows)
+            self._commit(projection.name, committed, end, rows)
+            committed = end
+            if stop is not None and stop.is_set():
+                break
+        return committed
 
     def _commit(self, name: str, expected: int, position: int, rows: Rows) -> None:
         self.db.commit(name, expected, position, rows.writes())

@@ -33,6 +33,8 @@ from oneiros.events import (
     ModeChanged,
     Recorded,
     SleepRequested,
+    Tally,
+    registered_events,
 )
 
 __all__ = ["RECENT_STARTS", "ScheduleState", "fold_schedule"]
@@ -80,6 +82,17 @@ class ScheduleState(msgspec.Struct, kw_only=True):
             handler(self, record.event, record.meta.time)
         self.version = record.version
         self.position = record.position
+
+    @staticmethod
+    def tallied() -> tuple[type[Event], ...]:
+        """The event types that only move the version: :meth:`apply_tally` takes them as counts."""
+        return tuple(cls for cls in registered_events().values() if cls not in _HANDLERS)
+
+    def apply_tally(self, tally: Tally) -> None:
+        """What :meth:`apply` of each of ``tally.count`` events of one :meth:`tallied` type does.
+        A tally of a stretch comes after the stretch's other events, so positions only move forward."""
+        self.version = max(self.version, tally.version)
+        self.position = max(self.position, tally.position)
 
     # Derived pressures (Bardo 001_*): means over episodes since the last dream.
 
