@@ -422,6 +422,7 @@ def main() -> None:
                 # ends with: what any projection must do at the least, with no apply at all
                 "catchup_vs_raw_decoded_own_rows": {k: v["vs_raw_decoded_own_rows"] for k, v in per.items()},  # type: ignore[attr-defined]
                 "catchup_vs_raw_floor": {k: v["vs_raw_floor"] for k, v in per.items()},  # type: ignore[attr-defined]
+                "catchup_vs_raw_floor_min": min(v["vs_raw_floor"] for v in per.values()),  # type: ignore[attr-defined]
                 "catchup_all_together_s": together["seconds"],
                 "catchup_all_together_vs_raw_floor": together["vs_raw_floor"],
                 "live_latency_ms_sqlite": round(sqlite_ms, 2),
