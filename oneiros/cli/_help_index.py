@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='6df9893a7a8649cc08a3b517a74a0407',
+    digest='7adbb5e6b84fe70b501e710c456bc4c9',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(

@@ -38,7 +38,15 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.scheduling import ScheduleState
     from oneiros.settings import HealthSettings, StagingSettings
 
-__all__ = ["ProjectionsOpt", "golem_states", "register", "schedule_state", "up_to_date", "verify_projections"]
+__all__ = [
+    "ProjectionsOpt",
+    "catch_up_progress",
+    "golem_states",
+    "register",
+    "schedule_state",
+    "up_to_date",
+    "verify_projections",
+]
 
 ProjectionsOpt = Annotated[
     str | None,
@@ -62,7 +70,7 @@ def _projections(
 
     with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
         if update:
-            with _catch_up_progress(store) as on_progress:
+            with catch_up_progress(store) as on_progress:
                 bring_up_to_date(projections, _staging_settings(), _health_settings(), reads, on_progress)
         yield projections
 
@@ -71,7 +79,7 @@ _MOVING = {"sweep": "validation sweep", "health": "health checks"}
 
 
 @contextmanager
-def _catch_up_progress(store: EventStore) -> Iterator[Callable[[str, int], None] | None]:
+def catch_up_progress(store: EventStore) -> Iterator[Callable[[str, int], None] | None]:
     """A bar over the log's positions while the sweep and projections catch up (after a large
     import that is seconds of work), naming what is moving. Only on a terminal, and gone when done."""
     if not console.is_terminal:
@@ -114,7 +122,7 @@ def _brought_up(store: EventStore, url: str | None, name: str) -> Iterator[Proje
     log head, and not the sweep: for read models of the golems' own streams, which no decision of
     the sweep changes."""
     with _projections(store, url, update=False) as projections:
-        with _catch_up_progress(store) as on_progress:
+        with catch_up_progress(store) as on_progress:
             projections.update([name], on_progress)
         yield projections
 

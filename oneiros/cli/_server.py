@@ -14,6 +14,7 @@ from oneiros._errors import InputError, OneirosError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened, print_error, shown_url
 from oneiros.cli._config import ConfigOpt, PresetOpt
 from oneiros.cli._config import load as _load
+from oneiros.cli._projections import catch_up_progress
 from oneiros.config import OneirosConfig
 
 __all__ = ["register"]
@@ -86,6 +87,11 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
         except OneirosError as exc:
             print_error(exc)
             raise typer.Exit(2) from None
+        # The first start after a large import settles the sweep and every projection, which at a
+        # million episodes takes most of a minute: done here, with a bar, rather than in the
+        # server's start-up, where it left the port closed with nothing said.
+        with catch_up_progress(event_store) as on_progress:
+            app.state.service.settle(on_progress)
         s = effective.server
         err_console.print(
             escape(f"serving {shown_url(event_store.url)} on http://{s.host}:{s.port} (REST /api/v1, MCP /mcp)")

@@ -148,12 +148,13 @@ class Service:
         # follower leaves the stretch to whichever is ahead (oneiros.validation.follow).
         follow(self.projections, self._stop, self.config.staging, self.config.health)
 
-    def settle(self) -> None:
-        """Bring the staging process and every projection to the head."""
+    def settle(self, on_progress: Callable[[str, int], None] | None = None) -> None:
+        """Bring the staging process and every projection to the head; ``on_progress`` hears what
+        is moving and the position it reached (``oneiros serve`` shows it before it listens)."""
         with self._moving:
             for _attempt in range(20):
                 try:
-                    update(self.projections, self.config.staging, self.config.health)
+                    update(self.projections, self.config.staging, self.config.health, on_progress=on_progress)
                     return
                 except ProjectionConflict:
                     continue  # another server moved them first; catch up from where it got
