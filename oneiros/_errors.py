@@ -7,7 +7,8 @@
     │   ├── InvalidStoreURL
     │   ├── InvalidSetting          a config key whose value is not what it must be
     │   ├── UnknownPreset           a preset name no preset carries
-    │   └── InvalidPromptTemplate   a prompt override with an unknown task or placeholder
+    │   ├── InvalidPromptTemplate   a prompt override with an unknown task or placeholder
+    │   └── AddressUnavailable      the server's host and port cannot be listened on
     ├── EventError                  an event that cannot be read or written
     │   ├── CorruptEvent            bytes in the log that do not decode
     │   ├── InvalidEvent            an event refused before it is written (not finite, not Unicode, too large)
@@ -48,6 +49,7 @@ from __future__ import annotations
 
 __all__ = [
     "AccessError",
+    "AddressUnavailable",
     "AmbiguousId",
     "ConfigError",
     "CorruptEvent",
@@ -111,6 +113,18 @@ class InvalidPromptTemplate(ConfigError):
         self.task = task
         self.reason = reason
         super().__init__(f"invalid prompt template for task {task!r}: {reason}")
+
+
+class AddressUnavailable(ConfigError):
+    """``oneiros serve`` cannot listen on its host and port: another process holds the port, the
+    port needs privileges, or the host names no interface of this machine."""
+
+    def __init__(self, host: str, port: int, reason: str) -> None:
+        self.host = host
+        self.port = port
+        self.reason = reason
+        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        super().__init__(f"cannot listen on {where}: {reason}")
 
 
 class EventError(OneirosError):

@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='7adbb5e6b84fe70b501e710c456bc4c9',
+    digest='0e5ac62100b99242c12a330e0d495231',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +11,7 @@ import msgspec
 import typer
 from rich.markup import escape
 
-from oneiros._errors import InputError, OneirosError
+from oneiros._errors import AddressUnavailable, InputError, OneirosError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened, print_error, shown_url
 from oneiros.cli._config import ConfigOpt, PresetOpt
 from oneiros.cli._config import load as _load
@@ -47,6 +48,25 @@ def _require_server_extra(command: str) -> None:
         raise typer.Exit(2)
 
 
+def bind_address(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` (not yet listening), as uvicorn would bind it."""
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as exc:
+        raise AddressUnavailable(host, port, exc.strerror or str(exc)) from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise AddressUnavailable(host, port, (exc.strerror or str(exc)).lower()) from None
+    sock.set_inheritable(True)
+    return sock
+
+
 def _with(effective: OneirosConfig, **changes: object) -> OneirosConfig:
     chosen = {k: v for k, v in changes.items() if v is not None}
     return msgspec.structs.replace(effective, server=msgspec.structs.replace(effective.server, **chosen))
@@ -81,7 +101,16 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     # server.queue names another.
     queue = queue or loaded.server.queue or loaded.queue or None
     effective = _with(loaded, host=host, port=port, tokens_file=str(tokens) if tokens else None, queue=queue)
-    with opened(store or effective.store or None, create=True) as event_store:
+    s = effective.server
+    # Bound first, so a port another process holds is said at once, before a store is opened or a
+    # minute of catching up; it listens only once uvicorn serves (connections are refused meanwhile
+    # rather than left waiting).
+    try:
+        sock = bind_address(s.host, s.port)
+    except AddressUnavailable as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    with sock, opened(store or effective.store or None, create=True) as event_store:
         try:
             app = create_app(event_store, effective, insecure_local=insecure_local)
         except OneirosError as exc:
@@ -92,13 +121,14 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
         # server's start-up, where it left the port closed with nothing said.
         with catch_up_progress(event_store) as on_progress:
             app.state.service.settle(on_progress)
-        s = effective.server
+        host = f"[{s.host}]" if ":" in s.host else s.host  # an IPv6 address, as a URL writes it
         err_console.print(
-            escape(f"serving {shown_url(event_store.url)} on http://{s.host}:{s.port} (REST /api/v1, MCP /mcp)")
+            escape(f"serving {shown_url(event_store.url)} on http://{host}:{s.port} (REST /api/v1, MCP /mcp)")
         )
-        uvicorn.run(
+        served = uvicorn.Config(
             app, host=s.host, port=s.port, log_level=log_level.lower(), timeout_keep_alive=int(s.keep_alive_seconds)
         )
+        uvicorn.Server(served).run(sockets=[sock])
 
 
 def mcp(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pty
 import select
+import socket
 import subprocess
 import sys
 import time
@@ -75,3 +76,24 @@ def test_serve_settles_with_a_progress_bar_before_it_listens(tmp_path: Path) -> 
             proc.kill()
             proc.wait()
         os.close(main)
+
+
+def test_serve_on_a_port_another_process_holds_says_so_at_once(tmp_path: Path) -> None:
+    """A port already in use is reported before the store is opened or anything caught up: one
+    line, exit code 2, no traceback, and no store created at the URL."""
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
+    url = f"sqlite:///{tmp_path}/events.db"
+    command = [sys.executable, "-m", "oneiros", "serve", "--store", url, "--port", str(port), "--insecure-local"]
+    try:
+        done = subprocess.run(
+            command, check=False, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=60
+        )
+    finally:
+        holder.close()
+    assert (2, "") == (done.returncode, done.stdout)
+    assert f"error: cannot listen on 127.0.0.1:{port}: address already in use\n" == done.stderr
+    assert not (tmp_path / "events.db").exists()
