@@ -189,7 +189,7 @@ def test_a_nan_cap_is_refused_when_loaded_naming_the_key(tmp_path: Path) -> None
     with pytest.raises(InvalidSetting) as caught:
         load_config(path, environ={})
     assert "cycle.budget.cycle_tokens" == caught.value.key
-    path.write_text('[cycle.budget.prices.m-core]\ninput_per_mtok = -1.0\noutput_per_mtok = 2.0\n')
+    path.write_text("[cycle.budget.prices.m-core]\ninput_per_mtok = -1.0\noutput_per_mtok = 2.0\n")
     with pytest.raises(InvalidSetting) as caught:
         load_config(path, environ={})
     assert "cycle.budget.prices.m-core.input_per_mtok" == caught.value.key

@@ -88,8 +88,6 @@ def _golems() -> Golems:
     return sample_golems(2)
 
 
-
-
 def test_a_cycle_over_http_records_every_call_and_replay_makes_no_request(chat_server: ChatServer) -> None:
     """Each successful request becomes one GenerationRecorded with the phase's model; rebuilding the
     state and re-running a finished phase make no request at all."""

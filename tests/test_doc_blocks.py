@@ -113,7 +113,12 @@ def _run_shell(block: Block, tmp_path: Path, request: pytest.FixtureRequest) -> 
     env = _env({**ids, "ONEIROS_SERVER__PORT": str(_free_port())})
     # A session of its own: on a timeout every process the block started is stopped with it.
     with subprocess.Popen(
-        ["bash", "-c", script], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        ["bash", "-c", script],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         start_new_session=True,
     ) as proc:
         try:

@@ -107,7 +107,15 @@ def test_dream_without_an_api_key_exits_1_with_one_line(tmp_path: Path, chat_ser
     """`oneiros dream --generator openai` with no key: exit 1, one error line naming the cycle and
     why, no traceback; the store holds the flagged cycle."""
     done = _dream_cli(
-        tmp_path, "--golem", "g", "--episodes", str(SAMPLE), "--generator", "openai", "--base-url", chat_server.url,
+        tmp_path,
+        "--golem",
+        "g",
+        "--episodes",
+        str(SAMPLE),
+        "--generator",
+        "openai",
+        "--base-url",
+        chat_server.url,
         env=_env(),
     )
     assert 1 == done.returncode, done.stderr
@@ -128,8 +136,17 @@ def test_dream_against_500s_says_so_in_json_too(tmp_path: Path, chat_server: Cha
     chat_server.reset(["500"] * 1_000)
     env = _env() | {"OPENAI_API_KEY": "sk-test", "ONEIROS_CYCLE__GENERATOR__OPENAI__RETRIES": "0"}
     done = _dream_cli(
-        tmp_path, "--golem", "g", "--episodes", str(SAMPLE), "--generator", "openai", "--base-url", chat_server.url,
-        "--json", env=env,
+        tmp_path,
+        "--golem",
+        "g",
+        "--episodes",
+        str(SAMPLE),
+        "--generator",
+        "openai",
+        "--base-url",
+        chat_server.url,
+        "--json",
+        env=env,
     )
     assert 1 == done.returncode, done.stderr
     payload = json.loads(done.stdout)

@@ -111,8 +111,7 @@ _CLI_CONVENTIONS = (
     "Tables show ids as such short prefixes; `--json` gives them whole.",
     "- Tables fold long cells onto more lines; nothing is cut to `…`. Lists stop at `--limit` and "
     "say so on stderr: `showing 200 of 1,234 events — use --limit to see more`.",
-    "- A user's mistake is one line, `error: ...`, on stderr and exit code 2; commands that only "
-    "read create nothing.",
+    "- A user's mistake is one line, `error: ...`, on stderr and exit code 2; commands that only read create nothing.",
 )
 
 

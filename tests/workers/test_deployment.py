@@ -178,14 +178,13 @@ def _e2e_config(path: Path, pg_url: str, redis_url: str, base_url: str, spans: P
     models = {p: f"m-{p}" for p in ("hypnagogic_onset", "nrem", "rem", "integration")}
     path.write_text(
         f'store = "{pg_url}"\nqueue = "{redis_url}"\ngolem = "golem"\n'
-        "[schedule]\nenabled = true\nmode = \"owner\"\nidle_trigger = true\nsilence_seconds = 0\n"
+        '[schedule]\nenabled = true\nmode = "owner"\nidle_trigger = true\nsilence_seconds = 0\n'
         "cooldown_seconds = 0\ndream_hours = [" + ", ".join(str(h) for h in range(24)) + "]\nmax_per_day = 1\n"
         "require_no_pending_messages = false\n"
         "[schedule.preconditions.first_dream_episodes]\n"
         "thriving = 0\nstable = 0\nconservation = 0\ndeclining = 0\nterminal = 0\n"
         "[daemon]\ntick_seconds = 0.5\n"
         f'[tracing]\nspans_path = "{spans}"\n'
-
         f"[rq]\n{''.join(f'{k} = {json.dumps(v)}{chr(10)}' for k, v in msgspec.to_builtins(FAST).items())}"
         '[cycle.budget]\ntier = "hardened"\n'
         "[cycle.engines]\nexploration_temperature = 0.65\n"
