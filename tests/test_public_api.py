@@ -92,7 +92,7 @@ PUBLIC = {
     ],
     "oneiros.projections": [
         "ConfidenceMove", "EntryLineage", "GenerationLink", "PromptTemplate", "entry_lineage", "find_entry",
-        "ACTIVE", "Belief", "GolemIndex", "GolemsProjection", "JournalEntry", "JournalProjection",
+        "ACTIVE", "BatchingProjection", "Belief", "GolemIndex", "GolemsProjection", "JournalEntry", "JournalProjection",
         "JournalSettings", "LogConsumer", "MemoryVersion", "NoiseFragment", "Observation", "PENDING",
         "Projection", "ProjectionDB", "ProjectionRunner", "ProjectionSettings", "Projections", "RecallIndex",
         "RecallItem", "RecallResult", "RecallSettings", "Rows", "RunnerSettings", "STAGING_EVENTS",

@@ -61,26 +61,27 @@ def _row(db: ProjectionDB, projection: str, golem: str, cls: type[msgspec.Struct
 
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(appends=_appends, cut=st.integers(0, 35), batch=st.integers(1, 7))
+@given(appends=_appends, cut=st.integers(0, 35), batch=st.integers(1, 7), kept=st.integers(0, 2))
 def test_tallied_rows_are_the_fold_of_each_stream(
-    backend: str, appends: list[tuple[str, Event, st.DataObject]], cut: int, batch: int
+    backend: str, appends: list[tuple[str, Event, st.DataObject]], cut: int, batch: int, kept: int
 ) -> None:
     """For any mix of every event type on two golems and a side stream, ``golems`` and ``schedule``
-    caught up each on its own to any position, committing every ``batch`` positions, hold for each
-    golem the fold of its stream up to there (a golem with no event yet has no row), and the same
-    rows as the two caught up together, which apply each event."""
+    caught up each on its own to any position, committing every ``batch`` positions (forgetting
+    their rows past ``kept``), hold for each golem the fold of its stream up to there (a golem with
+    no event yet has no row), and the same rows as the two caught up together, which apply each
+    event."""
     with tempfile.TemporaryDirectory() as folder:
         store = open_store("memory://" if backend == "memory" else f"sqlite:///{folder}/events.db")
         try:
-            _check(store, appends, cut, batch)
+            _check(store, appends, cut, batch, kept)
         finally:
             store.close()
 
 
-def _check(store: EventStore, appends: list[tuple[str, Event, st.DataObject]], cut: int, batch: int) -> None:
+def _check(store: EventStore, appends: list[tuple[str, Event, st.DataObject]], cut: int, batch: int, kept: int) -> None:
     _logged(store, appends)
     alone, together = open_projection_db("memory://"), open_projection_db("memory://")
-    runner_settings = RunnerSettings(batch_events=batch)
+    runner_settings = RunnerSettings(batch_events=batch, kept_rows=kept)
     for projection in (GolemsProjection(), ScheduleProjection()):
         ProjectionRunner(store, alone, [projection], runner_settings).catch_up(until=cut)
     ProjectionRunner(store, together, [GolemsProjection(), ScheduleProjection()], runner_settings).catch_up(until=cut)

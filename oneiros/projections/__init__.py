@@ -37,7 +37,15 @@ from oneiros.projections._lineage import (
     find_entry,
 )
 from oneiros.projections._recall import RecallIndex, RecallItem, RecallResult, RecallSettings, recall
-from oneiros.projections._runner import Projection, ProjectionRunner, Rows, RunnerSettings, TallyingProjection, wait_for
+from oneiros.projections._runner import (
+    BatchingProjection,
+    Projection,
+    ProjectionRunner,
+    Rows,
+    RunnerSettings,
+    TallyingProjection,
+    wait_for,
+)
 from oneiros.projections._schedule import ScheduleProjection
 from oneiros.projections._service import Projections, ProjectionSettings, VerifyResult, make_projections
 from oneiros.projections._sinks import (
@@ -60,6 +68,7 @@ __all__ = [
     "ACTIVE",
     "PENDING",
     "STAGING_EVENTS",
+    "BatchingProjection",
     "Belief",
     "ConfidenceMove",
     "EntryLineage",

@@ -12,6 +12,7 @@ index of their words, so a recall never reads the log.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 import msgspec
@@ -59,29 +60,43 @@ class RecallIndex:
         self.settings = settings or RecallSettings()
 
     def apply(self, record: Recorded, rows: Rows) -> None:
-        event = record.event
-        assert isinstance(event, EpisodeRecorded)
-        golem, episode = record.meta.golem_id, event.episode
-        text = _EpisodeText(
-            tick=episode.tick,
-            summary=episode.summary,
-            tags=episode.tags,
-            regime=episode.regime,
-            time=episode.time.isoformat() if episode.time else "",
-        )
-        tick, limit = episode.tick, self.settings.postings
-        rows.put("episode", f"{golem}/{tick:012d}", text)
-        # Every episode's every word: the index's inner loop, so one look-up per word (edit).
-        edit, prefix = rows.edit, golem + "/"
-        for word in content_word_set(" ".join((episode.summary, *episode.tags, episode.regime))):
-            postings = edit("word", prefix + word, _Postings)
-            if postings is None:
-                rows.put("word", prefix + word, _Postings(ticks=[tick][-limit:]))
-                continue
-            ticks = postings.ticks
-            ticks.append(tick)
-            if len(ticks) > limit:
-                del ticks[:-limit]
+        self.apply_batch((record,), rows)
+
+    def apply_batch(self, records: Sequence[Recorded], rows: Rows) -> None:
+        # A word's row is edited once per stretch with the ticks of every episode in it that has
+        # the word, not once per such episode: an episode has a dozen words, and editing each
+        # word's row per episode was most of a catch-up's time.
+        found: dict[str, defaultdict[str, list[int]]] = {}
+        for record in records:
+            event = record.event
+            assert isinstance(event, EpisodeRecorded)
+            golem, episode = record.meta.golem_id, event.episode
+            tick = episode.tick
+            text = _EpisodeText(
+                tick=tick,
+                summary=episode.summary,
+                tags=episode.tags,
+                regime=episode.regime,
+                time=episode.time.isoformat() if episode.time else "",
+            )
+            rows.put("episode", f"{golem}/{tick:012d}", text)
+            words = found.get(golem)
+            if words is None:
+                words = found[golem] = defaultdict(list)
+            for word in content_word_set(" ".join((episode.summary, *episode.tags, episode.regime))):
+                words[word].append(tick)
+        limit = self.settings.postings
+        for golem, words in found.items():
+            prefix = golem + "/"
+            for word, ticks in words.items():
+                postings = rows.edit("word", prefix + word, _Postings)
+                if postings is None:
+                    rows.put("word", prefix + word, _Postings(ticks=ticks[-limit:]))
+                    continue
+                kept = postings.ticks
+                kept += ticks
+                if len(kept) > limit:
+                    del kept[:-limit]
 
 
 class RecallItem(msgspec.Struct, frozen=True, kw_only=True):
