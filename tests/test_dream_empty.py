@@ -29,6 +29,8 @@ from tests.chat_server import HARDENED, ChatServer, sample_golems
 from tests.projections_support import World
 
 SAMPLE = Path(__file__).resolve().parent.parent / "oneiros" / "data" / "sample_episodes.jsonl"
+# A dream on the sample episodes against the test chat server (its URL follows).
+_OPENAI_DREAM = ("--golem", "g", "--episodes", str(SAMPLE), "--generator", "openai", "--base-url")
 
 
 def _openai(server: ChatServer, key: str | None = "sk-test") -> OpenAIGenerator:
@@ -106,18 +108,7 @@ def _env() -> dict[str, str]:
 def test_dream_without_an_api_key_exits_1_with_one_line(tmp_path: Path, chat_server: ChatServer) -> None:
     """`oneiros dream --generator openai` with no key: exit 1, one error line naming the cycle and
     why, no traceback; the store holds the flagged cycle."""
-    done = _dream_cli(
-        tmp_path,
-        "--golem",
-        "g",
-        "--episodes",
-        str(SAMPLE),
-        "--generator",
-        "openai",
-        "--base-url",
-        chat_server.url,
-        env=_env(),
-    )
+    done = _dream_cli(tmp_path, *_OPENAI_DREAM, chat_server.url, env=_env())
     assert 1 == done.returncode, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert 1 == len(lines), done.stderr
@@ -135,19 +126,7 @@ def test_dream_against_500s_says_so_in_json_too(tmp_path: Path, chat_server: Cha
     """With --json the payload carries ``empty`` and the exit code is still 1."""
     chat_server.reset(["500"] * 1_000)
     env = _env() | {"OPENAI_API_KEY": "sk-test", "ONEIROS_CYCLE__GENERATOR__OPENAI__RETRIES": "0"}
-    done = _dream_cli(
-        tmp_path,
-        "--golem",
-        "g",
-        "--episodes",
-        str(SAMPLE),
-        "--generator",
-        "openai",
-        "--base-url",
-        chat_server.url,
-        "--json",
-        env=env,
-    )
+    done = _dream_cli(tmp_path, *_OPENAI_DREAM, chat_server.url, "--json", env=env)
     assert 1 == done.returncode, done.stderr
     payload = json.loads(done.stdout)
     assert payload["empty"].startswith("every generator call failed: ")

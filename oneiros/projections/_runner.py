@@ -67,7 +67,9 @@ class Rows:
     """A projection's rows as one batch sees them: read through to the database, written back at
     commit. Values are mutable Structs; call :meth:`put` after changing one."""
 
-    def __init__(self, db: ProjectionDB, projection: str, *, empty: bool = False, kept: int = 100_000) -> None:
+    def __init__(
+        self, db: ProjectionDB, projection: str, *, empty: bool = False, kept: int = RunnerSettings().kept_rows
+    ) -> None:
         self._db = db
         self._projection = projection
         self._empty = empty
@@ -182,12 +184,16 @@ class _Held:
             self.records = []
 
 
-def _applier(projection: Projection, held: dict[str, _Held]) -> Callable[[Recorded, Rows], None]:
-    """``projection.apply``, or for a batching projection what holds its events until its commit."""
+_Apply = Callable[[Recorded, Rows], None]
+
+
+def _applier(projection: Projection) -> tuple[_Apply, _Held | None]:
+    """``projection.apply``, or for a batching projection what holds its events, and the holder
+    that :meth:`ProjectionRunner._commit` flushes."""
     if isinstance(projection, BatchingProjection):
-        held[projection.name] = _Held(projection)
-        return held[projection.name].add
-    return projection.apply
+        held = _Held(projection)
+        return held.add, held
+    return projection.apply, None
 
 
 CommitListener = Callable[[str, int], None]
@@ -240,13 +246,13 @@ class ProjectionRunner:
         and have not seen it yet, and all of them commit at the same batch ends."""
         kept = self.settings.kept_rows
         rows = {p.name: Rows(self.db, p.name, empty=starts[p.name] == 0, kept=kept) for p in projections}
-        held: dict[str, _Held] = {}
-        applies = {p.name: _applier(p, held) for p in projections}
-        by_type: dict[type[Event], list[tuple[int, Callable[[Recorded, Rows], None], Rows]]] = {}
-        every = [(starts[p.name], applies[p.name], rows[p.name]) for p in projections if not p.types]
+        appliers = {p.name: _applier(p) for p in projections}
+        held = {name: holder for name, (_apply, holder) in appliers.items()}
+        by_type: dict[type[Event], list[tuple[int, _Apply, Rows]]] = {}
+        every = [(starts[p.name], appliers[p.name][0], rows[p.name]) for p in projections if not p.types]
         for p in projections:
             for cls in p.types:
-                by_type.setdefault(cls, []).append((starts[p.name], applies[p.name], rows[p.name]))
+                by_type.setdefault(cls, []).append((starts[p.name], appliers[p.name][0], rows[p.name]))
         committed = {p.name: starts[p.name] for p in projections}
         batch = self.settings.batch_events
         after = min(committed.values())
@@ -271,13 +277,11 @@ class ProjectionRunner:
         committed: dict[str, int],
         position: int,
         rows: dict[str, Rows],
-        held: dict[str, _Held],
+        held: dict[str, _Held | None],
     ) -> None:
         for p in projections:
-            if p.name in held:
-                held[p.name].flush(rows[p.name])
             if position > committed[p.name]:
-                self._commit(p.name, committed[p.name], position, rows[p.name])
+                self._commit(p.name, committed[p.name], position, rows[p.name], held[p.name])
                 committed[p.name] = position
 
     def _advance(self, projection: Projection, target: int, stop: threading.Event | None = None) -> int:
@@ -289,22 +293,16 @@ class ProjectionRunner:
             return self._advance_tallying(projection, rows, start, target, stop=stop)
         committed = start
         batch = self.settings.batch_events
-        held: dict[str, _Held] = {}
-        apply = _applier(projection, held)
-        pending = held.get(projection.name)
+        apply, held = _applier(projection)
         records = self.store.read_all(after=start, until=target, types=projection.types)
         for applied, record in enumerate(records, start=1):
             apply(record, rows)
             if applied % batch == 0:
-                if pending is not None:
-                    pending.flush(rows)
-                self._commit(projection.name, committed, record.position, rows)
+                self._commit(projection.name, committed, record.position, rows, held)
                 committed = record.position
                 if stop is not None and stop.is_set():
                     return committed
-        if pending is not None:
-            pending.flush(rows)
-        self._commit(projection.name, committed, target, rows)
+        self._commit(projection.name, committed, target, rows, held)
         return target
 
     def _advance_tallying(
@@ -327,7 +325,9 @@ class ProjectionRunner:
                 break
         return committed
 
-    def _commit(self, name: str, expected: int, position: int, rows: Rows) -> None:
+    def _commit(self, name: str, expected: int, position: int, rows: Rows, held: _Held | None = None) -> None:
+        if held is not None:
+            held.flush(rows)
         self.db.commit(name, expected, position, rows.writes())
         rows.committed()
         if self.on_commit is not None:
@@ -348,16 +348,13 @@ class ProjectionRunner:
                 if start < first - 1:
                     start = self._advance(projection, first - 1)
                 types = self._types[projection.name]
-                rows = Rows(self.db, projection.name, empty=start == 0)
-                held: dict[str, _Held] = {}
-                apply = _applier(projection, held)
+                rows = Rows(self.db, projection.name, empty=start == 0, kept=self.settings.kept_rows)
+                apply, held = _applier(projection)
                 for record in batch:
                     # No types reads every event, as the store's read does.
                     if record.position > start and (not types or type(record.event) in types):
                         apply(record, rows)
-                for pending in held.values():
-                    pending.flush(rows)
-                self._commit(projection.name, start, last, rows)
+                self._commit(projection.name, start, last, rows, held)
             except ProjectionConflict:
                 try:
                     self._advance(projection, last)
