@@ -23,7 +23,7 @@ from oneiros.cli._common import (
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._projections import ProjectionsOpt, schedule_state
-from oneiros.cli._workers import queue_executor
+from oneiros.cli._workers import check_queue, queue_executor, redis_at
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from rich.table import Table
@@ -197,6 +197,10 @@ def run(
     configure_logging(effective.log)
     with one_line_errors():
         configure_tracing(effective.tracing)
+    if effective.queue:  # before the store: a daemon whose cycles cannot run must not start
+        with one_line_errors():
+            connection = redis_at(effective.queue)
+        check_queue(connection, effective.queue)
     golem_id = effective.golem
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -37,18 +37,51 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.fsm import Golems
     from oneiros.workers import RqExecutor, SpanRecord
 
-__all__ = ["phase_worker", "queue_executor", "register"]
+__all__ = ["check_queue", "phase_worker", "queue_executor", "redis_at", "register"]
 
 _STORE_POLL_SECONDS = 2.0  # how often a worker started before its store looks for it again
+_QUEUE_CONNECT_TIMEOUT_S = 5.0
+"""How long a command waits for Redis before saying it cannot reach it (not from the source
+documents: the same bound as a PostgreSQL store's default ``connect_timeout``)."""
 
 
-def _redis(url: str) -> Redis:
+def redis_at(url: str) -> Redis:
+    """A client of the queue at ``url`` (not yet connected); :class:`ConfigError` for a URL it cannot use."""
+    from urllib.parse import urlsplit
+
     from redis import Redis
 
+    split = urlsplit(url)
+    database = split.path.strip("/")
+    # redis-py ignores a path that is no number and takes database 0: jobs would go where no
+    # worker of the intended database looks.
+    if split.scheme in ("redis", "rediss") and database and not database.isdigit():
+        raise ConfigError(
+            f"queue {shown_url(url)!r}: database {database!r} is not a number; expected redis://host:port/N"
+        )
     try:
         return Redis.from_url(url)
     except ValueError as exc:
-        raise ConfigError(f"queue {url!r}: {exc}") from None
+        raise ConfigError(f"queue {shown_url(url)!r}: {exc}") from None
+
+
+def check_queue(connection: Redis, url: str) -> None:
+    """One line and exit 2 when the queue does not answer within its connect timeout (5 s unless the
+    URL's ``socket_connect_timeout`` says otherwise); the password is never shown."""
+    from redis.exceptions import RedisError
+
+    kwargs = connection.connection_pool.connection_kwargs
+    if kwargs.get("socket_connect_timeout") is None:
+        kwargs["socket_connect_timeout"] = _QUEUE_CONNECT_TIMEOUT_S
+    try:
+        connection.ping()
+    except RedisError as exc:
+        where = f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
+        if "path" in kwargs:
+            where = str(kwargs["path"])
+        reason = str(exc).replace(url, where)
+        print_error(f"cannot reach the queue at redis {where}: {reason}")
+        raise typer.Exit(2) from None
 
 
 def worker(
@@ -90,9 +123,10 @@ def worker(
             tracing=effective.tracing,
             recovery=effective.recovery,
         )
-        connection = _redis(effective.queue)
+        connection = redis_at(effective.queue)
     except ConfigError as exc:
         raise fail(exc) from None
+    check_queue(connection, effective.queue)
     if count > 1:
         raise typer.Exit(_supervise(count, sys.argv[1:]))
     configure_logging(effective.log)
@@ -163,7 +197,7 @@ def queue_executor(golems: Golems, effective: OneirosConfig, poll_interval: floa
     """The executor that hands cycles to the workers of the configured queue."""
     from oneiros.workers import RqExecutor
 
-    return RqExecutor(golems, _redis(effective.queue), effective.rq, effective.cycle, poll_interval=poll_interval)
+    return RqExecutor(golems, redis_at(effective.queue), effective.rq, effective.cycle, poll_interval=poll_interval)
 
 
 def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName | None, attempt: int = 0) -> str:
@@ -179,7 +213,7 @@ def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName 
         return "-"
     try:
         job_id = phase_job_id(cycle_id, phase, attempt)
-        job = Job.fetch(job_id, connection=_redis(effective.queue), serializer=JsonSerializer)
+        job = Job.fetch(job_id, connection=redis_at(effective.queue), serializer=JsonSerializer)
         status = job.get_status(refresh=False)
     except NoSuchJobError:
         return "no job"
