@@ -231,6 +231,8 @@ def ab(
     from oneiros.daemon import run_ab
 
     with one_line_errors():
+        if recordings is not None and recordings.exists() and not recordings.is_dir():
+            raise InputError(f"--recordings {str(recordings)!r} is not a directory; give a directory (made if missing)")
         arms = [_arm("a", config_a, "default", recordings), _arm("b", config_b, "off", recordings)]
         report = run_ab(timeline, arms)
     if as_json:

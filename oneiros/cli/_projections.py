@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from oneiros._errors import InputError
 from oneiros.cli._common import (
     GolemFilter,
     GolemOpt,
@@ -435,17 +436,22 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     golem = golem_of(golem)
     with opened(store) as event_store:
         if rollback is not None:
+            _check_memory_versions(golem, Feedback(event_store).memory_versions(golem), rollback)
             Feedback(event_store).rollback_memory(golem, rollback, who=who, why=reason)
         with _projections(event_store, projections, ("memory",)) as p:
             newest = memory_version(p.db, golem)
             if diff is not None:
+                _check_memory_versions(golem, newest.version if newest else 0, *diff)
                 text = memory_diff(p.db, golem, *diff)
                 if as_json:
                     emit_json({"diff": text})
                 else:
                     console.print(text, markup=False, highlight=False)
                 return
-            written = write_memory_file(p.db, golem, write) if write is not None else None
+            try:
+                written = write_memory_file(p.db, golem, write) if write is not None else None
+            except OSError as exc:
+                raise InputError(f"cannot write MEMORY.md into {str(write)!r}: {exc.strerror or exc}") from None
         if as_json:
             emit_json({"version": msgspec.to_builtins(newest), "written": str(written) if written else None})
             return
@@ -456,6 +462,16 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         console.print(newest.content, markup=False, highlight=False)
         if written is not None:
             console.print(f"written to {written}", markup=False)
+
+
+def _check_memory_versions(golem: str, versions: int, *asked: int) -> None:
+    """InputError naming the versions there are when one of ``asked`` is not among them."""
+    for version in asked:
+        if not 1 <= version <= versions:
+            have = {0: "no versions yet: nothing has been promoted", 1: "only version 1"}.get(
+                versions, f"versions 1-{versions}"
+            )
+            raise InputError(f"MEMORY.md of golem {golem!r} has {have}; there is no version {version}")
 
 
 def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:

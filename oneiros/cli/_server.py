@@ -11,7 +11,7 @@ import msgspec
 import typer
 from rich.markup import escape
 
-from oneiros._errors import AddressUnavailable, InputError, OneirosError
+from oneiros._errors import AddressUnavailable, ConfigError, InputError, OneirosError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened, print_error, shown_url
 from oneiros.cli._config import ConfigOpt, PresetOpt
 from oneiros.cli._config import load as _load
@@ -156,6 +156,15 @@ def mcp(
             service.close()
 
 
+def _check_tokens_file(path: Path) -> None:
+    """A ConfigError unless ``path`` is missing (no tokens yet) or a UTF-8 TOML file: the token
+    store reads it as one and would fail on a directory or binary file with a traceback."""
+    from oneiros.settings._files import read_toml
+
+    if path.exists() or path.is_symlink():
+        read_toml(path, lambda expected: ConfigError(f"tokens file {str(path)!r}: expected {expected}"))
+
+
 @token_app.command("add")
 def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
     name: Annotated[str, typer.Argument(help="A name for the token (shown in logs and review records).")],
@@ -167,6 +176,7 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
     as_json: JsonOpt = False,
 ) -> None:
     """Make a token, store its hash, and print the token once."""
+    from oneiros.fsm import Golems
     from oneiros.server import SCOPES, add_token
 
     path = tokens or Path(_load(config, preset).server.tokens_file)
@@ -174,6 +184,9 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
         bad = [s for s in scope if s not in SCOPES]
         if bad:
             raise InputError(f"scope {bad[0]!r} must be one of {', '.join(SCOPES)}")
+        for bound in golem or ():
+            Golems.check_id(bound)
+        _check_tokens_file(path)
         token = add_token(path, name, tuple(scope), tuple(golem or ()))  # type: ignore[arg-type]
     except OneirosError as exc:
         print_error(exc)
@@ -192,6 +205,7 @@ def token_list(tokens: TokensOpt = None, config: ConfigOpt = None, as_json: Json
 
     path = tokens or Path(_load(config, None).server.tokens_file)
     try:
+        _check_tokens_file(path)
         records = load_tokens(path)
     except OneirosError as exc:
         print_error(exc)

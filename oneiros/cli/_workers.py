@@ -8,13 +8,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from oneiros._errors import ConfigError
+from oneiros._errors import ConfigError, InputError
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
@@ -298,7 +299,14 @@ def trace_cmd(
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "tracing.spans_path", spans, "--spans")
     path = load(config, None, flags).tracing.spans_path or DEFAULT_SPANS_PATH
-    every = read_spans(path)
+    if not Path(path).exists():  # read_spans takes a missing file for an empty one; here it is a mistake
+        raise fail(InputError(f"no span file {path!r}: no traced cycle has written there yet"))
+    if not Path(path).is_file():
+        raise fail(InputError(f"span file {path!r} is not a regular file"))
+    try:
+        every = read_spans(path)
+    except OSError as exc:
+        raise fail(InputError(f"cannot read span file {path!r}: {exc.strerror or type(exc).__name__}")) from None
     traced = [str(s.attributes["oneiros.cycle_id"]) for s in every if "oneiros.cycle_id" in s.attributes]
     with one_line_errors():
         cycle_id = resolve_id(cycle_id, traced, "cycle", f"the spans at {path}") if traced else cycle_id
