@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.cli._common import (
+    MAX_POSITION,
     GolemFilter,
     GolemOpt,
     JsonOpt,
@@ -334,7 +335,9 @@ def _dream_with_progress(
 
 def replay_cmd(
     store: StoreOpt = None,
-    until: Annotated[int | None, typer.Option("--until", help="Rebuild as of this global position.")] = None,
+    until: Annotated[
+        int | None, typer.Option("--until", min=0, max=MAX_POSITION, help="Rebuild as of this global position.")
+    ] = None,
     as_json: JsonOpt = False,
     verify: Annotated[bool, typer.Option("--verify", help="Rebuild every projection and compare digests.")] = False,
     projections: Annotated[str | None, typer.Option("--projections", envvar="ONEIROS_PROJECTIONS")] = None,
@@ -477,8 +480,10 @@ def _states_table(states: Any, title: str) -> None:
 def events(
     store: StoreOpt = None,
     golem: GolemFilter = None,
-    after: Annotated[int, typer.Option("--after", help="Start after this global position.")] = 0,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many events.")] = 200,
+    after: Annotated[
+        int, typer.Option("--after", min=0, max=MAX_POSITION, help="Start after this global position.")
+    ] = 0,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_POSITION, help="At most this many events.")] = 200,
     as_json: JsonOpt = False,
 ) -> None:
     """List the log (the first --limit events after --after)."""

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
 
 __all__ = [
+    "MAX_POSITION",
     "GolemFilter",
     "GolemOpt",
     "JsonOpt",
@@ -55,6 +56,10 @@ GolemOpt = Annotated[
 GolemFilter = Annotated[str | None, typer.Option("--golem", help="Only this golem (default: every golem).")]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+MAX_POSITION = 2**63 - 1
+"""The largest global position, count or limit an option takes: a signed 64-bit integer, what
+SQLite and PostgreSQL store (a larger number failed in the database driver with a traceback)."""
 
 
 def shown_url(url: str) -> str:

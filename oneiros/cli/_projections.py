@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from oneiros._errors import InputError
 from oneiros.cli._common import (
+    MAX_POSITION,
     GolemFilter,
     GolemOpt,
     JsonOpt,
@@ -55,7 +56,7 @@ ProjectionsOpt = Annotated[
         "--projections", envvar="ONEIROS_PROJECTIONS", help="Projection database URL (default: beside the store)."
     ),
 ]
-LimitOpt = Annotated[int, typer.Option("--limit", min=1, help="At most this many rows.")]
+LimitOpt = Annotated[int, typer.Option("--limit", min=1, max=MAX_POSITION, help="At most this many rows.")]
 
 
 @contextmanager
@@ -489,7 +490,9 @@ def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
 
 def rebuild(
     name: Annotated[str | None, typer.Argument(help="The projection (default: all).")] = None,
-    until: Annotated[int | None, typer.Option("--until", help="Build as of this global position.")] = None,
+    until: Annotated[
+        int | None, typer.Option("--until", min=0, max=MAX_POSITION, help="Build as of this global position.")
+    ] = None,
     store: StoreOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,

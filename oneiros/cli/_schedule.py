@@ -12,6 +12,7 @@ import typer
 
 from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.cli._common import (
+    MAX_POSITION,
     JsonOpt,
     StoreOpt,
     console,
@@ -168,7 +169,9 @@ def run(
     queue: QueueOpt = None,
     config: ConfigOpt = None,
     preset: PresetOpt = None,
-    ticks: Annotated[int, typer.Option("--ticks", help="Stop after this many ticks (0: until SIGTERM).")] = 0,
+    ticks: Annotated[
+        int, typer.Option("--ticks", min=0, max=MAX_POSITION, help="Stop after this many ticks (0: until SIGTERM).")
+    ] = 0,
     tick_seconds: Annotated[
         float | None, typer.Option("--tick-seconds", min=0.001, help="Override daemon.tick_seconds (> 0).")
     ] = None,

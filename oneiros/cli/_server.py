@@ -67,6 +67,16 @@ def bind_address(host: str, port: int) -> socket.socket:
     return sock
 
 
+_UVICORN_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def _uvicorn_level(value: str) -> str:
+    # uvicorn looks the name up in a dict only when it starts: a KeyError traceback, after the catch-up.
+    if value.lower() not in _UVICORN_LEVELS:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(_UVICORN_LEVELS)}")
+    return value.lower()
+
+
 def _with(effective: OneirosConfig, **changes: object) -> OneirosConfig:
     chosen = {k: v for k, v in changes.items() if v is not None}
     return msgspec.structs.replace(effective, server=msgspec.structs.replace(effective.server, **chosen))
@@ -77,7 +87,10 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     config: ConfigOpt = None,
     preset: PresetOpt = None,
     host: Annotated[str | None, typer.Option("--host", help="Interface (default server.host, 127.0.0.1).")] = None,
-    port: Annotated[int | None, typer.Option("--port", help="Port (default server.port, 8420).")] = None,
+    port: Annotated[
+        int | None,
+        typer.Option("--port", min=0, max=65535, help="Port (default server.port, 8420; 0: any free port)."),
+    ] = None,
     tokens: TokensOpt = None,
     queue: Annotated[
         str | None,
@@ -88,7 +101,10 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     insecure_local: Annotated[
         bool, typer.Option("--insecure-local", help="Serve without tokens; only on a loopback address.")
     ] = False,
-    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn's log level.")] = "warning",
+    log_level: Annotated[
+        str,
+        typer.Option("--log-level", callback=_uvicorn_level, help="uvicorn's log level: " + ", ".join(_UVICORN_LEVELS)),
+    ] = "warning",
 ) -> None:
     """Serve the REST API (/api/v1), live events (/api/v1/events), MCP (/mcp) and /openapi.json."""
     _require_server_extra("serve")
@@ -122,8 +138,9 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
         with catch_up_progress(event_store) as on_progress:
             app.state.service.settle(on_progress)
         host = f"[{s.host}]" if ":" in s.host else s.host  # an IPv6 address, as a URL writes it
+        bound = sock.getsockname()[1]  # port 0 asked for any free one: say which
         err_console.print(
-            escape(f"serving {shown_url(event_store.url)} on http://{host}:{s.port} (REST /api/v1, MCP /mcp)")
+            escape(f"serving {shown_url(event_store.url)} on http://{host}:{bound} (REST /api/v1, MCP /mcp)")
         )
         served = uvicorn.Config(
             app, host=s.host, port=s.port, log_level=log_level.lower(), timeout_keep_alive=int(s.keep_alive_seconds)
