@@ -402,7 +402,7 @@ def reevaluate(
 
     from oneiros.validation import Feedback
 
-    with opened(store, create=True) as event_store:
+    with opened(store) as event_store:  # with no log there is nothing to re-evaluate: NoStore, nothing made
         records = Feedback(event_store).reevaluate(golem_of(golem))
         with _projections(event_store, projections):
             pass

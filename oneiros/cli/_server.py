@@ -164,7 +164,8 @@ def mcp(
     effective = _load(config, preset)
     who = Principal(name="stdio", scopes=("read",) if read_only else ("admin",), golems=tuple(golem or ()))
     warm_decoders()  # before the projection follower's thread starts
-    with opened(store or effective.store or None, create=True) as event_store:
+    # A read-only agent on a URL with no store gets NoStore rather than an empty store made for it.
+    with opened(store or effective.store or None, create=not read_only) as event_store:
         service = Service(event_store, effective)
         service.start()
         try:
