@@ -246,6 +246,15 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 ) -> None:
     """The staging buffer (the first --limit entries): every dream output with its confidence,
     status and criterion."""
+    from typing import get_args
+
+    from oneiros.events import StagingStatus
+
+    known = get_args(StagingStatus)
+    unknown = [s for s in status or () if s not in known]
+    if unknown:  # else a typo lists no entry, as if none had that status
+        with one_line_errors():
+            raise InputError(f"unknown status {unknown[0]!r}; use one of {', '.join(known)}")
     with opened(store) as event_store, _projections(event_store, projections, ("staging",)) as p:
         every = p.staging(golem, status or ())
         entries = every[:limit]
