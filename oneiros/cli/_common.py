@@ -163,11 +163,12 @@ def cycle_ids(store: EventStore, golem: str | None = None) -> list[str]:
     return [r.event.cycle_id for r in records if isinstance(r.event, DreamStart)]
 
 
-def entry_ids(store: EventStore) -> list[str]:
-    """Every staged entry id in the log, in staging order."""
+def entry_ids(store: EventStore, golem: str | None = None) -> list[str]:
+    """Every staged entry id in the log (or in ``golem``'s stream), in staging order."""
     from oneiros.events import DreamStaged
 
-    return [r.event.entry_id for r in store.read_all(types=[DreamStaged]) if isinstance(r.event, DreamStaged)]
+    records = store.read_stream(golem, types=[DreamStaged]) if golem else store.read_all(types=[DreamStaged])
+    return [r.event.entry_id for r in records if isinstance(r.event, DreamStaged)]
 
 
 def short_ids(ids: Iterable[str], least: int = 8) -> dict[str, str]:
