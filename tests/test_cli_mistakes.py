@@ -280,7 +280,8 @@ CASES: list[tuple[tuple[str, ...], int, str, dict[str, str]]] = [
     (
         ("fork", "{cycle}", "--into", "sqlite:///empty2.db", *_S),
         2,
-        "error: the branch store sqlite:///empty2.db already holds events (an earlier fork?); name a new, empty store\n",
+        "error: the branch store sqlite:///empty2.db already holds events (an earlier fork?); "
+        "name a new, empty store\n",
         {},
     ),
     (
@@ -310,14 +311,13 @@ CASES: list[tuple[tuple[str, ...], int, str, dict[str, str]]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("args", "code", "said", "env"), CASES, ids=lambda v: " ".join(v) if isinstance(v, tuple) else ""
-)
+@pytest.mark.parametrize("case", CASES, ids=lambda case: " ".join(case[0]))
 def test_a_mistake_is_one_line_and_changes_nothing(
-    base: Path, tmp_path: Path, args: tuple[str, ...], code: int, said: str, env: dict[str, str]
+    base: Path, tmp_path: Path, case: tuple[tuple[str, ...], int, str, dict[str, str]]
 ) -> None:
     """Each mistake exits with its code and says the one line, with no traceback, and the folder
     (stores, projections, bad files) is byte for byte the size it was: nothing made, nothing half-written."""
+    args, code, said, env = case
     root = tmp_path / "w"
     shutil.copytree(base, root)
     if any("empty2.db" in a for a in args):  # a branch store that already holds a log
