@@ -177,6 +177,13 @@ CASES: list[tuple[tuple[str, ...], int, str, dict[str, str]]] = [
         "error: tokens file 'bin.dat': expected UTF-8 text (byte 0 is not)\n",
         {},
     ),
+    (
+        ("serve", "--tokens", "bin.dat", *_S),
+        2,
+        "error: tokens file 'bin.dat': expected UTF-8 text (byte 0 is not)\n",
+        {},
+    ),
+    (("serve", "--tokens", "adir", *_S), 2, "error: tokens file 'adir': expected a TOML file, not a directory\n", {}),
     (("ab", "bin.dat"), 2, "error: timeline 'bin.dat' is not UTF-8 text (byte 0)\n", {}),
     (
         ("ab", "tl.jsonl", "--recordings", "reg"),
@@ -344,3 +351,14 @@ def test_lineage_with_golem_resolves_a_prefix_other_golems_share(base: Path) -> 
         json.loads(only.stdout)["entry_id"],
         json.loads(only.stdout)["golem_id"],
     )
+
+
+def test_a_default_config_file_that_is_a_directory_is_one_line(tmp_path: Path) -> None:
+    """``./oneiros.toml`` read by default, when it is a directory: one line, exit 2, nothing made."""
+    (tmp_path / "oneiros.toml").mkdir()
+    result = _oneiros("status", cwd=tmp_path)
+    expected = (
+        "error: invalid setting <file> = 'oneiros.toml' (from oneiros.toml): expected a TOML file, not a directory\n"
+    )
+    assert (2, expected) == (result.returncode, result.stderr)
+    assert {"oneiros.toml/": 0} == _tree(tmp_path)

@@ -118,6 +118,11 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     queue = queue or loaded.server.queue or loaded.queue or None
     effective = _with(loaded, host=host, port=port, tokens_file=str(tokens) if tokens else None, queue=queue)
     s = effective.server
+    try:  # the server reads it at start-up, after the catch-up, and would fail there with a traceback
+        _check_tokens_file(Path(s.tokens_file))
+    except ConfigError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
     # Bound first, so a port another process holds is said at once, before a store is opened or a
     # minute of catching up; it listens only once uvicorn serves (connections are refused meanwhile
     # rather than left waiting).
