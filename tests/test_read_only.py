@@ -30,6 +30,8 @@ READERS: list[tuple[str, ...]] = [
     ("memory", "--golem", "g"),
     ("health",),
     ("lineage", "some-entry"),
+    ("reevaluate", "--golem", "g"),
+    ("mcp", "--read-only"),
 ]
 
 
@@ -59,9 +61,10 @@ def test_a_reader_on_an_empty_postgres_schema_creates_no_schema_or_table(pg_sche
     """Pointed at a schema that holds no log, a reader says so and creates neither schema nor table."""
     import psycopg
 
-    result = run("status", store=postgres_url(pg_schema))
-    assert 2 == result.returncode
-    assert f"no oneiros log in schema '{pg_schema}' of PostgreSQL at 127.0.0.1:5432/test" in result.stderr
+    for args in (("status",), ("reevaluate", "--golem", "g")):
+        result = run(*args, store=postgres_url(pg_schema))
+        assert 2 == result.returncode
+        assert f"no oneiros log in schema '{pg_schema}' of PostgreSQL at 127.0.0.1:5432/test" in result.stderr
     with psycopg.connect("host=127.0.0.1 dbname=test user=postgres") as conn:
         found = conn.execute("SELECT count(*) FROM information_schema.schemata WHERE schema_name = %s", (pg_schema,))
         assert (0,) == found.fetchone()

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.cli._common import (
+    MAX_POSITION,
     GolemFilter,
     GolemOpt,
     JsonOpt,
@@ -30,11 +31,9 @@ from oneiros.cli._common import (
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._projections import ProjectionsOpt, golem_states, verify_projections
-from oneiros.cli._workers import phase_worker, queue_executor
+from oneiros.cli._workers import check_queue, phase_worker, queue_executor, redis_at
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    from redis import Redis
-
     from oneiros.config import OneirosConfig
     from oneiros.events import EventStore, Lease
     from oneiros.fsm import Golems
@@ -42,9 +41,6 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
 
 __all__ = ["register"]
 
-_QUEUE_CONNECT_TIMEOUT_S = 5.0
-"""How long ``dream --queue`` waits for Redis before saying it cannot reach it (not from the source
-documents: the same bound as a PostgreSQL store's default ``connect_timeout``)."""
 _EPISODE_BATCH = 10_000
 """Episodes a progress bar waits for: what ``episode_batches`` records a transaction."""
 
@@ -132,6 +128,10 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         sources = {path: count_episodes(path) for path in _episode_sources(episodes, sample)}
         chosen = None if effective.queue else load_generator(effective.cycle.generator, effective.cycle.seed or 0)
         configure_tracing(effective.tracing)
+    if effective.queue:  # before the store: a new one is not left behind for a queue that is not there
+        with one_line_errors():
+            connection = redis_at(effective.queue)
+        check_queue(connection, effective.queue)
     with opened(effective.store_url, create=True) as event_store:
         golems = Golems(
             event_store,
@@ -143,8 +143,6 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
             None if effective.queue else InProcessExecutor(golems, chosen, effective.cycle, recovery=effective.recovery)
         )
         queued = queue_executor(golems, effective) if effective.queue else None
-        if queued is not None:  # before anything is written: no golem, episode or DreamStart for nothing
-            _check_queue(queued.connection, effective.queue)
         logs = executor.logs if executor else GolemLogs.of(golems)
         recorded = _record(golems, golem_id, sources, logs, quiet=as_json)
         if sample and not as_json:
@@ -199,25 +197,6 @@ def _dream_on_queue(
     _print_result(result, recorded, golems.store.url, as_json)
     if result.interrupted or result.empty:
         raise typer.Exit(1)
-
-
-def _check_queue(connection: Redis, url: str) -> None:
-    """One line and exit 2 when the queue does not answer within its connect timeout (5 s unless the
-    URL's ``socket_connect_timeout`` says otherwise); the password is never shown."""
-    from redis.exceptions import RedisError
-
-    kwargs = connection.connection_pool.connection_kwargs
-    if kwargs.get("socket_connect_timeout") is None:
-        kwargs["socket_connect_timeout"] = _QUEUE_CONNECT_TIMEOUT_S
-    try:
-        connection.ping()
-    except RedisError as exc:
-        where = f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
-        if "path" in kwargs:
-            where = str(kwargs["path"])
-        reason = str(exc).replace(url, where)
-        print_error(f"cannot reach the queue at redis {where}: {reason}")
-        raise typer.Exit(2) from None
 
 
 def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: bool) -> None:
@@ -367,7 +346,9 @@ def _dream_with_progress(
 
 def replay_cmd(
     store: StoreOpt = None,
-    until: Annotated[int | None, typer.Option("--until", help="Rebuild as of this global position.")] = None,
+    until: Annotated[
+        int | None, typer.Option("--until", min=0, max=MAX_POSITION, help="Rebuild as of this global position.")
+    ] = None,
     as_json: JsonOpt = False,
     verify: Annotated[bool, typer.Option("--verify", help="Rebuild every projection and compare digests.")] = False,
     projections: Annotated[str | None, typer.Option("--projections", envvar="ONEIROS_PROJECTIONS")] = None,
@@ -510,8 +491,10 @@ def _states_table(states: Any, title: str) -> None:
 def events(
     store: StoreOpt = None,
     golem: GolemFilter = None,
-    after: Annotated[int, typer.Option("--after", help="Start after this global position.")] = 0,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many events.")] = 200,
+    after: Annotated[
+        int, typer.Option("--after", min=0, max=MAX_POSITION, help="Start after this global position.")
+    ] = 0,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_POSITION, help="At most this many events.")] = 200,
     as_json: JsonOpt = False,
 ) -> None:
     """List the log (the first --limit events after --after)."""

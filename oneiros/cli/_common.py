@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
 
 __all__ = [
+    "MAX_POSITION",
     "GolemFilter",
     "GolemOpt",
     "JsonOpt",
@@ -55,6 +56,10 @@ GolemOpt = Annotated[
 GolemFilter = Annotated[str | None, typer.Option("--golem", help="Only this golem (default: every golem).")]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+MAX_POSITION = 2**63 - 1
+"""The largest global position, count or limit an option takes: a signed 64-bit integer, what
+SQLite and PostgreSQL store (a larger number failed in the database driver with a traceback)."""
 
 
 def shown_url(url: str) -> str:
@@ -158,11 +163,12 @@ def cycle_ids(store: EventStore, golem: str | None = None) -> list[str]:
     return [r.event.cycle_id for r in records if isinstance(r.event, DreamStart)]
 
 
-def entry_ids(store: EventStore) -> list[str]:
-    """Every staged entry id in the log, in staging order."""
+def entry_ids(store: EventStore, golem: str | None = None) -> list[str]:
+    """Every staged entry id in the log (or in ``golem``'s stream), in staging order."""
     from oneiros.events import DreamStaged
 
-    return [r.event.entry_id for r in store.read_all(types=[DreamStaged]) if isinstance(r.event, DreamStaged)]
+    records = store.read_stream(golem, types=[DreamStaged]) if golem else store.read_all(types=[DreamStaged])
+    return [r.event.entry_id for r in records if isinstance(r.event, DreamStaged)]
 
 
 def short_ids(ids: Iterable[str], least: int = 8) -> dict[str, str]:

@@ -114,9 +114,15 @@ def budget(
     as_json: JsonOpt = False,
 ) -> None:
     """What dreaming has spent against each cap, as of the golem's latest event."""
+    from typing import get_args
+
     from oneiros.events import DreamStart
+    from oneiros.settings import Tier
     from oneiros.workers import Ledger, budget_report
 
+    if tier not in get_args(Tier):  # CycleBudget takes any string and the report then shows no caps
+        with one_line_errors():
+            raise InputError(f"unknown tier {tier!r}; use {' or '.join(get_args(Tier))}")
     golem = golem_of(golem)
     with opened(store) as event_store:
         version = event_store.stream_version(golem)

@@ -134,7 +134,9 @@ def lineage(
     with opened(store) as event_store:
         _settle(event_store, config)
         with one_line_errors():  # the short ids the tables show (`3d48b0c1:004`) resolve too
-            entry = resolve_id(entry, entry_ids(event_store), "entry")
+            # With --golem, a prefix another golem's entries share too still names one entry.
+            where = f"the staged entries of golem {golem!r}" if golem else ""
+            entry = resolve_id(entry, entry_ids(event_store, golem), "entry", where)
         found = entry_lineage(event_store, entry, golem)
     if as_json:
         emit_json(msgspec.to_builtins(found))
@@ -231,6 +233,8 @@ def ab(
     from oneiros.daemon import run_ab
 
     with one_line_errors():
+        if recordings is not None and recordings.exists() and not recordings.is_dir():
+            raise InputError(f"--recordings {str(recordings)!r} is not a directory; give a directory (made if missing)")
         arms = [_arm("a", config_a, "default", recordings), _arm("b", config_b, "off", recordings)]
         report = run_ab(timeline, arms)
     if as_json:

@@ -4,14 +4,25 @@ where the request changed) and ``diff`` (two cycles side by side)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from oneiros._errors import InputError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, cycle_ids, emit_json, one_line_errors, opened, resolve_id
+from oneiros._errors import ConfigError, InputError
+from oneiros.cli._common import (
+    JsonOpt,
+    StoreOpt,
+    console,
+    cycle_ids,
+    emit_json,
+    one_line_errors,
+    opened,
+    resolve_id,
+    shown_url,
+)
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
@@ -120,6 +131,8 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
         with one_line_errors():
             where = f"the log at {event_store.url}"
             ids = known if every else [resolve_id(c, known, "cycle", where) for c in cycles or []]
+            if every and not known:
+                raise InputError(f"there is no cycle to re-run in {where}")
             if not ids:
                 raise InputError("name a cycle to re-run, or --all")
         # Never called: it only says which model and temperature each request goes out with.
@@ -158,12 +171,20 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
 
     with one_line_errors():
         settings = _settings(config, generator=generator, base_url=base_url, prompts=prompts, tier=tier, model=model)
+        key_env = settings.generator.openai.api_key_env
+        # Without its key every changed call fails and the branch records fallbacks: a fork that
+        # looks done and compares nothing. Said before any store is opened.
+        if settings.generator.kind == "openai" and key_env and not os.environ.get(key_env):
+            raise ConfigError(f"cannot fork with the openai generator: no API key, ${key_env} is not set")
     with opened(store, create=False) as event_store:
         with one_line_errors():
             cycle = _cycle_in(event_store, cycle)
         live = make_generator(settings.generator, seed=seed)
-        branch = open_store(into)
+        with one_line_errors():
+            branch = open_store(into)
         try:
+            with one_line_errors():
+                _check_branch(event_store, branch)
             report = fork_cycle(event_store, cycle, settings, generator=live, into=branch, seed=seed)
         finally:
             branch.close()
@@ -175,6 +196,16 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
         f"from the log, {report.model_calls} model calls, {len(report.divergences)} differences",
         soft_wrap=True,
     )
+
+
+def _check_branch(live: EventStore, branch: EventStore) -> None:
+    """InputError unless ``branch`` is a store other than ``live`` with no event yet, saying which."""
+    if branch.url == live.url and not branch.url.startswith("memory:"):
+        raise InputError(f"--into {shown_url(branch.url)} is the live store; name a new, empty store for the branch")
+    if branch.head():
+        raise InputError(
+            f"the branch store {shown_url(branch.url)} already holds events (an earlier fork?); name a new, empty store"
+        )
 
 
 def _side(items: tuple[str, ...], mark: str) -> list[str]:

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from oneiros._errors import InputError
 from oneiros.cli._common import (
+    MAX_POSITION,
     GolemFilter,
     GolemOpt,
     JsonOpt,
@@ -54,7 +56,7 @@ ProjectionsOpt = Annotated[
         "--projections", envvar="ONEIROS_PROJECTIONS", help="Projection database URL (default: beside the store)."
     ),
 ]
-LimitOpt = Annotated[int, typer.Option("--limit", min=1, help="At most this many rows.")]
+LimitOpt = Annotated[int, typer.Option("--limit", min=1, max=MAX_POSITION, help="At most this many rows.")]
 
 
 @contextmanager
@@ -244,6 +246,15 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 ) -> None:
     """The staging buffer (the first --limit entries): every dream output with its confidence,
     status and criterion."""
+    from typing import get_args
+
+    from oneiros.events import StagingStatus
+
+    known = get_args(StagingStatus)
+    unknown = [s for s in status or () if s not in known]
+    if unknown:  # else a typo lists no entry, as if none had that status
+        with one_line_errors():
+            raise InputError(f"unknown status {unknown[0]!r}; use one of {', '.join(known)}")
     with opened(store) as event_store, _projections(event_store, projections, ("staging",)) as p:
         every = p.staging(golem, status or ())
         entries = every[:limit]
@@ -400,7 +411,7 @@ def reevaluate(
 
     from oneiros.validation import Feedback
 
-    with opened(store, create=True) as event_store:
+    with opened(store) as event_store:  # with no log there is nothing to re-evaluate: NoStore, nothing made
         records = Feedback(event_store).reevaluate(golem_of(golem))
         with _projections(event_store, projections):
             pass
@@ -435,17 +446,22 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     golem = golem_of(golem)
     with opened(store) as event_store:
         if rollback is not None:
+            _check_memory_versions(golem, Feedback(event_store).memory_versions(golem), rollback)
             Feedback(event_store).rollback_memory(golem, rollback, who=who, why=reason)
         with _projections(event_store, projections, ("memory",)) as p:
             newest = memory_version(p.db, golem)
             if diff is not None:
+                _check_memory_versions(golem, newest.version if newest else 0, *diff)
                 text = memory_diff(p.db, golem, *diff)
                 if as_json:
                     emit_json({"diff": text})
                 else:
                     console.print(text, markup=False, highlight=False)
                 return
-            written = write_memory_file(p.db, golem, write) if write is not None else None
+            try:
+                written = write_memory_file(p.db, golem, write) if write is not None else None
+            except OSError as exc:
+                raise InputError(f"cannot write MEMORY.md into {str(write)!r}: {exc.strerror or exc}") from None
         if as_json:
             emit_json({"version": msgspec.to_builtins(newest), "written": str(written) if written else None})
             return
@@ -456,6 +472,16 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         console.print(newest.content, markup=False, highlight=False)
         if written is not None:
             console.print(f"written to {written}", markup=False)
+
+
+def _check_memory_versions(golem: str, versions: int, *asked: int) -> None:
+    """InputError naming the versions there are when one of ``asked`` is not among them."""
+    for version in asked:
+        if not 1 <= version <= versions:
+            have = {0: "no versions yet: nothing has been promoted", 1: "only version 1"}.get(
+                versions, f"versions 1-{versions}"
+            )
+            raise InputError(f"MEMORY.md of golem {golem!r} has {have}; there is no version {version}")
 
 
 def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
@@ -473,7 +499,9 @@ def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
 
 def rebuild(
     name: Annotated[str | None, typer.Argument(help="The projection (default: all).")] = None,
-    until: Annotated[int | None, typer.Option("--until", help="Build as of this global position.")] = None,
+    until: Annotated[
+        int | None, typer.Option("--until", min=0, max=MAX_POSITION, help="Build as of this global position.")
+    ] = None,
     store: StoreOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,

@@ -59,12 +59,12 @@ def recover(
 
 
 def _reconciler(golems: Golems, effective: OneirosConfig, results: dict[str, CycleResult]) -> Reconciler:
-    from oneiros.cli._workers import _redis
+    from oneiros.cli._workers import redis_at
     from oneiros.workers import InProcessExecutor, Reconciler, RqPhaseJobs
 
     if effective.queue:
         with one_line_errors():
-            jobs = RqPhaseJobs(_redis(effective.queue), effective.rq, effective.recovery)
+            jobs = RqPhaseJobs(redis_at(effective.queue), effective.rq, effective.recovery)
         return Reconciler(golems, effective.recovery, jobs=jobs)
     executor = InProcessExecutor(golems, settings=effective.cycle, recovery=effective.recovery)
 

@@ -12,6 +12,7 @@ import typer
 
 from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.cli._common import (
+    MAX_POSITION,
     JsonOpt,
     StoreOpt,
     console,
@@ -23,7 +24,7 @@ from oneiros.cli._common import (
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._projections import ProjectionsOpt, schedule_state
-from oneiros.cli._workers import queue_executor
+from oneiros.cli._workers import check_queue, queue_executor, redis_at
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from rich.table import Table
@@ -168,7 +169,9 @@ def run(
     queue: QueueOpt = None,
     config: ConfigOpt = None,
     preset: PresetOpt = None,
-    ticks: Annotated[int, typer.Option("--ticks", help="Stop after this many ticks (0: until SIGTERM).")] = 0,
+    ticks: Annotated[
+        int, typer.Option("--ticks", min=0, max=MAX_POSITION, help="Stop after this many ticks (0: until SIGTERM).")
+    ] = 0,
     tick_seconds: Annotated[
         float | None, typer.Option("--tick-seconds", min=0.001, help="Override daemon.tick_seconds (> 0).")
     ] = None,
@@ -197,6 +200,10 @@ def run(
     configure_logging(effective.log)
     with one_line_errors():
         configure_tracing(effective.tracing)
+    if effective.queue:  # before the store: a daemon whose cycles cannot run must not start
+        with one_line_errors():
+            connection = redis_at(effective.queue)
+        check_queue(connection, effective.queue)
     golem_id = effective.golem
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -11,7 +11,7 @@ import msgspec
 import typer
 from rich.markup import escape
 
-from oneiros._errors import AddressUnavailable, InputError, OneirosError
+from oneiros._errors import AddressUnavailable, ConfigError, InputError, OneirosError
 from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened, print_error, shown_url
 from oneiros.cli._config import ConfigOpt, PresetOpt
 from oneiros.cli._config import load as _load
@@ -67,6 +67,16 @@ def bind_address(host: str, port: int) -> socket.socket:
     return sock
 
 
+_UVICORN_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def _uvicorn_level(value: str) -> str:
+    # uvicorn looks the name up in a dict only when it starts: a KeyError traceback, after the catch-up.
+    if value.lower() not in _UVICORN_LEVELS:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(_UVICORN_LEVELS)}")
+    return value.lower()
+
+
 def _with(effective: OneirosConfig, **changes: object) -> OneirosConfig:
     chosen = {k: v for k, v in changes.items() if v is not None}
     return msgspec.structs.replace(effective, server=msgspec.structs.replace(effective.server, **chosen))
@@ -77,7 +87,10 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     config: ConfigOpt = None,
     preset: PresetOpt = None,
     host: Annotated[str | None, typer.Option("--host", help="Interface (default server.host, 127.0.0.1).")] = None,
-    port: Annotated[int | None, typer.Option("--port", help="Port (default server.port, 8420).")] = None,
+    port: Annotated[
+        int | None,
+        typer.Option("--port", min=0, max=65535, help="Port (default server.port, 8420; 0: any free port)."),
+    ] = None,
     tokens: TokensOpt = None,
     queue: Annotated[
         str | None,
@@ -88,7 +101,10 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     insecure_local: Annotated[
         bool, typer.Option("--insecure-local", help="Serve without tokens; only on a loopback address.")
     ] = False,
-    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn's log level.")] = "warning",
+    log_level: Annotated[
+        str,
+        typer.Option("--log-level", callback=_uvicorn_level, help="uvicorn's log level: " + ", ".join(_UVICORN_LEVELS)),
+    ] = "warning",
 ) -> None:
     """Serve the REST API (/api/v1), live events (/api/v1/events), MCP (/mcp) and /openapi.json."""
     _require_server_extra("serve")
@@ -102,6 +118,11 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     queue = queue or loaded.server.queue or loaded.queue or None
     effective = _with(loaded, host=host, port=port, tokens_file=str(tokens) if tokens else None, queue=queue)
     s = effective.server
+    try:  # the server reads it at start-up, after the catch-up, and would fail there with a traceback
+        _check_tokens_file(Path(s.tokens_file))
+    except ConfigError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
     # Bound first, so a port another process holds is said at once, before a store is opened or a
     # minute of catching up; it listens only once uvicorn serves (connections are refused meanwhile
     # rather than left waiting).
@@ -122,8 +143,9 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
         with catch_up_progress(event_store) as on_progress:
             app.state.service.settle(on_progress)
         host = f"[{s.host}]" if ":" in s.host else s.host  # an IPv6 address, as a URL writes it
+        bound = sock.getsockname()[1]  # port 0 asked for any free one: say which
         err_console.print(
-            escape(f"serving {shown_url(event_store.url)} on http://{host}:{s.port} (REST /api/v1, MCP /mcp)")
+            escape(f"serving {shown_url(event_store.url)} on http://{host}:{bound} (REST /api/v1, MCP /mcp)")
         )
         served = uvicorn.Config(
             app, host=s.host, port=s.port, log_level=log_level.lower(), timeout_keep_alive=int(s.keep_alive_seconds)
@@ -147,13 +169,23 @@ def mcp(
     effective = _load(config, preset)
     who = Principal(name="stdio", scopes=("read",) if read_only else ("admin",), golems=tuple(golem or ()))
     warm_decoders()  # before the projection follower's thread starts
-    with opened(store or effective.store or None, create=True) as event_store:
+    # A read-only agent on a URL with no store gets NoStore rather than an empty store made for it.
+    with opened(store or effective.store or None, create=not read_only) as event_store:
         service = Service(event_store, effective)
         service.start()
         try:
             build_mcp(service, lambda _ctx: who).run("stdio")
         finally:
             service.close()
+
+
+def _check_tokens_file(path: Path) -> None:
+    """A ConfigError unless ``path`` is missing (no tokens yet) or a UTF-8 TOML file: the token
+    store reads it as one and would fail on a directory or binary file with a traceback."""
+    from oneiros.settings._files import read_toml
+
+    if path.exists() or path.is_symlink():
+        read_toml(path, lambda expected: ConfigError(f"tokens file {str(path)!r}: expected {expected}"))
 
 
 @token_app.command("add")
@@ -167,6 +199,7 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
     as_json: JsonOpt = False,
 ) -> None:
     """Make a token, store its hash, and print the token once."""
+    from oneiros.fsm import Golems
     from oneiros.server import SCOPES, add_token
 
     path = tokens or Path(_load(config, preset).server.tokens_file)
@@ -174,6 +207,9 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
         bad = [s for s in scope if s not in SCOPES]
         if bad:
             raise InputError(f"scope {bad[0]!r} must be one of {', '.join(SCOPES)}")
+        for bound in golem or ():
+            Golems.check_id(bound)
+        _check_tokens_file(path)
         token = add_token(path, name, tuple(scope), tuple(golem or ()))  # type: ignore[arg-type]
     except OneirosError as exc:
         print_error(exc)
@@ -192,6 +228,7 @@ def token_list(tokens: TokensOpt = None, config: ConfigOpt = None, as_json: Json
 
     path = tokens or Path(_load(config, None).server.tokens_file)
     try:
+        _check_tokens_file(path)
         records = load_tokens(path)
     except OneirosError as exc:
         print_error(exc)

@@ -8,13 +8,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from oneiros._errors import ConfigError
+from oneiros._errors import ConfigError, InputError
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
@@ -37,18 +38,51 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.fsm import Golems
     from oneiros.workers import RqExecutor, SpanRecord
 
-__all__ = ["phase_worker", "queue_executor", "register"]
+__all__ = ["check_queue", "phase_worker", "queue_executor", "redis_at", "register"]
 
 _STORE_POLL_SECONDS = 2.0  # how often a worker started before its store looks for it again
+_QUEUE_CONNECT_TIMEOUT_S = 5.0
+"""How long a command waits for Redis before saying it cannot reach it (not from the source
+documents: the same bound as a PostgreSQL store's default ``connect_timeout``)."""
 
 
-def _redis(url: str) -> Redis:
+def redis_at(url: str) -> Redis:
+    """A client of the queue at ``url`` (not yet connected); :class:`ConfigError` for a URL it cannot use."""
+    from urllib.parse import urlsplit
+
     from redis import Redis
 
+    split = urlsplit(url)
+    database = split.path.strip("/")
+    # redis-py ignores a path that is no number and takes database 0: jobs would go where no
+    # worker of the intended database looks.
+    if split.scheme in ("redis", "rediss") and database and not database.isdigit():
+        raise ConfigError(
+            f"queue {shown_url(url)!r}: database {database!r} is not a number; expected redis://host:port/N"
+        )
     try:
         return Redis.from_url(url)
     except ValueError as exc:
-        raise ConfigError(f"queue {url!r}: {exc}") from None
+        raise ConfigError(f"queue {shown_url(url)!r}: {exc}") from None
+
+
+def check_queue(connection: Redis, url: str) -> None:
+    """One line and exit 2 when the queue does not answer within its connect timeout (5 s unless the
+    URL's ``socket_connect_timeout`` says otherwise); the password is never shown."""
+    from redis.exceptions import RedisError
+
+    kwargs = connection.connection_pool.connection_kwargs
+    if kwargs.get("socket_connect_timeout") is None:
+        kwargs["socket_connect_timeout"] = _QUEUE_CONNECT_TIMEOUT_S
+    try:
+        connection.ping()
+    except RedisError as exc:
+        where = f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
+        if "path" in kwargs:
+            where = str(kwargs["path"])
+        reason = str(exc).replace(url, where)
+        print_error(f"cannot reach the queue at redis {where}: {reason}")
+        raise typer.Exit(2) from None
 
 
 def worker(
@@ -90,9 +124,10 @@ def worker(
             tracing=effective.tracing,
             recovery=effective.recovery,
         )
-        connection = _redis(effective.queue)
+        connection = redis_at(effective.queue)
     except ConfigError as exc:
         raise fail(exc) from None
+    check_queue(connection, effective.queue)
     if count > 1:
         raise typer.Exit(_supervise(count, sys.argv[1:]))
     configure_logging(effective.log)
@@ -163,7 +198,7 @@ def queue_executor(golems: Golems, effective: OneirosConfig, poll_interval: floa
     """The executor that hands cycles to the workers of the configured queue."""
     from oneiros.workers import RqExecutor
 
-    return RqExecutor(golems, _redis(effective.queue), effective.rq, effective.cycle, poll_interval=poll_interval)
+    return RqExecutor(golems, redis_at(effective.queue), effective.rq, effective.cycle, poll_interval=poll_interval)
 
 
 def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName | None, attempt: int = 0) -> str:
@@ -179,7 +214,7 @@ def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName 
         return "-"
     try:
         job_id = phase_job_id(cycle_id, phase, attempt)
-        job = Job.fetch(job_id, connection=_redis(effective.queue), serializer=JsonSerializer)
+        job = Job.fetch(job_id, connection=redis_at(effective.queue), serializer=JsonSerializer)
         status = job.get_status(refresh=False)
     except NoSuchJobError:
         return "no job"
@@ -264,7 +299,14 @@ def trace_cmd(
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "tracing.spans_path", spans, "--spans")
     path = load(config, None, flags).tracing.spans_path or DEFAULT_SPANS_PATH
-    every = read_spans(path)
+    if not Path(path).exists():  # read_spans takes a missing file for an empty one; here it is a mistake
+        raise fail(InputError(f"no span file {path!r}: no traced cycle has written there yet"))
+    if not Path(path).is_file():
+        raise fail(InputError(f"span file {path!r} is not a regular file"))
+    try:
+        every = read_spans(path)
+    except OSError as exc:
+        raise fail(InputError(f"cannot read span file {path!r}: {exc.strerror or type(exc).__name__}")) from None
     traced = [str(s.attributes["oneiros.cycle_id"]) for s in every if "oneiros.cycle_id" in s.attributes]
     with one_line_errors():
         cycle_id = resolve_id(cycle_id, traced, "cycle", f"the spans at {path}") if traced else cycle_id

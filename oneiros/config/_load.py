@@ -47,6 +47,7 @@ from oneiros.settings import (
     StagingSettings,
     TracingSettings,
 )
+from oneiros.settings._files import read_toml
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
@@ -318,16 +319,15 @@ def _check_zones(config: OneirosConfig, checker: _Checker) -> None:
 def _read_file(path: str | Path | None, env: Mapping[str, str]) -> tuple[Path, dict[str, Any]]:
     named = path if path is not None else env.get("ONEIROS_CONFIG")
     file_path = Path(named) if named else Path(DEFAULT_CONFIG_PATH)
-    if file_path.exists():
-        try:
-            return file_path, tomllib.loads(file_path.read_text())
-        except tomllib.TOMLDecodeError as exc:
-            raise InvalidSetting("<file>", str(file_path), f"valid TOML ({exc})", str(file_path)) from None
-    if named:
-        raise InvalidSetting(
-            "<file>", str(file_path), "an existing TOML file", "ONEIROS_CONFIG" if path is None else ""
-        )
-    return file_path, {}
+    if not named and not file_path.exists():
+        return file_path, {}
+
+    def fail(expected: str) -> InvalidSetting:
+        if expected == "an existing TOML file":  # no file to name as the source: the name came from here
+            return InvalidSetting("<file>", str(file_path), expected, "ONEIROS_CONFIG" if path is None else "")
+        return InvalidSetting("<file>", str(file_path), expected, str(file_path))
+
+    return file_path, read_toml(file_path, fail)
 
 
 def explain_config(

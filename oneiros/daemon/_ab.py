@@ -78,9 +78,15 @@ def load_timeline(path: Path) -> list[TimelineStep]:
     """The steps of the timeline file at ``path``, checked whole before any is used."""
     if not path.is_file():
         raise InputError(f"no timeline file {str(path)!r}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"timeline {str(path)!r} is not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"cannot read timeline {str(path)!r}: {exc.strerror or type(exc).__name__}") from None
     decoder = msgspec.json.Decoder(TimelineStep)
     steps: list[TimelineStep] = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{path.name} line {number}"

@@ -456,6 +456,8 @@ def open_backend(url: str) -> Backend:
     if kind == "memory":
         return MemoryBackend(url)
     if kind == "sqlite":
+        if Path(target).is_dir():  # sqlite3 opens a directory, then eventsourcing fails on first use
+            raise InvalidStoreURL(url, f"cannot open SQLite file {target!r}: it is a directory")
         try:
             return SQLiteBackend(url, target)
         except (sqlite3.Error, OSError) as exc:

@@ -135,11 +135,17 @@ class Golems:
 
     # -- commands ----------------------------------------------------------------------------
 
-    def create(self, golem_id: str, name: str = "", behavioral_phase: BehavioralPhase = "stable") -> GolemState:
+    @staticmethod
+    def check_id(golem_id: str) -> None:
+        """Raise :class:`InputError` unless ``golem_id`` could name a golem (for whatever names one
+        before it exists: a token bound to it)."""
         if not _GOLEM_ID.fullmatch(golem_id):
             raise InputError(
                 f"golem id {golem_id!r} must be 1-128 letters, digits, '-', '_' or '.', starting with a letter or digit"
             )
+
+    def create(self, golem_id: str, name: str = "", behavioral_phase: BehavioralPhase = "stable") -> GolemState:
+        self.check_id(golem_id)
 
         def attempt() -> GolemState:
             state = self._current(golem_id)

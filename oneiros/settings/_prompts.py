@@ -8,7 +8,6 @@ so a typo fails at configuration time and never mid-dream.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from string import Template
 from typing import Final, get_args
@@ -16,6 +15,7 @@ from typing import Final, get_args
 import msgspec
 
 from oneiros._errors import InvalidPromptTemplate
+from oneiros.settings._files import read_toml
 from oneiros.settings._vocabulary import Task
 
 __all__ = ["DEFAULT_PROMPTS", "DEFAULT_SYSTEM", "PLACEHOLDERS", "PromptSet"]
@@ -118,11 +118,19 @@ class PromptSet(msgspec.Struct, frozen=True, kw_only=True):
     @classmethod
     def from_toml(cls, path: str | Path) -> PromptSet:
         """Overrides from a TOML file: ``system = "..."`` and a ``[prompts]`` table of task = template."""
-        data = tomllib.loads(Path(path).read_text())
+        data = read_toml(Path(path), lambda expected: InvalidPromptTemplate("prompts", f"{path}: expected {expected}"))
+        unknown = sorted(set(data) - {"system", "prompts"})
+        if unknown:  # a misspelt [prompts] would otherwise leave every default in place, silently
+            raise InvalidPromptTemplate(
+                "prompts", f"{path}: unknown key or table {unknown[0]!r}; expected 'system' and a [prompts] table"
+            )
         prompts = data.get("prompts", {})
         if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
             raise InvalidPromptTemplate("prompts", f"{path}: [prompts] must map task names to strings")
-        return cls(overrides=dict(prompts), system=str(data.get("system", DEFAULT_SYSTEM)))
+        system = data.get("system", DEFAULT_SYSTEM)
+        if not isinstance(system, str):
+            raise InvalidPromptTemplate("system", f"{path}: system must be a string")
+        return cls(overrides=dict(prompts), system=system)
 
     def render(self, task: Task, **values: object) -> str:
         """The prompt for ``task`` with ``values`` filled in; placeholders left unfilled stay as written."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -26,8 +26,9 @@ class RqSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
     queue: str = "oneiros"
     """RQ queue name the phase jobs go to."""
-    retries: int = 3
-    """Further attempts after a phase job fails or is abandoned by a killed worker."""
+    retries: Annotated[int, msgspec.Meta(ge=1)] = 3
+    """Further attempts after a phase job fails or is abandoned by a killed worker (RQ's ``Retry``
+    takes no fewer than one)."""
     min_job_timeout: int = 60
     """Floor of a phase job's timeout, seconds."""
     seconds_per_token: float = 0.05
