@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 from hypothesis import strategies as st
 
-from oneiros.events import MAX_TICK, DreamStart, Episode, Event, EventMeta
+from oneiros.events import DreamStart, Event, EventMeta
 from oneiros.settings import CycleBudget, CycleSettings, EngineSettings, PromptSet
 
 _text = st.text(min_size=1, max_size=30)
@@ -17,8 +17,6 @@ _text = st.text(min_size=1, max_size=30)
 _FIELDS: dict[tuple[type, str], st.SearchStrategy[Any]] = {
     (EngineSettings, "embedder"): st.sampled_from(("hashing", "none", "sentence-transformers:all-MiniLM-L6-v2")),
     (EngineSettings, "prompts"): st.just(PromptSet()),
-    # Checked when written (Episode.out_of_bounds), not by the type, so that old logs stay readable.
-    (Episode, "tick"): st.integers(0, MAX_TICK),
     # A cycle's recorded settings are validated by their own Structs (fuzzed in test_config); here
     # they only need to round-trip, in a few shapes.
     (DreamStart, "settings"): st.one_of(

@@ -59,7 +59,7 @@ PUBLIC = {
         "golem_of_stream", "import_history", "open_leases", "open_snapshots", "open_store", "parse_postgres_url",
         "read_cycle", "read_from_snapshot", "read_stream_pages", "read_stream_paged", "record_row", "register_upcaster",
         "registered_events", "seal", "seal_parts", "Sealed", "side_stream", "topics_for", "unseal",
-        "EntryQuarantined", "EpisodeTrust", "MAX_FIGURE", "MAX_TICK",
+        "EntryQuarantined", "EpisodeTrust",
     ],
     "oneiros.fsm": [
         "CycleCounts", "GolemState", "Golems", "MACHINE_STATES", "Observers", "TRIGGERS", "Transition",

@@ -239,7 +239,6 @@ def _record(golems: Golems, golem_id: str, sources: dict[Path, int], logs: Golem
     """Create the golem if it is new and record the episodes of ``sources`` (files checked whole,
     with their counts) it does not have yet, a batch a transaction; how many."""
     from oneiros.episodes import episode_batches
-    from oneiros.events import Episode
 
     new = not _golem_exists(golems, golem_id)
     total = sum(sources.values())
@@ -257,18 +256,8 @@ def _record(golems: Golems, golem_id: str, sources: dict[Path, int], logs: Golem
     with _recording_progress(total, quiet=quiet) as advance:
         for path in sources:
             for batch in episode_batches(path):
-                fresh: dict[int, Episode] = {}
-                for episode in batch:
-                    if episode.tick not in known:
-                        fresh.setdefault(episode.tick, episode)
-                recorded += len(golems.record_episodes(golem_id, list(fresh.values())))
-                known.update(fresh)
+                recorded += len(golems.record_episodes(golem_id, [e for e in batch if e.tick not in known]))
                 advance(len(batch))
-    if skipped := total - recorded:
-        # A tick is one moment of one golem: the first episode with it is the one kept, which is also
-        # what lets an import cut short be finished by running it again.
-        episodes = "episode" if skipped == 1 else "episodes"
-        err_console.print(f"skipped {skipped} {episodes} with a tick {golem_id} already had")
     return recorded
 
 

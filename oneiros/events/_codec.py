@@ -107,8 +107,6 @@ def encode_event(meta: EventMeta, event: Event, *, max_bytes: int = MAX_EVENT_BY
         codec[1].decode(state)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise _invalid(cls.type_name, str(exc)) from None
-    if (problem := event.out_of_bounds()) is not None:
-        raise InvalidEvent(cls.type_name, problem[1], problem[0])
     return codec[0], state
 
 

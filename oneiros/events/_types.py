@@ -90,13 +90,6 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     type_name: ClassVar[str] = ""
     schema_version: ClassVar[int] = 0
 
-    def out_of_bounds(self) -> tuple[str, str] | None:
-        """``(field, reason)`` when a value is one the schema decodes but the engines cannot use.
-
-        Such bounds are checked when an event is written, never when it is read: narrowing a field's
-        type would make logs written before unreadable (docs/schema-evolution.md, rule 4)."""
-        return None
-
 
 class CycleEvent(Event, frozen=True, kw_only=True):
     """Base of every event that belongs to one dream cycle."""
@@ -157,22 +150,6 @@ Label = Annotated[str, msgspec.Meta(max_length=128)]
 Embedding = Annotated[tuple[float, ...], msgspec.Meta(max_length=8_192)]
 
 
-MAX_TICK = 4_223_371_679
-"""The largest episode tick: the last minute of the year 9999. Where an episode has no time, its
-tick stands in for one minute after the epoch, and the engines read that as a datetime. A Unix time
-in seconds fits; one in milliseconds does not."""
-MAX_FIGURE = 1e15
-"""The largest magnitude of an episode's outcome figures, prediction error and embedding values.
-Beyond it, the products and sums the engines take over millions of episodes can overflow to
-infinity, and then NaN; below it, whole amounts are still exact in a float (2^53 is about 9e15)."""
-
-
-def _figure_out_of_bounds(value: float) -> str | None:
-    if -MAX_FIGURE <= value <= MAX_FIGURE:
-        return None
-    return f"expected a number between {-MAX_FIGURE:g} and {MAX_FIGURE:g}, got {value!r}"
-
-
 class Episode(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One waking experience, the raw material of replay."""
 
@@ -191,36 +168,6 @@ class Episode(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Where the content came from (``oneiros.settings.EPISODE_SOURCES``); since EpisodeRecorded v3."""
     trust: TrustLevel | None = None
     """How far it is trusted; None for its source's default (``staging.trust.source_trust``)."""
-
-    def out_of_bounds(self) -> tuple[str, str] | None:
-        """``(field, reason)`` for the first value the engines cannot use (:data:`MAX_TICK`,
-        :data:`MAX_FIGURE`), or None."""
-        if self.tick > MAX_TICK:
-            return "tick", f"expected a tick of at most {MAX_TICK}, got {self.tick}"
-        outcome = self.outcome
-        figures = (
-            ("outcome.surprise", outcome.surprise),
-            ("outcome.pnl", outcome.pnl),
-            ("outcome.regret", outcome.regret),
-            ("prediction_error", self.prediction_error),
-        )
-        for field, value in figures:
-            if (reason := _figure_out_of_bounds(value)) is not None:
-                return field, reason
-        embedding = self.embedding
-        # min and max first: a loop in C, where most embeddings are hundreds of values long.
-        if embedding and (max(embedding) > MAX_FIGURE or min(embedding) < -MAX_FIGURE):
-            for index, value in enumerate(embedding):
-                if (reason := _figure_out_of_bounds(value)) is not None:
-                    return f"embedding[{index}]", reason
-        return None
-
-    def bounds_error(self, at: str = "$") -> str | None:
-        """:meth:`out_of_bounds` in the words of msgspec's validation errors, the episode at ``at``."""
-        if (problem := self.out_of_bounds()) is None:
-            return None
-        field, reason = problem
-        return f"{reason[:1].upper()}{reason[1:]} - at `{at}.{field}`"
 
 
 @event_type("GolemCreated")
@@ -241,10 +188,6 @@ class EpisodeRecorded(Event, frozen=True, kw_only=True):
     """An episode was recorded. v3: the episode names its ``source`` and ``trust``."""
 
     episode: Episode
-
-    def out_of_bounds(self) -> tuple[str, str] | None:
-        problem = self.episode.out_of_bounds()
-        return None if problem is None else (f"episode.{problem[0]}", problem[1])
 
 
 _BARDO_TRIGGERS = BardoTriggerSettings()

@@ -24,12 +24,6 @@ class EpisodesIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
     episodes: Annotated[list[Episode], msgspec.Meta(min_length=1, max_length=10_000)]
 
-    def __post_init__(self) -> None:
-        # Decoding turns this ValueError into the usual validation error, path and all (a 400).
-        for index, episode in enumerate(self.episodes):
-            if (problem := episode.bounds_error(f"$.episodes[{index}]")) is not None:
-                raise ValueError(problem)
-
 
 class ActivityIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The golem was busy: a message in, an action, or a turn (silence and fatigue count these)."""
