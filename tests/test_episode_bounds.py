@@ -138,3 +138,22 @@ def test_any_tick_outside_the_bounds_is_refused_with_nothing_written(tmp_path: P
     with pytest.raises(InvalidEvent):
         golems.record_episodes("g1", [Episode(tick=1, summary="ok"), Episode(tick=tick, summary="x")])
     assert head == golems.store.head()
+
+
+def test_dream_over_a_stored_tick_past_the_bound_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    """A log written before ticks were bounded may hold one past MAX_TICK: `dream` says so in one
+    line (exit 2) before the cycle starts, and appends nothing."""
+    url = f"sqlite:///{tmp_path}/e.db"
+    golems = Golems(open_store(url))
+    golems.create("g1")
+    golems.record_episodes("g1", [Episode(tick=1, summary="ok")])
+    # As an older oneiros wrote it: straight to the stream, past the command's check.
+    golems.record("g1", [EpisodeRecorded(episode=Episode(tick=200_000_000_000, summary="ms"))])
+    head = golems.store.head()
+    result = run("dream", "--golem", "g1", store=url)
+    assert 2 == result.returncode
+    assert (
+        "error: EpisodeRecorded field episode.tick: tick 200000000000 is past the largest tick 4223371679 "
+        "(recorded by an older oneiros); this golem's episodes cannot be dreamt over\n"
+    ) == result.stderr.replace("\n", " ").rstrip() + "\n"
+    assert head == open_store(url).head()

@@ -155,6 +155,7 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         assert executor is not None  # no queue: this process runs the cycle
         with one_line_errors():  # a golem that cannot fall asleep says so before any progress is drawn
             _check_can_dream(golems, golem_id)
+            logs.read(golem_id)  # a stored episode the engines cannot fold: one line, before DreamStart
         follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
         result = follow(golem_id)
         _print_result(result, recorded, event_store.url, as_json)

@@ -38,3 +38,28 @@ def test_episodes_past_the_bounds_get_a_400_and_write_nothing(tmp_path: Path) ->
         assert 2 == http.post("/golems/g1/episodes", json={"episodes": [ok, far]}).json()["appended"]
     finally:
         served.stop()
+
+
+def test_mcp_record_episodes_refuses_the_same_way(tmp_path: Path) -> None:
+    """The MCP tool ``record_episodes`` names the same path as REST, and writes nothing."""
+    import anyio
+
+    from tests.server.test_mcp import _http
+
+    served = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve")
+    try:
+        served.client().post("/golems", json={"golem_id": "g1"})
+
+        async def main() -> str:
+            async with _http(served, "write")() as client:
+                episodes = [{"tick": 1, "summary": "ok"}, {"tick": 2**63, "summary": "far"}]
+                refused = await client.call_tool("record_episodes", {"golem": "g1", "episodes": episodes})
+                assert refused.is_error
+                text: str = refused.content[0].text  # type: ignore[union-attr]
+                return text
+
+        text = anyio.run(main)
+        assert text.endswith("episodes: Expected `int` <= 4223371679 - at `$.episodes[1].tick`"), text
+        assert 0 == served.client().get("/golems/g1").json()["episodes"]
+    finally:
+        served.stop()
