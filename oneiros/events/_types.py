@@ -178,7 +178,8 @@ def episode_out_of_bounds(episode: Episode) -> tuple[str, str] | None:
     for field, value in (*figures, ("prediction_error", episode.prediction_error)):
         if not -MAX_FIGURE <= value <= MAX_FIGURE:  # NaN compares false: out of bounds too
             bound = f">= {-MAX_FIGURE!r}" if value < 0 else f"<= {MAX_FIGURE!r}"
-            return field, "Expected a finite `float`" if math.isnan(value) else f"Expected `float` {bound}"
+            finite = math.isfinite(value)  # the store's words for what JSON cannot hold
+            return field, f"Expected `float` {bound}" if finite else "Expected a finite number, got NaN or infinity"
     return None
 
 
