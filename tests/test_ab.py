@@ -81,6 +81,10 @@ def test_two_configurations_compare_their_sweeps(tmp_path: Path) -> None:
         ('{"tick": 2, "episode": {"tick": 3, "summary": "x"}}', "the episode's tick 3 is not the line's tick 2"),
         ('{"tick": 1, "wake": true}', "Object contains unknown field `wake`"),
         ('{"tick": 0, "dream": true}', "tick 0 comes after tick 1; lines go in tick order"),
+        (
+            '{"tick": 2, "episode": {"tick": 2, "summary": "x", "outcome": {"pnl": 1e308}}}',
+            "Expected `float` <= 1000000000000.0 - at `$.episode.outcome.pnl`",
+        ),
     ],
 )
 def test_a_bad_timeline_line_is_named(tmp_path: Path, line: str, message: str) -> None:

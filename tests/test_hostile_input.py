@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from oneiros import Golems, InvalidEvent, OneirosError, load_episodes, open_store
 from oneiros.config import load_config
-from oneiros.events import Episode, Outcome
+from oneiros.events import MAX_FIGURE, MAX_TICK, Episode, Outcome
 from oneiros.events._codec import decode_event
 from oneiros.generators._results import PatternResult, parse_dream, parse_json, parse_partial
 
@@ -42,12 +42,14 @@ def hostile_episodes(draw: st.DrawFn) -> Episode:
 
 def _is_clean(episode: Episode) -> bool:
     floats = [episode.significance, episode.arousal, episode.prediction_error, *(episode.embedding or ())]
-    floats += [episode.outcome.surprise, episode.outcome.pnl, episode.outcome.regret]
+    figures = [episode.outcome.surprise, episode.outcome.pnl, episode.outcome.regret, episode.prediction_error]
+    floats += figures
     texts = [episode.summary, episode.regime, *episode.tags]
     return (
         all(math.isfinite(f) for f in floats)
+        and all(abs(f) <= MAX_FIGURE for f in figures)
         and all(not any(0xD800 <= ord(c) <= 0xDFFF for c in t) for t in texts)
-        and 0 <= episode.tick < 2**63
+        and 0 <= episode.tick <= MAX_TICK
         and 1 <= len(episode.summary) <= 16_384
         and 0 <= episode.significance <= 1
         and 0 <= episode.arousal <= 1

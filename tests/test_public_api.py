@@ -35,7 +35,7 @@ PUBLIC = {
     ],
     "oneiros.events": [
         "ALARM_KINDS", "AlarmKind", "HEALTH_STREAM", "HealthAlarmCleared", "HealthAlarmRaised", "OutputSource",
-        "OutputsSourced", "output_digest",
+        "OutputsSourced", "output_digest", "MAX_FIGURE", "MAX_TICK", "episode_out_of_bounds",
         "ActivityKind", "ActivityRecorded", "BARDO_PHASES", "BEHAVIORAL_PHASES", "BardoPhase", "BardoTrigger",
         "BehavioralPhase", "BehavioralPhaseChanged", "BudgetExhausted", "BudgetOverrun", "BudgetReserved",
         "Checkpoint", "ConfidenceChanged", "CreativeMode", "CreditAssigned", "CycleEvent", "DEFAULT_STORE_URL",

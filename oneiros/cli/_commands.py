@@ -153,6 +153,7 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         assert executor is not None  # no queue: this process runs the cycle
         with one_line_errors():  # a golem that cannot fall asleep says so before any progress is drawn
             _check_can_dream(golems, golem_id)
+            logs.read(golem_id)  # a stored episode the engines cannot fold: one line, before DreamStart
         follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
         result = follow(golem_id)
         _print_result(result, recorded, event_store.url, as_json)
@@ -252,12 +253,17 @@ def _record(golems: Golems, golem_id: str, sources: dict[Path, int], logs: Golem
         golems.create(golem_id)
     # From the fold the cycle reads anyway (a snapshot and what came since), not a full read.
     known = set(logs.read(golem_id).memory.columns().ticks.tolist()) if total else set()
-    recorded = 0
+    recorded = skipped = 0
     with _recording_progress(total, quiet=quiet) as advance:
         for path in sources:
             for batch in episode_batches(path):
-                recorded += len(golems.record_episodes(golem_id, [e for e in batch if e.tick not in known]))
+                new_ones = [e for e in batch if e.tick not in known]
+                recorded += len(golems.record_episodes(golem_id, new_ones))
+                skipped += len(batch) - len(new_ones)
                 advance(len(batch))
+    if skipped:  # an import run again finishes what it had not recorded; say what it left alone
+        episodes = "episode whose tick" if skipped == 1 else "episodes whose ticks"
+        err_console.print(escape(f"skipped {skipped:,} {episodes} golem {golem_id!r} already has"), highlight=False)
     return recorded
 
 

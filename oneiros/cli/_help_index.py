@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='6bf836119a6a51534463909e20c5143b',
+    digest='b4f11e60c19f2369c25f637bbedbcdf6',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(

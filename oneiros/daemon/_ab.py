@@ -41,6 +41,7 @@ from oneiros.events import (
     OutcomeRecorded,
     Recorded,
     Verdict,
+    episode_out_of_bounds,
     export_history,
     import_history,
     open_store,
@@ -97,6 +98,8 @@ def load_timeline(path: Path) -> list[TimelineStep]:
         kinds = (step.episode is not None) + (step.outcome is not None) + step.dream
         if kinds != 1:
             raise InputError(f"{where}: a step is exactly one of episode, outcome or dream")
+        if step.episode is not None and (bad := episode_out_of_bounds(step.episode)) is not None:
+            raise InputError(f"{where}: {bad[1]} - at `$.episode.{bad[0]}`")
         if step.episode is not None and step.episode.tick != step.tick:
             raise InputError(f"{where}: the episode's tick {step.episode.tick} is not the line's tick {step.tick}")
         if steps and step.tick < steps[-1].tick:

@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 
 from oneiros._errors import EpisodeFileError
-from oneiros.events import Episode, EpisodeRecorded, EventStore
+from oneiros.events import Episode, EpisodeRecorded, EventStore, episode_out_of_bounds
 
 __all__ = ["count_episodes", "episode_batches", "load_episodes", "recorded_episodes", "sample_episodes_path"]
 
@@ -35,7 +35,11 @@ def count_episodes(path: str | Path) -> int:
 
 
 def episode_batches(path: str | Path, size: int = 10_000) -> Iterator[list[Episode]]:
-    """The episodes of a JSONL file, ``size`` at a time, read a line at a time."""
+    """The episodes of a JSONL file, ``size`` at a time, read a line at a time.
+
+    A line past the bounds of :func:`~oneiros.events.episode_out_of_bounds`, or with a tick an
+    earlier line of the file already has, is an error naming it: a golem's ticks are unique, and
+    of two lines with one tick dreams would only ever see the second."""
     path = Path(path)
     try:
         lines = path.open("rb")
@@ -43,18 +47,36 @@ def episode_batches(path: str | Path, size: int = 10_000) -> Iterator[list[Episo
         raise EpisodeFileError(str(path), exc.strerror or str(exc)) from None
     with lines:
         batch: list[Episode] = []
+        seen: set[int] = set()
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
-                batch.append(_decoder.decode(line))
+                episode = _decoder.decode(line)
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                 raise EpisodeFileError(str(path), str(exc), number) from None
+            if (bad := episode_out_of_bounds(episode)) is not None:
+                raise EpisodeFileError(str(path), f"{bad[1]} - at `$.{bad[0]}`", number)
+            if episode.tick in seen:
+                first = _line_of(path, episode.tick)
+                raise EpisodeFileError(str(path), f"tick {episode.tick} is already on line {first}", number)
+            seen.add(episode.tick)
+            batch.append(episode)
             if len(batch) == size:
                 yield batch
                 batch = []
         if batch:
             yield batch
+
+
+def _line_of(path: Path, tick: int) -> int:
+    """The first line of ``path`` with ``tick`` (found again only for the error: a set of ticks is
+    a tenth of the memory of a line number for each)."""
+    with path.open("rb") as lines:
+        for number, line in enumerate(lines, start=1):
+            if line.strip() and _decoder.decode(line).tick == tick:
+                return number
+    raise AssertionError(f"tick {tick} not in {path}")  # pragma: no cover - it was read just now
 
 
 def recorded_episodes(store: EventStore, golem_id: str) -> list[Episode]:

@@ -15,10 +15,11 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from oneiros._errors import InputError
+from oneiros._errors import InputError, InvalidEvent
 from oneiros.episodes._columns import MICROS_PER_TICK, EpisodeColumns, Vectors
 from oneiros.episodes._vectors import Embedder, embedding_matrix
 from oneiros.events import (
+    MAX_TICK,
     DreamComplete,
     Episode,
     EpisodeDepotentiated,
@@ -223,8 +224,16 @@ class EpisodeMemory:
     def _append(self, episodes: Sequence[Any], encoded: Sequence[bytes | memoryview]) -> None:
         # One pass per column in C-speed comprehensions; a tuple per episode costs more.
         codes = self._regimes
+        ticks = [e.tick for e in episodes]
+        if ticks and max(ticks) > MAX_TICK:  # recorded before ticks were bounded at input
+            raise InvalidEvent(
+                "EpisodeRecorded",
+                f"tick {max(ticks)} is past the largest tick {MAX_TICK} (recorded by an older oneiros); "
+                "this golem's episodes cannot be dreamt over",
+                "episode.tick",
+            )
         ints = {
-            "ticks": [e.tick for e in episodes],
+            "ticks": ticks,
             # episode_micros, inlined: a call per episode is a tenth of a cold fold's columns
             "micros": [
                 ((t if t.tzinfo else t.replace(tzinfo=UTC)) - _EPOCH) // _MICROSECOND

@@ -7,6 +7,7 @@ upcaster (see ``docs/schema-evolution.md``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
@@ -33,6 +34,8 @@ __all__ = [
     "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DREAM_PHASES",
+    "MAX_FIGURE",
+    "MAX_TICK",
     "BardoPhase",
     "BardoTrigger",
     "BehavioralPhase",
@@ -58,6 +61,7 @@ __all__ = [
     "ModeChanged",
     "Outcome",
     "ReplayBatch",
+    "episode_out_of_bounds",
     "event_subtypes",
     "event_type",
     "registered_events",
@@ -148,6 +152,35 @@ Tag = Annotated[str, msgspec.Meta(max_length=128)]
 Tags = Annotated[tuple[Tag, ...], msgspec.Meta(max_length=256)]
 Label = Annotated[str, msgspec.Meta(max_length=128)]
 Embedding = Annotated[tuple[float, ...], msgspec.Meta(max_length=8_192)]
+
+MAX_TICK = 4_223_371_679
+"""The largest tick an episode may have. An episode with no ``time`` stands at its tick read as
+minutes after 1970-01-01 (``episodes.SECONDS_PER_TICK``), and this is the last minute of
+9999-12-31, the latest a Python ``datetime`` holds: past it NREM's ordering by time overflows, and
+past about 1.5e11 (a millisecond timestamp) so does the tick in microseconds as an int64 column.
+Checked where episodes come in (:func:`episode_out_of_bounds`), not when stored ones are read, so
+a log written before the bound still replays."""
+MAX_FIGURE = 1e12
+"""The largest magnitude of an episode's outcome figures and prediction error. They are fractions
+and scores near 1 (a PnL of -0.012 is -1.2 %); the engines multiply two of them and sum them over
+every episode, which stays finite (far under 1.8e308) at this bound for any number of episodes,
+while 1e308 made every cycle's credit infinite. Checked at input like :data:`MAX_TICK`."""
+
+
+def episode_out_of_bounds(episode: Episode) -> tuple[str, str] | None:
+    """``(field, what)`` for the first value of ``episode`` past :data:`MAX_TICK` or
+    :data:`MAX_FIGURE` (``("tick", "Expected `int` <= 4223371679")``, in msgspec's words), or
+    None. NaN and infinities are out of bounds too."""
+    if not 0 <= episode.tick <= MAX_TICK:
+        return "tick", f"Expected `int` {'>= 0' if episode.tick < 0 else f'<= {MAX_TICK}'}"
+    o = episode.outcome
+    figures = (("outcome.pnl", o.pnl), ("outcome.surprise", o.surprise), ("outcome.regret", o.regret))
+    for field, value in (*figures, ("prediction_error", episode.prediction_error)):
+        if not -MAX_FIGURE <= value <= MAX_FIGURE:  # NaN compares false: out of bounds too
+            bound = f">= {-MAX_FIGURE!r}" if value < 0 else f"<= {MAX_FIGURE!r}"
+            finite = math.isfinite(value)  # the store's words for what JSON cannot hold
+            return field, f"Expected `float` {bound}" if finite else "Expected a finite number, got NaN or infinity"
+    return None
 
 
 class Episode(msgspec.Struct, frozen=True, kw_only=True, gc=False):

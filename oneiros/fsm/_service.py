@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 import msgspec
 
 from oneiros._deps import Deps
-from oneiros._errors import GolemExists, GolemNotFound, IllegalCommand, InputError, StreamConflict
+from oneiros._errors import GolemExists, GolemNotFound, IllegalCommand, InputError, InvalidEvent, StreamConflict
 from oneiros.events import (
     BardoTrigger,
     BehavioralPhase,
@@ -29,6 +29,7 @@ from oneiros.events import (
     PhaseResumed,
     Recorded,
     Snapshot,
+    episode_out_of_bounds,
     open_snapshots,
     read_from_snapshot,
     seal_parts,
@@ -159,7 +160,11 @@ class Golems:
     def record_episodes(self, golem_id: str, episodes: Iterable[Episode]) -> list[Recorded]:
         """Record waking episodes, all or none: the store refuses the batch before writing anything if
         one value cannot be stored as it is (a range, NaN, bad Unicode), naming the field."""
-        checked: list[Event] = [EpisodeRecorded(episode=episode) for episode in episodes]
+        given = list(episodes)
+        for episode in given:  # bounds the schema cannot hold: stored episodes past them still replay
+            if (bad := episode_out_of_bounds(episode)) is not None:
+                raise InvalidEvent("EpisodeRecorded", bad[1][:1].lower() + bad[1][1:], f"episode.{bad[0]}")
+        checked: list[Event] = [EpisodeRecorded(episode=episode) for episode in given]
         return self._command(golem_id, "record_episode", lambda _s: checked)
 
     def record(self, golem_id: str, events: Sequence[Event]) -> list[Recorded]:

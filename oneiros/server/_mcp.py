@@ -14,7 +14,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from oneiros._errors import OneirosError
-from oneiros.events import Episode
 from oneiros.server._auth import Principal
 from oneiros.server._errors import error_body
 from oneiros.server._models import CycleIn, EpisodesIn
@@ -122,7 +121,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
     def record_episodes(ctx: Context, episodes: list[dict[str, Any]], golem: Golem = None) -> dict[str, Any]:
         def run(who: Principal) -> dict[str, Any]:
             try:
-                body = EpisodesIn(episodes=msgspec.convert(episodes, list[Episode]))
+                body = msgspec.convert({"episodes": episodes}, EpisodesIn)
             except msgspec.ValidationError as exc:
                 raise ToolError(f"episodes: {exc}") from None
             records = service.record_episodes(who, golem_of(who, golem), body)

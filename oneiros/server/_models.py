@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from oneiros.events import ActivityKind, Episode, ReviewDecision
+from oneiros.events import ActivityKind, Episode, ReviewDecision, episode_out_of_bounds
 
 __all__ = ["ActivityIn", "CycleIn", "EpisodesIn", "ErrorBody", "ErrorDetail", "FeedbackIn", "GolemIn", "RecallIn"]
 
@@ -23,6 +23,17 @@ class EpisodesIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """Waking episodes to record, validated whole before the first is written."""
 
     episodes: Annotated[list[Episode], msgspec.Meta(min_length=1, max_length=10_000)]
+
+    def __post_init__(self) -> None:
+        # msgspec turns this into a ValidationError with no further path (the body is the root),
+        # so the message reads as the schema's own do.
+        seen: set[int] = set()
+        for index, episode in enumerate(self.episodes):
+            if (bad := episode_out_of_bounds(episode)) is not None:
+                raise ValueError(f"{bad[1]} - at `$.episodes[{index}].{bad[0]}`")
+            if episode.tick in seen:
+                raise ValueError(f"tick {episode.tick} is twice in one request - at `$.episodes[{index}].tick`")
+            seen.add(episode.tick)
 
 
 class ActivityIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

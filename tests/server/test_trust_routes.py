@@ -156,7 +156,8 @@ def test_the_mcp_record_episodes_tool_takes_source_and_trust(served: Server) -> 
                 "record_episodes", {"golem": "g1", "episodes": [{**WEB, "tick": 901, "source": "rumour"}]}
             )
             assert refused.is_error
-            assert "Error executing tool record_episodes: episodes: Invalid enum value 'rumour' - at `$[0].source`" == (
+            prefix = "Error executing tool record_episodes: episodes: "
+            assert prefix + "Invalid enum value 'rumour' - at `$.episodes[0].source`" == (
                 refused.content[0].text  # type: ignore[union-attr]
             )
 

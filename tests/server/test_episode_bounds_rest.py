@@ -1,0 +1,65 @@
+"""``POST /golems/{id}/episodes`` refuses a tick or figure past the episode bounds, or a tick twice
+in one body, with a 400 naming ``$.episodes[i].field``, before anything is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.server.conftest import start_server
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def test_episodes_past_the_bounds_get_a_400_and_write_nothing(tmp_path: Path) -> None:
+    """Each bad body is a 400 with msgspec's words and the path; the golem still has no episode,
+    and a body within the bounds (MAX_TICK itself) is then recorded."""
+    served = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve")
+    try:
+        http = served.client("write")
+        assert 201 == http.post("/golems", json={"golem_id": "g1"}).status_code
+        ok: dict[str, Any] = {"tick": 1, "summary": "fine"}
+        cases = [
+            ({"tick": 1_732_500_000_000, "summary": "ms"}, "Expected `int` <= 4223371679 - at `$.episodes[1].tick`"),
+            ({"tick": -3, "summary": "x"}, "Expected `int` >= 0 - at `$.episodes[1].tick`"),
+            (
+                {"tick": 2, "summary": "x", "outcome": {"pnl": 1e308}},
+                "Expected `float` <= 1000000000000.0 - at `$.episodes[1].outcome.pnl`",
+            ),
+            ({"tick": 1, "summary": "again"}, "tick 1 is twice in one request - at `$.episodes[1].tick`"),
+        ]
+        for bad, message in cases:
+            answer = http.post("/golems/g1/episodes", json={"episodes": [ok, bad]})
+            assert (400, f"request body: {message}") == (answer.status_code, answer.json()["error"]["message"])
+        assert 0 == http.get("/golems/g1").json()["episodes"]
+        far = {"tick": 4_223_371_679, "summary": "the last minute"}
+        assert 2 == http.post("/golems/g1/episodes", json={"episodes": [ok, far]}).json()["appended"]
+    finally:
+        served.stop()
+
+
+def test_mcp_record_episodes_refuses_the_same_way(tmp_path: Path) -> None:
+    """The MCP tool ``record_episodes`` names the same path as REST, and writes nothing."""
+    import anyio
+
+    from tests.server.test_mcp import _http
+
+    served = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve")
+    try:
+        served.client().post("/golems", json={"golem_id": "g1"})
+
+        async def main() -> str:
+            async with _http(served, "write")() as client:
+                episodes = [{"tick": 1, "summary": "ok"}, {"tick": 2**63, "summary": "far"}]
+                refused = await client.call_tool("record_episodes", {"golem": "g1", "episodes": episodes})
+                assert refused.is_error
+                text: str = refused.content[0].text  # type: ignore[union-attr]
+                return text
+
+        text = anyio.run(main)
+        assert text.endswith("episodes: Expected `int` <= 4223371679 - at `$.episodes[1].tick`"), text
+        assert 0 == served.client().get("/golems/g1").json()["episodes"]
+    finally:
+        served.stop()
