@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from oneiros import open_store, replay
 from oneiros._errors import InvalidSetting
 from oneiros.episodes import load_episodes
-from oneiros.events import EntryQuarantined, Episode, EpisodeRecorded, EpisodeTrust, import_history
+from oneiros.events import MAX_TICK, EntryQuarantined, Episode, EpisodeRecorded, EpisodeTrust, import_history
 from oneiros.settings import EPISODE_SOURCES, TRUST_LEVELS, TrustSettings
 from oneiros.validation import Feedback, StagingProcess, instruction_flags
 from tests.projections_support import World, staged
@@ -26,7 +26,7 @@ HISTORIES = Path(__file__).parent / "histories"
 @given(
     source=st.sampled_from(EPISODE_SOURCES),
     trust=st.none() | st.sampled_from(TRUST_LEVELS),
-    tick=st.integers(0, 2**40),
+    tick=st.integers(0, MAX_TICK),
     summary=st.text(min_size=1, max_size=60),
 )
 def test_source_and_trust_round_trip_through_jsonl_and_the_log(
