@@ -408,5 +408,8 @@ class Service:
         state = self.golem_state(who, golem_id)
         entries = self._entries(state.golem_id, (*PENDING, "promoted"))
         result = recall(self.projections.db, entries, golem_id, query, limit)
-        record_recall(self.store, golem_id, result, self.deps)
+        # A read scope never writes: its recalls are answered but not recorded, so they neither show
+        # in the log nor count toward recall-driven promotion (which would rewrite MEMORY.md).
+        if who.has("write"):
+            record_recall(self.store, golem_id, result, self.deps)
         return result

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from oneiros.episodes import sample_episodes_path
+from oneiros.events import MemoryRecalled, open_store
 from tests.server.conftest import Server, start_server
 from tests.server.test_rest import _cycle
 
@@ -102,7 +103,8 @@ def test_http_episodes_carry_source_and_trust_and_their_dreams_are_held(served: 
 def test_the_recall_route_promotes_under_the_openclaw_preset(served: Server) -> None:
     """With ``ONEIROS_PRESET=openclaw`` a trusted dream recalled twice, then a third time under a
     query already asked, stays proposed; a fourth recall under a third distinct query promotes it
-    by ``recall``. A quarantined dream recalled the same way stays."""
+    by ``recall``. A read token's recalls (REST and MCP) are answered but not recorded, so they
+    promote nothing. A quarantined dream recalled the same way stays."""
     http = served.client("write")
     dreams = _dreamt(http)
     chosen = next(d for d in dreams if d["quarantine"] is None and d["status"] == "proposed" and all(_queries(d)))
@@ -117,8 +119,18 @@ def test_the_recall_route_promotes_under_the_openclaw_preset(served: Server) -> 
         row = _ok(http.get(f"/dreams/{dream['dream_id']}"))
         return row["status"], row["resolved_by"]
 
+    # A read token recalls under all three queries, over REST and MCP: answered, never recorded, so
+    # nothing moves toward promotion.
+    reader = served.client("read")
+    for query in (q1, q2, q3):
+        found = _ok(reader.post("/golems/g1/recall", json={"query": query, "limit": 100}))
+        assert chosen["dream_id"] in {d["ref"] for d in found["related_dreams"]}
+    assert [chosen["dream_id"]] * 3 == _mcp_recalls(served, "read", (q1, q2, q3), chosen["dream_id"])
+    assert ("proposed", "") == status(chosen)
+    assert 0 == _recalls_recorded(served)
     recall(chosen, q1)
     recall(chosen, q2)
+    assert 2 == _recalls_recorded(served)
     assert ("proposed", "") == status(chosen)
     recall(chosen, q1)
     assert ("proposed", "") == status(chosen)
@@ -128,6 +140,29 @@ def test_the_recall_route_promotes_under_the_openclaw_preset(served: Server) -> 
     for query in _queries(held):
         recall(held, query)
     assert ("proposed", "") == status(held)
+
+
+def _recalls_recorded(served: Server) -> int:
+    with open_store(served.store) as store:
+        return len(list(store.read_all(types=[MemoryRecalled])))  # type: ignore[attr-defined]
+
+
+def _mcp_recalls(served: Server, token: str, queries: tuple[str, ...], ref: str) -> list[str]:
+    """The refs among each MCP ``recall_memory`` answer's related dreams that equal ``ref``."""
+    import anyio
+
+    from tests.server.test_mcp import _call, _http
+
+    found: list[str] = []
+
+    async def main() -> None:
+        async with _http(served, token)() as client:
+            for query in queries:
+                answer = await _call(client, "recall_memory", golem="g1", query=query, limit=100)
+                found.extend(d["ref"] for d in answer["related_dreams"] if d["ref"] == ref)
+
+    anyio.run(main)
+    return found
 
 
 def _queries(dream: dict[str, Any]) -> tuple[str, str, str]:
@@ -143,7 +178,7 @@ def test_the_mcp_record_episodes_tool_takes_source_and_trust(served: Server) -> 
     given; a source outside the vocabulary is a tool error naming the field, and writes nothing."""
     import anyio
 
-    from oneiros.events import EpisodeRecorded, open_store
+    from oneiros.events import EpisodeRecorded
     from tests.server.test_mcp import _call, _http
 
     _ok(served.client().post("/golems", json={"golem_id": "g1"}), 201)
