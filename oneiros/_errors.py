@@ -21,7 +21,8 @@
     │   ├── GolemNotFound
     │   ├── GolemExists
     │   ├── IllegalCommand          the machine forbids the trigger in this state
-    │   └── CycleNotFound           no cycle with this id in the golem's stream
+    │   ├── CycleNotFound           no cycle with this id in the golem's stream
+    │   └── MemoryVersionNotFound   no MEMORY.md version with this number for the golem
     ├── InputError                  user-supplied data (episodes, files)
     │   ├── EpisodeFileError
     │   ├── UnknownId               a typed id or prefix that matches no id of its kind
@@ -72,6 +73,7 @@ __all__ = [
     "InvalidSetting",
     "InvalidStoreURL",
     "MalformedOutput",
+    "MemoryVersionNotFound",
     "NoStore",
     "OneirosError",
     "ProjectionConflict",
@@ -241,6 +243,16 @@ class CycleNotFound(GolemError):
     def __init__(self, golem_id: str, cycle_id: str) -> None:
         self.cycle_id = cycle_id
         super().__init__(golem_id, f"golem {golem_id!r} has no cycle {cycle_id!r}")
+
+
+class MemoryVersionNotFound(GolemError):
+    """The golem's MEMORY.md has no version with this number; ``newest`` is its newest (0: none yet)."""
+
+    def __init__(self, golem_id: str, version: int, newest: int) -> None:
+        self.version = version
+        self.newest = newest
+        have = f"versions 1-{newest}" if newest else "no versions yet (nothing has been promoted)"
+        super().__init__(golem_id, f"MEMORY.md of golem {golem_id!r} has {have}; there is no version {version}")
 
 
 class InputError(OneirosError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -33,13 +34,14 @@ from oneiros.server._events import LogTail, StreamFilter, stream
 from oneiros.server._inspect import static_dir
 from oneiros.server._mcp import build_mcp
 from oneiros.server._openapi import openapi
-from oneiros.server._rest import PREFIX, json_response, principal_of, routes
+from oneiros.server._rest import PREFIX, json_response, principal_of, query_number, routes
 from oneiros.server._service import Service
 from oneiros.server._warm import warm_decoders
 
 __all__ = ["check_exposure", "create_app", "is_loopback"]
 
 _GUARDED = (PREFIX, "/mcp")
+_log = logging.getLogger("oneiros.server")
 _CSP = b"default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 
 
@@ -63,8 +65,45 @@ class _TooLarge(Exception):
     pass
 
 
+_SECURITY_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    # The inspector loads only its own files and talks only to this server.
+    (b"content-security-policy", _CSP),
+]
+_INTERNAL = {"error": {"type": "InternalError", "message": "internal server error", "status": 500, "attributes": {}}}
+
+
+def _host_name(host: str) -> str:
+    """The name in a Host header or an Origin's authority, without port or IPv6 brackets."""
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
+def _local_request_problem(method: str, headers: dict[str, str]) -> tuple[int, str] | None:
+    """Why a request to a server without tokens (``--insecure-local``) is refused, if it is.
+
+    Without tokens, loopback is the only guard, and a web page can reach loopback through the
+    browser: by a form post (a "simple" request, sent without asking) or by a name of its own
+    rebound to 127.0.0.1. So, as the MCP endpoint does: the Host must be a loopback name, an Origin
+    must be a loopback page, and a body must be JSON, which a form cannot send."""
+    host = headers.get("host", "")
+    if not is_loopback(_host_name(host)):
+        return 421, f"Host {host!r} is not a loopback name; a server without tokens answers loopback only"
+    origin = headers.get("origin")
+    if origin is not None and not is_loopback(_host_name(origin.partition("://")[2].rstrip("/"))):
+        return 403, f"Origin {origin!r} is not a loopback page; a server without tokens answers loopback only"
+    if method in ("POST", "PUT", "PATCH"):
+        media = headers.get("content-type", "").partition(";")[0].strip().lower()
+        if media != "application/json":
+            return 415, f"a request body must be application/json, not {media or 'unnamed'!r}"
+    return None
+
+
 class _Guard:
-    """Authenticates guarded paths, caps request bodies and sets the headers every answer carries."""
+    """Authenticates guarded paths, caps request bodies and sets the headers every answer carries,
+    errors and all."""
 
     def __init__(self, app: ASGIApp, tokens: Tokens, max_body: int) -> None:
         self.app, self.tokens, self.max_body = app, tokens, max_body
@@ -73,12 +112,47 @@ class _Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        started = False
+
+        async def secured(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                message["headers"] = [*message.get("headers", []), *_SECURITY_HEADERS]
+            await send(message)
+
+        try:
+            await self._guarded(scope, receive, secured)
+        except Exception:
+            if started:
+                raise
+            # Starlette's own 500 is sent outside this middleware, without the headers above.
+            _log.exception("%s %s failed", scope.get("method"), scope.get("path"))
+            await json_response(_INTERNAL, 500)(scope, receive, secured)
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"]
-        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-        if int(headers.get("content-length") or 0) > self.max_body:
+        # Latin-1, as HTTP itself reads header bytes: any byte decodes, so none can fail the request.
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        try:
+            length = int(headers.get("content-length") or 0)
+        except ValueError:
+            await self._fail(scope, receive, send, InputError("Content-Length is not a number"))
+            return
+        if length > self.max_body:
             await self._fail(scope, receive, send, InputError(f"request body over {self.max_body} bytes"), 413)
             return
         if path.startswith(_GUARDED):
+            if path == "/mcp" and scope["method"] == "GET":
+                # Stateless MCP sends nothing unasked, so a GET stream would stay open forever; the
+                # streamable HTTP transport lets a server answer 405 instead.
+                await self._fail(scope, receive, send, InputError("GET /mcp: this server sends no stream; POST"), 405)
+                return
+            if not len(self.tokens):
+                problem = _local_request_problem(scope["method"], headers)
+                if problem is not None:
+                    await self._fail(scope, receive, send, InputError(problem[1]), problem[0])
+                    return
             try:
                 who = self.tokens.authenticate(headers.get("authorization")) if len(self.tokens) else LOCAL
             except Unauthenticated as exc:
@@ -95,19 +169,8 @@ class _Guard:
                 raise _TooLarge
             return message
 
-        async def secured(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [
-                    *message.get("headers", []),
-                    (b"x-content-type-options", b"nosniff"),
-                    (b"referrer-policy", b"no-referrer"),
-                    # The inspector loads only its own files and talks only to this server.
-                    (b"content-security-policy", _CSP),
-                ]
-            await send(message)
-
         try:
-            await self.app(scope, limited, secured)
+            await self.app(scope, limited, send)
         except _TooLarge:
             await self._fail(scope, receive, send, InputError(f"request body over {self.max_body} bytes"), 413)
 
@@ -117,6 +180,8 @@ class _Guard:
         response = json_response(body, code)
         if code == 401:
             response.headers["www-authenticate"] = "Bearer"
+        if code == 405:
+            response.headers["allow"] = "POST"
         await response(scope, receive, send)
 
 
@@ -187,11 +252,11 @@ def create_app(
             raw=request.query_params.get("raw", "").lower() in ("1", "true", "yes"),
             types=tuple(t for t in request.query_params.get("types", "").split(",") if t),
         )
-        last = request.headers.get("last-event-id") or request.query_params.get("after")
-        try:
-            after = int(last) if last else await asyncio.to_thread(store.head)
-        except ValueError:
-            raise InputError(f"Last-Event-ID {last!r} is not a log position") from None
+        resumed = request.headers.get("last-event-id")
+        name, last = ("Last-Event-ID", resumed) if resumed else ("after", request.query_params.get("after"))
+        after = query_number(name, last, None)
+        if after is None:
+            after = await asyncio.to_thread(store.head)
         body = stream(store, tail, who, chosen, after=after, heartbeat=settings.sse_heartbeat_seconds)
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
         return StreamingResponse(body, media_type="text/event-stream", headers=headers)

@@ -13,10 +13,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from oneiros._errors import OneirosError
+from oneiros._errors import InputError, OneirosError
 from oneiros.server._auth import Principal
 from oneiros.server._errors import error_body
-from oneiros.server._models import CycleIn, EpisodesIn
+from oneiros.server._models import CycleIn, EpisodesIn, FeedbackIn, RecallIn, checked_id
 from oneiros.server._service import Service, dream_row
 from oneiros.validation import OutcomeInput
 
@@ -33,6 +33,7 @@ _INSTRUCTIONS = (
 )
 
 _T = TypeVar("_T")
+_S = TypeVar("_S", bound=msgspec.Struct)
 Golem = Annotated[str | None, Field(description="Golem id (default: the token's one golem, else the config's).")]
 Decision = Literal["reinforce", "stale", "reject", "promote_candidate"]
 
@@ -48,9 +49,16 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
             # The model sees the same typed error the REST API returns.
             raise ToolError(msgspec.json.encode(error_body(exc)[1]).decode()) from None
 
+    def checked(kind: type[_S], **arguments: Any) -> _S:
+        """The tool's arguments checked as the REST route checks its body (lengths, vocabularies)."""
+        try:
+            return msgspec.convert(arguments, kind)
+        except msgspec.ValidationError as exc:
+            raise InputError(f"arguments: {exc}") from None
+
     def golem_of(who: Principal, golem: str | None) -> str:
         if golem:
-            return golem
+            return checked_id("golem", golem)
         return who.golems[0] if len(who.golems) == 1 else service.config.golem
 
     @mcp.tool(description="Dreaming status: effective config, latest run, and how many dreams await review.")
@@ -95,14 +103,18 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
 
     @mcp.tool(description="Fetch one dream by id. " + HYPOTHESES)
     def get_dream(ctx: Context, dream_id: str) -> dict[str, Any]:
-        return call(ctx, lambda who: dream_row(service.dream(who, dream_id)))
+        return call(ctx, lambda who: dream_row(service.dream(who, checked_id("dream_id", dream_id))))
 
     @mcp.tool(
         description="Resolve the user's feedback on a dream: reinforce, stale, reject or promote_candidate "
         "(promotion makes it a candidate for memory through the usual gates, not a fact). Say why in feedback."
     )
     def resolve_dream_feedback(ctx: Context, dream_id: str, decision: Decision, feedback: str) -> dict[str, Any]:
-        return call(ctx, lambda who: dream_row(service.feedback(who, dream_id, decision, feedback)))
+        def run(who: Principal) -> dict[str, Any]:
+            body = checked(FeedbackIn, decision=decision, feedback=feedback)
+            return dream_row(service.feedback(who, checked_id("dream_id", dream_id), body.decision, body.feedback))
+
+        return call(ctx, run)
 
     @mcp.tool(
         description="Recall what the golem knows (episodes, beliefs, promoted insights, MEMORY.md). Matching "
@@ -112,7 +124,14 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
     def recall_memory(
         ctx: Context, query: str, golem: Golem = None, limit: Annotated[int, Field(ge=1, le=100)] = 10
     ) -> dict[str, Any]:
-        return call(ctx, lambda who: msgspec.to_builtins(service.recall(who, golem_of(who, golem), query, limit)))
+        def run(who: Principal) -> dict[str, Any]:
+            body = checked(RecallIn, query=query, limit=limit)
+            found: dict[str, Any] = msgspec.to_builtins(
+                service.recall(who, golem_of(who, golem), body.query, body.limit)
+            )
+            return found
+
+        return call(ctx, run)
 
     @mcp.tool(
         description="Record waking episodes (what happened, with tick, tags, significance and outcome, and "

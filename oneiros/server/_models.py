@@ -7,11 +7,30 @@ from typing import Annotated, Any
 
 import msgspec
 
+from oneiros._errors import InputError
 from oneiros.events import ActivityKind, Episode, ReviewDecision, episode_out_of_bounds
 
-__all__ = ["ActivityIn", "CycleIn", "EpisodesIn", "ErrorBody", "ErrorDetail", "FeedbackIn", "GolemIn", "RecallIn"]
+__all__ = [
+    "ActivityIn",
+    "CycleIn",
+    "EpisodesIn",
+    "ErrorBody",
+    "ErrorDetail",
+    "FeedbackIn",
+    "GolemIn",
+    "RecallIn",
+    "checked_id",
+]
 
 _Text = Annotated[str, msgspec.Meta(min_length=1, max_length=10_000)]
+
+
+def checked_id(name: str, value: str) -> str:
+    """``value`` unless it holds a control character, which no id of oneiros has: refused here as the
+    caller's mistake (400), where PostgreSQL would fail on a NUL and answer for the server."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise InputError(f"{name} {value!r} holds a control character; no id has one")
+    return value
 
 
 class GolemIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -4,7 +4,7 @@ both made from the same table."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, get_args
 
 import msgspec
 from starlette.concurrency import run_in_threadpool
@@ -13,16 +13,44 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from oneiros._errors import InputError
+from oneiros.events import StagingStatus
 from oneiros.server._auth import Principal, Scope
 from oneiros.server._insight import dream_lineage, golem_health
 from oneiros.server._inspect import cycle_entry, dream_history, machine, should_dream_now, whoami
-from oneiros.server._models import ActivityIn, CycleIn, EpisodesIn, FeedbackIn, GolemIn, RecallIn
+from oneiros.server._models import ActivityIn, CycleIn, EpisodesIn, FeedbackIn, GolemIn, RecallIn, checked_id
 from oneiros.server._service import Service, dream_row
 from oneiros.validation import OutcomeInput
 
-__all__ = ["PREFIX", "Op", "Query", "json_response", "operations", "principal_of", "routes"]
+__all__ = [
+    "MAX_POSITION",
+    "PREFIX",
+    "Op",
+    "Query",
+    "json_response",
+    "operations",
+    "principal_of",
+    "query_number",
+    "routes",
+]
 
 PREFIX = "/api/v1"
+
+MAX_POSITION = 2**63 - 1
+"""The largest log position, cursor or count a query takes: what the stores keep in a signed 64-bit
+integer (past it the database driver fails)."""
+
+
+def query_number(name: str, raw: str | None, default: int | None, lo: int = 0, hi: int = MAX_POSITION) -> int | None:
+    """``raw`` as an integer within ``lo``-``hi``; ``default`` when absent; else InputError naming it."""
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InputError(f"query parameter {name}={raw!r} must be an integer") from None
+    if not lo <= value <= hi:
+        raise InputError(f"query parameter {name}={value} must be {lo}-{hi}")
+    return value
 
 
 class Query(NamedTuple):
@@ -39,20 +67,10 @@ class Call(NamedTuple):
     body: Any
 
     def path(self, name: str) -> str:
-        return str(self.request.path_params[name])
+        return checked_id(name, str(self.request.path_params[name]))
 
-    def number(self, name: str, default: int | None = None, lo: int = 0, hi: int | None = None) -> int | None:
-        raw = self.request.query_params.get(name)
-        if raw is None or raw == "":
-            return default
-        try:
-            value = int(raw)
-        except ValueError:
-            raise InputError(f"query parameter {name}={raw!r} must be an integer") from None
-        if value < lo or (hi is not None and value > hi):
-            bounds = f"{lo}-{hi}" if hi is not None else f"{lo} or more"
-            raise InputError(f"query parameter {name}={value} must be {bounds}")
-        return value
+    def number(self, name: str, default: int | None = None, lo: int = 0, hi: int = MAX_POSITION) -> int | None:
+        return query_number(name, self.request.query_params.get(name), default, lo, hi)
 
     def limit(self) -> int:
         settings = self.service.settings
@@ -67,11 +85,15 @@ class Call(NamedTuple):
         """The ``golem`` query parameter, else the token's one golem, else the config's golem."""
         named = self.request.query_params.get("golem")
         if named:
-            return named
+            return checked_id("golem", named)
         return self.who.golems[0] if len(self.who.golems) == 1 else self.service.config.golem
 
     def statuses(self) -> tuple[str, ...]:
-        return tuple(s for value in self.request.query_params.getlist("status") for s in value.split(",") if s)
+        chosen = tuple(s for value in self.request.query_params.getlist("status") for s in value.split(",") if s)
+        known = get_args(StagingStatus)
+        if unknown := [s for s in chosen if s not in known]:  # else a typo lists nothing, as if none had it
+            raise InputError(f"query parameter status={unknown[0]!r} is not a status; use one of {', '.join(known)}")
+        return chosen
 
 
 class Op(NamedTuple):
@@ -163,7 +185,7 @@ OPS: tuple[Op, ...] = (
        query=(Query("from", int, "Older version."), Query("to", int, "Newer version.")), media="text/plain"),
     Op("GET", "/golems/{golem_id}/cycles/{cycle_id}/events", "A cycle's events in log order.", "read",
        lambda c: c.service.cycle_events(
-           c.who, c.path("golem_id"), c.path("cycle_id"), int(c.cursor() or 0), c.limit()),
+           c.who, c.path("golem_id"), c.path("cycle_id"), c.number("cursor", 0) or 0, c.limit()),
        query=_PAGE),
     Op("GET", "/golems/{golem_id}/cycles/{cycle_id}/report", "A cycle's DreamReport and wake-up summary.", "read",
        lambda c: c.service.cycle_report(c.who, c.path("golem_id"), c.path("cycle_id"))),

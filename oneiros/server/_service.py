@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from oneiros._deps import Deps
-from oneiros._errors import CycleNotFound, EntryNotFound, GolemNotFound, InputError, ProjectionConflict
+from oneiros._errors import CycleNotFound, EntryNotFound, GolemNotFound, MemoryVersionNotFound, ProjectionConflict
 from oneiros.config import OneirosConfig
 from oneiros.events import (
     ActivityKind,
@@ -170,6 +170,13 @@ class Service:
             raise GolemNotFound(golem_id)
         return state
 
+    def _readable(self, who: Principal, golem_id: str) -> None:
+        """Check ``who`` may read ``golem_id`` and that it exists: an empty page would say a golem
+        that was never created has no dreams, where every other route says it does not exist."""
+        who.require("read", golem_id)
+        if self.projections.golem(golem_id) is None:
+            raise GolemNotFound(golem_id)
+
     def schedule_state(self, who: Principal, golem_id: str) -> ScheduleState:
         """What the scheduler knows of the golem, from the ``schedule`` projection (a fold of its
         stream would sum every episode since its last dream, on every request)."""
@@ -228,12 +235,12 @@ class Service:
         }
 
     def runs(self, who: Principal, golem_id: str, limit: int, cursor: str | None) -> Page:
-        who.require("read", golem_id)
+        self._readable(who, golem_id)
         keys = golem_runs(self.projections.db, golem_id)
         return self._page(keys, journal_entries, run_row, limit, cursor, newest_first=True)
 
     def dreams(self, who: Principal, golem_id: str, statuses: tuple[str, ...], limit: int, cursor: str | None) -> Page:
-        who.require("read", golem_id)
+        self._readable(who, golem_id)
         keys = golem_dreams(self.projections.db, golem_id, statuses)
         return self._page(keys, staged_entries, dream_row, limit, cursor, newest_first=True)
 
@@ -295,22 +302,22 @@ class Service:
     # -- what dreaming produced -------------------------------------------------------------
 
     def journal(self, who: Principal, golem_id: str, limit: int, cursor: str | None) -> Page:
-        who.require("read", golem_id)
+        self._readable(who, golem_id)
         keys = golem_runs(self.projections.db, golem_id)
         return self._page(keys, journal_entries, msgspec.to_builtins, limit, cursor, newest_first=True)
 
     def journal_markdown(self, who: Principal, golem_id: str) -> str:
-        who.require("read", golem_id)
+        self._readable(who, golem_id)
         return journal_markdown(self._journal(golem_id))
 
     def staging(self, who: Principal, golem_id: str, statuses: tuple[str, ...], limit: int, cursor: str | None) -> Page:
-        who.require("read", golem_id)
+        self._readable(who, golem_id)
         keys = golem_dreams(self.projections.db, golem_id, statuses)
         return self._page(keys, staged_entries, dream_row, limit, cursor)
 
     def sink(self, who: Principal, golem_id: str, which: str, limit: int, cursor: str | None) -> Page:
         """Beliefs, noise fragments or observations, in the order the sink keeps them."""
-        who.require("read", golem_id)
+        self._readable(who, golem_id)
         db = self.projections.db
         found: list[Any] = (
             beliefs(db, golem_id)
@@ -323,7 +330,7 @@ class Service:
         return page_of(rows, lambda r: f"{r[0]:09d}", limit, cursor, lambda r: msgspec.to_builtins(r[1]))
 
     def memory_versions(self, who: Principal, golem_id: str, limit: int, cursor: str | None) -> Page:
-        who.require("read", golem_id)
+        self._readable(who, golem_id)
         return page_of(
             memory_versions(self.projections.db, golem_id),
             lambda v: f"{v.version:09d}",
@@ -335,15 +342,22 @@ class Service:
 
     def memory(self, who: Principal, golem_id: str, version: int | None) -> dict[str, Any] | None:
         """MEMORY.md at ``version`` (the newest if None); None when nothing was promoted yet."""
-        who.require("read", golem_id)
+        self._readable(who, golem_id)
         found = memory_version(self.projections.db, golem_id, version)
         if found is None and version is not None:
-            raise InputError(f"MEMORY.md of golem {golem_id!r} has no version {version}")
+            raise self._no_version(golem_id, version)
         return None if found is None else msgspec.to_builtins(found)
 
     def memory_diff(self, who: Principal, golem_id: str, old: int, new: int) -> str:
-        who.require("read", golem_id)
+        self._readable(who, golem_id)
+        for version in (old, new):
+            if memory_version(self.projections.db, golem_id, version) is None:
+                raise self._no_version(golem_id, version)
         return memory_diff(self.projections.db, golem_id, old, new)
+
+    def _no_version(self, golem_id: str, version: int) -> MemoryVersionNotFound:
+        newest = memory_version(self.projections.db, golem_id)
+        return MemoryVersionNotFound(golem_id, version, newest.version if newest else 0)
 
     # -- one cycle --------------------------------------------------------------------------
 
