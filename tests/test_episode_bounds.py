@@ -159,3 +159,23 @@ def test_dream_over_a_stored_tick_past_the_bound_is_one_line_and_writes_nothing(
         "(recorded by an older oneiros); this golem's episodes cannot be dreamt over\n"
     ) == result.stderr.replace("\n", " ").rstrip() + "\n"
     assert head == open_store(url).head()
+
+
+def test_an_outcome_tick_past_the_bound_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    """`oneiros outcome` at a tick past MAX_TICK (or below 0): one line, exit 2, the log unchanged;
+    an outcome is matched against episodes by tick, so it takes the episodes' bound."""
+    store = f"sqlite:///{tmp_path}/e.db"
+    path = _file(tmp_path / "eps.jsonl", {"tick": 1, "summary": "eth bounce", "tags": ["eth"]})
+    assert 0 == run("dream", "--golem", "g1", "--episodes", str(path), store=store).returncode
+    with open_store(store) as opened:
+        head = opened.head()
+    said = []
+    for tick in (MAX_TICK + 1, -1):
+        result = run("outcome", "--golem", "g1", "--tick", str(tick), "--verdict", "confirms", store=store)
+        said.append((result.returncode, result.stderr))
+    assert [
+        (2, f"error: outcome tick {MAX_TICK + 1} must be 0-{MAX_TICK}\n"),
+        (2, f"error: outcome tick -1 must be 0-{MAX_TICK}\n"),
+    ] == said
+    with open_store(store) as opened:
+        assert head == opened.head()

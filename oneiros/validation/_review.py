@@ -15,6 +15,7 @@ from oneiros._deps import Deps
 from oneiros._errors import EntryNotFound, IllegalReview, InputError
 from oneiros.events import (
     FEEDBACK_STREAM,
+    MAX_TICK,
     STAGING_STREAM,
     EntryPromoted,
     EntryStaged,
@@ -108,8 +109,8 @@ class Feedback:
         Golems(self.store, deps=self.deps).state(golem_id)
         if outcome.entry_id is not None and outcome.entry_id not in self.entries(golem_id):
             raise EntryNotFound(outcome.entry_id)
-        if outcome.tick < 0:
-            raise InputError(f"outcome tick {outcome.tick} must be 0 or more")
+        if not 0 <= outcome.tick <= MAX_TICK:  # the episodes' bound: a tick is one moment of the golem
+            raise InputError(f"outcome tick {outcome.tick} must be 0-{MAX_TICK}")
         event = OutcomeRecorded(golem_id=golem_id, **msgspec.structs.asdict(outcome))
         return self._append(golem_id, [event])[0]
 
