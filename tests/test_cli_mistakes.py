@@ -308,6 +308,12 @@ CASES: list[tuple[tuple[str, ...], int, str, dict[str, str]]] = [
         {},
     ),
     (
+        ("lineage", ":1", "--golem", "nope", *_S),
+        2,
+        "error: golem 'nope' does not exist\n",
+        {},
+    ),
+    (
         ("trace", "abc", "--spans", "missing.jsonl"),
         2,
         "error: no span file 'missing.jsonl': no traced cycle has written there yet\n",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from oneiros._errors import InputError, ProjectionConflict
+from oneiros._errors import GolemNotFound, InputError, ProjectionConflict
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
@@ -135,6 +135,8 @@ def lineage(
         _settle(event_store, config)
         with one_line_errors():  # the short ids the tables show (`3d48b0c1:004`) resolve too
             # With --golem, a prefix another golem's entries share too still names one entry.
+            if golem and not event_store.stream_version(golem):
+                raise GolemNotFound(golem)  # else "no entry matches", as if the golem had none
             where = f"the staged entries of golem {golem!r}" if golem else ""
             entry = resolve_id(entry, entry_ids(event_store, golem), "entry", where)
         found = entry_lineage(event_store, entry, golem)
