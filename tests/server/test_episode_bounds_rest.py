@@ -41,7 +41,10 @@ def test_episodes_past_the_bounds_get_a_400_and_write_nothing(tmp_path: Path) ->
 
 
 def test_mcp_record_episodes_refuses_the_same_way(tmp_path: Path) -> None:
-    """The MCP tool ``record_episodes`` names the same path as REST, and writes nothing."""
+    """The MCP tool ``record_episodes`` names the same path as REST, in the typed JSON error body
+    every other tool's argument errors use (InputError, ``arguments: ...``), and writes nothing."""
+    import json
+
     import anyio
 
     from tests.server.test_mcp import _http
@@ -58,8 +61,14 @@ def test_mcp_record_episodes_refuses_the_same_way(tmp_path: Path) -> None:
                 text: str = refused.content[0].text  # type: ignore[union-attr]
                 return text
 
-        text = anyio.run(main)
-        assert text.endswith("episodes: Expected `int` <= 4223371679 - at `$.episodes[1].tick`"), text
+        prefix, _, shown = anyio.run(main).partition(": ")
+        assert "Error executing tool record_episodes" == prefix
+        assert {
+            "type": "InputError",
+            "message": "arguments: Expected `int` <= 4223371679 - at `$.episodes[1].tick`",
+            "status": 400,
+            "attributes": {},
+        } == json.loads(shown)["error"]
         assert 0 == served.client().get("/golems/g1").json()["episodes"]
     finally:
         served.stop()
