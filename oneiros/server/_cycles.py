@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from oneiros._deps import Deps
-from oneiros._errors import ConfigError
+from oneiros._errors import ConfigError, IllegalCommand
 from oneiros.config import OneirosConfig
 from oneiros.events import EventStore
-from oneiros.fsm import Golems, Observers
+from oneiros.fsm import Golems, Observers, destination
 from oneiros.server._background import BackgroundCycles
 from oneiros.server._models import CycleIn
 from oneiros.settings import CycleSettings
@@ -57,6 +57,7 @@ def start_cycle(
     """Start (or enqueue) one cycle of ``golem_id`` now; what to answer the caller. Without a queue
     the cycle runs on ``background``'s thread and this returns once it started."""
     from oneiros.workers import (  # noqa: PLC0415 - RQ, OpenTelemetry
+        GolemLogs,
         InProcessExecutor,
         RqExecutor,
         cycle_result,
@@ -64,10 +65,17 @@ def start_cycle(
     )
 
     golems = Golems(store, deps=deps)
-    golems.state(golem_id)  # GolemNotFound before anything is written
+    state = golems.state(golem_id)  # GolemNotFound before anything is written
+    dreams = body.reflect_enabled or body.dream_enabled
+    if dreams:
+        # What would stop the cycle before its DreamStart stops the request before re-evaluation
+        # writes: a 4xx leaves the log as it was.
+        if destination(state.machine_state, "fall_asleep") is None:
+            raise IllegalCommand(golem_id, state.machine_state, "fall_asleep")
+        GolemLogs.of(golems).read(golem_id)  # a stored episode the engines cannot fold: InvalidEvent
     reevaluated = len(Feedback(store, deps=deps).reevaluate(golem_id)) if body.reevaluate_enabled else 0
     out: dict[str, Any] = {"golem_id": golem_id, "reevaluated": reevaluated, "cycle_id": None}
-    if not (body.reflect_enabled or body.dream_enabled):
+    if not dreams:
         return out | {"status": "reevaluated"}
     settings = cycle_settings(config.cycle, body)
     queue = config.server.queue
