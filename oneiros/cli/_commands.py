@@ -147,13 +147,15 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         recorded = _record(golems, golem_id, sources, logs, quiet=as_json)
         if sample and not as_json:
             console.print(f"sample episodes: {sample_episodes_path()}", soft_wrap=True, highlight=False)
+        with one_line_errors():  # a golem that cannot fall asleep says so before any progress is drawn
+            _check_can_dream(golems, golem_id)
+            # A stored episode the engines cannot fold: one line before DreamStart, rather than a
+            # cycle that a worker would find it cannot dream.
+            logs.read(golem_id)
         if queued is not None:
             _dream_on_queue(queued, golem_id, effective, recorded, wait=wait, as_json=as_json)
             return
         assert executor is not None  # no queue: this process runs the cycle
-        with one_line_errors():  # a golem that cannot fall asleep says so before any progress is drawn
-            _check_can_dream(golems, golem_id)
-            logs.read(golem_id)  # a stored episode the engines cannot fold: one line, before DreamStart
         follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
         result = follow(golem_id)
         _print_result(result, recorded, event_store.url, as_json)
