@@ -120,12 +120,15 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     from oneiros._deps import Deps
     from oneiros.episodes import count_episodes, sample_episodes_path
     from oneiros.fsm import Golems
+    from oneiros.generators import check_api_key
     from oneiros.workers import GolemLogs, InProcessExecutor, configure_tracing, load_generator
 
     effective = load(config, preset, _dream_flags(store, golem, seed, tier, generator, base_url, prompts, queue))
     golem_id = effective.golem
     with one_line_errors():  # options and episode files are checked before the store is opened
         sources = {path: count_episodes(path) for path in _episode_sources(episodes, sample)}
+        if not effective.queue:  # on a queue the workers' environment holds the key
+            check_api_key(effective.cycle.generator, "dream")
         chosen = None if effective.queue else load_generator(effective.cycle.generator, effective.cycle.seed or 0)
         configure_tracing(effective.tracing)
     if effective.queue:  # before the store: a new one is not left behind for a queue that is not there
