@@ -21,7 +21,7 @@
     │   ├── GolemNotFound
     │   ├── GolemExists
     │   ├── IllegalCommand          the machine forbids the trigger in this state
-    │   ├── CycleNotFound           no cycle with this id in the golem's stream
+    │   ├── CycleNotFound           no cycle with this id in the golem's stream (or none at all)
     │   └── MemoryVersionNotFound   no MEMORY.md version with this number for the golem
     ├── InputError                  user-supplied data (episodes, files)
     │   ├── EpisodeFileError
@@ -238,11 +238,13 @@ class IllegalCommand(GolemError):
 
 
 class CycleNotFound(GolemError):
-    """The golem's stream has no cycle with this id."""
+    """The golem's stream has no cycle with this id; ``cycle_id`` None: it has no cycle at all yet
+    (asked for its latest)."""
 
-    def __init__(self, golem_id: str, cycle_id: str) -> None:
+    def __init__(self, golem_id: str, cycle_id: str | None) -> None:
         self.cycle_id = cycle_id
-        super().__init__(golem_id, f"golem {golem_id!r} has no cycle {cycle_id!r}")
+        what = f"no cycle {cycle_id!r}" if cycle_id is not None else "not dreamt yet: it has no cycle"
+        super().__init__(golem_id, f"golem {golem_id!r} has {what}")
 
 
 class MemoryVersionNotFound(GolemError):

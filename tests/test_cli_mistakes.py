@@ -325,6 +325,44 @@ CASES: list[tuple[tuple[str, ...], int, str, dict[str, str]]] = [
         "error: cannot fork with the openai generator: no API key, $OPENAI_API_KEY is not set\n",
         {},
     ),
+    # 6. a cycle with the openai generator and no key: refused as fork is, before any event (before,
+    # an empty cycle was recorded and dream exited 1)
+    (
+        ("dream", "--golem", "a", "--generator", "openai", *_S),
+        2,
+        "error: cannot dream with the openai generator: no API key, $OPENAI_API_KEY is not set\n",
+        {},
+    ),
+    (
+        ("dream", "--sample", "--generator", "openai", "--store", "sqlite:///new.db"),
+        2,
+        "error: cannot dream with the openai generator: no API key, $OPENAI_API_KEY is not set\n",
+        {},
+    ),
+    (
+        ("dream", "--golem", "a", *_S),
+        2,
+        "error: cannot dream with the openai generator: no API key, $OPENAI_API_KEY is not set\n",
+        {"ONEIROS_CYCLE__GENERATOR__KIND": "openai", "OPENAI_API_KEY": ""},
+    ),
+    (
+        ("dream", "--golem", "a", "--generator", "openai", *_S),
+        2,
+        "error: cannot dream with the openai generator: no API key, $MY_KEY is not set\n",
+        {"ONEIROS_CYCLE__GENERATOR__OPENAI__API_KEY_ENV": "MY_KEY"},
+    ),
+    (
+        ("run", "--golem", "a", "--ticks", "1", *_S),
+        2,
+        "error: cannot run with the openai generator: no API key, $OPENAI_API_KEY is not set\n",
+        {"ONEIROS_CYCLE__GENERATOR__KIND": "openai"},
+    ),
+    (
+        ("run", "--golem", "new", "--sample", "--ticks", "1", "--store", "sqlite:///new.db"),
+        2,
+        "error: cannot run with the openai generator: no API key, $OPENAI_API_KEY is not set\n",
+        {"ONEIROS_CYCLE__GENERATOR__KIND": "openai"},
+    ),
 ]
 
 

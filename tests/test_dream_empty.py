@@ -33,6 +33,13 @@ SAMPLE = Path(__file__).resolve().parent.parent / "oneiros" / "data" / "sample_e
 _OPENAI_DREAM = ("--golem", "g", "--episodes", str(SAMPLE), "--generator", "openai", "--base-url")
 
 
+def keyless() -> OpenAIGenerator:
+    """The openai generator whose key is missing when it is called (as on a worker without it):
+    ``dream`` and the server refuse ``openai`` without a key up front, so the tests of a cycle that
+    lost every call to it name this factory (``module:factory``) instead."""
+    return OpenAIGenerator(OpenAISettings(), env={})
+
+
 def _openai(server: ChatServer, key: str | None = "sk-test") -> OpenAIGenerator:
     settings = OpenAISettings(base_url=server.url, timeout_s=2.0, retries=0)
     return OpenAIGenerator(settings, env={"OPENAI_API_KEY": key} if key else {})
@@ -105,10 +112,14 @@ def _env() -> dict[str, str]:
     return env
 
 
-def test_dream_without_an_api_key_exits_1_with_one_line(tmp_path: Path, chat_server: ChatServer) -> None:
-    """`oneiros dream --generator openai` with no key: exit 1, one error line naming the cycle and
-    why, no traceback; the store holds the flagged cycle."""
-    done = _dream_cli(tmp_path, *_OPENAI_DREAM, chat_server.url, env=_env())
+def test_dream_whose_generator_lost_its_key_exits_1_with_one_line(tmp_path: Path) -> None:
+    """`oneiros dream` whose generator has no key when it is called: exit 1, one error line naming
+    the cycle and why, no traceback; the store holds the flagged cycle. (`--generator openai` with
+    no key is refused before the cycle: tests/test_cli_mistakes.py.)"""
+    env = _env() | {"PYTHONPATH": str(SAMPLE.parents[2])}
+    done = _dream_cli(
+        tmp_path, "--golem", "g", "--episodes", str(SAMPLE), "--generator", f"{__name__}:keyless", env=env
+    )
     assert 1 == done.returncode, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert 1 == len(lines), done.stderr
@@ -116,7 +127,6 @@ def test_dream_without_an_api_key_exits_1_with_one_line(tmp_path: Path, chat_ser
     assert " of g produced nothing: every generator call failed: " in lines[0]
     assert "$OPENAI_API_KEY is not set" in lines[0]
     assert "Traceback" not in done.stderr + done.stdout
-    assert [] == chat_server.requests  # nothing was sent without a key
     store = open_store(f"sqlite:///{tmp_path}/events.db")
     assert "all_calls_failed" == replay(store)["g"].last_empty.reason  # type: ignore[union-attr]
     store.close()
@@ -135,13 +145,16 @@ def test_dream_against_500s_says_so_in_json_too(tmp_path: Path, chat_server: Cha
 
 
 def test_server_cycle_route_and_journal_report_an_empty_cycle(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The server runs a cycle with no API key: its answer (to a caller that waits for the end)
-    says ``empty`` with the reason; the journal entry, the runs row and the Markdown journal carry it."""
+    """The server runs a cycle whose generator has no API key when called: its answer (to a caller
+    that waits for the end) says ``empty`` with the reason; the journal entry, the runs row and the
+    Markdown journal carry it."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     world = World(open_store("memory://"), golem="g")
     world.golems.record_episodes("g", [e.episode for e in _of(sample_golems(0), EpisodeRecorded)])
     config = load_config(path="/dev/null", environ={})
-    config = msgspec.structs.replace(config, server=msgspec.structs.replace(config.server, generator="openai"))
+    config = msgspec.structs.replace(
+        config, server=msgspec.structs.replace(config.server, generator=f"{__name__}:keyless")
+    )
     cycles = BackgroundCycles(world.store, limit=1, grace_seconds=30.0)
     body = CycleIn(reevaluate_enabled=False, wait=True)
     answer = start_cycle(world.store, config, world.deps, "g", body, background=cycles)

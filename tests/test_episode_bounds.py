@@ -16,6 +16,7 @@ from oneiros import EpisodeFileError, Golems, InProcessExecutor, InvalidEvent, o
 from oneiros.episodes import load_episodes
 from oneiros.events import MAX_FIGURE, MAX_TICK, Episode, EpisodeRecorded, Outcome
 from tests.test_cli import run
+from tests.workers.conftest import redis_url  # noqa: F401 - the fixture
 
 
 def _file(path: Path, *episodes: dict[str, object]) -> Path:
@@ -158,6 +159,26 @@ def test_dream_over_a_stored_tick_past_the_bound_is_one_line_and_writes_nothing(
         "error: EpisodeRecorded field episode.tick: tick 200000000000 is past the largest tick 4223371679 "
         "(recorded by an older oneiros); this golem's episodes cannot be dreamt over\n"
     ) == result.stderr.replace("\n", " ").rstrip() + "\n"
+    assert head == open_store(url).head()
+
+
+def test_dream_on_a_queue_over_a_stored_tick_past_the_bound_writes_nothing(
+    tmp_path: Path,
+    redis_url: str,  # noqa: F811
+) -> None:
+    """With a queue, `dream` says the same one line (exit 2) before it enqueues anything: before,
+    it appended the cycle's DreamStart and left the fold to fail on a worker."""
+    url = f"sqlite:///{tmp_path}/e.db"
+    golems = Golems(open_store(url))
+    golems.create("g1")
+    golems.record("g1", [EpisodeRecorded(episode=Episode(tick=200_000_000_000, summary="ms"))])
+    head = golems.store.head()
+    result = run("dream", "--golem", "g1", "--queue", redis_url, store=url)
+    assert (
+        2,
+        "error: EpisodeRecorded field episode.tick: tick 200000000000 is past the largest tick 4223371679 "
+        "(recorded by an older oneiros); this golem's episodes cannot be dreamt over\n",
+    ) == (result.returncode, result.stderr.replace("\n", " ").rstrip() + "\n")
     assert head == open_store(url).head()
 
 

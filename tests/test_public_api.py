@@ -77,7 +77,8 @@ PUBLIC = {
         "CounterfactualResult", "DepotentiationResult", "DreamResult", "EpisodeLine", "Generation",
         "GenerationRequest", "Generator", "HypothesisResult", "InsightResult", "NoveltyResult",
         "OfflineGenerator", "OpenAIConfig", "OpenAIGenerator", "PatternResult", "RequestShape", "Task",
-        "ThreatResult", "Tier", "episode_line", "episode_lines", "keywords", "make_generator", "model_of",
+        "ThreatResult", "Tier", "check_api_key", "episode_line", "episode_lines", "keywords", "make_generator",
+        "model_of",
         "parse_dream", "parse_json", "parse_partial", "read_episode_lines", "request_hash", "request_shape",
     ],
     "oneiros.engines": [

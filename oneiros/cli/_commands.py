@@ -120,12 +120,15 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     from oneiros._deps import Deps
     from oneiros.episodes import count_episodes, sample_episodes_path
     from oneiros.fsm import Golems
+    from oneiros.generators import check_api_key
     from oneiros.workers import GolemLogs, InProcessExecutor, configure_tracing, load_generator
 
     effective = load(config, preset, _dream_flags(store, golem, seed, tier, generator, base_url, prompts, queue))
     golem_id = effective.golem
     with one_line_errors():  # options and episode files are checked before the store is opened
         sources = {path: count_episodes(path) for path in _episode_sources(episodes, sample)}
+        if not effective.queue:  # on a queue the workers' environment holds the key
+            check_api_key(effective.cycle.generator, "dream")
         chosen = None if effective.queue else load_generator(effective.cycle.generator, effective.cycle.seed or 0)
         configure_tracing(effective.tracing)
     if effective.queue:  # before the store: a new one is not left behind for a queue that is not there
@@ -147,13 +150,15 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         recorded = _record(golems, golem_id, sources, logs, quiet=as_json)
         if sample and not as_json:
             console.print(f"sample episodes: {sample_episodes_path()}", soft_wrap=True, highlight=False)
+        with one_line_errors():  # a golem that cannot fall asleep says so before any progress is drawn
+            _check_can_dream(golems, golem_id)
+            # A stored episode the engines cannot fold: one line before DreamStart, rather than a
+            # cycle that a worker would find it cannot dream.
+            logs.read(golem_id)
         if queued is not None:
             _dream_on_queue(queued, golem_id, effective, recorded, wait=wait, as_json=as_json)
             return
         assert executor is not None  # no queue: this process runs the cycle
-        with one_line_errors():  # a golem that cannot fall asleep says so before any progress is drawn
-            _check_can_dream(golems, golem_id)
-            logs.read(golem_id)  # a stored episode the engines cannot fold: one line, before DreamStart
         follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
         result = follow(golem_id)
         _print_result(result, recorded, event_store.url, as_json)

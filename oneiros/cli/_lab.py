@@ -4,14 +4,13 @@ where the request changed) and ``diff`` (two cycles side by side)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from oneiros._errors import ConfigError, InputError
+from oneiros._errors import InputError
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
@@ -166,16 +165,13 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
     import msgspec
 
     from oneiros.events import open_store
-    from oneiros.generators import make_generator
+    from oneiros.generators import check_api_key, make_generator
     from oneiros.workers import fork_cycle
 
     with one_line_errors():
         settings = _settings(config, generator=generator, base_url=base_url, prompts=prompts, tier=tier, model=model)
-        key_env = settings.generator.openai.api_key_env
-        # Without its key every changed call fails and the branch records fallbacks: a fork that
-        # looks done and compares nothing. Said before any store is opened.
-        if settings.generator.kind == "openai" and key_env and not os.environ.get(key_env):
-            raise ConfigError(f"cannot fork with the openai generator: no API key, ${key_env} is not set")
+        # Else every changed call records a fallback: a fork that looks done and compares nothing.
+        check_api_key(settings.generator, "fork")
     with opened(store, create=False) as event_store:
         with one_line_errors():
             cycle = _cycle_in(event_store, cycle)

@@ -189,7 +189,7 @@ def run(
     from oneiros._deps import Deps
     from oneiros.daemon import Daemon, LogFollower
     from oneiros.fsm import Golems
-    from oneiros.workers import configure_logging, configure_tracing
+    from oneiros.workers import configure_logging
 
     flags: dict[str, Any] = {}
     flag(flags, "store", store, "--store")
@@ -198,12 +198,7 @@ def run(
     flag(flags, "daemon.tick_seconds", tick_seconds, "--tick-seconds")
     effective = load(config, preset, flags)
     configure_logging(effective.log)
-    with one_line_errors():
-        configure_tracing(effective.tracing)
-    if effective.queue:  # before the store: a daemon whose cycles cannot run must not start
-        with one_line_errors():
-            connection = redis_at(effective.queue)
-        check_queue(connection, effective.queue)
+    _check_cycles_can_run(effective)
     golem_id = effective.golem
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -260,6 +255,22 @@ def run(
             emit_json(summary)
         else:
             console.print(f"stopped after {count} ticks, {len(daemon.results)} cycles; golem is {daemon.state.mode}")
+
+
+def _check_cycles_can_run(effective: OneirosConfig) -> None:
+    """Exit with one line if the daemon's cycles could not run: said before the store is opened or
+    a golem created, since a daemon that cannot dream must not start."""
+    from oneiros.generators import check_api_key
+    from oneiros.workers import configure_tracing
+
+    with one_line_errors():
+        configure_tracing(effective.tracing)
+        if not effective.queue:  # on a queue the workers' environment holds the key
+            check_api_key(effective.cycle.generator, "run")
+    if effective.queue:
+        with one_line_errors():
+            connection = redis_at(effective.queue)
+        check_queue(connection, effective.queue)
 
 
 def _ensure_golem(golems: Golems, golem_id: str, *, sample: bool, quiet: bool) -> None:

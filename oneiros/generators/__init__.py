@@ -1,7 +1,7 @@
 """Text generators: one protocol, a deterministic offline generator that needs no network, an
 OpenAI-compatible one, prompt templates and the typed results model output is parsed into."""
 
-from oneiros.generators._factory import make_generator
+from oneiros.generators._factory import check_api_key, make_generator
 from oneiros.generators._lines import EpisodeLine, episode_line, episode_lines, read_episode_lines
 from oneiros.generators._offline import OfflineGenerator, keywords
 from oneiros.generators._openai import OpenAIConfig, OpenAIGenerator
@@ -49,6 +49,7 @@ __all__ = [
     "Task",
     "ThreatResult",
     "Tier",
+    "check_api_key",
     "episode_line",
     "episode_lines",
     "keywords",

@@ -21,16 +21,19 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from oneiros._deps import Deps
-from oneiros._errors import ConfigError
+from oneiros._errors import ConfigError, IllegalCommand
 from oneiros.config import OneirosConfig
 from oneiros.events import EventStore
-from oneiros.fsm import Golems, Observers
+from oneiros.fsm import Golems, Observers, destination
 from oneiros.server._background import BackgroundCycles
 from oneiros.server._models import CycleIn
-from oneiros.settings import CycleSettings
+from oneiros.settings import CycleSettings, GeneratorSettings
 from oneiros.validation import Feedback
 
 if TYPE_CHECKING:  # annotations only: the workers load RQ and OpenTelemetry on first use
+    from redis import Redis
+
+    from oneiros.generators import Generator
     from oneiros.workers import CycleResult
 
 __all__ = ["cycle_settings", "start_cycle"]
@@ -56,7 +59,9 @@ def start_cycle(
 ) -> dict[str, Any]:
     """Start (or enqueue) one cycle of ``golem_id`` now; what to answer the caller. Without a queue
     the cycle runs on ``background``'s thread and this returns once it started."""
+    from oneiros.generators import check_api_key  # noqa: PLC0415 - with the workers, on the first cycle
     from oneiros.workers import (  # noqa: PLC0415 - RQ, OpenTelemetry
+        GolemLogs,
         InProcessExecutor,
         RqExecutor,
         cycle_result,
@@ -64,26 +69,34 @@ def start_cycle(
     )
 
     golems = Golems(store, deps=deps)
-    golems.state(golem_id)  # GolemNotFound before anything is written
+    state = golems.state(golem_id)  # GolemNotFound before anything is written
+    dreams = body.reflect_enabled or body.dream_enabled
+    queue = config.server.queue
+    generator: Generator | None = None
+    connection: Redis | None = None
+    if dreams:
+        # What would stop the cycle before its DreamStart stops the request before re-evaluation
+        # writes: a 4xx leaves the log as it was.
+        if queue:
+            connection = _redis(queue)
+        else:  # on a queue the workers' environment holds the key
+            check_api_key(GeneratorSettings(kind=config.server.generator), "dream")
+            generator = load_generator(config.server.generator, deps.seed)
+        if destination(state.machine_state, "fall_asleep") is None:
+            raise IllegalCommand(golem_id, state.machine_state, "fall_asleep")
+        GolemLogs.of(golems).read(golem_id)  # a stored episode the engines cannot fold: InvalidEvent
     reevaluated = len(Feedback(store, deps=deps).reevaluate(golem_id)) if body.reevaluate_enabled else 0
     out: dict[str, Any] = {"golem_id": golem_id, "reevaluated": reevaluated, "cycle_id": None}
-    if not (body.reflect_enabled or body.dream_enabled):
+    if not dreams:
         return out | {"status": "reevaluated"}
     settings = cycle_settings(config.cycle, body)
-    queue = config.server.queue
-    if queue:
-        from redis import Redis  # noqa: PLC0415 - only with a queue
-
-        try:
-            connection = Redis.from_url(queue)
-        except ValueError as exc:
-            raise ConfigError(f"server.queue {queue!r}: {exc}") from None
+    if connection is not None:
         executor = RqExecutor(golems, connection, cycle_settings=settings)
         cycle_id = executor.start_cycle(golem_id)
         if not body.wait:
             return out | {"cycle_id": cycle_id, "status": "enqueued"}
         return out | _ended(executor.wait(golem_id, cycle_id, timeout=config.server.cycle_wait_seconds))
-    generator = load_generator(config.server.generator, deps.seed)
+    assert generator is not None  # loaded above: no queue
 
     def run(observers: Observers) -> object:
         return InProcessExecutor(Golems(store, deps=deps, observers=observers), generator, settings).run_cycle(golem_id)
@@ -93,6 +106,15 @@ def start_cycle(
         return out | {"cycle_id": cycle_id, "status": "dreaming"}
     background.wait(cycle_id, config.server.cycle_wait_seconds)
     return out | _ended(cycle_result(golems, golem_id, cycle_id))
+
+
+def _redis(queue: str) -> Redis:
+    from redis import Redis  # noqa: PLC0415 - only with a queue
+
+    try:
+        return Redis.from_url(queue)
+    except ValueError as exc:
+        raise ConfigError(f"server.queue {queue!r}: {exc}") from None
 
 
 def _ended(result: CycleResult) -> dict[str, Any]:

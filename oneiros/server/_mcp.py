@@ -13,10 +13,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from oneiros._errors import InputError, OneirosError
+from oneiros._errors import CycleNotFound, InputError, OneirosError
 from oneiros.server._auth import Principal
 from oneiros.server._errors import error_body
-from oneiros.server._models import CycleIn, EpisodesIn, FeedbackIn, RecallIn, checked_id
+from oneiros.server._models import CycleIn, EpisodesIn, FeedbackIn, RecallIn, checked_id, checked_statuses
 from oneiros.server._service import Service, dream_row
 from oneiros.validation import OutcomeInput
 
@@ -81,14 +81,18 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         wait: bool = True,
     ) -> dict[str, Any]:
         # A tool call is a question awaiting its answer: by default it returns the cycle's end.
-        body = CycleIn(
-            max_outputs=max_outputs,
-            reflect_enabled=reflect_enabled,
-            reevaluate_enabled=reevaluate_enabled,
-            dream_enabled=dream_enabled,
-            wait=wait,
-        )
-        return call(ctx, lambda who: service.start_cycle(who, golem_of(who, golem), body))
+        def run(who: Principal) -> dict[str, Any]:
+            body = checked(
+                CycleIn,
+                max_outputs=max_outputs,
+                reflect_enabled=reflect_enabled,
+                reevaluate_enabled=reevaluate_enabled,
+                dream_enabled=dream_enabled,
+                wait=wait,
+            )
+            return service.start_cycle(who, golem_of(who, golem), body)
+
+        return call(ctx, run)
 
     @mcp.tool(description="List dreams by status (proposed, reinforced, stale, rejected, promoted...). " + HYPOTHESES)
     def list_dreams(
@@ -98,8 +102,11 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         limit: Annotated[int, Field(ge=1, le=500)] = 20,
         cursor: str | None = None,
     ) -> dict[str, Any]:
-        statuses = tuple(s for s in (status or "").split(",") if s)
-        return call(ctx, lambda who: service.dreams(who, golem_of(who, golem), statuses, limit, cursor))
+        def run(who: Principal) -> dict[str, Any]:
+            statuses = checked_statuses([status or ""])
+            return dict(service.dreams(who, golem_of(who, golem), statuses, limit, cursor))
+
+        return call(ctx, run)
 
     @mcp.tool(description="Fetch one dream by id. " + HYPOTHESES)
     def get_dream(ctx: Context, dream_id: str) -> dict[str, Any]:
@@ -139,10 +146,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
     )
     def record_episodes(ctx: Context, episodes: list[dict[str, Any]], golem: Golem = None) -> dict[str, Any]:
         def run(who: Principal) -> dict[str, Any]:
-            try:
-                body = msgspec.convert({"episodes": episodes}, EpisodesIn)
-            except msgspec.ValidationError as exc:
-                raise ToolError(f"episodes: {exc}") from None
+            body = checked(EpisodesIn, episodes=episodes)
             records = service.record_episodes(who, golem_of(who, golem), body)
             return {"appended": len(records), "positions": [r.position for r in records]}
 
@@ -163,10 +167,19 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         dream_id: str | None = None,
         golem: Golem = None,
     ) -> dict[str, Any]:
-        outcome = OutcomeInput(
-            tick=tick, verdict=verdict, summary=summary, tags=tuple(tags or ()), regime=regime, entry_id=dream_id
-        )
-        return call(ctx, lambda who: service.record_outcome(who, golem_of(who, golem), outcome))
+        def run(who: Principal) -> dict[str, Any]:
+            outcome = checked(
+                OutcomeInput,
+                tick=tick,
+                verdict=verdict,
+                summary=summary,
+                tags=tags or [],
+                regime=regime,
+                entry_id=dream_id,
+            )
+            return service.record_outcome(who, golem_of(who, golem), outcome)
+
+        return call(ctx, run)
 
     _agent_tools(mcp, service, call, golem_of)
     return mcp
@@ -201,9 +214,9 @@ def _agent_tools(
         def run(who: Principal) -> dict[str, Any]:
             golem_id = golem_of(who, golem)
             runs = service.runs(who, golem_id, 1, None)["items"]
-            chosen = cycle_id or (runs[0]["cycle_id"] if runs else None)
+            chosen = checked_id("cycle_id", cycle_id) if cycle_id else runs[0]["cycle_id"] if runs else None
             if chosen is None:
-                raise ToolError(f"golem {golem_id!r} has not dreamt yet")
+                raise CycleNotFound(golem_id, None)
             return service.cycle_report(who, golem_id, chosen)
 
         return dict(call(ctx, run))

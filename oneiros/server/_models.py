@@ -3,12 +3,13 @@ in the OpenAPI schema from the same definitions."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Iterable
+from typing import Annotated, Any, get_args
 
 import msgspec
 
 from oneiros._errors import InputError
-from oneiros.events import ActivityKind, Episode, ReviewDecision, episode_out_of_bounds
+from oneiros.events import ActivityKind, Episode, ReviewDecision, StagingStatus, episode_out_of_bounds
 
 __all__ = [
     "ActivityIn",
@@ -20,6 +21,7 @@ __all__ = [
     "GolemIn",
     "RecallIn",
     "checked_id",
+    "checked_statuses",
 ]
 
 _Text = Annotated[str, msgspec.Meta(min_length=1, max_length=10_000)]
@@ -31,6 +33,16 @@ def checked_id(name: str, value: str) -> str:
     if any(ord(c) < 32 or ord(c) == 127 for c in value):
         raise InputError(f"{name} {value!r} holds a control character; no id has one")
     return value
+
+
+def checked_statuses(values: Iterable[str], name: str = "status") -> tuple[str, ...]:
+    """The statuses named in ``values`` (each comma-separated); InputError naming the first that is
+    not a status as ``name``, where a typo would list nothing, as if no dream had it."""
+    chosen = tuple(s for value in values for s in value.split(",") if s)
+    known = get_args(StagingStatus)
+    if unknown := [s for s in chosen if s not in known]:
+        raise InputError(f"{name}={unknown[0]!r} is not a status; use one of {', '.join(known)}")
+    return chosen
 
 
 class GolemIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -4,7 +4,7 @@ both made from the same table."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple, get_args
+from typing import Any, NamedTuple
 
 import msgspec
 from starlette.concurrency import run_in_threadpool
@@ -13,11 +13,19 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from oneiros._errors import InputError
-from oneiros.events import StagingStatus
 from oneiros.server._auth import Principal, Scope
 from oneiros.server._insight import dream_lineage, golem_health
 from oneiros.server._inspect import cycle_entry, dream_history, machine, should_dream_now, whoami
-from oneiros.server._models import ActivityIn, CycleIn, EpisodesIn, FeedbackIn, GolemIn, RecallIn, checked_id
+from oneiros.server._models import (
+    ActivityIn,
+    CycleIn,
+    EpisodesIn,
+    FeedbackIn,
+    GolemIn,
+    RecallIn,
+    checked_id,
+    checked_statuses,
+)
 from oneiros.server._service import Service, dream_row
 from oneiros.validation import OutcomeInput
 
@@ -89,11 +97,7 @@ class Call(NamedTuple):
         return self.who.golems[0] if len(self.who.golems) == 1 else self.service.config.golem
 
     def statuses(self) -> tuple[str, ...]:
-        chosen = tuple(s for value in self.request.query_params.getlist("status") for s in value.split(",") if s)
-        known = get_args(StagingStatus)
-        if unknown := [s for s in chosen if s not in known]:  # else a typo lists nothing, as if none had it
-            raise InputError(f"query parameter status={unknown[0]!r} is not a status; use one of {', '.join(known)}")
-        return chosen
+        return checked_statuses(self.request.query_params.getlist("status"), "query parameter status")
 
 
 class Op(NamedTuple):

@@ -99,3 +99,34 @@ def test_stopping_the_server_mid_cycle_records_the_cycle_interrupted(held: tuple
         (type(e).__name__, e.cycle_id, getattr(e, "source", None), getattr(e, "reason", None)) for e in ends
     ]
     assert "Waking" == Golems(store).state("g1").mode
+
+
+def test_a_cycle_with_the_openai_generator_and_no_key_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    """``server.generator = "openai"`` with no API key: ``POST .../cycles`` is a 400 ConfigError in
+    the words ``oneiros fork`` and ``dream`` use, and the log is as it was (before, the cycle ran and
+    recorded an empty cycle of fallbacks)."""
+    url = f"sqlite:///{tmp_path}/events.db"
+    env = {"ONEIROS_SERVER__GENERATOR": "openai", "OPENAI_API_KEY": ""}
+    server = start_server(url, tmp_path / "serve", env=env)
+    try:
+        http = server.client("write")
+        _ok(http.post("/golems", json={"golem_id": "g1"}), 201)
+        _ok(http.post("/golems/g1/episodes", json={"episodes": _episodes()}), 201)
+        with open_store(url) as store:
+            head = store.head()
+        answer = http.post("/golems/g1/cycles", json={"wait": True})
+        assert (
+            400,
+            "ConfigError",
+            "cannot dream with the openai generator: no API key, $OPENAI_API_KEY is not set",
+        ) == (
+            answer.status_code,
+            answer.json()["error"]["type"],
+            answer.json()["error"]["message"],
+        )
+        with open_store(url) as store:
+            assert head == store.head()
+    finally:
+        server.stop()

@@ -211,3 +211,59 @@ def test_mcp_tools_keep_the_rest_limits(served: Server) -> None:
         "arguments: Expected `str` of length <= 10000 - at `$.feedback`",
         "golem 'a\\x00b' holds a control character; no id has one",
     ] == answers
+
+
+def test_every_mcp_tool_reports_its_own_errors_in_the_typed_json_body(served: Server) -> None:
+    """An argument a tool refuses itself is the typed JSON error body (class, message, status,
+    attributes) on every tool, as REST answers it: record_episodes' bad episodes, list_dreams'
+    unknown status (before, an empty list), wake_up on a golem that never dreamt and wake_up with a
+    control character in cycle_id (before, plain text)."""
+    import anyio
+
+    from tests.server.test_mcp import _http
+
+    errors: list[dict[str, object]] = []
+
+    async def main() -> None:
+        async with _http(served, "write")() as client:
+            for tool, arguments in (
+                ("record_episodes", {"golem": "g1", "episodes": []}),
+                ("list_dreams", {"golem": "g1", "status": "proposed,bogus"}),
+                ("wake_up", {"golem": "g1"}),
+                ("wake_up", {"golem": "g1", "cycle_id": "a\x00b"}),
+            ):
+                result = await client.call_tool(tool, arguments)
+                assert result.is_error
+                prefix, _, shown = result.content[0].text.partition(": ")  # type: ignore[union-attr]
+                assert f"Error executing tool {tool}" == prefix
+                errors.append(json.loads(shown)["error"])
+
+    anyio.run(main)
+    statuses = "proposed, reinforced, stale, rejected, promoted, refuted, displaced, expired"
+    assert [
+        {
+            "type": "InputError",
+            "message": "arguments: Expected `array` of length >= 1 - at `$.episodes`",
+            "status": 400,
+            "attributes": {},
+        },
+        {
+            "type": "InputError",
+            "message": f"status='bogus' is not a status; use one of {statuses}",
+            "status": 400,
+            "attributes": {},
+        },
+        {
+            "type": "CycleNotFound",
+            "message": "golem 'g1' has not dreamt yet: it has no cycle",
+            "status": 404,
+            "attributes": {"cycle_id": None, "golem_id": "g1"},
+        },
+        {
+            "type": "InputError",
+            "message": "cycle_id 'a\\x00b' holds a control character; no id has one",
+            "status": 400,
+            "attributes": {},
+        },
+    ] == errors
+    assert 1 == served.client().get("/golems/g1").json()["episodes"]

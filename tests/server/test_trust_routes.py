@@ -191,9 +191,11 @@ def test_the_mcp_record_episodes_tool_takes_source_and_trust(served: Server) -> 
                 "record_episodes", {"golem": "g1", "episodes": [{**WEB, "tick": 901, "source": "rumour"}]}
             )
             assert refused.is_error
-            prefix = "Error executing tool record_episodes: episodes: "
-            assert prefix + "Invalid enum value 'rumour' - at `$.episodes[0].source`" == (
-                refused.content[0].text  # type: ignore[union-attr]
+            prefix, _, shown = refused.content[0].text.partition(": ")  # type: ignore[union-attr]
+            assert "Error executing tool record_episodes" == prefix
+            assert ("InputError", "arguments: Invalid enum value 'rumour' - at `$.episodes[0].source`") == (
+                json.loads(shown)["error"]["type"],
+                json.loads(shown)["error"]["message"],
             )
 
     anyio.run(main)
