@@ -27,7 +27,7 @@ from oneiros.events import EventStore
 from oneiros.fsm import Golems, Observers, destination
 from oneiros.server._background import BackgroundCycles
 from oneiros.server._models import CycleIn
-from oneiros.settings import CycleSettings, GeneratorSettings
+from oneiros.settings import CycleSettings
 from oneiros.validation import Feedback
 
 if TYPE_CHECKING:  # annotations only: the workers load RQ and OpenTelemetry on first use
@@ -74,14 +74,17 @@ def start_cycle(
     queue = config.server.queue
     generator: Generator | None = None
     connection: Redis | None = None
+    # server.generator names only the kind: where and how to reach an OpenAI-compatible server
+    # (base URL, key variable, models) stay the config's cycle.generator.openai, as for dream.
+    chosen = msgspec.structs.replace(config.cycle.generator, kind=config.server.generator)
     if dreams:
         # What would stop the cycle before its DreamStart stops the request before re-evaluation
         # writes: a 4xx leaves the log as it was.
         if queue:
             connection = _redis(queue)
         else:  # on a queue the workers' environment holds the key
-            check_api_key(GeneratorSettings(kind=config.server.generator), "dream")
-            generator = load_generator(config.server.generator, deps.seed)
+            check_api_key(chosen, "dream")
+            generator = load_generator(chosen, deps.seed)
         if destination(state.machine_state, "fall_asleep") is None:
             raise IllegalCommand(golem_id, state.machine_state, "fall_asleep")
         GolemLogs.of(golems).read(golem_id)  # a stored episode the engines cannot fold: InvalidEvent
@@ -90,6 +93,8 @@ def start_cycle(
     if not dreams:
         return out | {"status": "reevaluated"}
     settings = cycle_settings(config.cycle, body)
+    if connection is None:  # the cycle's recorded settings name the generator that writes it
+        settings = msgspec.structs.replace(settings, generator=chosen)
     if connection is not None:
         executor = RqExecutor(golems, connection, cycle_settings=settings)
         cycle_id = executor.start_cycle(golem_id)

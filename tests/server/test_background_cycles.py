@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from oneiros import Golems, open_store
+from oneiros.events import DreamStart
 from tests.chat_server import ChatServer
 from tests.server.conftest import ROOT, Server, start_server
 from tests.server.test_rest import _cycle, _episodes, _ok
@@ -130,3 +131,36 @@ def test_a_cycle_with_the_openai_generator_and_no_key_is_refused_before_anything
             assert head == store.head()
     finally:
         server.stop()
+
+
+def test_the_servers_openai_cycles_reach_the_configured_openai_server(tmp_path: Path) -> None:
+    """``server.generator = "openai"`` names only the kind: the cycle calls the base URL, with the
+    key from the variable, that the config's ``cycle.generator.openai`` gives (before, the server
+    took the built-in defaults: api.openai.com and $OPENAI_API_KEY, so this was refused as keyless),
+    and the cycle's DreamStart records the generator that wrote it."""
+    chat = ChatServer()
+    env = {
+        "ONEIROS_SERVER__GENERATOR": "openai",
+        "ONEIROS_CYCLE__GENERATOR__OPENAI__BASE_URL": chat.url,
+        "ONEIROS_CYCLE__GENERATOR__OPENAI__API_KEY_ENV": "LOCAL_CHAT_KEY",
+        "LOCAL_CHAT_KEY": "local-secret",
+        "OPENAI_API_KEY": "",
+    }
+    server = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve", env=env)
+    try:
+        http = server.client("write")
+        _ok(http.post("/golems", json={"golem_id": "g1"}), 201)
+        _ok(http.post("/golems/g1/episodes", json={"episodes": _episodes()}), 201)
+        answer = _ok(http.post("/golems/g1/cycles", json={"wait": True}), 202)
+        with open_store(server.store) as store:
+            (start,) = [r.event for r in store.read_stream("g1") if isinstance(r.event, DreamStart)]
+        assert ("complete", True, {"Bearer local-secret"}, "openai", chat.url) == (
+            answer["status"],
+            len(chat.requests) > 0,
+            {h["authorization"] for h in chat.headers},
+            start.settings.generator.kind if start.settings else None,
+            start.settings.generator.openai.base_url if start.settings else None,
+        )
+    finally:
+        server.stop()
+        chat.close()
