@@ -21,6 +21,7 @@ from oneiros.config import OneirosConfig
 from oneiros.events import (
     ActivityKind,
     ActivityRecorded,
+    DreamStart,
     EventStore,
     Recorded,
     ReviewDecision,
@@ -395,10 +396,17 @@ class Service:
         cycle_history = read_cycle(self.store, golem_id, cycle_id) or [
             r for r in self.store.read_stream(golem_id) if r.position >= entry.started_position
         ]
-        _last, caps = budget_report(cycle_history, self.config.cycle.budget)
+        # The caps the cycle ran under, as its DreamStart recorded them: the server's own config may
+        # have another tier or caps, and judging a hardened cycle by core's 12,000 tokens showed a
+        # hard budget overrun that never happened. A cycle recorded without settings ran with the
+        # config of the day, the server's the best guess left.
+        start = next((r.event for r in cycle_history if isinstance(r.event, DreamStart)), None)
+        recorded = start.settings if start is not None else None
+        caps_of = recorded.budget if recorded is not None else self.config.cycle.budget
+        _last, caps = budget_report(cycle_history, caps_of)
         return {
             "cycle_id": cycle_id,
-            "tier": self.config.cycle.budget.tier,
+            "tier": caps_of.tier,
             "phases": msgspec.to_builtins(entry.phases),
             "tokens_in": entry.tokens_in,
             "tokens_out": entry.tokens_out,
