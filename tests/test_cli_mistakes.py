@@ -307,6 +307,7 @@ CASES: list[tuple[tuple[str, ...], int, str, dict[str, str]]] = [
         "error: MEMORY.md of golem 'b' has no versions yet: nothing has been promoted; there is no version 0\n",
         {},
     ),
+    (("health", "--golem", "nope", "--check", *_S), 2, "error: golem 'nope' does not exist\n", {}),
     (
         ("lineage", ":1", "--golem", "nope", *_S),
         2,

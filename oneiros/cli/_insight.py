@@ -73,6 +73,10 @@ def health(
     from oneiros.validation import health_metrics, health_report
 
     with opened(store) as event_store:
+        if golem is not None and not event_store.stream_version(golem):
+            # Else a mistyped golem showed a healthy row, and `--check` passed it every time.
+            with one_line_errors():
+                raise GolemNotFound(golem)
         process = _settle(event_store, config)
         names = [golem] if golem is not None else sorted(process.golems)
         rows = []
