@@ -220,6 +220,12 @@ CASES: list[tuple[tuple[str, ...], int, str, dict[str, str]]] = [
         {},
     ),
     (
+        ("replay", "--until", "5", "--verify", *_S),
+        2,
+        "error: --verify compares each projection at its own position; it takes no --until\n",
+        {},
+    ),
+    (
         ("replay", "--until", "-1", *_S),
         2,
         "Invalid value for '--until': Input should be greater than or equal to 0\n",

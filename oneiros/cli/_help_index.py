@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='642c2fdc1ba7854ce1750f1bfc5bd205',
+    digest='dc5b0a500323607a477ad6e1942a1ee4',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(
