@@ -111,6 +111,16 @@ def test_bad_verdict_and_decision_are_refused(env: dict[str, str]) -> None:
     )  # type: ignore[attr-defined]
 
 
+def test_verify_right_after_a_dream_compares_every_projection_at_the_head(env: dict[str, str]) -> None:
+    """``replay --verify`` as the first command after a dream (no projection read yet) compares
+    every projection at the log head and finds them equal to a rebuild: it compared most of them at
+    position 0, empty with empty, and said they matched having verified nothing."""
+    _json(env, "dream", "--sample")
+    verify = _json(env, "replay", "--verify")
+    head = _json(env, "status")["position"]  # type: ignore[index]
+    assert (True, {head}) == (verify["ok"], {p["position"] for p in verify["projections"]})  # type: ignore[index]
+
+
 def test_verify_reports_a_tampered_projection(env: dict[str, str]) -> None:
     """A row changed behind the runner's back makes replay --verify report the mismatch and exit 1."""
     from oneiros.projections import open_projection_db

@@ -530,8 +530,11 @@ def rebuild(
 
 
 def verify_projections(event_store: EventStore, url: str | None, as_json: bool) -> bool:
-    """Rebuild every projection into a scratch store and compare digests; True when all match."""
-    with _projections(event_store, url, update=False) as p, _spinner("rebuilding projections into a scratch store"):
+    """Bring every projection to the log head, as every reading command brings what it shows, then
+    rebuild each into a scratch store and compare digests; True when all match. Without the catch-up
+    a projection no command had read yet was compared at position 0, empty with empty, and said to
+    match having verified nothing."""
+    with _projections(event_store, url) as p, _spinner("rebuilding projections into a scratch store"):
         results = p.verify()
     ok = all(r.ok for r in results)
     if as_json:
