@@ -290,7 +290,15 @@ class Service:
         who.require("write", golem_id)
         record = Feedback(self.store, deps=self.deps).record_outcome(golem_id, outcome)
         self.settle()
-        touched = [e for e in self._entries(golem_id) if e.updated_position > record.position]
+        # The entries the sweep decided on because of this outcome: settling may also stage and
+        # displace entries of a cycle not staged yet, after the outcome's position, unmoved by it.
+        cause = record.meta.event_id
+        moved = {
+            getattr(r.event, "entry_id", None)
+            for r in self.store.read_all(after=record.position)
+            if r.meta.causation_id == cause
+        }
+        touched = [e for e in self._entries(golem_id) if e.entry_id in moved]
         return {"position": record.position, "dreams": [dream_row(e) for e in touched]}
 
     def start_cycle(self, who: Principal, golem_id: str, body: CycleIn) -> dict[str, Any]:
