@@ -193,9 +193,10 @@ _MOVE_LINES: dict[str, Any] = {
 def _move_line(m: Any) -> str:
     if m.kind == "outcome":
         what = m.outcome or {}
+        summary = what.get("summary", "")  # optional: without one, no dangling "tick 1001: "
         return (
             f"@{m.position} outcome {m.verdict}: {m.before_pct}% → {m.after_pct}%"
-            f" (tick {what.get('tick', '?')}: {what.get('summary', '')})"
+            f" (tick {what.get('tick', '?')}{f': {summary}' if summary else ''})"
         )
     line = _MOVE_LINES.get(m.kind)
     return f"@{m.position} " + (line(m) if line is not None else f"{m.kind}: {m.why}")
