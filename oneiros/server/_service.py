@@ -397,7 +397,7 @@ class Service:
         return {"report": None, "wake_up": None, "staged": []}
 
     def cycle_budget(self, who: Principal, golem_id: str, cycle_id: str) -> dict[str, Any]:
-        from oneiros.workers import budget_report  # noqa: PLC0415 - workers loads RQ and OpenTelemetry
+        from oneiros.workers import Ledger, budget_report  # noqa: PLC0415 - workers loads RQ and OpenTelemetry
 
         who.require("read", golem_id)
         entry = self._cycle(golem_id, cycle_id)
@@ -411,7 +411,11 @@ class Service:
         start = next((r.event for r in cycle_history if isinstance(r.event, DreamStart)), None)
         recorded = start.settings if start is not None else None
         caps_of = recorded.budget if recorded is not None else self.config.cycle.budget
-        _last, caps = budget_report(cycle_history, caps_of)
+        # The window, day and month caps count all the golem spent in them, as the cycle's guard did:
+        # from this cycle's events alone the gauges showed one cycle's spend against a day's cap.
+        end = cycle_history[-1]
+        ledger = self.store.read_stream(golem_id, until=end.position, types=(DreamStart, *Ledger.reads))
+        _last, caps = budget_report(ledger, caps_of, now=end.meta.time)
         return {
             "cycle_id": cycle_id,
             "tier": caps_of.tier,
