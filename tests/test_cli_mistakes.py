@@ -356,6 +356,20 @@ def test_a_mistake_is_one_line_and_changes_nothing(
     assert before == _tree(root)
 
 
+def test_report_cycle_names_its_golem(base: Path) -> None:
+    """``report --cycle`` with golem b's cycle and no ``--golem`` (the default golem has no cycle)
+    shows b's report, as rerun, fork and diff take any golem's cycle (it said "no cycle matches");
+    with ``--golem a`` it is one line naming where it was looked for."""
+    cycle = _cycle_of(base, "b")
+    shown = _oneiros("report", "--cycle", cycle[:8], "--json", *_S, cwd=base)
+    assert (0, cycle) == (shown.returncode, json.loads(shown.stdout or "{}").get("report", {}).get("cycle_id"))
+    other = _oneiros("report", "--cycle", cycle[:8], "--golem", "a", *_S, cwd=base)
+    assert (2, f"error: no cycle matches '{cycle[:8]}' in the cycles of golem 'a'\n") == (
+        other.returncode,
+        other.stderr,
+    )
+
+
 def test_lineage_with_golem_resolves_a_prefix_other_golems_share(base: Path) -> None:
     """``:1`` names entry 001 of golem a's and golem b's cycles: ambiguous across the store, the
     one of a's with ``--golem a``."""

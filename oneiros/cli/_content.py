@@ -47,17 +47,30 @@ def report(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The DreamReport and wake-up summary of a golem's latest (or a given) cycle."""
+    """The DreamReport and wake-up summary of a golem's latest (or a given) cycle; --cycle alone
+    names its golem."""
     import msgspec
     from rich.markup import escape
     from rich.tree import Tree
 
+    from oneiros.events import DreamStart
     from oneiros.projections import dream_reports
 
-    golem = golem_of(golem)
     with opened(store) as event_store:
         with one_line_errors():
-            cycle = resolve_id(cycle, cycle_ids(event_store, golem), "cycle") if cycle else None
+            if cycle and golem is None:
+                # A cycle names its golem, as rerun, fork and diff take it: looked up among the
+                # default golem's alone, another golem's cycle was "no cycle matches".
+                golem_of_cycle = {
+                    r.event.cycle_id: r.meta.golem_id
+                    for r in event_store.read_all(types=[DreamStart])
+                    if isinstance(r.event, DreamStart)
+                }
+                cycle = resolve_id(cycle, golem_of_cycle, "cycle")
+                golem = golem_of_cycle[cycle]
+            golem = golem_of(golem)
+            where = f"the cycles of golem {golem!r}"
+            cycle = resolve_id(cycle, cycle_ids(event_store, golem), "cycle", where) if cycle else None
             found = [r for r in dream_reports(event_store, golem) if cycle is None or r[0].cycle_id == cycle]
             if not found:
                 raise InputError(f"golem {golem!r} has no dream report" + (f" for cycle {cycle!r}" if cycle else ""))
