@@ -95,8 +95,9 @@ export function Golem({ id }) {
   const [live, setLive] = useState(false);
   const runs = usePages(`/dreaming/runs?golem=${enc(id)}&limit=10`);
   // Once a cycle ends the list is read again, but the server's projections trail the event stream:
-  // a read may still have the cycle dreaming. So it is read again until the cycle's row has ended
-  // (every 0.5 s, 20 times at most).
+  // a read may still have the cycle dreaming, or complete with nothing staged yet (the staging
+  // process stages its outputs after it ends). So it is read again until the cycle's row has ended
+  // with what it staged, or as empty (every 0.5 s, 20 times at most).
   const [settle, setSettle] = useState(null);
   const dreaming = useRef(null);
   const declared = useRef(null);
@@ -152,7 +153,8 @@ export function Golem({ id }) {
   useEffect(() => {
     if (!settle?.left) return undefined;
     const row = settle.cycle ? runs.items.find((r) => r.cycle_id === settle.cycle) : runs.items[0];
-    if (row && row.status !== 'dreaming') { setSettle(null); return undefined; }
+    const settled = row && row.status !== 'dreaming' && (row.staged > 0 || row.empty || row.status !== 'complete');
+    if (settled) { setSettle(null); return undefined; }
     const timer = setTimeout(() => {
       runs.reload();
       setTick((t) => t + 1);

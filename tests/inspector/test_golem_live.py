@@ -19,8 +19,9 @@ pytestmark = pytest.mark.timeout(300)
 
 def test_the_cycle_list_shows_a_watched_cycle_complete_once_it_ends(browser: Any, tmp_path: Path) -> None:
     """A golem page open while ``oneiros dream`` runs a cycle: when the diagram is back in Waking,
-    the cycle list shows that cycle complete with what it staged, not the 'dreaming, 0 staged' row
-    read while the server's projections were still behind the event stream (it stayed so)."""
+    the cycle list shows that cycle complete with what it staged, not the 'dreaming, 0 staged' or
+    'complete, 0 staged' row read while the server's projections and staging process were still
+    behind the event stream (it stayed so)."""
     from playwright.sync_api import expect
 
     store = f"sqlite:///{tmp_path}/events.db"
@@ -40,7 +41,11 @@ def test_the_cycle_list_shows_a_watched_cycle_complete_once_it_ends(browser: Any
         expect(page.locator('[data-state="Waking"]')).to_have_attribute("data-lit", "true", timeout=60_000)
         row = page.locator(f'tr[data-cycle="{cycle}"]')
         expect(row.locator("td").first).to_have_text("complete", timeout=15_000)
-        assert "0" != row.locator("td.num").first.inner_text()
+        journal = [*dream[:3], "journal", "--store", store, "--json"]
+        entries = json.loads(subprocess.run(journal, cwd=tmp_path, env=environ, check=True, capture_output=True).stdout)
+        staged = next(e["staged"] for e in entries if e["cycle_id"] == cycle)
+        assert staged > 0
+        expect(row.locator("td.num").first).to_have_text(str(staged), timeout=15_000)
         assert [] == errors
         page.close()
     finally:
