@@ -50,3 +50,28 @@ def test_the_cycle_list_shows_a_watched_cycle_complete_once_it_ends(browser: Any
         page.close()
     finally:
         server.stop()
+
+
+def test_the_golems_list_counts_a_watched_cycle_once_it_ends(browser: Any, tmp_path: Path) -> None:
+    """The golems list open while ``oneiros dream`` runs a second cycle: once it ends the golem's row
+    says Waking with no cycle and 2 cycles, where it kept the ended cycle's id and said 1 until the
+    page was reloaded."""
+    from playwright.sync_api import expect
+
+    store = f"sqlite:///{tmp_path}/events.db"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")} | {"ONEIROS_SPANS": "off"}
+    dream = [sys.executable, "-m", "oneiros", "dream", "--store", store, "--json"]
+    subprocess.run([*dream, "--sample"], cwd=tmp_path, env=environ, check=True, capture_output=True)
+    server = start_server(store, tmp_path / "serve")
+    try:
+        page = browser.new_page()
+        page.goto(f"{server.url}/#token={server.tokens['read']}&")
+        row = page.locator('tr[data-golem="golem"]')
+        expect(row.locator("td.num").nth(1)).to_have_text("1", timeout=60_000)
+        page.wait_for_timeout(1000)  # the list subscribes to the stream once it has read the head
+        subprocess.run(dream, cwd=tmp_path, env=environ, check=True, capture_output=True)
+        expect(row.locator("td.num").nth(1)).to_have_text("2", timeout=15_000)
+        assert ("Waking", "—") == (row.locator("[data-field=mode]").inner_text(), row.locator("td.mono").inner_text())
+        page.close()
+    finally:
+        server.stop()
