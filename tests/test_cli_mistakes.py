@@ -220,6 +220,12 @@ CASES: list[tuple[tuple[str, ...], int, str, dict[str, str]]] = [
         {},
     ),
     (
+        ("replay", "--until", "5", "--verify", *_S),
+        2,
+        "error: --verify compares each projection at its own position; it takes no --until\n",
+        {},
+    ),
+    (
         ("replay", "--until", "-1", *_S),
         2,
         "Invalid value for '--until': Input should be greater than or equal to 0\n",
@@ -307,6 +313,7 @@ CASES: list[tuple[tuple[str, ...], int, str, dict[str, str]]] = [
         "error: MEMORY.md of golem 'b' has no versions yet: nothing has been promoted; there is no version 0\n",
         {},
     ),
+    (("health", "--golem", "nope", "--check", *_S), 2, "error: golem 'nope' does not exist\n", {}),
     (
         ("lineage", ":1", "--golem", "nope", *_S),
         2,
@@ -385,6 +392,20 @@ def test_a_mistake_is_one_line_and_changes_nothing(
     assert "Traceback" not in result.stderr
     assert (code, said.replace("{dead}", dead)) == (result.returncode, _said(result.stderr))
     assert before == _tree(root)
+
+
+def test_report_cycle_names_its_golem(base: Path) -> None:
+    """``report --cycle`` with golem b's cycle and no ``--golem`` (the default golem has no cycle)
+    shows b's report, as rerun, fork and diff take any golem's cycle (it said "no cycle matches");
+    with ``--golem a`` it is one line naming where it was looked for."""
+    cycle = _cycle_of(base, "b")
+    shown = _oneiros("report", "--cycle", cycle[:8], "--json", *_S, cwd=base)
+    assert (0, cycle) == (shown.returncode, json.loads(shown.stdout or "{}").get("report", {}).get("cycle_id"))
+    other = _oneiros("report", "--cycle", cycle[:8], "--golem", "a", *_S, cwd=base)
+    assert (2, f"error: no cycle matches '{cycle[:8]}' in the cycles of golem 'a'\n") == (
+        other.returncode,
+        other.stderr,
+    )
 
 
 def test_lineage_with_golem_resolves_a_prefix_other_golems_share(base: Path) -> None:

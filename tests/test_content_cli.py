@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -67,3 +68,20 @@ def test_budget_from_the_ledger_events_shows_what_the_whole_stream_gives(sqlite_
         last_cycle, rows = budget_report(store.read_stream("golem"), CycleBudget(tier="hardened"))
     shown = json.loads(runner.invoke(app, ["budget", "--store", sqlite_url, "--tier", "hardened", "--json"]).output)
     assert {"golem_id": "golem", "tier": "hardened", "cycle_id": last_cycle, "caps": rows} == shown
+
+
+def test_budget_judges_spend_by_the_configured_caps(sqlite_url: str, tmp_path: Path) -> None:
+    """``budget`` shows the caps of the config every other process enforces: a month cap of $3 and a
+    core cycle cap of 9,000 tokens from ``--config`` (the defaults alone showed $15.00 and 12,000),
+    and ``--tier`` still picks the tier on top of them."""
+    assert 0 == runner.invoke(app, ["dream", "--sample", "--store", sqlite_url, "--json"]).exit_code
+    config = tmp_path / "oneiros.toml"
+    config.write_text("[cycle.budget]\nmonth_usd = 3.0\ncycle_tokens = 9000\n")
+    shown = runner.invoke(app, ["budget", "--store", sqlite_url, "--config", str(config), "--json"])
+    assert 0 == shown.exit_code, shown.output
+    caps = {c["cap"]: (c["token_cap"], c["usd_cap"]) for c in json.loads(shown.output)["caps"]}
+    assert ("core", (9000, None), (None, 3.0)) == (json.loads(shown.output)["tier"], caps["cycle"], caps["month"])
+    hardened = runner.invoke(app, ["budget", "--store", sqlite_url, "--config", str(config), "--tier", "hardened"])
+    assert 0 == hardened.exit_code, hardened.output
+    assert "golem · hardened tier · last cycle" in hardened.output
+    assert "60000" in hardened.output

@@ -188,3 +188,20 @@ def test_oneiros_lineage_prints_the_tree_and_json(tmp_path: Path) -> None:
     bad = subprocess.run([*run, "lineage", "nope"], check=False, cwd=tmp_path, capture_output=True, text=True)
     assert (2, "error: no entry matches 'nope'\n", "") == (bad.returncode, bad.stderr, bad.stdout)
     assert msgspec.json.decode(out.stdout)["entry_id"] == entry
+
+
+def test_an_outcome_without_a_summary_is_a_move_without_a_dangling_colon(tmp_path: Path) -> None:
+    """An outcome recorded without --summary shows in the lineage tree as ``(tick 1000)``, where it
+    showed ``(tick 1000: )``; one with a summary keeps it, as the docs show."""
+    run = [sys.executable, "-m", "oneiros"]
+    subprocess.run([*run, "dream", "--sample", "--json"], cwd=tmp_path, check=True, capture_output=True)
+    entries = json.loads(
+        subprocess.run([*run, "staging", "--json"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+    )
+    entry = next(e["entry_id"] for e in entries if e["status"] == "proposed")
+    for tick, summary in ((1000, ()), (1001, ("--summary", "held again"))):
+        outcome = [*run, "outcome", "--tick", str(tick), "--verdict", "confirms", "--entry", entry, *summary]
+        subprocess.run(outcome, cwd=tmp_path, check=True, capture_output=True)
+    tree = subprocess.run([*run, "lineage", entry], cwd=tmp_path, check=True, capture_output=True, text=True)
+    moves = [line.split(" (", 1)[1] for line in tree.stdout.splitlines() if " outcome confirms: " in line]
+    assert ["tick 1000)", "tick 1001: held again)"] == moves

@@ -82,6 +82,20 @@ def test_illegal_review_exits_2_with_message(env: dict[str, str]) -> None:
     assert f"error: entry '{entry}' is rejected; decision 'reinforce' is not allowed" == " ".join(result.stderr.split())  # type: ignore[attr-defined]
 
 
+def test_an_outcome_lists_only_the_entries_it_moved(env: dict[str, str]) -> None:
+    """Two cycles dreamt with no reading command between, then an outcome that matches no entry:
+    the staging process, catching up as the outcome is recorded, stages both cycles' entries and
+    displaces some after the outcome's position, yet the outcome says it moved none (it listed
+    every entry staged or displaced then as moved); an outcome on one active entry lists that one."""
+    _json(env, "dream", "--sample")
+    _json(env, "dream")
+    shown = _run(env, "outcome", "--golem", "golem", "--tick", "1000", "--verdict", "confirms", "--tag", "nothing")
+    assert (0, "0 entries moved") == (shown.exit_code, shown.output.strip().split("; ")[-1])  # type: ignore[attr-defined]
+    active = next(e["entry_id"] for e in _json(env, "staging", "--status", "proposed"))  # type: ignore[attr-defined, index]
+    moved = _json(env, "outcome", "--golem", "golem", "--tick", "1001", "--verdict", "confirms", "--entry", active)
+    assert [active] == [e["entry_id"] for e in moved["entries"]]  # type: ignore[index]
+
+
 def test_bad_verdict_and_decision_are_refused(env: dict[str, str]) -> None:
     """A verdict or decision outside the vocabulary is refused before anything is written."""
     _json(env, "dream", "--sample")
@@ -95,6 +109,16 @@ def test_bad_verdict_and_decision_are_refused(env: dict[str, str]) -> None:
     assert "error: decision 'promote' must be one of reinforce, stale, reject, promote_candidate" == " ".join(
         decision.stderr.split()
     )  # type: ignore[attr-defined]
+
+
+def test_verify_right_after_a_dream_compares_every_projection_at_the_head(env: dict[str, str]) -> None:
+    """``replay --verify`` as the first command after a dream (no projection read yet) compares
+    every projection at the log head and finds them equal to a rebuild: it compared most of them at
+    position 0, empty with empty, and said they matched having verified nothing."""
+    _json(env, "dream", "--sample")
+    verify = _json(env, "replay", "--verify")
+    head = _json(env, "status")["position"]  # type: ignore[index]
+    assert (True, {head}) == (verify["ok"], {p["position"] for p in verify["projections"]})  # type: ignore[index]
 
 
 def test_verify_reports_a_tampered_projection(env: dict[str, str]) -> None:

@@ -331,3 +331,28 @@ def test_any_offline_cycle_reruns_identical(seed: int, episodes: int, tier: str)
     cycle = InProcessExecutor(golems, OfflineGenerator(seed=seed), settings=chosen).run_cycle("g").cycle_id
     report = rerun_cycle(store, cycle, chosen, shape_of=OfflineGenerator(seed=seed), seed=seed)
     assert (True, (), 0) == (report.identical, report.divergences, report.model_calls)
+
+
+def test_rerun_says_how_far_a_cycle_that_did_not_complete_was_compared(tmp_path: Path) -> None:
+    """``oneiros rerun`` of an interrupted cycle says it is identical up to its interrupt, and of a
+    cycle still under way identical so far: both said only "identical", as a complete cycle does."""
+    from typer.testing import CliRunner
+
+    from oneiros.cli import app
+
+    url = f"sqlite:///{tmp_path}/events.db"
+    with open_store(url, create=True) as store:
+        golems = Golems(store)
+        for golem in ("cut", "on"):
+            golems.create(golem)
+            golems.record_episodes(golem, load_episodes(sample_episodes_path())[:5])
+        cut = golems.fall_asleep("cut", "owner", budget_tokens=1000)
+        golems.interrupt("cut", "owner", "woken")
+        on = golems.fall_asleep("on", "owner", budget_tokens=1000)
+    said = CliRunner().invoke(app, ["rerun", cut, on, "--store", url])
+    assert 0 == said.exit_code, said.output
+    expected = [
+        f"cycle {cut} of cut: identical up to its interrupt (3 events, 0 calls read from the log, 0 model calls)",
+        f"cycle {on} of on: identical so far (still under way) (2 events, 0 calls read from the log, 0 model calls)",
+    ]
+    assert expected == said.output.splitlines()

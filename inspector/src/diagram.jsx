@@ -1,7 +1,7 @@
 // The GolemMode/DreamPhase diagram, laid out from the machine's own declaration (/api/v1/machine):
 // top-level states in a row, a compound state's children in a row inside it, each transition an
 // arrow labelled with its trigger. Nothing about the states is written here.
-const W = 150; // a leaf state's width
+const W = 172; // a leaf state's width: "Hypnopompic Return" in 14 px bold, with room
 const H = 48;
 const GAP = 52;
 const PAD = 18;

@@ -94,6 +94,12 @@ export function Golem({ id }) {
   const [tick, setTick] = useState(0);
   const [live, setLive] = useState(false);
   const runs = usePages(`/dreaming/runs?golem=${enc(id)}&limit=10`);
+  // Once a cycle ends the list is read again, but the server's projections trail the event stream:
+  // a read may still have the cycle dreaming, or complete with nothing staged yet (the staging
+  // process stages its outputs after it ends). So it is read again until the cycle's row has ended
+  // with what it staged, or as empty (every 0.5 s, 20 times at most).
+  const [settle, setSettle] = useState(null);
+  const dreaming = useRef(null);
   const declared = useRef(null);
   declared.current = machine.data;
   // Moves are shown one at a time, each for a moment, so a fast cycle still visibly walks every phase.
@@ -123,20 +129,39 @@ export function Golem({ id }) {
               ? { mode, phase: first?.phase ?? null, machine_state: first?.state ?? 'Dreaming' }
               : { mode, phase: null, cycle_id: null, machine_state: mode });
             if (mode === 'Dreaming') setTrail([]);
-            if (mode === 'Waking') { runs.reload(); setTick((t) => t + 1); }
+            if (mode === 'Waking') {
+              runs.reload();
+              setTick((t) => t + 1);
+              setSettle({ cycle: dreaming.current, left: 20 });
+            }
           } else if (name === 'dream_progress') {
             const phase = BARDO_PHASE[data.phase] || data.phase;
             const at = declared.current?.phases.find((p) => p.phase === phase)?.state;
+            dreaming.current = data.cycle_id;
             moves.current.push({ mode: 'Dreaming', phase, cycle_id: data.cycle_id, ...(at ? { machine_state: at } : {}) });
             setTrail((t) => (t.includes(phase) ? t : [...t, phase]));
           } else if (name === 'dream_complete') {
             runs.reload();
+            setSettle({ cycle: data.cycle_id, left: 20 });
           }
         }, setLive);
       } catch (e) { setError(e); }
     })();
     return () => { gone = true; stop(); };
   }, [id]);
+
+  useEffect(() => {
+    if (!settle?.left) return undefined;
+    const row = settle.cycle ? runs.items.find((r) => r.cycle_id === settle.cycle) : runs.items[0];
+    const settled = row && row.status !== 'dreaming' && (row.staged > 0 || row.empty || row.status !== 'complete');
+    if (settled) { setSettle(null); return undefined; }
+    const timer = setTimeout(() => {
+      runs.reload();
+      setTick((t) => t + 1);
+      setSettle((old) => (old ? { ...old, left: old.left - 1 } : old));
+    }, 500);
+    return () => clearTimeout(timer);
+  }, [settle, runs.items]);
 
   const latest = runs.items[0]?.cycle_id;
   const visited = (machine.data?.phases || []).filter((p) => trail.includes(p.phase)).map((p) => p.state);

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from oneiros._errors import GolemNotFound, OneirosError
+from oneiros._errors import GolemNotFound, InputError, OneirosError
 from oneiros.cli._common import (
     MAX_POSITION,
     GolemFilter,
@@ -359,6 +359,9 @@ def replay_cmd(
     from oneiros.fsm import replay
 
     if verify:
+        if until is not None:  # else --until was dropped without a word and the head verified
+            with one_line_errors():
+                raise InputError("--verify compares each projection at its own position; it takes no --until")
         with opened(store) as event_store:
             if not verify_projections(event_store, projections, as_json):
                 raise typer.Exit(1)

@@ -22,8 +22,9 @@ from oneiros.cli._common import (
     short_ids,
     table,
 )
+from oneiros.cli._config import ConfigOpt, load
 from oneiros.cli._projections import up_to_date
-from oneiros.settings import CycleBudget, EngineSettings
+from oneiros.settings import EngineSettings
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
@@ -31,7 +32,10 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
 __all__ = ["register"]
 
 TierOpt = Annotated[
-    str, typer.Option("--tier", help="Budget tier: core (rule-based, T0) or hardened (T1/T2, rich dreams).")
+    str | None,
+    typer.Option(
+        "--tier", help="Budget tier: core (rule-based, T0) or hardened (T1/T2, rich dreams); default: the config's."
+    ),
 ]
 
 
@@ -43,17 +47,30 @@ def report(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The DreamReport and wake-up summary of a golem's latest (or a given) cycle."""
+    """The DreamReport and wake-up summary of a golem's latest (or a given) cycle; --cycle alone
+    names its golem."""
     import msgspec
     from rich.markup import escape
     from rich.tree import Tree
 
+    from oneiros.events import DreamStart
     from oneiros.projections import dream_reports
 
-    golem = golem_of(golem)
     with opened(store) as event_store:
         with one_line_errors():
-            cycle = resolve_id(cycle, cycle_ids(event_store, golem), "cycle") if cycle else None
+            if cycle and golem is None:
+                # A cycle names its golem, as rerun, fork and diff take it: looked up among the
+                # default golem's alone, another golem's cycle was "no cycle matches".
+                golem_of_cycle = {
+                    r.event.cycle_id: r.meta.golem_id
+                    for r in event_store.read_all(types=[DreamStart])
+                    if isinstance(r.event, DreamStart)
+                }
+                cycle = resolve_id(cycle, golem_of_cycle, "cycle")
+                golem = golem_of_cycle[cycle]
+            golem = golem_of(golem)
+            where = f"the cycles of golem {golem!r}"
+            cycle = resolve_id(cycle, cycle_ids(event_store, golem), "cycle", where) if cycle else None
             found = [r for r in dream_reports(event_store, golem) if cycle is None or r[0].cycle_id == cycle]
             if not found:
                 raise InputError(f"golem {golem!r} has no dream report" + (f" for cycle {cycle!r}" if cycle else ""))
@@ -110,19 +127,27 @@ def _quality_pct(store: EventStore, cycle_id: str, self_assessed: float) -> int:
 def budget(
     store: StoreOpt = None,
     golem: GolemOpt = None,
-    tier: TierOpt = "core",
+    tier: TierOpt = None,
+    config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """What dreaming has spent against each cap, as of the golem's latest event."""
+    """What dreaming has spent against each cap, as of the golem's latest event: the caps of the
+    config (oneiros.toml, ONEIROS_*), at --tier when given."""
     from typing import get_args
+
+    import msgspec
 
     from oneiros.events import DreamStart
     from oneiros.settings import Tier
     from oneiros.workers import Ledger, budget_report
 
-    if tier not in get_args(Tier):  # CycleBudget takes any string and the report then shows no caps
+    if tier is not None and tier not in get_args(Tier):  # CycleBudget takes any string, then shows no caps
         with one_line_errors():
             raise InputError(f"unknown tier {tier!r}; use {' or '.join(get_args(Tier))}")
+    # The caps every other process enforces: the defaults alone ignored a configured month_usd.
+    caps = load(config, None).cycle.budget
+    if tier is not None:
+        caps = msgspec.structs.replace(caps, tier=tier)
     golem = golem_of(golem)
     with opened(store) as event_store:
         version = event_store.stream_version(golem)
@@ -132,20 +157,20 @@ def budget(
         # time of the stream's last event, which the caps' windows end at.
         last = event_store.read_stream(golem, after_version=version - 1)
         history = event_store.read_stream(golem, types=(DreamStart, *Ledger.reads))
-        last_cycle, rows = budget_report(history, CycleBudget(tier=tier), now=last[-1].meta.time)  # type: ignore[arg-type]
+        last_cycle, rows = budget_report(history, caps, now=last[-1].meta.time)
         if as_json:
-            emit_json({"golem_id": golem, "tier": tier, "cycle_id": last_cycle, "caps": rows})
+            emit_json({"golem_id": golem, "tier": caps.tier, "cycle_id": last_cycle, "caps": rows})
             return
-        caps = table(f"{golem} · {tier} tier · last cycle {last_cycle}", "cap", "tokens", "of", "usd", "of")
+        shown = table(f"{golem} · {caps.tier} tier · last cycle {last_cycle}", "cap", "tokens", "of", "usd", "of")
         for row in rows:
-            caps.add_row(
+            shown.add_row(
                 row["cap"],
                 str(row["tokens"]),
                 str(row["token_cap"] or "-"),
                 f"{row['usd']:.6f}",
                 "-" if row["usd_cap"] is None else f"{row['usd_cap']:.2f}",
             )
-        console.print(caps)
+        console.print(shown)
 
 
 def pairs(

@@ -73,6 +73,10 @@ def health(
     from oneiros.validation import health_metrics, health_report
 
     with opened(store) as event_store:
+        if golem is not None and not event_store.stream_version(golem):
+            # Else a mistyped golem showed a healthy row, and `--check` passed it every time.
+            with one_line_errors():
+                raise GolemNotFound(golem)
         process = _settle(event_store, config)
         names = [golem] if golem is not None else sorted(process.golems)
         rows = []
@@ -189,9 +193,10 @@ _MOVE_LINES: dict[str, Any] = {
 def _move_line(m: Any) -> str:
     if m.kind == "outcome":
         what = m.outcome or {}
+        summary = what.get("summary", "")  # optional: without one, no dangling "tick 1001: "
         return (
             f"@{m.position} outcome {m.verdict}: {m.before_pct}% → {m.after_pct}%"
-            f" (tick {what.get('tick', '?')}: {what.get('summary', '')})"
+            f" (tick {what.get('tick', '?')}{f': {summary}' if summary else ''})"
         )
     line = _MOVE_LINES.get(m.kind)
     return f"@{m.position} " + (line(m) if line is not None else f"{m.kind}: {m.why}")

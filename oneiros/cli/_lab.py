@@ -85,7 +85,9 @@ def _print(report: RerunReport) -> None:
         f"{report.model_calls} model calls"
     )
     if report.identical:
-        console.print(f"{where}: [green]identical[/green] ({counts})", soft_wrap=True)
+        # A cycle that did not complete is re-run only as far as the log goes: say how far.
+        upto = {"interrupted": " up to its interrupt", "in_progress": " so far (still under way)"}
+        console.print(f"{where}: [green]identical[/green]{upto.get(report.ended, '')} ({counts})", soft_wrap=True)
         return
     first = report.first
     assert first is not None

@@ -358,7 +358,16 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
                 ),
             )
         with _projections(event_store, projections, ("staging",)) as p:
-            touched = [e for e in p.staging(golem) if e.updated_position > record.position]
+            # The entries the sweep decided on because of this outcome (moved, promoted, refuted,
+            # expired): catching up also stages and displaces entries of cycles not staged yet,
+            # after the outcome's position, and those the outcome did not move.
+            cause = record.meta.event_id
+            moved = {
+                getattr(r.event, "entry_id", None)
+                for r in event_store.read_all(after=record.position)
+                if r.meta.causation_id == cause
+            }
+            touched = [e for e in p.staging(golem) if e.entry_id in moved]
         if as_json:
             emit_json({"position": record.position, "entries": [_entry_row(e) for e in touched]})
             return
@@ -521,8 +530,11 @@ def rebuild(
 
 
 def verify_projections(event_store: EventStore, url: str | None, as_json: bool) -> bool:
-    """Rebuild every projection into a scratch store and compare digests; True when all match."""
-    with _projections(event_store, url, update=False) as p, _spinner("rebuilding projections into a scratch store"):
+    """Bring every projection to the log head, as every reading command brings what it shows, then
+    rebuild each into a scratch store and compare digests; True when all match. Without the catch-up
+    a projection no command had read yet was compared at position 0, empty with empty, and said to
+    match having verified nothing."""
+    with _projections(event_store, url) as p, _spinner("rebuilding projections into a scratch store"):
         results = p.verify()
     ok = all(r.ok for r in results)
     if as_json:

@@ -21,6 +21,7 @@ from oneiros.config import OneirosConfig
 from oneiros.events import (
     ActivityKind,
     ActivityRecorded,
+    DreamStart,
     EventStore,
     Recorded,
     ReviewDecision,
@@ -289,7 +290,15 @@ class Service:
         who.require("write", golem_id)
         record = Feedback(self.store, deps=self.deps).record_outcome(golem_id, outcome)
         self.settle()
-        touched = [e for e in self._entries(golem_id) if e.updated_position > record.position]
+        # The entries the sweep decided on because of this outcome: settling may also stage and
+        # displace entries of a cycle not staged yet, after the outcome's position, unmoved by it.
+        cause = record.meta.event_id
+        moved = {
+            getattr(r.event, "entry_id", None)
+            for r in self.store.read_all(after=record.position)
+            if r.meta.causation_id == cause
+        }
+        touched = [e for e in self._entries(golem_id) if e.entry_id in moved]
         return {"position": record.position, "dreams": [dream_row(e) for e in touched]}
 
     def start_cycle(self, who: Principal, golem_id: str, body: CycleIn) -> dict[str, Any]:
@@ -388,17 +397,28 @@ class Service:
         return {"report": None, "wake_up": None, "staged": []}
 
     def cycle_budget(self, who: Principal, golem_id: str, cycle_id: str) -> dict[str, Any]:
-        from oneiros.workers import budget_report  # noqa: PLC0415 - workers loads RQ and OpenTelemetry
+        from oneiros.workers import Ledger, budget_report  # noqa: PLC0415 - workers loads RQ and OpenTelemetry
 
         who.require("read", golem_id)
         entry = self._cycle(golem_id, cycle_id)
         cycle_history = read_cycle(self.store, golem_id, cycle_id) or [
             r for r in self.store.read_stream(golem_id) if r.position >= entry.started_position
         ]
-        _last, caps = budget_report(cycle_history, self.config.cycle.budget)
+        # The caps the cycle ran under, as its DreamStart recorded them: the server's own config may
+        # have another tier or caps, and judging a hardened cycle by core's 12,000 tokens showed a
+        # hard budget overrun that never happened. A cycle recorded without settings ran with the
+        # config of the day, the server's the best guess left.
+        start = next((r.event for r in cycle_history if isinstance(r.event, DreamStart)), None)
+        recorded = start.settings if start is not None else None
+        caps_of = recorded.budget if recorded is not None else self.config.cycle.budget
+        # The window, day and month caps count all the golem spent in them, as the cycle's guard did:
+        # from this cycle's events alone the gauges showed one cycle's spend against a day's cap.
+        end = cycle_history[-1]
+        ledger = self.store.read_stream(golem_id, until=end.position, types=(DreamStart, *Ledger.reads))
+        _last, caps = budget_report(ledger, caps_of, now=end.meta.time)
         return {
             "cycle_id": cycle_id,
-            "tier": self.config.cycle.budget.tier,
+            "tier": caps_of.tier,
             "phases": msgspec.to_builtins(entry.phases),
             "tokens_in": entry.tokens_in,
             "tokens_out": entry.tokens_out,

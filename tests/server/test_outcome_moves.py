@@ -1,0 +1,32 @@
+"""What ``POST /golems/{id}/outcomes`` answers it moved, on the server's own service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from oneiros import Golems, InProcessExecutor, load_episodes, open_store
+from oneiros.config import load_config
+from oneiros.episodes import sample_episodes_path
+from oneiros.server import LOCAL, Service
+from oneiros.validation import OutcomeInput
+
+
+def test_an_outcome_answers_only_the_dreams_it_moved(tmp_path: Path) -> None:
+    """Two cycles the staging process has not staged yet, then an outcome that matches no dream:
+    settling stages and displaces entries after the outcome's position, yet the answer lists no
+    dream (it listed every dream staged or displaced then as moved by the outcome)."""
+    store = open_store(f"sqlite:///{tmp_path}/events.db", create=True)
+    service = None
+    try:
+        golems = Golems(store)
+        golems.create("g1")
+        golems.record_episodes("g1", load_episodes(sample_episodes_path()))
+        executor = InProcessExecutor(golems)
+        assert all(executor.run_cycle("g1").complete for _ in range(2))
+        service = Service(store, load_config(None), deps=golems.deps)
+        moved = service.record_outcome(LOCAL, "g1", OutcomeInput(tick=1000, verdict="confirms", tags=("nothing",)))
+        assert [] == moved["dreams"]
+    finally:
+        if service is not None:
+            service.close()
+        store.close()
