@@ -1,0 +1,73 @@
+"""A password in a store URL never reaches a message: errors quoting the URL mask it, whatever
+command prints them (docs/deployment.md: "Passwords in store and queue URLs are masked wherever
+oneiros prints them")."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from oneiros._errors import InvalidStoreURL, NoStore
+from oneiros.events import open_store
+from tests.conftest import PG_HOST, PG_PORT, REDIS_HOST, REDIS_PORT, require_server
+
+
+def _oneiros(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
+    return subprocess.run(
+        [sys.executable, "-m", "oneiros", *args],
+        capture_output=True,
+        text=True,
+        env={**environ, "COLUMNS": "400"},
+        cwd=cwd,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://u:S3cret@h:5432/d?schema=s", "postgresql://u:***@h:5432/d?schema=s"),
+        ("postgresql://u:S3cret@h?schema=s", "postgresql://u:***@h?schema=s"),
+        ("postgresql://u:p%40ss@h/d", "postgresql://u:***@h/d"),
+        ("postgresql://u@h/d", "postgresql://u@h/d"),
+        ("sqlite:///a:b@c.db", "sqlite:///a:b@c.db"),
+    ],
+)
+def test_no_store_message_masks_the_password(url: str, shown: str) -> None:
+    """NoStore names the URL with its password replaced by *** (and a URL without one as given)."""
+    assert f"no store at {shown}: why" == str(NoStore(url, "why"))
+
+
+def test_invalid_store_url_message_masks_the_password() -> None:
+    """InvalidStoreURL quotes the malformed URL with its password masked."""
+    with pytest.raises(InvalidStoreURL) as caught:
+        open_store("postgresql://u:S3cret@127.0.0.1:notaport/test")
+    assert "invalid store URL 'postgresql://u:***@127.0.0.1:notaport/test': the port is not a number" == str(
+        caught.value
+    )
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+def test_reading_a_missing_postgres_store_does_not_print_its_password(tmp_path: Path) -> None:
+    """`oneiros status` and `oneiros worker --burst` on a schema with no log say so in one line, the
+    password masked."""
+    require_server("PostgreSQL", PG_HOST, PG_PORT)
+    require_server("Redis", REDIS_HOST, REDIS_PORT)
+    url = f"postgresql://postgres:S3cret@{PG_HOST}:{PG_PORT}/test?schema=qaops_never_created"
+    shown = f"postgresql://postgres:***@{PG_HOST}:{PG_PORT}/test?schema=qaops_never_created"
+    expected = (
+        f"error: no store at {shown}: no oneiros log in schema 'qaops_never_created' of PostgreSQL at "
+        f"{PG_HOST}:{PG_PORT}/test\n"
+    )
+    status = _oneiros("status", "--store", url, cwd=tmp_path)
+    assert (2, expected) == (status.returncode, status.stderr)
+    # It stops before registering with the queue, so the database it names is left as it was.
+    queue = f"redis://{REDIS_HOST}:{REDIS_PORT}/11"
+    worker = _oneiros("worker", "--burst", "--store", url, "--queue", queue, cwd=tmp_path)
+    assert (2, expected) == (worker.returncode, worker.stderr)
