@@ -99,9 +99,10 @@ class ConfigError(OneirosError):
     """A setting, URL or option has a value oneiros cannot use."""
 
 
-def _masked(url: str) -> str:
+def masked_url(url: str) -> str:
     """``url`` with any password replaced by ``***``: messages reach terminals, logs and HTTP
-    answers, and a PostgreSQL URL may carry a password."""
+    answers, and a PostgreSQL URL may carry a password. It parses nothing, so a malformed URL
+    (an unclosed IPv6 bracket, a bad port) is masked as well as a good one."""
     scheme, sep, rest = url.partition("://")
     if not sep:
         return url
@@ -121,7 +122,7 @@ class InvalidStoreURL(ConfigError):
     def __init__(self, url: str, reason: str) -> None:
         self.url = url
         self.reason = reason
-        super().__init__(f"invalid store URL {_masked(url)!r}: {reason}")
+        super().__init__(f"invalid store URL {masked_url(url)!r}: {reason}")
 
 
 class InvalidPromptTemplate(ConfigError):
@@ -206,7 +207,7 @@ class NoStore(StoreError):
     def __init__(self, url: str, reason: str) -> None:
         self.url = url
         self.reason = reason
-        super().__init__(f"no store at {_masked(url)}: {reason}")
+        super().__init__(f"no store at {masked_url(url)}: {reason}")
 
 
 class StoreUnavailable(StoreError):

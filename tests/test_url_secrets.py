@@ -71,3 +71,16 @@ def test_reading_a_missing_postgres_store_does_not_print_its_password(tmp_path: 
     queue = f"redis://{REDIS_HOST}:{REDIS_PORT}/11"
     worker = _oneiros("worker", "--burst", "--store", url, "--queue", queue, cwd=tmp_path)
     assert (2, expected) == (worker.returncode, worker.stderr)
+
+
+def test_an_unclosed_ipv6_bracket_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """A store or queue URL with an unclosed IPv6 bracket is a one-line error (exit 2), its
+    password masked; it was a ValueError traceback from urllib."""
+    status = _oneiros("status", "--store", "postgresql://u:S3cret@[::1/test?schema=s", cwd=tmp_path)
+    assert (2, "error: invalid store URL 'postgresql://u:***@[::1/test?schema=s': Invalid IPv6 URL\n") == (
+        status.returncode,
+        status.stderr,
+    )
+    dream = _oneiros("dream", "--store", "memory://", "--queue", "redis://:S3cret@[::1:6379/0", cwd=tmp_path)
+    assert (2, "error: queue 'redis://:***@[::1:6379/0': Invalid IPv6 URL\n") == (dream.returncode, dream.stderr)
+    assert [] == list(tmp_path.iterdir())

@@ -52,7 +52,10 @@ def redis_at(url: str) -> Redis:
 
     from redis import Redis
 
-    split = urlsplit(url)
+    try:
+        split = urlsplit(url)
+    except ValueError as exc:  # an unclosed "[" of an IPv6 host
+        raise ConfigError(f"queue {shown_url(url)!r}: {exc}") from None
     database = split.path.strip("/")
     # redis-py ignores a path that is no number and takes database 0: jobs would go where no
     # worker of the intended database looks.
