@@ -23,7 +23,7 @@ from oneiros.cli._common import (
     table,
 )
 from oneiros.cli._projections import up_to_date
-from oneiros.settings import CycleBudget, EngineSettings
+from oneiros.settings import EngineSettings
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.events import EventStore
@@ -31,7 +31,11 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
 __all__ = ["register"]
 
 TierOpt = Annotated[
-    str, typer.Option("--tier", help="Budget tier: core (rule-based, T0) or hardened (T1/T2, rich dreams).")
+    str | None,
+    typer.Option(
+        "--tier",
+        help="Budget tier whose caps to show: core or hardened (default: the tier the last cycle ran with).",
+    ),
 ]
 
 
@@ -110,17 +114,23 @@ def _quality_pct(store: EventStore, cycle_id: str, self_assessed: float) -> int:
 def budget(
     store: StoreOpt = None,
     golem: GolemOpt = None,
-    tier: TierOpt = "core",
+    tier: TierOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """What dreaming has spent against each cap, as of the golem's latest event."""
+    """What dreaming has spent against each cap, as of the golem's latest event.
+
+    The caps are those the golem's last cycle ran with (recorded in its DreamStart), else the
+    config's ``cycle.budget``; ``--tier`` shows another tier's caps."""
     from typing import get_args
 
+    from msgspec.structs import replace
+
+    from oneiros.config import load_config
     from oneiros.events import DreamStart
     from oneiros.settings import Tier
     from oneiros.workers import Ledger, budget_report
 
-    if tier not in get_args(Tier):  # CycleBudget takes any string and the report then shows no caps
+    if tier is not None and tier not in get_args(Tier):  # CycleBudget takes any string; no caps would show
         with one_line_errors():
             raise InputError(f"unknown tier {tier!r}; use {' or '.join(get_args(Tier))}")
     golem = golem_of(golem)
@@ -132,20 +142,31 @@ def budget(
         # time of the stream's last event, which the caps' windows end at.
         last = event_store.read_stream(golem, after_version=version - 1)
         history = event_store.read_stream(golem, types=(DreamStart, *Ledger.reads))
-        last_cycle, rows = budget_report(history, CycleBudget(tier=tier), now=last[-1].meta.time)  # type: ignore[arg-type]
+        # The caps that bound the last cycle, wherever it ran: a worker's or another shell's config
+        # may differ from this one's, and the default caps would call a hardened cycle over budget.
+        started = [r.event.settings for r in history if isinstance(r.event, DreamStart)]
+        if started and started[-1] is not None:
+            caps = started[-1].budget
+        else:
+            with one_line_errors():
+                caps = load_config().cycle.budget
+        if tier is not None:
+            caps = replace(caps, tier=tier)
+        tier = caps.tier
+        last_cycle, rows = budget_report(history, caps, now=last[-1].meta.time)
         if as_json:
             emit_json({"golem_id": golem, "tier": tier, "cycle_id": last_cycle, "caps": rows})
             return
-        caps = table(f"{golem} · {tier} tier · last cycle {last_cycle}", "cap", "tokens", "of", "usd", "of")
+        shown = table(f"{golem} · {tier} tier · last cycle {last_cycle}", "cap", "tokens", "of", "usd", "of")
         for row in rows:
-            caps.add_row(
+            shown.add_row(
                 row["cap"],
                 str(row["tokens"]),
                 str(row["token_cap"] or "-"),
                 f"{row['usd']:.6f}",
                 "-" if row["usd_cap"] is None else f"{row['usd_cap']:.2f}",
             )
-        console.print(caps)
+        console.print(shown)
 
 
 def pairs(
