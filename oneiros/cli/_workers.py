@@ -29,7 +29,7 @@ from oneiros.cli._common import (
     shown_url,
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, RqSettingsOpt, SpansOpt, fail, flag, load, rq_flag
-from oneiros.settings import DEFAULT_SPANS_PATH, DreamPhaseName
+from oneiros.settings import DreamPhaseName
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from redis import Redis
@@ -327,7 +327,9 @@ def trace_cmd(
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "tracing.spans_path", spans, "--spans")
-    path = load(config, None, flags).tracing.spans_path or DEFAULT_SPANS_PATH
+    path = load(config, None, flags).tracing.spans_path
+    if path is None:  # the default file would hold only spans written before tracing was turned off
+        raise fail(InputError("tracing.spans_path is off, so no span file is written: name one with --spans FILE"))
     if not Path(path).exists():  # read_spans takes a missing file for an empty one; here it is a mistake
         raise fail(InputError(f"no span file {path!r}: no traced cycle has written there yet"))
     if not Path(path).is_file():
