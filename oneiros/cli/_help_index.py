@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='fa894aa39bbb74c5526e7bf5e696de11',
+    digest='94fb3f4b74bf97bafe3f15c3a5f79cb3',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(

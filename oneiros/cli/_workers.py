@@ -150,9 +150,22 @@ def worker(
         worked = rq_worker.work(burst=burst, max_jobs=max_jobs, logging_level=effective.log.rq_level)
     if burst and not worked:
         err_console.print("no phase job was waiting")
-    if rq_worker.failed_job_count:
-        print_error(f"{rq_worker.failed_job_count} phase job(s) failed; the log says why")
+    failed = _failed_jobs(rq_worker)
+    if failed:
+        print_error(f"{failed} phase job(s) failed; the log says why")
         raise typer.Exit(1)
+
+
+def _failed_jobs(rq_worker: Any) -> int:
+    """The failed job attempts of a worker that has stopped. RQ counts them only in the worker's
+    Redis hash (kept a minute after it stops), never in the object, which always said 0."""
+    from redis.exceptions import RedisError
+
+    try:
+        rq_worker.refresh()
+    except RedisError:
+        return 0  # the queue went away; the log has each failure
+    return int(rq_worker.failed_job_count)
 
 
 def _store_checked(connection: Redis, *, wait: bool) -> list[str]:
