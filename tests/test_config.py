@@ -493,3 +493,21 @@ def test_every_key_of_the_deployment_table_is_a_setting() -> None:
             node = node[part]
     assert [] == missing
     assert {"cycle.generator.kind", "cycle.generator.openai.api_key_env", "recovery.lease_seconds"} <= set(keys)
+
+
+def test_oneiros_preset_overrides_the_files_preset_and_each_source_is_named(tmp_path: Path) -> None:
+    """Environment beats file for the preset as for every key: ONEIROS_PRESET=bardo with
+    `preset = "ethos"` in oneiros.toml is bardo (it stayed ethos), named `env ONEIROS_PRESET`;
+    --preset beats both and is named `flag --preset` (it was named after the file)."""
+    from oneiros.config import explain_config
+
+    path = tmp_path / "oneiros.toml"
+    path.write_text('preset = "ethos"\n')
+    env = {"ONEIROS_PRESET": "bardo"}
+    config, sources = explain_config(path, environ=env)
+    assert ("bardo", "env ONEIROS_PRESET") == (config.preset, sources["preset"])
+    assert load_config(NO_FILE, preset="bardo").schedule == config.schedule
+    config, sources = explain_config(path, preset="bumblebee", environ=env)
+    assert ("bumblebee", "flag --preset") == (config.preset, sources["preset"])
+    config, sources = explain_config(path, environ={})
+    assert ("ethos", str(path)) == (config.preset, sources["preset"])
