@@ -13,7 +13,8 @@ import pytest
 
 from oneiros._errors import InvalidStoreURL, NoStore
 from oneiros.events import open_store
-from tests.conftest import PG_HOST, PG_PORT, REDIS_HOST, REDIS_PORT, require_server
+from tests.conftest import PG_HOST, PG_PORT, require_server
+from tests.workers.conftest import redis_url  # noqa: F401 - the fixture: a redis-server of the test's own
 
 
 def _oneiros(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -54,11 +55,10 @@ def test_invalid_store_url_message_masks_the_password() -> None:
 
 @pytest.mark.postgres
 @pytest.mark.redis
-def test_reading_a_missing_postgres_store_does_not_print_its_password(tmp_path: Path) -> None:
+def test_reading_a_missing_postgres_store_does_not_print_its_password(tmp_path: Path, redis_url: str) -> None:  # noqa: F811
     """`oneiros status` and `oneiros worker --burst` on a schema with no log say so in one line, the
     password masked."""
     require_server("PostgreSQL", PG_HOST, PG_PORT)
-    require_server("Redis", REDIS_HOST, REDIS_PORT)
     url = f"postgresql://postgres:S3cret@{PG_HOST}:{PG_PORT}/test?schema=qaops_never_created"
     shown = f"postgresql://postgres:***@{PG_HOST}:{PG_PORT}/test?schema=qaops_never_created"
     expected = (
@@ -67,9 +67,7 @@ def test_reading_a_missing_postgres_store_does_not_print_its_password(tmp_path: 
     )
     status = _oneiros("status", "--store", url, cwd=tmp_path)
     assert (2, expected) == (status.returncode, status.stderr)
-    # It stops before registering with the queue, so the database it names is left as it was.
-    queue = f"redis://{REDIS_HOST}:{REDIS_PORT}/11"
-    worker = _oneiros("worker", "--burst", "--store", url, "--queue", queue, cwd=tmp_path)
+    worker = _oneiros("worker", "--burst", "--store", url, "--queue", redis_url, cwd=tmp_path)
     assert (2, expected) == (worker.returncode, worker.stderr)
 
 
@@ -84,3 +82,26 @@ def test_an_unclosed_ipv6_bracket_is_one_line_not_a_traceback(tmp_path: Path) ->
     dream = _oneiros("dream", "--store", "memory://", "--queue", "redis://:S3cret@[::1:6379/0", cwd=tmp_path)
     assert (2, "error: queue 'redis://:***@[::1:6379/0': Invalid IPv6 URL\n") == (dream.returncode, dream.stderr)
     assert [] == list(tmp_path.iterdir())
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+def test_dream_json_and_cycle_id_errors_mask_passwords(tmp_path: Path, pg_schema: str, redis_url: str) -> None:  # noqa: F811
+    """`dream --json` (enqueued on a queue, or run in process) names the store and queue with their
+    passwords masked, as its text output does; so does `rerun` for a cycle id the log lacks."""
+    import json
+
+    url = f"postgresql://postgres:S3cret@{PG_HOST}:{PG_PORT}/test?schema={pg_schema}"
+    shown = f"postgresql://postgres:***@{PG_HOST}:{PG_PORT}/test?schema={pg_schema}"
+    # A password Redis does not ask for is accepted.
+    queue = redis_url.replace("redis://", "redis://:S3cret@")
+    enqueued = _oneiros("dream", "--sample", "--json", "--store", url, "--queue", queue, cwd=tmp_path)
+    assert 0 == enqueued.returncode, enqueued.stderr
+    said = json.loads(enqueued.stdout)
+    assert (shown, redis_url.replace("redis://", "redis://:***@")) == (said["store"], said["queue"])
+    interrupted = _oneiros("interrupt", "golem", "--reason", "test", "--store", url, cwd=tmp_path)
+    assert 0 == interrupted.returncode, interrupted.stderr
+    dreamt = _oneiros("dream", "--json", "--store", url, cwd=tmp_path)
+    assert shown == json.loads(dreamt.stdout)["store"]
+    rerun = _oneiros("rerun", "nope", "--store", url, cwd=tmp_path)
+    assert (2, f"error: no cycle matches 'nope' in the log at {shown}\n") == (rerun.returncode, rerun.stderr)

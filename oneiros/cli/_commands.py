@@ -171,11 +171,11 @@ def _dream_on_queue(
         enqueued = {
             "cycle_id": cycle_id,
             "golem_id": golem_id,
-            "queue": effective.queue,
+            "queue": shown_url(effective.queue),
             "rq_queue": effective.rq.queue,
             "enqueued": True,
             "episodes_recorded": recorded,
-            "store": golems.store.url,
+            "store": shown_url(golems.store.url),
         }
         if as_json:
             emit_json(enqueued)
@@ -212,7 +212,7 @@ def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: b
         "complete": msgspec.to_builtins(result.complete) if result.complete else None,
         "interrupted": result.interrupted,
         "empty": result.empty,
-        "store": store_url,
+        "store": shown_url(store_url),
     }
     if result.empty:  # one line, on stderr, whatever the output format: the cycle failed
         cycle = f"cycle {result.cycle_id} of {result.golem_id}"
