@@ -11,14 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from oneiros._errors import InvalidStoreURL, NoStore
+from oneiros._errors import ConfigError, InvalidStoreURL, NoStore
 from oneiros.events import open_store
 from tests.conftest import PG_HOST, PG_PORT, require_server
-from tests.workers.conftest import redis_url  # noqa: F401 - the fixture: a redis-server of the test's own
+from tests.workers.conftest import (
+    _free_port,
+    redis_url,  # noqa: F401 - the fixture: a redis-server of the test's own
+)
 
 
 def _oneiros(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
+    # Bounded: a server that starts when it should not is killed when the time is up.
     return subprocess.run(
         [sys.executable, "-m", "oneiros", *args],
         capture_output=True,
@@ -26,6 +30,7 @@ def _oneiros(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         env={**environ, "COLUMNS": "400"},
         cwd=cwd,
         check=False,
+        timeout=60,
     )
 
 
@@ -105,3 +110,35 @@ def test_dream_json_and_cycle_id_errors_mask_passwords(tmp_path: Path, pg_schema
     assert shown == json.loads(dreamt.stdout)["store"]
     rerun = _oneiros("rerun", "nope", "--store", url, cwd=tmp_path)
     assert (2, f"error: no cycle matches 'nope' in the log at {shown}\n") == (rerun.returncode, rerun.stderr)
+
+
+def test_a_malformed_server_queue_is_refused_at_start_and_masked(tmp_path: Path) -> None:
+    """`oneiros serve` with a queue URL Redis cannot use stops at start in one line, its password
+    masked (it started, and answered every cycle request with a 400 quoting the password); the
+    server's own message masks it too."""
+    from msgspec.structs import replace
+
+    from oneiros import Deps, Golems, open_store
+    from oneiros.config import load_config
+    from oneiros.server._cycles import start_cycle
+    from oneiros.server._models import CycleIn
+
+    queue = "redis://:S3cret@127.0.0.1:notaport/0"
+    port = str(_free_port())
+    served = _oneiros(
+        "serve", "--insecure-local", "--port", port, "--store", "memory://", "--queue", queue, cwd=tmp_path
+    )
+    expected = (
+        "error: queue 'redis://:***@127.0.0.1:notaport/0': Port could not be cast to integer value as 'notaport'\n"
+    )
+    assert (2, expected) == (served.returncode, served.stderr)
+    store = open_store("memory://")
+    Golems(store).create("g")
+    base = load_config("/dev/null")
+    config = replace(base, server=replace(base.server, queue=queue))
+    with pytest.raises(ConfigError) as caught:
+        start_cycle(store, config, Deps(), "g", CycleIn(), background=None)  # type: ignore[arg-type]
+    assert (
+        "server.queue 'redis://:***@127.0.0.1:notaport/0': Port could not be cast to integer value as 'notaport'"
+        == (str(caught.value))
+    )

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from oneiros._deps import Deps
-from oneiros._errors import ConfigError
+from oneiros._errors import ConfigError, masked_url
 from oneiros.config import OneirosConfig
 from oneiros.events import EventStore
 from oneiros.fsm import Golems, Observers
@@ -77,7 +77,7 @@ def start_cycle(
         try:
             connection = Redis.from_url(queue)
         except ValueError as exc:
-            raise ConfigError(f"server.queue {queue!r}: {exc}") from None
+            raise ConfigError(f"server.queue {masked_url(queue)!r}: {exc}") from None
         executor = RqExecutor(golems, connection, cycle_settings=settings)
         cycle_id = executor.start_cycle(golem_id)
         if not body.wait:
