@@ -155,10 +155,34 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
             _check_can_dream(golems, golem_id)
             logs.read(golem_id)  # a stored episode the engines cannot fold: one line, before DreamStart
         follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
-        result = follow(golem_id)
+        try:
+            result = follow(golem_id)
+        except KeyboardInterrupt:
+            _stop_by_hand(golems, golem_id)
+            raise typer.Exit(130) from None
         _print_result(result, recorded, event_store.url, as_json)
         if result.interrupted or result.empty:  # a cycle that did not complete is not a success
             raise typer.Exit(1)
+
+
+def _stop_by_hand(golems: Golems, golem_id: str) -> None:
+    """End the cycle a Ctrl-C stopped, as `oneiros interrupt` would: left dreaming, the golem
+    waited for a reconciler to resume a cycle its owner had just stopped."""
+    from oneiros.fsm import GolemState, retry_race
+
+    reason = "oneiros dream stopped by Ctrl-C"
+
+    def attempt() -> GolemState | None:
+        state = golems.state(golem_id)
+        if state.mode != "Dreaming":
+            return None
+        golems.interrupt(golem_id, "owner", reason, known=state)
+        return state
+
+    with one_line_errors():
+        state = retry_race(attempt, golems.races, golems.deps)
+    if state is not None:
+        print_error(f"interrupted cycle {state.cycle_id} of {golem_id} in {state.phase}: {reason}")
 
 
 def _dream_on_queue(
