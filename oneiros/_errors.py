@@ -99,13 +99,30 @@ class ConfigError(OneirosError):
     """A setting, URL or option has a value oneiros cannot use."""
 
 
+def masked_url(url: str) -> str:
+    """``url`` with any password replaced by ``***``: messages reach terminals, logs and HTTP
+    answers, and a PostgreSQL URL may carry a password. It parses nothing, so a malformed URL
+    (an unclosed IPv6 bracket, a bad port) is masked as well as a good one."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    # The userinfo ends at the last "@" before the path; a malformed URL (a bad port, an unknown
+    # parameter) is masked as well, since it is the one a message quotes.
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    userinfo, at, host = rest[:end].rpartition("@")
+    user, colon, _password = userinfo.partition(":")
+    if not (at and colon):
+        return url
+    return f"{scheme}{sep}{user}:***@{host}{rest[end:]}"
+
+
 class InvalidStoreURL(ConfigError):
-    """A store URL names no supported backend or is malformed."""
+    """A store URL names no supported backend or is malformed. The message masks its password."""
 
     def __init__(self, url: str, reason: str) -> None:
         self.url = url
         self.reason = reason
-        super().__init__(f"invalid store URL {url!r}: {reason}")
+        super().__init__(f"invalid store URL {masked_url(url)!r}: {reason}")
 
 
 class InvalidPromptTemplate(ConfigError):
@@ -184,12 +201,13 @@ class StreamConflict(StoreError):
 
 
 class NoStore(StoreError):
-    """A command that only reads was pointed at a URL where no store exists; it created nothing."""
+    """A command that only reads was pointed at a URL where no store exists; it created nothing.
+    The message masks the URL's password."""
 
     def __init__(self, url: str, reason: str) -> None:
         self.url = url
         self.reason = reason
-        super().__init__(f"no store at {url}: {reason}")
+        super().__init__(f"no store at {masked_url(url)}: {reason}")
 
 
 class StoreUnavailable(StoreError):

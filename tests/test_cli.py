@@ -124,3 +124,54 @@ def test_an_import_cut_short_is_finished_by_running_it_again(tmp_path: Path) -> 
     with open_store(url) as store:
         ticks = [r.event.episode.tick for r in store.read_stream("golem") if isinstance(r.event, EpisodeRecorded)]
     assert (10_000, 2_345, list(range(1, 12_346))) == (first["episodes_recorded"], again["episodes_recorded"], ticks)
+
+
+def test_ctrl_c_during_an_in_process_dream_ends_the_cycle_interrupted(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT) during `oneiros dream` without a queue records the cycle interrupted by its
+    owner, says so in one line and exits 130; the golem was left Dreaming, for a reconciler to
+    resume the cycle its owner had just stopped."""
+    import os
+    import signal
+    import time
+
+    from oneiros import Golems
+    from oneiros.events import DreamInterrupted
+
+    url = f"sqlite:///{tmp_path}/events.db"
+    env = {k: v for k, v in os.environ.items() if k != "ONEIROS_STORE"}
+    command = [sys.executable, "-m", "oneiros", "dream", "--sample", "--json", "--store", url, "--generator", "sleep:1"]
+    dreaming = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        state = None
+        while time.monotonic() < deadline and dreaming.poll() is None:
+            if (tmp_path / "events.db").exists():
+                store = open_store(url)
+                try:
+                    state = Golems(store).state("golem") if store.stream_version("golem") else None
+                finally:
+                    store.close()
+                if state is not None and state.mode == "Dreaming":
+                    break
+            time.sleep(0.2)
+        assert state is not None
+        assert "Dreaming" == state.mode
+        dreaming.send_signal(signal.SIGINT)
+        _out, err = dreaming.communicate(timeout=60)
+    finally:
+        if dreaming.poll() is None:
+            dreaming.kill()
+            dreaming.wait(timeout=10)
+    store = open_store(url)
+    try:
+        after = Golems(store).state("golem")
+        ended = [r.event for r in store.read_stream("golem", types=(DreamInterrupted,))]
+    finally:
+        store.close()
+    reason = "oneiros dream stopped by Ctrl-C"
+    assert 130 == dreaming.returncode
+    assert f"error: interrupted cycle {state.cycle_id} of golem in {ended[0].phase}: {reason}\n" == err
+    assert ("Waking", 1) == (after.mode, after.cycles_interrupted)
+    assert [(state.cycle_id, "owner", reason)] == [(e.cycle_id, e.source, e.reason) for e in ended]

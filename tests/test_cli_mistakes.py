@@ -321,6 +321,12 @@ CASES: list[tuple[tuple[str, ...], int, str, dict[str, str]]] = [
         {},
     ),
     (
+        ("trace", "abc"),
+        2,
+        "error: tracing.spans_path is off, so no span file is written: name one with --spans FILE\n",
+        {"ONEIROS_SPANS": "off"},
+    ),
+    (
         ("trace", "abc", "--spans", "missing.jsonl"),
         2,
         "error: no span file 'missing.jsonl': no traced cycle has written there yet\n",

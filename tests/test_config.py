@@ -449,3 +449,65 @@ def test_config_show_names_each_source_and_never_a_password(monkeypatch: pytest.
     table = runner.invoke(app, ["config", "show"], env={"COLUMNS": "250"}).output
     assert "hunter2" not in table
     assert "postgresql://oneiros:***@db:5432/oneiros" in table
+
+
+def _deployment_table_keys() -> list[str]:
+    """The keys docs/deployment.md's configuration table names: a row's own key, and for a
+    ``prefix.*`` row each backticked key in its description outside parentheses (a ``sub.*`` there
+    makes the following ones ``prefix.sub.key``)."""
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "deployment.md").read_text()
+    table = text.split("| key | what |", 1)[1].split("\n\n", 1)[0]
+    keys: list[str] = []
+    for row in table.splitlines()[2:]:
+        key_cell, what = row.strip("| ").split(" | ", 1)
+        for key in (k.strip() for k in key_cell.replace("`", "").split(",")):
+            if not key.endswith(".*"):
+                keys.append(key)
+                continue
+            prefix = sub = key[:-2]
+            for token in re.findall(r"`([a-z_]+(?:\.\*)?)`", re.sub(r"\([^)]*\)", "", what)):
+                if token.endswith(".*"):
+                    sub = f"{prefix}.{token[:-2]}"
+                else:
+                    keys.append(f"{sub}.{token}")
+    return keys
+
+
+def test_every_key_of_the_deployment_table_is_a_setting() -> None:
+    """Each key docs/deployment.md's configuration table names is a key of the effective config (the
+    generator's were `name`, `base_url`, `api_key_env`... where the settings have `kind` and
+    `openai.base_url`, `openai.api_key_env`...)."""
+    import msgspec
+
+    config = msgspec.to_builtins(load_config(NO_FILE))
+    keys = _deployment_table_keys()
+    missing = []
+    for key in keys:
+        node: Any = config
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                missing.append(key)
+                break
+            node = node[part]
+    assert [] == missing
+    assert {"cycle.generator.kind", "cycle.generator.openai.api_key_env", "recovery.lease_seconds"} <= set(keys)
+
+
+def test_oneiros_preset_overrides_the_files_preset_and_each_source_is_named(tmp_path: Path) -> None:
+    """Environment beats file for the preset as for every key: ONEIROS_PRESET=bardo with
+    `preset = "ethos"` in oneiros.toml is bardo (it stayed ethos), named `env ONEIROS_PRESET`;
+    --preset beats both and is named `flag --preset` (it was named after the file)."""
+    from oneiros.config import explain_config
+
+    path = tmp_path / "oneiros.toml"
+    path.write_text('preset = "ethos"\n')
+    env = {"ONEIROS_PRESET": "bardo"}
+    config, sources = explain_config(path, environ=env)
+    assert ("bardo", "env ONEIROS_PRESET") == (config.preset, sources["preset"])
+    assert load_config(NO_FILE, preset="bardo").schedule == config.schedule
+    config, sources = explain_config(path, preset="bumblebee", environ=env)
+    assert ("bumblebee", "flag --preset") == (config.preset, sources["preset"])
+    config, sources = explain_config(path, environ={})
+    assert ("ethos", str(path)) == (config.preset, sources["preset"])

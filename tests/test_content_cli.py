@@ -71,7 +71,7 @@ def test_budget_from_the_ledger_events_shows_what_the_whole_stream_gives(sqlite_
 
 
 def test_budget_judges_spend_by_the_configured_caps(sqlite_url: str, tmp_path: Path) -> None:
-    """``budget`` shows the caps of the config every other process enforces: a month cap of $3 and a
+    """``budget --config`` shows the caps of that config, which every other process enforces: a month cap of $3 and a
     core cycle cap of 9,000 tokens from ``--config`` (the defaults alone showed $15.00 and 12,000),
     and ``--tier`` still picks the tier on top of them."""
     assert 0 == runner.invoke(app, ["dream", "--sample", "--store", sqlite_url, "--json"]).exit_code
@@ -85,3 +85,33 @@ def test_budget_judges_spend_by_the_configured_caps(sqlite_url: str, tmp_path: P
     assert 0 == hardened.exit_code, hardened.output
     assert "golem · hardened tier · last cycle" in hardened.output
     assert "60000" in hardened.output
+
+
+def test_budget_shows_the_caps_the_last_cycle_ran_with(sqlite_url: str) -> None:
+    """Without --tier, ``budget`` shows the caps recorded in the last cycle's DreamStart (a
+    hardened cycle against the hardened caps, a cap set in another process's environment as it
+    was), not the default core caps; --tier still shows another tier's."""
+    dreamt = runner.invoke(
+        app,
+        ["dream", "--sample", "--store", sqlite_url, "--tier", "hardened", "--json"],
+        env={"ONEIROS_CYCLE__BUDGET__HARDENED_CYCLE_TOKENS": "50000"},
+    )
+    assert 0 == dreamt.exit_code, dreamt.output
+    shown = json.loads(runner.invoke(app, ["budget", "--store", sqlite_url, "--json"]).output)
+    assert ("hardened", 50000, 0.5) == (shown["tier"], shown["caps"][0]["token_cap"], shown["caps"][0]["usd_cap"])
+    core = json.loads(runner.invoke(app, ["budget", "--store", sqlite_url, "--tier", "core", "--json"]).output)
+    assert ("core", 12000) == (core["tier"], core["caps"][0]["token_cap"])
+
+
+def test_budget_of_a_golem_that_never_dreamt_shows_the_configs_caps(sqlite_url: str) -> None:
+    """A golem with no cycle yet is shown against the config's cycle.budget (here from ONEIROS_*)."""
+    from oneiros import Golems, open_store
+
+    store = open_store(sqlite_url)
+    Golems(store).create("quiet")
+    store.close()
+    env = {"ONEIROS_CYCLE__BUDGET__TIER": "hardened", "ONEIROS_CYCLE__BUDGET__MONTH_USD": "3.5"}
+    shown = runner.invoke(app, ["budget", "--store", sqlite_url, "--golem", "quiet", "--json"], env=env)
+    assert 0 == shown.exit_code, shown.output
+    payload = json.loads(shown.output)
+    assert ("hardened", 60000, 3.5) == (payload["tier"], payload["caps"][0]["token_cap"], payload["caps"][3]["usd_cap"])

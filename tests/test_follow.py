@@ -1,4 +1,5 @@
-"""Following the log across processes on PostgreSQL: woken by LISTEN/NOTIFY, not by polling."""
+"""Following the log across processes: on PostgreSQL woken by LISTEN/NOTIFY, not by polling; and
+`oneiros follow` stopped by SIGTERM."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -52,3 +54,36 @@ def test_a_follower_is_woken_by_notifications_from_another_process(pg_schema: st
         "Dreaming_HypnopompicReturn",
         "Waking",
     ] == entered
+
+
+def test_sigterm_stops_oneiros_follow_cleanly(tmp_path: Path) -> None:
+    """`oneiros follow` stopped with SIGTERM (docker stop, systemd) ends as Ctrl-C ends it: exit 0
+    within seconds, nothing on stderr (SIGTERM killed it, exit -15, whatever it was doing)."""
+    import os
+    import signal
+
+    from oneiros import Golems
+
+    store_url = f"sqlite:///{tmp_path}/events.db"
+    store = open_store(store_url)
+    Golems(store).create("g")
+    store.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "oneiros", "follow", "--store", store_url],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert follower.stdout is not None
+        assert follower.stdout.readline().startswith("following ")
+        follower.send_signal(signal.SIGTERM)
+        _out, err = follower.communicate(timeout=20)
+        assert (0, "") == (follower.returncode, err)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait(timeout=10)

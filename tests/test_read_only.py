@@ -151,3 +151,20 @@ def test_a_refused_postgres_connection_is_one_line(tmp_path: Path) -> None:
     result = run("dream", "--sample", store=f"postgresql://postgres@127.0.0.1:{port}/test")
     assert 2 == result.returncode
     assert f"error: cannot reach PostgreSQL at 127.0.0.1:{port}/test: Connection refused\n" == result.stderr
+
+
+@pytest.mark.parametrize("command", [("journal",), ("follow",)])
+def test_a_refused_postgres_projection_database_is_one_line(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """A --projections URL whose PostgreSQL refuses connections is one line naming host, port and
+    database, exit 2, at once; it was eventsourcing's OperationalError traceback after the pool's
+    5 s wait."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert 0 == run("dream", "--sample", "--json", cwd=tmp_path).returncode
+    projections = f"postgresql://postgres:s3cret@127.0.0.1:{port}/test?schema=p"
+    result = run(*command, "--projections", projections, cwd=tmp_path)
+    assert (2, f"error: cannot reach PostgreSQL at 127.0.0.1:{port}/test: Connection refused\n") == (
+        result.returncode,
+        result.stderr,
+    )

@@ -160,10 +160,34 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
             return
         assert executor is not None  # no queue: this process runs the cycle
         follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
-        result = follow(golem_id)
+        try:
+            result = follow(golem_id)
+        except KeyboardInterrupt:
+            _stop_by_hand(golems, golem_id)
+            raise typer.Exit(130) from None
         _print_result(result, recorded, event_store.url, as_json)
         if result.interrupted or result.empty:  # a cycle that did not complete is not a success
             raise typer.Exit(1)
+
+
+def _stop_by_hand(golems: Golems, golem_id: str) -> None:
+    """End the cycle a Ctrl-C stopped, as `oneiros interrupt` would: left dreaming, the golem
+    waited for a reconciler to resume a cycle its owner had just stopped."""
+    from oneiros.fsm import GolemState, retry_race
+
+    reason = "oneiros dream stopped by Ctrl-C"
+
+    def attempt() -> GolemState | None:
+        state = golems.state(golem_id)
+        if state.mode != "Dreaming":
+            return None
+        golems.interrupt(golem_id, "owner", reason, known=state)
+        return state
+
+    with one_line_errors():
+        state = retry_race(attempt, golems.races, golems.deps)
+    if state is not None:
+        print_error(f"interrupted cycle {state.cycle_id} of {golem_id} in {state.phase}: {reason}")
 
 
 def _dream_on_queue(
@@ -176,11 +200,11 @@ def _dream_on_queue(
         enqueued = {
             "cycle_id": cycle_id,
             "golem_id": golem_id,
-            "queue": effective.queue,
+            "queue": shown_url(effective.queue),
             "rq_queue": effective.rq.queue,
             "enqueued": True,
             "episodes_recorded": recorded,
-            "store": golems.store.url,
+            "store": shown_url(golems.store.url),
         }
         if as_json:
             emit_json(enqueued)
@@ -217,7 +241,7 @@ def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: b
         "complete": msgspec.to_builtins(result.complete) if result.complete else None,
         "interrupted": result.interrupted,
         "empty": result.empty,
-        "store": store_url,
+        "store": shown_url(store_url),
     }
     if result.empty:  # one line, on stderr, whatever the output format: the cycle failed
         cycle = f"cycle {result.cycle_id} of {result.golem_id}"

@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import typer
 from rich.console import Console
@@ -64,11 +63,9 @@ SQLite and PostgreSQL store (a larger number failed in the database driver with 
 
 def shown_url(url: str) -> str:
     """``url`` with any password masked, for output and logs (a store or queue URL may carry one)."""
-    split = urlsplit(url)
-    if not split.password:
-        return url
-    netloc = split.netloc.replace(f":{split.password}@", ":***@", 1)
-    return urlunsplit(split._replace(netloc=netloc))
+    from oneiros._errors import masked_url
+
+    return masked_url(url)
 
 
 def emit_json(obj: object) -> None:

@@ -34,7 +34,8 @@ __all__ = ["register"]
 TierOpt = Annotated[
     str | None,
     typer.Option(
-        "--tier", help="Budget tier: core (rule-based, T0) or hardened (T1/T2, rich dreams); default: the config's."
+        "--tier",
+        help="Budget tier whose caps to show: core or hardened (default: the tier the last cycle ran with).",
     ),
 ]
 
@@ -131,23 +132,22 @@ def budget(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """What dreaming has spent against each cap, as of the golem's latest event: the caps of the
-    config (oneiros.toml, ONEIROS_*), at --tier when given."""
+    """What dreaming has spent against each cap, as of the golem's latest event: the caps its last
+    cycle ran with (recorded in its DreamStart), or with --config, or before any cycle, the
+    config's (oneiros.toml, ONEIROS_*); --tier shows another tier's caps."""
     from typing import get_args
 
-    import msgspec
+    from msgspec.structs import replace
 
     from oneiros.events import DreamStart
     from oneiros.settings import Tier
     from oneiros.workers import Ledger, budget_report
 
-    if tier is not None and tier not in get_args(Tier):  # CycleBudget takes any string, then shows no caps
+    if tier is not None and tier not in get_args(Tier):  # CycleBudget takes any string; no caps would show
         with one_line_errors():
             raise InputError(f"unknown tier {tier!r}; use {' or '.join(get_args(Tier))}")
     # The caps every other process enforces: the defaults alone ignored a configured month_usd.
     caps = load(config, None).cycle.budget
-    if tier is not None:
-        caps = msgspec.structs.replace(caps, tier=tier)
     golem = golem_of(golem)
     with opened(store) as event_store:
         version = event_store.stream_version(golem)
@@ -157,6 +157,13 @@ def budget(
         # time of the stream's last event, which the caps' windows end at.
         last = event_store.read_stream(golem, after_version=version - 1)
         history = event_store.read_stream(golem, types=(DreamStart, *Ledger.reads))
+        # The caps that bound the last cycle, wherever it ran: a worker's or another shell's config
+        # may differ from this one's, and the default caps would call a hardened cycle over budget.
+        started = [r.event.settings for r in history if isinstance(r.event, DreamStart)]
+        if config is None and started and started[-1] is not None:
+            caps = started[-1].budget
+        if tier is not None:
+            caps = replace(caps, tier=tier)
         last_cycle, rows = budget_report(history, caps, now=last[-1].meta.time)
         if as_json:
             emit_json({"golem_id": golem, "tier": caps.tier, "cycle_id": last_cycle, "caps": rows})

@@ -75,7 +75,7 @@ def _settings(
 
 def _cycle_in(store: EventStore, typed: str) -> str:
     """The cycle ``typed`` (an id or a unique prefix) names in ``store``."""
-    return resolve_id(typed, cycle_ids(store), "cycle", f"the log at {store.url}")
+    return resolve_id(typed, cycle_ids(store), "cycle", f"the log at {shown_url(store.url)}")
 
 
 def _print(report: RerunReport) -> None:
@@ -130,7 +130,7 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
     with opened(store, create=False) as event_store:
         known = cycle_ids(event_store)
         with one_line_errors():
-            where = f"the log at {event_store.url}"
+            where = f"the log at {shown_url(event_store.url)}"
             ids = known if every else [resolve_id(c, known, "cycle", where) for c in cycles or []]
             if every and not known:
                 raise InputError(f"there is no cycle to re-run in {where}")

@@ -3,6 +3,7 @@ projection half of ``replay --verify``."""
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -499,11 +500,15 @@ def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
 
     with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
         stop = threading.Event()
+        # SIGTERM (docker stop, systemd) stops it as Ctrl-C does: cleanly, exit 0, not killed mid-batch.
+        previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
         console.print(escape(f"following {shown_url(event_store.url)} into {shown_url(p.db.url)}; Ctrl-C stops"))
         try:
             follow_all(p, stop, _staging_settings(), _health_settings())
         except KeyboardInterrupt:
             stop.set()
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def rebuild(

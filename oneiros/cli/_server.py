@@ -120,6 +120,10 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     s = effective.server
     try:  # the server reads it at start-up, after the catch-up, and would fail there with a traceback
         _check_tokens_file(Path(s.tokens_file))
+        if s.queue:  # a URL Redis cannot use would otherwise fail each cycle request with a 400
+            from oneiros.cli._workers import redis_at
+
+            redis_at(s.queue)
     except ConfigError as exc:
         print_error(exc)
         raise typer.Exit(2) from None

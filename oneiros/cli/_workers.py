@@ -3,11 +3,12 @@ behind ``dream --queue`` and ``run`` with a queue configured."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
@@ -28,7 +29,7 @@ from oneiros.cli._common import (
     shown_url,
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, RqSettingsOpt, SpansOpt, fail, flag, load, rq_flag
-from oneiros.settings import DEFAULT_SPANS_PATH, DreamPhaseName
+from oneiros.settings import DreamPhaseName
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from redis import Redis
@@ -52,7 +53,10 @@ def redis_at(url: str) -> Redis:
 
     from redis import Redis
 
-    split = urlsplit(url)
+    try:
+        split = urlsplit(url)
+    except ValueError as exc:  # an unclosed "[" of an IPv6 host
+        raise ConfigError(f"queue {shown_url(url)!r}: {exc}") from None
     database = split.path.strip("/")
     # redis-py ignores a path that is no number and takes database 0: jobs would go where no
     # worker of the intended database looks.
@@ -146,9 +150,22 @@ def worker(
         worked = rq_worker.work(burst=burst, max_jobs=max_jobs, logging_level=effective.log.rq_level)
     if burst and not worked:
         err_console.print("no phase job was waiting")
-    if rq_worker.failed_job_count:
-        print_error(f"{rq_worker.failed_job_count} phase job(s) failed; the log says why")
+    failed = _failed_jobs(rq_worker)
+    if failed:
+        print_error(f"{failed} phase job(s) failed; the log says why")
         raise typer.Exit(1)
+
+
+def _failed_jobs(rq_worker: Any) -> int:
+    """The failed job attempts of a worker that has stopped. RQ counts them only in the worker's
+    Redis hash (kept a minute after it stops), never in the object, which always said 0."""
+    from redis.exceptions import RedisError
+
+    try:
+        rq_worker.refresh()
+    except RedisError:
+        return 0  # the queue went away; the log has each failure
+    return int(rq_worker.failed_job_count)
 
 
 def _store_checked(connection: Redis, *, wait: bool) -> list[str]:
@@ -182,7 +199,12 @@ def _supervise(count: int, argv: Sequence[str]) -> int:
             skip = True  # its value is the next argument
         elif not arg.startswith("--count="):
             args.append(arg)
-    children = [subprocess.Popen([sys.executable, "-m", "oneiros", *args, "--count", "1"]) for _ in range(count)]
+    parent = os.getpid()
+    children = [
+        # The supervisor has started no thread, which is what makes a preexec_fn safe.
+        subprocess.Popen([sys.executable, "-m", "oneiros", *args, "--count", "1"], preexec_fn=_die_with(parent))  # noqa: PLW1509
+        for _ in range(count)
+    ]
 
     def forward(signum: int, _frame: FrameType | None) -> None:
         for child in children:
@@ -192,6 +214,26 @@ def _supervise(count: int, argv: Sequence[str]) -> int:
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
     return max(child.wait() for child in children)
+
+
+def _die_with(parent: int) -> Callable[[], None] | None:
+    """What a worker child runs before its program: on Linux, ask for SIGTERM when the supervisor
+    dies. A supervisor killed with SIGKILL cannot forward a signal, and its children went on taking
+    jobs as orphans nobody stops; SIGTERM lets each finish its phase (RQ's warm shutdown)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    # Looked up before the fork: the child only calls it (no import or allocation after fork).
+    prctl = ctypes.CDLL(None).prctl
+    pr_set_pdeathsig = 1
+
+    def arm() -> None:
+        prctl(pr_set_pdeathsig, signal.SIGTERM)
+        if os.getppid() != parent:  # it died before the request was made
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
 
 
 def queue_executor(golems: Golems, effective: OneirosConfig, poll_interval: float = 0.2) -> RqExecutor:
@@ -298,7 +340,9 @@ def trace_cmd(
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "tracing.spans_path", spans, "--spans")
-    path = load(config, None, flags).tracing.spans_path or DEFAULT_SPANS_PATH
+    path = load(config, None, flags).tracing.spans_path
+    if path is None:  # the default file would hold only spans written before tracing was turned off
+        raise fail(InputError("tracing.spans_path is off, so no span file is written: name one with --spans FILE"))
     if not Path(path).exists():  # read_spans takes a missing file for an empty one; here it is a mistake
         raise fail(InputError(f"no span file {path!r}: no traced cycle has written there yet"))
     if not Path(path).is_file():

@@ -343,7 +343,8 @@ def explain_config(
     file_path, file_layer = _read_file(path, env)
     env_layer, env_sources = _env_layer(env)
     flag_layer, flag_sources = _flag_layer(flags or {})
-    chosen = preset or env_layer.get("preset") or file_layer.get("preset") or env.get("ONEIROS_PRESET") or ""
+    # A flag beats the environment, which beats the file, as for every key.
+    chosen = preset or env_layer.get("preset") or env.get("ONEIROS_PRESET") or file_layer.get("preset") or ""
     if not isinstance(chosen, str):
         raise InvalidSetting("preset", chosen, "a preset name", str(file_path))
     if chosen and chosen not in PRESETS:
@@ -358,6 +359,10 @@ def explain_config(
     _merge(merged, flag_layer, sources, "flag")
     sources.update(flag_sources)
     merged["preset"] = chosen
+    if preset:
+        sources["preset"] = "flag --preset"
+    elif not env_layer.get("preset") and env.get("ONEIROS_PRESET"):
+        sources["preset"] = "env ONEIROS_PRESET"
     checker = _Checker(sources)
     checker.check(merged, OneirosConfig, [])
     try:
@@ -381,8 +386,8 @@ def load_config(
     """The effective config: defaults < preset < file < environment < flags.
 
     ``path`` defaults to ``$ONEIROS_CONFIG`` or ``oneiros.toml`` (a missing default file is no
-    error; a missing named one is). ``preset`` defaults to the file's ``preset`` key, then
-    ``$ONEIROS_PRESET``. Any bad key or value raises :class:`InvalidSetting` naming the key, the
+    error; a missing named one is). ``preset`` defaults to ``$ONEIROS_PRESET``, then the file's
+    ``preset`` key. Any bad key or value raises :class:`InvalidSetting` naming the key, the
     value, what was expected and where it came from.
     """
     return explain_config(path, preset=preset, environ=environ, flags=flags)[0]

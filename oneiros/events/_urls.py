@@ -39,7 +39,10 @@ def _quoted(value: str) -> str:
 
 def parse_postgres_url(url: str) -> PostgresURL:
     """The parts of a PostgreSQL store URL; :class:`InvalidStoreURL` names what is wrong with it."""
-    split = urlsplit(url)
+    try:
+        split = urlsplit(url)
+    except ValueError as exc:  # an unclosed "[" of an IPv6 host
+        raise InvalidStoreURL(url, str(exc)) from None
     if split.scheme not in ("postgresql", "postgres"):
         raise InvalidStoreURL(url, "expected postgresql://user@host:port/dbname?schema=name")
     dbname = unquote(split.path.lstrip("/"))

@@ -28,6 +28,7 @@ from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
 
 from oneiros._errors import InvalidStoreURL, ProjectionConflict
 from oneiros.events import PostgresURL, parse_postgres_url
+from oneiros.events._presence import check_reachable
 
 __all__ = ["ProjectionDB", "RowWrite", "default_projection_url", "open_projection_db"]
 
@@ -250,6 +251,9 @@ def _postgres_projection_db(url: str, parts: PostgresURL) -> ProjectionDB:
     from psycopg.sql import SQL, Identifier  # noqa: PLC0415
 
     schema = parts.schema
+    # The pool below would wait its own timeout and end in eventsourcing's OperationalError (a
+    # traceback through every reading command); a server that does not answer is one line.
+    check_reachable(url, parts, parts.connect_timeout)
 
     class PostgresProjectionDB(PostgresTrackingRecorder, ProjectionDB):
         mark = "%s"

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from oneiros._deps import Deps
-from oneiros._errors import ConfigError, IllegalCommand
+from oneiros._errors import ConfigError, IllegalCommand, masked_url
 from oneiros.config import OneirosConfig
 from oneiros.events import EventStore
 from oneiros.fsm import Golems, Observers, destination
@@ -119,7 +119,7 @@ def _redis(queue: str) -> Redis:
     try:
         return Redis.from_url(queue)
     except ValueError as exc:
-        raise ConfigError(f"server.queue {queue!r}: {exc}") from None
+        raise ConfigError(f"server.queue {masked_url(queue)!r}: {exc}") from None
 
 
 def _ended(result: CycleResult) -> dict[str, Any]:

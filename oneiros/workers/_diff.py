@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from oneiros._errors import InputError
+from oneiros._errors import InputError, masked_url
 from oneiros.events import (
     BudgetOverrun,
     CycleEvent,
@@ -70,7 +70,7 @@ def cycle_start(store: EventStore, cycle_id: str) -> Recorded:
     starts = store.read_all(types=[DreamStart])
     start = next((r for r in starts if isinstance(r.event, DreamStart) and r.event.cycle_id == cycle_id), None)
     if start is None:
-        raise InputError(f"no cycle {cycle_id!r} in the log at {store.url}")
+        raise InputError(f"no cycle {cycle_id!r} in the log at {masked_url(store.url)}")
     return start
 
 

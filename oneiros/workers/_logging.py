@@ -47,18 +47,34 @@ class JsonFormatter(logging.Formatter):
         return msgspec.json.encode(out).decode()
 
 
+class _NoRqTraceback(logging.Filter):
+    """Drops RQ's report of a failed job: its traceback over many lines at ERROR, which broke the
+    JSON lines. The worker's exception handler says the failure in one line (and the traceback at
+    DEBUG); RQ keeps the traceback in the job's result."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (isinstance(record.msg, str) and "exception raised while executing" in record.msg)
+
+
 def configure_logging(settings: LogSettings) -> None:
-    """oneiros's loggers at ``settings.level`` on stderr, in UTC (RQ's own logger is set up by the
-    worker, at ``settings.rq_level``)."""
-    handler = logging.StreamHandler(sys.stderr)
+    """oneiros's loggers at ``settings.level`` on stderr, in UTC, and RQ's in the same format (its
+    level is set by the worker, ``settings.rq_level``)."""
     formatter: logging.Formatter
     if settings.format == "json":
         formatter = JsonFormatter()
     else:
         formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     formatter.converter = time.gmtime
+    handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(formatter)
     root = logging.getLogger("oneiros")
     root.handlers[:] = [handler]
     root.setLevel(settings.level)
     root.propagate = False
+    # With a handler here RQ adds none of its own (plain text on stdout and stderr) to rq.worker.
+    rq_handler = logging.StreamHandler(sys.stderr)
+    rq_handler.setFormatter(formatter)
+    rq_handler.addFilter(_NoRqTraceback())
+    rq = logging.getLogger("rq")
+    rq.handlers[:] = [rq_handler]
+    rq.propagate = False

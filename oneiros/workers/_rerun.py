@@ -21,7 +21,7 @@ from typing import Any, Literal
 import msgspec
 
 from oneiros._deps import Deps, FixedClock, SequentialIds
-from oneiros._errors import GenerationError, GeneratorUnavailable, InputError, OneirosError
+from oneiros._errors import GenerationError, GeneratorUnavailable, InputError, OneirosError, masked_url
 from oneiros.events import (
     BudgetExhausted,
     BudgetOverrun,
@@ -448,5 +448,5 @@ def fork_cycle(
     log, projections, staging and MEMORY.md cannot change."""
     same = into is store or (into.url == store.url and not into.url.startswith("memory:"))
     if same or into.head() != 0:
-        raise InputError(f"the branch store {into.url} must be a new, empty store, not the live one")
+        raise InputError(f"the branch store {masked_url(into.url)} must be a new, empty store, not the live one")
     return rerun_cycle(store, cycle_id, settings, shape_of=generator, seed=seed, live=generator, scratch=into)

@@ -424,8 +424,8 @@ class _PhaseWorkerMixin:
 def _one_line(
     job: Job, exc_type: type[BaseException], exc_value: BaseException, traceback: TracebackType | None
 ) -> bool:
-    """The worker's exception handler: a failed phase job in one line (RQ keeps the traceback
-    in the job's result, for ``rq info``); RQ's own handler, which prints it, is off."""
+    """The worker's exception handler: a failed phase job in one line at WARNING (RQ keeps the
+    traceback in the job's result, for ``rq info``, and logs it on its own logger, ``log.rq_level``)."""
     _log.warning("job %s failed: %s: %s", job.id, exc_type.__name__, exc_value)
     _log.debug("job %s traceback", job.id, exc_info=(exc_type, exc_value, traceback))
     return False
@@ -487,7 +487,11 @@ def make_worker(config: WorkerConfig, connection: Redis, name: str | None = None
         job_monitoring_interval=settings.job_monitoring_interval,
         maintenance_interval=settings.maintenance_interval,
         exception_handlers=[_one_line],
-        disable_default_exception_handler=True,
+        # RQ's "default exception handler" is what records a job that failed for good: its place
+        # in the failed registry and its traceback in the job's result. Without it `rq info` and
+        # `rq requeue` never see the job, and the reconciler cannot tell a wrong worker's
+        # GolemNotFound from a failed phase (it ended such cycles "job failed").
+        disable_default_exception_handler=False,
     )
     worker.oneiros_settings = settings
     return worker

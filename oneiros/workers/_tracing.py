@@ -24,6 +24,7 @@ batches when an endpoint is configured, flushed at the end of each job.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -101,6 +102,7 @@ class SpanFileExporter(SpanExporter):
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        self._warned = False
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         lines = b"".join(_encoder.encode(_record(span)) + b"\n" for span in spans)
@@ -112,7 +114,16 @@ class SpanFileExporter(SpanExporter):
                     os.write(fd, lines)
                 finally:
                     os.close(fd)
-        except OSError:
+        except OSError as exc:
+            # Said once: the SDK drops a failed export without a word, and `oneiros trace` would
+            # later find no span file with nothing to say why.
+            if not self._warned:
+                self._warned = True
+                logging.getLogger("oneiros.tracing").warning(
+                    "cannot write spans to %s (tracing.spans_path): %s; spans are dropped",
+                    self.path,
+                    exc.strerror or type(exc).__name__,
+                )
             return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
 

@@ -267,3 +267,35 @@ def test_daemon_resumes_a_cycle_whose_jobs_redis_lost(redis_url: str, sqlite_url
     make_worker(_config(sqlite_url, tmp_path), connection).work(burst=True)
     assert cycle_result(golems, golem_id, cycle_id).complete is not None
     assert "Waking" == golems.state(golem_id).mode
+
+
+def test_a_job_failed_by_a_worker_of_another_store_is_recorded_and_resumed(
+    redis_url: str, sqlite_url: str, tmp_path: Path
+) -> None:
+    """A worker whose store lacks the golem (two deployments sharing a queue) fails the phase job;
+    RQ records that failure (the job in the failed registry, its traceback in the result, as
+    `rq info` and `rq requeue` need), so the reconciler of the golem's own store sees a wrong
+    worker and resumes the phase instead of ending the cycle with "job failed"."""
+    _store, golems, (golem_id,) = new_golems(sqlite_url, 1)
+    connection = Redis.from_url(redis_url)
+    settings = msgspec.structs.replace(FAST, retries=1)
+    cycle_id = RqExecutor(golems, connection, settings).start_cycle(golem_id)
+    other = f"sqlite:///{tmp_path}/other.db"
+    open_store(other).close()
+    make_worker(_config(other, tmp_path, settings), connection).work(burst=True)
+    job_id = phase_job_id(cycle_id, "hypnagogic_onset")
+    job = Job.fetch(job_id, connection=connection, serializer=JsonSerializer)
+    result = job.latest_result()
+    registry = FailedJobRegistry(settings.queue, connection=connection, serializer=JsonSerializer)
+    assert (JobStatus.FAILED, [job_id]) == (job.get_status(), registry.get_job_ids())
+    assert result is not None
+    assert f"oneiros._errors.GolemNotFound: golem '{golem_id}' does not exist" == _last(result.exc_string)
+    recovery = RecoverySettings(grace_seconds=0.01)
+    reconciler = Reconciler(golems, recovery, jobs=RqPhaseJobs(connection, settings, recovery))
+    (found,) = reconciler.pass_once()
+    assert ("resumed", 1) == (found.action, found.attempt)
+    assert "Dreaming" == golems.state(golem_id).mode
+
+
+def _last(text: str | None) -> str:
+    return (text or "").strip().splitlines()[-1]

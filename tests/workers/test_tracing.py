@@ -136,3 +136,20 @@ def test_otlp_without_its_extra_is_a_config_error() -> None:
     assert "OTLP endpoint 'http://jaeger:4318' is set but its exporter is missing: pip install 'oneiros[otlp]'" == str(
         caught.value
     )
+
+
+def test_a_span_file_that_cannot_be_written_is_said_once(tmp_path: Path) -> None:
+    """`oneiros dream` with tracing.spans_path naming a directory completes, and says once on stderr
+    that its spans are dropped (the SDK dropped them without a word)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
+    env["ONEIROS_SPANS"] = str(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "oneiros", "dream", "--sample", "--json", "--store", f"sqlite:///{tmp_path}/e.db"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    expected = f"cannot write spans to {tmp_path} (tracing.spans_path): Is a directory; spans are dropped\n"
+    assert (0, expected) == (result.returncode, result.stderr)
