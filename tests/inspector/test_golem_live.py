@@ -17,6 +17,16 @@ from tests.server.conftest import start_server
 pytestmark = pytest.mark.timeout(300)
 
 
+def _dreamt_once(tmp_path: Path) -> tuple[str, dict[str, str], list[str]]:
+    """A store where ``oneiros dream --sample`` ran one cycle; its URL, the environment the CLI runs
+    in and the command line of a further ``dream --json``."""
+    store = f"sqlite:///{tmp_path}/events.db"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")} | {"ONEIROS_SPANS": "off"}
+    dream = [sys.executable, "-m", "oneiros", "dream", "--store", store, "--json"]
+    subprocess.run([*dream, "--sample"], cwd=tmp_path, env=environ, check=True, capture_output=True)
+    return store, environ, dream
+
+
 def test_the_cycle_list_shows_a_watched_cycle_complete_once_it_ends(browser: Any, tmp_path: Path) -> None:
     """A golem page open while ``oneiros dream`` runs a cycle: when the diagram is back in Waking,
     the cycle list shows that cycle complete with what it staged, not the 'dreaming, 0 staged' or
@@ -24,10 +34,7 @@ def test_the_cycle_list_shows_a_watched_cycle_complete_once_it_ends(browser: Any
     behind the event stream (it stayed so)."""
     from playwright.sync_api import expect
 
-    store = f"sqlite:///{tmp_path}/events.db"
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")} | {"ONEIROS_SPANS": "off"}
-    dream = [sys.executable, "-m", "oneiros", "dream", "--store", store, "--json"]
-    subprocess.run([*dream, "--sample"], cwd=tmp_path, env=environ, check=True, capture_output=True)
+    store, environ, dream = _dreamt_once(tmp_path)
     server = start_server(store, tmp_path / "serve")
     try:
         page = browser.new_page()
@@ -58,10 +65,7 @@ def test_the_golems_list_counts_a_watched_cycle_once_it_ends(browser: Any, tmp_p
     page was reloaded."""
     from playwright.sync_api import expect
 
-    store = f"sqlite:///{tmp_path}/events.db"
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")} | {"ONEIROS_SPANS": "off"}
-    dream = [sys.executable, "-m", "oneiros", "dream", "--store", store, "--json"]
-    subprocess.run([*dream, "--sample"], cwd=tmp_path, env=environ, check=True, capture_output=True)
+    store, environ, dream = _dreamt_once(tmp_path)
     server = start_server(store, tmp_path / "serve")
     try:
         page = browser.new_page()
