@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from oneiros._errors import GolemNotFound, InputError, OneirosError
+from oneiros._errors import GolemNotFound, InputError, OneirosError, masked_url
 from oneiros.cli._common import (
     MAX_POSITION,
     GolemFilter,
@@ -26,7 +26,6 @@ from oneiros.cli._common import (
     opened,
     print_error,
     short_ids,
-    shown_url,
     table,
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
@@ -200,21 +199,21 @@ def _dream_on_queue(
         enqueued = {
             "cycle_id": cycle_id,
             "golem_id": golem_id,
-            "queue": shown_url(effective.queue),
+            "queue": masked_url(effective.queue),
             "rq_queue": effective.rq.queue,
             "enqueued": True,
             "episodes_recorded": recorded,
-            "store": shown_url(golems.store.url),
+            "store": masked_url(golems.store.url),
         }
         if as_json:
             emit_json(enqueued)
         else:
             console.print(
-                f"enqueued cycle [bold]{cycle_id}[/bold] of {golem_id} on {escape(shown_url(effective.queue))}"
+                f"enqueued cycle [bold]{cycle_id}[/bold] of {golem_id} on {escape(masked_url(effective.queue))}"
             )
         return
     if not as_json:
-        queue = escape(shown_url(effective.queue))
+        queue = escape(masked_url(effective.queue))
         console.print(f"cycle [bold]{cycle_id}[/bold] of {golem_id} enqueued on {queue}; following it")
 
     def show(report: PhaseReport) -> None:
@@ -241,7 +240,7 @@ def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: b
         "complete": msgspec.to_builtins(result.complete) if result.complete else None,
         "interrupted": result.interrupted,
         "empty": result.empty,
-        "store": shown_url(store_url),
+        "store": masked_url(store_url),
     }
     if result.empty:  # one line, on stderr, whatever the output format: the cycle failed
         cycle = f"cycle {result.cycle_id} of {result.golem_id}"
@@ -476,13 +475,13 @@ def status(
             emit_json(
                 {
                     "position": head,
-                    "store": shown_url(event_store.url),
+                    "store": masked_url(event_store.url),
                     "golems": [s.summary() for s in states],
                     "running": running,
                 }
             )
             return
-        _states_table(states, f"{shown_url(event_store.url)} · position {head}")
+        _states_table(states, f"{masked_url(event_store.url)} · position {head}")
         if running:
             under_way = table(
                 f"{len(running)} cycles under way", "golem", "cycle", "phase", "worker", "age", whole=("cycle", "phase")

@@ -36,7 +36,6 @@ __all__ = [
     "opened",
     "resolve_id",
     "short_ids",
-    "shown_url",
     "table",
 ]
 
@@ -59,13 +58,6 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 MAX_POSITION = 2**63 - 1
 """The largest global position, count or limit an option takes: a signed 64-bit integer, what
 SQLite and PostgreSQL store (a larger number failed in the database driver with a traceback)."""
-
-
-def shown_url(url: str) -> str:
-    """``url`` with any password masked, for output and logs (a store or queue URL may carry one)."""
-    from oneiros._errors import masked_url
-
-    return masked_url(url)
 
 
 def emit_json(obj: object) -> None:

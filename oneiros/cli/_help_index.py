@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='5a2068c76eae548d3a4c4a7225ace6e6',
+    digest='44482e9b416d360e61fe4afdc0d9246c',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(

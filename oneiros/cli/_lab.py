@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from oneiros._errors import InputError
+from oneiros._errors import InputError, masked_url
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
@@ -20,7 +20,6 @@ from oneiros.cli._common import (
     one_line_errors,
     opened,
     resolve_id,
-    shown_url,
 )
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
@@ -75,7 +74,7 @@ def _settings(
 
 def _cycle_in(store: EventStore, typed: str) -> str:
     """The cycle ``typed`` (an id or a unique prefix) names in ``store``."""
-    return resolve_id(typed, cycle_ids(store), "cycle", f"the log at {shown_url(store.url)}")
+    return resolve_id(typed, cycle_ids(store), "cycle", f"the log at {masked_url(store.url)}")
 
 
 def _print(report: RerunReport) -> None:
@@ -130,7 +129,7 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
     with opened(store, create=False) as event_store:
         known = cycle_ids(event_store)
         with one_line_errors():
-            where = f"the log at {shown_url(event_store.url)}"
+            where = f"the log at {masked_url(event_store.url)}"
             ids = known if every else [resolve_id(c, known, "cycle", where) for c in cycles or []]
             if every and not known:
                 raise InputError(f"there is no cycle to re-run in {where}")
@@ -199,10 +198,11 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
 def _check_branch(live: EventStore, branch: EventStore) -> None:
     """InputError unless ``branch`` is a store other than ``live`` with no event yet, saying which."""
     if branch.url == live.url and not branch.url.startswith("memory:"):
-        raise InputError(f"--into {shown_url(branch.url)} is the live store; name a new, empty store for the branch")
+        raise InputError(f"--into {masked_url(branch.url)} is the live store; name a new, empty store for the branch")
     if branch.head():
         raise InputError(
-            f"the branch store {shown_url(branch.url)} already holds events (an earlier fork?); name a new, empty store"
+            f"the branch store {masked_url(branch.url)} already holds events (an earlier fork?); "
+            "name a new, empty store"
         )
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from oneiros._errors import InputError
+from oneiros._errors import InputError, masked_url
 from oneiros.cli._common import (
     MAX_POSITION,
     GolemFilter,
@@ -30,7 +30,6 @@ from oneiros.cli._common import (
     print_error,
     resolve_id,
     short_ids,
-    shown_url,
     table,
 )
 
@@ -359,15 +358,7 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
                 ),
             )
         with _projections(event_store, projections, ("staging",)) as p:
-            # The entries the sweep decided on because of this outcome (moved, promoted, refuted,
-            # expired): catching up also stages and displaces entries of cycles not staged yet,
-            # after the outcome's position, and those the outcome did not move.
-            cause = record.meta.event_id
-            moved = {
-                getattr(r.event, "entry_id", None)
-                for r in event_store.read_all(after=record.position)
-                if r.meta.causation_id == cause
-            }
+            moved = Feedback(event_store).moved_by(record)
             touched = [e for e in p.staging(golem) if e.entry_id in moved]
         if as_json:
             emit_json({"position": record.position, "entries": [_entry_row(e) for e in touched]})
@@ -502,7 +493,7 @@ def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
         stop = threading.Event()
         # SIGTERM (docker stop, systemd) stops it as Ctrl-C does: cleanly, exit 0, not killed mid-batch.
         previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
-        console.print(escape(f"following {shown_url(event_store.url)} into {shown_url(p.db.url)}; Ctrl-C stops"))
+        console.print(escape(f"following {masked_url(event_store.url)} into {masked_url(p.db.url)}; Ctrl-C stops"))
         try:
             follow_all(p, stop, _staging_settings(), _health_settings())
         except KeyboardInterrupt:

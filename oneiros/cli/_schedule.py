@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from oneiros._errors import GolemNotFound, OneirosError
+from oneiros._errors import GolemNotFound, OneirosError, masked_url
 from oneiros.cli._common import (
     MAX_POSITION,
     JsonOpt,
@@ -20,7 +20,6 @@ from oneiros.cli._common import (
     one_line_errors,
     opened,
     print_error,
-    shown_url,
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._projections import ProjectionsOpt, schedule_state
@@ -96,7 +95,7 @@ def show(
     for column in ("key", "value", "from", "override with"):
         table.add_column(column, overflow="fold")
     for key, value in _flatten(data):
-        shown = msgspec.json.encode(shown_url(value) if key in ("store", "queue") else value).decode()
+        shown = msgspec.json.encode(masked_url(value) if key in ("store", "queue") else value).decode()
         # Values are data: a pattern such as "[/?(system|inst)]" must not be read as Rich markup.
         table.add_row(key, escape(shown), _source(key, sources), env_var(key))
     console.print(table)
@@ -220,10 +219,10 @@ def run(
             daemon=effective.daemon,
             recovery=effective.recovery,
         )
-        where = f"on {shown_url(effective.queue)} ({effective.rq.queue})" if effective.queue else "in-process"
+        where = f"on {masked_url(effective.queue)} ({effective.rq.queue})" if effective.queue else "in-process"
         if not as_json:
             every = f"heartbeat every {effective.daemon.tick_seconds:g}s"
-            console.print(f"[bold]{golem_id}[/bold] {every} on {shown_url(event_store.url)}; cycles {where}")
+            console.print(f"[bold]{golem_id}[/bold] {every} on {masked_url(event_store.url)}; cycles {where}")
         count = 0
         # The validation sweep, health alarms and projections, kept up while nobody reads.
         follower = LogFollower(event_store, effective.staging, effective.health) if effective.daemon.follow else None

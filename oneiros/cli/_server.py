@@ -11,8 +11,8 @@ import msgspec
 import typer
 from rich.markup import escape
 
-from oneiros._errors import AddressUnavailable, ConfigError, InputError, OneirosError
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened, print_error, shown_url
+from oneiros._errors import AddressUnavailable, ConfigError, InputError, OneirosError, masked_url
+from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened, print_error
 from oneiros.cli._config import ConfigOpt, PresetOpt
 from oneiros.cli._config import load as _load
 from oneiros.cli._projections import catch_up_progress
@@ -149,7 +149,7 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
         host = f"[{s.host}]" if ":" in s.host else s.host  # an IPv6 address, as a URL writes it
         bound = sock.getsockname()[1]  # port 0 asked for any free one: say which
         err_console.print(
-            escape(f"serving {shown_url(event_store.url)} on http://{host}:{bound} (REST /api/v1, MCP /mcp)")
+            escape(f"serving {masked_url(event_store.url)} on http://{host}:{bound} (REST /api/v1, MCP /mcp)")
         )
         served = uvicorn.Config(
             app, host=s.host, port=s.port, log_level=log_level.lower(), timeout_keep_alive=int(s.keep_alive_seconds)

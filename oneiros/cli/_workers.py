@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from oneiros._errors import ConfigError, InputError
+from oneiros._errors import ConfigError, InputError, masked_url
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
@@ -26,7 +26,6 @@ from oneiros.cli._common import (
     one_line_errors,
     print_error,
     resolve_id,
-    shown_url,
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, RqSettingsOpt, SpansOpt, fail, flag, load, rq_flag
 from oneiros.settings import DreamPhaseName
@@ -56,18 +55,18 @@ def redis_at(url: str) -> Redis:
     try:
         split = urlsplit(url)
     except ValueError as exc:  # an unclosed "[" of an IPv6 host
-        raise ConfigError(f"queue {shown_url(url)!r}: {exc}") from None
+        raise ConfigError(f"queue {masked_url(url)!r}: {exc}") from None
     database = split.path.strip("/")
     # redis-py ignores a path that is no number and takes database 0: jobs would go where no
     # worker of the intended database looks.
     if split.scheme in ("redis", "rediss") and database and not database.isdigit():
         raise ConfigError(
-            f"queue {shown_url(url)!r}: database {database!r} is not a number; expected redis://host:port/N"
+            f"queue {masked_url(url)!r}: database {database!r} is not a number; expected redis://host:port/N"
         )
     try:
         return Redis.from_url(url)
     except ValueError as exc:
-        raise ConfigError(f"queue {shown_url(url)!r}: {exc}") from None
+        raise ConfigError(f"queue {masked_url(url)!r}: {exc}") from None
 
 
 def check_queue(connection: Redis, url: str) -> None:
@@ -142,7 +141,7 @@ def worker(
         raise fail(
             ConfigError(
                 f"phase jobs on queue {effective.rq.queue!r} are for golems that store "
-                f"{shown_url(worker_config.store_url)} does not have ({', '.join(missing)}): "
+                f"{masked_url(worker_config.store_url)} does not have ({', '.join(missing)}): "
                 "point --store at the store their cycles started on"
             )
         )

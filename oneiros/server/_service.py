@@ -288,16 +288,10 @@ class Service:
 
     def record_outcome(self, who: Principal, golem_id: str, outcome: OutcomeInput) -> dict[str, Any]:
         who.require("write", golem_id)
-        record = Feedback(self.store, deps=self.deps).record_outcome(golem_id, outcome)
+        feedback = Feedback(self.store, deps=self.deps)
+        record = feedback.record_outcome(golem_id, outcome)
         self.settle()
-        # The entries the sweep decided on because of this outcome: settling may also stage and
-        # displace entries of a cycle not staged yet, after the outcome's position, unmoved by it.
-        cause = record.meta.event_id
-        moved = {
-            getattr(r.event, "entry_id", None)
-            for r in self.store.read_all(after=record.position)
-            if r.meta.causation_id == cause
-        }
+        moved = feedback.moved_by(record)
         touched = [e for e in self._entries(golem_id) if e.entry_id in moved]
         return {"position": record.position, "dreams": [dream_row(e) for e in touched]}
 

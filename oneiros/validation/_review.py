@@ -33,7 +33,7 @@ from oneiros.events import (
     side_stream,
 )
 from oneiros.fsm import Golems, retry_race
-from oneiros.projections import StagedEntry, apply_staging_event
+from oneiros.projections import STAGING_EVENTS, StagedEntry, apply_staging_event
 from oneiros.settings import RaceSettings
 from oneiros.validation._sweep import review_status
 
@@ -113,6 +113,15 @@ class Feedback:
             raise InputError(f"outcome tick {outcome.tick} must be 0-{MAX_TICK}")
         event = OutcomeRecorded(golem_id=golem_id, **msgspec.structs.asdict(outcome))
         return self._append(golem_id, [event])[0]
+
+    def moved_by(self, outcome: Recorded) -> frozenset[str]:
+        """The entries the sweep decided on because of ``outcome`` (moved, promoted, refuted,
+        expired), by causation: settling may also stage and displace entries of a cycle not staged
+        yet, after the outcome's position, and the outcome did not move those. Reads only the
+        staging events after it."""
+        cause = outcome.meta.event_id
+        after = self.store.read_all(after=outcome.position, types=STAGING_EVENTS)
+        return frozenset(r.event.entry_id for r in after if r.meta.causation_id == cause)  # type: ignore[attr-defined]
 
     def review(self, entry_id: str, decision: ReviewDecision, *, who: str, why: str) -> Recorded:
         """Record a review decision on ``entry_id`` if its current status allows it."""
