@@ -46,13 +46,13 @@ def _store(db: Path) -> Any:
 
 
 def _first_cycle(store: Any) -> str:
-    from oneiros.events import DreamStart
+    from oneiros.events._types import DreamStart
 
     return str(store.read_stream("g", types=[DreamStart])[0].event.cycle_id)
 
 
 def _sourced_entry(store: Any, cycle_id: str) -> str:
-    from oneiros.events import EntryStaged
+    from oneiros.events._staging import EntryStaged
 
     return next(
         r.event.entry_id
@@ -63,8 +63,9 @@ def _sourced_entry(store: Any, cycle_id: str) -> str:
 
 def _ours(variant: str, db: Path) -> int:
     """The narrow read; returns how many things it found, so nothing is optimised away."""
-    from oneiros.events import read_cycle
-    from oneiros.projections import Projections, entry_lineage
+    from oneiros.projections._lineage import entry_lineage
+    from oneiros.projections._service import Projections
+    from oneiros.store._snapshots import read_cycle
 
     store = _store(db)
     if variant == "should_dream":
@@ -80,7 +81,7 @@ def _ours(variant: str, db: Path) -> int:
 
 def _whole(variant: str, db: Path) -> int:
     """The whole-stream read the narrow one replaced."""
-    from oneiros.scheduling import fold_schedule
+    from oneiros.scheduling._schedule_state import fold_schedule
 
     store = _store(db)
     if variant == "should_dream":

@@ -22,9 +22,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._common import MARKET_WORDS
 from oneiros import Deps, Episode, FixedClock, Golems, InProcessExecutor, Outcome, SequentialIds, open_store
-from oneiros.engines import select_distant_pairs
-from oneiros.episodes import HashingEmbedder, episode_seconds, episode_text
-from oneiros.settings import CycleBudget, CycleSettings, PairSettings
+from oneiros.episodes._fold import episode_seconds
+from oneiros.episodes._vectors import HashingEmbedder, episode_text
+from oneiros.phases._pairs import select_distant_pairs
+from oneiros.settings._cycle import CycleBudget, CycleSettings, PairSettings
 
 RUNS = 7
 HARDENED = CycleSettings(budget=CycleBudget(tier="hardened"))

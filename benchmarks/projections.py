@@ -41,37 +41,29 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from oneiros.events import (
+from oneiros.events._codec import current_decoder, topics_for
+from oneiros.events._content import DreamFragments, DreamStaged
+from oneiros.events._types import (
     DreamComplete,
     DreamCounterfactual,
-    DreamFragments,
     DreamHypothesis,
     DreamInsight,
     DreamPhase,
-    DreamStaged,
     DreamStart,
     Episode,
     EpisodeRecorded,
     Event,
     EventMeta,
-    EventStore,
     GenerationRecorded,
     GolemCreated,
     ModeChanged,
     ReplayBatch,
-    open_store,
-    topics_for,
 )
-from oneiros.events._codec import current_decoder
-from oneiros.projections import (
-    ProjectionDB,
-    ProjectionRunner,
-    ProjectionSettings,
-    RunnerSettings,
-    make_projections,
-    open_projection_db,
-)
-from oneiros.validation import StagingProcess
+from oneiros.projections._db import ProjectionDB, open_projection_db
+from oneiros.projections._runner import ProjectionRunner, RunnerSettings
+from oneiros.projections._service import ProjectionSettings, make_projections
+from oneiros.store._store import EventStore, open_store
+from oneiros.validation._sweep import StagingProcess
 
 T0 = datetime(2026, 5, 24, tzinfo=UTC)
 PG = "postgresql://postgres@127.0.0.1:5432/test?schema={schema}"

@@ -39,8 +39,8 @@ from benchmarks.scale import BATCH, _child, _rss_mb, _snapshots
 
 def child_sweep(db: Path, every: int) -> dict[str, float]:
     from oneiros import open_store
-    from oneiros.projections import RunnerSettings
-    from oneiros.validation import StagingProcess
+    from oneiros.projections._runner import RunnerSettings
+    from oneiros.validation._sweep import StagingProcess
 
     started = time.perf_counter()
     StagingProcess(open_store(f"sqlite:///{db}"), runner=RunnerSettings(snapshot_every=every)).catch_up()

@@ -19,10 +19,11 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.generators import GenerationRequest, OfflineGenerator, request_hash, request_shape
-from oneiros.settings import CycleSettings
-from oneiros.workers import rerun_cycle
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.generators._protocol import GenerationRequest, request_hash, request_shape
+from oneiros.lab._rerun import rerun_cycle
+from oneiros.settings._cycle import CycleSettings
 
 
 def _golems(episodes: int) -> Golems:

@@ -111,7 +111,7 @@ def child_cycle(db: Path) -> dict[str, float]:
 
 
 def child_read(db: Path) -> dict[str, float]:
-    from oneiros.events import read_stream_paged
+    from oneiros.store._snapshots import read_stream_paged
 
     golems = _golems(db)
     started = time.perf_counter()

@@ -16,11 +16,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, load_episodes, open_store
-from oneiros.config import load_config
-from oneiros.daemon import Daemon
-from oneiros.episodes import sample_episodes_path
-from oneiros.scheduling import Signals, fold_schedule, should_dream
+from oneiros.config._load import load_config
+from oneiros.daemon._daemon import Daemon
+from oneiros.episodes._episodes import sample_episodes_path
 from oneiros.scheduling._gates import zone
+from oneiros.scheduling._schedule_state import fold_schedule
+from oneiros.scheduling._scheduler import should_dream
+from oneiros.scheduling._urgency import Signals
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 

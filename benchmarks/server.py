@@ -36,8 +36,10 @@ import httpx
 
 from benchmarks._common import emit
 from benchmarks.projections import PG, T0, build_log
-from oneiros.events import ActivityRecorded, EventMeta, EventStore, GolemCreated, open_store
-from oneiros.server import add_token
+from oneiros.events._schedule import ActivityRecorded
+from oneiros.events._types import EventMeta, GolemCreated
+from oneiros.server._auth import add_token
+from oneiros.store._store import EventStore, open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -52,21 +52,11 @@ from eventsourcing.application import Application
 from eventsourcing.domain import Aggregate, event
 
 from benchmarks._common import emit, interleaved, median_ratio
-from oneiros.events import (
-    DreamHypothesis,
-    Episode,
-    EpisodeRecorded,
-    Event,
-    EventMeta,
-    EventStore,
-    GolemCreated,
-    Outcome,
-    Recorded,
-    encode_event,
-    open_store,
-)
-from oneiros.events._codec import _Envelope, current_decoder, topic_of
-from oneiros.fsm import Observers, follow_log, replay
+from oneiros.events._codec import _Envelope, current_decoder, encode_event, topic_of
+from oneiros.events._types import DreamHypothesis, Episode, EpisodeRecorded, Event, EventMeta, GolemCreated, Outcome
+from oneiros.fsm._observers import Observers, follow_log
+from oneiros.fsm._service import replay
+from oneiros.store._store import EventStore, Recorded, open_store
 
 GOLEMS = 10
 _ENCODE = msgspec.json.Encoder().encode

@@ -21,9 +21,13 @@ import time
 from _common import MARKET_WORDS, emit, interleaved, median_ratio
 
 from oneiros import Golems, open_store
-from oneiros.events import DreamStaged, Episode, EventStore
-from oneiros.settings import StagingSettings, TrustSettings
-from oneiros.validation import StagingProcess, instruction_flags
+from oneiros.events._content import DreamStaged
+from oneiros.events._types import Episode
+from oneiros.settings._staging import StagingSettings
+from oneiros.settings._trust import TrustSettings
+from oneiros.store._store import EventStore
+from oneiros.validation._sweep import StagingProcess
+from oneiros.validation._trust import instruction_flags
 
 
 def _store(episodes: int, *, unsourced: bool = False) -> EventStore:

@@ -38,10 +38,14 @@ from rq import Queue, Worker
 from rq.job import Job, JobStatus
 
 from oneiros import Golems, open_store
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import DREAM_PHASES
-from oneiros.settings import CycleSettings, GeneratorSettings, RqSettings
-from oneiros.workers import JsonSerializer, RqExecutor, phase_job_id, read_spans
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._types import DREAM_PHASES
+from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._generator import GeneratorSettings
+from oneiros.settings._runtime import RqSettings
+from oneiros.telemetry._tracing import read_spans
+from oneiros.workers._dispatch import RqExecutor
+from oneiros.workers._rq import JsonSerializer, phase_job_id
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = RqSettings(queue="bench")

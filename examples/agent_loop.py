@@ -18,11 +18,16 @@ import coder
 import msgspec
 
 from oneiros import Deps, Episode, FixedClock, Golems, InProcessExecutor, open_store, replay
-from oneiros.config import load_config
-from oneiros.events import ActivityRecorded
-from oneiros.projections import Projections, default_projection_url, dream_reports, open_projection_db, recall
-from oneiros.scheduling import fold_schedule, should_dream
-from oneiros.validation import Feedback, OutcomeInput, update
+from oneiros.config._load import load_config
+from oneiros.daemon._catch_up import update
+from oneiros.events._schedule import ActivityRecorded
+from oneiros.projections._db import default_projection_url, open_projection_db
+from oneiros.projections._journal import dream_reports
+from oneiros.projections._recall import recall
+from oneiros.projections._service import Projections
+from oneiros.scheduling._schedule_state import fold_schedule
+from oneiros.scheduling._scheduler import should_dream
+from oneiros.validation._review import Feedback, OutcomeInput
 
 
 def main(store_url: str) -> int:

@@ -43,12 +43,15 @@ if TYPE_CHECKING:
         UnknownPreset,
         UnknownProjection,
     )
-    from oneiros.episodes import load_episodes
-    from oneiros.events import Episode, EventStore, Outcome, Recorded, open_store
-    from oneiros.fsm import Golems, GolemState, Observers, replay
-    from oneiros.generators import OfflineGenerator
-    from oneiros.settings import CycleSettings
-    from oneiros.workers import CycleResult, InProcessExecutor
+    from oneiros.episodes._episodes import load_episodes
+    from oneiros.events._types import Episode, Outcome
+    from oneiros.fsm._golem import GolemState
+    from oneiros.fsm._observers import Observers
+    from oneiros.fsm._service import Golems, replay
+    from oneiros.generators._offline import OfflineGenerator
+    from oneiros.runtime._executor import CycleResult, InProcessExecutor
+    from oneiros.settings._cycle import CycleSettings
+    from oneiros.store._store import EventStore, Recorded, open_store
 
 __all__ = [
     "AccessError",
@@ -105,34 +108,34 @@ _HOMES: dict[str, str] = {
     "Unauthenticated": "oneiros._errors",
     "ConfigError": "oneiros._errors",
     "CorruptEvent": "oneiros._errors",
-    "CycleResult": "oneiros.workers",
-    "CycleSettings": "oneiros.settings",
+    "CycleResult": "oneiros.runtime._executor",
+    "CycleSettings": "oneiros.settings._cycle",
     "Deps": "oneiros._deps",
     "EntryNotFound": "oneiros._errors",
-    "Episode": "oneiros.events",
+    "Episode": "oneiros.events._types",
     "EpisodeFileError": "oneiros._errors",
     "EventError": "oneiros._errors",
-    "EventStore": "oneiros.events",
+    "EventStore": "oneiros.store._store",
     "FixedClock": "oneiros._deps",
     "GolemError": "oneiros._errors",
     "GolemExists": "oneiros._errors",
     "GolemNotFound": "oneiros._errors",
-    "GolemState": "oneiros.fsm",
-    "Golems": "oneiros.fsm",
+    "GolemState": "oneiros.fsm._golem",
+    "Golems": "oneiros.fsm._service",
     "IllegalCommand": "oneiros._errors",
     "IllegalReview": "oneiros._errors",
-    "InProcessExecutor": "oneiros.workers",
+    "InProcessExecutor": "oneiros.runtime._executor",
     "InputError": "oneiros._errors",
     "InvalidEvent": "oneiros._errors",
     "InvalidSetting": "oneiros._errors",
     "InvalidStoreURL": "oneiros._errors",
-    "Observers": "oneiros.fsm",
-    "OfflineGenerator": "oneiros.generators",
+    "Observers": "oneiros.fsm._observers",
+    "OfflineGenerator": "oneiros.generators._offline",
     "OneirosError": "oneiros._errors",
-    "Outcome": "oneiros.events",
+    "Outcome": "oneiros.events._types",
     "ProjectionConflict": "oneiros._errors",
     "ProjectionError": "oneiros._errors",
-    "Recorded": "oneiros.events",
+    "Recorded": "oneiros.store._store",
     "SequentialIds": "oneiros._deps",
     "StagingError": "oneiros._errors",
     "StoreError": "oneiros._errors",
@@ -140,9 +143,9 @@ _HOMES: dict[str, str] = {
     "UnknownEventType": "oneiros._errors",
     "UnknownPreset": "oneiros._errors",
     "UnknownProjection": "oneiros._errors",
-    "load_episodes": "oneiros.episodes",
-    "open_store": "oneiros.events",
-    "replay": "oneiros.fsm",
+    "load_episodes": "oneiros.episodes._episodes",
+    "open_store": "oneiros.store._store",
+    "replay": "oneiros.fsm._service",
 }
 
 

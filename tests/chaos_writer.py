@@ -19,9 +19,11 @@ import time
 from pathlib import Path
 
 from oneiros import Deps, Golems, IllegalCommand, InProcessExecutor, open_store
-from oneiros.events import ActivityRecorded, Episode
-from oneiros.generators import Generation, GenerationRequest, OfflineGenerator
-from oneiros.validation import Feedback, OutcomeInput
+from oneiros.events._schedule import ActivityRecorded
+from oneiros.events._types import Episode
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.generators._protocol import Generation, GenerationRequest
+from oneiros.validation._review import Feedback, OutcomeInput
 
 _BASE = 1_000_000
 _PAUSE_S = 0.05

@@ -16,9 +16,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from oneiros import Deps, FixedClock, Golems, SequentialIds, open_store
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.generators import GenerationRequest, OfflineGenerator, Task
-from oneiros.settings import CycleBudget, CycleSettings
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.generators._protocol import GenerationRequest, Task
+from oneiros.settings._cycle import CycleBudget, CycleSettings
 
 __all__ = ["ACTIONS", "HARDENED", "ChatServer", "sample_golems"]
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from oneiros.events import EventStore, open_store
+from oneiros.store._store import EventStore, open_store
 
 if TYPE_CHECKING:
     from tests.chat_server import ChatServer
@@ -72,8 +72,8 @@ def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 @pytest.fixture(autouse=True)
 def _spans_in_tmp(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
     """Spans of this test (its own process and the commands it runs) go to its own folder, not ./.oneiros."""
-    from oneiros.settings import TracingSettings
-    from oneiros.workers import configure_tracing
+    from oneiros.settings._runtime import TracingSettings
+    from oneiros.telemetry._tracing import configure_tracing
 
     path = f"{tmp_path}/own-spans.jsonl"
     monkeypatch.setenv("ONEIROS_SPANS", path)

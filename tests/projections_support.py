@@ -6,16 +6,15 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from oneiros import Deps, FixedClock, Golems, SequentialIds
-from oneiros.events import DreamStaged, Episode, Event, EventStore
-from oneiros.projections import (
-    ProjectionDB,
-    ProjectionRunner,
-    Projections,
-    ProjectionSettings,
-    make_projections,
-    open_projection_db,
-)
-from oneiros.validation import Feedback, OutcomeInput, StagingSettings, update
+from oneiros.daemon._catch_up import update
+from oneiros.events._content import DreamStaged
+from oneiros.events._types import Episode, Event
+from oneiros.projections._db import ProjectionDB, open_projection_db
+from oneiros.projections._runner import ProjectionRunner
+from oneiros.projections._service import Projections, ProjectionSettings, make_projections
+from oneiros.store._store import EventStore
+from oneiros.validation._review import Feedback, OutcomeInput
+from oneiros.validation._staged import StagingSettings
 
 START = datetime(2026, 5, 24, 3, 0, tzinfo=UTC)
 

@@ -9,8 +9,9 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.events import DreamStart, Episode, Outcome, Recorded
-from oneiros.settings import CycleBudget, CycleSettings
+from oneiros.events._types import DreamStart, Episode, Outcome
+from oneiros.settings._cycle import CycleBudget, CycleSettings
+from oneiros.store._store import Recorded
 
 WORDS = [
     "eth",

@@ -9,8 +9,9 @@ from typing import Any
 import msgspec
 from hypothesis import strategies as st
 
-from oneiros.events import DreamStart, Event, EventMeta
-from oneiros.settings import CycleBudget, CycleSettings, EngineSettings, PromptSet
+from oneiros.events._types import DreamStart, Event, EventMeta
+from oneiros.settings._cycle import CycleBudget, CycleSettings, EngineSettings
+from oneiros.settings._prompts import PromptSet
 
 _text = st.text(min_size=1, max_size=30)
 # Fields whose Struct checks them in __post_init__, beyond what their type says.

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from oneiros._errors import InputError
-from oneiros.daemon import Arm, load_timeline, run_arm
-from oneiros.settings import CycleSettings, GeneratorSettings, OpenAISettings
+from oneiros.lab._ab import Arm, load_timeline, run_arm
+from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._generator import GeneratorSettings, OpenAISettings
 from tests.chat_server import HARDENED, ChatServer
 
 TIMELINE = Path(__file__).parents[1] / "examples" / "ab_timeline.jsonl"

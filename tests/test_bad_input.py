@@ -19,7 +19,7 @@ from oneiros import (
     open_store,
     replay,
 )
-from oneiros.events import Episode
+from oneiros.events._types import Episode
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,13 @@ from typing import Any
 import pytest
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import ActivityRecorded, DreamPhase, DreamStart, decode_event, encode_event, import_history
-from oneiros.scheduling import Signals, should_dream
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._codec import decode_event, encode_event
+from oneiros.events._schedule import ActivityRecorded
+from oneiros.events._types import DreamPhase, DreamStart
+from oneiros.scheduling._scheduler import should_dream
+from oneiros.scheduling._urgency import Signals
+from oneiros.store._history import import_history
 from tests.test_history import HISTORIES
 from tests.test_scheduler import Log, bardo_state, settings
 

@@ -16,18 +16,16 @@ from hypothesis import strategies as st
 
 from oneiros import Golems, InProcessExecutor, open_store
 from oneiros._errors import InvalidSetting
-from oneiros.config import load_config
-from oneiros.events import (
-    DREAM_PHASES,
-    BudgetOverrun,
-    BudgetReserved,
-    Event,
-    GenerationFailed,
-    GenerationRecorded,
-)
-from oneiros.generators import Generation, GenerationRequest, OfflineGenerator, OpenAIGenerator
-from oneiros.settings import CycleBudget, CycleSettings, ModelPrice, OpenAISettings
-from oneiros.workers import Ledger, phase_budget, phase_money, run_phase
+from oneiros.config._load import load_config
+from oneiros.events._content import BudgetOverrun, BudgetReserved, GenerationFailed
+from oneiros.events._types import DREAM_PHASES, Event, GenerationRecorded
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.generators._openai import OpenAIGenerator
+from oneiros.generators._protocol import Generation, GenerationRequest
+from oneiros.runtime._budget import Ledger, phase_budget, phase_money
+from oneiros.runtime._phase import run_phase
+from oneiros.settings._cycle import CycleBudget, CycleSettings, ModelPrice
+from oneiros.settings._generator import OpenAISettings
 from tests.chat_server import ChatServer, sample_golems
 
 BUDGET = CycleBudget(

@@ -21,18 +21,11 @@ from pathlib import Path
 import pytest
 
 from oneiros import Deps, Golems, open_store
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import (
-    FEEDBACK_STREAM,
-    ActivityRecorded,
-    DreamInterrupted,
-    DreamStart,
-    EpisodeRecorded,
-    ModeChanged,
-    OutcomeRecorded,
-    side_stream,
-)
-from oneiros.fsm import replay
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._schedule import ActivityRecorded
+from oneiros.events._staging import FEEDBACK_STREAM, OutcomeRecorded, side_stream
+from oneiros.events._types import DreamInterrupted, DreamStart, EpisodeRecorded, ModeChanged
+from oneiros.fsm._service import replay
 from tests.conftest import postgres_url
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from oneiros.events import open_store
+from oneiros.store._store import open_store
 
 
 def run(
@@ -70,7 +70,7 @@ def test_a_second_dream_does_not_record_the_same_episodes_again(tmp_path: Path) 
     """Episodes whose ticks are already recorded are skipped."""
     url = f"sqlite:///{tmp_path}/e.db"
     run("dream", "--json", "--sample", store=url)
-    from oneiros.episodes import sample_episodes_path
+    from oneiros.episodes._episodes import sample_episodes_path
 
     second = json.loads(run("dream", "--json", "--episodes", str(sample_episodes_path()), store=url).stdout)
     assert 0 == second["episodes_recorded"]
@@ -119,7 +119,8 @@ def test_an_import_cut_short_is_finished_by_running_it_again(tmp_path: Path) -> 
     whole.write_text(_episode_lines(1, 12_345))
     first = json.loads(run("dream", "--json", "--episodes", str(part), store=url).stdout)
     again = json.loads(run("dream", "--json", "--episodes", str(whole), store=url).stdout)
-    from oneiros.events import EpisodeRecorded, open_store
+    from oneiros.events._types import EpisodeRecorded
+    from oneiros.store._store import open_store
 
     with open_store(url) as store:
         ticks = [r.event.episode.tick for r in store.read_stream("golem") if isinstance(r.event, EpisodeRecorded)]
@@ -135,7 +136,7 @@ def test_ctrl_c_during_an_in_process_dream_ends_the_cycle_interrupted(tmp_path: 
     import time
 
     from oneiros import Golems
-    from oneiros.events import DreamInterrupted
+    from oneiros.events._types import DreamInterrupted
 
     url = f"sqlite:///{tmp_path}/events.db"
     env = {k: v for k, v in os.environ.items() if k != "ONEIROS_STORE"}

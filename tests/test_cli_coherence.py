@@ -154,7 +154,7 @@ def test_status_names_who_holds_a_cycle_run_without_a_queue(own: Path) -> None:
     import time
 
     from oneiros import open_store
-    from oneiros.events import Lease, open_leases
+    from oneiros.store._leases import Lease, open_leases
 
     cycle = _strand(own)
     stranded = json.loads(ok(own, "status", "--json").stdout)
@@ -295,7 +295,7 @@ def test_lists_say_when_they_stopped_at_their_limit(dreamt: Path) -> None:
 def _strand(home: Path) -> str:
     """Golem `g` left mid-cycle, as a killed process leaves it; its cycle id."""
     from oneiros import Golems, open_store
-    from oneiros.episodes import load_episodes, sample_episodes_path
+    from oneiros.episodes._episodes import load_episodes, sample_episodes_path
 
     with open_store(f"sqlite:///{home}/.oneiros/events.db") as store:
         golems = Golems(store)

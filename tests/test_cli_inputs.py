@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from oneiros.events import EpisodeRecorded, open_store
+from oneiros.events._types import EpisodeRecorded
+from oneiros.store._store import open_store
 from tests.test_cli import run
 from tests.workers.conftest import _free_port
 

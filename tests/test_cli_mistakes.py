@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from oneiros.events import open_store
+from oneiros.store._store import open_store
 from tests.workers.conftest import _free_port
 
 _MAX = str(2**63)  # one past the largest position SQLite and PostgreSQL hold

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oneiros import CorruptEvent, UnknownEventType
-from oneiros.events import Event, EventMeta, decode_event, encode_event, registered_events
+from oneiros.events._codec import decode_event, encode_event
+from oneiros.events._types import Event, EventMeta, registered_events
 from tests.strategies import events_of, metas
 
 EVENT_TYPES = sorted(registered_events().items())

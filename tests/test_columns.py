@@ -12,22 +12,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oneiros.engines import select_distant_pairs
-from oneiros.engines._nrem import ReplayPick, need, utility
-from oneiros.engines._nrem import select_replay as select_replay_columns
-from oneiros.episodes import EpisodeMemory, HashingEmbedder, episode_text, episode_time
-from oneiros.events import (
-    DreamComplete,
-    Episode,
-    EpisodeDepotentiated,
-    EpisodePrioritized,
-    EpisodeRecorded,
-    EpisodeTriaged,
-    Outcome,
-    ReplayStrengthened,
-    TriageDecision,
-)
-from oneiros.settings import EngineSettings, PairSettings
+from oneiros.episodes._fold import EpisodeMemory, episode_time
+from oneiros.episodes._vectors import HashingEmbedder, episode_text
+from oneiros.events._content import EpisodeDepotentiated, EpisodeTriaged, ReplayStrengthened, TriageDecision
+from oneiros.events._micro import EpisodePrioritized
+from oneiros.events._types import DreamComplete, Episode, EpisodeRecorded, Outcome
+from oneiros.phases._nrem import ReplayPick, need, utility
+from oneiros.phases._nrem import select_replay as select_replay_columns
+from oneiros.phases._pairs import select_distant_pairs
+from oneiros.settings._cycle import EngineSettings, PairSettings
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 

@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 
 from oneiros import InvalidSetting, UnknownPreset
 from oneiros.cli import app
-from oneiros.config import PRESETS, OneirosConfig, env_var, load_config
-from oneiros.settings import CycleBudget, CycleSettings, EngineSettings
+from oneiros.config._load import OneirosConfig, env_var, load_config
+from oneiros.config._presets import PRESETS
+from oneiros.settings._cycle import CycleBudget, CycleSettings, EngineSettings
 
 NO_FILE = "/dev/null"
 
@@ -409,7 +410,7 @@ def test_a_word_where_a_number_belongs_is_named_by_its_own_key_and_variable(key:
 def test_flags_beat_environment_beat_file_and_every_source_is_named(tmp_path: Path) -> None:
     """defaults < file < ONEIROS_* < flags, for the keys every process reads (store, queue, rq,
     cycle, tracing); explain_config names where each value came from."""
-    from oneiros.config import explain_config
+    from oneiros.config._load import explain_config
 
     path = tmp_path / "oneiros.toml"
     path.write_text('queue = "redis://file:6379/0"\n[rq]\nqueue = "dreams"\n[cycle.budget]\ntier = "hardened"\n')
@@ -499,7 +500,7 @@ def test_oneiros_preset_overrides_the_files_preset_and_each_source_is_named(tmp_
     """Environment beats file for the preset as for every key: ONEIROS_PRESET=bardo with
     `preset = "ethos"` in oneiros.toml is bardo (it stayed ethos), named `env ONEIROS_PRESET`;
     --preset beats both and is named `flag --preset` (it was named after the file)."""
-    from oneiros.config import explain_config
+    from oneiros.config._load import explain_config
 
     path = tmp_path / "oneiros.toml"
     path.write_text('preset = "ethos"\n')

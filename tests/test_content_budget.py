@@ -10,11 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import BEHAVIORAL_PHASES, DREAM_PHASES, BudgetExhausted, BudgetReserved, DreamSuppressed
-from oneiros.generators import GenerationRequest, OfflineGenerator
-from oneiros.settings import PHASE_SHARES, CycleBudget, CycleSettings, ModelPrice
-from oneiros.workers import BudgetGuard, Ledger, phase_budget, worst_case_tokens
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._content import BudgetExhausted, BudgetReserved, DreamSuppressed
+from oneiros.events._types import BEHAVIORAL_PHASES, DREAM_PHASES
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.generators._protocol import GenerationRequest
+from oneiros.runtime._budget import BudgetGuard, Ledger, phase_budget, worst_case_tokens
+from oneiros.settings._cycle import PHASE_SHARES, CycleBudget, CycleSettings, ModelPrice
 
 START = datetime(2026, 11, 3, 2, 0, tzinfo=UTC)
 

@@ -55,10 +55,10 @@ def test_budget_from_the_ledger_events_shows_what_the_whole_stream_gives(sqlite_
     from msgspec.structs import replace
 
     from oneiros import open_store
-    from oneiros.episodes import load_episodes, sample_episodes_path
-    from oneiros.fsm import Golems
-    from oneiros.settings import CycleBudget
-    from oneiros.workers import budget_report
+    from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+    from oneiros.fsm._service import Golems
+    from oneiros.runtime._budget import budget_report
+    from oneiros.settings._cycle import CycleBudget
 
     for _ in range(2):
         assert 0 == runner.invoke(app, ["dream", "--sample", "--store", sqlite_url, "--tier", "hardened"]).exit_code

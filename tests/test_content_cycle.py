@@ -10,30 +10,33 @@ import msgspec
 import pytest
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.engines import PhaseContext, classify
-from oneiros.engines._integration import Candidate
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import (
-    DreamComplete,
-    DreamCounterfactual,
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._codec import encode_event
+from oneiros.events._content import (
     DreamFragments,
-    DreamHypothesis,
-    DreamInsight,
     DreamReport,
     DreamStaged,
     EpisodeDepotentiated,
-    EventStore,
-    GenerationRecorded,
     HypnagogicPrediction,
-    ReplayBatch,
     StrategyHypothesis,
     ThreatSimulated,
     WakeUpSummary,
-    encode_event,
 )
-from oneiros.generators import Generation, GenerationRequest, OfflineGenerator
-from oneiros.settings import CycleBudget, CycleSettings, EngineSettings
-from oneiros.workers import run_phase
+from oneiros.events._types import (
+    DreamComplete,
+    DreamCounterfactual,
+    DreamHypothesis,
+    DreamInsight,
+    GenerationRecorded,
+    ReplayBatch,
+)
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.generators._protocol import Generation, GenerationRequest
+from oneiros.phases._context import PhaseContext
+from oneiros.phases._integration import Candidate, classify
+from oneiros.runtime._phase import run_phase
+from oneiros.settings._cycle import CycleBudget, CycleSettings, EngineSettings
+from oneiros.store._store import EventStore
 
 START = datetime(2026, 11, 3, 2, 0, tzinfo=UTC)
 HARDENED = CycleSettings(budget=CycleBudget(tier="hardened"))

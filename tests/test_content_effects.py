@@ -10,9 +10,11 @@ import pytest
 
 from oneiros import Deps, Episode, FixedClock, Golems, InProcessExecutor, Outcome, SequentialIds, open_store
 from oneiros._errors import ConfigError
-from oneiros.episodes import EpisodeMemory, SentenceTransformerEmbedder, load_episodes, sample_episodes_path
-from oneiros.events import DreamFragments, EpisodeDepotentiated, ReplayStrengthened
-from oneiros.settings import CycleBudget, CycleSettings
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.episodes._fold import EpisodeMemory
+from oneiros.episodes._vectors import SentenceTransformerEmbedder
+from oneiros.events._content import DreamFragments, EpisodeDepotentiated, ReplayStrengthened
+from oneiros.settings._cycle import CycleBudget, CycleSettings
 
 START = datetime(2026, 11, 3, 2, 0, tzinfo=UTC)
 HARDENED = CycleSettings(budget=CycleBudget(tier="hardened"))
@@ -69,7 +71,7 @@ def test_replay_strength_and_depotentiation_accumulate_across_cycles() -> None:
 def test_without_embeddings_the_dream_uses_the_temporal_fallback() -> None:
     """With the embedder set to none, the dream's pairs are drawn by the random temporal fallback
     and still lie at least 24 hours apart."""
-    from oneiros.settings import EngineSettings
+    from oneiros.settings._cycle import EngineSettings
 
     settings = CycleSettings(engines=EngineSettings(embedder="none"))
     golems = _two_cycles(settings=settings)

@@ -12,10 +12,12 @@ from hypothesis import strategies as st
 
 from oneiros import Episode, InputError
 from oneiros._errors import ConfigError
-from oneiros.engines import select_distant_pairs
-from oneiros.episodes import EpisodeMemory, HashingEmbedder, embedding_matrix, episodes_from_dicts
-from oneiros.events import EpisodeDepotentiated, EpisodeRecorded, EpisodeTriaged, ReplayStrengthened
-from oneiros.settings import PairSettings
+from oneiros.episodes._fold import EpisodeMemory, episodes_from_dicts
+from oneiros.episodes._vectors import HashingEmbedder, embedding_matrix
+from oneiros.events._content import EpisodeDepotentiated, EpisodeTriaged, ReplayStrengthened
+from oneiros.events._types import EpisodeRecorded
+from oneiros.phases._pairs import select_distant_pairs
+from oneiros.settings._cycle import PairSettings
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -116,7 +118,7 @@ def test_own_embeddings_are_used_when_every_episode_has_one() -> None:
 
 def test_unknown_embedder_name_is_a_config_error() -> None:
     """A typo in the embedder setting fails when the settings are made, naming what was wrong."""
-    from oneiros.settings import EngineSettings
+    from oneiros.settings._cycle import EngineSettings
 
     with pytest.raises(ConfigError) as info:
         EngineSettings(embedder="word2vec")

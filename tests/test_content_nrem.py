@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from oneiros import Episode, Outcome
-from oneiros.engines import ReplayPick, batches, gain, need, select_replay, triage, utility
-from oneiros.settings import EngineSettings, NremSettings
+from oneiros.phases._nrem import ReplayPick, batches, gain, need, select_replay, triage, utility
+from oneiros.settings._cycle import EngineSettings, NremSettings
 
 NOW = datetime(2026, 6, 30, tzinfo=UTC)
 

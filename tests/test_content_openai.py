@@ -10,10 +10,12 @@ import pytest
 
 from oneiros import Golems, InProcessExecutor, replay
 from oneiros._errors import GeneratorUnavailable
-from oneiros.events import DreamStaged, GenerationFailed, GenerationRecorded, ReplayBatch, StepFailed
-from oneiros.generators import GenerationRequest, OpenAIGenerator, Task
-from oneiros.settings import OpenAISettings
-from oneiros.workers import run_phase
+from oneiros.events._content import DreamStaged, GenerationFailed, StepFailed
+from oneiros.events._types import GenerationRecorded, ReplayBatch
+from oneiros.generators._openai import OpenAIGenerator
+from oneiros.generators._protocol import GenerationRequest, Task
+from oneiros.runtime._phase import run_phase
+from oneiros.settings._generator import OpenAISettings
 from tests.chat_server import HARDENED, ChatServer, sample_golems
 
 

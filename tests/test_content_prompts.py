@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from oneiros._errors import InvalidPromptTemplate, MalformedOutput
-from oneiros.generators import CounterfactualResult, parse_dream, parse_json
-from oneiros.settings import PromptSet
+from oneiros.generators._results import CounterfactualResult, parse_dream, parse_json
+from oneiros.settings._prompts import PromptSet
 
 
 def test_an_override_replaces_the_default_prompt() -> None:
@@ -73,7 +73,7 @@ def test_cycle_settings_round_trip_through_json() -> None:
     pickled), and a bad override in a payload fails as the same configuration error."""
     import msgspec
 
-    from oneiros.settings import CycleBudget, CycleSettings, EngineSettings
+    from oneiros.settings._cycle import CycleBudget, CycleSettings, EngineSettings
 
     settings = CycleSettings(
         budget=CycleBudget(tier="hardened", month_usd=3.0),

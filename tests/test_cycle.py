@@ -23,21 +23,22 @@ from oneiros import (
     open_store,
     replay,
 )
-from oneiros.episodes import sample_episodes_path
-from oneiros.events import (
+from oneiros.episodes._episodes import sample_episodes_path
+from oneiros.events._types import (
     DreamComplete,
     DreamCounterfactual,
     DreamHypothesis,
     DreamInsight,
     DreamInterrupted,
     DreamPhase,
-    Recorded,
     ReplayBatch,
 )
-from oneiros.fsm import Transition, follow_log
-from oneiros.generators import Generation, GenerationRequest, OfflineGenerator
-from oneiros.settings import CycleSettings
-from oneiros.workers import run_phase
+from oneiros.fsm._observers import Transition, follow_log
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.generators._protocol import Generation, GenerationRequest
+from oneiros.runtime._phase import run_phase
+from oneiros.settings._cycle import CycleSettings
+from oneiros.store._store import Recorded
 
 
 def make(url: str = "memory://", seed: int = 7, observers: Observers | None = None) -> Golems:
@@ -175,7 +176,7 @@ def test_running_a_phase_twice_appends_its_events_once() -> None:
 
 def test_a_phase_never_spends_past_its_budget() -> None:
     """With a tiny cycle budget, phases stop calling the generator instead of overspending."""
-    from oneiros.settings import CycleBudget
+    from oneiros.settings._cycle import CycleBudget
 
     golems = make()
     settings = CycleSettings(budget=CycleBudget(cycle_tokens=1_200))
@@ -205,7 +206,7 @@ def test_a_phase_that_fails_ends_the_cycle_interrupted_with_the_reason() -> None
 @pytest.mark.parametrize("phase", ["thriving", "stable", "conservation", "declining", "terminal"])
 def test_phase_budgets_follow_the_bardo_table(phase: str) -> None:
     """Each behavioral phase's shares sum to 100% with onset 10% and return 5%."""
-    from oneiros.settings import PHASE_SHARES
+    from oneiros.settings._cycle import PHASE_SHARES
 
     shares = PHASE_SHARES[phase]  # type: ignore[index]
     assert 1.0 == pytest.approx(sum(shares.values()))

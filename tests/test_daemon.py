@@ -32,23 +32,14 @@ from oneiros import (
     load_episodes,
     open_store,
 )
-from oneiros.config import load_config
-from oneiros.daemon import Daemon, Message, interactive_history, session_key
-from oneiros.episodes import sample_episodes_path
-from oneiros.events import (
-    ActivityRecorded,
-    DreamComplete,
-    DreamDecided,
-    DreamInterrupted,
-    DreamStart,
-    EventStore,
-    FatigueWarned,
-    MessageHeld,
-    MessagesReleased,
-    ModeChanged,
-    Recorded,
-)
-from oneiros.generators import Generation, GenerationRequest, OfflineGenerator
+from oneiros.config._load import load_config
+from oneiros.daemon._daemon import Daemon, Message, interactive_history, session_key
+from oneiros.episodes._episodes import sample_episodes_path
+from oneiros.events._schedule import ActivityRecorded, DreamDecided, FatigueWarned, MessageHeld, MessagesReleased
+from oneiros.events._types import DreamComplete, DreamInterrupted, DreamStart, ModeChanged
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.generators._protocol import Generation, GenerationRequest
+from oneiros.store._store import EventStore, Recorded
 
 PARIS = ZoneInfo("Europe/Paris")
 
@@ -410,7 +401,7 @@ def test_entering_terminal_dreams_once_then_death_does_not_repeat_it() -> None:
 def test_bardo_intensity_sets_the_cycle_batch_and_temperature() -> None:
     """A confused golem (accuracy, hence fitness, 0.4) dreams at high intensity, batches of 15 at
     temperature 0.9, and its epistemic clock (1.0) raises the rate to 1 + 0.3."""
-    from oneiros.scheduling import Signals
+    from oneiros.scheduling._urgency import Signals
 
     rig = Rig(
         "bardo",

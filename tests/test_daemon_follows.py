@@ -9,9 +9,11 @@ import time
 from pathlib import Path
 
 from oneiros import Golems, open_store
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import HEALTH_STREAM, STAGING_STREAM, EntryPromoted, EventStore, side_stream
-from oneiros.validation import Feedback, OutcomeInput
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._health import HEALTH_STREAM
+from oneiros.events._staging import STAGING_STREAM, EntryPromoted, side_stream
+from oneiros.store._store import EventStore
+from oneiros.validation._review import Feedback, OutcomeInput
 from tests.workers.deployment import Processes, clean_env, wait_for
 
 STARTED = "following the log: validation sweep, health alarms and projections"

@@ -147,7 +147,7 @@ def _run_python(block: Block, tmp_path: Path) -> None:
 def _check_json(block: Block) -> None:
     import msgspec
 
-    from oneiros.events import Episode
+    from oneiros.events._types import Episode
 
     try:
         values = [json.loads(block.text)]
@@ -159,7 +159,7 @@ def _check_json(block: Block) -> None:
 
 
 def _check_toml(block: Block, tmp_path: Path) -> None:
-    from oneiros.config import OneirosConfig, load_config
+    from oneiros.config._load import OneirosConfig, load_config
 
     data = tomllib.loads(block.text)
     if set(data) <= set(OneirosConfig.__struct_fields__):  # an oneiros.toml (or a part of one)

@@ -15,16 +15,18 @@ import msgspec
 import pytest
 
 from oneiros import Golems, InProcessExecutor, open_store
-from oneiros.config import load_config
-from oneiros.events import DreamEmpty, DreamStaged, DreamSuppressed, EpisodeRecorded, GenerationFailed, ModeChanged
-from oneiros.fsm import replay
-from oneiros.generators import OpenAIGenerator
-from oneiros.projections import journal_markdown
+from oneiros.config._load import load_config
+from oneiros.events._content import DreamStaged, DreamSuppressed, GenerationFailed
+from oneiros.events._outcome import DreamEmpty
+from oneiros.events._types import EpisodeRecorded, ModeChanged
+from oneiros.fsm._service import replay
+from oneiros.generators._openai import OpenAIGenerator
+from oneiros.projections._journal import journal_markdown
 from oneiros.server._background import BackgroundCycles
 from oneiros.server._cycles import start_cycle
 from oneiros.server._models import CycleIn
 from oneiros.server._service import run_row
-from oneiros.settings import OpenAISettings
+from oneiros.settings._generator import OpenAISettings
 from tests.chat_server import HARDENED, ChatServer, sample_golems
 from tests.projections_support import World
 

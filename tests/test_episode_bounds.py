@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oneiros import EpisodeFileError, Golems, InProcessExecutor, InvalidEvent, open_store
-from oneiros.episodes import load_episodes
-from oneiros.events import MAX_FIGURE, MAX_TICK, Episode, EpisodeRecorded, Outcome
+from oneiros.episodes._episodes import load_episodes
+from oneiros.events._types import MAX_FIGURE, MAX_TICK, Episode, EpisodeRecorded, Outcome
 from tests.test_cli import run
 from tests.workers.conftest import redis_url  # noqa: F401 - the fixture
 
@@ -26,7 +26,7 @@ def _file(path: Path, *episodes: dict[str, object]) -> Path:
 
 def test_max_tick_is_the_last_minute_a_datetime_holds() -> None:
     """A tick with no time is minutes after 1970; MAX_TICK is 9999-12-31 23:59, the last one."""
-    from oneiros.episodes import episode_time
+    from oneiros.episodes._fold import episode_time
 
     assert "9999-12-31T23:59:00+00:00" == episode_time(Episode(tick=MAX_TICK, summary="s")).isoformat()
 

@@ -15,9 +15,11 @@ from hypothesis import strategies as st
 
 from oneiros import open_store
 from oneiros._errors import CorruptEvent
-from oneiros.episodes import EpisodeMemory
-from oneiros.events import Episode, Outcome, read_stream_pages
-from oneiros.workers import GolemLog, GolemLogs, _log
+from oneiros.episodes._fold import EpisodeMemory
+from oneiros.events._types import Episode, Outcome
+from oneiros.runtime import _golem_log as _log
+from oneiros.runtime._golem_log import GolemLog, GolemLogs
+from oneiros.store._snapshots import read_stream_pages
 from tests.test_snapshots import _fold, _golems, _history, _view
 
 
@@ -115,7 +117,8 @@ def test_a_held_log_far_behind_catches_up_as_a_fresh_fold_does(
 def test_pages_up_to_a_position_and_of_some_types_are_that_stream_read(page: int, until: int) -> None:
     """Paged reads with an end and event types, as lineage reads a golem's episodes, give the rows of
     one ``read_stream_rows`` with the same end and types, in order, whatever the page size."""
-    from oneiros.events import EpisodeRecorded, EventStore
+    from oneiros.events._types import EpisodeRecorded
+    from oneiros.store._store import EventStore
 
     store: EventStore = _stored_history()  # type: ignore[assignment]
     pages = read_stream_pages(store, "g", page=page, until=until, types=(EpisodeRecorded,))

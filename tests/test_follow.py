@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from oneiros import Observers, open_store
-from oneiros.fsm import follow_log
+from oneiros.fsm._observers import follow_log
 from tests.conftest import postgres_url
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import threading
 
-from oneiros.events import EventStore, open_store
-from oneiros.projections import ProjectionRunner, ProjectionSettings, RunnerSettings, make_projections
-from oneiros.projections import open_projection_db as open_db
-from oneiros.validation import StagingProcess
+from oneiros.projections._db import open_projection_db as open_db
+from oneiros.projections._runner import ProjectionRunner, RunnerSettings
+from oneiros.projections._service import ProjectionSettings, make_projections
+from oneiros.store._store import EventStore, open_store
+from oneiros.validation._sweep import StagingProcess
 from tests.projections_support import World
 
 _EPISODES = 12_000  # more than two of the sweep's progress steps (5,000 inputs each)

@@ -15,18 +15,18 @@ import pytest
 
 from oneiros import Golems, InProcessExecutor, open_store
 from oneiros._errors import InputError
-from oneiros.events import BudgetExhausted, EventStore, GenerationRecorded, export_history
-from oneiros.generators import OfflineGenerator, OpenAIGenerator
-from oneiros.settings import (
-    DEFAULT_PROMPTS,
-    CycleBudget,
-    CycleSettings,
-    EngineSettings,
-    ModelPrice,
-    OpenAISettings,
-    PromptSet,
-)
-from oneiros.workers import Ledger, diff_cycles, fork_cycle, summarize_cycle
+from oneiros.events._content import BudgetExhausted
+from oneiros.events._types import GenerationRecorded
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.generators._openai import OpenAIGenerator
+from oneiros.lab._diff import diff_cycles, summarize_cycle
+from oneiros.lab._rerun import fork_cycle
+from oneiros.runtime._budget import Ledger
+from oneiros.settings._cycle import CycleBudget, CycleSettings, EngineSettings, ModelPrice
+from oneiros.settings._generator import OpenAISettings
+from oneiros.settings._prompts import DEFAULT_PROMPTS, PromptSet
+from oneiros.store._history import export_history
+from oneiros.store._store import EventStore
 from tests.chat_server import HARDENED, ChatServer, sample_golems
 
 

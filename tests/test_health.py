@@ -15,13 +15,19 @@ from typing import Any
 import pytest
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, Observers, SequentialIds
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import HEALTH_STREAM, EventStore, HealthAlarmRaised, open_store, side_stream
-from oneiros.fsm import follow_log
-from oneiros.generators import OfflineGenerator, OpenAIGenerator
-from oneiros.projections import RunnerSettings
-from oneiros.settings import HealthSettings, OpenAISettings
-from oneiros.validation import Feedback, HealthProcess, OutcomeInput, StagingProcess
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._health import HEALTH_STREAM, HealthAlarmRaised
+from oneiros.events._staging import side_stream
+from oneiros.fsm._observers import follow_log
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.generators._openai import OpenAIGenerator
+from oneiros.health._health import HealthProcess
+from oneiros.projections._runner import RunnerSettings
+from oneiros.settings._generator import OpenAISettings
+from oneiros.settings._health import HealthSettings
+from oneiros.store._store import EventStore, open_store
+from oneiros.validation._review import Feedback, OutcomeInput
+from oneiros.validation._sweep import StagingProcess
 from tests.chat_server import HARDENED, ChatServer, sample_golems
 
 SETTINGS = HealthSettings(empty_cycles=2, no_promotion_cycles=3, cost_without_yield_usd=0.0001)

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from oneiros import EventError, open_store, replay
-from oneiros.events import Episode, EpisodeRecorded, Outcome, export_history, import_history
+from oneiros.events._types import Episode, EpisodeRecorded, Outcome
+from oneiros.store._history import export_history, import_history
 
 HISTORIES = Path(__file__).parent / "histories"
 
@@ -75,7 +76,7 @@ def test_a_v2_dream_start_log_replays_with_no_recorded_settings() -> None:
     """golem_v2.jsonl was written by the code before cycles recorded their settings (DreamStart
     v2, from main's commit 35409c4): it replays to the state it was recorded with, and each
     DreamStart comes back as v3 with its Bardo trigger kept and ``settings`` None."""
-    from oneiros.events import DreamStart
+    from oneiros.events._types import DreamStart
 
     store = open_store("memory://")
     assert 11 == import_history(store, HISTORIES / "golem_v2.jsonl")

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oneiros import Golems, InvalidEvent, OneirosError, load_episodes, open_store
-from oneiros.config import load_config
-from oneiros.events import MAX_FIGURE, MAX_TICK, Episode, Outcome
+from oneiros.config._load import load_config
 from oneiros.events._codec import decode_event
+from oneiros.events._types import MAX_FIGURE, MAX_TICK, Episode, Outcome
 from oneiros.generators._results import PatternResult, parse_dream, parse_json, parse_partial
 
 any_float = st.floats(allow_nan=True, allow_infinity=True)

@@ -67,6 +67,6 @@ def test_the_log_loads_no_queue_tracing_or_numeric_library(module: str) -> None:
 def test_the_top_level_names_load_on_first_use() -> None:
     """``oneiros.Golems`` resolves lazily to the class its subpackage defines."""
     import oneiros
-    from oneiros.fsm import Golems
+    from oneiros.fsm._service import Golems
 
     assert Golems is oneiros.Golems

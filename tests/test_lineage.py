@@ -13,20 +13,16 @@ import pytest
 
 from oneiros import InProcessExecutor
 from oneiros._errors import EntryNotFound, InputError
-from oneiros.events import (
-    DreamStaged,
-    EntryStaged,
-    EpisodeRecorded,
-    EventStore,
-    GenerationRecorded,
-    OutputsSourced,
-    import_history,
-    open_store,
-    output_digest,
-)
-from oneiros.generators import OfflineGenerator
-from oneiros.projections import entry_lineage
-from oneiros.validation import Feedback, OutcomeInput, StagingProcess
+from oneiros.events._content import DreamStaged
+from oneiros.events._lineage import OutputsSourced, output_digest
+from oneiros.events._staging import EntryStaged
+from oneiros.events._types import EpisodeRecorded, GenerationRecorded
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.projections._lineage import entry_lineage
+from oneiros.store._history import import_history
+from oneiros.store._store import EventStore, open_store
+from oneiros.validation._review import Feedback, OutcomeInput
+from oneiros.validation._sweep import StagingProcess
 from tests.chat_server import sample_golems
 
 HISTORIES = Path(__file__).parent / "histories"

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from oneiros import open_store
-from oneiros.config import load_config
-from oneiros.projections import RecallItem, RecallResult, entry_lineage
-from oneiros.settings import TrustSettings
-from oneiros.validation import record_recall
+from oneiros.config._load import load_config
+from oneiros.projections._lineage import entry_lineage
+from oneiros.projections._recall import RecallItem, RecallResult
+from oneiros.settings._trust import TrustSettings
+from oneiros.validation._recalls import record_recall
 from tests.projections_support import World, staged
 
 OPENCLAW = load_config(preset="openclaw", path="/dev/null", environ={}).staging

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oneiros import Deps, FixedClock, Golems, IllegalCommand, OneirosError, SequentialIds, open_store, replay
-from oneiros.events import DreamHypothesis, Episode, ReplayBatch
-from oneiros.fsm import MACHINE_STATES, destination, transition_path
+from oneiros.events._types import DreamHypothesis, Episode, ReplayBatch
+from oneiros.fsm._machine import MACHINE_STATES, destination, transition_path
 
 LEGAL = [
     ("Waking", "fall_asleep", "Dreaming_HypnagogicOnset"),
@@ -169,8 +169,7 @@ def test_destination_agrees_with_running_the_declared_machine() -> None:
     from transitions.core import MachineError
     from transitions.extensions import HierarchicalMachine
 
-    from oneiros.fsm import MACHINE_STATES, TRIGGERS, destination
-    from oneiros.fsm._machine import _STATES, _TRANSITIONS
+    from oneiros.fsm._machine import _STATES, _TRANSITIONS, MACHINE_STATES, TRIGGERS, destination
 
     class Model:
         state = "Waking"
@@ -193,8 +192,8 @@ def test_destination_agrees_with_running_the_declared_machine() -> None:
 
 def test_the_phase_order_is_the_machines() -> None:
     """Following ``next_phase`` from Dreaming's initial child visits every dream phase once, in order."""
-    from oneiros.events import DREAM_PHASES
-    from oneiros.fsm import destination, next_phase
+    from oneiros.events._types import DREAM_PHASES
+    from oneiros.fsm._machine import destination, next_phase
 
     first = destination("Waking", "fall_asleep")
     assert "Dreaming_HypnagogicOnset" == first

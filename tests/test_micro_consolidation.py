@@ -19,23 +19,18 @@ import numpy as np
 import pytest
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.daemon import Daemon
+from oneiros.daemon._daemon import Daemon
 from oneiros.daemon._micro import MicroState, micro_pass
-from oneiros.episodes import EpisodeMemory, episode_text, load_episodes, sample_episodes_path
-from oneiros.events import (
-    DreamStaged,
-    Episode,
-    EpisodePrioritized,
-    EpisodeRecorded,
-    Event,
-    EventMeta,
-    InsightStrengthened,
-    MicroConsolidated,
-    Outcome,
-    Recorded,
-)
-from oneiros.scheduling import fold_schedule, should_dream
-from oneiros.settings import DaemonSettings, MicroConsolidationSettings, ScheduleSettings
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.episodes._fold import EpisodeMemory
+from oneiros.episodes._vectors import episode_text
+from oneiros.events._content import DreamStaged
+from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
+from oneiros.events._types import Episode, EpisodeRecorded, Event, EventMeta, Outcome
+from oneiros.scheduling._schedule_state import fold_schedule
+from oneiros.scheduling._scheduler import should_dream
+from oneiros.settings._scheduling import DaemonSettings, MicroConsolidationSettings, ScheduleSettings
+from oneiros.store._store import Recorded
 
 T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 SOURCE = Episode(tick=1, summary="bought the range floor", tags=("eth",), regime="ranging", outcome=Outcome(pnl=0.02))

@@ -18,39 +18,31 @@ from hypothesis import strategies as st
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
 from oneiros._text import STOPWORDS, content_words, keywords
-from oneiros.engines import MODES
-from oneiros.events import (
-    DreamCounterfactual,
+from oneiros.events._content import (
     DreamFragments,
-    DreamHypothesis,
-    DreamInsight,
     DreamStaged,
-    Episode,
     EpisodeDepotentiated,
     HypnagogicPrediction,
-    Outcome,
-    ReplayBatch,
     StrategyHypothesis,
     ThreatSimulated,
 )
-from oneiros.generators import (
+from oneiros.events._types import DreamCounterfactual, DreamHypothesis, DreamInsight, Episode, Outcome, ReplayBatch
+from oneiros.generators._lines import episode_line, episode_lines, read_episode_lines
+from oneiros.generators._offline import OfflineGenerator, dali_cut
+from oneiros.generators._protocol import GenerationRequest, Task
+from oneiros.generators._results import (
     CounterfactualResult,
     DepotentiationResult,
-    GenerationRequest,
     HypothesisResult,
     InsightResult,
-    OfflineGenerator,
     PatternResult,
-    Task,
     ThreatResult,
-    episode_line,
-    episode_lines,
     parse_dream,
     parse_json,
-    read_episode_lines,
 )
-from oneiros.generators._offline import dali_cut
-from oneiros.settings import CycleBudget, CycleSettings, PromptSet
+from oneiros.phases._rem import MODES
+from oneiros.settings._cycle import CycleBudget, CycleSettings
+from oneiros.settings._prompts import PromptSet
 
 _WORDS = [
     "breakout", "funding", "oracle", "liquidity", "spread", "rebalance", "harvest", "stop", "entry", "exit",

@@ -12,9 +12,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.config import load_config
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import DreamDirected, DreamPhase, DreamStaged, DreamStart, WakeUpSummary
+from oneiros.config._load import load_config
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._content import DreamStaged, WakeUpSummary
+from oneiros.events._schedule import DreamDirected
+from oneiros.events._types import DreamPhase, DreamStart
 
 START = datetime(2026, 2, 12, 9, 32, tzinfo=UTC)
 

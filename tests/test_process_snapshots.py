@@ -15,9 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oneiros.events import EntryStaged, Event, EventStore, open_store
-from oneiros.projections import RunnerSettings
-from oneiros.validation import StagingProcess
+from oneiros.events._staging import EntryStaged
+from oneiros.events._types import Event
+from oneiros.projections._runner import RunnerSettings
+from oneiros.store._store import EventStore, open_store
+from oneiros.validation._sweep import StagingProcess
 from tests.conftest import postgres_url
 from tests.projections_support import World
 
@@ -190,12 +192,13 @@ def test_a_snapshot_of_another_log_is_ignored(tmp_path: Path) -> None:
 
 
 def test_update_reports_the_sweep_then_the_projections_moving_to_the_head(tmp_path: Path) -> None:
-    """``oneiros.validation.update`` tells its listener what is moving and where it got: the sweep
+    """``oneiros.daemon.update`` tells its listener what is moving and where it got: the sweep
     every few thousand inputs and at its target, then each projection it brings up at its commit,
     positions never going back for any one of them. The sweep ends at the head it started from (its
     own decisions come after it); the rest end at the head with them."""
-    from oneiros.projections import Projections, open_projection_db
-    from oneiros.validation import update
+    from oneiros.daemon._catch_up import update
+    from oneiros.projections._db import open_projection_db
+    from oneiros.projections._service import Projections
 
     world = World(open_store(f"sqlite:///{tmp_path}/events.db"))
     world.episodes(*range(1, 12_001))

@@ -123,7 +123,7 @@ def test_verify_right_after_a_dream_compares_every_projection_at_the_head(env: d
 
 def test_verify_reports_a_tampered_projection(env: dict[str, str]) -> None:
     """A row changed behind the runner's back makes replay --verify report the mismatch and exit 1."""
-    from oneiros.projections import open_projection_db
+    from oneiros.projections._db import open_projection_db
 
     _json(env, "dream", "--sample")
     _json(env, "journal")
@@ -162,8 +162,8 @@ def test_a_reading_command_brings_up_only_the_projections_it_shows(env: dict[str
     """``journal`` brings the journal (and the sweep) to the log head and leaves the recall index
     where it was, so a large import does not make it wait for an index it does not show;
     ``staging`` then brings up the staging buffer, and neither moves the recall index."""
-    from oneiros.events import open_store
-    from oneiros.projections import open_projection_db
+    from oneiros.projections._db import open_projection_db
+    from oneiros.store._store import open_store
 
     _json(env, "dream", "--sample")
     _json(env, "journal")

@@ -16,9 +16,12 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from oneiros.events import DreamStaged, EntryStaged, open_store
-from oneiros.projections import ProjectionSettings, make_projections, open_projection_db
-from oneiros.validation import StagingProcess
+from oneiros.events._content import DreamStaged
+from oneiros.events._staging import EntryStaged
+from oneiros.projections._db import open_projection_db
+from oneiros.projections._service import ProjectionSettings, make_projections
+from oneiros.store._store import open_store
+from oneiros.validation._sweep import StagingProcess
 from tests.conftest import postgres_url
 from tests.projections_support import World, assert_rows_equal_a_rebuild, build_log
 

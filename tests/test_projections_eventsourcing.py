@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from eventsourcing.persistence import TrackingRecorder
 from eventsourcing.tests.persistence import TrackingRecorderTestCase
 
-from oneiros.events import Checkpoint, EventStore, Recorded, StreamAppend, open_store
-from oneiros.projections import ProjectionDB, open_projection_db
-from oneiros.validation import StagingProcess
+from oneiros.projections._db import ProjectionDB, open_projection_db
+from oneiros.store._store import Checkpoint, EventStore, Recorded, StreamAppend, open_store
+from oneiros.validation._sweep import StagingProcess
 from tests.conftest import PG_HOST, PG_PORT, postgres_url, require_server
 from tests.projections_support import World
 

@@ -4,9 +4,10 @@ score recalibrated by validation, and the Bumblebee Markdown shape."""
 from __future__ import annotations
 
 from oneiros import InProcessExecutor
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import DreamFragments, DreamStaged, open_store
-from oneiros.projections import journal_markdown
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._content import DreamFragments, DreamStaged
+from oneiros.projections._journal import journal_markdown
+from oneiros.store._store import open_store
 from tests.projections_support import World
 
 

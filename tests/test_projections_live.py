@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from oneiros.events import open_store
-from oneiros.projections import open_projection_db, wait_for
+from oneiros.projections._db import open_projection_db
+from oneiros.projections._runner import wait_for
+from oneiros.store._store import open_store
 from tests.conftest import postgres_url
 from tests.projections_support import World
 

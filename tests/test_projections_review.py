@@ -8,17 +8,11 @@ import msgspec
 import pytest
 
 from oneiros._errors import EntryNotFound, GolemNotFound, IllegalReview, InputError
-from oneiros.events import (
-    EntryReviewed,
-    EpisodeRecorded,
-    Event,
-    MemoryRolledBack,
-    OutcomeRecorded,
-    event_type,
-    open_store,
-)
-from oneiros.projections import memory_diff, memory_version, write_memory_file
-from oneiros.validation import OutcomeInput, register_episode_removal
+from oneiros.events._staging import EntryReviewed, MemoryRolledBack, OutcomeRecorded
+from oneiros.events._types import EpisodeRecorded, Event, event_type
+from oneiros.projections._sinks import memory_diff, memory_version, write_memory_file
+from oneiros.store._store import open_store
+from oneiros.validation._review import OutcomeInput, register_episode_removal
 from tests.projections_support import World
 
 
@@ -139,7 +133,7 @@ def test_beliefs_sink_and_withdrawal(world: World) -> None:
 
 def test_noise_sink_caps_fragments_per_cycle(world: World) -> None:
     """At most two ``[dream]`` fragments per cycle reach the noise buffer."""
-    from oneiros.events import DreamFragments
+    from oneiros.events._content import DreamFragments
 
     def fragments(*texts: str) -> DreamFragments:
         return DreamFragments(cycle_id="CYCLE", pairs=((1, 2),), fragments=texts, thread="t")
@@ -155,7 +149,7 @@ def test_deep_sleep_every_tenth_dream(world: World) -> None:
     """The tenth completed dream writes a diary entry and priorities, and prunes superseded YLW
     observations."""
     from oneiros import InProcessExecutor
-    from oneiros.episodes import load_episodes, sample_episodes_path
+    from oneiros.episodes._episodes import load_episodes, sample_episodes_path
 
     world.golems.record_episodes(world.golem, load_episodes(sample_episodes_path()))
     executor = InProcessExecutor(world.golems)
@@ -206,7 +200,7 @@ def test_memory_versions_diff_and_rollback(world: World, tmp_path: Path) -> None
 def test_feedback_lives_in_side_streams(world: World) -> None:
     """Outcomes and reviews go to ``<golem>:feedback`` and decisions to ``<golem>:staging``, so the
     golem's own stream, and replay of golem states, see none of them."""
-    from oneiros.fsm import replay
+    from oneiros.fsm._service import replay
 
     entry_id = _one(world, hypotheses=1)
     world.outcome("confirms", entry_id)

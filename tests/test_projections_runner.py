@@ -12,8 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oneiros._errors import ProjectionConflict, UnknownProjection
-from oneiros.events import DreamStart, Event, EventStore, Recorded, open_store
-from oneiros.projections import ProjectionDB, ProjectionRunner, Rows, open_projection_db, wait_for
+from oneiros.events._types import DreamStart, Event
+from oneiros.projections._db import ProjectionDB, open_projection_db
+from oneiros.projections._runner import ProjectionRunner, Rows, wait_for
+from oneiros.store._store import EventStore, Recorded, open_store
 from tests.conftest import postgres_url
 from tests.projections_support import World
 
@@ -118,7 +120,7 @@ def test_unknown_projection_is_refused() -> None:
 
 
 def _settings():  # type: ignore[no-untyped-def]
-    from oneiros.projections import RunnerSettings
+    from oneiros.projections._runner import RunnerSettings
 
     return RunnerSettings(poll_interval_s=0.005)
 
@@ -153,7 +155,8 @@ def test_follow_sees_new_events(backend: str, request: pytest.FixtureRequest, tm
 def test_building_in_steps_equals_building_at_once(steps: list[int], batch: int) -> None:
     """Catching up to arbitrary positions one after another, in arbitrary batch sizes, leaves every
     projection with the rows of a single build to the head."""
-    from oneiros.projections import ProjectionSettings, RunnerSettings, make_projections
+    from oneiros.projections._runner import RunnerSettings
+    from oneiros.projections._service import ProjectionSettings, make_projections
 
     store = open_store("memory://")
     world = _world_with_cycles(store, cycles=2)
@@ -176,7 +179,7 @@ def test_building_in_steps_equals_building_at_once(steps: list[int], batch: int)
 def test_staging_rows_match_the_staging_process_memory() -> None:
     """The staging projection and the staging process fold the same events, so their view of every
     entry (status, confidence, confirmations) is the same."""
-    from oneiros.validation import StagingProcess
+    from oneiros.validation._sweep import StagingProcess
 
     world = World(open_store("memory://"), cap=3)
     world.episodes(1)
@@ -214,7 +217,7 @@ def test_a_batch_past_the_position_is_filled_from_the_log_and_never_applied_twic
 def test_projections_built_together_equal_each_built_alone() -> None:
     """Catching up several projections in one read of the log (each from its own position) leaves
     the same rows and positions as catching each up on its own."""
-    from oneiros.projections import ProjectionSettings, make_projections
+    from oneiros.projections._service import ProjectionSettings, make_projections
 
     store = open_store("memory://")
     world = _world_with_cycles(store, cycles=3)

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oneiros.events import EntryStaged, open_store
+from oneiros.events._staging import EntryStaged
+from oneiros.store._store import open_store
 from tests.projections_support import World
 
 
@@ -133,7 +134,7 @@ def test_lineage_names_cycle_phase_sources_prompt_and_model(world: World) -> Non
     """A staged output records its cycle, the phase that made it, its source episodes, and the
     prompt and model of the generation whose text it carries."""
     from oneiros import InProcessExecutor
-    from oneiros.episodes import load_episodes, sample_episodes_path
+    from oneiros.episodes._episodes import load_episodes, sample_episodes_path
 
     world.golems.record_episodes(world.golem, load_episodes(sample_episodes_path()))
     result = InProcessExecutor(world.golems).run_cycle(world.golem)
@@ -150,7 +151,7 @@ def test_lineage_names_cycle_phase_sources_prompt_and_model(world: World) -> Non
 
 def test_staging_process_restarts_where_it_stopped(world: World) -> None:
     """A new staging process resumes from the tracked position: no entry is staged twice."""
-    from oneiros.validation import StagingProcess
+    from oneiros.validation._sweep import StagingProcess
 
     world.episodes(1)
     world.dream(hypotheses=2)
@@ -167,7 +168,7 @@ def test_two_staging_processes_cannot_both_decide(world: World) -> None:
     """Two staging processes loaded at the same position: the second one's write is refused as a
     conflict and nothing it decided is written, so every entry is staged once."""
     from oneiros._errors import ProjectionConflict
-    from oneiros.validation import StagingProcess
+    from oneiros.validation._sweep import StagingProcess
 
     world.episodes(1)
     first, second = StagingProcess(world.store), StagingProcess(world.store)

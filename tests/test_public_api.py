@@ -81,7 +81,7 @@ PUBLIC = {
         "model_of",
         "parse_dream", "parse_json", "parse_partial", "read_episode_lines", "request_hash", "request_shape",
     ],
-    "oneiros.engines": [
+    "oneiros.phases": [
         "ENGINES", "MODES", "OBSERVATION_PRIORITY", "PairDraw", "PhaseContext", "PhaseEngine", "Priority",
         "ReplayPick", "batches", "classify", "dream_report", "gain", "hypnopompic_return", "integration",
         "need", "nrem", "onset", "openseed_wake_up", "polarity", "rem", "select_distant_pairs", "select_replay",

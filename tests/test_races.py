@@ -21,10 +21,9 @@ from hypothesis import strategies as st
 
 from oneiros import Deps, FixedClock, Golems, IllegalCommand, InProcessExecutor, SequentialIds, StreamConflict
 from oneiros._errors import InvalidSetting
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import (
-    ActivityRecorded,
-    Checkpoint,
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._schedule import ActivityRecorded, MessageHeld
+from oneiros.events._types import (
     CycleEvent,
     DreamInterrupted,
     DreamPhase,
@@ -32,20 +31,18 @@ from oneiros.events import (
     Episode,
     EpisodeRecorded,
     Event,
-    EventStore,
-    MessageHeld,
     ModeChanged,
-    Recorded,
-    Snapshot,
-    StreamAppend,
-    open_store,
-    seal_parts,
 )
-from oneiros.fsm import GolemState, fold, is_host_fact, replay, retry_race
-from oneiros.generators import Generation, GenerationRequest, OfflineGenerator
-from oneiros.settings import RaceSettings
-from oneiros.workers import GolemLogs
-from oneiros.workers._tracing import TracedStore
+from oneiros.fsm._golem import GolemState, fold
+from oneiros.fsm._races import is_host_fact, retry_race
+from oneiros.fsm._service import replay
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.generators._protocol import Generation, GenerationRequest
+from oneiros.runtime._golem_log import GolemLogs
+from oneiros.settings._races import RaceSettings
+from oneiros.store._snapshots import Snapshot, seal_parts
+from oneiros.store._store import Checkpoint, EventStore, Recorded, StreamAppend, open_store
+from oneiros.telemetry._tracing import TracedStore
 from tests.test_daemon import Rig
 
 START = datetime(2026, 11, 3, tzinfo=UTC)

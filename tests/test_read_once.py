@@ -8,10 +8,12 @@ from pathlib import Path
 import msgspec
 
 from oneiros import InProcessExecutor
-from oneiros.events import DREAM_PHASES, DreamStart, Event
-from oneiros.generators import OfflineGenerator
-from oneiros.settings import CycleBudget, CycleSettings
-from oneiros.workers import GolemLogs, phase_budget, run_phase
+from oneiros.events._types import DREAM_PHASES, DreamStart, Event
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.runtime._budget import phase_budget
+from oneiros.runtime._golem_log import GolemLogs
+from oneiros.runtime._phase import run_phase
+from oneiros.settings._cycle import CycleBudget, CycleSettings
 from tests.scale_support import fixed_episodes
 from tests.test_snapshots import CountingStore, _golems
 
@@ -147,9 +149,9 @@ def test_reading_a_past_cycle_reads_only_the_stretch_up_to_the_next_cycle(tmp_pa
     recorded settings (a resumed phase's) and its summary (``oneiros diff``) come from typed reads
     and the stretch of the stream between the cycle's start and the next cycle's: no episode
     recorded before the cycle or after the next one starts comes back from the log."""
-    from oneiros.events import DreamStart, Episode
-    from oneiros.workers import cycle_result, summarize_cycle
-    from oneiros.workers._executor import recorded_settings
+    from oneiros.events._types import DreamStart, Episode
+    from oneiros.lab._diff import summarize_cycle
+    from oneiros.runtime._executor import cycle_result, recorded_settings
 
     url = f"sqlite:///{tmp_path}/events.db"
     writer = _golems(url)

@@ -12,16 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oneiros._text import content_word_set
-from oneiros.events import DreamStart, Episode, EpisodeRecorded, Event, EventMeta, GolemCreated, open_store
-from oneiros.projections import (
-    GolemIndex,
-    ProjectionDB,
-    ProjectionRunner,
-    RecallIndex,
-    RecallSettings,
-    RunnerSettings,
-    open_projection_db,
-)
+from oneiros.events._types import DreamStart, Episode, EpisodeRecorded, Event, EventMeta, GolemCreated
+from oneiros.projections._db import ProjectionDB, open_projection_db
+from oneiros.projections._index import GolemIndex
+from oneiros.projections._recall import RecallIndex, RecallSettings
+from oneiros.projections._runner import ProjectionRunner, RunnerSettings
+from oneiros.store._store import open_store
 
 _WORDS = ("harbor", "storm", "ledger", "signal", "copper", "tide")
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)

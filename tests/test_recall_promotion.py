@@ -9,11 +9,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from oneiros import open_store
-from oneiros.config import load_config
-from oneiros.events import EntryPromoted, side_stream
-from oneiros.projections import RecallItem, RecallResult
-from oneiros.settings import RecallPromotionSettings, StagingSettings, TrustSettings
-from oneiros.validation import RecallStats, StagingProcess, recall_score, record_recall
+from oneiros.config._load import load_config
+from oneiros.events._staging import EntryPromoted, side_stream
+from oneiros.projections._recall import RecallItem, RecallResult
+from oneiros.settings._staging import StagingSettings
+from oneiros.settings._trust import RecallPromotionSettings, TrustSettings
+from oneiros.validation._recall_policy import RecallStats, recall_score
+from oneiros.validation._recalls import record_recall
+from oneiros.validation._sweep import StagingProcess
 from tests.projections_support import World, staged
 
 OPENCLAW = load_config(preset="openclaw", path="/dev/null", environ={}).staging

@@ -18,12 +18,15 @@ from hypothesis import strategies as st
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, StreamConflict, open_store, replay
 from oneiros._errors import InvalidSetting
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import DreamInterrupted, EventStore, Lease, LeaseStore, PhaseResumed, open_leases
-from oneiros.events._leases import FileLeases, MemoryLeases
-from oneiros.projections import open_projection_db
-from oneiros.settings import RecoverySettings
-from oneiros.workers import Reconciler, Resolution, run_phase
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._liveness import PhaseResumed
+from oneiros.events._types import DreamInterrupted
+from oneiros.projections._db import open_projection_db
+from oneiros.runtime._phase import run_phase
+from oneiros.runtime._reconcile import Reconciler, Resolution
+from oneiros.settings._recovery import RecoverySettings
+from oneiros.store._leases import FileLeases, Lease, LeaseStore, MemoryLeases, open_leases
+from oneiros.store._store import EventStore
 from tests.projections_support import assert_rows_equal_a_rebuild
 from tests.workers.support import check_log, phase_of
 
@@ -108,7 +111,7 @@ class _Stranded:
         self.golems.record_episodes("g", load_episodes(sample_episodes_path()))
         executor = InProcessExecutor(self.golems)
         state = executor.logs.read("g").state
-        from oneiros.workers._start import open_cycle
+        from oneiros.runtime._start import open_cycle
 
         opened = open_cycle(self.golems, executor.settings, state, "owner", cycle_id="lost")
         opened.root.end()
@@ -311,7 +314,8 @@ def test_killed_dream_is_finished_by_recover_then_dreams_again(tmp_path: Path) -
         stderr=subprocess.DEVNULL,
     )
     live = open_projection_db(f"sqlite:///{tmp_path}/projections.db")
-    from oneiros.projections import ProjectionRunner, ProjectionSettings, make_projections
+    from oneiros.projections._runner import ProjectionRunner
+    from oneiros.projections._service import ProjectionSettings, make_projections
 
     runner = ProjectionRunner(open_store(url), live, make_projections(ProjectionSettings()))
     try:

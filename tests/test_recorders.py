@@ -24,8 +24,8 @@ from eventsourcing.tests.persistence import (
     TrackingRecorderTestCase,
 )
 
-from oneiros.events import parse_postgres_url
-from oneiros.events._backends import MemoryRecorder, SQLiteRecorder
+from oneiros.store._backends import MemoryRecorder, SQLiteRecorder
+from oneiros.store._urls import parse_postgres_url
 from tests.conftest import PG_HOST, PG_PORT, postgres_url, require_server
 
 
@@ -118,7 +118,7 @@ class OnPostgres(TextIds):
             conn.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
 
     def create_recorder(self) -> Any:
-        from oneiros.events._postgres import PostgresRecorder, postgres_datastore
+        from oneiros.store._postgres import PostgresRecorder, postgres_datastore
 
         datastore = postgres_datastore(parse_postgres_url(postgres_url(self.schema)))
         self.datastores.append(datastore)
@@ -150,7 +150,7 @@ class TestPostgresNonInterleaving(OnPostgres, NonInterleavingNotificationIDsBase
 def test_our_recorders_override_no_private_eventsourcing_method() -> None:
     """Our recorders extend eventsourcing through its public API only: no ``_name`` method of ours shadows
     one of eventsourcing's, so an eventsourcing release may change its internals without breaking us."""
-    from oneiros.events._postgres import PostgresRecorder
+    from oneiros.store._postgres import PostgresRecorder
 
     shadowed = {
         f"{cls.__name__}.{name}"

@@ -16,29 +16,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import DreamStart, EventStore, GenerationRecorded, export_history, import_history
-from oneiros.generators import (
-    Generation,
-    GenerationRequest,
-    OfflineGenerator,
-    OpenAIGenerator,
-    RequestShape,
-    make_generator,
-    request_hash,
-)
-from oneiros.settings import (
-    DEFAULT_PROMPTS,
-    CycleBudget,
-    CycleSettings,
-    EngineSettings,
-    GeneratorSettings,
-    NremSettings,
-    OpenAISettings,
-    PromptSet,
-)
-from oneiros.workers import phase_budget, rerun_cycle, run_phase
-from oneiros.workers._metered import matches
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._types import DreamStart, GenerationRecorded
+from oneiros.generators._factory import make_generator
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.generators._openai import OpenAIGenerator
+from oneiros.generators._protocol import Generation, GenerationRequest, RequestShape, request_hash
+from oneiros.lab._rerun import rerun_cycle
+from oneiros.runtime._budget import phase_budget
+from oneiros.runtime._metered import matches
+from oneiros.runtime._phase import run_phase
+from oneiros.settings._cycle import CycleBudget, CycleSettings, EngineSettings, NremSettings
+from oneiros.settings._generator import GeneratorSettings, OpenAISettings
+from oneiros.settings._prompts import DEFAULT_PROMPTS, PromptSet
+from oneiros.store._history import export_history, import_history
+from oneiros.store._store import EventStore
 from tests.chat_server import HARDENED, ChatServer, sample_golems
 
 HISTORIES = Path(__file__).parent / "histories"

@@ -10,9 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from oneiros.events import open_store, unseal
-from oneiros.fsm import fold
-from oneiros.workers import GolemLog
+from oneiros.fsm._golem import fold
+from oneiros.runtime._golem_log import GolemLog
+from oneiros.store._snapshots import unseal
+from oneiros.store._store import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,26 +10,29 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oneiros.events import (
+from oneiros.events._micro import MicroConsolidated
+from oneiros.events._schedule import (
     ActivityRecorded,
-    DreamComplete,
     DreamDecided,
     DreamDirected,
+    MessageHeld,
+    MessagesReleased,
+    SleepRequested,
+)
+from oneiros.events._types import (
+    DreamComplete,
     DreamStart,
     EpisodeRecorded,
     Event,
     EventMeta,
     GolemCreated,
-    MessageHeld,
-    MessagesReleased,
-    MicroConsolidated,
     ModeChanged,
-    SleepRequested,
-    open_store,
 )
-from oneiros.projections import ProjectionRunner, ScheduleProjection, open_projection_db
-from oneiros.projections._schedule import schedule_state
-from oneiros.scheduling import fold_schedule
+from oneiros.projections._db import open_projection_db
+from oneiros.projections._runner import ProjectionRunner
+from oneiros.projections._schedule import ScheduleProjection, schedule_state
+from oneiros.scheduling._schedule_state import fold_schedule
+from oneiros.store._store import open_store
 from tests.strategies import events_of, metas
 from tests.test_cli import run
 
@@ -73,10 +76,10 @@ def test_should_dream_answers_from_the_projection_what_the_fold_decides(tmp_path
     """``oneiros should-dream --json`` reads the projection, brought up at each call: after a cycle,
     and again after 200 more surprising episodes (the projection then folds only those), its
     answer equals ``should_dream`` over a fold of the golem's whole stream."""
-    from oneiros.config import load_config
-    from oneiros.events import Episode, Outcome
-    from oneiros.fsm import Golems
-    from oneiros.scheduling import should_dream
+    from oneiros.config._load import load_config
+    from oneiros.events._types import Episode, Outcome
+    from oneiros.fsm._service import Golems
+    from oneiros.scheduling._scheduler import should_dream
 
     url = f"sqlite:///{tmp_path}/events.db"
     at = "2030-01-01T00:00:00+00:00"

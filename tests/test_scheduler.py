@@ -14,13 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oneiros.config import OneirosConfig, load_config
-from oneiros.events import (
-    ActivityRecorded,
+from oneiros.config._load import OneirosConfig, load_config
+from oneiros.events._schedule import ActivityRecorded, DreamDecided, DreamDirected, SleepRequested
+from oneiros.events._types import (
     BehavioralPhase,
     DreamComplete,
-    DreamDecided,
-    DreamDirected,
     DreamStart,
     DreamTrigger,
     Episode,
@@ -30,11 +28,12 @@ from oneiros.events import (
     GolemCreated,
     ModeChanged,
     Outcome,
-    Recorded,
-    SleepRequested,
 )
-from oneiros.scheduling import ScheduleState, Signals, dream_intensity, dream_urgency, fold_schedule, should_dream
-from oneiros.settings import ScheduleSettings
+from oneiros.scheduling._schedule_state import ScheduleState, fold_schedule
+from oneiros.scheduling._scheduler import should_dream
+from oneiros.scheduling._urgency import Signals, dream_intensity, dream_urgency
+from oneiros.settings._scheduling import ScheduleSettings
+from oneiros.store._store import Recorded
 
 T0 = datetime(2026, 3, 1, 0, 0, tzinfo=UTC)
 
@@ -207,7 +206,7 @@ def test_ethos_idle_two_hours_with_no_pending_messages(
     idle: timedelta, held: int, dreams: bool, blocked: tuple[str, ...]
 ) -> None:
     """Ethos: idleMinutes 120 and no pending messages; any hour of the day."""
-    from oneiros.events import MessageHeld
+    from oneiros.events._schedule import MessageHeld
 
     active = datetime(2026, 3, 2, 14, 0, tzinfo=UTC)
     log = Log().add(ActivityRecorded(kind="message"), active)
@@ -662,8 +661,8 @@ def test_a_dream_restarts_the_idle_clock(after: timedelta, dreams: bool) -> None
 def test_urgency_is_defined_for_any_elapsed_time(ticks: float) -> None:
     """Time before the last dream (a clock set back) or absurdly long ago gives an urgency in [0, 1],
     never an OverflowError."""
-    from oneiros.scheduling import dream_urgency
-    from oneiros.settings import UrgencySettings
+    from oneiros.scheduling._urgency import dream_urgency
+    from oneiros.settings._scheduling import UrgencySettings
 
     value = dream_urgency(
         UrgencySettings(),

@@ -17,9 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
-from oneiros.events import EpisodeRecorded, Event, EventStore, Recorded, read_stream_paged, seal, unseal
-from oneiros.settings import CycleBudget, CycleSettings, SnapshotSettings
-from oneiros.workers import GolemLog, GolemLogs
+from oneiros.events._types import EpisodeRecorded, Event
+from oneiros.runtime._golem_log import GolemLog, GolemLogs
+from oneiros.settings._cycle import CycleBudget, CycleSettings
+from oneiros.settings._runtime import SnapshotSettings
+from oneiros.store._snapshots import read_stream_paged, seal, unseal
+from oneiros.store._store import EventStore, Recorded
 from tests.conftest import postgres_url
 from tests.scale_support import fixed_episodes
 

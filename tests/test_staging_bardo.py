@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from oneiros.events import EntryDisplaced, Episode, Outcome, open_store
+from oneiros.events._staging import EntryDisplaced
+from oneiros.events._types import Episode, Outcome
+from oneiros.store._store import open_store
 from tests.projections_support import World, staged
 
 

@@ -12,17 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oneiros import ProjectionConflict, StreamConflict
-from oneiros.events import (
-    Checkpoint,
-    DreamStart,
-    EventMeta,
-    EventStore,
-    GolemCreated,
-    ModeChanged,
-    StreamAppend,
-    Tally,
-    read_cycle,
-)
+from oneiros.events._types import DreamStart, EventMeta, GolemCreated, ModeChanged
+from oneiros.store._snapshots import read_cycle
+from oneiros.store._store import Checkpoint, EventStore, StreamAppend, Tally
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -208,7 +200,7 @@ def test_metadata_must_name_the_stream(store: EventStore) -> None:
 def _open_at(url: str, start: float) -> str:
     import time
 
-    from oneiros.events import open_store
+    from oneiros.store._store import open_store
 
     time.sleep(max(0.0, start - time.time()))
     try:

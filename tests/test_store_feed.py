@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from oneiros.events import EventMeta, GolemCreated, ModeChanged, open_store
+from oneiros.events._types import EventMeta, GolemCreated, ModeChanged
+from oneiros.store._store import open_store
 from tests.conftest import postgres_url
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -1,5 +1,5 @@
 """Projections that take counts for the events they only count (``golems`` and ``schedule``): caught
-up on their own they are handed :class:`~oneiros.events.Tally` counts from the database; their rows
+up on their own they are handed :class:`~oneiros.store.Tally` counts from the database; their rows
 must be what folding each golem's stream event by event gives, and what the same projections
 caught up together (one event at a time) give."""
 
@@ -12,27 +12,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oneiros.events import (
+from oneiros.events._types import (
     DreamStart,
     EpisodeRecorded,
     Event,
     EventMeta,
-    EventStore,
     GolemCreated,
     ModeChanged,
-    open_store,
     registered_events,
 )
-from oneiros.fsm import GolemState, fold
-from oneiros.projections import (
-    GolemsProjection,
-    ProjectionDB,
-    ProjectionRunner,
-    RunnerSettings,
-    ScheduleProjection,
-    open_projection_db,
-)
-from oneiros.scheduling import ScheduleState, fold_schedule
+from oneiros.fsm._golem import GolemState, fold
+from oneiros.projections._db import ProjectionDB, open_projection_db
+from oneiros.projections._golems import GolemsProjection
+from oneiros.projections._runner import ProjectionRunner, RunnerSettings
+from oneiros.projections._schedule import ScheduleProjection
+from oneiros.scheduling._schedule_state import ScheduleState, fold_schedule
+from oneiros.store._store import EventStore, open_store
 from tests.strategies import events_of, metas
 
 _STREAMS = ("g", "h", "g:staging")

@@ -13,10 +13,14 @@ from hypothesis import strategies as st
 
 from oneiros import open_store, replay
 from oneiros._errors import InvalidSetting
-from oneiros.episodes import load_episodes
-from oneiros.events import MAX_TICK, EntryQuarantined, Episode, EpisodeRecorded, EpisodeTrust, import_history
-from oneiros.settings import EPISODE_SOURCES, TRUST_LEVELS, TrustSettings
-from oneiros.validation import Feedback, StagingProcess, instruction_flags
+from oneiros.episodes._episodes import load_episodes
+from oneiros.events._quarantine import EntryQuarantined, EpisodeTrust
+from oneiros.events._types import MAX_TICK, Episode, EpisodeRecorded
+from oneiros.settings._trust import EPISODE_SOURCES, TRUST_LEVELS, TrustSettings
+from oneiros.store._history import import_history
+from oneiros.validation._review import Feedback
+from oneiros.validation._sweep import StagingProcess
+from oneiros.validation._trust import instruction_flags
 from tests.projections_support import World, staged
 
 HISTORIES = Path(__file__).parent / "histories"

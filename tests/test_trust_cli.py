@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from oneiros.episodes import sample_episodes_path
+from oneiros.episodes._episodes import sample_episodes_path
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from oneiros._errors import ConfigError, InvalidStoreURL, NoStore
-from oneiros.events import open_store
+from oneiros.store._store import open_store
 from tests.conftest import PG_HOST, PG_PORT, require_server
 from tests.workers.conftest import (
     _free_port,
@@ -119,7 +119,7 @@ def test_a_malformed_server_queue_is_refused_at_start_and_masked(tmp_path: Path)
     from msgspec.structs import replace
 
     from oneiros import Deps, Golems, open_store
-    from oneiros.config import load_config
+    from oneiros.config._load import load_config
     from oneiros.server._cycles import start_cycle
     from oneiros.server._models import CycleIn
 

@@ -3,8 +3,9 @@ verify compares like with like."""
 
 from __future__ import annotations
 
-from oneiros.events import STAGING_STREAM, ConfidenceChanged, open_store, side_stream
-from oneiros.validation import StagingProcess
+from oneiros.events._staging import STAGING_STREAM, ConfidenceChanged, side_stream
+from oneiros.store._store import open_store
+from oneiros.validation._sweep import StagingProcess
 from tests.projections_support import World
 
 

@@ -21,8 +21,8 @@ import msgspec
 import typer
 
 from oneiros.cli import app
-from oneiros.config import OneirosConfig
-from oneiros.events import Episode, registered_events
+from oneiros.config._load import OneirosConfig
+from oneiros.events._types import Episode, registered_events
 
 _settings = griffe.load("oneiros.settings", resolve_aliases=True, resolve_external=False)
 _config = griffe.load("oneiros.config", resolve_aliases=True, resolve_external=False)

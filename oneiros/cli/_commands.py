@@ -33,10 +33,13 @@ from oneiros.cli._projections import ProjectionsOpt, golem_states, verify_projec
 from oneiros.cli._workers import check_queue, phase_worker, queue_executor, redis_at
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    from oneiros.config import OneirosConfig
-    from oneiros.events import EventStore, Lease
-    from oneiros.fsm import Golems
-    from oneiros.workers import CycleResult, GolemLogs, InProcessExecutor, PhaseReport, RqExecutor
+    from oneiros.config._load import OneirosConfig
+    from oneiros.fsm._service import Golems
+    from oneiros.runtime._executor import CycleResult, InProcessExecutor
+    from oneiros.runtime._golem_log import GolemLogs
+    from oneiros.store._leases import Lease
+    from oneiros.store._store import EventStore
+    from oneiros.workers._dispatch import PhaseReport, RqExecutor
 
 __all__ = ["register"]
 
@@ -79,7 +82,7 @@ def _dream_flags(  # noqa: PLR0917 - one argument per option of `dream`
     if prompts is not None:
         import msgspec
 
-        from oneiros.settings import PromptSet
+        from oneiros.settings._prompts import PromptSet
 
         try:
             flags["cycle.engines.prompts"] = (msgspec.to_builtins(PromptSet.from_toml(prompts)), "--prompts")
@@ -117,10 +120,13 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
 ) -> None:
     """Run one dream cycle now, or hand it to `oneiros worker` when a queue is configured."""
     from oneiros._deps import Deps
-    from oneiros.episodes import count_episodes, sample_episodes_path
-    from oneiros.fsm import Golems
-    from oneiros.generators import check_api_key
-    from oneiros.workers import GolemLogs, InProcessExecutor, configure_tracing, load_generator
+    from oneiros.episodes._episodes import count_episodes, sample_episodes_path
+    from oneiros.fsm._service import Golems
+    from oneiros.generators._factory import check_api_key
+    from oneiros.runtime._executor import InProcessExecutor
+    from oneiros.runtime._golem_log import GolemLogs
+    from oneiros.runtime._process import load_generator
+    from oneiros.telemetry._tracing import configure_tracing
 
     effective = load(config, preset, _dream_flags(store, golem, seed, tier, generator, base_url, prompts, queue))
     golem_id = effective.golem
@@ -172,7 +178,8 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
 def _stop_by_hand(golems: Golems, golem_id: str) -> None:
     """End the cycle a Ctrl-C stopped, as `oneiros interrupt` would: left dreaming, the golem
     waited for a reconciler to resume a cycle its owner had just stopped."""
-    from oneiros.fsm import GolemState, retry_race
+    from oneiros.fsm._golem import GolemState
+    from oneiros.fsm._races import retry_race
 
     reason = "oneiros dream stopped by Ctrl-C"
 
@@ -259,7 +266,7 @@ def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: b
 
 
 def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:
-    from oneiros.episodes import sample_episodes_path
+    from oneiros.episodes._episodes import sample_episodes_path
 
     return [p for p in (episodes, sample_episodes_path() if sample else None) if p is not None]
 
@@ -267,7 +274,7 @@ def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:
 def _record(golems: Golems, golem_id: str, sources: dict[Path, int], logs: GolemLogs, *, quiet: bool) -> int:
     """Create the golem if it is new and record the episodes of ``sources`` (files checked whole,
     with their counts) it does not have yet, a batch a transaction; how many."""
-    from oneiros.episodes import episode_batches
+    from oneiros.episodes._episodes import episode_batches
 
     new = not _golem_exists(golems, golem_id)
     total = sum(sources.values())
@@ -340,8 +347,9 @@ def _dream_with_progress(
 ) -> CycleResult:
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from oneiros.events import DREAM_PHASES, DreamPhaseName
-    from oneiros.workers import InProcessExecutor, PhaseOutcome
+    from oneiros.events._types import DREAM_PHASES, DreamPhaseName
+    from oneiros.runtime._executor import InProcessExecutor
+    from oneiros.runtime._phase import PhaseOutcome
 
     if recorded:
         console.print(f"recorded {recorded} episodes for [bold]{golem_id}[/bold]")
@@ -379,7 +387,7 @@ def replay_cmd(
     """Rebuild every golem's state from the log, with no side effects."""
     from rich.progress import BarColumn, Progress, TextColumn
 
-    from oneiros.fsm import replay
+    from oneiros.fsm._service import replay
 
     if verify:
         if until is not None:  # else --until was dropped without a word and the head verified
@@ -424,7 +432,10 @@ def _running(event_store: EventStore, states: Any, effective: OneirosConfig) -> 
     """Each cycle under way: its phase, where that phase runs and how long the cycle has run."""
     from datetime import UTC, datetime
 
-    from oneiros.events import DreamStart, PhaseResumed, open_leases, read_cycle
+    from oneiros.events._liveness import PhaseResumed
+    from oneiros.events._types import DreamStart
+    from oneiros.store._leases import open_leases
+    from oneiros.store._snapshots import read_cycle
 
     rows: list[dict[str, Any]] = []
     now = datetime.now(UTC)
@@ -524,7 +535,8 @@ def events(
     as_json: JsonOpt = False,
 ) -> None:
     """List the log (the first --limit events after --after)."""
-    from oneiros.events import Recorded, decode_rows, read_stream_pages, record_row
+    from oneiros.store._snapshots import read_stream_pages
+    from oneiros.store._store import Recorded, decode_rows, record_row
 
     with opened(store) as event_store:
         if golem:

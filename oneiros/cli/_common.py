@@ -18,7 +18,7 @@ from oneiros._errors import AmbiguousId, OneirosError, UnknownId
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from rich.table import Table
 
-    from oneiros.events import EventStore
+    from oneiros.store._store import EventStore
 
 __all__ = [
     "MAX_POSITION",
@@ -89,7 +89,7 @@ def golem_of(golem: str | None, config: Path | None = None) -> str:
     ``$ONEIROS_GOLEM``), else ``golem``. One meaning for every command."""
     if golem:
         return golem
-    from oneiros.config import load_config
+    from oneiros.config._load import load_config
 
     with one_line_errors():
         return load_config(config).golem
@@ -103,8 +103,8 @@ def opened(url: str | None, *, create: bool = False) -> Iterator[EventStore]:
     Only commands that write pass ``create=True``: one that reads says there is no store at the
     URL instead of leaving an empty one behind.
     """
-    from oneiros.config import load_config
-    from oneiros.events import open_store
+    from oneiros.config._load import load_config
+    from oneiros.store._store import open_store
 
     with one_line_errors():
         store = open_store(url or load_config().store or None, create=create)
@@ -146,7 +146,7 @@ def resolve_id(typed: str, candidates: Iterable[str], kind: str, where: str = ""
 
 def cycle_ids(store: EventStore, golem: str | None = None) -> list[str]:
     """Every cycle id in the log (or in ``golem``'s stream), oldest first."""
-    from oneiros.events import DreamStart
+    from oneiros.events._types import DreamStart
 
     records = store.read_stream(golem, types=[DreamStart]) if golem else store.read_all(types=[DreamStart])
     return [r.event.cycle_id for r in records if isinstance(r.event, DreamStart)]
@@ -154,7 +154,7 @@ def cycle_ids(store: EventStore, golem: str | None = None) -> list[str]:
 
 def entry_ids(store: EventStore, golem: str | None = None) -> list[str]:
     """Every staged entry id in the log (or in ``golem``'s stream), in staging order."""
-    from oneiros.events import DreamStaged
+    from oneiros.events._content import DreamStaged
 
     records = store.read_stream(golem, types=[DreamStaged]) if golem else store.read_all(types=[DreamStaged])
     return [r.event.entry_id for r in records if isinstance(r.event, DreamStaged)]

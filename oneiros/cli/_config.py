@@ -12,7 +12,7 @@ from oneiros._errors import InvalidSetting, OneirosError
 from oneiros.cli._common import print_error
 
 if TYPE_CHECKING:  # annotations only: commands load the config on first use
-    from oneiros.config import OneirosConfig
+    from oneiros.config._load import OneirosConfig
 
 __all__ = ["ConfigOpt", "PresetOpt", "QueueOpt", "RqSettingsOpt", "SpansOpt", "fail", "flag", "load", "rq_flag"]
 
@@ -50,7 +50,7 @@ def flag(flags: dict[str, tuple[Any, str]], key: str, value: Any, name: str) -> 
 
 def load(path: Path | None, preset: str | None, flags: dict[str, tuple[Any, str]] | None = None) -> OneirosConfig:
     """The effective config of this command; a bad one ends it with the message and exit code 2."""
-    from oneiros.config import load_config
+    from oneiros.config._load import load_config
 
     try:
         return load_config(path, preset=preset, flags=flags)

@@ -24,10 +24,10 @@ from oneiros.cli._common import (
 )
 from oneiros.cli._config import ConfigOpt, load
 from oneiros.cli._projections import up_to_date
-from oneiros.settings import EngineSettings
+from oneiros.settings._cycle import EngineSettings
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    from oneiros.events import EventStore
+    from oneiros.store._store import EventStore
 
 __all__ = ["register"]
 
@@ -54,8 +54,8 @@ def report(
     from rich.markup import escape
     from rich.tree import Tree
 
-    from oneiros.events import DreamStart
-    from oneiros.projections import dream_reports
+    from oneiros.events._types import DreamStart
+    from oneiros.projections._journal import dream_reports
 
     with opened(store) as event_store:
         with one_line_errors():
@@ -118,7 +118,7 @@ def report(
 def _quality_pct(store: EventStore, cycle_id: str, self_assessed: float) -> int:
     """The cycle's quality as the journal has it (its own score, recalibrated as its outputs are
     validated), so `report` and `journal` show one figure in one form."""
-    from oneiros.projections import journal_entry
+    from oneiros.projections._index import journal_entry
 
     with up_to_date(store, reads=("journal",)) as projections:
         entry = journal_entry(projections.db, cycle_id)
@@ -139,9 +139,9 @@ def budget(
 
     from msgspec.structs import replace
 
-    from oneiros.events import DreamStart
-    from oneiros.settings import Tier
-    from oneiros.workers import Ledger, budget_report
+    from oneiros.events._types import DreamStart
+    from oneiros.runtime._budget import Ledger, budget_report
+    from oneiros.settings._vocabulary import Tier
 
     if tier is not None and tier not in get_args(Tier):  # CycleBudget takes any string; no caps would show
         with one_line_errors():
@@ -193,10 +193,10 @@ def pairs(
     import numpy as np
 
     from oneiros._deps import rng_for
-    from oneiros.engines import select_distant_pairs
-    from oneiros.episodes import make_embedder
-    from oneiros.fsm import Golems
-    from oneiros.workers import GolemLogs
+    from oneiros.episodes._vectors import make_embedder
+    from oneiros.fsm._service import Golems
+    from oneiros.phases._pairs import select_distant_pairs
+    from oneiros.runtime._golem_log import GolemLogs
 
     golem = golem_of(golem)
     with opened(store) as event_store:

@@ -25,7 +25,7 @@ from oneiros.cli._common import (
 )
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    from oneiros.events import EventStore
+    from oneiros.store._store import EventStore
 
 __all__ = ["register"]
 
@@ -37,8 +37,9 @@ ConfigOpt = Annotated[
 def _settle(store: EventStore, config: Path | None) -> Any:
     """Bring the staging and health processes to the head (each decision once, as every reading
     command does); returns the health process, which holds what the alarms judge."""
-    from oneiros.config import load_config
-    from oneiros.validation import HealthProcess, StagingProcess
+    from oneiros.config._load import load_config
+    from oneiros.health._health import HealthProcess
+    from oneiros.validation._sweep import StagingProcess
 
     loaded = load_config(config)
     for _attempt in range(20):
@@ -70,7 +71,7 @@ def health(
     the log's head, so the alarms it shows are recorded (once) in the log."""
     import msgspec
 
-    from oneiros.validation import health_metrics, health_report
+    from oneiros.health._health import health_metrics, health_report
 
     with opened(store) as event_store:
         if golem is not None and not event_store.stream_version(golem):
@@ -133,7 +134,7 @@ def lineage(
     confidence, each recall that returned it, and how it was promoted (sweep, review or recalls)."""
     import msgspec
 
-    from oneiros.projections import entry_lineage
+    from oneiros.projections._lineage import entry_lineage
 
     with opened(store) as event_store:
         _settle(event_store, config)
@@ -206,8 +207,8 @@ ArmOpt = Annotated[str | None, typer.Option(help="An oneiros.toml for the arm, o
 
 
 def _arm(name: str, spec: str | None, default: str, recordings: Path | None) -> Any:
-    from oneiros.config import load_config
-    from oneiros.daemon import Arm
+    from oneiros.config._load import load_config
+    from oneiros.lab._ab import Arm
 
     chosen = spec if spec is not None else default
     if chosen == "off":
@@ -237,7 +238,7 @@ def ab(
     their precision, the sweep's hit rate, tokens and cost."""
     import msgspec
 
-    from oneiros.daemon import run_ab
+    from oneiros.lab._ab import run_ab
 
     with one_line_errors():
         if recordings is not None and recordings.exists() and not recordings.is_dir():

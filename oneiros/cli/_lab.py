@@ -23,9 +23,10 @@ from oneiros.cli._common import (
 )
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    from oneiros.events import EventStore
-    from oneiros.settings import CycleSettings
-    from oneiros.workers import CycleDiff, RerunReport
+    from oneiros.lab._diff import CycleDiff
+    from oneiros.lab._rerun import RerunReport
+    from oneiros.settings._cycle import CycleSettings
+    from oneiros.store._store import EventStore
 
 __all__ = ["register"]
 
@@ -51,8 +52,8 @@ def _settings(
     """The config's cycle settings, with the options given on top."""
     import msgspec
 
-    from oneiros.config import load_config
-    from oneiros.settings import PromptSet
+    from oneiros.config._load import load_config
+    from oneiros.settings._prompts import PromptSet
 
     cycle = load_config(config).cycle
     if generator is not None and generator not in ("offline", "openai"):
@@ -118,8 +119,8 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
     whether each is identical or exactly where and why it diverges. Exit 1 if any diverges."""
     import msgspec
 
-    from oneiros.generators import make_generator
-    from oneiros.workers import rerun_cycle
+    from oneiros.generators._factory import make_generator
+    from oneiros.lab._rerun import rerun_cycle
 
     overridden = config is not None or any(o is not None for o in (generator, base_url, prompts, tier))
     with one_line_errors():  # a bad setting is named before the store is looked at
@@ -165,9 +166,9 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
     and the live store is only read. Then compare with `oneiros diff CYCLE CYCLE --other INTO`."""
     import msgspec
 
-    from oneiros.events import open_store
-    from oneiros.generators import check_api_key, make_generator
-    from oneiros.workers import fork_cycle
+    from oneiros.generators._factory import check_api_key, make_generator
+    from oneiros.lab._rerun import fork_cycle
+    from oneiros.store._store import open_store
 
     with one_line_errors():
         settings = _settings(config, generator=generator, base_url=base_url, prompts=prompts, tier=tier, model=model)
@@ -247,7 +248,7 @@ def diff(
     and quality, tokens, cost, calls and models where they differ."""
     import msgspec
 
-    from oneiros.workers import diff_cycles, summarize_cycle
+    from oneiros.lab._diff import diff_cycles, summarize_cycle
 
     with opened(store, create=False) as event_store, one_line_errors():
         left = summarize_cycle(event_store, _cycle_in(event_store, a))

@@ -34,11 +34,13 @@ from oneiros.cli._common import (
 )
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    from oneiros.events import EventStore
-    from oneiros.fsm import GolemState
-    from oneiros.projections import Projections, StagedEntry
-    from oneiros.scheduling import ScheduleState
-    from oneiros.settings import HealthSettings, StagingSettings
+    from oneiros.fsm._golem import GolemState
+    from oneiros.projections._service import Projections
+    from oneiros.projections._staging import StagedEntry
+    from oneiros.scheduling._schedule_state import ScheduleState
+    from oneiros.settings._health import HealthSettings
+    from oneiros.settings._staging import StagingSettings
+    from oneiros.store._store import EventStore
 
 __all__ = [
     "ProjectionsOpt",
@@ -67,8 +69,9 @@ def _projections(
     one if none is named) brought to the log head. A command brings up only what it shows: after a
     large import the recall index alone takes seconds, which ``journal`` should not wait for; the
     next command that reads it, or ``oneiros follow``, brings it up."""
-    from oneiros.projections import Projections, default_projection_url, open_projection_db
-    from oneiros.validation import update as bring_up_to_date
+    from oneiros.daemon._catch_up import update as bring_up_to_date
+    from oneiros.projections._db import default_projection_url, open_projection_db
+    from oneiros.projections._service import Projections
 
     with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
         if update:
@@ -151,14 +154,14 @@ def schedule_state(store: EventStore, golem_id: str, url: str | None = None) -> 
 
 def _staging_settings() -> StagingSettings:
     """The sweep runs with the config's [staging] settings (oneiros.toml, ONEIROS_STAGING__*)."""
-    from oneiros.config import load_config
+    from oneiros.config._load import load_config
 
     return load_config().staging
 
 
 def _health_settings() -> HealthSettings:
     """The health alarms run with the config's [health] settings (oneiros.toml, ONEIROS_HEALTH__*)."""
-    from oneiros.config import load_config
+    from oneiros.config._load import load_config
 
     return load_config().health
 
@@ -200,7 +203,7 @@ def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     """One entry per dream cycle (the latest --limit): phases, counts, cost, duration and quality."""
     import msgspec
 
-    from oneiros.projections import journal_markdown
+    from oneiros.projections._journal import journal_markdown
 
     with opened(store) as event_store, _projections(event_store, projections, ("journal",)) as p:
         every = p.journal(golem)
@@ -248,7 +251,7 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     status and criterion."""
     from typing import get_args
 
-    from oneiros.events import StagingStatus
+    from oneiros.events._staging import StagingStatus
 
     known = get_args(StagingStatus)
     unknown = [s for s in status or () if s not in known]
@@ -340,8 +343,8 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     as_json: JsonOpt = False,
 ) -> None:
     """Record a waking outcome and run the validation sweep on it."""
-    from oneiros.events import Verdict
-    from oneiros.validation import Feedback, OutcomeInput
+    from oneiros.events._staging import Verdict
+    from oneiros.validation._review import Feedback, OutcomeInput
 
     if verdict not in ("confirms", "contradicts"):
         print_error(f"verdict {verdict!r} must be 'confirms' or 'contradicts'")
@@ -379,8 +382,8 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     as_json: JsonOpt = False,
 ) -> None:
     """Decide on a staged entry (Dense-Mem's feedback decisions)."""
-    from oneiros.events import ReviewDecision
-    from oneiros.validation import Feedback
+    from oneiros.events._staging import ReviewDecision
+    from oneiros.validation._review import Feedback
 
     decisions: tuple[ReviewDecision, ...] = ("reinforce", "stale", "reject", "promote_candidate")
     if decision not in decisions:
@@ -410,7 +413,7 @@ def reevaluate(
     """Dense-Mem's re_evaluate: stale entries whose source episodes are gone, reinforce intact ones."""
     import msgspec
 
-    from oneiros.validation import Feedback
+    from oneiros.validation._review import Feedback
 
     with opened(store) as event_store:  # with no log there is nothing to re-evaluate: NoStore, nothing made
         records = Feedback(event_store).reevaluate(golem_of(golem))
@@ -441,8 +444,8 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     """MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback."""
     import msgspec
 
-    from oneiros.projections import memory_diff, memory_version, write_memory_file
-    from oneiros.validation import Feedback
+    from oneiros.projections._sinks import memory_diff, memory_version, write_memory_file
+    from oneiros.validation._review import Feedback
 
     golem = golem_of(golem)
     with opened(store) as event_store:
@@ -487,7 +490,7 @@ def _check_memory_versions(golem: str, versions: int, *asked: int) -> None:
 
 def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
     """Keep the staging and health processes and every projection up with the log until interrupted."""
-    from oneiros.validation import follow as follow_all
+    from oneiros.daemon._catch_up import follow as follow_all
 
     with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
         stop = threading.Event()
@@ -512,7 +515,7 @@ def rebuild(
     as_json: JsonOpt = False,
 ) -> None:
     """Drop a projection (or all) and build it again from the log, to the head or as of a position."""
-    from oneiros.validation import StagingProcess
+    from oneiros.validation._sweep import StagingProcess
 
     with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
         with _spinner("rebuilding"):

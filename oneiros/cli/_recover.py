@@ -14,9 +14,10 @@ from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, one_line_
 from oneiros.cli._config import ConfigOpt, QueueOpt, flag, load
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    from oneiros.config import OneirosConfig
-    from oneiros.fsm import Golems
-    from oneiros.workers import CycleResult, Reconciler, Resolution
+    from oneiros.config._load import OneirosConfig
+    from oneiros.fsm._service import Golems
+    from oneiros.runtime._executor import CycleResult
+    from oneiros.runtime._reconcile import Reconciler, Resolution
 
 __all__ = ["register"]
 
@@ -38,7 +39,7 @@ def recover(
     its job failed for good, the cycle ends interrupted with the reason. Exit 1 when the queue
     could not be reached."""
     from oneiros._deps import Deps
-    from oneiros.fsm import Golems
+    from oneiros.fsm._service import Golems
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "store", store, "--store")
@@ -60,7 +61,9 @@ def recover(
 
 def _reconciler(golems: Golems, effective: OneirosConfig, results: dict[str, CycleResult]) -> Reconciler:
     from oneiros.cli._workers import redis_at
-    from oneiros.workers import InProcessExecutor, Reconciler, RqPhaseJobs
+    from oneiros.runtime._executor import InProcessExecutor
+    from oneiros.runtime._reconcile import Reconciler
+    from oneiros.workers._rq import RqPhaseJobs
 
     if effective.queue:
         with one_line_errors():
@@ -132,7 +135,9 @@ def interrupt(
     What the cycle produced so far stays; a phase running on a worker or in a `dream` finds its
     next append refused and stops. An error if the golem is not dreaming."""
     from oneiros._errors import IllegalCommand
-    from oneiros.fsm import Golems, GolemState, retry_race
+    from oneiros.fsm._golem import GolemState
+    from oneiros.fsm._races import retry_race
+    from oneiros.fsm._service import Golems
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "store", store, "--store")

@@ -28,10 +28,10 @@ from oneiros.cli._workers import check_queue, queue_executor, redis_at
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from rich.table import Table
 
-    from oneiros.config import OneirosConfig
-    from oneiros.fsm import Golems
-    from oneiros.scheduling import Decision
-    from oneiros.workers import Executor
+    from oneiros.config._load import OneirosConfig
+    from oneiros.fsm._service import Golems
+    from oneiros.runtime._executor import Executor
+    from oneiros.scheduling._scheduler import Decision
 
 __all__ = ["register"]
 
@@ -77,7 +77,7 @@ def show(
     from rich.markup import escape
     from rich.table import Table
 
-    from oneiros.config import env_var, explain_config
+    from oneiros.config._load import env_var, explain_config
 
     try:
         effective, sources = explain_config(config, preset=preset)
@@ -125,7 +125,7 @@ def should_dream_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Explain whether a golem would dream now: every gate and trigger with its values."""
-    from oneiros.scheduling import should_dream
+    from oneiros.scheduling._scheduler import should_dream
 
     effective = _load(config, preset)
     golem_id = golem or effective.golem
@@ -186,9 +186,10 @@ def run(
     cleanly: a running cycle finishes (or, past the grace period, is recorded as interrupted)
     before the process exits."""
     from oneiros._deps import Deps
-    from oneiros.daemon import Daemon, LogFollower
-    from oneiros.fsm import Golems
-    from oneiros.workers import configure_logging
+    from oneiros.daemon._daemon import Daemon
+    from oneiros.daemon._follower import LogFollower
+    from oneiros.fsm._service import Golems
+    from oneiros.telemetry._logging import configure_logging
 
     flags: dict[str, Any] = {}
     flag(flags, "store", store, "--store")
@@ -259,8 +260,8 @@ def run(
 def _check_cycles_can_run(effective: OneirosConfig) -> None:
     """Exit with one line if the daemon's cycles could not run: said before the store is opened or
     a golem created, since a daemon that cannot dream must not start."""
-    from oneiros.generators import check_api_key
-    from oneiros.workers import configure_tracing
+    from oneiros.generators._factory import check_api_key
+    from oneiros.telemetry._tracing import configure_tracing
 
     with one_line_errors():
         configure_tracing(effective.tracing)
@@ -275,7 +276,7 @@ def _check_cycles_can_run(effective: OneirosConfig) -> None:
 def _ensure_golem(golems: Golems, golem_id: str, *, sample: bool, quiet: bool) -> None:
     """Create the daemon's golem if it is new: its episodes come from the host, the bundled sample
     ones only when asked."""
-    from oneiros.episodes import load_episodes, sample_episodes_path
+    from oneiros.episodes._episodes import load_episodes, sample_episodes_path
 
     try:
         golems.state(golem_id)
@@ -291,7 +292,8 @@ def _ensure_golem(golems: Golems, golem_id: str, *, sample: bool, quiet: bool) -
 
 def _executor(golems: Golems, effective: OneirosConfig) -> Executor:
     """The workers of the configured queue, or this process when there is none."""
-    from oneiros.workers import InProcessExecutor, load_generator
+    from oneiros.runtime._executor import InProcessExecutor
+    from oneiros.runtime._process import load_generator
 
     if effective.queue:
         return queue_executor(golems, effective, poll_interval=min(1.0, effective.daemon.tick_seconds))

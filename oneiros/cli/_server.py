@@ -16,7 +16,7 @@ from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_conso
 from oneiros.cli._config import ConfigOpt, PresetOpt
 from oneiros.cli._config import load as _load
 from oneiros.cli._projections import catch_up_progress
-from oneiros.config import OneirosConfig
+from oneiros.config._load import OneirosConfig
 
 __all__ = ["register"]
 
@@ -110,7 +110,7 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     _require_server_extra("serve")
     import uvicorn
 
-    from oneiros.server import create_app
+    from oneiros.server._app import create_app
 
     loaded = _load(config, preset)
     # The one queue setting (--queue, ONEIROS_QUEUE, `queue`) reaches the server too, unless
@@ -168,7 +168,10 @@ def mcp(
 ) -> None:
     """Serve the MCP tools over stdio, for a local agent that launches this command itself."""
     _require_server_extra("mcp")
-    from oneiros.server import Principal, Service, build_mcp, warm_decoders
+    from oneiros.server._auth import Principal
+    from oneiros.server._mcp import build_mcp
+    from oneiros.server._service import Service
+    from oneiros.server._warm import warm_decoders
 
     effective = _load(config, preset)
     who = Principal(name="stdio", scopes=("read",) if read_only else ("admin",), golems=tuple(golem or ()))
@@ -203,8 +206,8 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
     as_json: JsonOpt = False,
 ) -> None:
     """Make a token, store its hash, and print the token once."""
-    from oneiros.fsm import Golems
-    from oneiros.server import SCOPES, add_token
+    from oneiros.fsm._service import Golems
+    from oneiros.server._auth import SCOPES, add_token
 
     path = tokens or Path(_load(config, preset).server.tokens_file)
     try:
@@ -228,7 +231,7 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
 @token_app.command("list")
 def token_list(tokens: TokensOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
     """The stored tokens' names, scopes and golems (never the tokens: only their hashes are kept)."""
-    from oneiros.server import load_tokens
+    from oneiros.server._auth import load_tokens
 
     path = tokens or Path(_load(config, None).server.tokens_file)
     try:

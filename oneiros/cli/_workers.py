@@ -28,15 +28,16 @@ from oneiros.cli._common import (
     resolve_id,
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, RqSettingsOpt, SpansOpt, fail, flag, load, rq_flag
-from oneiros.settings import DreamPhaseName
+from oneiros.settings._vocabulary import DreamPhaseName
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from redis import Redis
     from rich.tree import Tree
 
-    from oneiros.config import OneirosConfig
-    from oneiros.fsm import Golems
-    from oneiros.workers import RqExecutor, SpanRecord
+    from oneiros.config._load import OneirosConfig
+    from oneiros.fsm._service import Golems
+    from oneiros.telemetry._tracing import SpanRecord
+    from oneiros.workers._dispatch import RqExecutor
 
 __all__ = ["check_queue", "phase_worker", "queue_executor", "redis_at", "register"]
 
@@ -107,7 +108,9 @@ def worker(
     A worker needs the store, the queue and the secrets (API keys in its environment): each phase
     runs with the settings its cycle recorded when it started, whatever this worker's config says.
     Every worker also reconciles: it resumes phases nothing runs any more (`oneiros recover`)."""
-    from oneiros.workers import WorkerConfig, configure_logging, make_worker, reconciling
+    from oneiros.runtime._process import WorkerConfig
+    from oneiros.telemetry._logging import configure_logging
+    from oneiros.workers._rq import make_worker, reconciling
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "queue", queue, "--queue")
@@ -172,7 +175,7 @@ def _store_checked(connection: Redis, *, wait: bool) -> list[str]:
     long-running worker may start before anything created the store (compose starts workers with
     the daemon), so it waits for it, saying so once; a ``--burst`` worker fails at once."""
     from oneiros._errors import NoStore
-    from oneiros.workers import check_worker_store
+    from oneiros.workers._rq import check_worker_store
 
     said = False
     while True:
@@ -237,7 +240,7 @@ def _die_with(parent: int) -> Callable[[], None] | None:
 
 def queue_executor(golems: Golems, effective: OneirosConfig, poll_interval: float = 0.2) -> RqExecutor:
     """The executor that hands cycles to the workers of the configured queue."""
-    from oneiros.workers import RqExecutor
+    from oneiros.workers._dispatch import RqExecutor
 
     return RqExecutor(golems, redis_at(effective.queue), effective.rq, effective.cycle, poll_interval=poll_interval)
 
@@ -249,7 +252,7 @@ def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName 
     from rq.exceptions import NoSuchJobError
     from rq.job import Job, JobStatus
 
-    from oneiros.workers import JsonSerializer, phase_job_id
+    from oneiros.workers._rq import JsonSerializer, phase_job_id
 
     if phase is None:
         return "-"
@@ -335,7 +338,7 @@ def trace_cmd(
     """Draw one cycle's spans, across every worker that ran it, with durations, tokens and cost."""
     import msgspec
 
-    from oneiros.workers import cycle_spans, read_spans
+    from oneiros.telemetry._tracing import cycle_spans, read_spans
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "tracing.spans_path", spans, "--spans")

@@ -33,21 +33,15 @@ import msgspec.inspect as mi
 
 from oneiros._errors import InvalidSetting, UnknownPreset
 from oneiros.config._presets import PRESETS, preset_layer
-from oneiros.settings import (
-    CycleSettings,
-    DaemonSettings,
-    HealthSettings,
-    LogSettings,
-    RaceSettings,
-    RecoverySettings,
-    RqSettings,
-    ScheduleSettings,
-    ServerSettings,
-    SnapshotSettings,
-    StagingSettings,
-    TracingSettings,
-)
+from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._files import read_toml
+from oneiros.settings._health import HealthSettings
+from oneiros.settings._races import RaceSettings
+from oneiros.settings._recovery import RecoverySettings
+from oneiros.settings._runtime import LogSettings, RqSettings, SnapshotSettings, TracingSettings
+from oneiros.settings._scheduling import DaemonSettings, ScheduleSettings
+from oneiros.settings._server import ServerSettings
+from oneiros.settings._staging import StagingSettings
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",

@@ -1,6 +1,6 @@
 """The heartbeat daemon behind ``oneiros run``.
 
-Each tick it catches up with the golem's log, asks :func:`oneiros.fsm.should_dream`, records the
+Each tick it catches up with the golem's log, asks :func:`oneiros.scheduling.should_dream`, records the
 decision when it changed, and starts a cycle through the executor. The cycle runs on a thread of
 its own so the heartbeat keeps answering while the golem dreams: messages that arrive are held
 (Bardo 001_*, Ethos 003_*) and handed over on waking, and a wake interrupt (owner, Clade alert,
@@ -30,26 +30,29 @@ from typing import Literal
 import msgspec
 
 from oneiros.daemon._micro import MicroState, embedder_for, micro_pass
-from oneiros.events import (
+from oneiros.events._schedule import (
     ActivityKind,
     ActivityRecorded,
-    BehavioralPhase,
     BehavioralPhaseChanged,
     DreamDecided,
     DreamDirected,
-    Event,
     FatigueWarned,
-    InterruptSource,
     MessageHeld,
     MessagesReleased,
-    Recorded,
     SleepRequested,
-    read_stream_paged,
 )
-from oneiros.fsm import Golems
-from oneiros.scheduling import Decision, ScheduleState, Signals, should_dream
-from oneiros.settings import CycleSettings, DaemonSettings, RecoverySettings, ScheduleSettings
-from oneiros.workers import CycleResult, Executor, Reconciler
+from oneiros.events._types import BehavioralPhase, Event, InterruptSource
+from oneiros.fsm._service import Golems
+from oneiros.runtime._executor import CycleResult, Executor
+from oneiros.runtime._reconcile import Reconciler
+from oneiros.scheduling._schedule_state import ScheduleState
+from oneiros.scheduling._scheduler import Decision, should_dream
+from oneiros.scheduling._urgency import Signals
+from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._recovery import RecoverySettings
+from oneiros.settings._scheduling import DaemonSettings, ScheduleSettings
+from oneiros.store._snapshots import read_stream_paged
+from oneiros.store._store import Recorded
 
 __all__ = ["SESSION_PREFIX", "Daemon", "Delivery", "Message", "interactive_history", "session_key"]
 

@@ -19,19 +19,13 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from oneiros.episodes import Embedder, HashingEmbedder, StoredEpisodes, episode_text, make_embedder
-from oneiros.events import (
-    DreamStaged,
-    DreamStart,
-    Episode,
-    EpisodePrioritized,
-    EpisodeRecorded,
-    Event,
-    InsightStrengthened,
-    MicroConsolidated,
-    Recorded,
-)
-from oneiros.settings import MicroConsolidationSettings
+from oneiros.episodes._stored import StoredEpisodes
+from oneiros.episodes._vectors import Embedder, HashingEmbedder, episode_text, make_embedder
+from oneiros.events._content import DreamStaged
+from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
+from oneiros.events._types import DreamStart, Episode, EpisodeRecorded, Event
+from oneiros.settings._scheduling import MicroConsolidationSettings
+from oneiros.store._store import Recorded
 
 __all__ = ["INSIGHT_KINDS", "MicroState", "micro_pass"]
 

@@ -9,7 +9,7 @@ from oneiros.episodes._episodes import (
     recorded_episodes,
     sample_episodes_path,
 )
-from oneiros.episodes._memory import (
+from oneiros.episodes._fold import (
     SECONDS_PER_TICK,
     EpisodeMemory,
     EpisodeMemoryState,

@@ -17,7 +17,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from oneiros.events import Episode
+from oneiros.events._types import Episode
 
 __all__ = ["EpisodeColumns", "Vectors", "columns_of", "episode_micros"]
 
@@ -190,6 +190,6 @@ def columns_of(episodes: Sequence[Episode]) -> EpisodeColumns:
     earlier one, as in the episode memory)."""
     if isinstance(episodes, EpisodeColumns):
         return episodes
-    from oneiros.episodes._memory import EpisodeMemory  # noqa: PLC0415 - the memory builds on this module
+    from oneiros.episodes._fold import EpisodeMemory  # noqa: PLC0415 - the memory builds on this module
 
     return EpisodeMemory(episodes).columns()

@@ -9,7 +9,8 @@ from pathlib import Path
 import msgspec
 
 from oneiros._errors import EpisodeFileError
-from oneiros.events import Episode, EpisodeRecorded, EventStore, episode_out_of_bounds
+from oneiros.events._types import Episode, EpisodeRecorded, episode_out_of_bounds
+from oneiros.store._store import EventStore
 
 __all__ = ["count_episodes", "episode_batches", "load_episodes", "recorded_episodes", "sample_episodes_path"]
 

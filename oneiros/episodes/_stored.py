@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 
 import msgspec
 
-from oneiros.events import Episode
+from oneiros.events._types import Episode
 
 __all__ = ["StoredEpisodes"]
 

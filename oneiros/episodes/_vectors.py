@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from oneiros._errors import ConfigError
-from oneiros.events import Episode
+from oneiros.events._types import Episode
 
 __all__ = [
     "Embedder",

@@ -1,7 +1,6 @@
-"""The event vocabulary, its codec and upcasting, and the append-only store."""
+"""The event vocabulary: frozen msgspec Structs with stable type names, their codec and upcasters."""
 
 from oneiros.events import _upcasters  # noqa: F401 - registers the upcasters
-from oneiros.events._backends import Row
 from oneiros.events._codec import decode_event, encode_event, register_upcaster, topics_for
 from oneiros.events._content import (
     STAGED_KINDS,
@@ -35,8 +34,6 @@ from oneiros.events._content import (
     WakingResidue,
 )
 from oneiros.events._health import ALARM_KINDS, HEALTH_STREAM, AlarmKind, HealthAlarmCleared, HealthAlarmRaised
-from oneiros.events._history import export_history, import_history
-from oneiros.events._leases import Lease, LeaseStore, open_leases
 from oneiros.events._lineage import OutputSource, OutputsSourced, output_digest
 from oneiros.events._liveness import PhaseResumed
 from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
@@ -53,21 +50,6 @@ from oneiros.events._schedule import (
     MessageHeld,
     MessagesReleased,
     SleepRequested,
-)
-from oneiros.events._snapshots import (
-    Sealed,
-    Snapshot,
-    SnapshotStore,
-    decode_records,
-    encode_records,
-    open_snapshots,
-    read_cycle,
-    read_from_snapshot,
-    read_stream_paged,
-    read_stream_pages,
-    seal,
-    seal_parts,
-    unseal,
 )
 from oneiros.events._staging import (
     FEEDBACK_STREAM,
@@ -89,18 +71,6 @@ from oneiros.events._staging import (
     Verdict,
     golem_of_stream,
     side_stream,
-)
-from oneiros.events._store import (
-    DEFAULT_STORE_URL,
-    Checkpoint,
-    EventStore,
-    LogSubscription,
-    Recorded,
-    StreamAppend,
-    Tally,
-    decode_rows,
-    open_store,
-    record_row,
 )
 from oneiros.events._types import (
     BARDO_PHASES,
@@ -138,13 +108,11 @@ from oneiros.events._types import (
     event_type,
     registered_events,
 )
-from oneiros.events._urls import PostgresURL, parse_postgres_url
 
 __all__ = [
     "ALARM_KINDS",
     "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
-    "DEFAULT_STORE_URL",
     "DREAM_PHASES",
     "FEEDBACK_STREAM",
     "HEALTH_STREAM",
@@ -163,7 +131,6 @@ __all__ = [
     "BudgetExhausted",
     "BudgetOverrun",
     "BudgetReserved",
-    "Checkpoint",
     "ConfidenceChanged",
     "CreativeMode",
     "CreditAssigned",
@@ -204,7 +171,6 @@ __all__ = [
     "EpisodeTrust",
     "Event",
     "EventMeta",
-    "EventStore",
     "FatigueWarned",
     "GenerationFailed",
     "GenerationRecorded",
@@ -215,10 +181,7 @@ __all__ = [
     "InsightStrengthened",
     "IntegrationSummary",
     "InterruptSource",
-    "Lease",
-    "LeaseStore",
     "Lineage",
-    "LogSubscription",
     "MemoryRecalled",
     "MemoryRolledBack",
     "MessageHeld",
@@ -232,26 +195,18 @@ __all__ = [
     "OutputSource",
     "OutputsSourced",
     "PhaseResumed",
-    "PostgresURL",
     "RecallHit",
     "RecallKind",
-    "Recorded",
     "RemSummary",
     "ReplayBatch",
     "ReplayStrengthened",
     "ReviewDecided",
     "ReviewDecision",
-    "Row",
-    "Sealed",
     "SleepRequested",
-    "Snapshot",
-    "SnapshotStore",
     "StagedKind",
     "StagingStatus",
     "StepFailed",
     "StrategyHypothesis",
-    "StreamAppend",
-    "Tally",
     "ThreatSimulated",
     "TriageCounts",
     "TriageDecision",
@@ -260,31 +215,14 @@ __all__ = [
     "WakeUpSummary",
     "WakingResidue",
     "decode_event",
-    "decode_records",
-    "decode_rows",
     "encode_event",
-    "encode_records",
     "episode_out_of_bounds",
     "event_subtypes",
     "event_type",
-    "export_history",
     "golem_of_stream",
-    "import_history",
-    "open_leases",
-    "open_snapshots",
-    "open_store",
     "output_digest",
-    "parse_postgres_url",
-    "read_cycle",
-    "read_from_snapshot",
-    "read_stream_paged",
-    "read_stream_pages",
-    "record_row",
     "register_upcaster",
     "registered_events",
-    "seal",
-    "seal_parts",
     "side_stream",
     "topics_for",
-    "unseal",
 ]

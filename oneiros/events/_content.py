@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from oneiros.events._types import DreamOutput, DreamPhaseName, event_type
-from oneiros.settings import StagedKind
+from oneiros.settings._vocabulary import StagedKind
 
 __all__ = [
     "STAGED_KINDS",

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from oneiros.events._types import Event, NonEmpty, event_type
-from oneiros.settings import EpisodeSource, TrustLevel
+from oneiros.settings._trust import EpisodeSource, TrustLevel
 
 __all__ = ["EntryQuarantined", "EpisodeTrust"]
 

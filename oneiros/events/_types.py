@@ -14,20 +14,19 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import msgspec
 
-from oneiros.settings import (
+from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._scheduling import BardoTriggerSettings
+from oneiros.settings._trust import EpisodeSource, TrustLevel
+from oneiros.settings._vocabulary import (
     BARDO_PHASES,
     BEHAVIORAL_PHASES,
     DREAM_PHASES,
     BardoPhase,
     BardoTrigger,
-    BardoTriggerSettings,
     BehavioralPhase,
-    CycleSettings,
     DreamPhaseName,
     DreamTrigger,
-    EpisodeSource,
     Mode,
-    TrustLevel,
 )
 
 __all__ = [

@@ -11,36 +11,36 @@ from typing import Any
 
 import msgspec
 
-from oneiros.events import (
+from oneiros.events._content import (
+    DreamStaged,
+    DreamSuppressed,
+    EpisodeDepotentiated,
+    GenerationFailed,
+    StrategyHypothesis,
+)
+from oneiros.events._outcome import DreamEmpty, EmptyReason
+from oneiros.events._types import (
     BehavioralPhase,
     DreamComplete,
     DreamCounterfactual,
-    DreamEmpty,
     DreamHypothesis,
     DreamInsight,
     DreamInterrupted,
     DreamOutput,
     DreamPhase,
     DreamPhaseName,
-    DreamStaged,
     DreamStart,
-    DreamSuppressed,
-    EmptyReason,
-    EpisodeDepotentiated,
     EpisodeRecorded,
     Event,
-    GenerationFailed,
     GenerationRecorded,
     GolemCreated,
     Mode,
     ModeChanged,
-    Recorded,
     ReplayBatch,
-    StrategyHypothesis,
-    Tally,
     registered_events,
 )
 from oneiros.fsm._machine import phase_state
+from oneiros.store._store import Recorded, Tally
 
 __all__ = ["CycleCounts", "GolemState", "fold"]
 

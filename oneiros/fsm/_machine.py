@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from transitions.extensions.nesting import HierarchicalMachine, NestedState
 
-from oneiros.events import DREAM_PHASES, DreamPhaseName
+from oneiros.events._types import DREAM_PHASES, DreamPhaseName
 
 __all__ = [
     "MACHINE_STATES",

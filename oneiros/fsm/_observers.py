@@ -14,9 +14,10 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from oneiros.events import DREAM_PHASES, Event, EventStore, LogSubscription, Recorded
+from oneiros.events._types import DREAM_PHASES, Event
 from oneiros.fsm._golem import GolemState, fold
 from oneiros.fsm._machine import MACHINE_STATES, phase_state, transition_path
+from oneiros.store._store import EventStore, LogSubscription, Recorded
 
 __all__ = ["Observers", "Transition", "follow_log"]
 

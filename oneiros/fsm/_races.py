@@ -15,8 +15,8 @@ from typing import TypeVar
 
 from oneiros._deps import Deps
 from oneiros._errors import StreamConflict
-from oneiros.events import CycleEvent, Event, GolemCreated, ModeChanged
-from oneiros.settings import RaceSettings
+from oneiros.events._types import CycleEvent, Event, GolemCreated, ModeChanged
+from oneiros.settings._races import RaceSettings
 
 __all__ = ["is_host_fact", "retry_race"]
 

@@ -10,7 +10,8 @@ import msgspec
 
 from oneiros._deps import Deps
 from oneiros._errors import GolemExists, GolemNotFound, IllegalCommand, InputError, InvalidEvent, StreamConflict
-from oneiros.events import (
+from oneiros.events._liveness import PhaseResumed
+from oneiros.events._types import (
     BardoTrigger,
     BehavioralPhase,
     DreamInterrupted,
@@ -22,23 +23,20 @@ from oneiros.events import (
     EpisodeRecorded,
     Event,
     EventMeta,
-    EventStore,
     GolemCreated,
     InterruptSource,
     ModeChanged,
-    PhaseResumed,
-    Recorded,
-    Snapshot,
     episode_out_of_bounds,
-    open_snapshots,
-    read_from_snapshot,
-    seal_parts,
 )
 from oneiros.fsm._golem import GolemState, fold
 from oneiros.fsm._machine import destination, next_phase
 from oneiros.fsm._observers import Observers
 from oneiros.fsm._races import is_host_fact, retry_race
-from oneiros.settings import CycleSettings, RaceSettings, SnapshotSettings
+from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._races import RaceSettings
+from oneiros.settings._runtime import SnapshotSettings
+from oneiros.store._snapshots import Snapshot, open_snapshots, read_from_snapshot, seal_parts
+from oneiros.store._store import EventStore, Recorded
 
 __all__ = ["Golems", "replay"]
 

@@ -9,7 +9,7 @@ from oneiros._errors import ConfigError
 from oneiros.generators._offline import OfflineGenerator
 from oneiros.generators._openai import OpenAIGenerator
 from oneiros.generators._protocol import Generator
-from oneiros.settings import GeneratorSettings
+from oneiros.settings._generator import GeneratorSettings
 
 __all__ = ["check_api_key", "make_generator"]
 

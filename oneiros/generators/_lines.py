@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from oneiros.events import Episode
+from oneiros.events._types import Episode
 
 __all__ = ["EpisodeLine", "episode_line", "episode_lines", "read_episode_lines"]
 

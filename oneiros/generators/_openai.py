@@ -26,7 +26,7 @@ import msgspec
 
 from oneiros._errors import ConfigError, GeneratorUnavailable
 from oneiros.generators._protocol import Generation, GenerationRequest
-from oneiros.settings import GeneratorSettings, OpenAISettings
+from oneiros.settings._generator import GeneratorSettings, OpenAISettings
 
 if TYPE_CHECKING:
     from openai import OpenAI

@@ -7,7 +7,7 @@ from typing import Protocol
 
 import msgspec
 
-from oneiros.settings import DreamPhaseName, Task, Tier
+from oneiros.settings._vocabulary import DreamPhaseName, Task, Tier
 
 __all__ = [
     "Generation",

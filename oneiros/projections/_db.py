@@ -27,8 +27,8 @@ from eventsourcing.persistence import IntegrityError, OperationalError, Tracking
 from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
 
 from oneiros._errors import InvalidStoreURL, ProjectionConflict
-from oneiros.events import PostgresURL, parse_postgres_url
-from oneiros.events._presence import check_reachable
+from oneiros.store._presence import check_reachable
+from oneiros.store._urls import PostgresURL, parse_postgres_url
 
 __all__ = ["ProjectionDB", "RowWrite", "default_projection_url", "open_projection_db"]
 

@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import Protocol
 
 from oneiros._errors import ProjectionConflict
-from oneiros.events import EventStore, LogSubscription, Recorded
+from oneiros.store._store import EventStore, LogSubscription, Recorded
 
 __all__ = ["LogConsumer", "follow_log"]
 

@@ -7,10 +7,11 @@ from typing import ClassVar, Protocol
 
 import msgspec
 
-from oneiros.events import Event, Recorded, Tally
-from oneiros.fsm import GolemState
+from oneiros.events._types import Event
+from oneiros.fsm._golem import GolemState
 from oneiros.projections._db import ProjectionDB
 from oneiros.projections._runner import Rows
+from oneiros.store._store import Recorded, Tally
 
 __all__ = ["GolemsProjection", "OwnStreamFold", "golem_state", "golem_states"]
 

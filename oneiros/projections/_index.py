@@ -17,11 +17,13 @@ from collections.abc import Sequence
 
 import msgspec
 
-from oneiros.events import DreamStart, EntryReviewed, EntryStaged, Event, Recorded
+from oneiros.events._staging import EntryReviewed, EntryStaged
+from oneiros.events._types import DreamStart, Event
 from oneiros.projections._db import ProjectionDB
 from oneiros.projections._journal import JournalEntry
 from oneiros.projections._runner import Rows
 from oneiros.projections._staging import STAGING_EVENTS, StagedEntry
+from oneiros.store._store import Recorded
 
 __all__ = [
     "PENDING",

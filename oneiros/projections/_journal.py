@@ -15,34 +15,33 @@ from typing import Any
 
 import msgspec
 
-from oneiros.events import (
-    DREAM_PHASES,
-    DreamComplete,
-    DreamCounterfactual,
-    DreamEmpty,
+from oneiros.events._content import (
     DreamFragments,
-    DreamHypothesis,
-    DreamInsight,
-    DreamInterrupted,
     DreamJournal,
     DreamJournalEntry,
-    DreamPhase,
-    DreamPhaseName,
     DreamQualityAssessed,
     DreamReport,
     DreamStaged,
-    DreamStart,
-    EntryPromoted,
-    EntryRefuted,
-    EntryStaged,
-    Event,
-    EventStore,
-    GenerationRecorded,
-    Recorded,
-    ReplayBatch,
     WakeUpSummary,
 )
+from oneiros.events._outcome import DreamEmpty
+from oneiros.events._staging import EntryPromoted, EntryRefuted, EntryStaged
+from oneiros.events._types import (
+    DREAM_PHASES,
+    DreamComplete,
+    DreamCounterfactual,
+    DreamHypothesis,
+    DreamInsight,
+    DreamInterrupted,
+    DreamPhase,
+    DreamPhaseName,
+    DreamStart,
+    Event,
+    GenerationRecorded,
+    ReplayBatch,
+)
 from oneiros.projections._runner import Rows
+from oneiros.store._store import EventStore, Recorded
 
 __all__ = ["JournalEntry", "JournalProjection", "JournalSettings", "dream_reports", "journal_markdown"]
 

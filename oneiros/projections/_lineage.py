@@ -16,31 +16,25 @@ from typing import Any
 import msgspec
 
 from oneiros._errors import EntryNotFound, InputError
-from oneiros.events import (
-    RECALL_STREAM,
+from oneiros.events._quarantine import EntryQuarantined
+from oneiros.events._recall import RECALL_STREAM, MemoryRecalled
+from oneiros.events._staging import (
     STAGING_STREAM,
     ConfidenceChanged,
-    DreamStart,
     EntryDisplaced,
     EntryExpired,
     EntryPromoted,
-    EntryQuarantined,
     EntryRefuted,
     EntryReviewed,
     EntryStaged,
-    Episode,
-    EpisodeRecorded,
-    EventStore,
-    GenerationRecorded,
-    MemoryRecalled,
     OutcomeRecorded,
-    Recorded,
-    Row,
-    decode_rows,
-    read_stream_pages,
     side_stream,
 )
-from oneiros.settings import DEFAULT_PROMPTS
+from oneiros.events._types import DreamStart, Episode, EpisodeRecorded, GenerationRecorded
+from oneiros.settings._prompts import DEFAULT_PROMPTS
+from oneiros.store._backends import Row
+from oneiros.store._snapshots import read_stream_pages
+from oneiros.store._store import EventStore, Recorded, decode_rows
 
 __all__ = ["ConfidenceMove", "EntryLineage", "GenerationLink", "PromptTemplate", "entry_lineage", "find_entry"]
 

@@ -18,16 +18,13 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from oneiros._text import content_word_set
-from oneiros.events import (
-    EpisodeRecorded,
-    Event,
-    RecallKind,
-    Recorded,
-)
+from oneiros.events._recall import RecallKind
+from oneiros.events._types import EpisodeRecorded, Event
 from oneiros.projections._db import ProjectionDB
 from oneiros.projections._runner import Rows
 from oneiros.projections._sinks import beliefs, memory_version
 from oneiros.projections._staging import StagedEntry
+from oneiros.store._store import Recorded
 
 __all__ = ["RecallIndex", "RecallItem", "RecallResult", "RecallSettings", "recall"]
 

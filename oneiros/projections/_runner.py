@@ -21,9 +21,10 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 import msgspec
 
 from oneiros._errors import ProjectionConflict
-from oneiros.events import Event, EventStore, Recorded, Tally
+from oneiros.events._types import Event
 from oneiros.projections._db import ProjectionDB, RowWrite
 from oneiros.projections._follow import follow_log
+from oneiros.store._store import EventStore, Recorded, Tally
 
 __all__ = [
     "BatchingProjection",
@@ -139,7 +140,7 @@ class Projection(Protocol):
 @runtime_checkable
 class TallyingProjection(Projection, Protocol):
     """A read model some of whose event types it only counts per stream, or that only move its
-    stream's version: caught up on its own, it is handed those as :class:`~oneiros.events.Tally`
+    stream's version: caught up on its own, it is handed those as :class:`~oneiros.store.Tally`
     counts the database makes, never fetched or decoded. A golem's stream is mostly episodes, so
     this is most of a long stream. Its ``apply`` still takes them one by one, as a live batch or a
     catch-up shared with other projections delivers them, and must end with the same rows."""

@@ -9,7 +9,7 @@ import msgspec
 
 from oneiros.projections._db import ProjectionDB
 from oneiros.projections._golems import OwnStreamFold
-from oneiros.scheduling import ScheduleState
+from oneiros.scheduling._schedule_state import ScheduleState
 
 __all__ = ["ScheduleProjection", "schedule_state"]
 

@@ -1,7 +1,7 @@
 """Every projection of a store in one place: build, follow, read, rebuild and verify.
 
 Read models only: the staging process whose decisions the ``staging`` projection reads is in
-:mod:`oneiros.validation`, which runs it ahead of these (``oneiros.validation.update``).
+:mod:`oneiros.validation`, which runs it ahead of these (``oneiros.daemon.update``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from types import TracebackType
 import msgspec
 
 from oneiros._errors import UnknownProjection
-from oneiros.events import EventStore
-from oneiros.fsm import GolemState
+from oneiros.fsm._golem import GolemState
 from oneiros.projections._db import ProjectionDB, default_projection_url, open_projection_db
 from oneiros.projections._golems import GolemsProjection, golem_state, golem_states
 from oneiros.projections._index import GolemIndex
@@ -24,7 +23,8 @@ from oneiros.projections._runner import CommitListener, Projection, ProjectionRu
 from oneiros.projections._schedule import ScheduleProjection, schedule_state
 from oneiros.projections._sinks import SinkSettings, sink_projections
 from oneiros.projections._staging import StagedEntry, StagingProjection
-from oneiros.scheduling import ScheduleState
+from oneiros.scheduling._schedule_state import ScheduleState
+from oneiros.store._store import EventStore
 
 __all__ = ["ProjectionSettings", "Projections", "VerifyResult", "make_projections"]
 

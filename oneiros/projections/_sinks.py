@@ -20,23 +20,21 @@ from pathlib import Path
 
 import msgspec
 
-from oneiros.engines import OBSERVATION_PRIORITY, Priority
-from oneiros.events import (
-    DreamComplete,
-    DreamFragments,
+from oneiros.events._content import DreamFragments, StagedKind
+from oneiros.events._staging import (
     EntryDisplaced,
     EntryExpired,
     EntryPromoted,
     EntryRefuted,
     EntryReviewed,
     EntryStaged,
-    Event,
     MemoryRolledBack,
-    Recorded,
-    StagedKind,
 )
+from oneiros.events._types import DreamComplete, Event
+from oneiros.phases._return import OBSERVATION_PRIORITY, Priority
 from oneiros.projections._db import ProjectionDB
 from oneiros.projections._runner import Projection, Rows
+from oneiros.store._store import Recorded
 
 __all__ = [
     "Belief",

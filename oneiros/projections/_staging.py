@@ -11,23 +11,23 @@ from typing import Final
 
 import msgspec
 
-from oneiros.events import (
+from oneiros.events._content import StagedKind
+from oneiros.events._quarantine import EntryQuarantined
+from oneiros.events._staging import (
     ConfidenceChanged,
     EntryDisplaced,
     EntryExpired,
     EntryPromoted,
-    EntryQuarantined,
     EntryRefuted,
     EntryReviewed,
     EntryStaged,
-    Event,
     Lineage,
-    Recorded,
-    StagedKind,
     StagingStatus,
     ValidationCriterion,
 )
+from oneiros.events._types import Event
 from oneiros.projections._runner import Rows
+from oneiros.store._store import Recorded
 
 __all__ = ["ACTIVE", "STAGING_EVENTS", "StagedEntry", "StagingProjection", "apply_staging_event"]
 

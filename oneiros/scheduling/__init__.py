@@ -4,14 +4,7 @@ schedule state folded from the log, and the pure ``should_dream`` decision."""
 from oneiros.scheduling._gates import Check
 from oneiros.scheduling._schedule_state import ScheduleState, fold_schedule
 from oneiros.scheduling._scheduler import Decision, should_dream
-from oneiros.scheduling._urgency import (
-    Intensity,
-    Signals,
-    clock_urgency,
-    dream_intensity,
-    dream_urgency,
-    urgency_terms,
-)
+from oneiros.scheduling._urgency import Intensity, Signals, clock_urgency, dream_intensity, dream_urgency, urgency_terms
 
 __all__ = [
     "Check",

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import msgspec
 
-from oneiros.events import DreamTrigger
+from oneiros.events._types import DreamTrigger
 
 __all__ = ["Check", "cycles_since", "hhmm", "local_day_start", "seconds", "window_start", "zone"]
 

@@ -12,30 +12,31 @@ from datetime import datetime
 
 import msgspec
 
-from oneiros.events import (
+from oneiros.events._micro import MicroConsolidated
+from oneiros.events._schedule import (
     ActivityRecorded,
-    BehavioralPhase,
     BehavioralPhaseChanged,
-    DreamComplete,
     DreamDecided,
     DreamDirected,
+    FatigueWarned,
+    MessageHeld,
+    MessagesReleased,
+    SleepRequested,
+)
+from oneiros.events._types import (
+    BehavioralPhase,
+    DreamComplete,
     DreamInterrupted,
     DreamStart,
     DreamTrigger,
     EpisodeRecorded,
     Event,
-    FatigueWarned,
     GolemCreated,
-    MessageHeld,
-    MessagesReleased,
-    MicroConsolidated,
     Mode,
     ModeChanged,
-    Recorded,
-    SleepRequested,
-    Tally,
     registered_events,
 )
+from oneiros.store._store import Recorded, Tally
 
 __all__ = ["RECENT_STARTS", "ScheduleState", "fold_schedule"]
 

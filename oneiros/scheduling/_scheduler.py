@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from oneiros.events import BardoTrigger, DreamTrigger
+from oneiros.events._types import BardoTrigger, DreamTrigger
 from oneiros.scheduling._gates import Check, cycles_since, hhmm, local_day_start, seconds, window_start, zone
 from oneiros.scheduling._schedule_state import ScheduleState
 from oneiros.scheduling._urgency import Intensity, Signals, dream_intensity, urgency_terms
 
 if TYPE_CHECKING:  # config imports the workers, which import fsm: a runtime import would be circular
-    from oneiros.settings import ScheduleSettings
+    from oneiros.settings._scheduling import ScheduleSettings
 
 __all__ = ["Decision", "should_dream"]
 

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
-from oneiros.events import BehavioralPhase
+from oneiros.events._types import BehavioralPhase
 
 if TYPE_CHECKING:  # config imports the workers, which import fsm: a runtime import would be circular
-    from oneiros.settings import IntensitySettings, UrgencySettings
+    from oneiros.settings._scheduling import IntensitySettings, UrgencySettings
 
 __all__ = ["Intensity", "Signals", "clock_urgency", "dream_intensity", "dream_urgency", "urgency_terms"]
 

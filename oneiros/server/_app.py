@@ -26,8 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from oneiros._deps import Deps
 from oneiros._errors import ConfigError, InputError, OneirosError, Unauthenticated
-from oneiros.config import OneirosConfig
-from oneiros.events import EventStore
+from oneiros.config._load import OneirosConfig
 from oneiros.server._auth import LOCAL, Principal, Tokens, environment_tokens, load_tokens
 from oneiros.server._errors import error_body
 from oneiros.server._events import LogTail, StreamFilter, stream
@@ -37,6 +36,7 @@ from oneiros.server._openapi import openapi
 from oneiros.server._rest import PREFIX, json_response, principal_of, query_number, routes
 from oneiros.server._service import Service
 from oneiros.server._warm import warm_decoders
+from oneiros.store._store import EventStore
 
 __all__ = ["check_exposure", "create_app", "is_loopback"]
 

@@ -19,8 +19,10 @@ import time
 from collections.abc import Callable
 
 from oneiros._errors import WorkerError
-from oneiros.events import DreamStart, EventStore, Recorded
-from oneiros.fsm import Golems, Observers
+from oneiros.events._types import DreamStart
+from oneiros.fsm._observers import Observers
+from oneiros.fsm._service import Golems
+from oneiros.store._store import EventStore, Recorded
 
 __all__ = ["BackgroundCycles"]
 

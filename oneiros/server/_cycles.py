@@ -22,19 +22,21 @@ import msgspec
 
 from oneiros._deps import Deps
 from oneiros._errors import ConfigError, IllegalCommand, masked_url
-from oneiros.config import OneirosConfig
-from oneiros.events import EventStore
-from oneiros.fsm import Golems, Observers, destination
+from oneiros.config._load import OneirosConfig
+from oneiros.fsm._machine import destination
+from oneiros.fsm._observers import Observers
+from oneiros.fsm._service import Golems
 from oneiros.server._background import BackgroundCycles
 from oneiros.server._models import CycleIn
-from oneiros.settings import CycleSettings
-from oneiros.validation import Feedback
+from oneiros.settings._cycle import CycleSettings
+from oneiros.store._store import EventStore
+from oneiros.validation._review import Feedback
 
 if TYPE_CHECKING:  # annotations only: the workers load RQ and OpenTelemetry on first use
     from redis import Redis
 
-    from oneiros.generators import Generator
-    from oneiros.workers import CycleResult
+    from oneiros.generators._protocol import Generator
+    from oneiros.runtime._executor import CycleResult
 
 __all__ = ["cycle_settings", "start_cycle"]
 
@@ -59,14 +61,11 @@ def start_cycle(
 ) -> dict[str, Any]:
     """Start (or enqueue) one cycle of ``golem_id`` now; what to answer the caller. Without a queue
     the cycle runs on ``background``'s thread and this returns once it started."""
-    from oneiros.generators import check_api_key  # noqa: PLC0415 - with the workers, on the first cycle
-    from oneiros.workers import (  # noqa: PLC0415 - RQ, OpenTelemetry
-        GolemLogs,
-        InProcessExecutor,
-        RqExecutor,
-        cycle_result,
-        load_generator,
-    )
+    from oneiros.generators._factory import check_api_key  # noqa: PLC0415 - with the workers, on the first cycle
+    from oneiros.runtime._executor import InProcessExecutor, cycle_result  # noqa: PLC0415
+    from oneiros.runtime._golem_log import GolemLogs  # noqa: PLC0415
+    from oneiros.runtime._process import load_generator  # noqa: PLC0415
+    from oneiros.workers._dispatch import RqExecutor  # noqa: PLC0415
 
     golems = Golems(store, deps=deps)
     state = golems.state(golem_id)  # GolemNotFound before anything is written

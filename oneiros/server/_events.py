@@ -17,20 +17,11 @@ from typing import Any
 
 import msgspec
 
-from oneiros.events import (
-    DreamComplete,
-    DreamPhase,
-    DreamStart,
-    EventStore,
-    GenerationRecorded,
-    LogSubscription,
-    ModeChanged,
-    Recorded,
-    golem_of_stream,
-    record_row,
-)
-from oneiros.projections import RunnerSettings
+from oneiros.events._staging import golem_of_stream
+from oneiros.events._types import DreamComplete, DreamPhase, DreamStart, GenerationRecorded, ModeChanged
+from oneiros.projections._runner import RunnerSettings
 from oneiros.server._auth import Principal
+from oneiros.store._store import EventStore, LogSubscription, Recorded, record_row
 
 __all__ = ["BARDO_EVENTS", "RAW_EVENT", "LogTail", "StreamFilter", "sse_messages", "stream"]
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import msgspec
 
-from oneiros.projections import entry_lineage
+from oneiros.health._health import health_report
+from oneiros.projections._lineage import entry_lineage
 from oneiros.server._auth import Principal
 from oneiros.server._service import Service
-from oneiros.validation import health_report
 
 __all__ = ["dream_lineage", "golem_health"]
 

@@ -12,11 +12,12 @@ from typing import Any
 import msgspec
 
 from oneiros._errors import CycleNotFound
-from oneiros.events import DREAM_PHASES, record_row
-from oneiros.fsm import MACHINE_STATES, TRIGGERS, destination, phase_state
-from oneiros.projections import journal_entry
+from oneiros.events._types import DREAM_PHASES
+from oneiros.fsm._machine import MACHINE_STATES, TRIGGERS, destination, phase_state
+from oneiros.projections._index import journal_entry
 from oneiros.server._auth import Principal
 from oneiros.server._service import Service
+from oneiros.store._store import record_row
 
 __all__ = ["cycle_entry", "dream_history", "machine", "should_dream_now", "static_dir", "whoami"]
 
@@ -57,7 +58,7 @@ def whoami(who: Principal) -> dict[str, Any]:
 
 def should_dream_now(service: Service, who: Principal, golem_id: str) -> dict[str, Any]:
     """``oneiros should-dream`` now: every gate and trigger with the values it compared."""
-    from oneiros.scheduling import should_dream  # noqa: PLC0415 - the read path stays light
+    from oneiros.scheduling._scheduler import should_dream  # noqa: PLC0415 - the read path stays light
 
     config = service.config
     state = service.schedule_state(who, golem_id)

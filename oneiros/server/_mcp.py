@@ -18,7 +18,7 @@ from oneiros.server._auth import Principal
 from oneiros.server._errors import error_body
 from oneiros.server._models import CycleIn, EpisodesIn, FeedbackIn, RecallIn, checked_id, checked_statuses
 from oneiros.server._service import Service, dream_row
-from oneiros.validation import OutcomeInput
+from oneiros.validation._review import OutcomeInput
 
 __all__ = ["HYPOTHESES", "build_mcp"]
 

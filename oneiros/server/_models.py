@@ -9,7 +9,9 @@ from typing import Annotated, Any, get_args
 import msgspec
 
 from oneiros._errors import InputError
-from oneiros.events import ActivityKind, Episode, ReviewDecision, StagingStatus, episode_out_of_bounds
+from oneiros.events._schedule import ActivityKind
+from oneiros.events._staging import ReviewDecision, StagingStatus
+from oneiros.events._types import Episode, episode_out_of_bounds
 
 __all__ = [
     "ActivityIn",

@@ -27,7 +27,7 @@ from oneiros.server._models import (
     checked_statuses,
 )
 from oneiros.server._service import Service, dream_row
-from oneiros.validation import OutcomeInput
+from oneiros.validation._review import OutcomeInput
 
 __all__ = [
     "MAX_POSITION",

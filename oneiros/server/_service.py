@@ -17,54 +17,49 @@ import msgspec
 
 from oneiros._deps import Deps
 from oneiros._errors import CycleNotFound, EntryNotFound, GolemNotFound, MemoryVersionNotFound, ProjectionConflict
-from oneiros.config import OneirosConfig
-from oneiros.events import (
-    ActivityKind,
-    ActivityRecorded,
-    DreamStart,
-    EventStore,
-    Recorded,
-    ReviewDecision,
-    read_cycle,
-    record_row,
-)
-from oneiros.fsm import Golems, GolemState
-from oneiros.projections import (
+from oneiros.config._load import OneirosConfig
+from oneiros.daemon._catch_up import follow, update
+from oneiros.events._schedule import ActivityKind, ActivityRecorded
+from oneiros.events._staging import ReviewDecision
+from oneiros.events._types import DreamStart
+from oneiros.fsm._golem import GolemState
+from oneiros.fsm._service import Golems
+from oneiros.projections._db import ProjectionDB, open_projection_db
+from oneiros.projections._db import default_projection_url as _default_projection_url
+from oneiros.projections._index import (
     PENDING,
-    JournalEntry,
-    ProjectionDB,
-    Projections,
-    ProjectionSettings,
-    RecallResult,
-    StagedEntry,
-    beliefs,
-    dream_reports,
     entry_golem,
     golem_dreams,
     golem_runs,
     journal_entries,
     journal_entry,
-    journal_markdown,
+    pending_count,
+    staged_entries,
+    staged_entry,
+)
+from oneiros.projections._journal import JournalEntry, dream_reports, journal_markdown
+from oneiros.projections._recall import RecallResult, recall
+from oneiros.projections._service import Projections, ProjectionSettings
+from oneiros.projections._sinks import (
+    beliefs,
     memory_diff,
     memory_version,
     memory_versions,
     noise_fragments,
     observations,
-    open_projection_db,
-    pending_count,
-    recall,
-    staged_entries,
-    staged_entry,
 )
-from oneiros.projections import default_projection_url as _default_projection_url
-from oneiros.scheduling import ScheduleState
+from oneiros.projections._staging import StagedEntry
+from oneiros.scheduling._schedule_state import ScheduleState
 from oneiros.server._auth import Principal
 from oneiros.server._background import BackgroundCycles
 from oneiros.server._cycles import start_cycle
 from oneiros.server._models import CycleIn, EpisodesIn
 from oneiros.server._pages import Page, page_of
-from oneiros.settings import DEFAULT_SPANS_PATH
-from oneiros.validation import Feedback, OutcomeInput, follow, record_recall, update
+from oneiros.settings._runtime import DEFAULT_SPANS_PATH
+from oneiros.store._snapshots import read_cycle
+from oneiros.store._store import EventStore, Recorded, record_row
+from oneiros.validation._recalls import record_recall
+from oneiros.validation._review import Feedback, OutcomeInput
 
 __all__ = ["Service", "dream_row", "run_row"]
 
@@ -146,7 +141,7 @@ class Service:
 
     def _follow(self) -> None:
         # The sweep and the projections on one subscription; a conflict with another server's
-        # follower leaves the stretch to whichever is ahead (oneiros.validation.follow).
+        # follower leaves the stretch to whichever is ahead (oneiros.daemon.follow).
         follow(self.projections, self._stop, self.config.staging, self.config.health)
 
     def settle(self, on_progress: Callable[[str, int], None] | None = None) -> None:
@@ -391,7 +386,7 @@ class Service:
         return {"report": None, "wake_up": None, "staged": []}
 
     def cycle_budget(self, who: Principal, golem_id: str, cycle_id: str) -> dict[str, Any]:
-        from oneiros.workers import Ledger, budget_report  # noqa: PLC0415 - workers loads RQ and OpenTelemetry
+        from oneiros.runtime._budget import Ledger, budget_report  # noqa: PLC0415 - workers loads RQ and OpenTelemetry
 
         who.require("read", golem_id)
         entry = self._cycle(golem_id, cycle_id)
@@ -421,7 +416,7 @@ class Service:
         }
 
     def cycle_trace(self, who: Principal, golem_id: str, cycle_id: str) -> list[Any]:
-        from oneiros.workers import cycle_spans, read_spans  # noqa: PLC0415 - workers loads RQ and OpenTelemetry
+        from oneiros.telemetry._tracing import cycle_spans, read_spans  # noqa: PLC0415 - workers loads RQ and OpenTelemetry
 
         who.require("read", golem_id)
         self._cycle(golem_id, cycle_id)

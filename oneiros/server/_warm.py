@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import msgspec
 
-from oneiros.events import registered_events, topics_for
-from oneiros.events._codec import current_decoder
+from oneiros.events._codec import current_decoder, topics_for
+from oneiros.events._types import registered_events
 
 __all__ = ["warm_decoders"]
 
@@ -25,7 +25,7 @@ __all__ = ["warm_decoders"]
 _MODULES = (
     "oneiros.episodes",
     "oneiros.generators",
-    "oneiros.engines",
+    "oneiros.phases",
     "oneiros.workers",
     "oneiros.projections",
     "oneiros.config",

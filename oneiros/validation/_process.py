@@ -5,7 +5,7 @@ deciding and recording cannot lose or double a decision; a second runner conflic
 
 A process's memory is a fold of the log (its inputs up to its tracked position, and every decision
 recorded), so a process that starts anew need not fold it all: the memory is snapshotted beside the
-log (:func:`oneiros.events.open_snapshots`, like a golem's state) and a new process restores the
+log (:func:`oneiros.store.open_snapshots`, like a golem's state) and a new process restores the
 latest snapshot the log still agrees with and folds only what came after it. A process with nothing
 new to decide does not load its memory at all: every reading command runs the processes first.
 """
@@ -22,21 +22,11 @@ from typing import Any, ClassVar, Self
 import msgspec
 
 from oneiros._errors import OneirosError, ProjectionConflict, StreamConflict
-from oneiros.events import (
-    Checkpoint,
-    Event,
-    EventMeta,
-    EventStore,
-    Recorded,
-    Snapshot,
-    SnapshotStore,
-    StreamAppend,
-    open_snapshots,
-    seal_parts,
-    side_stream,
-    unseal,
-)
-from oneiros.projections import RunnerSettings
+from oneiros.events._staging import side_stream
+from oneiros.events._types import Event, EventMeta
+from oneiros.projections._runner import RunnerSettings
+from oneiros.store._snapshots import Snapshot, SnapshotStore, open_snapshots, seal_parts, unseal
+from oneiros.store._store import Checkpoint, EventStore, Recorded, StreamAppend
 
 __all__ = ["DecidingProcess"]
 

@@ -19,9 +19,11 @@ from datetime import datetime
 import msgspec
 
 from oneiros._text import content_word_set
-from oneiros.events import EntryPromoted, Event, MemoryRecalled
-from oneiros.projections import StagedEntry
-from oneiros.settings import RecallPromotionSettings
+from oneiros.events._recall import MemoryRecalled
+from oneiros.events._staging import EntryPromoted
+from oneiros.events._types import Event
+from oneiros.projections._staging import StagedEntry
+from oneiros.settings._trust import RecallPromotionSettings
 
 __all__ = ["RecallScore", "RecallStats", "observe_recall", "recall_promotions", "recall_score"]
 

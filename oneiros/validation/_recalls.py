@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from oneiros._deps import Deps
-from oneiros.events import RECALL_STREAM, EventStore, MemoryRecalled, RecallHit, Recorded
-from oneiros.projections import RecallItem, RecallResult
+from oneiros.events._recall import RECALL_STREAM, MemoryRecalled, RecallHit
+from oneiros.projections._recall import RecallItem, RecallResult
+from oneiros.store._store import EventStore, Recorded
 from oneiros.validation._review import append_side
 
 __all__ = ["record_recall"]

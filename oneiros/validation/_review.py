@@ -13,28 +13,25 @@ import msgspec
 
 from oneiros._deps import Deps
 from oneiros._errors import EntryNotFound, IllegalReview, InputError
-from oneiros.events import (
+from oneiros.events._content import EpisodeTriaged
+from oneiros.events._staging import (
     FEEDBACK_STREAM,
-    MAX_TICK,
     STAGING_STREAM,
     EntryPromoted,
     EntryStaged,
-    EpisodeRecorded,
-    EpisodeTriaged,
-    Event,
-    EventMeta,
-    EventStore,
     MemoryRolledBack,
     OutcomeRecorded,
-    Recorded,
     ReviewDecided,
     ReviewDecision,
     Verdict,
     side_stream,
 )
-from oneiros.fsm import Golems, retry_race
-from oneiros.projections import STAGING_EVENTS, StagedEntry, apply_staging_event
-from oneiros.settings import RaceSettings
+from oneiros.events._types import MAX_TICK, EpisodeRecorded, Event, EventMeta
+from oneiros.fsm._races import retry_race
+from oneiros.fsm._service import Golems
+from oneiros.projections._staging import STAGING_EVENTS, StagedEntry, apply_staging_event
+from oneiros.settings._races import RaceSettings
+from oneiros.store._store import EventStore, Recorded
 from oneiros.validation._sweep import review_status
 
 __all__ = ["Feedback", "OutcomeInput", "append_side", "episode_removals", "register_episode_removal"]

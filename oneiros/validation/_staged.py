@@ -14,10 +14,12 @@ from collections.abc import Callable, Mapping
 import msgspec
 
 from oneiros._text import content_word_set, keywords, rank
-from oneiros.engines import utility
-from oneiros.events import DreamStaged, Episode, Event, StagedKind, ValidationCriterion
-from oneiros.projections import StagedEntry
-from oneiros.settings import DisplaceBy, StagingSettings
+from oneiros.events._content import DreamStaged, StagedKind
+from oneiros.events._staging import ValidationCriterion
+from oneiros.events._types import Episode, Event
+from oneiros.phases._nrem import utility
+from oneiros.projections._staging import StagedEntry
+from oneiros.settings._staging import DisplaceBy, StagingSettings
 
 __all__ = [
     "StagedOutput",

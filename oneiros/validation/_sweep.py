@@ -17,37 +17,39 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from oneiros.episodes import StoredEpisodes
-from oneiros.events import (
+from oneiros.episodes._stored import StoredEpisodes
+from oneiros.events._lineage import OutputsSourced
+from oneiros.events._quarantine import EpisodeTrust
+from oneiros.events._recall import MemoryRecalled
+from oneiros.events._staging import (
     STAGING_STREAM,
     ConfidenceChanged,
-    CycleEvent,
-    DreamOutput,
-    DreamPhase,
-    DreamPhaseName,
-    DreamStart,
     EntryDisplaced,
     EntryExpired,
     EntryPromoted,
     EntryRefuted,
     EntryReviewed,
     EntryStaged,
-    EpisodeRecorded,
-    EpisodeTrust,
-    Event,
-    EventStore,
-    GenerationRecorded,
     Lineage,
-    MemoryRecalled,
     OutcomeRecorded,
-    OutputsSourced,
-    Recorded,
     ReviewDecided,
     ReviewDecision,
     StagingStatus,
+)
+from oneiros.events._types import (
+    CycleEvent,
+    DreamOutput,
+    DreamPhase,
+    DreamPhaseName,
+    DreamStart,
+    EpisodeRecorded,
+    Event,
+    GenerationRecorded,
     event_subtypes,
 )
-from oneiros.projections import STAGING_EVENTS, RunnerSettings, StagedEntry, apply_staging_event
+from oneiros.projections._runner import RunnerSettings
+from oneiros.projections._staging import STAGING_EVENTS, StagedEntry, apply_staging_event
+from oneiros.store._store import EventStore, Recorded
 from oneiros.validation._process import DecidingProcess
 from oneiros.validation._recall_policy import RecallStats, observe_recall, recall_promotions
 from oneiros.validation._staged import (

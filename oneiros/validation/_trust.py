@@ -15,8 +15,10 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
-from oneiros.events import EntryQuarantined, EntryStaged, Episode, EpisodeTrust
-from oneiros.settings import TRUST_LEVELS, TrustSettings
+from oneiros.events._quarantine import EntryQuarantined, EpisodeTrust
+from oneiros.events._staging import EntryStaged
+from oneiros.events._types import Episode
+from oneiros.settings._trust import TRUST_LEVELS, TrustSettings
 
 __all__ = ["instruction_flags", "judge_all", "quarantine_for"]
 

@@ -16,7 +16,8 @@ from redis import Redis
 from rq.job import Job
 
 from oneiros._errors import CycleTimeout
-from oneiros.events import (
+from oneiros.events._liveness import PhaseResumed
+from oneiros.events._types import (
     DREAM_PHASES,
     BardoTrigger,
     DreamPhase,
@@ -24,16 +25,17 @@ from oneiros.events import (
     DreamStart,
     DreamTrigger,
     GenerationRecorded,
-    PhaseResumed,
-    Recorded,
-    read_cycle,
 )
-from oneiros.fsm import Golems
-from oneiros.settings import CycleSettings, RecoverySettings, RqSettings
-from oneiros.workers._executor import CycleResult, cycle_result, traced_golems
+from oneiros.fsm._service import Golems
+from oneiros.runtime._executor import CycleResult, cycle_result, traced_golems
+from oneiros.runtime._start import open_cycle
+from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._recovery import RecoverySettings
+from oneiros.settings._runtime import RqSettings
+from oneiros.store._snapshots import read_cycle
+from oneiros.store._store import Recorded
+from oneiros.telemetry._tracing import flush_spans, trace_carrier
 from oneiros.workers._rq import JsonSerializer, RqPhaseJobs, _in_cycle, end_failed_cycle, enqueue_phase, phase_job_id
-from oneiros.workers._start import open_cycle
-from oneiros.workers._tracing import flush_spans, trace_carrier
 
 __all__ = ["PhaseReport", "RqExecutor"]
 

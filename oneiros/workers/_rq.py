@@ -42,17 +42,20 @@ from rq import Callback, Queue, Retry, SimpleWorker, Worker
 from rq.job import Job, JobStatus, get_current_job
 
 from oneiros._errors import GolemNotFound, OneirosError, StreamConflict
-from oneiros.events import DreamPhaseName, open_leases
-from oneiros.fsm import Golems, GolemState
-from oneiros.settings import RecoverySettings, RqSettings
-from oneiros.workers._budget import phase_budget
-from oneiros.workers._executor import cycle_result
-from oneiros.workers._liveness import holder_name, holding
-from oneiros.workers._logging import log_fields
-from oneiros.workers._phases import PhaseOutcome, run_phase
-from oneiros.workers._reconcile import JobLook, Reconciler
-from oneiros.workers._runtime import Runtime, WorkerConfig, runtime, set_worker_config
-from oneiros.workers._tracing import (
+from oneiros.events._types import DreamPhaseName
+from oneiros.fsm._golem import GolemState
+from oneiros.fsm._service import Golems
+from oneiros.runtime._budget import phase_budget
+from oneiros.runtime._executor import cycle_result
+from oneiros.runtime._holding import holder_name, holding
+from oneiros.runtime._phase import PhaseOutcome, run_phase
+from oneiros.runtime._process import Runtime, WorkerConfig, runtime, set_worker_config
+from oneiros.runtime._reconcile import JobLook, Reconciler
+from oneiros.settings._recovery import RecoverySettings
+from oneiros.settings._runtime import RqSettings
+from oneiros.store._leases import open_leases
+from oneiros.telemetry._logging import log_fields
+from oneiros.telemetry._tracing import (
     context_from,
     current_trace_context,
     flush_spans,

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from oneiros.server import add_token
+from oneiros.server._auth import add_token
 from tests.conftest import PG_HOST, PG_PORT, postgres_url
 from tests.workers.conftest import _free_port, redis_url  # noqa: F401 - the fixture, shared
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from oneiros.generators import OpenAIGenerator
-from oneiros.settings import OpenAISettings
+from oneiros.generators._openai import OpenAIGenerator
+from oneiros.settings._generator import OpenAISettings
 
 
 def generator() -> OpenAIGenerator:

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from oneiros.server import Principal, Tokens, add_token, hash_token, load_tokens
+from oneiros.server._auth import Principal, Tokens, add_token, hash_token, load_tokens
 from tests.server.conftest import Server, read_events, start_server
 from tests.server.test_rest import _dreamt, _ok
 

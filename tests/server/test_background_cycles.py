@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from oneiros import Golems, open_store
-from oneiros.events import DreamStart
+from oneiros.events._types import DreamStart
 from tests.chat_server import ChatServer
 from tests.server.conftest import ROOT, Server, start_server
 from tests.server.test_rest import _cycle, _episodes, _ok

@@ -44,9 +44,10 @@ def test_a_cycles_window_day_and_month_gauges_count_the_golems_earlier_spend(tmp
     gauges showed the second cycle's spend alone against the window's cap, and the day's and the
     month's, which are calendar ones and so not compared here)."""
     from oneiros import Golems, InProcessExecutor, load_episodes, open_store
-    from oneiros.config import load_config
-    from oneiros.episodes import sample_episodes_path
-    from oneiros.server import LOCAL, Service
+    from oneiros.config._load import load_config
+    from oneiros.episodes._episodes import sample_episodes_path
+    from oneiros.server._auth import LOCAL
+    from oneiros.server._service import Service
 
     store = open_store(f"sqlite:///{tmp_path}/events.db", create=True)
     service = None

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from oneiros._errors import ConfigError
-from oneiros.server import Tokens, hash_token
-from oneiros.server._auth import environment_tokens
+from oneiros.server._auth import Tokens, environment_tokens, hash_token
 
 TOKEN = "oneiros_" + "k" * 40
 

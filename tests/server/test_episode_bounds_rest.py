@@ -94,7 +94,7 @@ def test_a_cycle_over_a_stored_tick_past_the_bound_is_a_400_that_writes_nothing(
     400 InvalidEvent naming it, and the log is exactly as it was (before, re-evaluation had already
     written its review decisions when the fold stopped)."""
     from oneiros import Golems, open_store
-    from oneiros.events import Episode, EpisodeRecorded
+    from oneiros.events._types import Episode, EpisodeRecorded
 
     served, url = _dreamt_golem(tmp_path)
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from oneiros.fsm import MACHINE_STATES, destination
+from oneiros.fsm._machine import MACHINE_STATES, destination
 from tests.server.conftest import Server
 from tests.server.test_rest import _dreamt, _ok
 

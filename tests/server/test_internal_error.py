@@ -11,10 +11,11 @@ import anyio
 import httpx
 import pytest
 
-from oneiros.config import OneirosConfig
-from oneiros.events import open_store
-from oneiros.server import add_token, create_app
-from oneiros.settings import ServerSettings
+from oneiros.config._load import OneirosConfig
+from oneiros.server._app import create_app
+from oneiros.server._auth import add_token
+from oneiros.settings._server import ServerSettings
+from oneiros.store._store import open_store
 from tests.server.test_hostile_requests import SECURITY_HEADERS
 
 pytestmark = pytest.mark.timeout(120)

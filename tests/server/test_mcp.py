@@ -16,8 +16,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from oneiros.episodes import sample_episodes_path
-from oneiros.server import HYPOTHESES
+from oneiros.episodes._episodes import sample_episodes_path
+from oneiros.server._mcp import HYPOTHESES
 from tests.server.conftest import ROOT, Server
 
 pytestmark = pytest.mark.timeout(240)
@@ -145,8 +145,8 @@ def test_a_read_token_cannot_run_a_cycle_over_mcp(server: Server) -> None:
 
 def test_every_tool_over_stdio(store_url: str, tmp_path: Path) -> None:
     """``oneiros mcp`` launched by the mcp client over stdio serves the same tools on the same store."""
-    from oneiros.events import open_store
-    from oneiros.fsm import Golems
+    from oneiros.fsm._service import Golems
+    from oneiros.store._store import open_store
 
     with open_store(store_url) as store:
         Golems(store).create("g1")

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from oneiros import Golems, InProcessExecutor, load_episodes, open_store
-from oneiros.config import load_config
-from oneiros.episodes import sample_episodes_path
-from oneiros.server import LOCAL, Service
-from oneiros.validation import OutcomeInput
+from oneiros.config._load import load_config
+from oneiros.episodes._episodes import sample_episodes_path
+from oneiros.server._auth import LOCAL
+from oneiros.server._service import Service
+from oneiros.validation._review import OutcomeInput
 
 
 def test_an_outcome_answers_only_the_dreams_it_moved(tmp_path: Path) -> None:

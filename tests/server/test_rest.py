@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from oneiros.episodes import sample_episodes_path
+from oneiros.episodes._episodes import sample_episodes_path
 from tests.server.conftest import Server, read_events
 
 pytestmark = pytest.mark.timeout(180)

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import httpx
 
-from oneiros.events import Episode, open_store
-from oneiros.fsm import Golems
+from oneiros.events._types import Episode
+from oneiros.fsm._service import Golems
+from oneiros.store._store import open_store
 from tests.workers.conftest import _free_port
 
 

@@ -11,8 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from oneiros.episodes import sample_episodes_path
-from oneiros.events import MemoryRecalled, open_store
+from oneiros.episodes._episodes import sample_episodes_path
+from oneiros.events._recall import MemoryRecalled
+from oneiros.store._store import open_store
 from tests.server.conftest import Server, start_server
 from tests.server.test_rest import _cycle
 
@@ -178,7 +179,7 @@ def test_the_mcp_record_episodes_tool_takes_source_and_trust(served: Server) -> 
     given; a source outside the vocabulary is a tool error naming the field, and writes nothing."""
     import anyio
 
-    from oneiros.events import EpisodeRecorded
+    from oneiros.events._types import EpisodeRecorded
     from tests.server.test_mcp import _call, _http
 
     _ok(served.client().post("/golems", json={"golem_id": "g1"}), 201)

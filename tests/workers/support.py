@@ -16,10 +16,12 @@ from typing import Any
 import msgspec
 
 from oneiros import Golems, GolemState, open_store, replay
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import DreamComplete, DreamInterrupted, DreamPhase, DreamStart, EventStore, GenerationRecorded
-from oneiros.generators import Generation, GenerationRequest
-from oneiros.settings import CycleSettings, RqSettings
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._types import DreamComplete, DreamInterrupted, DreamPhase, DreamStart, GenerationRecorded
+from oneiros.generators._protocol import Generation, GenerationRequest
+from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._runtime import RqSettings
+from oneiros.store._store import EventStore
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -21,19 +21,18 @@ import yaml
 from redis import Redis
 
 from oneiros import Golems, open_store
-from oneiros.config import load_config
-from oneiros.daemon import Daemon
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import STAGING_STREAM, DreamPhase, DreamStart, EventStore, side_stream
-from oneiros.settings import (
-    BEHAVIORAL_PHASES,
-    CycleSettings,
-    GeneratorSettings,
-    PhaseValues,
-    PreconditionSettings,
-    ScheduleSettings,
-)
-from oneiros.workers import RqExecutor, read_spans
+from oneiros.config._load import load_config
+from oneiros.daemon._daemon import Daemon
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._staging import STAGING_STREAM, side_stream
+from oneiros.events._types import DreamPhase, DreamStart
+from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._generator import GeneratorSettings
+from oneiros.settings._scheduling import PhaseValues, PreconditionSettings, ScheduleSettings
+from oneiros.settings._vocabulary import BEHAVIORAL_PHASES
+from oneiros.store._store import EventStore
+from oneiros.telemetry._tracing import read_spans
+from oneiros.workers._dispatch import RqExecutor
 from tests.conftest import postgres_url
 from tests.workers.conftest import _free_port
 from tests.workers.deployment import (

@@ -29,10 +29,17 @@ import pytest
 from redis import Redis
 
 from oneiros import Golems, open_store
-from oneiros.events import EventStore, GenerationRecorded, PhaseResumed, open_leases
-from oneiros.projections import ProjectionRunner, ProjectionSettings, make_projections, open_projection_db
-from oneiros.settings import CycleSettings, GeneratorSettings, RqSettings
-from oneiros.workers import RqExecutor
+from oneiros.events._liveness import PhaseResumed
+from oneiros.events._types import GenerationRecorded
+from oneiros.projections._db import open_projection_db
+from oneiros.projections._runner import ProjectionRunner
+from oneiros.projections._service import ProjectionSettings, make_projections
+from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._generator import GeneratorSettings
+from oneiros.settings._runtime import RqSettings
+from oneiros.store._leases import open_leases
+from oneiros.store._store import EventStore
+from oneiros.workers._dispatch import RqExecutor
 from tests.conftest import postgres_url
 from tests.projections_support import assert_rows_equal_a_rebuild
 from tests.workers.conftest import RedisServer

@@ -18,10 +18,14 @@ import pytest
 from redis import Redis
 
 from oneiros import Golems, InProcessExecutor, open_store
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.events import EventStore, GenerationRecorded
-from oneiros.settings import CycleSettings, GeneratorSettings, TracingSettings
-from oneiros.workers import RqExecutor, configure_tracing, read_spans
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.events._types import GenerationRecorded
+from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._generator import GeneratorSettings
+from oneiros.settings._runtime import TracingSettings
+from oneiros.store._store import EventStore
+from oneiros.telemetry._tracing import configure_tracing, read_spans
+from oneiros.workers._dispatch import RqExecutor
 from tests.conftest import postgres_url
 from tests.workers.support import (
     FAST,

@@ -18,30 +18,20 @@ from rq.registry import FailedJobRegistry
 from rq.results import Result
 
 from oneiros import ConfigError, Golems, InProcessExecutor, open_store
-from oneiros.config import load_config
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.generators import OfflineGenerator
-from oneiros.settings import (
-    CycleBudget,
-    CycleSettings,
-    GeneratorSettings,
-    RecoverySettings,
-    RqSettings,
-    TracingSettings,
-)
-from oneiros.workers import (
-    CycleTimeout,
-    JsonSerializer,
-    Reconciler,
-    RqExecutor,
-    RqPhaseJobs,
-    WorkerConfig,
-    cycle_result,
-    load_generator,
-    make_worker,
-    phase_job_id,
-    rerun_cycle,
-)
+from oneiros._errors import CycleTimeout
+from oneiros.config._load import load_config
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.generators._offline import OfflineGenerator
+from oneiros.lab._rerun import rerun_cycle
+from oneiros.runtime._executor import cycle_result
+from oneiros.runtime._process import WorkerConfig, load_generator
+from oneiros.runtime._reconcile import Reconciler
+from oneiros.settings._cycle import CycleBudget, CycleSettings
+from oneiros.settings._generator import GeneratorSettings
+from oneiros.settings._recovery import RecoverySettings
+from oneiros.settings._runtime import RqSettings, TracingSettings
+from oneiros.workers._dispatch import RqExecutor
+from oneiros.workers._rq import JsonSerializer, RqPhaseJobs, make_worker, phase_job_id
 from tests.workers.support import FAST, cycle_events, new_golems
 
 
@@ -225,7 +215,7 @@ def test_a_cycle_recorded_before_settings_runs_with_the_workers_own(
 ) -> None:
     """A cycle whose DreamStart carries no settings (written before v2) still runs: its phases
     take the worker's own cycle settings, here a hardened budget, and the cycle completes."""
-    from oneiros.events import DreamPhase
+    from oneiros.events._types import DreamPhase
     from oneiros.workers._rq import enqueue_phase
 
     store, golems, (golem_id,) = new_golems(sqlite_url, 1)
@@ -246,9 +236,10 @@ def test_daemon_resumes_a_cycle_whose_jobs_redis_lost(redis_url: str, sqlite_url
     (FLUSHALL) gets a PhaseResumed and a job of attempt 1, which a worker runs to the cycle's end."""
     import time
 
-    from oneiros.daemon import Daemon
-    from oneiros.events import PhaseResumed
-    from oneiros.settings import RecoverySettings, ScheduleSettings
+    from oneiros.daemon._daemon import Daemon
+    from oneiros.events._liveness import PhaseResumed
+    from oneiros.settings._recovery import RecoverySettings
+    from oneiros.settings._scheduling import ScheduleSettings
 
     _store, golems, (golem_id,) = new_golems(sqlite_url, 1)
     connection = Redis.from_url(redis_url)

@@ -14,12 +14,13 @@ import pytest
 from opentelemetry import trace
 
 from oneiros import ConfigError, Golems, InProcessExecutor, open_store
-from oneiros.episodes import load_episodes, sample_episodes_path
-from oneiros.settings import TracingSettings
-from oneiros.workers import configure_tracing, read_spans
-from oneiros.workers._tracing import (
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
+from oneiros.settings._runtime import TracingSettings
+from oneiros.telemetry._tracing import (
+    configure_tracing,
     context_from,
     current_trace_context,
+    read_spans,
     start_cycle_span,
     trace_carrier,
     tracer,
@@ -52,7 +53,7 @@ def test_tracing_uses_the_global_provider_and_the_standard_variables(tmp_path: P
         "from opentelemetry.sdk.trace import TracerProvider\n"
         "from oneiros.settings import TracingSettings\n"
         "from oneiros.workers import configure_tracing\n"
-        "from oneiros.workers._tracing import tracer\n"
+        "from oneiros.telemetry._tracing import tracer\n"
         "import sys\n"
         "configure_tracing(TracingSettings(spans_path=sys.argv[1]))\n"
         "provider = trace.get_tracer_provider()\n"

@@ -12,8 +12,9 @@ import msgspec
 import pytest
 from redis import Redis
 
-from oneiros.settings import CycleSettings, GeneratorSettings
-from oneiros.workers import RqExecutor
+from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._generator import GeneratorSettings
+from oneiros.workers._dispatch import RqExecutor
 from tests.workers.support import FAST, ROOT, new_golems
 
 pytestmark = pytest.mark.redis

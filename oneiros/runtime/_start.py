@@ -1,0 +1,77 @@
+"""Opening a cycle: the one sequence every executor starts a cycle with.
+
+The settings the cycle records (the starter's seed made concrete), its first phase's budget, the
+cycle's root span and, under it, the ``fall_asleep`` span with the append of the cycle's start.
+The root span stays open: the executor ends it when the cycle ends (or hands it on).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgspec
+from opentelemetry import trace
+
+from oneiros.events._types import DREAM_PHASES, BardoTrigger, DreamTrigger
+from oneiros.fsm._golem import GolemState
+from oneiros.fsm._service import Golems
+from oneiros.runtime._budget import phase_budget
+from oneiros.settings._cycle import CycleSettings
+from oneiros.telemetry._tracing import start_cycle_span, tracer
+
+__all__ = ["OpenedCycle", "open_cycle", "starting_settings"]
+
+
+@dataclass(frozen=True)
+class OpenedCycle:
+    cycle_id: str
+    settings: CycleSettings
+    """What the cycle recorded in its DreamStart and every phase runs with."""
+    budget_tokens: int
+    """The first phase's token budget."""
+    root: trace.Span
+    """The cycle's root span, still open."""
+
+
+def starting_settings(settings: CycleSettings, golems: Golems) -> CycleSettings:
+    """The settings a cycle records when it starts: the seed made concrete (the starter's)."""
+    if settings.seed is not None:
+        return settings
+    return msgspec.structs.replace(settings, seed=golems.deps.seed)
+
+
+def open_cycle(
+    golems: Golems,
+    settings: CycleSettings,
+    state: GolemState,
+    trigger: DreamTrigger,
+    *,
+    cycle_id: str | None = None,
+    bardo_trigger: BardoTrigger | None = None,
+) -> OpenedCycle:
+    """Record the start of a cycle of ``state``'s golem (its current state) under a new root span.
+
+    If the start cannot be recorded the root span ends with the error, which is raised."""
+    recorded = starting_settings(settings, golems)
+    budget = phase_budget(recorded.budget, state.behavioral_phase, DREAM_PHASES[0])
+    golem_id = state.golem_id
+    root = start_cycle_span(golem_id, trigger)
+    try:
+        with (
+            trace.use_span(root),
+            tracer().start_as_current_span("fall_asleep", attributes={"oneiros.golem_id": golem_id}),
+        ):
+            started = golems.fall_asleep(
+                golem_id,
+                trigger,
+                budget_tokens=budget,
+                cycle_id=cycle_id,
+                bardo_trigger=bardo_trigger,
+                settings=recorded,
+            )
+    except BaseException as exc:
+        root.set_status(trace.Status(trace.StatusCode.ERROR, str(exc)))
+        root.end()
+        raise
+    root.set_attribute("oneiros.cycle_id", started)
+    return OpenedCycle(cycle_id=started, settings=recorded, budget_tokens=budget, root=root)
