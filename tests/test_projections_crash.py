@@ -31,11 +31,14 @@ CHILD = textwrap.dedent(
     """
     import sys, threading
     import msgspec
-    from oneiros.events import DreamStaged, EntryStaged, open_store
-    from oneiros.projections import (
-        ProjectionRunner, ProjectionSettings, RunnerSettings, follow_log, make_projections, open_projection_db,
-    )
-    from oneiros.validation import StagingProcess
+    from oneiros.events._content import DreamStaged
+    from oneiros.events._staging import EntryStaged
+    from oneiros.store._store import open_store
+    from oneiros.projections._runner import ProjectionRunner, RunnerSettings
+    from oneiros.projections._service import ProjectionSettings, make_projections
+    from oneiros.projections._follow import follow_log
+    from oneiros.projections._db import open_projection_db
+    from oneiros.validation._sweep import StagingProcess
 
     class Seen(msgspec.Struct):
         times: int = 0

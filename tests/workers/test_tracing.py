@@ -52,7 +52,7 @@ def test_tracing_uses_the_global_provider_and_the_standard_variables(tmp_path: P
         "from opentelemetry import trace\n"
         "from opentelemetry.sdk.trace import TracerProvider\n"
         "from oneiros.settings import TracingSettings\n"
-        "from oneiros.workers import configure_tracing\n"
+        "from oneiros.telemetry._tracing import configure_tracing\n"
         "from oneiros.telemetry._tracing import tracer\n"
         "import sys\n"
         "configure_tracing(TracingSettings(spans_path=sys.argv[1]))\n"
