@@ -35,7 +35,7 @@ TierOpt = Annotated[
     str | None,
     typer.Option(
         "--tier",
-        help="Budget tier whose caps to show: core or hardened (default: the tier the last cycle ran with).",
+        help="Show the config's caps at this tier: core or hardened (default: the caps the last cycle ran with).",
     ),
 ]
 
@@ -134,10 +134,8 @@ def budget(
 ) -> None:
     """What dreaming has spent against each cap, as of the golem's latest event: the caps its last
     cycle ran with (recorded in its DreamStart), or with --config, or before any cycle, the
-    config's (oneiros.toml, ONEIROS_*); --tier shows another tier's caps."""
+    config's (oneiros.toml, ONEIROS_*); --tier shows the config's caps at that tier."""
     from typing import get_args
-
-    from msgspec.structs import replace
 
     from oneiros.events._types import DreamStart
     from oneiros.runtime._budget import Ledger, budget_report
@@ -147,7 +145,8 @@ def budget(
         with one_line_errors():
             raise InputError(f"unknown tier {tier!r}; use {' or '.join(get_args(Tier))}")
     # The caps every other process enforces: the defaults alone ignored a configured month_usd.
-    caps = load(config, None).cycle.budget
+    # Another tier's are the config's at that tier: its caps fill only what the config leaves unset.
+    caps = load(config, None, {"cycle.budget.tier": (tier, "--tier")} if tier else None).cycle.budget
     golem = golem_of(golem)
     with opened(store) as event_store:
         version = event_store.stream_version(golem)
@@ -160,10 +159,8 @@ def budget(
         # The caps that bound the last cycle, wherever it ran: a worker's or another shell's config
         # may differ from this one's, and the default caps would call a hardened cycle over budget.
         started = [r.event.settings for r in history if isinstance(r.event, DreamStart)]
-        if config is None and started and started[-1] is not None:
+        if config is None and tier is None and started and started[-1] is not None:
             caps = started[-1].budget
-        if tier is not None:
-            caps = replace(caps, tier=tier)
         last_cycle, rows = budget_report(history, caps, now=last[-1].meta.time)
         if as_json:
             emit_json({"golem_id": golem, "tier": caps.tier, "cycle_id": last_cycle, "caps": rows})
