@@ -106,7 +106,7 @@ def test_bad_verdict_and_decision_are_refused(env: dict[str, str]) -> None:
     )  # type: ignore[attr-defined]
     decision = _run(env, "review", "x", "--decision", "promote", "--reason", "r")
     assert 2 == decision.exit_code  # type: ignore[attr-defined]
-    assert "error: decision 'promote' must be one of reinforce, stale, reject, promote_candidate" == " ".join(
+    assert "error: decision 'promote' must be one of reinforce, stale, reject, promote_candidate, revoke" == " ".join(
         decision.stderr.split()
     )  # type: ignore[attr-defined]
 

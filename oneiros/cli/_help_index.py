@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='54b36afb068619bea600ef891c50889b',
+    digest='b274e7b607e2b0740db366f8a9a9c088',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(
@@ -30,7 +30,7 @@ INDEX = HelpIndex(
         ('journal', 'One entry per dream cycle (the latest --limit): phases, counts, cost, duration and quality.'),
         ('staging', 'The staging buffer (the first --limit entries): every dream output with its confidence, status and criterion.'),
         ('outcome', 'Record a waking outcome and run the validation sweep on it.'),
-        ('review', "Decide on a staged entry (Dense-Mem's feedback decisions)."),
+        ('review', "Decide on a staged entry (Dense-Mem's feedback decisions), or revoke a promoted one: MEMORY.md's next version drops its line, with who and why kept in its history."),
         ('reevaluate', "Dense-Mem's re_evaluate: stale entries whose source episodes are gone, reinforce intact ones."),
         ('follow', 'Keep the staging and health processes and every projection up with the log until interrupted.'),
         ('rebuild', 'Drop a projection (or all) and build it again from the log, to the head or as of a position.'),

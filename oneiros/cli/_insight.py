@@ -183,12 +183,17 @@ def lineage_tree(found: Any) -> Any:
 
 
 _MOVE_LINES: dict[str, Any] = {
-    "review": lambda m: f"review {m.decision} by {m.who} → {m.status}: {m.why}",
+    "review": lambda m: f"review {m.decision} by {m.who}{_at(m.time)} → {m.status}: {m.why}",
     "promoted": lambda m: f"promoted at {m.after_pct}% by {m.who}: {m.why}",
     "refuted": lambda m: f"refuted at {m.after_pct}%",
     "quarantined": lambda m: f"quarantined, only a review promotes it: {m.why}",
     "recall": lambda m: f"recalled under {m.query!r} (score {m.score:.2f})",
 }
+
+
+def _at(time: str | None) -> str:
+    """`` at 2026-11-24 09:00`` (UTC, as the log has it)."""
+    return f" at {time[:16].replace('T', ' ')}" if time else ""
 
 
 def _move_line(m: Any) -> str:

@@ -374,18 +374,27 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 
 def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     entry_id: Annotated[str, typer.Argument(help="The staged entry's id, or a unique prefix (3d48:2).")],
-    decision: Annotated[str, typer.Option("--decision", help="reinforce, stale, reject or promote_candidate.")],
+    decision: Annotated[
+        str,
+        typer.Option(
+            "--decision", help="reinforce, stale, reject, promote_candidate, or revoke (withdraw a promoted entry)."
+        ),
+    ],
     reason: Annotated[str, typer.Option("--reason", help="Why.")],
     who: Annotated[str, typer.Option("--who", help="Who decides.")] = "owner",
     store: StoreOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Decide on a staged entry (Dense-Mem's feedback decisions)."""
+    """Decide on a staged entry (Dense-Mem's feedback decisions), or revoke a promoted one: MEMORY.md's
+    next version drops its line, with who and why kept in its history."""
+    from typing import get_args
+
     from oneiros.events._staging import ReviewDecision
+    from oneiros.projections._sinks import memory_version
     from oneiros.validation._review import Feedback
 
-    decisions: tuple[ReviewDecision, ...] = ("reinforce", "stale", "reject", "promote_candidate")
+    decisions: tuple[ReviewDecision, ...] = get_args(ReviewDecision)
     if decision not in decisions:
         print_error(f"decision {decision!r} must be one of {', '.join(decisions)}")
         raise typer.Exit(2)
@@ -394,12 +403,16 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         with one_line_errors():
             entry_id = resolve_id(entry_id, entry_ids(event_store), "entry")
             Feedback(event_store).review(entry_id, chosen, who=who, why=reason)
-        with _projections(event_store, projections, ("staging",)) as p:
+        with _projections(event_store, projections, ("staging", "memory")) as p:
             entry = next(e for e in p.staging() if e.entry_id == entry_id)
+            newest = memory_version(p.db, entry.golem_id) if chosen in ("promote_candidate", "revoke") else None
         if as_json:
             emit_json(_entry_row(entry))
             return
         console.print(f"{entry.entry_id} is now [bold]{entry.status}[/bold] " + escape(f"({who}: {reason})"))
+        if newest is not None:  # where the promotion or the revocation shows in MEMORY.md
+            before = f" (oneiros memory --diff {newest.version - 1} {newest.version})" if newest.version > 1 else ""
+            console.print(escape(f"MEMORY.md v{newest.version}: {newest.reason}{before}"), soft_wrap=True)
         if entry.quarantine is not None:
             console.print("quarantined, so only a review promotes it: " + escape(entry.quarantine.why))
 

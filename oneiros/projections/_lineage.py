@@ -90,6 +90,8 @@ class ConfidenceMove(msgspec.Struct, frozen=True, kw_only=True):
     query: str | None = None
     """What a ``recall`` move's recall asked; ``score`` is how well the entry matched it."""
     score: float | None = None
+    time: str | None = None
+    """When the event that made the move was written (ISO 8601)."""
 
 
 class EntryLineage(msgspec.Struct, frozen=True, kw_only=True):
@@ -166,6 +168,11 @@ def _link(record: Recorded) -> GenerationLink:
 
 
 def _move(store: EventStore, record: Recorded) -> ConfidenceMove | None:
+    move = _move_of(store, record)
+    return None if move is None else msgspec.structs.replace(move, time=record.meta.time.isoformat())
+
+
+def _move_of(store: EventStore, record: Recorded) -> ConfidenceMove | None:
     e = record.event
     at = record.position
     if isinstance(e, ConfidenceChanged):
@@ -206,7 +213,15 @@ def _recalls(store: EventStore, golem_id: str, entry_id: str) -> list[Confidence
             continue
         for hit in event.related_dreams:
             if hit.kind == "dream" and hit.ref == entry_id:
-                out.append(ConfidenceMove(position=record.position, kind="recall", query=event.query, score=hit.score))
+                out.append(
+                    ConfidenceMove(
+                        position=record.position,
+                        kind="recall",
+                        query=event.query,
+                        score=hit.score,
+                        time=record.meta.time.isoformat(),
+                    )
+                )
                 break
     return out
 

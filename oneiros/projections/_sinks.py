@@ -1,12 +1,13 @@
 """Output sinks: where dream results go once the log says so, each a rebuildable projection.
 
 * ``beliefs``: Bumblebee 000_* dream beliefs (confidence 0.35, source ``dream:<id>``), withdrawn
-  when their staged entry is refuted, rejected, displaced or expired;
+  when their staged entry is refuted, rejected, displaced, expired or its promotion revoked;
 * ``noise``: ``[dream]``-tagged fragments for the waking noise buffer, at most 2 a cycle;
 * ``observations``: OpenSeed 004_* observations with RED / YLW / GRN priority, and its deep sleep
   every 10th dream (prune, priorities, diary);
 * ``memory``: Ethos 003_* MEMORY.md consolidation. Only a promoted entry (by the sweep or by
-  review) writes a new version; every version is kept for diff and rollback.
+  review) adds a line, only a revocation (a review, with who and why) drops one, each in a new
+  version; every version is kept for diff and rollback.
 
 Sinks write rows, never files: replay has no side effects. :func:`write_memory_file` puts a
 version on disk when someone asks.
@@ -57,6 +58,7 @@ __all__ = [
 ]
 
 _WITHDRAWN = (EntryRefuted, EntryDisplaced, EntryExpired)
+_WITHDRAWN_BY_REVIEW = ("rejected", "stale", "revoked")
 
 
 class SinkSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -114,7 +116,7 @@ class BeliefSink:
             found.confidence_pct = event.confidence_pct
             rows.put("belief", key, found)
         elif isinstance(event, _WITHDRAWN) or (
-            isinstance(event, EntryReviewed) and event.status in ("rejected", "stale")
+            isinstance(event, EntryReviewed) and event.status in _WITHDRAWN_BY_REVIEW
         ):
             rows.delete("belief", key)
 
@@ -204,9 +206,12 @@ class ObservationSink:
             state.texts[event.entry_id] = event.text
             state.confidence[event.entry_id] = event.confidence_pct
             state.observation_keys.append(key)
-        elif isinstance(event, EntryPromoted):
+        elif isinstance(event, EntryPromoted) or (isinstance(event, EntryReviewed) and event.status == "revoked"):
+            # A promotion and its revocation are both news the agent reads, the revocation with its reason.
+            said = "validated" if isinstance(event, EntryPromoted) else "revoked"
+            why = f" ({event.who}: {event.why})" if isinstance(event, EntryReviewed) else ""
+            text = f"{said}: {state.texts.get(event.entry_id, event.entry_id)}{why}"
             stamp = _minute(record.meta.time)
-            text = f"validated: {state.texts.get(event.entry_id, event.entry_id)}"
             rows.put("observation", key, Observation(priority="RED", text=text, time=stamp, entry_id=event.entry_id))
             state.observation_keys.append(key)
             self._resolve(state, event.entry_id)
@@ -276,7 +281,7 @@ class MemorySink:
     """Rows ``version/<golem>/<n>`` (every MEMORY.md version) and ``head/<golem>``."""
 
     name = "memory"
-    types: tuple[type[Event], ...] = (EntryStaged, EntryPromoted, MemoryRolledBack)
+    types: tuple[type[Event], ...] = (EntryStaged, EntryPromoted, EntryReviewed, MemoryRolledBack)
     header = "# MEMORY\n\n## Dream-validated knowledge\n"
 
     def __init__(self, settings: SinkSettings) -> None:
@@ -288,16 +293,20 @@ class MemorySink:
             # The text is needed when the entry is promoted; the promotion event does not carry it.
             rows.put("text", event.entry_id, _Text(text=event.text, cycle_id=event.lineage.cycle_id))
             return
+        if isinstance(event, EntryReviewed) and event.status != "revoked":
+            return  # only a revocation changes MEMORY.md; a promotion by review is its EntryPromoted
         golem: str = event.golem_id  # type: ignore[attr-defined]
         head = rows.get("head", golem, _MemoryHead) or _MemoryHead()
         current = rows.get("version", f"{golem}/{head.version:06d}", MemoryVersion)
         content = current.content if current else self.header
         if isinstance(event, EntryPromoted):
-            text = rows.get("text", event.entry_id, _Text)
-            line = text.text if text else event.entry_id
-            source = f"dream:{text.cycle_id}" if text else "dream"
-            content += f"- {line} ({source}, confidence {event.confidence_pct / 100:.2f}, by {event.by})\n"
+            content += (
+                f"{_line_of(rows, event.entry_id)}, confidence {event.confidence_pct / 100:.2f}, by {event.by})\n"
+            )
             reason = f"promoted {event.entry_id}"
+        elif isinstance(event, EntryReviewed):
+            content = _without_line(content, _line_of(rows, event.entry_id))
+            reason = f"revoked {event.entry_id} by {event.who}: {event.why}"
         else:
             assert isinstance(event, MemoryRolledBack)
             old = rows.get("version", f"{golem}/{event.to_version:06d}", MemoryVersion)
@@ -315,6 +324,22 @@ class MemorySink:
 class _Text(msgspec.Struct, kw_only=True):
     text: str
     cycle_id: str
+
+
+def _line_of(rows: Rows, entry_id: str) -> str:
+    """How an entry's MEMORY.md line begins, up to its confidence: ``- TEXT (dream:CYCLE``."""
+    text = rows.get("text", entry_id, _Text)
+    return f"- {text.text} (dream:{text.cycle_id}" if text else f"- {entry_id} (dream"
+
+
+def _without_line(content: str, start: str) -> str:
+    """``content`` without the last line that begins ``start, confidence`` (a rollback may have
+    taken it out already: then nothing changes, and the version still records the revocation)."""
+    lines = content.splitlines(keepends=True)
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].startswith(start + ", confidence "):
+            return "".join(lines[:index] + lines[index + 1 :])
+    return content
 
 
 def sink_projections(settings: SinkSettings | None = None) -> list[Projection]:

@@ -40,6 +40,8 @@ class ReviewNote(msgspec.Struct, frozen=True, kw_only=True):
     who: str
     why: str
     position: int
+    time: str = ""
+    """When the staging process applied it (ISO 8601)."""
 
 
 class StagedEntry(msgspec.Struct, kw_only=True):
@@ -127,7 +129,13 @@ def apply_staging_event(entry: StagedEntry | None, record: Recorded) -> StagedEn
     elif isinstance(event, EntryReviewed):
         entry.status = event.status
         entry.reviews.append(
-            ReviewNote(decision=event.decision, who=event.who, why=event.why, position=event.review_position)
+            ReviewNote(
+                decision=event.decision,
+                who=event.who,
+                why=event.why,
+                position=event.review_position,
+                time=record.meta.time.isoformat(),
+            )
         )
     return entry
 

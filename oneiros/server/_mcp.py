@@ -14,6 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from oneiros._errors import CycleNotFound, InputError, OneirosError
+from oneiros.events._staging import ReviewDecision
 from oneiros.server._auth import Principal
 from oneiros.server._errors import error_body
 from oneiros.server._models import CycleIn, EpisodesIn, FeedbackIn, RecallIn, checked_id, checked_statuses
@@ -35,7 +36,6 @@ _INSTRUCTIONS = (
 _T = TypeVar("_T")
 _S = TypeVar("_S", bound=msgspec.Struct)
 Golem = Annotated[str | None, Field(description="Golem id (default: the token's one golem, else the config's).")]
-Decision = Literal["reinforce", "stale", "reject", "promote_candidate"]
 
 
 def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) -> MCPServer:
@@ -114,9 +114,11 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
 
     @mcp.tool(
         description="Resolve the user's feedback on a dream: reinforce, stale, reject or promote_candidate "
-        "(promotion makes it a candidate for memory through the usual gates, not a fact). Say why in feedback."
+        "(promotion makes it a candidate for memory through the usual gates, not a fact), or revoke a promoted "
+        "one (MEMORY.md's next version drops it; the revocation stays in its history). Say why in feedback. "
+        "A dream's `decisions` lists those its status allows now."
     )
-    def resolve_dream_feedback(ctx: Context, dream_id: str, decision: Decision, feedback: str) -> dict[str, Any]:
+    def resolve_dream_feedback(ctx: Context, dream_id: str, decision: ReviewDecision, feedback: str) -> dict[str, Any]:
         def run(who: Principal) -> dict[str, Any]:
             body = checked(FeedbackIn, decision=decision, feedback=feedback)
             return dream_row(service.feedback(who, checked_id("dream_id", dream_id), body.decision, body.feedback))

@@ -148,7 +148,7 @@ OPS: tuple[Op, ...] = (
        query=(_GOLEM, _STATUS, *_PAGE)),
     Op("GET", "/dreams/{dream_id}", "One dream (Dense-Mem).", "read",
        lambda c: dream_row(c.service.dream(c.who, c.path("dream_id")))),
-    Op("POST", "/dreams/{dream_id}/feedback", "Resolve feedback: reinforce, stale, reject or promote_candidate.",
+    Op("POST", "/dreams/{dream_id}/feedback", "Resolve feedback: reinforce, stale, reject, promote_candidate, revoke.",
        "write", lambda c: dream_row(c.service.feedback(c.who, c.path("dream_id"), c.body.decision, c.body.feedback)),
        body=FeedbackIn),
     Op("GET", "/golems", "Golems this token sees, with mode and phase.", "read",

@@ -60,6 +60,7 @@ from oneiros.store._snapshots import read_cycle
 from oneiros.store._store import EventStore, Recorded, record_row
 from oneiros.validation._recalls import record_recall
 from oneiros.validation._review import Feedback, OutcomeInput
+from oneiros.validation._sweep import review_decisions
 
 __all__ = ["Service", "dream_row", "run_row"]
 
@@ -81,6 +82,7 @@ def dream_row(e: StagedEntry) -> dict[str, Any]:
         "updated_position": e.updated_position,
         "resolved_by": e.resolved_by,
         "reviews": msgspec.to_builtins(e.reviews),
+        "decisions": list(review_decisions(e.status)),
         "quarantine": None if e.quarantine is None else e.quarantine.as_row(),
     }
 

@@ -18,6 +18,7 @@ from oneiros.events._staging import (
     FEEDBACK_STREAM,
     STAGING_STREAM,
     EntryPromoted,
+    EntryReviewed,
     EntryStaged,
     MemoryRolledBack,
     OutcomeRecorded,
@@ -32,7 +33,7 @@ from oneiros.fsm._service import Golems
 from oneiros.projections._staging import STAGING_EVENTS, StagedEntry, apply_staging_event
 from oneiros.settings._races import RaceSettings
 from oneiros.store._store import EventStore, Recorded
-from oneiros.validation._sweep import review_status
+from oneiros.validation._sweep import review_decisions, review_status
 
 __all__ = ["Feedback", "OutcomeInput", "append_side", "episode_removals", "register_episode_removal"]
 
@@ -126,7 +127,7 @@ class Feedback:
             raise InputError("a review decision needs who made it and why")
         entry = self.find(entry_id)
         if review_status(entry.status, decision) is None:
-            raise IllegalReview(entry_id, entry.status, decision)
+            raise IllegalReview(entry_id, entry.status, decision, review_decisions(entry.status))
         event = ReviewDecided(golem_id=entry.golem_id, entry_id=entry_id, decision=decision, who=who, why=why)
         return self._append(entry.golem_id, [event])[0]
 
@@ -167,11 +168,12 @@ class Feedback:
         return self._append(golem_id, [MemoryRolledBack(golem_id=golem_id, to_version=to_version, who=who, why=why)])[0]
 
     def memory_versions(self, golem_id: str) -> int:
-        """How many MEMORY.md versions the log implies: one per promotion and per rollback."""
+        """How many MEMORY.md versions the log implies: one per promotion, revocation and rollback."""
         promoted = sum(
             1
             for r in self.store.read_stream(side_stream(golem_id, STAGING_STREAM))
             if isinstance(r.event, EntryPromoted)
+            or (isinstance(r.event, EntryReviewed) and r.event.status == "revoked")
         )
         rolled = sum(
             1

@@ -62,7 +62,7 @@ from oneiros.validation._staged import (
 )
 from oneiros.validation._trust import judge_all, quarantine_for
 
-__all__ = ["REVIEW_MOVES", "GolemBook", "StagingProcess", "matches", "review_status"]
+__all__ = ["REVIEW_MOVES", "GolemBook", "StagingProcess", "matches", "review_decisions", "review_status"]
 
 PROCESS_NAME = "oneiros.staging"
 
@@ -72,6 +72,9 @@ REVIEW_MOVES: dict[ReviewDecision, tuple[frozenset[StagingStatus], StagingStatus
     "stale": (frozenset({"proposed", "reinforced"}), "stale"),
     "reject": (frozenset({"proposed", "reinforced", "stale"}), "rejected"),
     "promote_candidate": (frozenset({"proposed", "reinforced", "stale"}), "promoted"),
+    # What a dream wrote into memory leaves only by a decision with who and why: MEMORY.md's next
+    # version drops the line, the belief is withdrawn, the entry's history keeps the revocation.
+    "revoke": (frozenset({"promoted"}), "revoked"),
 }
 
 
@@ -79,6 +82,11 @@ def review_status(status: StagingStatus, decision: ReviewDecision) -> StagingSta
     """The status ``decision`` moves an entry in ``status`` to, or None if it may not."""
     allowed, dest = REVIEW_MOVES[decision]
     return dest if status in allowed else None
+
+
+def review_decisions(status: StagingStatus) -> tuple[ReviewDecision, ...]:
+    """The decisions an entry in ``status`` may take now."""
+    return tuple(d for d, (allowed, _dest) in REVIEW_MOVES.items() if status in allowed)
 
 
 def matches(entry: StagedEntry, outcome: OutcomeRecorded) -> bool:

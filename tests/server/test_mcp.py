@@ -97,7 +97,12 @@ async def _walk(client: Client) -> None:
         "type": "IllegalReview",
         "message": f"entry {first['dream_id']!r} is rejected; decision 'promote_candidate' is not allowed",
         "status": 409,
-        "attributes": {"entry_id": first["dream_id"], "status": "rejected", "decision": "promote_candidate"},
+        "attributes": {
+            "entry_id": first["dream_id"],
+            "status": "rejected",
+            "decision": "promote_candidate",
+            "allowed": [],
+        },
     } == json.loads(shown)["error"]
 
 

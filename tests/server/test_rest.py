@@ -190,7 +190,7 @@ def test_errors_have_one_shape_with_the_error_type_and_attributes(server: Server
         "type": "IllegalReview",
         "message": f"entry {dream!r} is rejected; decision 'promote_candidate' is not allowed",
         "status": 409,
-        "attributes": {"entry_id": dream, "status": "rejected", "decision": "promote_candidate"},
+        "attributes": {"entry_id": dream, "status": "rejected", "decision": "promote_candidate", "allowed": []},
     } == illegal.json()["error"]
     bad = http.post("/golems/g1/cycles", json={"max_outputs": 51})
     assert (400, "InputError") == (bad.status_code, bad.json()["error"]["type"])
