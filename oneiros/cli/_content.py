@@ -76,19 +76,21 @@ def report(
             if not found:
                 raise InputError(f"golem {golem!r} has no dream report" + (f" for cycle {cycle!r}" if cycle else ""))
         dream, summary, staged = found[-1]
-        quality = _quality_pct(event_store, dream.cycle_id, dream.journal.dream_quality_score)
+        quality, basis = _quality(event_store, dream.cycle_id, dream.journal.dream_quality_score)
         if as_json:
             emit_json(
                 {
                     "report": msgspec.to_builtins(dream),
                     "wake_up": msgspec.to_builtins(summary) if summary else None,
                     "quality_pct": quality,
+                    "quality_basis": basis,
                 }
             )
             return
         j = dream.journal
         title = f"[bold]dream {dream.cycle_id}[/bold] · quality {quality}%"
         tree = Tree(f"{title} · {j.tokens_spent} tokens · ${j.total_cost_usd:.4f}")
+        tree.add(escape(f"quality: {basis}"))
         nrem = tree.add(f"NREM: {j.phase1_summary.episodes_replayed} episodes replayed")
         t = j.phase1_summary.triage_decisions
         nrem.add(f"triage: preserve {t.preserve}, abstract {t.abstract}, forget {t.forget}")
@@ -115,14 +117,17 @@ def report(
                 console.print(f"  {escape(line)}")
 
 
-def _quality_pct(store: EventStore, cycle_id: str, self_assessed: float) -> int:
+def _quality(store: EventStore, cycle_id: str, self_assessed: float) -> tuple[int, str]:
     """The cycle's quality as the journal has it (its own score, recalibrated as its outputs are
-    validated), so `report` and `journal` show one figure in one form."""
+    validated), so `report` and `journal` show one figure in one form, and what it is made of."""
     from oneiros.projections._index import journal_entry
+    from oneiros.projections._journal import JournalSettings, quality_basis
 
     with up_to_date(store, reads=("journal",)) as projections:
         entry = journal_entry(projections.db, cycle_id)
-    return int(entry.quality_pct) if entry is not None else round(self_assessed * 100)
+    if entry is None:
+        return round(self_assessed * 100), f"self-assessed {round(self_assessed * 100)}%"
+    return int(entry.quality_pct), entry.quality_basis or quality_basis(entry, JournalSettings())
 
 
 def budget(

@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='b274e7b607e2b0740db366f8a9a9c088',
+    digest='9df98f62d16e636182a0d833b1ee9c13',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(
@@ -29,7 +29,7 @@ INDEX = HelpIndex(
         ('diff', 'Two cycles side by side: hypotheses, counterfactuals and staged entries only one has, and quality, tokens, cost, calls and models where they differ.'),
         ('journal', 'One entry per dream cycle (the latest --limit): phases, counts, cost, duration and quality.'),
         ('staging', 'The staging buffer (the first --limit entries): every dream output with its confidence, status and criterion.'),
-        ('outcome', 'Record a waking outcome and run the validation sweep on it.'),
+        ('outcome', 'Record a waking outcome and run the validation sweep on it: it moves the active entries it is relevant to (staging.min_relevance).'),
         ('review', "Decide on a staged entry (Dense-Mem's feedback decisions), or revoke a promoted one: MEMORY.md's next version drops its line, with who and why kept in its history."),
         ('reevaluate', "Dense-Mem's re_evaluate: stale entries whose source episodes are gone, reinforce intact ones."),
         ('follow', 'Keep the staging and health processes and every projection up with the log until interrupted.'),

@@ -200,9 +200,10 @@ def _move_line(m: Any) -> str:
     if m.kind == "outcome":
         what = m.outcome or {}
         summary = what.get("summary", "")  # optional: without one, no dangling "tick 1001: "
+        bore = f", relevance {m.relevance:.2f}" if m.relevance is not None else ""
         return (
             f"@{m.position} outcome {m.verdict}: {m.before_pct}% → {m.after_pct}%"
-            f" (tick {what.get('tick', '?')}{f': {summary}' if summary else ''})"
+            f" (tick {what.get('tick', '?')}{f': {summary}' if summary else ''}{bore})"
         )
     line = _MOVE_LINES.get(m.kind)
     return f"@{m.position} " + (line(m) if line is not None else f"{m.kind}: {m.why}")

@@ -338,12 +338,18 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     summary: Annotated[str, typer.Option("--summary", help="What happened.")] = "",
     tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag of the outcome (repeatable).")] = None,
     regime: Annotated[str | None, typer.Option("--regime", help="The regime it happened in.")] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Say why each entry moved, and why the nearest others did not.")
+    ] = False,
     store: StoreOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Record a waking outcome and run the validation sweep on it."""
+    """Record a waking outcome and run the validation sweep on it: it moves the active entries it is
+    relevant to (staging.min_relevance)."""
+    from oneiros.cli._explain import print_explanation
     from oneiros.events._staging import Verdict
+    from oneiros.validation._explain import explain_outcome
     from oneiros.validation._review import Feedback, OutcomeInput
 
     if verdict not in ("confirms", "contradicts"):
@@ -363,13 +369,21 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         with _projections(event_store, projections, ("staging",)) as p:
             moved = Feedback(event_store).moved_by(record)
             touched = [e for e in p.staging(golem) if e.entry_id in moved]
+        why = explain_outcome(event_store, record, _staging_settings())
         if as_json:
-            emit_json({"position": record.position, "entries": [_entry_row(e) for e in touched]})
+            payload: dict[str, Any] = {"position": record.position, "entries": [_entry_row(e) for e in touched]}
+            if explain:
+                import msgspec
+
+                payload["explain"] = msgspec.to_builtins(why)
+            emit_json(payload)
             return
         console.print(f"outcome recorded at position {record.position}; {len(touched)} entries moved")
-        for e in touched:
-            held = " (quarantined: only a review promotes it)" if e.quarantine is not None and e.active else ""
-            console.print(f"  {e.entry_id}: {e.status} at {e.confidence_pct / 100:.2f}{held}")
+        if not explain:
+            for e in touched:
+                held = " (quarantined: only a review promotes it)" if e.quarantine is not None and e.active else ""
+                console.print(f"  {e.entry_id}: {e.status} at {e.confidence_pct / 100:.2f}{held}")
+        print_explanation(why, whole=explain)
 
 
 def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
@@ -410,11 +424,11 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
             emit_json(_entry_row(entry))
             return
         console.print(f"{entry.entry_id} is now [bold]{entry.status}[/bold] " + escape(f"({who}: {reason})"))
+        if entry.quarantine is not None:
+            console.print("quarantined, so only a review promotes it: " + escape(entry.quarantine.why))
         if newest is not None:  # where the promotion or the revocation shows in MEMORY.md
             before = f" (oneiros memory --diff {newest.version - 1} {newest.version})" if newest.version > 1 else ""
             console.print(escape(f"MEMORY.md v{newest.version}: {newest.reason}{before}"), soft_wrap=True)
-        if entry.quarantine is not None:
-            console.print("quarantined, so only a review promotes it: " + escape(entry.quarantine.why))
 
 
 def reevaluate(

@@ -164,6 +164,9 @@ class ConfidenceChanged(Event, frozen=True, kw_only=True):
     after_pct: Percent
     verdict: Verdict
     outcome_position: int
+    relevance: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None = None
+    """How far the outcome bore on the entry (0-1) when the sweep moved it by relevance; None for an
+    outcome that named the entry, and in steps recorded before relevance."""
 
 
 @event_type("EntryPromoted")

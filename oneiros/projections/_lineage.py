@@ -92,6 +92,8 @@ class ConfidenceMove(msgspec.Struct, frozen=True, kw_only=True):
     score: float | None = None
     time: str | None = None
     """When the event that made the move was written (ISO 8601)."""
+    relevance: float | None = None
+    """How far an ``outcome`` move's outcome bore on the entry (0-1), as the sweep recorded it."""
 
 
 class EntryLineage(msgspec.Struct, frozen=True, kw_only=True):
@@ -187,6 +189,7 @@ def _move_of(store: EventStore, record: Recorded) -> ConfidenceMove | None:
             after_pct=e.after_pct,
             verdict=e.verdict,
             outcome=outcome,
+            relevance=e.relevance,
         )
     move: ConfidenceMove | None = None
     if isinstance(e, EntryQuarantined):

@@ -155,8 +155,9 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         return call(ctx, run)
 
     @mcp.tool(
-        description="Record a waking outcome at a tick: confirms or contradicts. Matching dreams gain or lose "
-        "confidence (validation sweep)."
+        description="Record a waking outcome at a tick: confirms or contradicts. The dreams it is relevant to "
+        "gain or lose confidence (validation sweep); with explain, say why each moved and why the nearest "
+        "others did not."
     )
     def record_outcome(
         ctx: Context,
@@ -168,6 +169,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         regime: str | None = None,
         dream_id: str | None = None,
         golem: Golem = None,
+        explain: bool = False,
     ) -> dict[str, Any]:
         def run(who: Principal) -> dict[str, Any]:
             outcome = checked(
@@ -179,7 +181,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
                 regime=regime,
                 entry_id=dream_id,
             )
-            return service.record_outcome(who, golem_of(who, golem), outcome)
+            return service.record_outcome(who, golem_of(who, golem), outcome, explain=explain)
 
         return call(ctx, run)
 

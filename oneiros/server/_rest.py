@@ -96,6 +96,13 @@ class Call(NamedTuple):
             return checked_id("golem", named)
         return self.who.golems[0] if len(self.who.golems) == 1 else self.service.config.golem
 
+    def flag(self, name: str) -> bool:
+        """A true/false query parameter (absent: false)."""
+        raw = self.request.query_params.get(name, "false").lower()
+        if raw not in ("true", "false", "1", "0", ""):
+            raise InputError(f"query parameter {name}={raw!r} must be true or false")
+        return raw in ("true", "1")
+
     def statuses(self) -> tuple[str, ...]:
         return checked_statuses(self.request.query_params.getlist("status"), "query parameter status")
 
@@ -163,8 +170,9 @@ OPS: tuple[Op, ...] = (
     Op("POST", "/golems/{golem_id}/activity", "Record activity (a message, an action, a turn).", "write",
        lambda c: _created(c.service.record_activity(c.who, c.path("golem_id"), c.body.kind, c.body.detail)),
        body=ActivityIn, status=201),
-    Op("POST", "/golems/{golem_id}/outcomes", "Record a waking outcome; returns the dreams it moved.", "write",
-       lambda c: c.service.record_outcome(c.who, c.path("golem_id"), c.body), body=OutcomeInput, status=201),
+    Op("POST", "/golems/{golem_id}/outcomes", "Record a waking outcome; returns the dreams it moved (and why).",
+       "write", lambda c: c.service.record_outcome(c.who, c.path("golem_id"), c.body, explain=c.flag("explain")),
+       body=OutcomeInput, status=201, query=(Query("explain", bool, "Also say why each dream moved or not."),)),
     Op("POST", "/golems/{golem_id}/cycles", "Start a dream cycle now (Dense-Mem's run_dreaming_cycle).", "write",
        lambda c: c.service.start_cycle(c.who, c.path("golem_id"), c.body), body=CycleIn, status=202),
     Op("POST", "/golems/{golem_id}/recall", "Recall memory; related dreams come apart from results.", "read",

@@ -58,6 +58,7 @@ from oneiros.server._pages import Page, page_of
 from oneiros.settings._runtime import DEFAULT_SPANS_PATH
 from oneiros.store._snapshots import read_cycle
 from oneiros.store._store import EventStore, Recorded, record_row
+from oneiros.validation._explain import explain_outcome
 from oneiros.validation._recalls import record_recall
 from oneiros.validation._review import Feedback, OutcomeInput
 from oneiros.validation._sweep import review_decisions
@@ -103,6 +104,7 @@ def run_row(e: JournalEntry) -> dict[str, Any]:
         "tokens": e.tokens_in + e.tokens_out,
         "cost_usd": e.cost_usd,
         "quality": e.quality_pct / 100,
+        "quality_basis": e.quality_basis,
         "interrupted_by": e.interrupted_by,
         "empty": e.empty,
     }
@@ -283,14 +285,21 @@ class Service:
         self.settle()
         return records
 
-    def record_outcome(self, who: Principal, golem_id: str, outcome: OutcomeInput) -> dict[str, Any]:
+    def record_outcome(
+        self, who: Principal, golem_id: str, outcome: OutcomeInput, *, explain: bool = False
+    ) -> dict[str, Any]:
+        """Record an outcome; the dreams the sweep moved, and with ``explain`` why each moved and
+        why the nearest others did not (``oneiros outcome --explain``)."""
         who.require("write", golem_id)
         feedback = Feedback(self.store, deps=self.deps)
         record = feedback.record_outcome(golem_id, outcome)
         self.settle()
         moved = feedback.moved_by(record)
         touched = [e for e in self._entries(golem_id) if e.entry_id in moved]
-        return {"position": record.position, "dreams": [dream_row(e) for e in touched]}
+        answer: dict[str, Any] = {"position": record.position, "dreams": [dream_row(e) for e in touched]}
+        if explain:
+            answer["explain"] = msgspec.to_builtins(explain_outcome(self.store, record, self.config.staging))
+        return answer
 
     def start_cycle(self, who: Principal, golem_id: str, body: CycleIn) -> dict[str, Any]:
         """Dense-Mem's ``run_dreaming_cycle`` (see ``_cycles``)."""

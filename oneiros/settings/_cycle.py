@@ -16,7 +16,7 @@ from msgspec import UNSET, UnsetType
 from oneiros._errors import ConfigError, InvalidSetting
 from oneiros.settings._generator import GeneratorSettings
 from oneiros.settings._prompts import PromptSet
-from oneiros.settings._vocabulary import BehavioralPhase, DreamPhaseName, Tier
+from oneiros.settings._vocabulary import BehavioralPhase, DreamPhaseName, StagedKind, Tier
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -160,6 +160,18 @@ class IntegrationSettings(msgspec.Struct, frozen=True, kw_only=True):
     max_staged: int | None = None
     """Most new staged outputs per cycle, None for no limit (Dense-Mem 002_*, ``DREAMING_MAX_OUTPUTS``,
     1-50, default 5 there; oneiros stages all it classifies unless a run asks for fewer)."""
+    staged_first: tuple[StagedKind, ...] = (
+        "confirmed_pattern",
+        "novel_insight",
+        "strategy_hypothesis",
+        "playbook_revision",
+        "threat",
+        "contradiction",
+        "creative_prediction",
+    )
+    """Which kinds ``max_staged`` keeps first when the cycle classified more: reasoning before the
+    hypnagogic fragments (oneiros default; the onset's predictions come first in a cycle and filled
+    a cap of 3 or 5 alone). Kinds not named come last; the kept entries stay in the cycle's order."""
     temperature: float = 0.2
     max_tokens: int = 120
 

@@ -30,9 +30,10 @@ from oneiros.events._staging import (
 from oneiros.events._types import MAX_TICK, EpisodeRecorded, Event, EventMeta
 from oneiros.fsm._races import retry_race
 from oneiros.fsm._service import Golems
-from oneiros.projections._staging import STAGING_EVENTS, StagedEntry, apply_staging_event
+from oneiros.projections._staging import STAGING_EVENTS, StagedEntry
 from oneiros.settings._races import RaceSettings
 from oneiros.store._store import EventStore, Recorded
+from oneiros.validation._explain import staged_entries
 from oneiros.validation._sweep import review_decisions, review_status
 
 __all__ = ["Feedback", "OutcomeInput", "append_side", "episode_removals", "register_episode_removal"]
@@ -83,13 +84,7 @@ class Feedback:
 
     def entries(self, golem_id: str) -> dict[str, StagedEntry]:
         """The golem's staged entries as the staging process has decided them so far."""
-        entries: dict[str, StagedEntry] = {}
-        for record in self.store.read_stream(side_stream(golem_id, STAGING_STREAM)):
-            entry_id: str = record.event.entry_id  # type: ignore[attr-defined]
-            entry = apply_staging_event(entries.get(entry_id), record)
-            if entry is not None:
-                entries[entry_id] = entry
-        return entries
+        return staged_entries(self.store, golem_id)
 
     def find(self, entry_id: str) -> StagedEntry:
         """The entry ``entry_id`` of whichever golem staged it."""

@@ -50,6 +50,7 @@ from oneiros.events._types import (
 from oneiros.projections._runner import RunnerSettings
 from oneiros.projections._staging import STAGING_EVENTS, StagedEntry, apply_staging_event
 from oneiros.store._store import EventStore, Recorded
+from oneiros.validation._match import relevance
 from oneiros.validation._process import DecidingProcess
 from oneiros.validation._recall_policy import RecallStats, observe_recall, recall_promotions
 from oneiros.validation._staged import (
@@ -58,7 +59,6 @@ from oneiros.validation._staged import (
     displacement_order,
     entry_utility,
     staged_outputs,
-    terms,
 )
 from oneiros.validation._trust import judge_all, quarantine_for
 
@@ -89,17 +89,11 @@ def review_decisions(status: StagingStatus) -> tuple[ReviewDecision, ...]:
     return tuple(d for d, (allowed, _dest) in REVIEW_MOVES.items() if status in allowed)
 
 
-def matches(entry: StagedEntry, outcome: OutcomeRecorded) -> bool:
-    """Whether ``outcome`` bears on ``entry``: named by id, or meeting its criterion."""
-    if outcome.entry_id is not None:
-        return outcome.entry_id == entry.entry_id
-    criterion = entry.criterion
-    if not criterion.all_of:
-        return False
-    if criterion.regime is not None and outcome.regime != criterion.regime:
-        return False
-    seen = {t.lower() for t in outcome.tags} | terms(outcome.summary)
-    return all(term in seen for term in criterion.all_of)
+def matches(entry: StagedEntry, outcome: OutcomeRecorded, settings: StagingSettings | None = None) -> bool:
+    """Whether ``outcome`` bears on ``entry`` judged alone: named by id, or relevant to it at
+    ``staging.min_relevance`` (the sweep judges an entry among the golem's other active entries)."""
+    (found,) = relevance(outcome, [entry])
+    return found.relevance >= (settings or StagingSettings()).min_relevance
 
 
 def _staged_order(entry: StagedEntry) -> tuple[int, str]:
@@ -369,12 +363,13 @@ class StagingProcess(DecidingProcess):
     def _validate(self, book: GolemBook, record: Recorded, outcome: OutcomeRecorded) -> list[Event]:
         s = self.settings
         out: list[Event] = []
-        for entry in sorted(book.active(), key=_staged_order):
+        active = sorted(book.active(), key=_staged_order)
+        for entry, match in zip(active, relevance(outcome, active), strict=True):
             # Entries past their time expire in this same step (see decide) and are not validated.
             expired = s.expire_after_ticks is not None and book.tick - entry.staged_tick >= s.expire_after_ticks
             if expired or entry.kind in s.review_only_kinds:
                 continue
-            if not matches(entry, outcome):
+            if match.relevance < s.min_relevance:
                 continue
             step = s.confirm_step_pct if outcome.verdict == "confirms" else -s.contradict_step_pct
             after = max(0, min(100, entry.confidence_pct + step))
@@ -386,6 +381,7 @@ class StagingProcess(DecidingProcess):
                     after_pct=after,
                     verdict=outcome.verdict,
                     outcome_position=record.position,
+                    relevance=None if outcome.entry_id is not None else match.relevance,
                 )
             )
             # A quarantined entry's confidence still moves, for its reviewer to see; only a review

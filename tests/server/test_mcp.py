@@ -87,6 +87,20 @@ async def _walk(client: Client) -> None:
     recalled = await _call(client, "recall_memory", golem="g1", query=second["hypothesis"], limit=100)
     assert second["dream_id"] in {d["ref"] for d in recalled["related_dreams"]}
     assert second["dream_id"] not in {r["ref"] for r in recalled["results"]}
+    weighed = await _call(
+        client, "record_outcome", golem="g1", tick=1000, verdict="confirms", summary="nothing alike", explain=True
+    )
+    assert ([], 0.55) == (weighed["dreams"], weighed["explain"]["min_relevance"])
+    assert all("< staging.min_relevance 0.55" in n["why"] for n in weighed["explain"]["nearest"])
+    third = dreams["items"][2]
+    promoted = await _call(
+        client, "resolve_dream_feedback", dream_id=third["dream_id"], decision="promote_candidate", feedback="held"
+    )
+    assert ("promoted", ["revoke"]) == (promoted["status"], promoted["decisions"])
+    revoked = await _call(
+        client, "resolve_dream_feedback", dream_id=third["dream_id"], decision="revoke", feedback="one-off"
+    )
+    assert ("revoked", [], "one-off") == (revoked["status"], revoked["decisions"], revoked["reviews"][-1]["why"])
     illegal = await client.call_tool(
         "resolve_dream_feedback", {"dream_id": first["dream_id"], "decision": "promote_candidate", "feedback": "x"}
     )
