@@ -347,9 +347,9 @@ def _dream_with_progress(
 ) -> CycleResult:
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from oneiros.events._types import DREAM_PHASES, DreamPhaseName
     from oneiros.runtime._executor import InProcessExecutor
     from oneiros.runtime._phase import PhaseOutcome
+    from oneiros.settings._vocabulary import DreamPhaseName
 
     if recorded:
         console.print(f"recorded {recorded} episodes for [bold]{golem_id}[/bold]")
@@ -361,13 +361,14 @@ def _dream_with_progress(
         TimeElapsedColumn(),
         console=console,
     ) as progress:
-        task = progress.add_task("dreaming: hypnagogic_onset", total=len(DREAM_PHASES))
+        names = golems.phases.names
+        task = progress.add_task(f"dreaming: {names[0]}", total=len(names))
         spent = [0]
 
         def on_phase(phase: DreamPhaseName, outcome: PhaseOutcome) -> None:
-            index = DREAM_PHASES.index(phase)
+            index = names.index(phase)
             spent[0] += outcome.tokens_spent
-            following = f"dreaming: {DREAM_PHASES[index + 1]}" if index + 1 < len(DREAM_PHASES) else "awake"
+            following = f"dreaming: {names[index + 1]}" if index + 1 < len(names) else "awake"
             progress.update(task, advance=1, description=f"{following} · {spent[0]} tokens so far")
 
         executor = executor or InProcessExecutor(golems)

@@ -239,7 +239,8 @@ def _phase_plan(cycle: _Cycle) -> list[tuple[DreamPhaseName, list[Recorded]]]:
     plan: list[tuple[DreamPhaseName, list[Recorded]]] = []
     since = 0
     for n, (at, phase) in enumerate(entered):
-        finished = n + 1 < len(entered) or (cycle.ended == "complete" and phase == "hypnopompic_return")
+        # A phase finished when another followed it; the last one, when the cycle woke from it.
+        finished = n + 1 < len(entered) or cycle.ended == "complete"
         if not finished:
             break
         first_write = next(

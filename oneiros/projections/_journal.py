@@ -27,7 +27,6 @@ from oneiros.events._content import (
 from oneiros.events._outcome import DreamEmpty
 from oneiros.events._staging import EntryPromoted, EntryRefuted, EntryStaged
 from oneiros.events._types import (
-    DREAM_PHASES,
     DreamComplete,
     DreamCounterfactual,
     DreamHypothesis,
@@ -41,6 +40,7 @@ from oneiros.events._types import (
     ReplayBatch,
 )
 from oneiros.projections._runner import Rows
+from oneiros.settings._phases import PHASES
 from oneiros.store._store import EventStore, Recorded
 
 __all__ = ["JournalEntry", "JournalProjection", "JournalSettings", "dream_reports", "journal_markdown"]
@@ -102,8 +102,9 @@ class JournalEntry(msgspec.Struct, kw_only=True):
 
 
 def _quality(entry: JournalEntry, settings: JournalSettings) -> int:
-    reached = len({p.phase for p in entry.phases}) if entry.status != "complete" else len(DREAM_PHASES)
-    completion = reached * 100 // len(DREAM_PHASES)
+    # How far the cycle got, in the canonical table's phases (a complete cycle got all the way).
+    reached = len({p.phase for p in entry.phases}) if entry.status != "complete" else len(PHASES)
+    completion = min(100, reached * 100 // len(PHASES))
     if entry.self_assessed_pct is not None:
         completion = entry.self_assessed_pct
     judged = entry.promoted + entry.refuted

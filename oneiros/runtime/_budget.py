@@ -28,7 +28,8 @@ from oneiros.events._types import (
     ModeChanged,
 )
 from oneiros.generators._protocol import GenerationRequest
-from oneiros.settings._cycle import PHASE_SHARES, CycleBudget
+from oneiros.settings._cycle import CycleBudget
+from oneiros.settings._phases import PHASES, PhaseTable
 from oneiros.store._store import Recorded
 
 __all__ = [
@@ -43,16 +44,21 @@ __all__ = [
 ]
 
 
-def phase_budget(budget: CycleBudget, behavioral_phase: BehavioralPhase, phase: DreamPhaseName) -> int:
-    """The whole tokens ``phase`` may spend; rounding down keeps the sum within the cycle's budget."""
-    return int(budget.tokens() * PHASE_SHARES[behavioral_phase][phase])
+def phase_budget(
+    budget: CycleBudget, behavioral_phase: BehavioralPhase, phase: DreamPhaseName, phases: PhaseTable = PHASES
+) -> int:
+    """The whole tokens ``phase`` may spend, its share in ``phases``; rounding down keeps the sum
+    within the cycle's budget."""
+    return int(budget.tokens() * phases.share(behavioral_phase, phase))
 
 
-def phase_money(budget: CycleBudget, behavioral_phase: BehavioralPhase, phase: DreamPhaseName) -> float | None:
+def phase_money(
+    budget: CycleBudget, behavioral_phase: BehavioralPhase, phase: DreamPhaseName, phases: PhaseTable = PHASES
+) -> float | None:
     """The dollars ``phase`` may spend, from the per-cycle cap (HARDENED only)."""
     if budget.tier != "hardened" or budget.cycle_usd is None:
         return None
-    return budget.cycle_usd * PHASE_SHARES[behavioral_phase][phase]
+    return budget.cycle_usd * phases.share(behavioral_phase, phase)
 
 
 def worst_case_tokens(request: GenerationRequest, overhead: int, generator: object = None) -> tuple[int, int]:
@@ -286,7 +292,9 @@ def budget_report(
     ledger = Ledger.from_records(history)
     last_cycle = next((r.meta.cycle_id for r in reversed(history) if r.meta.cycle_id), None) or "-"
     at = now if now is not None else history[-1].meta.time
-    guard = BudgetGuard(caps, ledger, cycle_id=last_cycle, phase="nrem", phase_tokens=0, phase_usd=None, now=at)
+    # The phase's cap is left out of the rows, so which phase the guard names does not matter.
+    phase = PHASES.first.name
+    guard = BudgetGuard(caps, ledger, cycle_id=last_cycle, phase=phase, phase_tokens=0, phase_usd=None, now=at)
     rows: list[dict[str, Any]] = []
     for cap in guard.caps[1:]:
         spent = ledger.spent(cycle_id=cap.cycle_id, since=cap.since, until=cap.until)

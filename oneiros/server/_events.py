@@ -21,21 +21,21 @@ from oneiros.events._staging import golem_of_stream
 from oneiros.events._types import DreamComplete, DreamPhase, DreamStart, GenerationRecorded, ModeChanged
 from oneiros.projections._runner import RunnerSettings
 from oneiros.server._auth import Principal
+from oneiros.settings._phases import PHASES
 from oneiros.store._store import EventStore, LogSubscription, Recorded, record_row
 
 __all__ = ["BARDO_EVENTS", "RAW_EVENT", "LogTail", "StreamFilter", "sse_messages", "stream"]
 
 BARDO_EVENTS = ("mode_change", "dream_progress", "dream_complete")
 RAW_EVENT = "log_event"
-# Bardo 001_* names the phases 'onset'|'nrem'|'rem'|'integration'|'return'.
-_BARDO_PHASE = {
-    "hypnagogic_onset": "onset",
-    "nrem": "nrem",
-    "rem": "rem",
-    "integration": "integration",
-    "hypnopompic_return": "return",
-}
 _BATCH = 500
+
+
+def _stream_name(phase: str) -> str:
+    """Bardo 001_*'s name for ``phase`` on the stream ('onset'|'nrem'|'rem'|'integration'|'return'),
+    from the phase table; a phase of another table keeps its own name."""
+    spec = PHASES.get(phase)
+    return spec.stream if spec is not None else phase
 
 
 class StreamFilter(msgspec.Struct, frozen=True, kw_only=True):
@@ -92,7 +92,7 @@ def _bardo(record: Recorded, cycle: _Cycle) -> tuple[str, dict[str, Any]] | None
         data = {
             "golem_id": golem,
             "cycle_id": event.cycle_id,
-            "phase": _BARDO_PHASE[event.phase],
+            "phase": _stream_name(event.phase),
             "cycleNumber": cycle.number,
             "budgetSpent": cycle.tokens,
         }

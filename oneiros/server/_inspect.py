@@ -12,16 +12,13 @@ from typing import Any
 import msgspec
 
 from oneiros._errors import CycleNotFound
-from oneiros.events._types import DREAM_PHASES
-from oneiros.fsm._machine import MACHINE_STATES, TRIGGERS, destination, phase_state
+from oneiros.fsm._machine import MACHINE, SEPARATOR
 from oneiros.projections._index import journal_entry
 from oneiros.server._auth import Principal
 from oneiros.server._service import Service
 from oneiros.store._store import record_row
 
 __all__ = ["cycle_entry", "dream_history", "machine", "should_dream_now", "static_dir", "whoami"]
-
-_SEP = "_"
 
 
 def static_dir() -> Path:
@@ -30,25 +27,38 @@ def static_dir() -> Path:
 
 
 def _parent(state: str) -> str | None:
-    head, sep, _tail = state.rpartition(_SEP)
-    return head if sep and head in MACHINE_STATES else None
+    head, sep, _tail = state.rpartition(SEPARATOR)
+    return head if sep and head in MACHINE.states else None
 
 
 def machine() -> dict[str, Any]:
     """The GolemMode/DreamPhase machine as it declares itself: its state tree and the transitions
-    each state declares (not those it inherits from its parent), read through ``destination``."""
-    states = [{"name": s, "parent": _parent(s), "label": s.rpartition(_SEP)[2]} for s in MACHINE_STATES]
+    each state declares (not those it inherits from its parent), read through ``destination``; and
+    the phase table, whose labels the states of the phases carry."""
+    labels = {MACHINE.phase_state(p.name): p.label for p in MACHINE.phases}
+    states = [
+        {"name": s, "parent": _parent(s), "label": labels.get(s, s.rpartition(SEPARATOR)[2])} for s in MACHINE.states
+    ]
     transitions: list[dict[str, Any]] = []
-    for state in MACHINE_STATES:
+    for state in MACHINE.states:
         parent = _parent(state)
-        for trigger in TRIGGERS:
-            dest = destination(state, trigger)
-            inherited = parent is not None and dest is not None and destination(parent, trigger) == dest
+        for trigger in MACHINE.triggers:
+            dest = MACHINE.destination(state, trigger)
+            inherited = parent is not None and dest is not None and MACHINE.destination(parent, trigger) == dest
             if dest is None or inherited:
                 continue
             transitions.append({"trigger": trigger, "source": state, "dest": dest, "internal": dest == state})
-    phases = [{"phase": p, "state": phase_state(p)} for p in DREAM_PHASES]
-    return {"states": states, "transitions": transitions, "phases": phases, "initial": MACHINE_STATES[0]}
+    phases = [
+        {
+            "phase": p.name,
+            "state": MACHINE.phase_state(p.name),
+            "label": p.label,
+            "stream": p.stream,
+            "description": p.description,
+        }
+        for p in MACHINE.phases
+    ]
+    return {"states": states, "transitions": transitions, "phases": phases, "initial": MACHINE.states[0]}
 
 
 def whoami(who: Principal) -> dict[str, Any]:

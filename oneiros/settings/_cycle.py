@@ -15,11 +15,10 @@ import msgspec
 from oneiros._errors import ConfigError, InvalidSetting
 from oneiros.settings._generator import GeneratorSettings
 from oneiros.settings._prompts import PromptSet
-from oneiros.settings._vocabulary import BehavioralPhase, DreamPhaseName, Tier
+from oneiros.settings._vocabulary import Tier
 
 __all__ = [
     "DEFAULT_PRICES",
-    "PHASE_SHARES",
     "CycleBudget",
     "CycleSettings",
     "EngineSettings",
@@ -214,23 +213,6 @@ class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
         # A bad name fails here, not mid-dream; models load on first use, in the episodes layer.
         if not _EMBEDDER.match(self.embedder):
             raise ConfigError(f"unknown embedder {self.embedder!r}; use hashing, none or sentence-transformers:<model>")
-
-
-# Bardo 001_*, "Budget allocation by behavioral phase": onset and return are fixed at 10% and 5%;
-# the remaining 85% moves from exploration (NREM, REM) to consolidation as the golem ages.
-PHASE_SHARES: Final[dict[BehavioralPhase, dict[DreamPhaseName, float]]] = {
-    "thriving": {"hypnagogic_onset": 0.10, "nrem": 0.34, "rem": 0.30, "integration": 0.21, "hypnopompic_return": 0.05},
-    "stable": {"hypnagogic_onset": 0.10, "nrem": 0.30, "rem": 0.30, "integration": 0.25, "hypnopompic_return": 0.05},
-    "conservation": {
-        "hypnagogic_onset": 0.10,
-        "nrem": 0.25,
-        "rem": 0.20,
-        "integration": 0.40,
-        "hypnopompic_return": 0.05,
-    },
-    "declining": {"hypnagogic_onset": 0.10, "nrem": 0.20, "rem": 0.16, "integration": 0.49, "hypnopompic_return": 0.05},
-    "terminal": {"hypnagogic_onset": 0.10, "nrem": 0.16, "rem": 0.12, "integration": 0.57, "hypnopompic_return": 0.05},
-}
 
 
 def _check_amount(key: str, value: float | None, *, allow_none: bool = True) -> None:
