@@ -54,10 +54,11 @@ from oneiros.validation._process import DecidingProcess
 from oneiros.validation._recall_policy import RecallStats, observe_recall, recall_promotions
 from oneiros.validation._staged import (
     StagedOutput,
+    StagedOutputOf,
     StagingSettings,
     displacement_order,
     entry_utility,
-    staged_outputs,
+    staged_output,
     terms,
 )
 from oneiros.validation._trust import judge_all, quarantine_for
@@ -159,7 +160,10 @@ class GolemBook:
 
 
 class StagingProcess(DecidingProcess):
-    """Decides the staging buffer's events. Run one per store; a second one conflicts and reloads."""
+    """Decides the staging buffer's events. Run one per store; a second one conflicts and reloads.
+
+    ``staged`` says how a dream output enters the buffer (``staged_output``: integration's
+    DreamStaged); every dream output is an input, so a host's own output type can be staged too."""
 
     name = PROCESS_NAME
     topic = STAGING_STREAM
@@ -172,9 +176,11 @@ class StagingProcess(DecidingProcess):
         settings: StagingSettings | None = None,
         *,
         runner: RunnerSettings | None = None,
+        staged: StagedOutputOf = staged_output,
     ) -> None:
         super().__init__(store, runner)
         self.settings = settings or StagingSettings()
+        self.staged = staged
         self.books: dict[str, GolemBook] = {}
 
     # -- inputs --------------------------------------------------------------------------------
@@ -189,7 +195,6 @@ class StagingProcess(DecidingProcess):
             ReviewDecided,
             MemoryRecalled,
             *event_subtypes(DreamOutput),
-            *staged_outputs(),
         )
 
     def book(self, golem_id: str) -> GolemBook:
@@ -264,27 +269,28 @@ class StagingProcess(DecidingProcess):
 
     def decide(self, record: Recorded) -> list[Event]:
         event = record.event
-        spec = staged_outputs().get(type(event))
         golem_id = getattr(event, "golem_id", None) or record.meta.golem_id
         book = self.book(golem_id)
+        spec = self.staged(event)
         if spec is not None:
             return self._stage(book, record, spec)
-        if isinstance(event, OutcomeRecorded):
-            return [*self._expire(book), *self._validate(book, record, event)]
-        if isinstance(event, EpisodeRecorded):
-            return self._expire(book)
-        if isinstance(event, ReviewDecided):
-            return self._review(book, record, event)
-        if isinstance(event, MemoryRecalled) and self.settings.promotion != "outcomes":
-            s = self.settings
-            return recall_promotions(
-                book.entries,
-                book.recalls,
-                event,
-                time=record.meta.time,
-                settings=s.recall,
-                review_only=s.review_only_kinds,
-            )
+        match event:
+            case OutcomeRecorded():
+                return [*self._expire(book), *self._validate(book, record, event)]
+            case EpisodeRecorded():
+                return self._expire(book)
+            case ReviewDecided():
+                return self._review(book, record, event)
+            case MemoryRecalled() if self.settings.promotion != "outcomes":
+                s = self.settings
+                return recall_promotions(
+                    book.entries,
+                    book.recalls,
+                    event,
+                    time=record.meta.time,
+                    settings=s.recall,
+                    review_only=s.review_only_kinds,
+                )
         return []
 
     def _stage(self, book: GolemBook, record: Recorded, spec: StagedOutput) -> list[Event]:
