@@ -99,11 +99,11 @@ class _Recording:
         self.answers: dict[str, list[GenerationRecorded | GenerationFailed]] = {}
         self.overruns: dict[str, BudgetOverrun] = {}
         for record in records:
-            event = record.event
-            if isinstance(event, GenerationRecorded | GenerationFailed) and event.cycle_id == cycle_id:
-                self.answers.setdefault(event.call_key, []).append(event)
-            elif isinstance(event, BudgetOverrun) and event.cycle_id == cycle_id:
-                self.overruns[event.call_key] = event
+            match record.event:
+                case GenerationRecorded() | GenerationFailed() as answer if answer.cycle_id == cycle_id:
+                    self.answers.setdefault(answer.call_key, []).append(answer)
+                case BudgetOverrun() as overrun if overrun.cycle_id == cycle_id:
+                    self.overruns[overrun.call_key] = overrun
 
 
 class RecordedGenerator:

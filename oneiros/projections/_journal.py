@@ -165,14 +165,14 @@ class JournalProjection:
         entry.ended_at = record.meta.time
         seconds = (record.meta.time - entry.started_at).total_seconds()
         entry.duration_ticks = max(0, int(seconds // self.settings.tick_seconds))
-        if isinstance(event, DreamComplete):
-            entry.status = "complete"
-            entry.complete = event
-        else:
-            assert isinstance(event, DreamInterrupted)
-            entry.status = "interrupted"
-            entry.interrupted_by = event.source
-            entry.interrupted_reason = event.reason
+        match event:
+            case DreamComplete():
+                entry.status = "complete"
+                entry.complete = event
+            case DreamInterrupted(source=source, reason=reason):
+                entry.status = "interrupted"
+                entry.interrupted_by = source
+                entry.interrupted_reason = reason
         return True
 
 
@@ -311,13 +311,13 @@ def dream_reports(store: EventStore, golem: str) -> list[tuple[DreamReport, Wake
     summaries: dict[str, WakeUpSummary] = {}
     reports: list[DreamReport] = []
     for record in store.read_stream(golem, types=(DreamStaged, WakeUpSummary, DreamReport)):
-        event = record.event
-        if isinstance(event, DreamStaged):
-            staged.setdefault(event.cycle_id, []).append(event)
-        elif isinstance(event, WakeUpSummary):
-            summaries[event.cycle_id] = event
-        elif isinstance(event, DreamReport):
-            reports.append(event)
+        match record.event:
+            case DreamStaged(cycle_id=cycle_id) as output:
+                staged.setdefault(cycle_id, []).append(output)
+            case WakeUpSummary(cycle_id=cycle_id) as summary:
+                summaries[cycle_id] = summary
+            case DreamReport() as report:
+                reports.append(report)
     for report in reports:
         out.append((report, summaries.get(report.cycle_id), staged.get(report.cycle_id, [])))
     return out

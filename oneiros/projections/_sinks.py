@@ -15,6 +15,7 @@ version on disk when someone asks.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -94,29 +95,27 @@ class BeliefSink:
         self.settings = settings
 
     def apply(self, record: Recorded, rows: Rows) -> None:
-        event = record.event
-        if isinstance(event, EntryStaged):
-            if event.kind in self.settings.belief_kinds:
-                belief = Belief(
-                    entry_id=event.entry_id,
-                    content=event.text,
-                    confidence_pct=self.settings.belief_confidence_pct,
-                    source=f"dream:{event.lineage.cycle_id}",
-                )
-                rows.put("belief", f"{event.golem_id}/{event.entry_id}", belief)
-            return
-        key = f"{event.golem_id}/{event.entry_id}"  # type: ignore[attr-defined]
-        found = rows.get("belief", key, Belief)
-        if found is None:
-            return
-        if isinstance(event, EntryPromoted):
-            found.validated = True
-            found.confidence_pct = event.confidence_pct
-            rows.put("belief", key, found)
-        elif isinstance(event, _WITHDRAWN) or (
-            isinstance(event, EntryReviewed) and event.status in ("rejected", "stale")
-        ):
-            rows.delete("belief", key)
+        match record.event:
+            case EntryStaged(kind=kind, golem_id=golem, entry_id=entry_id, text=text, lineage=lineage):
+                if kind in self.settings.belief_kinds:
+                    belief = Belief(
+                        entry_id=entry_id,
+                        content=text,
+                        confidence_pct=self.settings.belief_confidence_pct,
+                        source=f"dream:{lineage.cycle_id}",
+                    )
+                    rows.put("belief", f"{golem}/{entry_id}", belief)
+            case EntryPromoted(golem_id=golem, entry_id=entry_id, confidence_pct=pct):
+                key = f"{golem}/{entry_id}"
+                if (found := rows.get("belief", key, Belief)) is not None:
+                    found.validated, found.confidence_pct = True, pct
+                    rows.put("belief", key, found)
+            case (
+                EntryRefuted() | EntryDisplaced() | EntryExpired() | EntryReviewed(status="rejected" | "stale") as gone
+            ):
+                key = f"{gone.golem_id}/{gone.entry_id}"
+                if rows.get("belief", key, Belief) is not None:
+                    rows.delete("belief", key)
 
 
 class NoiseFragment(msgspec.Struct, kw_only=True):
@@ -194,28 +193,29 @@ class ObservationSink:
         golem = getattr(event, "golem_id", None) or record.meta.golem_id
         state = rows.get("state", golem, _ObserverState) or _ObserverState()
         key = f"{golem}/{record.position:012d}"
-        if isinstance(event, EntryStaged):
-            stamp = _minute(record.meta.time)
-            priority = OBSERVATION_PRIORITY.get(event.kind, "GRN")
-            rows.put(
-                "observation", key, Observation(priority=priority, text=event.text, time=stamp, entry_id=event.entry_id)
-            )
-            state.active[event.entry_id] = record.position
-            state.texts[event.entry_id] = event.text
-            state.confidence[event.entry_id] = event.confidence_pct
-            state.observation_keys.append(key)
-        elif isinstance(event, EntryPromoted):
-            stamp = _minute(record.meta.time)
-            text = f"validated: {state.texts.get(event.entry_id, event.entry_id)}"
-            rows.put("observation", key, Observation(priority="RED", text=text, time=stamp, entry_id=event.entry_id))
-            state.observation_keys.append(key)
-            self._resolve(state, event.entry_id)
-        elif isinstance(event, DreamComplete):
-            state.dreams += 1
-            if state.dreams % self.settings.deep_sleep_every == 0:
-                self._deep_sleep(golem, state, record, rows)
-        elif not isinstance(event, EntryReviewed) or event.status not in ("proposed", "reinforced"):
-            self._resolve(state, event.entry_id)  # type: ignore[attr-defined]
+        match event:
+            case EntryStaged(entry_id=entry_id, kind=kind, text=text, confidence_pct=pct):
+                stamp = _minute(record.meta.time)
+                priority = OBSERVATION_PRIORITY.get(kind, "GRN")
+                rows.put("observation", key, Observation(priority=priority, text=text, time=stamp, entry_id=entry_id))
+                state.active[entry_id] = record.position
+                state.texts[entry_id] = text
+                state.confidence[entry_id] = pct
+                state.observation_keys.append(key)
+            case EntryPromoted(entry_id=entry_id):
+                stamp = _minute(record.meta.time)
+                text = f"validated: {state.texts.get(entry_id, entry_id)}"
+                rows.put("observation", key, Observation(priority="RED", text=text, time=stamp, entry_id=entry_id))
+                state.observation_keys.append(key)
+                self._resolve(state, entry_id)
+            case DreamComplete():
+                state.dreams += 1
+                if state.dreams % self.settings.deep_sleep_every == 0:
+                    self._deep_sleep(golem, state, record, rows)
+            case EntryReviewed(status="proposed" | "reinforced"):
+                pass
+            case EntryRefuted() | EntryDisplaced() | EntryExpired() | EntryReviewed() as resolved:
+                self._resolve(state, resolved.entry_id)
         rows.put("state", golem, state)
 
     @staticmethod
@@ -283,26 +283,28 @@ class MemorySink:
         self.settings = settings
 
     def apply(self, record: Recorded, rows: Rows) -> None:
-        event = record.event
-        if isinstance(event, EntryStaged):
-            # The text is needed when the entry is promoted; the promotion event does not carry it.
-            rows.put("text", event.entry_id, _Text(text=event.text, cycle_id=event.lineage.cycle_id))
-            return
-        golem: str = event.golem_id  # type: ignore[attr-defined]
+        match record.event:
+            case EntryStaged(entry_id=entry_id, text=text, lineage=lineage):
+                # The text is needed when the entry is promoted; the promotion event does not carry it.
+                rows.put("text", entry_id, _Text(text=text, cycle_id=lineage.cycle_id))
+            case EntryPromoted(golem_id=golem, entry_id=entry_id, confidence_pct=pct, by=by):
+                found = rows.get("text", entry_id, _Text)
+                line = found.text if found else entry_id
+                source = f"dream:{found.cycle_id}" if found else "dream"
+                added = f"- {line} ({source}, confidence {pct / 100:.2f}, by {by})\n"
+                self._next_version(rows, record, golem, lambda content: content + added, f"promoted {entry_id}")
+            case MemoryRolledBack(golem_id=golem, to_version=version, who=who, why=why):
+                old = rows.get("version", f"{golem}/{version:06d}", MemoryVersion)
+                reason = f"rolled back to v{version} by {who}: {why}"
+                self._next_version(rows, record, golem, lambda content: old.content if old else content, reason)
+
+    def _next_version(
+        self, rows: Rows, record: Recorded, golem: str, change: Callable[[str], str], reason: str
+    ) -> None:
+        """Write the golem's next MEMORY.md version: ``change`` of its current content."""
         head = rows.get("head", golem, _MemoryHead) or _MemoryHead()
         current = rows.get("version", f"{golem}/{head.version:06d}", MemoryVersion)
-        content = current.content if current else self.header
-        if isinstance(event, EntryPromoted):
-            text = rows.get("text", event.entry_id, _Text)
-            line = text.text if text else event.entry_id
-            source = f"dream:{text.cycle_id}" if text else "dream"
-            content += f"- {line} ({source}, confidence {event.confidence_pct / 100:.2f}, by {event.by})\n"
-            reason = f"promoted {event.entry_id}"
-        else:
-            assert isinstance(event, MemoryRolledBack)
-            old = rows.get("version", f"{golem}/{event.to_version:06d}", MemoryVersion)
-            content = old.content if old else content
-            reason = f"rolled back to v{event.to_version} by {event.who}: {event.why}"
+        content = change(current.content if current else self.header)
         head.version += 1
         rows.put(
             "version",

@@ -131,31 +131,31 @@ class Ledger:
         return ledger
 
     def apply(self, record: Recorded) -> None:
-        event = record.event
-        if isinstance(event, BudgetReserved):
-            self.reserve(
-                event.call_key,
-                time=record.meta.time,
-                cycle_id=event.cycle_id,
-                phase=event.phase,
-                tokens=event.tokens,
-                usd=event.cost_usd,
-            )
-        elif isinstance(event, GenerationRecorded | GenerationFailed):
-            self.settle(
-                event.call_key,
-                time=record.meta.time,
-                cycle_id=event.cycle_id,
-                phase=event.phase,
-                tokens=event.tokens_in + event.tokens_out,
-                usd=event.cost_usd,
-            )
-        elif isinstance(event, DreamPhase):
-            self.release(event.cycle_id, keep_phase=event.phase)
-        elif isinstance(event, DreamInterrupted):
-            self.release(event.cycle_id)
-        elif isinstance(event, ModeChanged) and event.from_mode == "Dreaming" and record.meta.cycle_id:
-            self.release(record.meta.cycle_id)
+        match record.event:
+            case BudgetReserved() as reserved:
+                self.reserve(
+                    reserved.call_key,
+                    time=record.meta.time,
+                    cycle_id=reserved.cycle_id,
+                    phase=reserved.phase,
+                    tokens=reserved.tokens,
+                    usd=reserved.cost_usd,
+                )
+            case GenerationRecorded() | GenerationFailed() as settled:
+                self.settle(
+                    settled.call_key,
+                    time=record.meta.time,
+                    cycle_id=settled.cycle_id,
+                    phase=settled.phase,
+                    tokens=settled.tokens_in + settled.tokens_out,
+                    usd=settled.cost_usd,
+                )
+            case DreamPhase(cycle_id=cycle_id, phase=phase):
+                self.release(cycle_id, keep_phase=phase)
+            case DreamInterrupted(cycle_id=cycle_id):
+                self.release(cycle_id)
+            case ModeChanged(from_mode="Dreaming") if record.meta.cycle_id:
+                self.release(record.meta.cycle_id)
 
     def reserve(
         self, call_key: str, *, time: datetime, cycle_id: str, phase: DreamPhaseName, tokens: int, usd: float

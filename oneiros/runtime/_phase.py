@@ -75,18 +75,19 @@ def _cycle_view(log: GolemLog, cycle_id: str) -> _CycleView:
         event = record.event
         if not isinstance(event, CycleEvent) or event.cycle_id != cycle_id:
             continue
-        if isinstance(event, GenerationRecorded | GenerationFailed):
-            view.recorded[event.call_key] = event
-        if isinstance(event, DreamStart):
-            view.start_version = record.version
-            view.settings = event.settings
-            view.started_at = record.meta.time
-        elif isinstance(event, DreamPhase):
-            view.budget = event.budget_tokens
-        elif isinstance(event, BudgetExhausted | BudgetOverrun):
-            view.exhausted.add(event.phase)
-        elif isinstance(event, DreamSuppressed):
-            view.suppressed = True
+        match event:
+            case GenerationRecorded(call_key=key) | GenerationFailed(call_key=key):
+                view.recorded[key] = event
+            case DreamStart(settings=settings):
+                view.start_version = record.version
+                view.settings = settings
+                view.started_at = record.meta.time
+            case DreamPhase(budget_tokens=budget):
+                view.budget = budget
+            case BudgetExhausted(phase=phase) | BudgetOverrun(phase=phase):
+                view.exhausted.add(phase)
+            case DreamSuppressed():
+                view.suppressed = True
         if isinstance(event, DreamOutput):
             view.outputs.append(event)
     return view

@@ -74,39 +74,39 @@ class _Progress:
 
 
 def _count(cycle: _Cycle, record: Recorded) -> None:
-    event = record.event
-    if isinstance(event, DreamStart):
-        cycle.number += 1
-        cycle.tokens, cycle.cost_usd = 0, 0.0
-    elif isinstance(event, GenerationRecorded):
-        cycle.tokens += event.tokens_in + event.tokens_out
-        cycle.cost_usd += event.cost_usd
+    match record.event:
+        case GenerationRecorded(tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=usd):
+            cycle.tokens += tokens_in + tokens_out
+            cycle.cost_usd += usd
+        case DreamStart():
+            cycle.number += 1
+            cycle.tokens, cycle.cost_usd = 0, 0.0
 
 
 def _bardo(record: Recorded, cycle: _Cycle) -> tuple[str, dict[str, Any]] | None:
-    event = record.event
     golem = record.meta.golem_id
-    if isinstance(event, ModeChanged):
-        return "mode_change", {"golem_id": golem, "mode": event.to_mode.lower(), "tick": record.version}
-    if isinstance(event, DreamPhase):
-        data = {
-            "golem_id": golem,
-            "cycle_id": event.cycle_id,
-            "phase": _stream_name(event.phase),
-            "cycleNumber": cycle.number,
-            "budgetSpent": cycle.tokens,
-        }
-        return "dream_progress", data
-    if isinstance(event, DreamComplete):
-        data = {
-            "golem_id": golem,
-            "cycle_id": event.cycle_id,
-            "cycleNumber": cycle.number,
-            "hypothesesGenerated": event.heuristics_proposed + event.counterfactuals_generated,
-            "insightsFound": event.insights_crystallized,
-            "costUsdc": round(cycle.cost_usd, 8),
-        }
-        return "dream_complete", data
+    match record.event:
+        case ModeChanged(to_mode=mode):
+            return "mode_change", {"golem_id": golem, "mode": mode.lower(), "tick": record.version}
+        case DreamPhase(cycle_id=cycle_id, phase=phase):
+            data = {
+                "golem_id": golem,
+                "cycle_id": cycle_id,
+                "phase": _stream_name(phase),
+                "cycleNumber": cycle.number,
+                "budgetSpent": cycle.tokens,
+            }
+            return "dream_progress", data
+        case DreamComplete() as complete:
+            data = {
+                "golem_id": golem,
+                "cycle_id": complete.cycle_id,
+                "cycleNumber": cycle.number,
+                "hypothesesGenerated": complete.heuristics_proposed + complete.counterfactuals_generated,
+                "insightsFound": complete.insights_crystallized,
+                "costUsdc": round(cycle.cost_usd, 8),
+            }
+            return "dream_complete", data
     return None
 
 

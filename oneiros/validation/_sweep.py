@@ -244,26 +244,27 @@ class StagingProcess(DecidingProcess):
         event = record.event
         golem_id = getattr(event, "golem_id", None) or record.meta.golem_id
         book = self.book(golem_id)
-        if isinstance(event, EpisodeRecorded):
-            book.episodes[event.episode.tick] = StoredEpisodes.encode(event.episode)
-            book.tick = max(book.tick, event.episode.tick)
-            book.suspect.pop(event.episode.tick, None)
-            book.unjudged.pop(event.episode.tick, None)
-            book.unjudged[event.episode.tick] = None
-        elif isinstance(event, OutcomeRecorded):
-            book.tick = max(book.tick, event.tick)
-        elif isinstance(event, DreamStart):
-            book.cycle_id, book.phase, book.generations, book.phase_of = event.cycle_id, None, {}, {}
-            book.by_key, book.sourced = {}, False
-        elif isinstance(event, DreamPhase):
-            book.phase = event.phase
-        elif isinstance(event, GenerationRecorded):
-            book.generations[event.text] = event
-            book.by_key[event.call_key] = event
-        elif isinstance(event, OutputsSourced) and event.cycle_id == book.cycle_id:
-            book.sourced = True
-        elif isinstance(event, MemoryRecalled):
-            observe_recall(book.recalls, event, record.meta.time)
+        match event:
+            case EpisodeRecorded(episode=episode):
+                book.episodes[episode.tick] = StoredEpisodes.encode(episode)
+                book.tick = max(book.tick, episode.tick)
+                book.suspect.pop(episode.tick, None)
+                book.unjudged.pop(episode.tick, None)
+                book.unjudged[episode.tick] = None
+            case GenerationRecorded(text=text, call_key=key):
+                book.generations[text] = event
+                book.by_key[key] = event
+            case OutcomeRecorded(tick=tick):
+                book.tick = max(book.tick, tick)
+            case DreamStart(cycle_id=cycle_id):
+                book.cycle_id, book.phase, book.generations, book.phase_of = cycle_id, None, {}, {}
+                book.by_key, book.sourced = {}, False
+            case DreamPhase(phase=phase):
+                book.phase = phase
+            case OutputsSourced(cycle_id=book.cycle_id):
+                book.sourced = True
+            case MemoryRecalled():
+                observe_recall(book.recalls, event, record.meta.time)
         if book.phase is not None and isinstance(event, CycleEvent) and event.cycle_id == book.cycle_id:
             book.phase_of.setdefault(event.type_name, book.phase)
 
