@@ -30,7 +30,7 @@ from oneiros.cli._common import (
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._projections import ProjectionsOpt, golem_states, verify_projections
-from oneiros.cli._workers import check_queue, phase_worker, queue_executor, redis_at
+from oneiros.cli._workers import check_queue, queue_executor, redis_at
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.config._load import OneirosConfig
@@ -447,7 +447,9 @@ def _running(event_store: EventStore, states: Any, effective: OneirosConfig) -> 
         start = next((r.meta.time for r in cycle if isinstance(r.event, DreamStart)), None)
         resumes = sum(1 for r in cycle if isinstance(r.event, PhaseResumed) and r.event.phase == state.phase)
         if effective.queue:
-            worker = phase_worker(effective, state.cycle_id, state.phase, resumes)
+            from oneiros.workers._connect import phase_worker
+
+            worker = phase_worker(effective.queue, state.cycle_id, state.phase, resumes)
         else:
             worker = _lease_holder(leases.get(state.golem_id), state.cycle_id)
         rows.append(
