@@ -37,6 +37,7 @@ from oneiros.events._health import ALARM_KINDS, HEALTH_STREAM, AlarmKind, Health
 from oneiros.events._lineage import OutputSource, OutputsSourced, output_digest
 from oneiros.events._liveness import PhaseResumed
 from oneiros.events._micro import EpisodePrioritized, InsightStrengthened, MicroConsolidated
+from oneiros.events._observations import DreamObservation, ObservationKind
 from oneiros.events._outcome import DreamEmpty, EmptyReason
 from oneiros.events._quarantine import EntryQuarantined, EpisodeTrust
 from oneiros.events._recall import RECALL_STREAM, MemoryRecalled, RecallHit, RecallKind
@@ -146,6 +147,7 @@ __all__ = [
     "DreamInterrupted",
     "DreamJournal",
     "DreamJournalEntry",
+    "DreamObservation",
     "DreamOutput",
     "DreamPhase",
     "DreamPhaseName",
@@ -190,6 +192,7 @@ __all__ = [
     "Mode",
     "ModeChanged",
     "NremSummary",
+    "ObservationKind",
     "Outcome",
     "OutcomeRecorded",
     "OutputSource",

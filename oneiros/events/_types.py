@@ -151,6 +151,7 @@ Tag = Annotated[str, msgspec.Meta(max_length=128)]
 Tags = Annotated[tuple[Tag, ...], msgspec.Meta(max_length=256)]
 Label = Annotated[str, msgspec.Meta(max_length=128)]
 Embedding = Annotated[tuple[float, ...], msgspec.Meta(max_length=8_192)]
+Ref = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 
 MAX_TICK = 4_223_371_679
 """The largest tick an episode may have. An episode with no ``time`` stands at its tick read as
@@ -200,6 +201,11 @@ class Episode(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Where the content came from (``oneiros.settings.EPISODE_SOURCES``); since EpisodeRecorded v3."""
     trust: TrustLevel | None = None
     """How far it is trusted; None for its source's default (``staging.trust.source_trust``)."""
+    speaker: Label | None = None
+    """Who said or did it (a conversation's speaker, another agent); None for the golem's own doing."""
+    ref: Ref | None = None
+    """The episode's own id where it came from (a LoCoMo dialog id ``D3:12``, a chat message's id), so
+    whatever a dream draws from it can be traced back to the turn."""
 
 
 @event_type("GolemCreated")
