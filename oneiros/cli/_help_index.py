@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='6bce598c4941e0eeaac4c9eb5c9de42a',
+    digest='dadaf5f4fa7e02f2137bf6f4316246b1',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(
@@ -44,6 +44,7 @@ INDEX = HelpIndex(
         ('mcp', 'Serve the MCP tools over stdio, for a local agent that launches this command itself.'),
         ('worker', 'Run RQ workers that execute dream phases from the queue.'),
         ('trace', "Draw one cycle's spans, across every worker that ran it, with durations, tokens and cost."),
+        ('eval', 'Measure what dreaming changes in recall, on a benchmark or your own transcripts.'),
         ('config', 'The effective configuration.'),
         ('token', 'Bearer tokens of `oneiros serve`, kept hashed in server.tokens_file.'),
     ),

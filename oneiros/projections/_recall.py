@@ -32,13 +32,23 @@ from oneiros.events._observations import DreamObservation
 from oneiros.events._recall import RecallKind
 from oneiros.events._types import Episode, EpisodeRecorded, Event
 from oneiros.projections._db import Okapi, ProjectionDB
+from oneiros.projections._index import PENDING, golem_dreams, staged_entries
 from oneiros.projections._runner import Rows
 from oneiros.projections._sinks import beliefs, memory_version
 from oneiros.projections._staging import StagedEntry
 from oneiros.projections._terms import bm25_weight, idf, term_counts, unique_terms
 from oneiros.store._store import Recorded
 
-__all__ = ["RecallIndex", "RecallItem", "RecallResult", "RecallSettings", "Standing", "episode_text", "recall"]
+__all__ = [
+    "RecallIndex",
+    "RecallItem",
+    "RecallResult",
+    "RecallSettings",
+    "Standing",
+    "episode_text",
+    "recall",
+    "recall_golem",
+]
 
 Standing = Literal["fact", "dream"]
 _EPISODES, _OBSERVATIONS = 0, 1
@@ -369,3 +379,13 @@ def recall(
     dreams = [i for i in ranked if i.standing == "dream"][:limit]
     shown = _with_refs(db, golem_id, [*results, *dreams])
     return RecallResult(query=query, results=shown[: len(results)], related_dreams=shown[len(results) :])
+
+
+def recall_golem(
+    db: ProjectionDB, golem_id: str, query: str, limit: int = 10, *, settings: RecallSettings | None = None
+) -> RecallResult:
+    """:func:`recall` over the golem's pending and promoted staged entries, as the REST route and
+    the MCP tool ask it."""
+    wanted = (*PENDING, "promoted")
+    entries = staged_entries(db, [entry_id for _key, entry_id in golem_dreams(db, golem_id, wanted)])
+    return recall(db, entries, golem_id, query, limit, settings=settings)

@@ -27,7 +27,6 @@ from oneiros.fsm._service import Golems
 from oneiros.projections._db import ProjectionDB, open_projection_db
 from oneiros.projections._db import default_projection_url as _default_projection_url
 from oneiros.projections._index import (
-    PENDING,
     entry_golem,
     golem_dreams,
     golem_runs,
@@ -38,7 +37,7 @@ from oneiros.projections._index import (
     staged_entry,
 )
 from oneiros.projections._journal import JournalEntry, dream_reports, journal_markdown
-from oneiros.projections._recall import RecallResult, recall
+from oneiros.projections._recall import RecallResult, recall_golem
 from oneiros.projections._service import Projections, ProjectionSettings
 from oneiros.projections._sinks import (
     beliefs,
@@ -429,8 +428,7 @@ class Service:
 
     def recall(self, who: Principal, golem_id: str, query: str, limit: int) -> RecallResult:
         state = self.golem_state(who, golem_id)
-        entries = self._entries(state.golem_id, (*PENDING, "promoted"))
-        result = recall(self.projections.db, entries, golem_id, query, limit)
+        result = recall_golem(self.projections.db, state.golem_id, query, limit)
         # A read scope never writes: its recalls are answered but not recorded, so they neither show
         # in the log nor count toward recall-driven promotion (which would rewrite MEMORY.md).
         if who.has("write"):
