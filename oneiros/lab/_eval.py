@@ -5,8 +5,8 @@ Three arms, each a store of its own (``<directory>/<arm>.db``), each conversatio
 
 * ``none``: the sessions are recorded in order; no dream;
 * ``dream``: after each session, the time until the next one (a day after the last) is walked
-  every ``step`` on the injected clock, and the configured schedule (``should_dream``) decides when
-  a cycle runs, with the configured generator (offline unless told otherwise);
+  every ``step`` on the injected clock, and one cycle runs at the first moment the configured
+  schedule (``should_dream``) allows, with the configured generator (offline unless told otherwise);
 * ``reference``: after each session, one cycle whose outputs are the conversation's own
   observations of that session (LoCoMo's), recorded as ``DreamObservation`` outputs, so they are
   indexed and ranked as a dream's would be.
@@ -38,7 +38,7 @@ from oneiros.lab._evidence import Conversation, Session, evidence_recall
 from oneiros.projections._recall import RecallItem, RecallSettings, recall_golem
 from oneiros.projections._service import Projections
 from oneiros.runtime._executor import InProcessExecutor
-from oneiros.scheduling._schedule_state import fold_schedule
+from oneiros.scheduling._schedule_state import ScheduleState
 from oneiros.scheduling._scheduler import should_dream
 from oneiros.store._store import EventStore, open_store
 from oneiros.validation._sweep import StagingProcess
@@ -104,35 +104,38 @@ def _reference_night(golems: Golems, golem: str, session: Session, config: Oneir
     golems.wake(golem)
 
 
-class _Night(msgspec.Struct, frozen=True, kw_only=True):
-    """Where the dream arm's golem waits, and what decides when it dreams."""
+class _Night:
+    """Where the dream arm's golem waits, what decides when it dreams, and its schedule state as far
+    as the log has been read (folded on, never from the start again)."""
 
-    store: EventStore
-    golem: str
-    clock: FixedClock
-    config: OneirosConfig
-    settings: EvalSettings
+    def __init__(
+        self, store: EventStore, golem: str, clock: FixedClock, config: OneirosConfig, step: timedelta
+    ) -> None:
+        self.store, self.golem, self.clock, self.config, self.step = store, golem, clock, config, step
+        self.state = ScheduleState(golem_id=golem)
+
+    def caught_up(self) -> ScheduleState:
+        for record in self.store.read_stream(self.golem, after_version=self.state.version):
+            self.state.apply(record)
+        return self.state
 
 
-def _dream_nights(executor: InProcessExecutor, night: _Night, until: Session | None) -> int:
-    """Walk the clock to the next session (or ``last_night`` on), running each cycle the schedule
-    allows on the way; how many ran."""
-    clock, golem, step = night.clock, night.golem, night.settings.step
+def _dream_night(executor: InProcessExecutor, night: _Night, end: datetime) -> int:
+    """Walk the clock towards ``end`` a step at a time and run one cycle at the first moment the
+    schedule allows (a night is one cycle: a golem with nothing new since would dream again every
+    night of a long gap); how many ran, 0 or 1."""
+    clock, step = night.clock, night.step
+    state = night.caught_up()
     now = clock()
-    end = until.when if until is not None else now + night.settings.last_night
-    state = fold_schedule(golem, night.store.read_stream(golem))
-    cycles = 0
     while now < end:
         decision = should_dream(night.config.schedule, state, now, tick_seconds=step.total_seconds())
         if decision.dream:
-            executor.run_cycle(golem)
-            cycles += 1
-            state = fold_schedule(golem, night.store.read_stream(golem))
-        else:
-            state.carried_urgency = decision.carried_urgency
+            executor.run_cycle(night.golem)
+            return 1
+        state.carried_urgency = decision.carried_urgency
         clock.advance(step)
         now = clock()
-    return cycles
+    return 0
 
 
 def build_arm(
@@ -157,6 +160,7 @@ def build_arm(
             golems = Golems(store, deps=Deps(clock=clock, seed=config.cycle.seed or 0))
             golems.create(conversation.name)
             executor = InProcessExecutor(golems, generator, config.cycle) if arm == "dream" else None
+            night = _Night(store, conversation.name, clock, config, settings.step)
             for n, session in enumerate(conversation.sessions):
                 _move_to(clock, session.when)
                 golems.record_episodes(conversation.name, session.episodes)
@@ -166,8 +170,8 @@ def build_arm(
                     _reference_night(golems, conversation.name, session, config)
                     cycles += 1
                 elif executor is not None:
-                    night = _Night(store=store, golem=conversation.name, clock=clock, config=config, settings=settings)
-                    cycles += _dream_nights(executor, night, following)
+                    end = following.when if following is not None else clock() + settings.last_night
+                    cycles += _dream_night(executor, night, end)
                 done += 1
                 if progress is not None:
                     progress(arm, f"recording {conversation.name}", done, sessions_total)
