@@ -27,7 +27,7 @@ from typing import Literal
 
 import msgspec
 
-from oneiros._deps import Deps, FixedClock
+from oneiros._deps import Deps, FixedClock, SequentialIds
 from oneiros.config._load import OneirosConfig
 from oneiros.events._content import DreamStaged
 from oneiros.events._observations import DreamObservation
@@ -157,7 +157,10 @@ def build_arm(
         for conversation in conversations:
             first = conversation.sessions[0].when
             clock = FixedClock(first if first.tzinfo else first.replace(tzinfo=UTC), timedelta(milliseconds=1))
-            golems = Golems(store, deps=Deps(clock=clock, seed=config.cycle.seed or 0))
+            # Ids in sequence, not random: cycle ids seed the dream's draws and ids break ties in
+            # recall's ranking, so a fresh run gives the same figures as the last one.
+            ids = SequentialIds(conversation.name)
+            golems = Golems(store, deps=Deps(clock=clock, ids=ids, seed=config.cycle.seed or 0))
             golems.create(conversation.name)
             executor = InProcessExecutor(golems, generator, config.cycle) if arm == "dream" else None
             night = _Night(store, conversation.name, clock, config, settings.step)
