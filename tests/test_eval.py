@@ -52,7 +52,12 @@ def _sample(sample_id: str) -> dict[str, object]:
         "qa": [
             {"question": "When did Ana start pottery?", "answer": "7 May 2023", "evidence": ["D1:1"], "category": 2},
             {"question": "What is the name of Ben's dog?", "answer": "Comet", "evidence": ["D1:2"], "category": 4},
-            {"question": "What did Ana make in pottery?", "answer": "a bowl", "evidence": ["D1:1; D2:2"], "category": 1},
+            {
+                "question": "What did Ana make in pottery?",
+                "answer": "a bowl",
+                "evidence": ["D1:1; D2:2"],
+                "category": 1,
+            },
             {"question": "Would Ben like a cat?", "answer": "no", "evidence": ["D"], "category": 3},
             {"question": "What is Ana's cat called?", "adversarial_answer": "Tom", "evidence": [], "category": 5},
         ],
