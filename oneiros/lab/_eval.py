@@ -35,7 +35,7 @@ from oneiros.events._types import DreamComplete, Event, GenerationRecorded
 from oneiros.fsm._service import Golems
 from oneiros.generators._protocol import Generator
 from oneiros.lab._evidence import Conversation, Session, evidence_recall
-from oneiros.projections._recall import RecallItem, RecallSettings, recall_golem
+from oneiros.projections._recall import RecallSettings, recall_golem
 from oneiros.projections._service import Projections
 from oneiros.runtime._executor import InProcessExecutor
 from oneiros.scheduling._schedule_state import ScheduleState
@@ -76,8 +76,6 @@ class ArmReport(msgspec.Struct, kw_only=True):
     source_turns: dict[int, float] = {}
     """Mean turns an item of the first k stands for: an item standing for many turns covers more."""
     questions: dict[str, int] = {}
-    answers: list[str] = []
-    """The first k items of each question's ranking, kept for an answer step."""
 
 
 def arm_store_url(directory: Path, arm: str) -> str:
@@ -204,7 +202,6 @@ def score_arm(
     sums: dict[int, dict[str, float]] = {kk: {} for kk in settings.ks}
     counts: dict[str, int] = {}
     turns: dict[int, list[int]] = {kk: [] for kk in settings.ks}
-    shown: list[str] = []
     with open_store(arm_store_url(directory, arm)) as store, Projections(store) as projections:
         if rebuild:
             projections.rebuild("recall")
@@ -224,7 +221,6 @@ def score_arm(
                     turns[kk] += [len(i.source_refs) for i in ranked[:kk]]
                 for key in (question.category, OVERALL):
                     counts[key] = counts.get(key, 0) + 1
-                shown.append(_context(ranked[:k]))
                 asked += 1
                 if progress is not None and (asked % 25 == 0 or asked == total):
                     progress(arm, "asking", asked, total)
@@ -232,20 +228,9 @@ def score_arm(
             recall={kk: {key: round(v / counts[key], 4) for key, v in by.items()} for kk, by in sums.items()},
             source_turns={kk: round(sum(t) / len(t), 3) if t else 0.0 for kk, t in turns.items()},
             questions=counts,
-            answers=shown,
         )
         _spend(store, conversations, report)
     return report
-
-
-def _context(items: Sequence[RecallItem]) -> str:
-    """The items an answer is drawn from, one a line: ``[time] speaker: text``."""
-    lines = []
-    for item in items:
-        when = f"[{item.time[:10]}] " if item.time else ""
-        who = f"{item.speaker}: " if item.speaker else ""
-        lines.append(f"{when}{who}{item.text}")
-    return "\n".join(lines)
 
 
 def _spend(store: EventStore, conversations: Sequence[Conversation], report: ArmReport) -> None:
