@@ -13,7 +13,7 @@ PUBLIC = {
         "EntryNotFound", "Episode", "EpisodeFileError", "EventError", "EventStore", "FixedClock", "Forbidden",
         "GolemError", "GolemExists", "GolemNotFound", "GolemState", "Golems", "IllegalCommand", "IllegalReview",
         "InProcessExecutor", "InputError", "InvalidEvent", "InvalidSetting", "InvalidStoreURL", "Observers",
-        "OfflineGenerator", "OneirosError", "Outcome", "ProjectionConflict", "ProjectionError", "Recorded",
+        "OfflineGenerator", "Oneiros", "OneirosError", "Outcome", "ProjectionConflict", "ProjectionError", "Recorded",
         "SequentialIds", "StagingError", "StoreError", "StreamConflict", "Unauthenticated", "UnknownEventType",
         "UnknownPreset", "UnknownProjection", "load_episodes", "open_store", "replay",
     ],
@@ -124,6 +124,9 @@ PUBLIC = {
     "oneiros.daemon": [
         "Daemon", "Delivery", "LogFollower", "Message", "SESSION_PREFIX", "interactive_history", "session_key",
         "ABReport", "Arm", "ArmReport", "TimelineStep", "load_timeline", "run_ab", "run_arm",
+    ],
+    "oneiros.app": [
+        "CycleOptions", "CycleRun", "DreamingStatus", "Entry", "Golem", "Oneiros", "OutcomeMoved", "Page", "Report",
     ],
     "oneiros.server": [
         "ActivityIn", "BARDO_EVENTS", "CycleIn", "EpisodesIn", "ErrorBody", "ErrorDetail", "FeedbackIn",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -30,10 +30,11 @@ from oneiros.cli._common import (
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._projections import ProjectionsOpt, golem_states, verify_projections
-from oneiros.cli._workers import check_queue, phase_worker, queue_executor, redis_at
+from oneiros.cli._workers import check_queue, queue_executor, redis_at
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.config._load import OneirosConfig
+    from oneiros.events._types import Episode
     from oneiros.fsm._service import Golems
     from oneiros.runtime._executor import CycleResult, InProcessExecutor
     from oneiros.runtime._golem_log import GolemLogs
@@ -41,7 +42,7 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.store._store import EventStore
     from oneiros.workers._dispatch import PhaseReport, RqExecutor
 
-__all__ = ["register"]
+__all__ = ["record_batches", "register"]
 
 _EPISODE_BATCH = 10_000
 """Episodes a progress bar waits for: what ``episode_batches`` records a transaction."""
@@ -276,30 +277,38 @@ def _record(golems: Golems, golem_id: str, sources: dict[Path, int], logs: Golem
     with their counts) it does not have yet, a batch a transaction; how many."""
     from oneiros.episodes._episodes import episode_batches
 
-    new = not _golem_exists(golems, golem_id)
     total = sum(sources.values())
-    if new and not total:
+    if not total and not _golem_exists(golems, golem_id):
         err_console.print(
             f"[red]error:[/red] golem {golem_id!r} does not exist yet and has no episodes to dream about; "
             "pass --episodes FILE (or --sample for the bundled demo episodes)"
         )
         raise typer.Exit(2)
-    if new:
+    batches = (batch for path in sources for batch in episode_batches(path))
+    return record_batches(golems, golem_id, batches, total, logs, quiet=quiet)[0]
+
+
+def record_batches(
+    golems: Golems, golem_id: str, batches: Iterable[list[Episode]], total: int, logs: GolemLogs, *, quiet: bool
+) -> tuple[int, int]:
+    """Create the golem if it is new and record the episodes of ``batches`` (``total`` of them,
+    checked already) whose ticks it does not have yet, a batch a transaction: (recorded, skipped).
+    An import cut short is finished by running it again."""
+    if not _golem_exists(golems, golem_id):
         golems.create(golem_id)
     # From the fold the cycle reads anyway (a snapshot and what came since), not a full read.
     known = set(logs.read(golem_id).memory.columns().ticks.tolist()) if total else set()
     recorded = skipped = 0
     with _recording_progress(total, quiet=quiet) as advance:
-        for path in sources:
-            for batch in episode_batches(path):
-                new_ones = [e for e in batch if e.tick not in known]
-                recorded += len(golems.record_episodes(golem_id, new_ones))
-                skipped += len(batch) - len(new_ones)
-                advance(len(batch))
+        for batch in batches:
+            new_ones = [e for e in batch if e.tick not in known]
+            recorded += len(golems.record_episodes(golem_id, new_ones)) if new_ones else 0
+            skipped += len(batch) - len(new_ones)
+            advance(len(batch))
     if skipped:  # an import run again finishes what it had not recorded; say what it left alone
         episodes = "episode whose tick" if skipped == 1 else "episodes whose ticks"
         err_console.print(escape(f"skipped {skipped:,} {episodes} golem {golem_id!r} already has"), highlight=False)
-    return recorded
+    return recorded, skipped
 
 
 @contextlib.contextmanager
@@ -448,7 +457,9 @@ def _running(event_store: EventStore, states: Any, effective: OneirosConfig) -> 
         start = next((r.meta.time for r in cycle if isinstance(r.event, DreamStart)), None)
         resumes = sum(1 for r in cycle if isinstance(r.event, PhaseResumed) and r.event.phase == state.phase)
         if effective.queue:
-            worker = phase_worker(effective, state.cycle_id, state.phase, resumes)
+            from oneiros.workers._connect import phase_worker
+
+            worker = phase_worker(effective.queue, state.cycle_id, state.phase, resumes)
         else:
             worker = _lease_holder(leases.get(state.golem_id), state.cycle_id)
         rows.append(
