@@ -17,7 +17,7 @@ from oneiros.events._types import DreamInsight, DreamPhase, Event, GenerationRec
 from oneiros.fsm._machine import MACHINE, Machine
 from oneiros.generators._protocol import GenerationRequest
 from oneiros.phases._context import PhaseContext
-from oneiros.phases._registry import ENGINES
+from oneiros.phases._engines import ENGINES
 from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._phases import PHASES, PhaseSpec, PhaseTable
 from oneiros.settings._vocabulary import BEHAVIORAL_PHASES

@@ -320,6 +320,11 @@ def _counter_for(cls: type[Event]) -> _Counter:
     return every
 
 
+# Per event type is a ``match`` everywhere else (docs/contributing.md). This fold keeps a dict from
+# exact type to handler: ``tallied`` reads its keys (the types it takes, beside episodes and dream
+# outputs), and it is the inner loop of every golem fold and of the golems projection, where class
+# patterns made a fold of a cycle's events 1.6-2x slower per event (a pattern that misses a msgspec
+# Struct goes through ``type.__instancecheck__``, about 100 ns on these machines).
 _HANDLERS: dict[type[Event], Callable[[GolemState, Event], None]] = {
     GolemCreated: _created,
     ModeChanged: _mode_changed,

@@ -238,14 +238,14 @@ def _spend(store: EventStore, conversations: Sequence[Conversation], report: Arm
     types = (DreamComplete, GenerationRecorded, DreamObservation, DreamStaged)
     for conversation in conversations:
         for record in store.read_stream(conversation.name, types=types):
-            event = record.event
-            if isinstance(event, DreamComplete):
-                report.cycles += 1
-            elif isinstance(event, GenerationRecorded):
-                report.tokens += event.tokens_in + event.tokens_out
-                report.usd += event.cost_usd
-            else:
-                report.outputs += 1
+            match record.event:
+                case DreamComplete():
+                    report.cycles += 1
+                case GenerationRecorded(tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=usd):
+                    report.tokens += tokens_in + tokens_out
+                    report.usd += usd
+                case DreamObservation() | DreamStaged():
+                    report.outputs += 1
     report.usd = round(report.usd, 6)
 
 

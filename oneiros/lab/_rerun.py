@@ -217,12 +217,12 @@ def _find_cycle(store: EventStore, cycle_id: str) -> tuple[list[Recorded], _Cycl
     cycle = _Cycle(golem_id=start.golem_id, start=start.event, start_index=index, records=[])
     for record in history[index:]:
         cycle.records.append(record)
-        event = record.event
-        if isinstance(event, DreamInterrupted) and event.cycle_id == cycle_id:
-            cycle.interrupted = event
-        if isinstance(event, ModeChanged) and event.from_mode == "Dreaming" and record.meta.cycle_id == cycle_id:
-            cycle.ended = "interrupted" if cycle.interrupted is not None else "complete"
-            break
+        match record.event:
+            case DreamInterrupted(cycle_id=interrupted) as event if interrupted == cycle_id:
+                cycle.interrupted = event
+            case ModeChanged(from_mode="Dreaming") if record.meta.cycle_id == cycle_id:
+                cycle.ended = "interrupted" if cycle.interrupted is not None else "complete"
+                break
     return history, cycle
 
 

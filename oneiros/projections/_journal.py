@@ -176,8 +176,9 @@ class JournalProjection:
         return True
 
 
-# Each returns whether the quality score may have changed. A table rather than an isinstance chain:
-# the journal reads most of a log, and this is its inner loop.
+# Each returns whether the quality score may have changed. A table rather than a match (the idiom
+# elsewhere): the journal reads most of a log, and this is its inner loop; the same handlers behind
+# a match ordered by frequency caught up about 7% slower (benchmarks/projections.py, 4 runs).
 _Update = Callable[[JournalProjection, JournalEntry, Recorded, Any], bool]
 
 

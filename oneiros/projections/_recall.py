@@ -129,11 +129,13 @@ class RecallIndex:
             golem_stats = stats.get(golem)
             if golem_stats is None:
                 golem_stats = stats[golem] = rows.get("stats", golem, _Stats) or _Stats()
-            if isinstance(event, EpisodeRecorded):
-                entry = self._episode(golem, doc, event.episode, rows, golem_stats)
-            else:
-                assert isinstance(event, DreamObservation)
-                entry = self._observation(golem, record.meta.event_id, event, rows)
+            match event:
+                case EpisodeRecorded(episode=episode):
+                    entry = self._episode(golem, doc, episode, rows, golem_stats)
+                case DreamObservation():
+                    entry = self._observation(golem, record.meta.event_id, event, rows)
+                case _:
+                    raise TypeError(f"recall indexes episodes and dream observations, not {type(event).__name__}")
             counts = term_counts(entry.indexed)
             rows.put("doc", f"{golem}/{doc}", entry)
             if counts:

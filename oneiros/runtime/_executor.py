@@ -22,7 +22,7 @@ from oneiros.fsm._service import Golems
 from oneiros.generators._offline import OfflineGenerator
 from oneiros.generators._protocol import Generator
 from oneiros.phases._context import PhaseEngine
-from oneiros.phases._registry import ENGINES, engines_for
+from oneiros.phases._engines import ENGINES, engines_for
 from oneiros.runtime._golem_log import GolemLogs
 from oneiros.runtime._holding import holder_name, holding
 from oneiros.runtime._phase import PhaseOutcome, run_phase

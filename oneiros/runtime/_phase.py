@@ -28,7 +28,7 @@ from oneiros.events._types import (
 from oneiros.fsm._service import Golems
 from oneiros.generators._protocol import Generator
 from oneiros.phases._context import PhaseContext, PhaseEngine
-from oneiros.phases._registry import ENGINES
+from oneiros.phases._engines import ENGINES
 from oneiros.runtime._budget import BudgetGuard, phase_budget, phase_money
 from oneiros.runtime._golem_log import GolemLog, GolemLogs
 from oneiros.runtime._metered import MeteredGenerator

@@ -5,7 +5,7 @@ A cycle runs the table's phases in order. The first opens the cycle (``fall_asle
 under the credit floor is suppressed there), each one ``advance``\\ s to the next, the one before
 the last closes the cycle's work (``complete``, with DreamComplete) and the last wakes the golem
 (``wake``). Adding a phase is one :class:`PhaseSpec` in a table plus its engine (a mapping keyed
-by phase name, ``oneiros.phases._registry``); a table other than :data:`PHASES` is passed to
+by phase name, ``oneiros.phases._engines``); a table other than :data:`PHASES` is passed to
 ``Golems(phases=...)`` and the executors, never registered at import.
 
 The five canonical phases are the log's own vocabulary: old logs name them, so they stay as they are.
