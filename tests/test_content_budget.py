@@ -36,8 +36,8 @@ BARDO_TABLE = {
 def test_phase_shares_equal_the_bardo_table(behavioral_phase: str) -> None:
     """Each behavioral phase shares its budget across the five dream phases exactly as Bardo's table says."""
     expected = dict(zip(DREAM_PHASES, BARDO_TABLE[behavioral_phase], strict=True))
-    assert expected == {p.name: p.shares[behavioral_phase] for p in PHASES}  # type: ignore[index]
-    assert pytest.approx(1.0) == sum(p.shares[behavioral_phase] for p in PHASES)  # type: ignore[index]
+    assert expected == {p.name: p.shares.of(behavioral_phase) for p in PHASES}  # type: ignore[arg-type]
+    assert pytest.approx(1.0) == sum(p.shares.of(behavioral_phase) for p in PHASES)  # type: ignore[arg-type]
 
 
 def test_phase_budgets_never_add_up_past_the_cycle() -> None:

@@ -208,7 +208,7 @@ def test_phase_budgets_follow_the_bardo_table(phase: str) -> None:
     """Each behavioral phase's shares sum to 100% with onset 10% and return 5%."""
     from oneiros.settings._phases import PHASES
 
-    shares = {p.name: p.shares[phase] for p in PHASES}  # type: ignore[index]
+    shares = {p.name: p.shares.of(phase) for p in PHASES}  # type: ignore[arg-type]
     assert 1.0 == pytest.approx(sum(shares.values()))
     assert (0.10, 0.05) == (shares["hypnagogic_onset"], shares["hypnopompic_return"])
 

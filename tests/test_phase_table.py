@@ -20,6 +20,7 @@ from oneiros.phases._context import PhaseContext
 from oneiros.phases._engines import ENGINES
 from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._phases import PHASES, PhaseSpec, PhaseTable
+from oneiros.settings._scheduling import PhaseValues
 from oneiros.settings._vocabulary import BEHAVIORAL_PHASES
 
 _REM = PHASES.spec("rem")
@@ -29,14 +30,16 @@ LUCID = PhaseSpec(
     stream="lucid",
     label="Lucid",
     description="Notices it is dreaming and asks the dream what it knows.",
-    shares=dict.fromkeys(BEHAVIORAL_PHASES, 0.05),
+    shares=PhaseValues(**dict.fromkeys(BEHAVIORAL_PHASES, 0.05)),
 )
 # The sixth phase, between REM and integration; REM gives it 5 points of its share, so each
 # behavioral phase's shares still add up to the whole cycle.
 SIX = PhaseTable(
     (
         *PHASES.phases[:2],
-        msgspec.structs.replace(_REM, shares={b: round(s - 0.05, 2) for b, s in _REM.shares.items()}),
+        msgspec.structs.replace(
+            _REM, shares=PhaseValues(**{b: round(_REM.shares.of(b) - 0.05, 2) for b in BEHAVIORAL_PHASES})
+        ),
         LUCID,
         *PHASES.phases[3:],
     )
@@ -78,7 +81,7 @@ def test_a_sixth_phase_is_one_table_entry_plus_its_engine() -> None:
     assert list(SIX.names) == [p.phase for p in result.phases]
     history = [r.event for r in golems.history("g1")]
     behavioral, cycle_tokens = golems.state("g1").behavioral_phase, CycleSettings().budget.tokens()
-    assert [(p.name, p.state, int(cycle_tokens * p.shares[behavioral])) for p in SIX] == [
+    assert [(p.name, p.state, int(cycle_tokens * p.shares.of(behavioral))) for p in SIX] == [
         (e.phase, e.bardo_phase, e.budget_tokens) for e in history if isinstance(e, DreamPhase)
     ]
     assert 600 == next(e.budget_tokens for e in history if isinstance(e, DreamPhase) and e.phase == "lucid")
@@ -145,14 +148,12 @@ def test_a_table_that_promises_more_than_the_cycle_is_refused() -> None:
          "bad phase table: Expected `str` matching regex '^[a-z][a-z0-9_]{0,63}$' - at `$[3].name`"),
         ({"name": "rem"}, "phase name 'rem' appears twice in the phase table"),
         ({"stream": "onset"}, "phase stream 'onset' appears twice in the phase table"),
-        ({"shares": {"stable": 0.05}}, "phase 'lucid' needs one share per behavioral phase: "
-         "thriving, stable, conservation, declining, terminal"),
-        ({"shares": dict.fromkeys(BEHAVIORAL_PHASES, -0.1)},
+        ({"shares": PhaseValues(**dict.fromkeys(BEHAVIORAL_PHASES, -0.1))},
          "phase 'lucid' has share -0.1; a share is between 0 and 1"),
     ],
 )  # fmt: skip
 def test_a_bad_table_is_refused_in_one_line(change: dict[str, object], message: str) -> None:
-    """Names that events cannot carry, a name or stream name twice, missing or impossible shares:
+    """Names that events cannot carry, a name or stream name twice, a share outside 0-1:
     each is refused when the table is made, in one line naming it."""
     bad = msgspec.structs.replace(LUCID, **change)
     with pytest.raises(ConfigError) as refused:
@@ -177,7 +178,7 @@ def test_any_table_gives_a_machine_that_runs_its_phases_in_order(names: list[str
                 stream=n,
                 label=n,
                 description="",
-                shares=dict.fromkeys(BEHAVIORAL_PHASES, 1 / len(names) - 1e-12),
+                shares=PhaseValues(**dict.fromkeys(BEHAVIORAL_PHASES, 1 / len(names) - 1e-12)),
             )
             for n in names
         )

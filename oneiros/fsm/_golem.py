@@ -111,8 +111,8 @@ class GolemState(msgspec.Struct, kw_only=True):
     behavioral_phase: BehavioralPhase = "stable"
     mode: Mode | None = None
     phase: DreamPhaseName | None = None
-    phase_state: BardoPhase | None = None
-    """The phase's state in the machine, as its DreamPhase named it (``bardo_phase``)."""
+    bardo_phase: BardoPhase | None = None
+    """The phase as its DreamPhase named it in Bardo 001_*'s terms, which is its state in the machine."""
     cycle_id: str | None = None
     version: int = 0
     position: int = 0
@@ -127,9 +127,9 @@ class GolemState(msgspec.Struct, kw_only=True):
     counts: CycleCounts = msgspec.field(default_factory=CycleCounts)
 
     def __post_init__(self) -> None:
-        # A state stored before it kept ``phase_state`` (a golems projection row): a canonical phase's.
-        if self.phase is not None and self.phase_state is None and (spec := PHASES.get(self.phase)) is not None:
-            self.phase_state = spec.state
+        # A state stored before it kept ``bardo_phase`` (a golems projection row): a canonical phase's.
+        if self.phase is not None and self.bardo_phase is None and (spec := PHASES.get(self.phase)) is not None:
+            self.bardo_phase = spec.state
 
     @property
     def exists(self) -> bool:
@@ -138,8 +138,8 @@ class GolemState(msgspec.Struct, kw_only=True):
     @property
     def machine_state(self) -> str:
         """The machine's state name: ``Waking``, ``Dying`` or ``Dreaming_<Phase>``."""
-        if self.mode == "Dreaming" and self.phase_state is not None:
-            return f"Dreaming{SEPARATOR}{self.phase_state}"
+        if self.mode == "Dreaming" and self.bardo_phase is not None:
+            return f"Dreaming{SEPARATOR}{self.bardo_phase}"
         return self.mode or "Uncreated"
 
     def apply(self, record: Recorded) -> None:
@@ -210,7 +210,7 @@ def _mode_changed(state: GolemState, event: Event) -> None:
     state.mode = event.to_mode
     if event.to_mode != "Dreaming":
         state.phase = None
-        state.phase_state = None
+        state.bardo_phase = None
         state.cycle_id = None
 
 
@@ -229,7 +229,7 @@ def _dream_start(state: GolemState, event: Event) -> None:
 def _dream_phase(state: GolemState, event: Event) -> None:
     assert isinstance(event, DreamPhase)
     state.phase = event.phase
-    state.phase_state = event.bardo_phase
+    state.bardo_phase = event.bardo_phase
 
 
 def _dream_complete(state: GolemState, event: Event) -> None:

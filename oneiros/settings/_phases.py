@@ -20,6 +20,7 @@ from typing import Final
 import msgspec
 
 from oneiros._errors import ConfigError
+from oneiros.settings._scheduling import PhaseValues
 from oneiros.settings._vocabulary import BEHAVIORAL_PHASES, BardoPhase, BehavioralPhase, DreamPhaseName
 
 __all__ = ["PHASES", "PhaseSpec", "PhaseTable"]
@@ -39,13 +40,13 @@ class PhaseSpec(msgspec.Struct, frozen=True, kw_only=True):
     """What people read: the inspector's diagram and the docs."""
     description: str
     """What the phase does, in a sentence."""
-    shares: dict[BehavioralPhase, float]
+    shares: PhaseValues
     """Its share of the cycle's tokens and dollars, by the golem's behavioral phase."""
 
 
 class PhaseTable(msgspec.Struct, frozen=True):
     """The phases of a cycle, in the order it runs them. Checked when made: unique names, states and
-    stream names; every behavioral phase's shares between 0 and 1 and together at most 1, so the
+    stream names; every share between 0 and 1 and each behavioral phase's and together at most 1, so the
     phases' budgets never promise more than the cycle has."""
 
     phases: tuple[PhaseSpec, ...]
@@ -65,16 +66,12 @@ class PhaseTable(msgspec.Struct, frozen=True):
             if twice is not None:
                 raise ConfigError(f"phase {field} {twice!r} appears twice in the phase table")
         for spec in self.phases:
-            missing = [b for b in BEHAVIORAL_PHASES if b not in spec.shares]
-            if missing or len(spec.shares) != len(BEHAVIORAL_PHASES):
-                raise ConfigError(
-                    f"phase {spec.name!r} needs one share per behavioral phase: {', '.join(BEHAVIORAL_PHASES)}"
-                )
-            bad_share = next((s for s in spec.shares.values() if not (math.isfinite(s) and 0.0 <= s <= 1.0)), None)
+            values = [spec.shares.of(b) for b in BEHAVIORAL_PHASES]
+            bad_share = next((s for s in values if not (math.isfinite(s) and 0.0 <= s <= 1.0)), None)
             if bad_share is not None:
                 raise ConfigError(f"phase {spec.name!r} has share {bad_share!r}; a share is between 0 and 1")
         for behavioral in BEHAVIORAL_PHASES:
-            total = sum(p.shares[behavioral] for p in self.phases)
+            total = sum(p.shares.of(behavioral) for p in self.phases)
             if total > 1.0 + 1e-9:
                 raise ConfigError(f"the phases' {behavioral} shares add up to {total:.4g}; at most 1 (the whole cycle)")
 
@@ -115,21 +112,21 @@ class PhaseTable(msgspec.Struct, frozen=True):
 
     def share(self, behavioral_phase: BehavioralPhase, name: str) -> float:
         """The share of the cycle's budget phase ``name`` may spend at ``behavioral_phase``."""
-        return self.spec(name).shares[behavioral_phase]
+        return self.spec(name).shares.of(behavioral_phase)
 
     def reference(self) -> str:
         """The table as Markdown, for the docs (``docs/reference/phases.md`` is generated from it)."""
         header = ["#", "phase", "machine state", "stream", "label", "what it does", *BEHAVIORAL_PHASES]
         lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
         for n, p in enumerate(self.phases, start=1):
-            shares = [f"{p.shares[b]:.0%}" for b in BEHAVIORAL_PHASES]
+            shares = [f"{p.shares.of(b):.0%}" for b in BEHAVIORAL_PHASES]
             cells = [str(n), f"`{p.name}`", f"`Dreaming_{p.state}`", f"`{p.stream}`", p.label, p.description, *shares]
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         return "\n".join(lines) + "\n"
 
 
-def _shares(*by_behavioral: float) -> dict[BehavioralPhase, float]:
-    return dict(zip(BEHAVIORAL_PHASES, by_behavioral, strict=True))
+def _shares(*by_behavioral: float) -> PhaseValues:
+    return PhaseValues(**dict(zip(BEHAVIORAL_PHASES, by_behavioral, strict=True)))
 
 
 # Bardo 001_*, "Budget allocation by behavioral phase" (thriving, stable, conservation, declining,
