@@ -145,7 +145,8 @@ def test_a_table_that_promises_more_than_the_cycle_is_refused() -> None:
     ("change", "message"),
     [
         ({"name": "Lucid Dream"},
-         "bad phase table: Expected `str` matching regex '^[a-z][a-z0-9_]{0,63}$' - at `$[3].name`"),
+         "phase name 'Lucid Dream' must be lower-case letters, digits and _, starting with a letter, at most 64"),
+        ({"state": "lucid"}, "phase state 'lucid' must be letters and digits, starting with a letter, at most 64"),
         ({"name": "rem"}, "phase name 'rem' appears twice in the phase table"),
         ({"stream": "onset"}, "phase stream 'onset' appears twice in the phase table"),
         ({"shares": PhaseValues(**dict.fromkeys(BEHAVIORAL_PHASES, -0.1))},

@@ -14,6 +14,7 @@ The five canonical phases are the log's own vocabulary: old logs name them, so t
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from typing import Final
 
@@ -24,6 +25,10 @@ from oneiros.settings._scheduling import PhaseValues
 from oneiros.settings._vocabulary import BEHAVIORAL_PHASES, BardoPhase, BehavioralPhase, DreamPhaseName
 
 __all__ = ["PHASES", "PhaseSpec", "PhaseTable"]
+
+# What events and the machine can carry: a phase name like ``hypnagogic_onset``, a state like ``NREM``.
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_STATE = re.compile(r"[A-Z][A-Za-z0-9]{0,63}")
 
 
 class PhaseSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,10 +61,11 @@ class PhaseTable(msgspec.Struct, frozen=True):
             raise ConfigError(
                 f"a cycle needs at least two phases (one to work, one to wake from); got {len(self.phases)}"
             )
-        try:  # the names' patterns are checked as a decoder checks them: constructing checks none
-            msgspec.convert(msgspec.to_builtins(self.phases), tuple[PhaseSpec, ...])
-        except msgspec.ValidationError as exc:
-            raise ConfigError(f"bad phase table: {exc}") from None
+        shapes = (("name", _NAME, "lower-case letters, digits and _"), ("state", _STATE, "letters and digits"))
+        for field, pattern, shape in shapes:
+            bad = next((v for v in (getattr(p, field) for p in self.phases) if not pattern.fullmatch(v)), None)
+            if bad is not None:
+                raise ConfigError(f"phase {field} {bad!r} must be {shape}, starting with a letter, at most 64")
         for field in ("name", "state", "stream"):
             values = [getattr(p, field) for p in self.phases]
             twice = next((v for v in values if values.count(v) > 1), None)
