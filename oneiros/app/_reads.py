@@ -40,6 +40,7 @@ from oneiros.app._shapes import (
 )
 from oneiros.events._types import DREAM_PHASES, DreamStart
 from oneiros.fsm._machine import MACHINE_STATES, TRIGGERS, destination, phase_state
+from oneiros.fsm._service import replay
 from oneiros.projections._index import (
     PENDING,
     golem_dreams,
@@ -411,6 +412,12 @@ class Reading(Recording):
             next_cursor=str(records[-1].position) if more and records else None,
             total=total,
         )
+
+    def replay(self, until: int | None = None, on_progress: Callable[[int], None] | None = None) -> list[Golem]:
+        """Every golem's state rebuilt from the log (as of position ``until``), with no side
+        effects; ``on_progress`` hears the position reached."""
+        states = replay(self.store, until=until, on_progress=on_progress)
+        return [Golem.of(s) for s in states.values()]
 
     @staticmethod
     def machine() -> Machine:
