@@ -42,7 +42,6 @@ from oneiros.events._types import DREAM_PHASES, DreamStart
 from oneiros.fsm._machine import MACHINE_STATES, TRIGGERS, destination, phase_state
 from oneiros.fsm._service import replay
 from oneiros.projections._index import (
-    PENDING,
     golem_dreams,
     golem_runs,
     journal_entries,
@@ -51,7 +50,7 @@ from oneiros.projections._index import (
     staged_entries,
 )
 from oneiros.projections._journal import dream_reports, journal_markdown
-from oneiros.projections._recall import recall
+from oneiros.projections._recall import recall_golem
 from oneiros.projections._sinks import (
     beliefs,
     memory_diff,
@@ -364,8 +363,7 @@ class Reading(Recording):
         write passes False and gets the same answer."""
         self._fresh()
         self._exists(golem_id)
-        staged = self._staged(golem_id, (*PENDING, "promoted"))
-        result = recall(self.projections.db, staged, golem_id, query, limit)
+        result = recall_golem(self.projections.db, golem_id, query, limit, settings=self.projections.settings.recall)
         if record:
             record_recall(self.store, golem_id, result, self.deps)
         return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -34,10 +34,12 @@ from oneiros.cli._workers import check_queue, redis_at
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.app._oneiros import Oneiros
+    from oneiros.app._records import Imported
     from oneiros.app._shapes import CycleRun, Golem
+    from oneiros.events._types import Episode
     from oneiros.workers._dispatch import PhaseReport
 
-__all__ = ["register"]
+__all__ = ["record_batches", "register"]
 
 _EPISODE_BATCH = 10_000
 """Episodes a progress bar waits for: what ``episode_batches`` records a transaction."""
@@ -220,6 +222,8 @@ def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:
 def _record(app: Oneiros, golem_id: str, sources: dict[Path, int], *, quiet: bool) -> int:
     """Create the golem if it is new and record the episodes of ``sources`` (files checked whole,
     with their counts) it does not have yet, a batch a transaction; how many."""
+    from oneiros.episodes._episodes import episode_batches
+
     total = sum(sources.values())
     if not total and not app.golem_exists(golem_id):
         err_console.print(
@@ -227,13 +231,23 @@ def _record(app: Oneiros, golem_id: str, sources: dict[Path, int], *, quiet: boo
             "pass --episodes FILE (or --sample for the bundled demo episodes)"
         )
         raise typer.Exit(2)
+    batches = (batch for path in sources for batch in episode_batches(path))
+    return record_batches(app, golem_id, batches, total, quiet=quiet).recorded
+
+
+def record_batches(
+    app: Oneiros, golem_id: str, batches: Iterable[list[Episode]], total: int, *, quiet: bool
+) -> Imported:
+    """Create the golem if it is new and record the episodes of ``batches`` (``total`` of them,
+    checked already) whose ticks it does not have yet (:meth:`~oneiros.app.Oneiros.import_episodes`),
+    with a progress bar for a long import, and say what it skipped."""
     with _recording_progress(total, quiet=quiet) as advance:
-        imported = app.import_episodes(golem_id, list(sources), on_batch=advance)
+        imported = app.import_episodes(golem_id, batches, on_batch=advance)
     if imported.skipped:  # an import run again finishes what it had not recorded; say what it left alone
         skipped = imported.skipped
         episodes = "episode whose tick" if skipped == 1 else "episodes whose ticks"
         err_console.print(escape(f"skipped {skipped:,} {episodes} golem {golem_id!r} already has"), highlight=False)
-    return imported.recorded
+    return imported
 
 
 @contextlib.contextmanager
