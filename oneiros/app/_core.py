@@ -18,10 +18,11 @@ from oneiros.fsm._service import Golems
 from oneiros.projections._db import default_projection_url, open_projection_db
 from oneiros.projections._index import golem_dreams, journal_entry, staged_entries
 from oneiros.projections._journal import JournalEntry
-from oneiros.projections._service import Projections, ProjectionSettings
+from oneiros.projections._service import Projections, ProjectionSettings, VerifyResult
 from oneiros.projections._staging import StagedEntry
 from oneiros.store._store import EventStore, open_store
 from oneiros.validation._review import Feedback
+from oneiros.validation._sweep import StagingProcess
 
 if TYPE_CHECKING:  # the cycle runtime loads NumPy: on first use only
     from oneiros.runtime._golem_log import GolemLogs
@@ -134,6 +135,19 @@ class Core:
         (``oneiros follow``, the server's follower thread). A conflict with another follower leaves
         the stretch to whichever is ahead."""
         follow(self.projections, stop, self.config.staging, self.config.health)
+
+    def rebuild(self, name: str | None = None, until: int | None = None) -> dict[str, int]:
+        """Drop projection ``name`` (every one if None) and build it again from the log, to the head
+        or as of position ``until``; the position each reached."""
+        StagingProcess(self.store, self.config.staging, runner=self.projections.settings.runner).catch_up()
+        return self.projections.rebuild(name, until)
+
+    def verify(self) -> list[VerifyResult]:
+        """Bring every projection to the log head, then rebuild each into a scratch store and compare
+        digests. Without the catch-up a projection nothing had read yet was compared at position 0,
+        empty with empty, and said to match having verified nothing."""
+        self.settle()
+        return self.projections.verify()
 
     def _fresh(self, *reads: str, sweep: bool = True) -> None:
         """Before a read of ``reads``: caught up here, unless a follower keeps them up."""

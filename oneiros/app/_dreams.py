@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Protocol
+from typing import TYPE_CHECKING, Annotated, NamedTuple, Protocol
 
 import msgspec
 
@@ -65,6 +65,14 @@ class Interrupted(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
 
 
+class _Hooks(NamedTuple):
+    """What hears of a cycle as it goes (see :meth:`Dreaming.dream`)."""
+
+    on_phase: PhaseListener | None = None
+    on_queued_phase: Callable[[PhaseReport], None] | None = None
+    on_start: Callable[[str], None] | None = None
+
+
 class Background(Protocol):
     """Runs cycles off the caller's thread (the server's own cycles)."""
 
@@ -106,16 +114,18 @@ class Dreaming(Reading):
         background: Background | None = None,
         on_phase: PhaseListener | None = None,
         on_queued_phase: Callable[[PhaseReport], None] | None = None,
+        on_start: Callable[[str], None] | None = None,
     ) -> CycleRun:
         """Dream one cycle of ``golem_id`` now, with the config's settings and ``options``.
 
         With a queue configured the cycle goes to the workers (followed to its end with
-        ``options.wait``; ``on_queued_phase`` hears each phase as it ends, with its worker); else
-        it runs in this process, in this thread (``on_phase`` hears each phase) or on
-        ``background``'s. What stops a cycle from starting (no such golem, a golem already
-        dreaming, no API key, an episode the engines cannot fold) is raised before anything is
-        written, re-evaluation included."""
-        run = self._dream(golem_id, options or CycleOptions(), background, on_phase, on_queued_phase)
+        ``options.wait``; ``on_start`` hears its id once it is enqueued, ``on_queued_phase`` each
+        phase as it ends, with its worker); else it runs in this process, in this thread
+        (``on_phase`` hears each phase) or on ``background``'s. What stops a cycle from starting
+        (no such golem, a golem already dreaming, no API key, an episode the engines cannot fold)
+        is raised before anything is written, re-evaluation included."""
+        hooks = _Hooks(on_phase=on_phase, on_queued_phase=on_queued_phase, on_start=on_start)
+        run = self._dream(golem_id, options or CycleOptions(), background, hooks)
         if not self.catch_up:  # reads served from the projections show the cycle it started
             self.settle()
         return run
@@ -125,8 +135,7 @@ class Dreaming(Reading):
         golem_id: str,
         options: CycleOptions,
         background: Background | None,
-        on_phase: PhaseListener | None,
-        on_queued_phase: Callable[[PhaseReport], None] | None,
+        hooks: _Hooks,
     ) -> CycleRun:
         golems = self._golems()
         state = golems.state(golem_id)
@@ -170,11 +179,14 @@ class Dreaming(Reading):
             if not options.wait:
                 queued.detach()
                 return msgspec.structs.replace(run, cycle_id=cycle_id, status="enqueued")
-            return _ended(run, queued.wait(golem_id, cycle_id, timeout=options.timeout, on_phase=on_queued_phase))
+            if hooks.on_start is not None:
+                hooks.on_start(cycle_id)
+            ended = queued.wait(golem_id, cycle_id, timeout=options.timeout, on_phase=hooks.on_queued_phase)
+            return _ended(run, ended)
         from oneiros.runtime._executor import InProcessExecutor, cycle_result  # noqa: PLC0415
 
         if background is None:
-            executor = InProcessExecutor(golems, generator, settings, on_phase, self.config.recovery)
+            executor = InProcessExecutor(golems, generator, settings, hooks.on_phase, self.config.recovery)
             executor.logs = self._logs()  # the fold the checks (and an import) read
             return _ended(run, executor.run_cycle(golem_id))
 
@@ -186,7 +198,7 @@ class Dreaming(Reading):
                 snapshots=self.config.snapshots,
                 races=self.config.races,
             )
-            return InProcessExecutor(own, generator, settings, on_phase, self.config.recovery).run_cycle(golem_id)
+            return InProcessExecutor(own, generator, settings, hooks.on_phase, self.config.recovery).run_cycle(golem_id)
 
         cycle_id = background.start(golem_id, in_thread)
         if not options.wait:

@@ -40,8 +40,8 @@ from oneiros.app._shapes import (
 )
 from oneiros.events._types import DreamStart
 from oneiros.fsm._machine import MACHINE, SEPARATOR
+from oneiros.fsm._service import replay
 from oneiros.projections._index import (
-    PENDING,
     golem_dreams,
     golem_runs,
     journal_entries,
@@ -50,7 +50,7 @@ from oneiros.projections._index import (
     staged_entries,
 )
 from oneiros.projections._journal import dream_reports, journal_markdown
-from oneiros.projections._recall import recall
+from oneiros.projections._recall import recall_golem
 from oneiros.projections._sinks import (
     beliefs,
     memory_diff,
@@ -362,8 +362,7 @@ class Reading(Recording):
         write passes False and gets the same answer."""
         self._fresh()
         self._exists(golem_id)
-        staged = self._staged(golem_id, (*PENDING, "promoted"))
-        result = recall(self.projections.db, staged, golem_id, query, limit)
+        result = recall_golem(self.projections.db, golem_id, query, limit, settings=self.projections.settings.recall)
         if record:
             record_recall(self.store, golem_id, result, self.deps)
         return result
@@ -410,6 +409,12 @@ class Reading(Recording):
             next_cursor=str(records[-1].position) if more and records else None,
             total=total,
         )
+
+    def replay(self, until: int | None = None, on_progress: Callable[[int], None] | None = None) -> list[Golem]:
+        """Every golem's state rebuilt from the log (as of position ``until``), with no side
+        effects; ``on_progress`` hears the position reached."""
+        states = replay(self.store, until=until, on_progress=on_progress)
+        return [Golem.of(s) for s in states.values()]
 
     @staticmethod
     def machine() -> Machine:

@@ -4,14 +4,12 @@ and deciding on what it dreamt (reviews, re-evaluation, MEMORY.md rollbacks)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 
 import msgspec
 
 from oneiros._errors import EntryNotFound, GolemNotFound, MemoryVersionNotFound
 from oneiros.app._core import Core
 from oneiros.app._shapes import Appended, Entry, Golem, Memory, OutcomeMoved
-from oneiros.episodes._episodes import episode_batches
 from oneiros.events._schedule import ActivityKind, ActivityRecorded
 from oneiros.events._staging import ReviewDecided, ReviewDecision
 from oneiros.events._types import Episode
@@ -65,24 +63,30 @@ class Recording(Core):
         return Appended.of(records)
 
     def import_episodes(
-        self, golem_id: str, paths: Sequence[Path], *, on_batch: Callable[[int], None] | None = None
+        self,
+        golem_id: str,
+        batches: Iterable[Sequence[Episode]],
+        *,
+        on_batch: Callable[[int], None] | None = None,
     ) -> Imported:
-        """Create ``golem_id`` if it is new and record the episodes of ``paths`` (each checked whole
-        first, ``count_episodes``) it does not have yet, a batch a transaction: an import cut short
-        is finished by running it again. ``on_batch`` hears how many lines each batch read."""
+        """Create ``golem_id`` if it is new and record the episodes of ``batches`` (checked whole
+        already: ``count_episodes``, an importer's plan) whose ticks it does not have yet, a batch a
+        transaction, so an import cut short is finished by running it again. ``on_batch`` hears how
+        many episodes each batch held."""
         golems = self._golems()
         if not self.golem_exists(golem_id):
             golems.create(golem_id)
         # From the fold a cycle reads anyway (a snapshot and what came since), not a full read.
-        known = set(self._logs().read(golem_id).memory.columns().ticks.tolist()) if paths else set()
+        known: set[int] | None = None
         recorded = skipped = 0
-        for path in paths:
-            for batch in episode_batches(path):
-                new = [e for e in batch if e.tick not in known]
-                recorded += len(golems.record_episodes(golem_id, new))
-                skipped += len(batch) - len(new)
-                if on_batch is not None:
-                    on_batch(len(batch))
+        for batch in batches:
+            if known is None:
+                known = set(self._logs().read(golem_id).memory.columns().ticks.tolist())
+            new = [e for e in batch if e.tick not in known]
+            recorded += len(golems.record_episodes(golem_id, new)) if new else 0
+            skipped += len(batch) - len(new)
+            if on_batch is not None:
+                on_batch(len(batch))
         return Imported(recorded=recorded, skipped=skipped)
 
     def record_activity(self, golem_id: str, kind: ActivityKind, detail: str = "") -> Appended:

@@ -24,7 +24,7 @@ from oneiros.projections._journal import JournalEntry, PhaseSummary
 from oneiros.projections._lineage import EntryLineage
 from oneiros.projections._recall import RecallResult
 from oneiros.projections._sinks import Belief, MemoryVersion, NoiseFragment, Observation
-from oneiros.projections._staging import ReviewNote, StagedEntry
+from oneiros.projections._staging import ACTIVE, ReviewNote, StagedEntry
 from oneiros.scheduling._scheduler import Decision
 from oneiros.settings._cycle import CycleBudget
 from oneiros.settings._scheduling import ScheduleSettings
@@ -137,6 +137,11 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True):
     reviews: list[ReviewNote]
     quarantine: Quarantine | None
     """Why only a review may promote it; null when nothing holds it."""
+
+    @property
+    def active(self) -> bool:
+        """Still awaiting validation (proposed or reinforced)."""
+        return self.status in ACTIVE
 
     @classmethod
     def of(cls, e: StagedEntry) -> Entry:

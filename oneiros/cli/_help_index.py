@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='af1f4c66eab89c9b10f628ce2b90a6ce',
+    digest='98c0a6f1a2f9d892183cd42b8677350e',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(

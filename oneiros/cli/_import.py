@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
 import typer
 
-from oneiros.cli._common import GolemOpt, JsonOpt, StoreOpt, console, emit_json, one_line_errors, opened, table
+from oneiros.cli._common import GolemOpt, JsonOpt, StoreOpt, application, console, emit_json, one_line_errors, table
 from oneiros.cli._config import ConfigOpt, flag, load
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
@@ -63,8 +63,7 @@ def import_cmd(  # noqa: PLR0917 - typer maps one parameter to each option
     D3:12, a message's id), checked whole before anything is written; run again, it records only
     the turns the golem does not have yet."""
     from oneiros._errors import InputError
-    from oneiros.fsm._service import Golems
-    from oneiros.runtime._golem_log import GolemLogs
+    from oneiros.cli._commands import record_batches
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "store", store, "--store")
@@ -80,20 +79,15 @@ def import_cmd(  # noqa: PLR0917 - typer maps one parameter to each option
             raise InputError("--conversation names a LoCoMo sample; this file is not LoCoMo's")
         plans = _plans(file, chosen, effective.golem, conversation, first_tick)
     rows: list[dict[str, object]] = []
-    with opened(effective.store_url, create=True) as event_store:
-        golems = Golems(event_store, snapshots=effective.snapshots, races=effective.races)
-        logs = GolemLogs.of(golems)
-        from oneiros.cli._commands import record_batches
-
+    with application(effective.store_url, config=effective, create=True) as app:
         for plan in plans:
-            with one_line_errors():
-                recorded, skipped = record_batches(golems, plan.golem, plan.batches(), plan.turns, logs, quiet=as_json)
+            imported = record_batches(app, plan.golem, plan.batches(), plan.turns, quiet=as_json)
             rows.append(
                 {
                     "golem": plan.golem,
                     "turns": plan.turns,
-                    "recorded": recorded,
-                    "skipped": skipped,
+                    "recorded": imported.recorded,
+                    "skipped": imported.skipped,
                     "sessions": plan.sessions,
                 }
             )
