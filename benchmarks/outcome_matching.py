@@ -9,8 +9,8 @@ shown to the matcher). An outcome bears on an entry, for the score, when most of
 criterion (its tags and regime) is among the outcome's topics. For each threshold, over every pair
 of an outcome and an active entry the sweep may move: precision, recall, F1, and the entries an
 outcome moves on average. The last stdout line is one JSON object: those figures by threshold, the
-threshold with the best F1 (the highest such), and what the rule before relevance (every criterion
-tag among the outcome's tags and words, and its regime) gave on the same pairs.
+thresholds with the best F1 and the middle one of them, and what the rule before relevance (every
+criterion tag among the outcome's tags and words, and its regime) gave on the same pairs.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from oneiros.projections._db import open_projection_db
 from oneiros.projections._service import Projections
 from oneiros.projections._staging import StagedEntry
 from oneiros.settings._staging import StagingSettings
-from oneiros.validation._match import relevance, stem
+from oneiros.validation._match import relevance
 from oneiros.validation._staged import terms
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,10 +88,10 @@ def _entries(episodes: Path) -> list[StagedEntry]:
 
 def _bears(entry: StagedEntry, topics: set[str], regime: str) -> bool:
     """Most of the entry's criterion (its tags and regime) is among what the outcome is about."""
-    wanted = [stem(t.replace("-", "")) for t in entry.criterion.all_of]
+    wanted = [t.lower() for t in entry.criterion.all_of]
     if entry.criterion.regime:
-        wanted.append(stem(entry.criterion.regime))
-    about = {stem(t.replace("-", "")) for t in topics} | {stem(regime)}
+        wanted.append(entry.criterion.regime)
+    about = topics | {regime}
     return 2 * sum(w in about for w in wanted) > len(wanted)
 
 
@@ -134,13 +134,16 @@ def main() -> None:
     by_threshold = {
         str(t): _figures([(truth, score >= t) for truth, score, _old in scored], outcomes) for t in THRESHOLDS
     }
-    best = max(THRESHOLDS, key=lambda t: (by_threshold[str(t)]["f1"], t))
+    top = max(by_threshold[str(t)]["f1"] for t in THRESHOLDS)
+    plateau = [t for t in THRESHOLDS if by_threshold[str(t)]["f1"] == top]
+    best = plateau[len(plateau) // 2]  # the middle of the best: robust to a little either way
     emit(
         {
             "pairs": len(scored),
             "outcomes": outcomes,
             "bearing_pairs": sum(truth for truth, _s, _o in scored),
             "by_threshold": by_threshold,
+            "best_thresholds": plateau,
             "best_threshold": best,
             "best": by_threshold[str(best)],
             "before_relevance": _figures([(truth, old) for truth, _s, old in scored], outcomes),

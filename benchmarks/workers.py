@@ -39,9 +39,9 @@ from rq.job import Job, JobStatus
 
 from oneiros import Golems, open_store
 from oneiros.episodes._episodes import load_episodes, sample_episodes_path
-from oneiros.events._types import DREAM_PHASES
 from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._generator import GeneratorSettings
+from oneiros.settings._phases import PHASES
 from oneiros.settings._runtime import RqSettings
 from oneiros.telemetry._tracing import read_spans
 from oneiros.workers._dispatch import RqExecutor
@@ -165,7 +165,7 @@ class Bench:
                 golems.create(f"b{index:03d}")
                 golems.record_episodes(f"b{index:03d}", episodes)
                 cycle_id = executor.start_cycle(f"b{index:03d}")
-                job_ids.extend(phase_job_id(cycle_id, phase) for phase in DREAM_PHASES)
+                job_ids.extend(phase_job_id(cycle_id, phase) for phase in PHASES.names)
         return store_url, job_ids
 
     def cycles_per_second(self, workers: int, generator: str) -> float:

@@ -104,7 +104,7 @@ def run(url: str, token: str) -> None:
         print(f"  dream {dream['ref']} ({dream['status']}, confidence {dream['confidence']:.2f}): {dream['text']}")
 
     moved = _ok(api.post(f"{golem}/outcomes", json=coder.next_morning_outcome(tick=len(day) + 1)))
-    print(f"outcome recorded at log position {moved['position']}; {len(moved['dreams'])} dreams moved")
+    print(f"outcome recorded at log position {moved['position']}; {len(moved['entries'])} dreams moved")
 
 
 def main(argv: list[str]) -> int:

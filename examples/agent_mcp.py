@@ -83,7 +83,7 @@ async def run(client: Client) -> None:
 
     outcome = coder.next_morning_outcome(tick=len(day) + 1)
     moved = await call(client, "record_outcome", golem=coder.GOLEM, **outcome)
-    print(f"outcome recorded at log position {moved['position']}; {len(moved['dreams'])} dreams moved")
+    print(f"outcome recorded at log position {moved['position']}; {len(moved['entries'])} dreams moved")
 
 
 def main(argv: list[str]) -> int:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         UnknownPreset,
         UnknownProjection,
     )
+    from oneiros.app._oneiros import Oneiros
     from oneiros.episodes._episodes import load_episodes
     from oneiros.events._types import Episode, Outcome
     from oneiros.fsm._golem import GolemState
@@ -82,6 +83,7 @@ __all__ = [
     "InvalidStoreURL",
     "Observers",
     "OfflineGenerator",
+    "Oneiros",
     "OneirosError",
     "Outcome",
     "ProjectionConflict",
@@ -102,6 +104,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 _HOMES: dict[str, str] = {
+    "Oneiros": "oneiros.app._oneiros",
     "AccessError": "oneiros._errors",
     "CycleNotFound": "oneiros._errors",
     "Forbidden": "oneiros._errors",

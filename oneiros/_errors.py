@@ -271,7 +271,9 @@ class MemoryVersionNotFound(GolemError):
     def __init__(self, golem_id: str, version: int, newest: int) -> None:
         self.version = version
         self.newest = newest
-        have = f"versions 1-{newest}" if newest else "no versions yet (nothing has been promoted)"
+        have = {0: "no versions yet (nothing has been promoted)", 1: "only version 1"}.get(
+            newest, f"versions 1-{newest}"
+        )
         super().__init__(golem_id, f"MEMORY.md of golem {golem_id!r} has {have}; there is no version {version}")
 
 

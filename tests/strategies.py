@@ -9,8 +9,9 @@ from typing import Any
 import msgspec
 from hypothesis import strategies as st
 
-from oneiros.events._types import DreamStart, Event, EventMeta
+from oneiros.events._types import DreamPhase, DreamStart, Event, EventMeta
 from oneiros.settings._cycle import CycleBudget, CycleSettings, EngineSettings
+from oneiros.settings._phases import PHASES
 from oneiros.settings._prompts import PromptSet
 
 _text = st.text(min_size=1, max_size=30)
@@ -18,6 +19,8 @@ _text = st.text(min_size=1, max_size=30)
 _FIELDS: dict[tuple[type, str], st.SearchStrategy[Any]] = {
     (EngineSettings, "embedder"): st.sampled_from(("hashing", "none", "sentence-transformers:all-MiniLM-L6-v2")),
     (EngineSettings, "prompts"): st.just(PromptSet()),
+    # A DreamPhase that leaves out its machine state takes the canonical table's, so it names one of its phases.
+    (DreamPhase, "phase"): st.sampled_from(PHASES.names),
     # A cycle's recorded settings are validated by their own Structs (fuzzed in test_config); here
     # they only need to round-trip, in a few shapes.
     (DreamStart, "settings"): st.one_of(
@@ -38,6 +41,8 @@ def _field(cls: type, field: msgspec.inspect.Field) -> st.SearchStrategy[Any]:
 
 def _for(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:  # noqa: PLR0911, PLR0912 - one branch per msgspec type
     i = msgspec.inspect
+    if isinstance(t, i.StrType) and t.pattern is not None:
+        return st.from_regex(t.pattern, fullmatch=True)
     if isinstance(t, i.StrType):
         return st.text(min_size=t.min_length or 0, max_size=max(t.min_length or 0, 30))
     if isinstance(t, i.BoolType):

@@ -18,7 +18,7 @@ from oneiros import Golems, InProcessExecutor, open_store
 from oneiros._errors import InvalidSetting
 from oneiros.config._load import load_config
 from oneiros.events._content import BudgetOverrun, BudgetReserved, GenerationFailed
-from oneiros.events._types import DREAM_PHASES, Event, GenerationRecorded
+from oneiros.events._types import Event, GenerationRecorded
 from oneiros.generators._offline import OfflineGenerator
 from oneiros.generators._openai import OpenAIGenerator
 from oneiros.generators._protocol import Generation, GenerationRequest
@@ -26,6 +26,7 @@ from oneiros.runtime._budget import Ledger, phase_budget, phase_money
 from oneiros.runtime._phase import run_phase
 from oneiros.settings._cycle import CycleBudget, CycleSettings, ModelPrice
 from oneiros.settings._generator import OpenAISettings
+from oneiros.settings._phases import PHASES
 from tests.chat_server import ChatServer, sample_golems
 
 BUDGET = CycleBudget(
@@ -67,7 +68,7 @@ def _assert_no_cap_passed(golems: Golems, cycle_id: str) -> None:
     assert spent.usd <= (BUDGET.cycle_usd or 0) + 1e-9
     assert BUDGET.month_usd is not None
     assert ledger.spent().usd <= BUDGET.month_usd + 1e-9
-    for phase in DREAM_PHASES:
+    for phase in PHASES.names:
         spent_in = ledger.spent(cycle_id=cycle_id, phase=phase)
         assert spent_in.tokens <= phase_budget(BUDGET, "stable", phase)
         assert spent_in.usd <= (phase_money(BUDGET, "stable", phase) or 0.0) + 1e-9

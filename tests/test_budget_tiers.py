@@ -23,12 +23,13 @@ from oneiros.config._presets import PRESETS
 from oneiros.events._codec import decode_event, encode_event
 from oneiros.events._types import DreamPhase, DreamStart
 from oneiros.runtime._budget import phase_budget
-from oneiros.settings._cycle import PHASE_SHARES, CycleBudget
+from oneiros.settings._cycle import CycleBudget
+from oneiros.settings._phases import PHASES as TABLE
 from oneiros.store._history import import_history
 
 HISTORIES = Path(__file__).parent / "histories"
 NO_FILE = "/dev/null"
-PHASES = list(PHASE_SHARES["stable"])
+PHASES = list(TABLE.names)
 runner = CliRunner()
 
 
@@ -139,7 +140,7 @@ def test_a_budget_made_in_python_resolves_its_caps_and_records_them() -> None:
     tier's money caps; a DreamStart records the resolved caps, and reads them back the same."""
     budget = CycleBudget(tier="hardened", cycle_tokens=9_000)
     assert (9_000, 0.5, 2.0) == (budget.tokens(), budget.cycle_usd_cap(), budget.window_usd_cap())
-    assert int(9_000 * PHASE_SHARES["stable"]["rem"]) == phase_budget(budget, "stable", "rem")
+    assert int(9_000 * TABLE.share("stable", "rem")) == phase_budget(budget, "stable", "rem")
     recorded = msgspec.to_builtins(budget)
     assert (9_000, 0.5, 2.0) == (recorded["cycle_tokens"], recorded["cycle_usd"], recorded["window_usd"])
     assert budget == msgspec.convert(recorded, CycleBudget)
@@ -161,7 +162,7 @@ def test_dream_with_an_environment_cap_and_the_hardened_tier_runs_under_the_cap(
     budget = start.settings.budget
     assert ("hardened", 9_000, 0.5) == (budget.tier, budget.cycle_tokens, budget.cycle_usd)
     phases = [r.event.budget_tokens for r in records if isinstance(r.event, DreamPhase)]
-    assert [int(9_000 * PHASE_SHARES["stable"][p]) for p in PHASES] == phases
+    assert [int(9_000 * TABLE.share("stable", p)) for p in PHASES] == phases
     shown = runner.invoke(app, ["budget", "--store", sqlite_url, "--json"])
     assert 0 == shown.exit_code, shown.output
     cycle = json.loads(shown.output)["caps"][0]

@@ -69,15 +69,18 @@ def test_golem_defaults_to_the_config_everywhere(tmp_path: Path) -> None:
     assert "ada" == dreamt["golem_id"]
     assert dreamt["cycle_id"] == json.loads(ok(tmp_path, "report", "--json", env=env).stdout)["report"]["cycle_id"]
     missing = oneiros(tmp_path, "report", "--golem", "bob", env=env)
-    assert (2, "error: golem 'bob' has no dream report\n") == (missing.returncode, missing.stderr)
+    assert (2, "error: golem 'bob' does not exist\n") == (missing.returncode, missing.stderr)
     (tmp_path / "oneiros.toml").write_text('golem = "ada"\n')
     assert "ada" == json.loads(ok(tmp_path, "budget", "--json").stdout)["golem_id"]
 
 
 def test_golem_on_a_list_command_is_a_filter(dreamt: Path) -> None:
-    """On journal, staging and events `--golem` keeps only that golem's rows; without it every golem."""
-    assert [] == json.loads(ok(dreamt, "journal", "--golem", "nobody", "--json").stdout)
+    """On journal and staging `--golem` keeps only that golem's rows, without it every golem's; a
+    golem that does not exist is an error, as on every other command (not an empty list)."""
+    assert {"golem"} == {e["golem_id"] for e in json.loads(ok(dreamt, "journal", "--golem", "golem", "--json").stdout)}
     assert {"golem"} == {e["golem_id"] for e in json.loads(ok(dreamt, "staging", "--json").stdout)}
+    missing = oneiros(dreamt, "journal", "--golem", "nobody", "--json")
+    assert (2, "", "error: golem 'nobody' does not exist\n") == (missing.returncode, missing.stdout, missing.stderr)
 
 
 # -- ONEIROS_* -------------------------------------------------------------------------------
@@ -86,7 +89,7 @@ def test_golem_on_a_list_command_is_a_filter(dreamt: Path) -> None:
 def test_dream_honours_oneiros_queue_as_worker_does(tmp_path: Path, redis_url: str) -> None:  # noqa: F811
     """With ONEIROS_QUEUE set, `dream` hands the cycle to the workers instead of running it here."""
     out = json.loads(ok(tmp_path, "dream", "--sample", "--json", env={"ONEIROS_QUEUE": redis_url}).stdout)
-    assert (True, redis_url) == (out["enqueued"], out["queue"])
+    assert ("enqueued", redis_url) == (out["status"], out["queue"])
 
 
 def test_readers_honour_the_config_files_store(dreamt: Path, tmp_path: Path) -> None:

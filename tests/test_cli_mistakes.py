@@ -310,7 +310,7 @@ CASES: list[tuple[tuple[str, ...], int, str, dict[str, str]]] = [
     (
         ("memory", "--golem", "b", "--rollback", "0", *_S),
         2,
-        "error: MEMORY.md of golem 'b' has no versions yet: nothing has been promoted; there is no version 0\n",
+        "error: MEMORY.md of golem 'b' has no versions yet (nothing has been promoted); there is no version 0\n",
         {},
     ),
     (("health", "--golem", "nope", "--check", *_S), 2, "error: golem 'nope' does not exist\n", {}),

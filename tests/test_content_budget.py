@@ -12,11 +12,14 @@ from hypothesis import strategies as st
 from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, open_store
 from oneiros.episodes._episodes import load_episodes, sample_episodes_path
 from oneiros.events._content import BudgetExhausted, BudgetReserved, DreamSuppressed
-from oneiros.events._types import BEHAVIORAL_PHASES, DREAM_PHASES
+from oneiros.events._types import BEHAVIORAL_PHASES
 from oneiros.generators._offline import OfflineGenerator
 from oneiros.generators._protocol import GenerationRequest
 from oneiros.runtime._budget import BudgetGuard, Ledger, phase_budget, worst_case_tokens
-from oneiros.settings._cycle import PHASE_SHARES, CycleBudget, CycleSettings, ModelPrice
+from oneiros.settings._cycle import CycleBudget, CycleSettings, ModelPrice
+from oneiros.settings._phases import PHASES
+
+DREAM_PHASES = PHASES.names
 
 START = datetime(2026, 11, 3, 2, 0, tzinfo=UTC)
 
@@ -33,8 +36,8 @@ BARDO_TABLE = {
 def test_phase_shares_equal_the_bardo_table(behavioral_phase: str) -> None:
     """Each behavioral phase shares its budget across the five dream phases exactly as Bardo's table says."""
     expected = dict(zip(DREAM_PHASES, BARDO_TABLE[behavioral_phase], strict=True))
-    assert expected == PHASE_SHARES[behavioral_phase]  # type: ignore[index]
-    assert pytest.approx(1.0) == sum(PHASE_SHARES[behavioral_phase].values())  # type: ignore[index]
+    assert expected == {p.name: p.shares.of(behavioral_phase) for p in PHASES}  # type: ignore[arg-type]
+    assert pytest.approx(1.0) == sum(p.shares.of(behavioral_phase) for p in PHASES)  # type: ignore[arg-type]
 
 
 def test_phase_budgets_never_add_up_past_the_cycle() -> None:
@@ -103,7 +106,7 @@ def test_no_sequence_of_calls_spends_past_any_cap(  # noqa: PLR0917 - hypothesis
             cycle += 1
         cycle_id = f"c{cycle}"
         phase_tokens = phase_budget(budget, "stable", phase)  # type: ignore[arg-type]
-        phase_usd = cycle_usd * PHASE_SHARES["stable"][phase]  # type: ignore[index]
+        phase_usd = cycle_usd * PHASES.share("stable", phase)
         guard = BudgetGuard(
             budget, ledger, cycle_id=cycle_id, phase=phase, phase_tokens=phase_tokens, phase_usd=phase_usd, now=now
         )  # type: ignore[arg-type]

@@ -41,11 +41,21 @@ def test_unknown_tier_is_a_clear_error(sqlite_url: str) -> None:
 
 
 def test_report_without_a_dream_is_a_clear_error(sqlite_url: str) -> None:
-    """Asking for the report of a golem that never dreamt names the golem."""
+    """Asking for the report of a golem that never dreamt, or of one that does not exist, names the
+    golem and what it lacks."""
+    from oneiros import Golems, open_store
+
     assert 0 == runner.invoke(app, ["dream", "--sample", "--store", sqlite_url, "--json"]).exit_code
-    result = runner.invoke(app, ["report", "--store", sqlite_url, "--golem", "nobody"])
-    assert 2 == result.exit_code
-    assert "error: golem 'nobody' has no dream report" in result.output
+    with open_store(sqlite_url) as store:
+        Golems(store).create("sleepless")
+    said = []
+    for golem in ("sleepless", "nobody"):
+        result = runner.invoke(app, ["report", "--store", sqlite_url, "--golem", golem])
+        said.append((result.exit_code, " ".join(result.output.split())))
+    assert [
+        (2, "error: golem 'sleepless' has not dreamt yet: it has no cycle"),
+        (2, "error: golem 'nobody' does not exist"),
+    ] == said
 
 
 def test_budget_from_the_ledger_events_shows_what_the_whole_stream_gives(sqlite_url: str) -> None:
@@ -67,7 +77,8 @@ def test_budget_from_the_ledger_events_shows_what_the_whole_stream_gives(sqlite_
         Golems(store).record_episodes("golem", [replace(e, tick=10_000 + i) for i, e in enumerate(later)])
         last_cycle, rows = budget_report(store.read_stream("golem"), CycleBudget(tier="hardened"))
     shown = json.loads(runner.invoke(app, ["budget", "--store", sqlite_url, "--tier", "hardened", "--json"]).output)
-    assert {"golem_id": "golem", "tier": "hardened", "cycle_id": last_cycle, "caps": rows} == shown
+    whole = {"phases": [], "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}  # given for one cycle only
+    assert {"golem_id": "golem", "tier": "hardened", "cycle_id": last_cycle, "caps": rows, **whole} == shown
 
 
 def test_budget_judges_spend_by_the_configured_caps(sqlite_url: str, tmp_path: Path) -> None:

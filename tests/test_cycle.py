@@ -206,9 +206,9 @@ def test_a_phase_that_fails_ends_the_cycle_interrupted_with_the_reason() -> None
 @pytest.mark.parametrize("phase", ["thriving", "stable", "conservation", "declining", "terminal"])
 def test_phase_budgets_follow_the_bardo_table(phase: str) -> None:
     """Each behavioral phase's shares sum to 100% with onset 10% and return 5%."""
-    from oneiros.settings._cycle import PHASE_SHARES
+    from oneiros.settings._phases import PHASES
 
-    shares = PHASE_SHARES[phase]  # type: ignore[index]
+    shares = {p.name: p.shares.of(phase) for p in PHASES}  # type: ignore[arg-type]
     assert 1.0 == pytest.approx(sum(shares.values()))
     assert (0.10, 0.05) == (shares["hypnagogic_onset"], shares["hypnopompic_return"])
 

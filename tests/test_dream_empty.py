@@ -15,6 +15,7 @@ import msgspec
 import pytest
 
 from oneiros import Golems, InProcessExecutor, open_store
+from oneiros.app._shapes import Run
 from oneiros.config._load import load_config
 from oneiros.events._content import DreamStaged, DreamSuppressed, GenerationFailed
 from oneiros.events._outcome import DreamEmpty
@@ -22,10 +23,9 @@ from oneiros.events._types import EpisodeRecorded, ModeChanged
 from oneiros.fsm._service import replay
 from oneiros.generators._openai import OpenAIGenerator
 from oneiros.projections._journal import journal_markdown
-from oneiros.server._background import BackgroundCycles
-from oneiros.server._cycles import start_cycle
+from oneiros.server._auth import LOCAL
 from oneiros.server._models import CycleIn
-from oneiros.server._service import run_row
+from oneiros.server._service import Service
 from oneiros.settings._generator import OpenAISettings
 from tests.chat_server import HARDENED, ChatServer, sample_golems
 from tests.projections_support import World
@@ -157,16 +157,19 @@ def test_server_cycle_route_and_journal_report_an_empty_cycle(monkeypatch: pytes
     config = msgspec.structs.replace(
         config, server=msgspec.structs.replace(config.server, generator=f"{__name__}:keyless")
     )
-    cycles = BackgroundCycles(world.store, limit=1, grace_seconds=30.0)
-    body = CycleIn(reevaluate_enabled=False, wait=True)
-    answer = start_cycle(world.store, config, world.deps, "g", body, background=cycles)
-    assert "empty" == answer["status"]
-    assert answer["empty"].startswith("every generator call failed: ")
+    service = Service(world.store, config, deps=world.deps)
+    try:
+        answer = service.dream(LOCAL, "g", CycleIn(reevaluate_enabled=False, wait=True))
+    finally:
+        service.close()
+    assert "empty" == answer.status
+    assert answer.empty is not None
+    assert answer.empty.startswith("every generator call failed: ")
     world.update()
     (entry,) = world.projections.journal()
-    assert answer["empty"] == entry.empty
-    assert answer["empty"] == run_row(entry)["empty"]
-    assert f"EMPTY: {answer['empty']}" in journal_markdown([entry])
+    assert answer.empty == entry.empty
+    assert answer.empty == Run.of(entry).empty
+    assert f"EMPTY: {answer.empty}" in journal_markdown([entry])
 
 
 def test_a_suppressed_cycle_is_not_flagged() -> None:

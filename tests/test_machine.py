@@ -164,21 +164,31 @@ def test_any_command_sequence_replays_to_the_live_state(  # noqa: PLR0912 - one 
             assert state == golems.state(golem_id, until=until)
 
 
-def test_destination_agrees_with_running_the_declared_machine() -> None:
-    """For every state a golem can be in and every trigger, the declaration gives what running transitions does."""
+@pytest.mark.parametrize("phases", ["canonical", "six"])
+def test_destination_agrees_with_running_the_declared_machine(phases: str) -> None:
+    """For every state a golem can be in and every trigger, the declaration gives what running
+    transitions does: for the canonical machine and for one with a sixth phase."""
     from transitions.core import MachineError
     from transitions.extensions import HierarchicalMachine
 
-    from oneiros.fsm._machine import _STATES, _TRANSITIONS, MACHINE_STATES, TRIGGERS, destination
+    from oneiros.fsm._machine import MACHINE, Machine
+    from tests.test_phase_table import SIX
+
+    machine = MACHINE if phases == "canonical" else Machine(SIX)
+    declared_states, declared_transitions = machine.declaration
 
     class Model:
         state = "Waking"
 
-    for state in MACHINE_STATES:
-        for trigger in TRIGGERS:
+    for state in machine.states:
+        for trigger in machine.triggers:
             model = Model()
             HierarchicalMachine(
-                model=model, states=_STATES, transitions=_TRANSITIONS, initial=state, auto_transitions=False
+                model=model,
+                states=declared_states,
+                transitions=declared_transitions,
+                initial=state,
+                auto_transitions=False,
             )
             if model.state != state:  # a compound state (Dreaming) is never rested in: it enters its child
                 continue
@@ -187,17 +197,17 @@ def test_destination_agrees_with_running_the_declared_machine() -> None:
             except MachineError:
                 ran = False
             expected = model.state if ran else None
-            assert (state, trigger, expected) == (state, trigger, destination(state, trigger))
+            assert (state, trigger, expected) == (state, trigger, machine.destination(state, trigger))
 
 
 def test_the_phase_order_is_the_machines() -> None:
     """Following ``next_phase`` from Dreaming's initial child visits every dream phase once, in order."""
-    from oneiros.events._types import DREAM_PHASES
     from oneiros.fsm._machine import destination, next_phase
+    from oneiros.settings._phases import PHASES
 
     first = destination("Waking", "fall_asleep")
     assert "Dreaming_HypnagogicOnset" == first
     order = ["hypnagogic_onset"]
     while (following := next_phase(order[-1])) is not None:
         order.append(following)
-    assert list(DREAM_PHASES) == order
+    assert list(PHASES.names) == order

@@ -149,15 +149,15 @@ def test_memory_shows_diffs_writes_and_rolls_back(env: dict[str, str], tmp_path:
     for entry in (first, second):
         _json(env, "review", entry, "--decision", "promote_candidate", "--reason", "confirmed")
     shown = _json(env, "memory", "--golem", "golem")
-    assert (2, f"promoted {second}") == (shown["version"]["version"], shown["version"]["reason"])  # type: ignore[index]
+    assert (2, f"promoted {second}") == (shown["memory"]["version"], shown["memory"]["reason"])  # type: ignore[index]
     diff = _json(env, "memory", "--golem", "golem", "--diff", "1", "2")["diff"]  # type: ignore[index]
     assert diff.startswith("--- MEMORY.md v1\n+++ MEMORY.md v2\n")
     written = _json(env, "memory", "--golem", "golem", "--write", str(tmp_path / "mem"))
     assert str(tmp_path / "mem" / "MEMORY.md") == written["written"]  # type: ignore[index]
     rolled = _json(env, "memory", "--golem", "golem", "--rollback", "1", "--reason", "too eager")
     assert (3, "rolled back to v1 by owner: too eager") == (
-        rolled["version"]["version"],  # type: ignore[index]
-        rolled["version"]["reason"],  # type: ignore[index]
+        rolled["memory"]["version"],  # type: ignore[index]
+        rolled["memory"]["reason"],  # type: ignore[index]
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
@@ -12,7 +13,7 @@ from oneiros.events._staging import EntryReviewed, MemoryRolledBack, OutcomeReco
 from oneiros.events._types import EpisodeRecorded, Event, event_type
 from oneiros.projections._sinks import memory_diff, memory_version, write_memory_file
 from oneiros.store._store import open_store
-from oneiros.validation._review import OutcomeInput, register_episode_removal
+from oneiros.validation._review import Feedback, OutcomeInput, removed_ticks
 from tests.projections_support import World
 
 
@@ -93,18 +94,27 @@ class EpisodesForgotten(Event, frozen=True, kw_only=True):
     ticks: tuple[int, ...]
 
 
-register_episode_removal(EpisodesForgotten, lambda e: e.ticks)  # type: ignore[attr-defined]
+def _forgotten(event: Event) -> Sequence[int]:
+    """The host's own removals, then oneiros's."""
+    match event:
+        case EpisodesForgotten(ticks=ticks):
+            return ticks
+    return removed_ticks(event)
 
 
 def test_reevaluate_stales_entries_whose_sources_are_gone(world: World) -> None:
-    """Re-evaluation marks an entry stale when all its source episodes were removed, and reinforces
-    a proposed entry whose sources are intact."""
+    """Re-evaluation with a host's own removing event (passed to Feedback, no registry) marks an
+    entry stale when all its source episodes were removed, and reinforces a proposed entry whose
+    sources are intact; without it, the event removes nothing."""
     world.episodes(2)
     world.dream(insights=1, hypotheses=1)
     entries = world.entries()
     world.golems._commit(world.golems.state(world.golem), [EpisodesForgotten(ticks=(1,))])
     world.episodes(3)
-    decisions = world.feedback.reevaluate(world.golem)
+    unaware = world.feedback.reevaluate(world.golem)
+    assert {"reinforce"} == {r.event.decision for r in unaware}  # type: ignore[attr-defined]
+    feedback = Feedback(world.store, deps=world.deps, removed=_forgotten)
+    decisions = feedback.reevaluate(world.golem)
     assert {"stale"} == {r.event.decision for r in decisions}  # type: ignore[attr-defined]
     after = world.entries()
     assert {"stale"} == {after[e].status for e in entries}

@@ -6,8 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oneiros.events._staging import EntryStaged
+from oneiros.events._staging import EntryStaged, ValidationCriterion
+from oneiros.events._types import DreamOutput, Event, event_type
 from oneiros.store._store import open_store
+from oneiros.validation._staged import StagedOutput, staged_output
+from oneiros.validation._sweep import StagingProcess
 from tests.projections_support import World
 
 
@@ -200,3 +203,38 @@ def test_two_staging_processes_cannot_both_decide(world: World) -> None:
     assert head == second.catch_up()
     assert head == world.store.head()
     assert 2 == len(list(world.store.read_all(types=[EntryStaged])))
+
+
+@event_type("TestHunch")
+class Hunch(DreamOutput, frozen=True, kw_only=True):
+    """A host's own dream output, staged only where the staging process is told how."""
+
+    text: str
+
+
+def _hunches(event: Event) -> StagedOutput | None:
+    match event:
+        case Hunch():
+            return StagedOutput(
+                kind=lambda _e: "novel_insight",
+                confidence_pct=lambda _e, _s: 25,
+                text=lambda e: e.text,  # type: ignore[attr-defined]
+                criterion=lambda e, _eps: ValidationCriterion(all_of=("eth",), description=e.text),  # type: ignore[attr-defined]
+            )
+    return staged_output(event)
+
+
+def test_a_hosts_own_output_is_staged_where_the_process_is_told_how(world: World) -> None:
+    """``staged_output`` stages integration's DreamStaged and nothing else; a StagingProcess given a
+    function that knows a host's own output type (no registry) stages it too, with the kind,
+    confidence and text the function gives, and still stages DreamStaged."""
+    hunch = Hunch(cycle_id="CYCLE", text="eth wakes early")
+    assert None is staged_output(hunch)
+    world.episodes(1)
+    world.dream([hunch], hypotheses=1)
+    StagingProcess(world.store, world.staging, staged=_hunches).catch_up()
+    staged = [r.event for r in world.store.read_all(types=[EntryStaged])]
+    assert [("novel_insight", 25, "eth wakes early"), ("strategy_hypothesis", 20, "hypothesis 0")] == sorted(
+        (e.kind, e.confidence_pct, e.text.split(" of ")[0])  # type: ignore[attr-defined]
+        for e in staged
+    )

@@ -8,12 +8,13 @@ from pathlib import Path
 import msgspec
 
 from oneiros import InProcessExecutor
-from oneiros.events._types import DREAM_PHASES, DreamStart, Event
+from oneiros.events._types import DreamStart, Event
 from oneiros.generators._offline import OfflineGenerator
 from oneiros.runtime._budget import phase_budget
 from oneiros.runtime._golem_log import GolemLogs
 from oneiros.runtime._phase import run_phase
 from oneiros.settings._cycle import CycleBudget, CycleSettings
+from oneiros.settings._phases import PHASES
 from tests.scale_support import fixed_episodes
 from tests.test_snapshots import CountingStore, _golems
 
@@ -77,7 +78,7 @@ def test_phases_on_separate_processes_each_start_from_the_snapshot(tmp_path: Pat
         "g", "owner", budget_tokens=phase_budget(CycleBudget(), "stable", "hypnagogic_onset"), cycle_id="c"
     )
     episodes_read: set[int] = set()
-    for phase in DREAM_PHASES:
+    for phase in PHASES.names:
         worker = _golems(url)
         outcome = run_phase(worker, "g", "c", phase, OfflineGenerator(seed=5), CycleSettings())
         assert outcome.ran
@@ -108,7 +109,7 @@ def test_each_phase_reads_only_what_came_after_the_last(tmp_path: Path) -> None:
         "g", "owner", budget_tokens=phase_budget(CycleBudget(), "stable", "hypnagogic_onset"), cycle_id="c"
     )
     since = 3  # fall_asleep's events
-    for phase in DREAM_PHASES:
+    for phase in PHASES.names:
         before = golems.store.head()
         store.reset()
         run_phase(golems, "g", "c", phase, OfflineGenerator(seed=5), CycleSettings(), logs=executor.logs)

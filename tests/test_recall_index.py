@@ -1,25 +1,32 @@
-"""The ``recall`` index applies a stretch of episodes at once (each word's row edited once per
-stretch): whatever the stretches, its rows must be each golem's episodes and, per word, the ticks of
-the newest ``postings`` episodes that have it, in the order they were recorded; caught up alone,
-together with another projection, or taken live in pieces."""
+"""The ``recall`` index: term postings of each golem's episodes and dream observations, applied a
+stretch at a time. Whatever the stretches, it must hold each golem's latest episode per tick and
+rank like a textbook BM25 over them; on SQLite and PostgreSQL alike; and recall must give one
+ranking of facts and dreams, each naming the episodes it stands for."""
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oneiros._text import content_word_set
+from oneiros.events._observations import DreamObservation
 from oneiros.events._types import DreamStart, Episode, EpisodeRecorded, Event, EventMeta, GolemCreated
 from oneiros.projections._db import ProjectionDB, open_projection_db
 from oneiros.projections._index import GolemIndex
-from oneiros.projections._recall import RecallIndex, RecallSettings
+from oneiros.projections._recall import RecallIndex, RecallSettings, episode_text, recall
 from oneiros.projections._runner import ProjectionRunner, RunnerSettings
-from oneiros.store._store import open_store
+from oneiros.projections._terms import terms
+from oneiros.store._store import EventStore, open_store
+from tests.conftest import postgres_url
+from tests.projections_support import World, staged
 
-_WORDS = ("harbor", "storm", "ledger", "signal", "copper", "tide")
+_WORDS = ("harbor", "storm", "ledger", "signal", "copper", "tide", "harbors", "stormy")
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
 # (golem, tick, the episode's words, or None for a DreamStart between episodes)
 _Step = tuple[str, int, tuple[str, ...] | None]
@@ -34,35 +41,7 @@ _steps = st.lists(
 )
 
 
-def _expected(steps: list[_Step], limit: int) -> dict[tuple[str, str], object]:
-    """The rows, computed from the steps alone: an episode's row is the last recorded with its tick;
-    a word's ticks are those of every episode whose text has it, the newest ``limit``."""
-    rows: dict[tuple[str, str], object] = {}
-    ticks: dict[str, list[int]] = {}
-    for golem, tick, words in steps:
-        if words is None:
-            continue
-        episode = Episode(tick=tick, summary=" ".join(words))
-        rows[("episode", f"{golem}/{tick:012d}")] = {"tick": tick, "summary": episode.summary}
-        # Its tags and regime are words of it too (the regime is "unknown" unless given).
-        for word in content_word_set(" ".join((episode.summary, *episode.tags, episode.regime))):
-            ticks.setdefault(f"{golem}/{word}", []).append(tick)
-    rows |= {("word", key): {"ticks": found[-limit:]} for key, found in ticks.items()}
-    return rows
-
-
-def _rows(db: ProjectionDB) -> dict[tuple[str, str], object]:
-    return {(kind, key): msgspec.json.decode(data) for kind, key, data in db.scan("recall")}
-
-
-@settings(max_examples=60, deadline=None)
-@given(steps=_steps, limit=st.integers(1, 4), batch=st.integers(1, 7), kept=st.integers(0, 3), piece=st.integers(1, 9))
-def test_recall_rows_do_not_depend_on_how_the_log_is_cut(
-    steps: list[_Step], limit: int, batch: int, kept: int, piece: int
-) -> None:
-    """Caught up alone (stretches of ``batch`` events, rows forgotten past ``kept`` at a commit),
-    with another projection (the shared read), and taken live in pieces of ``piece`` events, the
-    index holds the rows the steps give."""
+def _store(steps: list[_Step]) -> EventStore:
     store = open_store("memory://")
     versions: dict[str, int] = {}
     for golem, tick, words in steps:
@@ -75,26 +54,196 @@ def test_recall_rows_do_not_depend_on_how_the_log_is_cut(
         meta = EventMeta(time=_T0, event_id=f"e{store.head()}", golem_id=golem)
         store.append(golem, versions.get(golem, 0), [(meta, e) for e in batch_of])
         versions[golem] = versions.get(golem, 0) + len(batch_of)
-    recall = RecallSettings(postings=limit)
+    return store
+
+
+def _latest(steps: list[_Step]) -> dict[str, dict[int, str]]:
+    """Each golem's episodes as the steps leave them: the last text recorded with each tick."""
+    out: dict[str, dict[int, str]] = {}
+    for golem, tick, words in steps:
+        if words is not None:
+            out.setdefault(golem, {})[tick] = " ".join(words)
+    return out
+
+
+def _postings(db: ProjectionDB) -> dict[tuple[str, int], Counter[str]]:
+    """(golem, tick) -> term counts, read back from the postings through the document rows."""
+    docs = {key: msgspec.json.decode(data) for _kind, key, data in db.scan("recall", "doc")}
+    found: dict[tuple[str, int], Counter[str]] = {}
+    with db._transaction(commit=False) as c:  # the table itself: what the ranking reads
+        c.execute(db._sql(f"SELECT golem, term, doc, tf FROM {db.terms_table} WHERE projection = ?"), ("recall",))
+        for r in c.fetchall():
+            tick = int(docs[f"{r['golem']}/{r['doc']}"]["ref"])
+            found.setdefault((str(r["golem"]), tick), Counter())[str(r["term"])] = int(r["tf"])
+    return found
+
+
+@settings(max_examples=60, deadline=None)
+@given(steps=_steps, batch=st.integers(1, 7), kept=st.integers(0, 3), piece=st.integers(1, 9))
+def test_recall_postings_do_not_depend_on_how_the_log_is_cut(
+    steps: list[_Step], batch: int, kept: int, piece: int
+) -> None:
+    """Caught up alone (stretches of ``batch`` events, rows forgotten past ``kept`` at a commit),
+    with another projection (the shared read), and taken live in pieces of ``piece`` events, the
+    index posts the terms of each golem's latest episode per tick, and nothing else, and the three
+    databases hold the same rows and postings byte for byte."""
+    store = _store(steps)
     runner_settings = RunnerSettings(batch_events=batch, kept_rows=kept)
     alone, together, live = (open_projection_db("memory://") for _ in range(3))
-    ProjectionRunner(store, alone, [RecallIndex(recall)], runner_settings).catch_up()
-    ProjectionRunner(store, together, [RecallIndex(recall), GolemIndex()], runner_settings).catch_up()
-    taker = ProjectionRunner(store, live, [RecallIndex(recall)], runner_settings)
+    ProjectionRunner(store, alone, [RecallIndex()], runner_settings).catch_up()
+    ProjectionRunner(store, together, [RecallIndex(), GolemIndex()], runner_settings).catch_up()
+    taker = ProjectionRunner(store, live, [RecallIndex()], runner_settings)
     log = list(store.read_all())
     for start in range(0, len(log), piece):
         taker.take(log[start : start + piece])
 
-    expected = _expected(steps, limit)
-
-    def shown(db: ProjectionDB) -> dict[tuple[str, str], object]:
-        # An episode row's other fields (tags, regime, time) are empty here: compare what is drawn.
-        return {
-            k: ({"tick": v["tick"], "summary": v["summary"]} if k[0] == "episode" else v)  # type: ignore[index]
-            for k, v in _rows(db).items()
-        }
-
-    assert expected == shown(alone)
-    assert expected == shown(together)
-    assert expected == shown(live)
+    expected = {
+        (golem, tick): Counter(terms(text)) for golem, found in _latest(steps).items() for tick, text in found.items()
+    }
+    assert expected == _postings(alone)
+    assert alone.digest("recall") == together.digest("recall")
+    assert alone.digest("recall") == live.digest("recall")
     assert store.head() == live.position("recall")
+
+
+def _textbook(texts: dict[int, str], query: str, k1: float = 1.2, b: float = 0.75) -> dict[int, float]:
+    """Okapi BM25 of each text against ``query``, written out from the formula."""
+    docs = {tick: Counter(terms(text)) for tick, text in texts.items()}
+    docs = {tick: c for tick, c in docs.items() if c}
+    n = len(docs)
+    avgdl = sum(sum(c.values()) for c in docs.values()) / n if n else 0.0
+    scores: dict[int, float] = {}
+    for tick, counts in docs.items():
+        length = sum(counts.values())
+        total = 0.0
+        for term in dict.fromkeys(terms(query)):
+            tf = counts.get(term, 0)
+            if tf:
+                df = sum(1 for c in docs.values() if term in c)
+                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                total += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl))
+        if total > 0:
+            scores[tick] = total
+    return scores
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def projection_db(request: pytest.FixtureRequest, tmp_path: object) -> Iterator[ProjectionDB]:
+    url = (
+        f"sqlite:///{tmp_path}/proj.db"
+        if request.param == "sqlite"
+        else postgres_url(request.getfixturevalue("pg_schema"))
+    )
+    db = open_projection_db(url)
+    yield db
+    db.close()
+
+
+def test_recall_ranks_episodes_as_textbook_bm25_on_both_engines(projection_db: ProjectionDB) -> None:
+    """Over episodes recorded (one tick recorded twice), recall's relevance of each episode is the
+    textbook BM25 score of its indexed text, and the results come in that order, on SQLite and
+    PostgreSQL alike; an episode that holds no query term is not returned."""
+    texts = [
+        ("Caroline", "I went to an LGBTQ support group yesterday and it was so powerful."),
+        ("Melanie", "Painting a lake sunrise helps me relax after work."),
+        ("Caroline", "The support group made me feel accepted."),
+        ("Melanie", "We went camping with the kids, they loved the stars."),
+        ("Caroline", "I'm researching adoption agencies that support LGBTQ folks."),
+        ("Melanie", "Swimming with the kids later today!"),
+    ]
+    store = open_store("memory://")
+    episodes = [Episode(tick=n, summary=text, speaker=who, ref=f"D1:{n + 1}") for n, (who, text) in enumerate(texts)]
+    # Tick 3 again: the later text is the one recall knows.
+    episodes.append(Episode(tick=3, summary="Adopting kids is a big step", speaker="Melanie", ref="D2:1"))
+    events: list[Event] = [GolemCreated(name="g"), *(EpisodeRecorded(episode=e) for e in episodes)]
+    store.append("g", 0, [(EventMeta(time=_T0, event_id=f"e{n}", golem_id="g"), e) for n, e in enumerate(events)])
+    ProjectionRunner(store, projection_db, [RecallIndex()], RunnerSettings(batch_events=3)).catch_up()
+    latest = {e.tick: episode_text(e) for e in episodes}
+    query = "Who adopted kids or went to a support group?"
+
+    found = recall(projection_db, [], "g", query, limit=10)
+
+    expected = _textbook(latest, query)
+    assert sorted(expected, key=lambda t: (-expected[t], -t)) == [int(i.ref) for i in found.results]
+    for item in found.results:
+        assert expected[int(item.ref)] == pytest.approx(item.relevance, rel=1e-9)
+    assert [n for n in range(1, len(found.results) + 1)] == [i.rank for i in found.results]
+    assert ("D2:1",) == next(i.source_refs for i in found.results if i.ref == "3")
+
+
+def test_one_ranking_of_facts_and_dreams_each_naming_its_episodes() -> None:
+    """A dream's observation (naming two episodes) and a staged hypothesis are ranked with the
+    episodes by one BM25: they come back among the related dreams, never the results, with their
+    source ticks and the episodes' own ids; ``ranking()`` merges both lists by rank, numbered
+    1, 2, 3... with no gap."""
+    store = open_store("memory://")
+    world = World(store)
+    world.golems.record_episodes(
+        "g1",
+        [
+            Episode(tick=10, summary="Deployed the payments service without a canary", speaker="agent", ref="m-10"),
+            Episode(tick=11, summary="Rolled back payments after errors doubled", speaker="agent", ref="m-11"),
+            Episode(tick=12, summary="Lunch with the team", speaker="user", ref="m-12"),
+        ],
+    )
+    observation = DreamObservation(
+        cycle_id="CYCLE",
+        kind="thread",
+        text="payments service: deployed without a canary, then rolled back",
+        subject="payments",
+        source_episode_ticks=(10, 11),
+    )
+    hypothesis = staged("CYCLE", 0, "strategy_hypothesis", "Ship payments behind a canary", 0.2, ticks=(10,))
+    world.dream([observation, hypothesis])
+    world.update()
+    projections = world.projections
+
+    found = recall(projections.db, projections.staging("g1"), "g1", "payments canary rollback", limit=5)
+
+    assert all(i.standing == "fact" for i in found.results)
+    assert {"10", "11"} == {i.ref for i in found.results}
+    dreams = {i.kind: i for i in found.related_dreams}
+    assert ("dream", (10, 11), ("m-10", "m-11")) == (
+        dreams["observation"].standing,
+        dreams["observation"].source_ticks,
+        dreams["observation"].source_refs,
+    )
+    assert ("dream", "proposed", (10,), ("m-10",)) == (
+        dreams["dream"].standing,
+        dreams["dream"].status,
+        dreams["dream"].source_ticks,
+        dreams["dream"].source_refs,
+    )
+    merged = found.ranking()
+    assert list(range(1, len(merged) + 1)) == [i.rank for i in merged]
+    assert sorted(merged, key=lambda i: -i.relevance) == merged
+
+
+def test_an_index_of_an_older_layout_is_rebuilt_from_the_log() -> None:
+    """Rows of the recall index's first layout (word rows, no layout row) are dropped at the next
+    catch-up and the index built again from the log, so an upgrade never recalls from rows it does
+    not read."""
+    store = _store([("g", 1, ("harbor", "storm"))])
+    db = open_projection_db("memory://")
+    db.commit("recall", 0, store.head(), [("word", "g/harbor", b'{"ticks":[1]}')])
+
+    ProjectionRunner(store, db, [RecallIndex()]).catch_up()
+
+    assert [] == db.scan("recall", "word")
+    assert ["1"] == [i.ref for i in recall(db, [], "g", "harbor").results]
+
+
+def test_an_embedder_fuses_a_second_ranking_by_reciprocal_rank() -> None:
+    """With ``embedder = "hashing"`` every item's relevance is the sum of 1/(60 + rank) over its
+    BM25 rank and its cosine rank, so the best of both is at most 2/61, and the items are those
+    BM25 found."""
+    store = _store([("g", 1, ("harbor", "storm")), ("g", 2, ("harbor", "tide", "tide")), ("g", 3, ("copper",))])
+    db = open_projection_db("memory://")
+    ProjectionRunner(store, db, [RecallIndex()]).catch_up()
+
+    plain = recall(db, [], "g", "harbor tide")
+    fused = recall(db, [], "g", "harbor tide", settings=RecallSettings(embedder="hashing"))
+
+    assert {i.ref for i in plain.results} == {i.ref for i in fused.results}
+    assert all(0 < i.relevance <= 2 / 61 for i in fused.results)
+    assert "2" == fused.results[0].ref

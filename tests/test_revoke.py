@@ -140,7 +140,7 @@ def test_promote_by_review_then_revoke_through_the_cli(sqlite_url: str) -> None:
         app, ["review", entry_id, "--decision", "promote_candidate", "--reason", "held twice", "--store", sqlite_url]
     )
     assert 0 == promoted.exit_code, promoted.output
-    memory = json.loads(runner.invoke(app, ["memory", "--store", sqlite_url, "--json"]).output)["version"]
+    memory = json.loads(runner.invoke(app, ["memory", "--store", sqlite_url, "--json"]).output)["memory"]
     assert text in memory["content"]
     argv = ["review", entry_id, "--decision", "revoke", "--reason", "a one-off", "--store", sqlite_url]
     revoked = runner.invoke(app, argv, env={"COLUMNS": "200"})
@@ -150,7 +150,7 @@ def test_promote_by_review_then_revoke_through_the_cli(sqlite_url: str) -> None:
         f"{entry_id} is now revoked (owner: a one-off)",
         f"MEMORY.md v{version}: revoked {entry_id} by owner: a one-off (oneiros memory --diff {version - 1} {version})",
     ] == revoked.output.splitlines()
-    newest = json.loads(runner.invoke(app, ["memory", "--store", sqlite_url, "--json"]).output)["version"]
+    newest = json.loads(runner.invoke(app, ["memory", "--store", sqlite_url, "--json"]).output)["memory"]
     assert (version, False) == (newest["version"], text in newest["content"])
     argv = ["memory", "--store", sqlite_url, "--diff", str(version - 1), str(version), "--json"]
     diff = json.loads(runner.invoke(app, argv).output)["diff"]

@@ -93,15 +93,15 @@ def test_an_instructing_web_episode_reaches_memory_only_through_a_review(tmp_pat
     assert ("proposed", 0.9) == (by_id[held]["status"], by_id[held]["confidence"])
     assert ("promoted", "sweep") == (by_id[sibling]["status"], by_id[sibling]["resolved_by"])
     memory = json.loads(oneiros("memory", "--golem", "g1", "--json"))
-    assert by_id[sibling]["text"] in memory["version"]["content"]
-    assert by_id[held]["text"] not in memory["version"]["content"]
+    assert by_id[sibling]["text"] in memory["memory"]["content"]
+    assert by_id[held]["text"] not in memory["memory"]["content"]
 
     said = oneiros("review", held, "--decision", "promote_candidate", "--reason", "checked the claim myself")
     assert f"quarantined, so only a review promotes it: {by_id[held]['quarantine']['why']}" == " ".join(
         said.split("\n")[1].split()
     )
     memory = json.loads(oneiros("memory", "--golem", "g1", "--json"))
-    assert by_id[held]["text"] in memory["version"]["content"]
+    assert by_id[held]["text"] in memory["memory"]["content"]
     promoted = {
         e["entry_id"]: e["resolved_by"] for e in json.loads(oneiros("staging", "--json", "--status", "promoted"))
     }

@@ -120,8 +120,9 @@ def test_a_malformed_server_queue_is_refused_at_start_and_masked(tmp_path: Path)
 
     from oneiros import Deps, Golems, open_store
     from oneiros.config._load import load_config
-    from oneiros.server._cycles import start_cycle
+    from oneiros.server._auth import LOCAL
     from oneiros.server._models import CycleIn
+    from oneiros.server._service import Service
 
     queue = "redis://:S3cret@127.0.0.1:notaport/0"
     port = str(_free_port())
@@ -136,9 +137,10 @@ def test_a_malformed_server_queue_is_refused_at_start_and_masked(tmp_path: Path)
     Golems(store).create("g")
     base = load_config("/dev/null")
     config = replace(base, server=replace(base.server, queue=queue))
+    service = Service(store, config, deps=Deps())
     with pytest.raises(ConfigError) as caught:
-        start_cycle(store, config, Deps(), "g", CycleIn(), background=None)  # type: ignore[arg-type]
-    assert (
-        "server.queue 'redis://:***@127.0.0.1:notaport/0': Port could not be cast to integer value as 'notaport'"
-        == (str(caught.value))
+        service.dream(LOCAL, "g", CycleIn())
+    service.close()
+    assert "queue 'redis://:***@127.0.0.1:notaport/0': Port could not be cast to integer value as 'notaport'" == (
+        str(caught.value)
     )

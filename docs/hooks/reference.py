@@ -4,6 +4,8 @@
 - ``reference/config.md``: every config key with its type, default and docstring (which names the
   source document the default comes from), from the settings Structs;
 - ``reference/events.md``: every event type and the episode, as JSON Schema from msgspec;
+- ``reference/phases.md``: the dream phases, from the phase table the machine, the engines and
+  the budget read;
 - ``reference/errors.md`` is written by hand and checked against the classes by a test.
 
 Nothing here is copied by hand, so the reference cannot drift from the code.
@@ -23,6 +25,7 @@ import typer
 from oneiros.cli import app
 from oneiros.config._load import OneirosConfig
 from oneiros.events._types import Episode, registered_events
+from oneiros.settings._phases import PHASES
 
 _settings = griffe.load("oneiros.settings", resolve_aliases=True, resolve_external=False)
 _config = griffe.load("oneiros.config", resolve_aliases=True, resolve_external=False)
@@ -177,6 +180,24 @@ def _events_page() -> str:
     return "\n".join(lines)
 
 
-for path, page in (("config", _config_page), ("cli", _cli_page), ("events", _events_page)):
+def _phases_page() -> str:
+    lines = [
+        "# Dream phases",
+        "",
+        "A cycle runs these phases in order, generated from the phase table (`oneiros.settings.PHASES`)",
+        "that the machine, the engines, the budget, the CLI and the inspector all read. The first phase",
+        "opens the cycle, each `advance`s to the next, the one before the last `complete`s the cycle's",
+        "work (DreamComplete) and the last wakes the golem. *machine state* is the phase's state in the",
+        "machine and Bardo's name for it (`DreamPhase.bardo_phase`), *stream* its name on the event",
+        "stream's `dream_progress`; the last five columns are its share of the cycle's tokens and dollars",
+        "by the golem's behavioral phase (Bardo's allocation table). What each phase records is in",
+        "[the dream cycle](../dream-cycle.md).",
+        "",
+        PHASES.reference(),
+    ]
+    return "\n".join(lines)
+
+
+for path, page in (("config", _config_page), ("cli", _cli_page), ("events", _events_page), ("phases", _phases_page)):
     with mkdocs_gen_files.open(f"reference/{path}.md", "w") as handle:
         handle.write(page())

@@ -91,8 +91,7 @@ export function subscribe(params, onEvent, onState = () => {}) {
   return () => { stopped = true; if (ctrl) ctrl.abort(); };
 }
 
-// Bardo's phase names on the stream, oneiros's in the machine.
-export const BARDO_PHASE = {
-  onset: 'hypnagogic_onset', nrem: 'nrem', rem: 'rem', integration: 'integration', return: 'hypnopompic_return',
-};
+// The phase table (/api/v1/machine's phases) names each phase on the stream (Bardo's 'onset',
+// 'return'...) and in the log; a name the table lacks is kept as it is.
+export const phaseOfStream = (machine, name) => machine?.phases.find((p) => p.stream === name)?.phase ?? name;
 export const MODE = { waking: 'Waking', dreaming: 'Dreaming', dying: 'Dying' };

@@ -1,6 +1,7 @@
 // The GolemMode/DreamPhase diagram, laid out from the machine's own declaration (/api/v1/machine):
 // top-level states in a row, a compound state's children in a row inside it, each transition an
-// arrow labelled with its trigger. Nothing about the states is written here.
+// arrow labelled with its trigger; each state's label is the server's (a phase's from the phase
+// table). Nothing about the states is written here.
 const W = 172; // a leaf state's width: "Hypnopompic Return" in 14 px bold, with room
 const H = 48;
 const GAP = 52;
@@ -17,20 +18,17 @@ function layout(machine) {
     if (children.length) {
       let cx = x + PAD;
       for (const c of children) {
-        box[c.name] = { x: cx, y: top + 34, w: W, h: H, label: words(c.label) };
+        box[c.name] = { x: cx, y: top + 34, w: W, h: H, label: c.label };
         cx += W + GAP;
       }
       box[s.name] = { x, y: top, w: cx - GAP + PAD - x, h: H + 34 + PAD, label: s.label, compound: true };
     } else {
-      box[s.name] = { x, y: top + 34, w: W - 30, h: H, label: words(s.label) };
+      box[s.name] = { x, y: top + 34, w: W - 30, h: H, label: s.label };
     }
     x += box[s.name].w + GAP * 2;
   }
   return { box, width: x - GAP * 2 + PAD, height: top + 34 + H + PAD + 90 };
 }
-
-// "HypnagogicOnset" reads as "Hypnagogic Onset"; "NREM" stays whole.
-const words = (name) => name.replace(/([a-z])([A-Z])/g, '$1 $2');
 
 // On a phone the same declaration is laid out top to bottom.
 function layoutColumn(machine) {
@@ -45,12 +43,12 @@ function layoutColumn(machine) {
     if (children.length) {
       let cy = y + 34;
       for (const c of children) {
-        box[c.name] = { x: left + PAD, y: cy, w: W, h: H - 6, label: words(c.label) };
+        box[c.name] = { x: left + PAD, y: cy, w: W, h: H - 6, label: c.label };
         cy += H - 6 + g;
       }
       box[s.name] = { x: left, y, w: W + 2 * PAD, h: cy - g + PAD - y, label: s.label, compound: true };
     } else {
-      box[s.name] = { x: left + PAD, y, w: W, h: H - 6, label: words(s.label) };
+      box[s.name] = { x: left + PAD, y, w: W, h: H - 6, label: s.label };
     }
     y += box[s.name].h + g * 1.6;
   }

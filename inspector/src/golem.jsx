@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, head, subscribe, BARDO_PHASE, MODE } from './api.js';
+import { api, head, subscribe, phaseOfStream, MODE } from './api.js';
 import { Diagram } from './diagram.jsx';
 import { useApi, usePages, More, Err, Loading, Badge, Section, fmtTime, fmtUsd } from './ui.jsx';
 
@@ -135,7 +135,7 @@ export function Golem({ id }) {
               setSettle({ cycle: dreaming.current, left: 20 });
             }
           } else if (name === 'dream_progress') {
-            const phase = BARDO_PHASE[data.phase] || data.phase;
+            const phase = phaseOfStream(declared.current, data.phase);
             const at = declared.current?.phases.find((p) => p.phase === phase)?.state;
             dreaming.current = data.cycle_id;
             moves.current.push({ mode: 'Dreaming', phase, cycle_id: data.cycle_id, ...(at ? { machine_state: at } : {}) });

@@ -1,10 +1,14 @@
-import { useEffect } from 'preact/hooks';
-import { api, head, subscribe, BARDO_PHASE, MODE } from './api.js';
-import { usePages, More, Err, Badge, Section } from './ui.jsx';
+import { useEffect, useRef } from 'preact/hooks';
+import { api, head, subscribe, phaseOfStream, MODE } from './api.js';
+import { useApi, usePages, More, Err, Badge, Section } from './ui.jsx';
 
 // Every golem the token sees, with its mode and phase, kept live by the event stream.
 export function Golems() {
   const pages = usePages('/golems?limit=100');
+  // The phase table: a golem that falls asleep is in its first phase; the stream names phases its own way.
+  const machine = useApi('/machine');
+  const declared = useRef(null);
+  declared.current = machine.data;
   // A golem back in Waking: its row is read again from the server (cycle, episodes, cycles counted),
   // until the server's projections have caught up with the stream and say Waking too (every 0.5 s,
   // 20 times at most); until then the stream's mode stands and the ended cycle's id is dropped.
@@ -28,8 +32,8 @@ export function Golems() {
           pages.setItems((rows) => {
             known = rows.some((g) => g.golem_id === data.golem_id);
             return rows.map((g) => (g.golem_id !== data.golem_id ? g : name === 'mode_change'
-              ? { ...g, mode: MODE[data.mode] || data.mode, phase: data.mode === 'dreaming' ? 'hypnagogic_onset' : null, ...(data.mode === 'dreaming' ? {} : { cycle_id: null }) }
-              : { ...g, mode: 'Dreaming', phase: BARDO_PHASE[data.phase] || data.phase, cycle_id: data.cycle_id }));
+              ? { ...g, mode: MODE[data.mode] || data.mode, phase: data.mode === 'dreaming' ? declared.current?.phases[0]?.phase ?? null : null, ...(data.mode === 'dreaming' ? {} : { cycle_id: null }) }
+              : { ...g, mode: 'Dreaming', phase: phaseOfStream(declared.current, data.phase), cycle_id: data.cycle_id }));
           });
           if (!known) pages.reload();
           else if (name === 'mode_change' && data.mode === 'waking') refresh(data.golem_id, 20);

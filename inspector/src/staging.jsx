@@ -22,13 +22,13 @@ export function Staging({ golem }) {
         {pages.loaded && !pages.items.length ? <p class="muted">Nothing staged{status ? ` with status ${status}` : ''}.</p> : null}
         <ul class="entries">
           {pages.items.map((d) => (
-            <li key={d.dream_id} data-dream={d.dream_id}>
+            <li key={d.entry_id} data-dream={d.entry_id}>
               <div class="entry-head">
-                <a class="mono" href={`#/dreams/${enc(d.dream_id)}`}>{d.dream_id}</a>
+                <a class="mono" href={`#/dreams/${enc(d.entry_id)}`}>{d.entry_id}</a>
                 <Badge value={d.kind} /> <Badge value={d.status} />
                 <span class="conf" aria-label={`confidence ${pct(d.confidence)}`}><span class="bar small"><span style={{ width: pct(d.confidence) }} /></span>{pct(d.confidence)}</span>
               </div>
-              <p>{d.hypothesis}</p>
+              <p>{d.text}</p>
             </li>
           ))}
         </ul>
@@ -81,7 +81,7 @@ function Review({ dream, onDone }) {
   const act = async (decision) => {
     setBusy(true); setError(null);
     try {
-      onDone(await api(`/dreams/${enc(dream.dream_id)}/feedback`, { method: 'POST', body: { decision, feedback: why } }));
+      onDone(await api(`/dreams/${enc(dream.entry_id)}/feedback`, { method: 'POST', body: { decision, feedback: why } }));
       setWhy('');
     } catch (e) { setError(e); }
     setBusy(false);
@@ -121,7 +121,7 @@ export function Dream({ id, me }) {
         <>
           <Section title="Hypothesis" id="hyp-title">
             <p class="status-line">Status <Badge value={d.status} /> <span data-testid="status" class="sr-only">{d.status}</span> · {d.kind} · confidence {pct(d.confidence)} · {d.confirmations} confirmation(s), {d.contradictions} contradiction(s)</p>
-            <blockquote class="hypothesis">{d.hypothesis}</blockquote>
+            <blockquote class="hypothesis">{d.text}</blockquote>
             <p class="muted small">A dream is a hypothesis generated while idle, never an instruction or a fact.</p>
             {me?.write ? <Review dream={d} onDone={(row) => { dream.set(row); history.reload(); }} /> : <p class="muted" data-testid="read-only">This token can read only: no review actions.</p>}
           </Section>
@@ -145,8 +145,8 @@ export function Dream({ id, me }) {
           </Section>
           <div class="grid2">
             <Section title="Lineage" id="lineage-title">
-              <Fields value={d.source_refs} />
-              <p><a href={`#/golems/${enc(d.golem_id)}/cycles/${enc(d.source_refs.cycle_id)}`}>Open the cycle that dreamt it</a></p>
+              <Fields value={d.lineage} />
+              <p><a href={`#/golems/${enc(d.golem_id)}/cycles/${enc(d.lineage.cycle_id)}`}>Open the cycle that dreamt it</a></p>
             </Section>
             <Section title="Validation criterion" id="criterion-title"><Fields value={d.criterion} /></Section>
           </div>

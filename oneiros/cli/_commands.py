@@ -4,44 +4,42 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from oneiros._errors import GolemNotFound, InputError, OneirosError, masked_url
+from oneiros._errors import InputError, OneirosError, masked_url
 from oneiros.cli._common import (
     MAX_POSITION,
     GolemFilter,
     GolemOpt,
     JsonOpt,
     StoreOpt,
+    application,
     console,
     emit_json,
     err_console,
     limited,
     one_line_errors,
-    opened,
     print_error,
     short_ids,
     table,
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
-from oneiros.cli._projections import ProjectionsOpt, golem_states, verify_projections
-from oneiros.cli._workers import check_queue, phase_worker, queue_executor, redis_at
+from oneiros.cli._projections import ProjectionsOpt, verify_projections
+from oneiros.cli._workers import check_queue, redis_at
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    from oneiros.config._load import OneirosConfig
-    from oneiros.fsm._service import Golems
-    from oneiros.runtime._executor import CycleResult, InProcessExecutor
-    from oneiros.runtime._golem_log import GolemLogs
-    from oneiros.store._leases import Lease
-    from oneiros.store._store import EventStore
-    from oneiros.workers._dispatch import PhaseReport, RqExecutor
+    from oneiros.app._oneiros import Oneiros
+    from oneiros.app._records import Imported
+    from oneiros.app._shapes import CycleRun, Golem
+    from oneiros.events._types import Episode
+    from oneiros.workers._dispatch import PhaseReport
 
-__all__ = ["register"]
+__all__ = ["record_batches", "register"]
 
 _EPISODE_BATCH = 10_000
 """Episodes a progress bar waits for: what ``episode_batches`` records a transaction."""
@@ -119,12 +117,11 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     preset: PresetOpt = None,
 ) -> None:
     """Run one dream cycle now, or hand it to `oneiros worker` when a queue is configured."""
+    import msgspec
+
     from oneiros._deps import Deps
     from oneiros.episodes._episodes import count_episodes, sample_episodes_path
-    from oneiros.fsm._service import Golems
     from oneiros.generators._factory import check_api_key
-    from oneiros.runtime._executor import InProcessExecutor
-    from oneiros.runtime._golem_log import GolemLogs
     from oneiros.runtime._process import load_generator
     from oneiros.telemetry._tracing import configure_tracing
 
@@ -134,94 +131,52 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         sources = {path: count_episodes(path) for path in _episode_sources(episodes, sample)}
         if not effective.queue:  # on a queue the workers' environment holds the key
             check_api_key(effective.cycle.generator, "dream")
-        chosen = None if effective.queue else load_generator(effective.cycle.generator, effective.cycle.seed or 0)
+            load_generator(effective.cycle.generator, effective.cycle.seed or 0)  # a generator it cannot load
         configure_tracing(effective.tracing)
     if effective.queue:  # before the store: a new one is not left behind for a queue that is not there
         with one_line_errors():
             connection = redis_at(effective.queue)
         check_queue(connection, effective.queue)
-    with opened(effective.store_url, create=True) as event_store:
-        golems = Golems(
-            event_store,
-            deps=Deps(seed=effective.cycle.seed or 0),
-            snapshots=effective.snapshots,
-            races=effective.races,
-        )
-        executor = (
-            None if effective.queue else InProcessExecutor(golems, chosen, effective.cycle, recovery=effective.recovery)
-        )
-        queued = queue_executor(golems, effective) if effective.queue else None
-        logs = executor.logs if executor else GolemLogs.of(golems)
-        recorded = _record(golems, golem_id, sources, logs, quiet=as_json)
+    deps = Deps(seed=effective.cycle.seed or 0)
+    with application(effective.store_url, config=effective, create=True, deps=deps) as app:
+        recorded = _record(app, golem_id, sources, quiet=as_json)
         if sample and not as_json:
             console.print(f"sample episodes: {sample_episodes_path()}", soft_wrap=True, highlight=False)
-        with one_line_errors():  # a golem that cannot fall asleep says so before any progress is drawn
-            _check_can_dream(golems, golem_id)
-            # A stored episode the engines cannot fold: one line before DreamStart, rather than a
-            # cycle that a worker would find it cannot dream.
-            logs.read(golem_id)
-        if queued is not None:
-            _dream_on_queue(queued, golem_id, effective, recorded, wait=wait, as_json=as_json)
-            return
-        assert executor is not None  # no queue: this process runs the cycle
-        follow = executor.run_cycle if as_json else lambda g: _dream_with_progress(golems, g, recorded, executor)
-        try:
-            result = follow(golem_id)
-        except KeyboardInterrupt:
-            _stop_by_hand(golems, golem_id)
-            raise typer.Exit(130) from None
-        _print_result(result, recorded, event_store.url, as_json)
-        if result.interrupted or result.empty:  # a cycle that did not complete is not a success
-            raise typer.Exit(1)
+        _check_can_dream(app, golem_id)  # a golem that cannot fall asleep says so before any progress is drawn
+        if effective.queue:
+            run = _dream_on_queue(app, golem_id, wait=wait, as_json=as_json)
+        else:
+            try:
+                run = app.dream(golem_id) if as_json else _dream_with_progress(app, golem_id, recorded)
+            except KeyboardInterrupt:
+                _stop_by_hand(app, golem_id)
+                raise typer.Exit(130) from None
+    run = msgspec.structs.replace(run, episodes_recorded=recorded)
+    _print_result(run, as_json)
+    if run.interrupted or run.empty:  # a cycle that did not complete is not a success
+        raise typer.Exit(1)
 
 
-def _stop_by_hand(golems: Golems, golem_id: str) -> None:
+def _stop_by_hand(app: Oneiros, golem_id: str) -> None:
     """End the cycle a Ctrl-C stopped, as `oneiros interrupt` would: left dreaming, the golem
     waited for a reconciler to resume a cycle its owner had just stopped."""
-    from oneiros.fsm._golem import GolemState
-    from oneiros.fsm._races import retry_race
-
     reason = "oneiros dream stopped by Ctrl-C"
-
-    def attempt() -> GolemState | None:
-        state = golems.state(golem_id)
-        if state.mode != "Dreaming":
-            return None
-        golems.interrupt(golem_id, "owner", reason, known=state)
-        return state
-
     with one_line_errors():
-        state = retry_race(attempt, golems.races, golems.deps)
-    if state is not None:
-        print_error(f"interrupted cycle {state.cycle_id} of {golem_id} in {state.phase}: {reason}")
+        ended = app.interrupt(golem_id, reason, if_dreaming=True)
+    if ended is not None:
+        print_error(f"interrupted cycle {ended.cycle_id} of {golem_id} in {ended.phase}: {reason}")
 
 
-def _dream_on_queue(
-    executor: RqExecutor, golem_id: str, effective: OneirosConfig, recorded: int, *, wait: bool, as_json: bool
-) -> None:
-    golems = executor.golems
-    cycle_id = executor.start_cycle(golem_id)
+def _dream_on_queue(app: Oneiros, golem_id: str, *, wait: bool, as_json: bool) -> CycleRun:
+    """Hand the cycle to the workers; with ``wait`` follow it phase by phase to its end."""
+    from oneiros.app._dreams import CycleOptions
+
+    queue = escape(masked_url(app.config.queue))
     if not wait:
-        executor.detach()
-        enqueued = {
-            "cycle_id": cycle_id,
-            "golem_id": golem_id,
-            "queue": masked_url(effective.queue),
-            "rq_queue": effective.rq.queue,
-            "enqueued": True,
-            "episodes_recorded": recorded,
-            "store": masked_url(golems.store.url),
-        }
-        if as_json:
-            emit_json(enqueued)
-        else:
-            console.print(
-                f"enqueued cycle [bold]{cycle_id}[/bold] of {golem_id} on {escape(masked_url(effective.queue))}"
-            )
-        return
-    if not as_json:
-        queue = escape(masked_url(effective.queue))
-        console.print(f"cycle [bold]{cycle_id}[/bold] of {golem_id} enqueued on {queue}; following it")
+        run = app.dream(golem_id, CycleOptions(wait=False))
+        if not as_json:
+            console.print(f"enqueued cycle [bold]{run.cycle_id}[/bold] of {golem_id} on {queue}")
+        return run
 
     def show(report: PhaseReport) -> None:
         console.print(
@@ -229,40 +184,33 @@ def _dream_on_queue(
             f"  on {report.worker}"
         )
 
-    result = executor.wait(golem_id, cycle_id, timeout=None, on_phase=None if as_json else show)
-    _print_result(result, recorded, golems.store.url, as_json)
-    if result.interrupted or result.empty:
-        raise typer.Exit(1)
+    def following(cycle_id: str) -> None:
+        console.print(f"cycle [bold]{cycle_id}[/bold] of {golem_id} enqueued on {queue}; following it")
+
+    if as_json:
+        return app.dream(golem_id)
+    return app.dream(golem_id, on_start=following, on_queued_phase=show)
 
 
-def _print_result(result: CycleResult, recorded: int, store_url: str, as_json: bool) -> None:
+def _print_result(run: CycleRun, as_json: bool) -> None:
     import msgspec
     from rich.table import Table
 
-    payload: dict[str, Any] = {
-        "cycle_id": result.cycle_id,
-        "golem_id": result.golem_id,
-        "events_appended": result.events_appended,
-        "episodes_recorded": recorded,
-        "complete": msgspec.to_builtins(result.complete) if result.complete else None,
-        "interrupted": result.interrupted,
-        "empty": result.empty,
-        "store": masked_url(store_url),
-    }
-    if result.empty:  # one line, on stderr, whatever the output format: the cycle failed
-        cycle = f"cycle {result.cycle_id} of {result.golem_id}"
-        print_error(f"{cycle} produced nothing: {result.empty}")
+    if run.empty:  # one line, on stderr, whatever the output format: the cycle failed
+        print_error(f"cycle {run.cycle_id} of {run.golem_id} produced nothing: {run.empty}")
     if as_json:
-        emit_json(payload)
+        emit_json(run)
         return
-    outcome = Table(title=f"cycle {result.cycle_id}", show_header=False)
-    for key, value in (msgspec.to_builtins(result.complete) or {}).items() if result.complete else ():
+    if run.status == "enqueued":
+        return
+    outcome = Table(title=f"cycle {run.cycle_id}", show_header=False)
+    for key, value in (msgspec.to_builtins(run.complete) or {}).items() if run.complete else ():
         if key != "cycle_id":
             outcome.add_row(key.replace("_", " "), str(value))
-    outcome.add_row("events appended", str(result.events_appended))
+    outcome.add_row("events appended", str(run.events_appended))
     console.print(outcome)
-    if result.interrupted:
-        console.print(f"[yellow]interrupted:[/yellow] {escape(result.interrupted)}")
+    if run.interrupted:
+        console.print(f"[yellow]interrupted:[/yellow] {escape(run.interrupted)}")
 
 
 def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:
@@ -271,35 +219,35 @@ def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:
     return [p for p in (episodes, sample_episodes_path() if sample else None) if p is not None]
 
 
-def _record(golems: Golems, golem_id: str, sources: dict[Path, int], logs: GolemLogs, *, quiet: bool) -> int:
+def _record(app: Oneiros, golem_id: str, sources: dict[Path, int], *, quiet: bool) -> int:
     """Create the golem if it is new and record the episodes of ``sources`` (files checked whole,
     with their counts) it does not have yet, a batch a transaction; how many."""
     from oneiros.episodes._episodes import episode_batches
 
-    new = not _golem_exists(golems, golem_id)
     total = sum(sources.values())
-    if new and not total:
+    if not total and not app.golem_exists(golem_id):
         err_console.print(
             f"[red]error:[/red] golem {golem_id!r} does not exist yet and has no episodes to dream about; "
             "pass --episodes FILE (or --sample for the bundled demo episodes)"
         )
         raise typer.Exit(2)
-    if new:
-        golems.create(golem_id)
-    # From the fold the cycle reads anyway (a snapshot and what came since), not a full read.
-    known = set(logs.read(golem_id).memory.columns().ticks.tolist()) if total else set()
-    recorded = skipped = 0
+    batches = (batch for path in sources for batch in episode_batches(path))
+    return record_batches(app, golem_id, batches, total, quiet=quiet).recorded
+
+
+def record_batches(
+    app: Oneiros, golem_id: str, batches: Iterable[list[Episode]], total: int, *, quiet: bool
+) -> Imported:
+    """Create the golem if it is new and record the episodes of ``batches`` (``total`` of them,
+    checked already) whose ticks it does not have yet (:meth:`~oneiros.app.Oneiros.import_episodes`),
+    with a progress bar for a long import, and say what it skipped."""
     with _recording_progress(total, quiet=quiet) as advance:
-        for path in sources:
-            for batch in episode_batches(path):
-                new_ones = [e for e in batch if e.tick not in known]
-                recorded += len(golems.record_episodes(golem_id, new_ones))
-                skipped += len(batch) - len(new_ones)
-                advance(len(batch))
-    if skipped:  # an import run again finishes what it had not recorded; say what it left alone
+        imported = app.import_episodes(golem_id, batches, on_batch=advance)
+    if imported.skipped:  # an import run again finishes what it had not recorded; say what it left alone
+        skipped = imported.skipped
         episodes = "episode whose tick" if skipped == 1 else "episodes whose ticks"
         err_console.print(escape(f"skipped {skipped:,} {episodes} golem {golem_id!r} already has"), highlight=False)
-    return recorded
+    return imported
 
 
 @contextlib.contextmanager
@@ -317,39 +265,26 @@ def _recording_progress(total: int, *, quiet: bool) -> Iterator[Callable[[int], 
         yield lambda n: progress.advance(task, n)
 
 
-def _check_can_dream(golems: Golems, golem_id: str) -> None:
-    """Raise the machine's own IllegalCommand when ``golem_id`` cannot fall asleep now (it is
-    still dreaming, or stranded mid-cycle), as ``fall_asleep`` would once the cycle had started."""
+def _check_can_dream(app: Oneiros, golem_id: str) -> None:
+    """Raise the machine's own IllegalCommand when ``golem_id`` cannot fall asleep now, saying what
+    to do where it is dreaming: the cycle may still run elsewhere, or be stranded by a crash."""
     from oneiros._errors import IllegalCommand
 
-    state = golems.state(golem_id)
+    state = app.state(golem_id)
     if state.mode == "Dreaming":
-        # Say what to do: the cycle may still be running elsewhere, or be stranded by a crash.
         detail = (
             f"cycle {state.cycle_id} is in {state.phase}; `oneiros status` shows who runs it, "
             f"`oneiros recover` resumes it if nothing does, `oneiros interrupt {golem_id} --reason ...` ends it"
         )
         raise IllegalCommand(golem_id, state.machine_state, "fall_asleep", detail)
-    if state.mode != "Waking":
-        raise IllegalCommand(golem_id, state.machine_state, "fall_asleep")
 
 
-def _golem_exists(golems: Golems, golem_id: str) -> bool:
-    try:
-        golems.state(golem_id)
-    except GolemNotFound:
-        return False
-    return True
-
-
-def _dream_with_progress(
-    golems: Golems, golem_id: str, recorded: int, executor: InProcessExecutor | None = None
-) -> CycleResult:
+def _dream_with_progress(app: Oneiros, golem_id: str, recorded: int) -> CycleRun:
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from oneiros.events._types import DREAM_PHASES, DreamPhaseName
-    from oneiros.runtime._executor import InProcessExecutor
     from oneiros.runtime._phase import PhaseOutcome
+    from oneiros.settings._phases import PHASES
+    from oneiros.settings._vocabulary import DreamPhaseName
 
     if recorded:
         console.print(f"recorded {recorded} episodes for [bold]{golem_id}[/bold]")
@@ -361,18 +296,17 @@ def _dream_with_progress(
         TimeElapsedColumn(),
         console=console,
     ) as progress:
-        task = progress.add_task("dreaming: hypnagogic_onset", total=len(DREAM_PHASES))
+        names = PHASES.names  # the phases the application layer's golems run
+        task = progress.add_task(f"dreaming: {names[0]}", total=len(names))
         spent = [0]
 
         def on_phase(phase: DreamPhaseName, outcome: PhaseOutcome) -> None:
-            index = DREAM_PHASES.index(phase)
+            index = names.index(phase)
             spent[0] += outcome.tokens_spent
-            following = f"dreaming: {DREAM_PHASES[index + 1]}" if index + 1 < len(DREAM_PHASES) else "awake"
+            following = f"dreaming: {names[index + 1]}" if index + 1 < len(names) else "awake"
             progress.update(task, advance=1, description=f"{following} · {spent[0]} tokens so far")
 
-        executor = executor or InProcessExecutor(golems)
-        executor.on_phase = on_phase
-        return executor.run_cycle(golem_id)
+        return app.dream(golem_id, on_phase=on_phase)
 
 
 def replay_cmd(
@@ -387,21 +321,19 @@ def replay_cmd(
     """Rebuild every golem's state from the log, with no side effects."""
     from rich.progress import BarColumn, Progress, TextColumn
 
-    from oneiros.fsm._service import replay
-
     if verify:
         if until is not None:  # else --until was dropped without a word and the head verified
             with one_line_errors():
                 raise InputError("--verify compares each projection at its own position; it takes no --until")
-        with opened(store) as event_store:
-            if not verify_projections(event_store, projections, as_json):
+        with application(store, projections=projections) as app:
+            if not verify_projections(app, as_json):
                 raise typer.Exit(1)
         return
-    with opened(store) as event_store:
-        head = event_store.head()
+    with application(store) as app:
+        head = app.store.head()
         started = time.perf_counter()
         if as_json:
-            states = replay(event_store, until=until)
+            states = app.replay(until)
         else:
             with Progress(
                 TextColumn("replaying"),
@@ -411,55 +343,13 @@ def replay_cmd(
                 transient=True,
             ) as progress:
                 task = progress.add_task("replay", total=min(head, until) if until is not None else head)
-                states = replay(event_store, until=until, on_progress=lambda p: progress.update(task, completed=p))
+                states = app.replay(until, on_progress=lambda p: progress.update(task, completed=p))
         elapsed = time.perf_counter() - started
         position = min(head, until) if until is not None else head
         if as_json:
-            emit_json({"position": position, "head": head, "golems": [s.summary() for s in states.values()]})
+            emit_json({"position": position, "head": head, "golems": states})
             return
-        _states_table(states.values(), f"replayed to position {position} of {head} in {elapsed * 1000:.1f} ms")
-
-
-def _lease_holder(lease: Lease | None, cycle_id: str) -> str:
-    """Who runs a cycle started without a queue, from its lease: the process holding it, or that
-    nothing does (a killed `dream`: `oneiros recover` resumes it)."""
-    if lease is None or lease.cycle_id != cycle_id or not lease.live() or lease.gone():
-        return "nothing holds it (oneiros recover)"
-    return lease.holder
-
-
-def _running(event_store: EventStore, states: Any, effective: OneirosConfig) -> list[dict[str, Any]]:
-    """Each cycle under way: its phase, where that phase runs and how long the cycle has run."""
-    from datetime import UTC, datetime
-
-    from oneiros.events._liveness import PhaseResumed
-    from oneiros.events._types import DreamStart
-    from oneiros.store._leases import open_leases
-    from oneiros.store._snapshots import read_cycle
-
-    rows: list[dict[str, Any]] = []
-    now = datetime.now(UTC)
-    leases = open_leases(event_store)
-    for state in states:
-        if state.mode != "Dreaming" or state.cycle_id is None:
-            continue
-        cycle = read_cycle(event_store, state.golem_id, state.cycle_id)
-        start = next((r.meta.time for r in cycle if isinstance(r.event, DreamStart)), None)
-        resumes = sum(1 for r in cycle if isinstance(r.event, PhaseResumed) and r.event.phase == state.phase)
-        if effective.queue:
-            worker = phase_worker(effective, state.cycle_id, state.phase, resumes)
-        else:
-            worker = _lease_holder(leases.get(state.golem_id), state.cycle_id)
-        rows.append(
-            {
-                "golem_id": state.golem_id,
-                "cycle_id": state.cycle_id,
-                "phase": state.phase,
-                "worker": worker,
-                "age_seconds": round((now - start).total_seconds(), 1) if start is not None else None,
-            }
-        )
-    return rows
+        _states_table(states, f"replayed to position {position} of {head} in {elapsed * 1000:.1f} ms")
 
 
 def status(
@@ -476,36 +366,27 @@ def status(
     flag(flags, "queue", queue, "--queue")
 
     effective = load(config, None, flags)
-    with opened(effective.store_url) as event_store:
+    with application(effective.store_url, config=effective, projections=projections) as app:
         # From the golems projection, not a replay: a replay folds the whole log on every call
         # (3.7 s at a million episodes).
-        states = golem_states(event_store, projections)
-        head = event_store.head()
-        running = _running(event_store, states, effective)
-        if as_json:
-            emit_json(
-                {
-                    "position": head,
-                    "store": masked_url(event_store.url),
-                    "golems": [s.summary() for s in states],
-                    "running": running,
-                }
-            )
-            return
-        _states_table(states, f"{masked_url(event_store.url)} · position {head}")
-        if running:
-            under_way = table(
-                f"{len(running)} cycles under way", "golem", "cycle", "phase", "worker", "age", whole=("cycle", "phase")
-            )
-            short = short_ids(row["cycle_id"] for row in running)
-            for row in running:
-                age = "-" if row["age_seconds"] is None else f"{row['age_seconds']:.0f} s"
-                under_way.add_row(row["golem_id"], short[row["cycle_id"]], row["phase"] or "-", row["worker"], age)
-            console.print(under_way)
+        overview = app.overview()
+    if as_json:
+        emit_json(overview)
+        return
+    _states_table(overview.golems, f"{overview.store} · position {overview.position}")
+    running = overview.running
+    if running:
+        under_way = table(
+            f"{len(running)} cycles under way", "golem", "cycle", "phase", "worker", "age", whole=("cycle", "phase")
+        )
+        short = short_ids(row.cycle_id for row in running)
+        for row in running:
+            age = "-" if row.age_seconds is None else f"{row.age_seconds:.0f} s"
+            under_way.add_row(row.golem_id, short[row.cycle_id], row.phase or "-", row.worker, age)
+        console.print(under_way)
 
 
-def _states_table(states: Any, title: str) -> None:
-    states = list(states)
+def _states_table(states: list[Golem], title: str) -> None:
     shown = table(
         title,
         *("golem", "state", "cycle", "version", "episodes", "completed", "interrupted"),
@@ -535,37 +416,18 @@ def events(
     as_json: JsonOpt = False,
 ) -> None:
     """List the log (the first --limit events after --after)."""
-    from oneiros.store._snapshots import read_stream_pages
-    from oneiros.store._store import Recorded, decode_rows, record_row
-
-    with opened(store) as event_store:
-        if golem:
-            # Counted from stored rows, and only the events shown decoded: a golem's stream may
-            # hold a million episodes.
-            records: list[Recorded] = []
-            total = 0
-            for page in read_stream_pages(event_store, golem):
-                fresh = [stored for stored in page if stored[0] > after]
-                records.extend(decode_rows(fresh[: limit - len(records)]))
-                total += len(fresh)
-        else:
-            records = []
-            for record in event_store.read_all(after=after):
-                records.append(record)
-                if len(records) >= limit:
-                    break
-            # Positions are contiguous: what lies after the last one shown is the rest of the log.
-            total = len(records) + (event_store.head() - records[-1].position if records else 0)
-        with limited(len(records), total, "events"):
-            rows = [record_row(r) for r in records]
-            if as_json:
-                emit_json(rows)
-                return
-            shown = table(f"{len(rows)} events", "pos", "golem", "v", "type", "payload", whole=("pos",))
-            for row in rows:
-                payload = ", ".join(f"{k}={v}" for k, v in row["payload"].items() if k != "cycle_id")
-                shown.add_row(str(row["position"]), row["golem_id"], str(row["version"]), row["type"], payload[:120])
-            console.print(shown)
+    with application(store) as app:
+        page = app.events(golem, after=after, limit=limit)
+    rows = page.items
+    with limited(len(rows), page.total or 0, "events"):
+        if as_json:
+            emit_json(rows)
+            return
+        shown = table(f"{len(rows)} events", "pos", "golem", "v", "type", "payload", whole=("pos",))
+        for row in rows:
+            payload = ", ".join(f"{k}={v}" for k, v in row.payload.items() if k != "cycle_id")
+            shown.add_row(str(row.position), row.golem_id, str(row.version), row.type, payload[:120])
+        console.print(shown)
 
 
 def register(app: typer.Typer) -> None:

@@ -18,6 +18,9 @@ from oneiros._errors import AmbiguousId, OneirosError, UnknownId
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from rich.table import Table
 
+    from oneiros._deps import Deps
+    from oneiros.app._oneiros import Oneiros
+    from oneiros.config._load import OneirosConfig
     from oneiros.store._store import EventStore
 
 __all__ = [
@@ -26,6 +29,8 @@ __all__ = [
     "GolemOpt",
     "JsonOpt",
     "StoreOpt",
+    "application",
+    "catch_up_progress",
     "console",
     "cycle_ids",
     "emit_json",
@@ -112,6 +117,68 @@ def opened(url: str | None, *, create: bool = False) -> Iterator[EventStore]:
             yield store
         finally:
             store.close()
+
+
+@contextmanager
+def application(
+    url: str | None,
+    *,
+    config: OneirosConfig | None = None,
+    create: bool = False,
+    projections: str | None = None,
+    deps: Deps | None = None,
+) -> Iterator[Oneiros]:
+    """The application over the store (opened as :func:`opened` opens it), with ``config`` (default:
+    ``oneiros.toml`` and ``ONEIROS_*``): each read brings up what it reads first, with a progress
+    bar on a terminal. Any oneiros error inside becomes a one-line message and exit code 2."""
+    from oneiros.app._oneiros import Oneiros
+    from oneiros.config._load import load_config
+
+    with opened(url, create=create) as store:
+        app = Oneiros(
+            store,
+            config if config is not None else load_config(),
+            deps=deps,
+            projections=projections,
+            progress=lambda: catch_up_progress(store),
+        )
+        try:
+            yield app
+        finally:
+            app.close()
+
+
+_MOVING = {"sweep": "validation sweep", "health": "health checks"}
+
+
+@contextmanager
+def catch_up_progress(store: EventStore) -> Iterator[Callable[[str, int], None] | None]:
+    """A bar over the log's positions while the sweep and projections catch up (after a large
+    import that is seconds of work), naming what is moving. Only on a terminal, and gone when done."""
+    if not console.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,}/{task.total:,} events"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        head = [store.head()]
+        task = progress.add_task("bringing projections up to the log head", total=head[0])
+
+        def moved(what: str, position: int) -> None:
+            # The sweep's decisions move the head on while it runs.
+            head[0] = max(head[0], position)
+            progress.update(
+                task, description=_MOVING.get(what, f"projection {what}"), completed=position, total=head[0]
+            )
+
+        yield moved
 
 
 # -- ids typed as unique prefixes, as git takes them -----------------------------------------

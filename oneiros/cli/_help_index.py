@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='9df98f62d16e636182a0d833b1ee9c13',
+    digest='2a1db0261e0db311e0a4936a95c59ac2',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(
@@ -19,8 +19,9 @@ INDEX = HelpIndex(
         ('events', 'List the log (the first --limit events after --after).'),
         ('status', "Each golem's mode, phase and stream version, the log's global position, and the cycles under way with their phase, the worker running it and their age."),
         ('report', "The DreamReport and wake-up summary of a golem's latest (or a given) cycle; --cycle alone names its golem."),
-        ('budget', "What dreaming has spent against each cap, as of the golem's latest event: the caps its last cycle ran with (recorded in its DreamStart), or with --config, or before any cycle, the config's (oneiros.toml, ONEIROS_*); --tier shows the config's caps at that tier."),
+        ('budget', "What dreaming has spent against each cap, as of the golem's latest event: the caps its last cycle ran with (recorded in its DreamStart), or with --config, or before any cycle, the config's (oneiros.toml, ONEIROS_*); --tier shows those caps at another tier (a cap someone set holds there; the ones the tier gave follow it)."),
         ('pairs', "The distant memory pairs a dream would draw now (Bumblebee's selection)."),
+        ('import', "Record a conversation as episodes: every turn with its speaker, time and own id (LoCoMo's D3:12, a message's id), checked whole before anything is written; run again, it records only the turns the golem does not have yet."),
         ('health', "A golem's dreaming health: cycles that staged nothing, cycles without a promotion, the validation hit rate, cost without yield and budget overruns, with the alarms raised now."),
         ('lineage', 'Where a staged entry came from, exactly: its source episodes, the output and the generator call (call key and request hash) it came from, the prompt template and its version, the model, tokens and cost, and every move: its quarantine, each outcome or review that moved its confidence, each recall that returned it, and how it was promoted (sweep, review or recalls).'),
         ('ab', "Offline A/B: replay a recorded timeline twice, each arm in its own throwaway store (arm a: dreaming with this directory's config; arm b: not dreaming), and compare insights promoted, their precision, the sweep's hit rate, tokens and cost."),
@@ -43,6 +44,7 @@ INDEX = HelpIndex(
         ('mcp', 'Serve the MCP tools over stdio, for a local agent that launches this command itself.'),
         ('worker', 'Run RQ workers that execute dream phases from the queue.'),
         ('trace', "Draw one cycle's spans, across every worker that ran it, with durations, tokens and cost."),
+        ('eval', 'Measure what dreaming changes in recall, on a benchmark or your own transcripts.'),
         ('config', 'The effective configuration.'),
         ('token', 'Bearer tokens of `oneiros serve`, kept hashed in server.tokens_file.'),
     ),

@@ -11,46 +11,27 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from oneiros._errors import GolemNotFound, InputError, ProjectionConflict
+from oneiros._errors import GolemNotFound, InputError
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
+    application,
     console,
     emit_json,
     entry_ids,
     one_line_errors,
-    opened,
     resolve_id,
     table,
 )
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    from oneiros.store._store import EventStore
+    from oneiros.app._shapes import Health
 
 __all__ = ["register"]
 
 ConfigOpt = Annotated[
     Path | None, typer.Option("--config", help="Config file (default $ONEIROS_CONFIG or ./oneiros.toml).")
 ]
-
-
-def _settle(store: EventStore, config: Path | None) -> Any:
-    """Bring the staging and health processes to the head (each decision once, as every reading
-    command does); returns the health process, which holds what the alarms judge."""
-    from oneiros.config._load import load_config
-    from oneiros.health._health import HealthProcess
-    from oneiros.validation._sweep import StagingProcess
-
-    loaded = load_config(config)
-    for _attempt in range(20):
-        try:
-            StagingProcess(store, loaded.staging).catch_up()
-            process = HealthProcess(store, loaded.health)
-            process.catch_up()
-            return process.loaded()
-        except ProjectionConflict:
-            continue  # a follower (oneiros follow, a server) decided first: carry on from there
-    raise ProjectionConflict(HealthProcess.name, 0, None)
 
 
 def health(
@@ -69,32 +50,21 @@ def health(
     unpromoted, cycles since the last promotion, and $ unpromoted, what they cost; the sweep's hit
     rate; the alarms raised. Like every reading command it first brings the validation layer to
     the log's head, so the alarms it shows are recorded (once) in the log."""
-    import msgspec
+    from oneiros.config._load import load_config
 
-    from oneiros.health._health import health_metrics, health_report
-
-    with opened(store) as event_store:
-        if golem is not None and not event_store.stream_version(golem):
-            # Else a mistyped golem showed a healthy row, and `--check` passed it every time.
-            with one_line_errors():
-                raise GolemNotFound(golem)
-        process = _settle(event_store, config)
-        names = [golem] if golem is not None else sorted(process.golems)
-        rows = []
-        for name in names:
-            report = health_report(event_store, name)
-            known = process.golems.get(name)
-            metrics = health_metrics(known) if known is not None else None
-            rows.append({"golem_id": name, "metrics": metrics, **msgspec.to_builtins(report)})
+    with one_line_errors():
+        loaded = load_config(config)
+    with application(store, config=loaded) as app:
+        rows = app.health(golem)
     if as_json:
         emit_json({"golems": rows})
     else:
         _print_health(rows)
-    if check and any(row["alarms"] for row in rows):
+    if check and any(row.alarms for row in rows):
         raise typer.Exit(1)
 
 
-def _print_health(rows: list[dict[str, Any]]) -> None:
+def _print_health(rows: list[Health]) -> None:
     shown = table(
         "dreaming health",
         # Short headings, so that every column fits 80: what each counts is in `oneiros health --help`.
@@ -102,22 +72,22 @@ def _print_health(rows: list[dict[str, Any]]) -> None:
         whole=("golem",),
     )
     for row in rows:
-        m = row["metrics"] or {}
-        rate = m.get("hit_rate_pct")
-        alarms = ", ".join(a["alarm"] for a in row["alarms"])
+        m = row.metrics
+        rate = m.hit_rate_pct if m is not None else None
+        alarms = ", ".join(a.alarm for a in row.alarms)
         shown.add_row(
-            escape(row["golem_id"]),
-            str(m.get("cycles", 0)),
-            str(m.get("empty_cycles_in_a_row", 0)),
-            str(m.get("cycles_since_promotion", 0)),
-            f"{m.get('usd_since_promotion', 0.0):.6f}",
-            "-" if rate is None else f"{rate:.0f}% of {m.get('confidence_moves', 0)}",
+            escape(row.golem_id),
+            str(m.cycles if m else 0),
+            str(m.empty_cycles_in_a_row if m else 0),
+            str(m.cycles_since_promotion if m else 0),
+            f"{m.usd_since_promotion if m else 0.0:.6f}",
+            "-" if rate is None or m is None else f"{rate:.0f}% of {m.confidence_moves}",
             f"[red]{alarms}[/red]" if alarms else "[green]none[/green]",
         )
     console.print(shown)
     for row in rows:
-        for alarm in row["alarms"]:
-            line = f"  {row['golem_id']}: {alarm['alarm']} since cycle {alarm['cycle_id']}: {alarm['detail']}"
+        for alarm in row.alarms:
+            line = f"  {row.golem_id}: {alarm.alarm} since cycle {alarm.cycle_id}: {alarm.detail}"
             console.print(line, markup=False, soft_wrap=True)
 
 
@@ -132,21 +102,19 @@ def lineage(
     call (call key and request hash) it came from, the prompt template and its version, the model,
     tokens and cost, and every move: its quarantine, each outcome or review that moved its
     confidence, each recall that returned it, and how it was promoted (sweep, review or recalls)."""
-    import msgspec
+    from oneiros.config._load import load_config
 
-    from oneiros.projections._lineage import entry_lineage
-
-    with opened(store) as event_store:
-        _settle(event_store, config)
-        with one_line_errors():  # the short ids the tables show (`3d48b0c1:004`) resolve too
-            # With --golem, a prefix another golem's entries share too still names one entry.
-            if golem and not event_store.stream_version(golem):
-                raise GolemNotFound(golem)  # else "no entry matches", as if the golem had none
-            where = f"the staged entries of golem {golem!r}" if golem else ""
-            entry = resolve_id(entry, entry_ids(event_store, golem), "entry", where)
-        found = entry_lineage(event_store, entry, golem)
+    with one_line_errors():
+        loaded = load_config(config)
+    with application(store, config=loaded) as app:
+        # With --golem, a prefix another golem's entries share too still names one entry.
+        if golem and not app.store.stream_version(golem):
+            raise GolemNotFound(golem)  # else "no entry matches", as if the golem had none
+        where = f"the staged entries of golem {golem!r}" if golem else ""
+        # The short ids the tables show (`3d48b0c1:004`) resolve too.
+        found = app.lineage(resolve_id(entry, entry_ids(app.store, golem), "entry", where), golem)
     if as_json:
-        emit_json(msgspec.to_builtins(found))
+        emit_json(found)
         return
     console.print(lineage_tree(found))
 

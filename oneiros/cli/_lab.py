@@ -14,6 +14,7 @@ from oneiros._errors import InputError, masked_url
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
+    application,
     console,
     cycle_ids,
     emit_json,
@@ -119,26 +120,20 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
     whether each is identical or exactly where and why it diverges. Exit 1 if any diverges."""
     import msgspec
 
-    from oneiros.generators._factory import make_generator
-    from oneiros.lab._rerun import rerun_cycle
-
     overridden = config is not None or any(o is not None for o in (generator, base_url, prompts, tier))
     with one_line_errors():  # a bad setting is named before the store is looked at
         # Without options, each cycle re-runs with the settings it recorded when it started.
         configured = _settings(config, generator=generator, base_url=base_url, prompts=prompts, tier=tier)
         settings = configured if overridden else None
-    with opened(store, create=False) as event_store:
-        known = cycle_ids(event_store)
-        with one_line_errors():
-            where = f"the log at {masked_url(event_store.url)}"
-            ids = known if every else [resolve_id(c, known, "cycle", where) for c in cycles or []]
-            if every and not known:
-                raise InputError(f"there is no cycle to re-run in {where}")
-            if not ids:
-                raise InputError("name a cycle to re-run, or --all")
-        # Never called: it only says which model and temperature each request goes out with.
-        shape_of = make_generator(settings.generator, seed=seed, env={}) if settings is not None else None
-        reports = [rerun_cycle(event_store, c, settings, shape_of=shape_of, seed=seed) for c in ids]
+    with application(store) as app:
+        known = cycle_ids(app.store)
+        where = f"the log at {masked_url(app.store.url)}"
+        ids = known if every else [resolve_id(c, known, "cycle", where) for c in cycles or []]
+        if every and not known:
+            raise InputError(f"there is no cycle to re-run in {where}")
+        if not ids:
+            raise InputError("name a cycle to re-run, or --all")
+        reports = [app.rerun(c, settings, seed=seed) for c in ids]
     if as_json:
         emit_json([{**msgspec.to_builtins(r), "first": msgspec.to_builtins(r.first)} for r in reports])
     else:
@@ -166,26 +161,13 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
     and the live store is only read. Then compare with `oneiros diff CYCLE CYCLE --other INTO`."""
     import msgspec
 
-    from oneiros.generators._factory import check_api_key, make_generator
-    from oneiros.lab._rerun import fork_cycle
-    from oneiros.store._store import open_store
+    from oneiros.generators._factory import check_api_key
 
     with one_line_errors():
         settings = _settings(config, generator=generator, base_url=base_url, prompts=prompts, tier=tier, model=model)
-        # Else every changed call records a fallback: a fork that looks done and compares nothing.
-        check_api_key(settings.generator, "fork")
-    with opened(store, create=False) as event_store:
-        with one_line_errors():
-            cycle = _cycle_in(event_store, cycle)
-        live = make_generator(settings.generator, seed=seed)
-        with one_line_errors():
-            branch = open_store(into)
-        try:
-            with one_line_errors():
-                _check_branch(event_store, branch)
-            report = fork_cycle(event_store, cycle, settings, generator=live, into=branch, seed=seed)
-        finally:
-            branch.close()
+        check_api_key(settings.generator, "fork")  # before the store is looked at
+    with application(store) as app:
+        report = app.fork(_cycle_in(app.store, cycle), into, settings, seed=seed)
     if as_json:
         emit_json({**msgspec.to_builtins(report), "branch": into})
         return
@@ -194,17 +176,6 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
         f"from the log, {report.model_calls} model calls, {len(report.divergences)} differences",
         soft_wrap=True,
     )
-
-
-def _check_branch(live: EventStore, branch: EventStore) -> None:
-    """InputError unless ``branch`` is a store other than ``live`` with no event yet, saying which."""
-    if branch.url == live.url and not branch.url.startswith("memory:"):
-        raise InputError(f"--into {masked_url(branch.url)} is the live store; name a new, empty store for the branch")
-    if branch.head():
-        raise InputError(
-            f"the branch store {masked_url(branch.url)} already holds events (an earlier fork?); "
-            "name a new, empty store"
-        )
 
 
 def _side(items: tuple[str, ...], mark: str) -> list[str]:
@@ -248,16 +219,12 @@ def diff(
     and quality, tokens, cost, calls and models where they differ."""
     import msgspec
 
-    from oneiros.lab._diff import diff_cycles, summarize_cycle
-
-    with opened(store, create=False) as event_store, one_line_errors():
-        left = summarize_cycle(event_store, _cycle_in(event_store, a))
+    with application(store) as app:
         if other is None:
-            right = summarize_cycle(event_store, _cycle_in(event_store, b))
+            result = app.diff(_cycle_in(app.store, a), _cycle_in(app.store, b))
         else:
             with opened(other, create=False) as other_store:
-                right = summarize_cycle(other_store, _cycle_in(other_store, b))
-    result = diff_cycles(left, right)
+                result = app.diff(_cycle_in(app.store, a), _cycle_in(other_store, b), other=other_store)
     if as_json:
         emit_json({**msgspec.to_builtins(result), "same": result.same})
         return

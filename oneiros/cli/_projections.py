@@ -1,14 +1,13 @@
-"""``oneiros journal``, ``staging``, ``outcome``, ``review``, ``reevaluate``, ``follow``, and the
-projection half of ``replay --verify``."""
+"""``oneiros journal``, ``staging``, ``outcome``, ``review``, ``reevaluate``, ``memory``, ``follow``,
+``rebuild``, and the projection half of ``replay --verify``."""
 
 from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -20,13 +19,13 @@ from oneiros.cli._common import (
     GolemOpt,
     JsonOpt,
     StoreOpt,
+    application,
     console,
     emit_json,
     entry_ids,
     golem_of,
     limited,
     one_line_errors,
-    opened,
     print_error,
     resolve_id,
     short_ids,
@@ -34,23 +33,10 @@ from oneiros.cli._common import (
 )
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    from oneiros.fsm._golem import GolemState
-    from oneiros.projections._service import Projections
-    from oneiros.projections._staging import StagedEntry
-    from oneiros.scheduling._schedule_state import ScheduleState
-    from oneiros.settings._health import HealthSettings
-    from oneiros.settings._staging import StagingSettings
-    from oneiros.store._store import EventStore
+    from oneiros.app._oneiros import Oneiros
+    from oneiros.app._shapes import Entry
 
-__all__ = [
-    "ProjectionsOpt",
-    "catch_up_progress",
-    "golem_states",
-    "register",
-    "schedule_state",
-    "up_to_date",
-    "verify_projections",
-]
+__all__ = ["ProjectionsOpt", "register", "verify_projections"]
 
 ProjectionsOpt = Annotated[
     str | None,
@@ -61,135 +47,9 @@ ProjectionsOpt = Annotated[
 LimitOpt = Annotated[int, typer.Option("--limit", min=1, max=MAX_POSITION, help="At most this many rows.")]
 
 
-@contextmanager
-def _projections(
-    store: EventStore, url: str | None, reads: Sequence[str] = (), *, update: bool = True
-) -> Iterator[Projections]:
-    """The projections beside ``store``, with the sweep and the projections a command ``reads`` (every
-    one if none is named) brought to the log head. A command brings up only what it shows: after a
-    large import the recall index alone takes seconds, which ``journal`` should not wait for; the
-    next command that reads it, or ``oneiros follow``, brings it up."""
-    from oneiros.daemon._catch_up import update as bring_up_to_date
-    from oneiros.projections._db import default_projection_url, open_projection_db
-    from oneiros.projections._service import Projections
-
-    with Projections(store, open_projection_db(url or default_projection_url(store.url))) as projections:
-        if update:
-            with catch_up_progress(store) as on_progress:
-                bring_up_to_date(projections, _staging_settings(), _health_settings(), reads, on_progress)
-        yield projections
-
-
-_MOVING = {"sweep": "validation sweep", "health": "health checks"}
-
-
-@contextmanager
-def catch_up_progress(store: EventStore) -> Iterator[Callable[[str, int], None] | None]:
-    """A bar over the log's positions while the sweep and projections catch up (after a large
-    import that is seconds of work), naming what is moving. Only on a terminal, and gone when done."""
-    if not console.is_terminal:
-        yield None
-        return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed:,}/{task.total:,} events"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
-        head = [store.head()]
-        task = progress.add_task("bringing projections up to the log head", total=head[0])
-
-        def moved(what: str, position: int) -> None:
-            # The sweep's decisions move the head on while it runs.
-            head[0] = max(head[0], position)
-            progress.update(
-                task, description=_MOVING.get(what, f"projection {what}"), completed=position, total=head[0]
-            )
-
-        yield moved
-
-
-def up_to_date(
-    store: EventStore, url: str | None = None, reads: Sequence[str] = ()
-) -> AbstractContextManager[Projections]:
-    """The projections beside ``store`` (or at ``url``), the sweep and those named in ``reads`` (all
-    if none) brought up to the log head."""
-    return _projections(store, url, reads)
-
-
-@contextmanager
-def _brought_up(store: EventStore, url: str | None, name: str) -> Iterator[Projections]:
-    """The projections beside ``store`` (or at ``url``) with the one named ``name`` brought to the
-    log head, and not the sweep: for read models of the golems' own streams, which no decision of
-    the sweep changes."""
-    with _projections(store, url, update=False) as projections:
-        with catch_up_progress(store) as on_progress:
-            projections.update([name], on_progress)
-        yield projections
-
-
-def golem_states(store: EventStore, url: str | None = None) -> list[GolemState]:
-    """Every golem's state at the log head, by id, from the ``golems`` projection (at ``url``, else
-    beside the store) brought up to it: a fold of the whole log only the first time, then of what
-    came since. The sweep is not run: a golem's state is its own stream alone."""
-    with _brought_up(store, url, "golems") as projections:
-        return sorted(projections.golems(), key=lambda s: s.golem_id)
-
-
-def schedule_state(store: EventStore, golem_id: str, url: str | None = None) -> ScheduleState:
-    """``golem_id``'s schedule state at the log head, from the ``schedule`` projection brought up to
-    it (as :func:`golem_states`): the first call folds the log, later ones what came since."""
-    from oneiros._errors import GolemNotFound
-
-    with _brought_up(store, url, "schedule") as projections:
-        state = projections.schedule(golem_id)
-    if state is None:
-        raise GolemNotFound(golem_id)
-    return state
-
-
-def _staging_settings() -> StagingSettings:
-    """The sweep runs with the config's [staging] settings (oneiros.toml, ONEIROS_STAGING__*)."""
-    from oneiros.config._load import load_config
-
-    return load_config().staging
-
-
-def _health_settings() -> HealthSettings:
-    """The health alarms run with the config's [health] settings (oneiros.toml, ONEIROS_HEALTH__*)."""
-    from oneiros.config._load import load_config
-
-    return load_config().health
-
-
 def _spinner(text: str) -> AbstractContextManager[object]:
     # Only on a terminal: --json output and pipes stay clean.
     return console.status(text, spinner="dots") if console.is_terminal else nullcontext()
-
-
-def _entry_row(e: StagedEntry) -> dict[str, Any]:
-    import msgspec
-
-    return {
-        "entry_id": e.entry_id,
-        "golem_id": e.golem_id,
-        "kind": e.kind,
-        "status": e.status,
-        "confidence": e.confidence_pct / 100,
-        "confirmations": e.confirmations,
-        "contradictions": e.contradictions,
-        "text": e.text,
-        "criterion": msgspec.to_builtins(e.criterion),
-        "lineage": msgspec.to_builtins(e.lineage),
-        "staged_tick": e.staged_tick,
-        "resolved_by": e.resolved_by,
-        "reviews": msgspec.to_builtins(e.reviews),
-        "quarantine": None if e.quarantine is None else e.quarantine.as_row(),
-    }
 
 
 def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
@@ -201,19 +61,16 @@ def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     as_json: JsonOpt = False,
 ) -> None:
     """One entry per dream cycle (the latest --limit): phases, counts, cost, duration and quality."""
-    import msgspec
-
-    from oneiros.projections._journal import journal_markdown
-
-    with opened(store) as event_store, _projections(event_store, projections, ("journal",)) as p:
-        every = p.journal(golem)
-        entries = every[-limit:]
-        with limited(len(entries), len(every), "cycles (the latest)"):
+    with application(store, projections=projections) as app:
+        page = app.journal(golem, limit=limit)
+        entries = page.items[::-1]  # the latest --limit, oldest first
+        with limited(len(entries), page.total or 0, "cycles (the latest)"):
             if as_json:
-                emit_json([msgspec.to_builtins(e) for e in entries])
+                emit_json(entries)
                 return
             if markdown:
-                console.print(journal_markdown(entries), markup=False, highlight=False, soft_wrap=True)
+                text = app.journal_markdown(golem, limit=limit)
+                console.print(text, markup=False, highlight=False, soft_wrap=True)
                 return
             shown = table(
                 f"dream journal · {len(entries)} cycles · replay: episodes replayed · hyp/cf/ins: hypotheses, "
@@ -258,12 +115,12 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     if unknown:  # else a typo lists no entry, as if none had that status
         with one_line_errors():
             raise InputError(f"unknown status {unknown[0]!r}; use one of {', '.join(known)}")
-    with opened(store) as event_store, _projections(event_store, projections, ("staging",)) as p:
-        every = p.staging(golem, status or ())
-        entries = every[:limit]
-        with limited(len(entries), len(every), "entries"):
+    with application(store, projections=projections) as app:
+        page = app.entries(golem, status or (), limit=limit)
+        entries = page.items
+        with limited(len(entries), page.total or 0, "entries"):
             if as_json:
-                emit_json([_entry_row(e) for e in entries])
+                emit_json(entries)
                 return
             # When every row is one golem's (--golem, or a store of one golem), its column would
             # only take the text's room: the title names it instead.
@@ -289,7 +146,7 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
                     *(() if only else (e.golem_id,)),
                     e.kind,
                     e.status,
-                    f"{e.confidence_pct / 100:.2f}",
+                    f"{e.confidence:.2f}",
                     f"{e.confirmations}/{e.contradictions}",
                     escape(_criterion(e)),
                     escape(e.text),  # whole: the column folds, a cut sentence reads as nonsense
@@ -302,11 +159,11 @@ _WIDE = 120
 """Terminals at least this wide show the staging buffer as a table; narrower ones an entry a block."""
 
 
-def _criterion(entry: StagedEntry) -> str:
+def _criterion(entry: Entry) -> str:
     return " ".join(entry.criterion.all_of) + (f" @{entry.criterion.regime}" if entry.criterion.regime else "")
 
 
-def _staging_blocks(title: str, entries: list[StagedEntry], short: dict[str, str], only: str | None) -> None:
+def _staging_blocks(title: str, entries: list[Entry], short: dict[str, str], only: str | None) -> None:
     """The staging buffer for a narrow terminal: each entry's figures on one line and its sentence
     wrapped under it at the full width, where eight table columns would leave it a word a line."""
     from rich.padding import Padding
@@ -318,7 +175,7 @@ def _staging_blocks(title: str, entries: list[StagedEntry], short: dict[str, str
             *(() if only else (escape(e.golem_id),)),
             e.kind.replace("_", " "),
             e.status,
-            f"{e.confidence_pct / 100:.2f} ({e.confirmations}/{e.contradictions})",
+            f"{e.confidence:.2f} ({e.confirmations}/{e.contradictions})",
         ]
         console.print("  ".join(figures))
         console.print(Padding(escape(e.text), (0, 0, 0, 4)))
@@ -349,41 +206,30 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     relevant to (staging.min_relevance)."""
     from oneiros.cli._explain import print_explanation
     from oneiros.events._staging import Verdict
-    from oneiros.validation._explain import explain_outcome
-    from oneiros.validation._review import Feedback, OutcomeInput
+    from oneiros.validation._review import OutcomeInput
 
     if verdict not in ("confirms", "contradicts"):
         print_error(f"verdict {verdict!r} must be 'confirms' or 'contradicts'")
         raise typer.Exit(2)
     v: Verdict = "confirms" if verdict == "confirms" else "contradicts"
     golem = golem_of(golem)
-    with opened(store, create=True) as event_store:
-        with one_line_errors():
-            entry = resolve_id(entry, entry_ids(event_store), "entry") if entry else None
-            record = Feedback(event_store).record_outcome(
-                golem,
-                OutcomeInput(
-                    tick=tick, verdict=v, summary=summary, tags=tuple(tag or ()), regime=regime, entry_id=entry
-                ),
-            )
-        with _projections(event_store, projections, ("staging",)) as p:
-            moved = Feedback(event_store).moved_by(record)
-            touched = [e for e in p.staging(golem) if e.entry_id in moved]
-        why = explain_outcome(event_store, record, _staging_settings())
+    with application(store, create=True, projections=projections) as app:
+        entry = resolve_id(entry, entry_ids(app.store), "entry") if entry else None
+        moved = app.record_outcome(
+            golem,
+            OutcomeInput(tick=tick, verdict=v, summary=summary, tags=tuple(tag or ()), regime=regime, entry_id=entry),
+            explain=explain or not as_json,  # the text names the nearest entry when nothing moved
+        )
         if as_json:
-            payload: dict[str, Any] = {"position": record.position, "entries": [_entry_row(e) for e in touched]}
-            if explain:
-                import msgspec
-
-                payload["explain"] = msgspec.to_builtins(why)
-            emit_json(payload)
+            emit_json(moved)
             return
-        console.print(f"outcome recorded at position {record.position}; {len(touched)} entries moved")
+        console.print(f"outcome recorded at position {moved.position}; {len(moved.entries)} entries moved")
         if not explain:
-            for e in touched:
+            for e in moved.entries:
                 held = " (quarantined: only a review promotes it)" if e.quarantine is not None and e.active else ""
-                console.print(f"  {e.entry_id}: {e.status} at {e.confidence_pct / 100:.2f}{held}")
-        print_explanation(why, whole=explain)
+                console.print(f"  {e.entry_id}: {e.status} at {e.confidence:.2f}{held}")
+        if moved.explain is not None:
+            print_explanation(moved.explain, whole=explain)
 
 
 def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
@@ -405,27 +251,21 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     from typing import get_args
 
     from oneiros.events._staging import ReviewDecision
-    from oneiros.projections._sinks import memory_version
-    from oneiros.validation._review import Feedback
 
     decisions: tuple[ReviewDecision, ...] = get_args(ReviewDecision)
     if decision not in decisions:
         print_error(f"decision {decision!r} must be one of {', '.join(decisions)}")
         raise typer.Exit(2)
     chosen: ReviewDecision = decisions[decisions.index(decision)]
-    with opened(store) as event_store:
-        with one_line_errors():
-            entry_id = resolve_id(entry_id, entry_ids(event_store), "entry")
-            Feedback(event_store).review(entry_id, chosen, who=who, why=reason)
-        with _projections(event_store, projections, ("staging", "memory")) as p:
-            entry = next(e for e in p.staging() if e.entry_id == entry_id)
-            newest = memory_version(p.db, entry.golem_id) if chosen in ("promote_candidate", "revoke") else None
+    with application(store, projections=projections) as app:
+        entry = app.review(resolve_id(entry_id, entry_ids(app.store), "entry"), chosen, who=who, why=reason)
         if as_json:
-            emit_json(_entry_row(entry))
+            emit_json(entry)
             return
         console.print(f"{entry.entry_id} is now [bold]{entry.status}[/bold] " + escape(f"({who}: {reason})"))
         if entry.quarantine is not None:
             console.print("quarantined, so only a review promotes it: " + escape(entry.quarantine.why))
+        newest = app.memory(entry.golem_id) if entry.status in ("promoted", "revoked") else None
         if newest is not None:  # where the promotion or the revocation shows in MEMORY.md
             before = f" (oneiros memory --diff {newest.version - 1} {newest.version})" if newest.version > 1 else ""
             console.print(escape(f"MEMORY.md v{newest.version}: {newest.reason}{before}"), soft_wrap=True)
@@ -438,21 +278,15 @@ def reevaluate(
     as_json: JsonOpt = False,
 ) -> None:
     """Dense-Mem's re_evaluate: stale entries whose source episodes are gone, reinforce intact ones."""
-    import msgspec
-
-    from oneiros.validation._review import Feedback
-
-    with opened(store) as event_store:  # with no log there is nothing to re-evaluate: NoStore, nothing made
-        records = Feedback(event_store).reevaluate(golem_of(golem))
-        with _projections(event_store, projections):
-            pass
-        rows = [msgspec.to_builtins(r.event) for r in records]
+    golem = golem_of(golem)
+    with application(store, projections=projections) as app:  # with no log there is nothing to re-evaluate
+        decisions = app.reevaluate(golem)
         if as_json:
-            emit_json(rows)
+            emit_json(decisions)
             return
-        console.print(f"{len(rows)} decisions")
-        for row in rows:
-            console.print(escape(f"  {row['entry_id']}: {row['decision']} ({row['why']})"))
+        console.print(f"{len(decisions)} decisions")
+        for d in decisions:
+            console.print(escape(f"  {d.entry_id}: {d.decision} ({d.why})"))
 
 
 def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
@@ -469,63 +303,43 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     as_json: JsonOpt = False,
 ) -> None:
     """MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback."""
-    import msgspec
-
-    from oneiros.projections._sinks import memory_diff, memory_version, write_memory_file
-    from oneiros.validation._review import Feedback
+    from oneiros.app._shapes import Memory
 
     golem = golem_of(golem)
-    with opened(store) as event_store:
+    with application(store, projections=projections) as app:
         if rollback is not None:
-            _check_memory_versions(golem, Feedback(event_store).memory_versions(golem), rollback)
-            Feedback(event_store).rollback_memory(golem, rollback, who=who, why=reason)
-        with _projections(event_store, projections, ("memory",)) as p:
-            newest = memory_version(p.db, golem)
-            if diff is not None:
-                _check_memory_versions(golem, newest.version if newest else 0, *diff)
-                text = memory_diff(p.db, golem, *diff)
-                if as_json:
-                    emit_json({"diff": text})
-                else:
-                    console.print(text, markup=False, highlight=False)
-                return
-            try:
-                written = write_memory_file(p.db, golem, write) if write is not None else None
-            except OSError as exc:
-                raise InputError(f"cannot write MEMORY.md into {str(write)!r}: {exc.strerror or exc}") from None
-        if as_json:
-            emit_json({"version": msgspec.to_builtins(newest), "written": str(written) if written else None})
+            app.rollback_memory(golem, rollback, who=who, why=reason)
+        if diff is not None:
+            text = app.memory_diff(golem, *diff)
+            if as_json:
+                emit_json({"diff": text})
+            else:
+                console.print(text, markup=False, highlight=False)
             return
-        if newest is None:
-            console.print(f"no MEMORY.md for golem {golem!r} yet: nothing has been promoted")
-            return
-        console.print(f"MEMORY.md v{newest.version} ({newest.reason})", markup=False)
-        console.print(newest.content, markup=False, highlight=False)
-        if written is not None:
-            console.print(f"written to {written}", markup=False)
-
-
-def _check_memory_versions(golem: str, versions: int, *asked: int) -> None:
-    """InputError naming the versions there are when one of ``asked`` is not among them."""
-    for version in asked:
-        if not 1 <= version <= versions:
-            have = {0: "no versions yet: nothing has been promoted", 1: "only version 1"}.get(
-                versions, f"versions 1-{versions}"
-            )
-            raise InputError(f"MEMORY.md of golem {golem!r} has {have}; there is no version {version}")
+        newest = app.memory(golem)
+        written = app.write_memory(golem, write) if write is not None else None
+    if as_json:
+        emit_json(Memory(memory=newest, written=str(written) if written else None))
+        return
+    if newest is None:
+        console.print(f"no MEMORY.md for golem {golem!r} yet: nothing has been promoted")
+        return
+    console.print(f"MEMORY.md v{newest.version} ({newest.reason})", markup=False)
+    console.print(newest.content, markup=False, highlight=False)
+    if written is not None:
+        console.print(f"written to {written}", markup=False)
 
 
 def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
     """Keep the staging and health processes and every projection up with the log until interrupted."""
-    from oneiros.daemon._catch_up import follow as follow_all
-
-    with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
+    with application(store, projections=projections) as app:
         stop = threading.Event()
         # SIGTERM (docker stop, systemd) stops it as Ctrl-C does: cleanly, exit 0, not killed mid-batch.
         previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
-        console.print(escape(f"following {masked_url(event_store.url)} into {masked_url(p.db.url)}; Ctrl-C stops"))
+        where = f"following {masked_url(app.store.url)} into {masked_url(app.projections.db.url)}; Ctrl-C stops"
+        console.print(escape(where))
         try:
-            follow_all(p, stop, _staging_settings(), _health_settings())
+            app.follow(stop)
         except KeyboardInterrupt:
             stop.set()
         finally:
@@ -542,12 +356,8 @@ def rebuild(
     as_json: JsonOpt = False,
 ) -> None:
     """Drop a projection (or all) and build it again from the log, to the head or as of a position."""
-    from oneiros.validation._sweep import StagingProcess
-
-    with opened(store) as event_store, _projections(event_store, projections, update=False) as p:
-        with _spinner("rebuilding"):
-            StagingProcess(event_store, _staging_settings(), runner=p.settings.runner).catch_up()
-            positions = p.rebuild(name, until)
+    with application(store, projections=projections) as app, _spinner("rebuilding"):
+        positions = app.rebuild(name, until)
         if as_json:
             emit_json(positions)
             return
@@ -555,13 +365,11 @@ def rebuild(
             console.print(f"{projection}: rebuilt to position {position}")
 
 
-def verify_projections(event_store: EventStore, url: str | None, as_json: bool) -> bool:
-    """Bring every projection to the log head, as every reading command brings what it shows, then
-    rebuild each into a scratch store and compare digests; True when all match. Without the catch-up
-    a projection no command had read yet was compared at position 0, empty with empty, and said to
-    match having verified nothing."""
-    with _projections(event_store, url) as p, _spinner("rebuilding projections into a scratch store"):
-        results = p.verify()
+def verify_projections(app: Oneiros, as_json: bool) -> bool:
+    """Every projection brought to the log head and rebuilt into a scratch store, digests compared
+    (:meth:`~oneiros.app.Oneiros.verify`); True when all match."""
+    with _spinner("rebuilding projections into a scratch store"):
+        results = app.verify()
     ok = all(r.ok for r in results)
     if as_json:
         emit_json(

@@ -10,7 +10,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, one_line_errors, opened, short_ids, table
+from oneiros.cli._common import (
+    JsonOpt,
+    StoreOpt,
+    application,
+    console,
+    emit_json,
+    one_line_errors,
+    opened,
+    short_ids,
+    table,
+)
 from oneiros.cli._config import ConfigOpt, QueueOpt, flag, load
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
@@ -134,30 +144,16 @@ def interrupt(
 
     What the cycle produced so far stays; a phase running on a worker or in a `dream` finds its
     next append refused and stops. An error if the golem is not dreaming."""
-    from oneiros._errors import IllegalCommand
-    from oneiros.fsm._golem import GolemState
-    from oneiros.fsm._races import retry_race
-    from oneiros.fsm._service import Golems
-
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "store", store, "--store")
     effective = load(config, None, flags)
-    with opened(effective.store_url) as event_store:
-        golems = Golems(event_store, snapshots=effective.snapshots, races=effective.races)
-
-        def attempt() -> GolemState:
-            # On the state just read, so a phase that appended meanwhile makes it look again.
-            state = golems.state(golem)
-            if state.mode != "Dreaming":
-                raise IllegalCommand(golem, state.machine_state, "interrupt", "it is not dreaming")
-            golems.interrupt(golem, "owner", reason, known=state)
-            return state
-
-        state = retry_race(attempt, golems.races, golems.deps)
+    with application(effective.store_url, config=effective) as app:
+        ended = app.interrupt(golem, reason)
+    assert ended is not None  # not dreaming is an IllegalCommand, said above
     if as_json:
-        emit_json({"golem_id": golem, "cycle_id": state.cycle_id, "phase": state.phase, "reason": reason})
+        emit_json(ended)
         return
-    console.print(escape(f"interrupted cycle {state.cycle_id} of {golem} in {state.phase}: {reason}"))
+    console.print(escape(f"interrupted cycle {ended.cycle_id} of {golem} in {ended.phase}: {reason}"))
 
 
 def register(app: typer.Typer) -> None:

@@ -15,6 +15,7 @@ from oneiros.cli._common import (
     MAX_POSITION,
     JsonOpt,
     StoreOpt,
+    application,
     console,
     emit_json,
     one_line_errors,
@@ -22,16 +23,16 @@ from oneiros.cli._common import (
     print_error,
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
-from oneiros.cli._projections import ProjectionsOpt, schedule_state
+from oneiros.cli._projections import ProjectionsOpt
 from oneiros.cli._workers import check_queue, queue_executor, redis_at
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from rich.table import Table
 
+    from oneiros.app._shapes import ShouldDream
     from oneiros.config._load import OneirosConfig
     from oneiros.fsm._service import Golems
     from oneiros.runtime._executor import Executor
-    from oneiros.scheduling._scheduler import Decision
 
 __all__ = ["register"]
 
@@ -101,7 +102,7 @@ def show(
     console.print(table)
 
 
-def _decision_table(decision: Decision, title: str) -> Table:
+def _decision_table(decision: ShouldDream, title: str) -> Table:
     from rich.table import Table
 
     table = Table(title=title)
@@ -125,8 +126,6 @@ def should_dream_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Explain whether a golem would dream now: every gate and trigger with its values."""
-    from oneiros.scheduling._scheduler import should_dream
-
     effective = _load(config, preset)
     golem_id = golem or effective.golem
     try:
@@ -136,29 +135,13 @@ def should_dream_cmd(
         raise typer.Exit(2) from None
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    with opened(store or effective.store or None) as event_store:
-        # From the schedule projection, not a fold of the golem's stream: the fold sums every
-        # episode since the last dream (9.1 s and 2.0 GB at a million episodes, on every call).
-        state = schedule_state(event_store, golem_id, projections)
-        decision = should_dream(effective.schedule, state, now, tick=tick, tick_seconds=effective.daemon.tick_seconds)
-        if as_json:
-            emit_json(
-                {
-                    "golem_id": golem_id,
-                    "at": now.isoformat(),
-                    "dream": decision.dream,
-                    "trigger": decision.trigger,
-                    "bardo_trigger": decision.bardo_trigger,
-                    "blocked_by": list(decision.blocked_by),
-                    "urgency": decision.urgency,
-                    "threshold": decision.threshold,
-                    "deep": decision.deep,
-                    "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in decision.checks],
-                }
-            )
-            return
-        verdict = f"dream ({decision.trigger}; Bardo: {decision.bardo_trigger})" if decision.dream else "no dream"
-        console.print(_decision_table(decision, f"{golem_id} at {now.isoformat()}: {verdict}"))
+    with application(store or effective.store or None, config=effective, projections=projections) as app:
+        decision = app.should_dream(golem_id, at=now, tick=tick)
+    if as_json:
+        emit_json(decision)
+        return
+    verdict = f"dream ({decision.trigger}; Bardo: {decision.bardo_trigger})" if decision.dream else "no dream"
+    console.print(_decision_table(decision, f"{golem_id} at {now.isoformat()}: {verdict}"))
 
 
 def run(

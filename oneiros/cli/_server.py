@@ -12,10 +12,18 @@ import typer
 from rich.markup import escape
 
 from oneiros._errors import AddressUnavailable, ConfigError, InputError, OneirosError, masked_url
-from oneiros.cli._common import JsonOpt, StoreOpt, console, emit_json, err_console, opened, print_error
+from oneiros.cli._common import (
+    JsonOpt,
+    StoreOpt,
+    catch_up_progress,
+    console,
+    emit_json,
+    err_console,
+    opened,
+    print_error,
+)
 from oneiros.cli._config import ConfigOpt, PresetOpt
 from oneiros.cli._config import load as _load
-from oneiros.cli._projections import catch_up_progress
 from oneiros.config._load import OneirosConfig
 
 __all__ = ["register"]

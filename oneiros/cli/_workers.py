@@ -28,7 +28,6 @@ from oneiros.cli._common import (
     resolve_id,
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, RqSettingsOpt, SpansOpt, fail, flag, load, rq_flag
-from oneiros.settings._vocabulary import DreamPhaseName
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from redis import Redis
@@ -39,7 +38,7 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.telemetry._tracing import SpanRecord
     from oneiros.workers._dispatch import RqExecutor
 
-__all__ = ["check_queue", "phase_worker", "queue_executor", "redis_at", "register"]
+__all__ = ["check_queue", "queue_executor", "redis_at", "register"]
 
 _STORE_POLL_SECONDS = 2.0  # how often a worker started before its store looks for it again
 _QUEUE_CONNECT_TIMEOUT_S = 5.0
@@ -48,26 +47,10 @@ documents: the same bound as a PostgreSQL store's default ``connect_timeout``)."
 
 
 def redis_at(url: str) -> Redis:
-    """A client of the queue at ``url`` (not yet connected); :class:`ConfigError` for a URL it cannot use."""
-    from urllib.parse import urlsplit
+    """A client of the queue at ``url`` (:func:`oneiros.workers._connect.redis_at`, loaded on first use)."""
+    from oneiros.workers._connect import redis_at as connect
 
-    from redis import Redis
-
-    try:
-        split = urlsplit(url)
-    except ValueError as exc:  # an unclosed "[" of an IPv6 host
-        raise ConfigError(f"queue {masked_url(url)!r}: {exc}") from None
-    database = split.path.strip("/")
-    # redis-py ignores a path that is no number and takes database 0: jobs would go where no
-    # worker of the intended database looks.
-    if split.scheme in ("redis", "rediss") and database and not database.isdigit():
-        raise ConfigError(
-            f"queue {masked_url(url)!r}: database {database!r} is not a number; expected redis://host:port/N"
-        )
-    try:
-        return Redis.from_url(url)
-    except ValueError as exc:
-        raise ConfigError(f"queue {masked_url(url)!r}: {exc}") from None
+    return connect(url)
 
 
 def check_queue(connection: Redis, url: str) -> None:
@@ -243,30 +226,6 @@ def queue_executor(golems: Golems, effective: OneirosConfig, poll_interval: floa
     from oneiros.workers._dispatch import RqExecutor
 
     return RqExecutor(golems, redis_at(effective.queue), effective.rq, effective.cycle, poll_interval=poll_interval)
-
-
-def phase_worker(effective: OneirosConfig, cycle_id: str, phase: DreamPhaseName | None, attempt: int = 0) -> str:
-    """Where a cycle's current phase is: the worker running it, ``queued``, or why it is unknown.
-    ``attempt`` is the reconciler's last resume of the phase (its job has an id of its own)."""
-    from redis.exceptions import RedisError
-    from rq.exceptions import NoSuchJobError
-    from rq.job import Job, JobStatus
-
-    from oneiros.workers._rq import JsonSerializer, phase_job_id
-
-    if phase is None:
-        return "-"
-    try:
-        job_id = phase_job_id(cycle_id, phase, attempt)
-        job = Job.fetch(job_id, connection=redis_at(effective.queue), serializer=JsonSerializer)
-        status = job.get_status(refresh=False)
-    except NoSuchJobError:
-        return "no job"
-    except (RedisError, ConfigError) as exc:
-        return f"queue unreachable ({type(exc).__name__})"
-    if status == JobStatus.STARTED and job.worker_name:
-        return str(job.worker_name)
-    return str(status.value if status is not None else "?")
 
 
 def _totals(spans: Sequence[SpanRecord]) -> tuple[int, float]:

@@ -63,22 +63,22 @@ class MicroState:
         return state
 
     def apply(self, record: Recorded) -> None:
-        event = record.event
-        if isinstance(event, EpisodeRecorded):
-            self.stored[event.episode.tick] = StoredEpisodes.encode(event.episode)
-        elif isinstance(event, DreamStaged) and event.kind in INSIGHT_KINDS:
-            self.insights[event.entry_id] = event
-            self.staged_at[event.entry_id] = record.position
-        elif isinstance(event, InsightStrengthened):
-            self.retrievals[event.entry_id] += 1
-            self.strength[event.entry_id] = event.strength
-            self.handled.add((event.episode_tick, event.entry_id))
-        elif isinstance(event, EpisodePrioritized):
-            self.retrievals[event.entry_id] += 1
-            self.handled.add((event.episode_tick, event.entry_id))
-            self.pending.add(event.episode_tick)
-        elif isinstance(event, DreamStart):
-            self.pending.clear()
+        match record.event:
+            case EpisodeRecorded(episode=episode):
+                self.stored[episode.tick] = StoredEpisodes.encode(episode)
+            case DreamStaged(kind=kind, entry_id=entry_id) as staged if kind in INSIGHT_KINDS:
+                self.insights[entry_id] = staged
+                self.staged_at[entry_id] = record.position
+            case InsightStrengthened(entry_id=entry_id, episode_tick=tick, strength=strength):
+                self.retrievals[entry_id] += 1
+                self.strength[entry_id] = strength
+                self.handled.add((tick, entry_id))
+            case EpisodePrioritized(entry_id=entry_id, episode_tick=tick):
+                self.retrievals[entry_id] += 1
+                self.handled.add((tick, entry_id))
+                self.pending.add(tick)
+            case DreamStart():
+                self.pending.clear()
 
     def top_insights(self, count: int) -> list[DreamStaged]:
         """The ``count`` insights retrieved most often, the newest first among equals."""

@@ -182,21 +182,22 @@ class EpisodeMemory:
 
     def apply(self, event: object) -> None:
         """Fold one event; events that do not touch episodes are ignored."""
-        if isinstance(event, EpisodeRecorded):
-            self.add(event.episode)
-        elif isinstance(event, ReplayStrengthened):
-            self.strength[event.episode_tick] = self.strength[event.episode_tick] + event.delta
-        elif isinstance(event, EpisodeDepotentiated):
-            self._overrides[event.episode_tick] = (event.arousal_after, self.rows)
-            self._columns = None
-        elif isinstance(event, EpisodeTriaged):
-            self.triage[event.episode_tick] = event.decision
-        elif isinstance(event, EpisodePrioritized):
-            self.prioritized.add(event.episode_tick)
-            self._columns = None
-        elif isinstance(event, DreamComplete) and self.prioritized:
-            self.prioritized.clear()
-            self._columns = None
+        match event:
+            case EpisodeRecorded(episode=episode):
+                self.add(episode)
+            case ReplayStrengthened(episode_tick=tick, delta=delta):
+                self.strength[tick] = self.strength[tick] + delta
+            case EpisodeDepotentiated(episode_tick=tick, arousal_after=arousal):
+                self._overrides[tick] = (arousal, self.rows)
+                self._columns = None
+            case EpisodeTriaged(episode_tick=tick, decision=decision):
+                self.triage[tick] = decision
+            case EpisodePrioritized(episode_tick=tick):
+                self.prioritized.add(tick)
+                self._columns = None
+            case DreamComplete() if self.prioritized:
+                self.prioritized.clear()
+                self._columns = None
 
     def add_encoded(self, encoded: Sequence[bytes | memoryview]) -> None:
         """Record episodes given as their JSON (as the log stores them inside EpisodeRecorded):

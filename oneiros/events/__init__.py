@@ -74,9 +74,7 @@ from oneiros.events._staging import (
     side_stream,
 )
 from oneiros.events._types import (
-    BARDO_PHASES,
     BEHAVIORAL_PHASES,
-    DREAM_PHASES,
     MAX_FIGURE,
     MAX_TICK,
     BardoPhase,
@@ -112,9 +110,7 @@ from oneiros.events._types import (
 
 __all__ = [
     "ALARM_KINDS",
-    "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
-    "DREAM_PHASES",
     "FEEDBACK_STREAM",
     "HEALTH_STREAM",
     "MAX_FIGURE",

@@ -18,15 +18,16 @@ __all__ = ["RECALL_STREAM", "MemoryRecalled", "RecallHit", "RecallKind"]
 
 RECALL_STREAM = "recall"
 
-RecallKind = Literal["episode", "belief", "insight", "memory", "dream"]
-"""What a hit is: a waking episode, a belief, a promoted insight, a MEMORY.md line, or a staged
-dream (proposed or reinforced; returned apart from the results, as ``related_dreams``)."""
+RecallKind = Literal["episode", "belief", "insight", "memory", "dream", "observation"]
+"""What a hit is: a waking episode, a belief, a promoted insight, a MEMORY.md line, a staged dream
+(proposed or reinforced), or a dream's observation, thread or summary (``DreamObservation``); the
+last two are returned apart from the results, as ``related_dreams``."""
 
 
 class RecallHit(msgspec.Struct, frozen=True, kw_only=True):
     kind: RecallKind
     ref: str
-    """The episode tick, the entry id, or ``MEMORY.md:v<version>:<line>``."""
+    """The episode tick, the entry id, ``MEMORY.md:v<version>:<line>``, or an observation's event id."""
     score: Annotated[float, msgspec.Meta(ge=0.0)]
 
 

@@ -15,12 +15,11 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 import msgspec
 
 from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._phases import PHASES
 from oneiros.settings._scheduling import BardoTriggerSettings
 from oneiros.settings._trust import EpisodeSource, TrustLevel
 from oneiros.settings._vocabulary import (
-    BARDO_PHASES,
     BEHAVIORAL_PHASES,
-    DREAM_PHASES,
     BardoPhase,
     BardoTrigger,
     BehavioralPhase,
@@ -30,9 +29,7 @@ from oneiros.settings._vocabulary import (
 )
 
 __all__ = [
-    "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
-    "DREAM_PHASES",
     "MAX_FIGURE",
     "MAX_TICK",
     "BardoPhase",
@@ -251,7 +248,9 @@ class DreamStart(CycleEvent, frozen=True, kw_only=True):
 
 @event_type("DreamPhase", version=2)
 class DreamPhase(CycleEvent, frozen=True, kw_only=True):
-    """A phase began, with its budget; ``bardo_phase`` names it as Bardo 001_* does."""
+    """A phase began, with its budget; ``bardo_phase`` names it as Bardo 001_* does, which is also
+    its state in the machine. Left out, it is the canonical phase table's name for ``phase``; a
+    phase from another table must name it."""
 
     phase: DreamPhaseName
     budget_tokens: Count
@@ -259,7 +258,10 @@ class DreamPhase(CycleEvent, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         if self.bardo_phase is None:
-            msgspec.structs.force_setattr(self, "bardo_phase", BARDO_PHASES[self.phase])
+            spec = PHASES.get(self.phase)
+            if spec is None:
+                raise ValueError(f"phase {self.phase!r} is not in the phase table: name its bardo_phase")
+            msgspec.structs.force_setattr(self, "bardo_phase", spec.state)
 
 
 @event_type("ReplayBatch")

@@ -14,9 +14,10 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from oneiros.events._types import DREAM_PHASES, Event
+from oneiros.events._types import Event
 from oneiros.fsm._golem import GolemState, fold
-from oneiros.fsm._machine import MACHINE_STATES, phase_state, transition_path
+from oneiros.fsm._machine import Machine, machine_for
+from oneiros.settings._phases import PHASES, PhaseTable
 from oneiros.store._store import EventStore, LogSubscription, Recorded
 
 __all__ = ["Observers", "Transition", "follow_log"]
@@ -38,30 +39,25 @@ TransitionObserver = Callable[[Transition], None]
 EventObserver = Callable[[Recorded], None]
 
 
-def _state_name(name: str) -> str:
-    if name in MACHINE_STATES:
-        return name
-    if name in DREAM_PHASES:
-        return phase_state(name)
-    raise ValueError(f"unknown state {name!r}; expected one of {', '.join(MACHINE_STATES + DREAM_PHASES)}")
-
-
 class Observers:
-    """A registry of callbacks. An observer that raises is logged and the others still run."""
+    """A registry of callbacks. An observer that raises is logged and the others still run.
 
-    def __init__(self) -> None:
+    States are named as the machine of ``phases`` names them (the canonical table by default)."""
+
+    def __init__(self, phases: PhaseTable = PHASES) -> None:
+        self._machine = machine_for(phases)
         self._enter: defaultdict[str, list[TransitionObserver]] = defaultdict(list)
         self._exit: defaultdict[str, list[TransitionObserver]] = defaultdict(list)
         self._events: defaultdict[type[Event], list[EventObserver]] = defaultdict(list)
 
     def on_enter(self, state: str, fn: TransitionObserver) -> TransitionObserver:
         """Call ``fn`` when a golem enters ``state`` (``"Dreaming"``, ``"Dreaming_REM"`` or ``"rem"``)."""
-        self._enter[_state_name(state)].append(fn)
+        self._enter[self._state_name(state)].append(fn)
         return fn
 
     def on_exit(self, state: str, fn: TransitionObserver) -> TransitionObserver:
         """Call ``fn`` when a golem leaves ``state``."""
-        self._exit[_state_name(state)].append(fn)
+        self._exit[self._state_name(state)].append(fn)
         return fn
 
     def on_event(self, cls: type[Event], fn: EventObserver) -> EventObserver:
@@ -72,16 +68,26 @@ class Observers:
     def __bool__(self) -> bool:
         return bool(self._enter or self._exit or self._events)
 
-    def dispatch(self, before: GolemState, records: Sequence[Recorded]) -> None:
-        """Run the observers for ``records``, committed on top of ``before`` (left untouched)."""
+    def _state_name(self, name: str) -> str:
+        machine = self._machine
+        if name in machine.states:
+            return name
+        if name in machine.phases.names:
+            return machine.phase_state(name)
+        raise ValueError(f"unknown state {name!r}; expected one of {', '.join(machine.states + machine.phases.names)}")
+
+    def dispatch(self, before: GolemState, records: Sequence[Recorded], machine: Machine | None = None) -> None:
+        """Run the observers for ``records``, committed on top of ``before`` (left untouched), moving
+        between the states of ``machine`` (by default, that of the phases these observers were made for)."""
         if not self:
             return
+        machine = machine or self._machine
         state = before.snapshot()
         for record in records:
             source = state.machine_state
             state.apply(record)
             dest = state.machine_state
-            exited, entered = transition_path(source, dest)
+            exited, entered = machine.transition_path(source, dest)
             for name in exited:
                 self._call(self._exit.get(name, ()), Transition(state.golem_id, name, source, dest, record))
             for name in entered:

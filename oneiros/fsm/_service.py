@@ -29,10 +29,11 @@ from oneiros.events._types import (
     episode_out_of_bounds,
 )
 from oneiros.fsm._golem import GolemState, fold
-from oneiros.fsm._machine import destination, next_phase
+from oneiros.fsm._machine import machine_for
 from oneiros.fsm._observers import Observers
 from oneiros.fsm._races import is_host_fact, retry_race
 from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._phases import PHASES, PhaseTable
 from oneiros.settings._races import RaceSettings
 from oneiros.settings._runtime import SnapshotSettings
 from oneiros.store._snapshots import Snapshot, open_snapshots, read_from_snapshot, seal_parts
@@ -61,10 +62,16 @@ class Golems:
         trace_context: Callable[[], dict[str, str]] | None = None,
         snapshots: SnapshotSettings | None = None,
         races: RaceSettings | None = None,
+        phases: PhaseTable = PHASES,
     ) -> None:
         self.store = store
+        # The phases a cycle runs through, and the machine that orders them.
+        self.phases = phases
+        self.machine = machine_for(phases)
         self.deps = deps or Deps()
-        self.observers = observers or Observers()
+        # Not ``observers or ...``: observers with nothing registered yet are falsy, and callbacks
+        # registered on them after this would never run.
+        self.observers = observers if observers is not None else Observers(phases)
         # Gives the W3C trace context (``traceparent``) each appended event's metadata carries.
         self.trace_context = trace_context
         self.snapshot_settings = snapshots or SnapshotSettings.from_env()
@@ -181,7 +188,7 @@ class Golems:
         bardo_trigger: BardoTrigger | None = None,
         settings: CycleSettings | None = None,
     ) -> str:
-        """Start a dream cycle; returns its id. The cycle opens in hypnagogic onset and records the
+        """Start a dream cycle; returns its id. The cycle opens in the first phase and records the
         ``settings`` every phase of it runs with. ``bardo_trigger`` is the cause in Bardo 001_*'s
         terms (the scheduler knows it; by default it follows ``trigger``)."""
         cycle = cycle_id or self.deps.ids()
@@ -193,7 +200,7 @@ class Golems:
                     cycle_id=cycle, trigger=trigger, bardo_trigger=bardo_trigger, detail=detail, settings=settings
                 ),
                 ModeChanged(from_mode="Waking", to_mode="Dreaming", reason=f"dream:{trigger}"),
-                DreamPhase(cycle_id=cycle, phase="hypnagogic_onset", budget_tokens=budget_tokens),
+                self._entered(cycle, self.phases.first.name, budget_tokens),
             ],
             cycle_id=cycle,
         )
@@ -231,9 +238,9 @@ class Golems:
         def build(state: GolemState) -> list[Event]:
             assert state.phase is not None
             assert state.cycle_id is not None
-            following = next_phase(state.phase)
+            following = self.machine.next_phase(state.phase)
             assert following is not None  # the machine allowed ``advance``, so a phase follows
-            return [*outputs, DreamPhase(cycle_id=state.cycle_id, phase=following, budget_tokens=budget_tokens)]
+            return [*outputs, self._entered(state.cycle_id, following, budget_tokens)]
 
         return self._command(
             golem_id, "advance", build, outputs=outputs, expected_version=expected_version, known=known
@@ -248,12 +255,13 @@ class Golems:
         expected_version: int | None = None,
         known: GolemState | None = None,
     ) -> list[Recorded]:
-        """Close integration: its ``outputs``, DreamComplete with the cycle's true counts, then the return phase."""
+        """Close the cycle's work (integration): its ``outputs``, DreamComplete with the cycle's true
+        counts, then the phase it wakes from."""
 
         def build(state: GolemState) -> list[Event]:
             assert state.cycle_id is not None
             assert state.phase is not None
-            following = next_phase(state.phase)
+            following = self.machine.next_phase(state.phase)
             assert following is not None  # the machine allowed ``complete``, so a phase follows
             counts = msgspec.structs.replace(state.counts)
             for event in outputs:
@@ -262,7 +270,7 @@ class Golems:
             return [
                 *outputs,
                 counts.complete_event(state.cycle_id),
-                DreamPhase(cycle_id=state.cycle_id, phase=following, budget_tokens=budget_tokens),
+                self._entered(state.cycle_id, following, budget_tokens),
             ]
 
         return self._command(
@@ -358,6 +366,11 @@ class Golems:
 
     # -- machinery ---------------------------------------------------------------------------
 
+    def _entered(self, cycle_id: str, phase: str, budget_tokens: int) -> DreamPhase:
+        """The event of entering ``phase``, named as the machine names it."""
+        state = self.phases.spec(phase).state
+        return DreamPhase(cycle_id=cycle_id, phase=phase, budget_tokens=budget_tokens, bardo_phase=state)
+
     def _command(
         self,
         golem_id: str,
@@ -402,7 +415,7 @@ class Golems:
     def _attempt(
         self, state: GolemState, trigger: str, build: Build, outputs: Sequence[Event], cycle_id: str | None
     ) -> list[Recorded]:
-        if destination(state.machine_state, trigger) is None:
+        if self.machine.destination(state.machine_state, trigger) is None:
             raise IllegalCommand(state.golem_id, state.machine_state, trigger)
         events = build(state)
         self._check_outputs(state, trigger, outputs)
@@ -448,7 +461,7 @@ class Golems:
         for record in records:
             after.apply(record)
         self.remember(after, records[-1])
-        self.observers.dispatch(state, records)
+        self.observers.dispatch(state, records, self.machine)
         return records
 
 

@@ -34,7 +34,6 @@ __all__ = ["HEALTH_EVENTS", "GolemHealth", "HealthProcess", "HealthReport", "hea
 
 PROCESS_NAME = "oneiros.health"
 HEALTH_EVENTS: tuple[type[Event], ...] = (HealthAlarmRaised, HealthAlarmCleared)
-_CYCLE_ENDS = (DreamComplete, DreamInterrupted)
 
 
 @dataclass
@@ -106,7 +105,8 @@ class HealthProcess(DecidingProcess):
             GenerationRecorded,
             GenerationFailed,
             BudgetOverrun,
-            *_CYCLE_ENDS,
+            DreamComplete,
+            DreamInterrupted,
             ConfidenceChanged,
             EntryPromoted,
         )
@@ -130,50 +130,48 @@ class HealthProcess(DecidingProcess):
 
     def remember(self, golem_id: str, record: Recorded) -> None:
         health = self.golem(golem_id)
-        event = record.event
-        if isinstance(event, HealthAlarmRaised):
-            health.active[event.alarm] = event
-        elif isinstance(event, HealthAlarmCleared):
-            health.active.pop(event.alarm, None)
+        _move_alarms(health.active, record.event)
         health.version = max(health.version, record.version)
 
     def observe(self, record: Recorded) -> None:
         event = record.event
         health = self.golem(getattr(event, "golem_id", None) or record.meta.golem_id)
-        if isinstance(event, DreamStart):
-            health.cycle_id, health.staged, health.cycle_usd, health.overruns = event.cycle_id, 0, 0.0, 0
-        elif isinstance(event, DreamStaged):
-            health.staged += 1
-        elif isinstance(event, GenerationRecorded | GenerationFailed):
-            health.cycle_usd += event.cost_usd
-        elif isinstance(event, BudgetOverrun):
-            health.overruns += 1
-        elif isinstance(event, _CYCLE_ENDS):
-            health.cycles += 1
-            health.empty_run = 0 if health.staged else health.empty_run + 1
-            health.cycles_since_promotion += 1
-            health.usd_since_promotion += health.cycle_usd
-        elif isinstance(event, ConfidenceChanged):
-            health.moves.append(event.verdict == "confirms")
-        elif isinstance(event, EntryPromoted):
-            health.promotions += 1
-            health.cycles_since_promotion, health.usd_since_promotion = 0, 0.0
+        match event:
+            case GenerationRecorded(cost_usd=usd) | GenerationFailed(cost_usd=usd):
+                health.cycle_usd += usd
+            case DreamStaged():
+                health.staged += 1
+            case DreamStart(cycle_id=cycle_id):
+                health.cycle_id, health.staged, health.cycle_usd, health.overruns = cycle_id, 0, 0.0, 0
+            case BudgetOverrun():
+                health.overruns += 1
+            case DreamComplete() | DreamInterrupted():
+                health.cycles += 1
+                health.empty_run = 0 if health.staged else health.empty_run + 1
+                health.cycles_since_promotion += 1
+                health.usd_since_promotion += health.cycle_usd
+            case ConfidenceChanged(verdict=verdict):
+                health.moves.append(verdict == "confirms")
+            case EntryPromoted():
+                health.promotions += 1
+                health.cycles_since_promotion, health.usd_since_promotion = 0, 0.0
 
     # -- judging ----------------------------------------------------------------------------------
 
     def decide(self, record: Recorded) -> list[Event]:
         event = record.event
         health = self.golem(getattr(event, "golem_id", None) or record.meta.golem_id)
-        if isinstance(event, _CYCLE_ENDS):
-            return self._cycle_ended(health)
-        if isinstance(event, ConfidenceChanged):
-            return self._hit_rate(health, event.cycle_id)
-        if isinstance(event, EntryPromoted):
-            why = f"entry {event.entry_id} promoted by {event.by}"
-            return [
-                *self._judge(health, Reading("no_promotion", event.cycle_id, 0, None, why)),
-                *self._judge(health, Reading("cost_without_yield", event.cycle_id, 0.0, None, why)),
-            ]
+        match event:
+            case DreamComplete() | DreamInterrupted():
+                return self._cycle_ended(health)
+            case ConfidenceChanged(cycle_id=cycle_id):
+                return self._hit_rate(health, cycle_id)
+            case EntryPromoted(entry_id=entry_id, by=by, cycle_id=cycle_id):
+                why = f"entry {entry_id} promoted by {by}"
+                return [
+                    *self._judge(health, Reading("no_promotion", cycle_id, 0, None, why)),
+                    *self._judge(health, Reading("cost_without_yield", cycle_id, 0.0, None, why)),
+                ]
         return []
 
     def _cycle_ended(self, health: GolemHealth) -> list[Event]:
@@ -262,16 +260,21 @@ class HealthReport(msgspec.Struct, frozen=True, kw_only=True):
     history: tuple[dict[str, Any], ...]
 
 
+def _move_alarms(active: dict[AlarmKind, HealthAlarmRaised], event: Event) -> None:
+    """The alarms active after one event of a health stream."""
+    match event:
+        case HealthAlarmRaised(alarm=alarm):
+            active[alarm] = event
+        case HealthAlarmCleared(alarm=alarm):
+            active.pop(alarm, None)
+
+
 def health_report(store: EventStore, golem_id: str) -> HealthReport:
     """Read ``golem_id``'s health stream (one short side stream, not the log)."""
     active: dict[AlarmKind, HealthAlarmRaised] = {}
     history: list[dict[str, Any]] = []
     for record in store.read_stream(side_stream(golem_id, HEALTH_STREAM)):
-        event = record.event
-        if isinstance(event, HealthAlarmRaised):
-            active[event.alarm] = event
-        elif isinstance(event, HealthAlarmCleared):
-            active.pop(event.alarm, None)
+        _move_alarms(active, record.event)
         history.append(record_row(record))
     alarms = tuple(active[k] for k in ALARM_KINDS if k in active)
     return HealthReport(golem_id=golem_id, alarms=alarms, history=tuple(history))

@@ -167,10 +167,12 @@ def _after_promotion(store: EventStore, entries: dict[str, StagedEntry], setting
     promoted = {r.event.entry_id for r in store.read_all(types=[EntryPromoted])}  # type: ignore[attr-defined]
     decided_at: dict[str, int] = {}
     for record in store.read_all(types=[ConfidenceChanged, EntryReviewed]):
-        event = record.event
-        at = event.outcome_position if isinstance(event, ConfidenceChanged) else event.review_position  # type: ignore[attr-defined]
-        entry_id: str = event.entry_id  # type: ignore[attr-defined]
-        decided_at[entry_id] = max(decided_at.get(entry_id, 0), at)
+        match record.event:
+            case (
+                ConfidenceChanged(entry_id=entry_id, outcome_position=at)
+                | EntryReviewed(entry_id=entry_id, review_position=at)
+            ):
+                decided_at[entry_id] = max(decided_at.get(entry_id, 0), at)
     confirmed = contradicted = 0
     outcomes = list(store.read_all(types=[OutcomeRecorded]))
     for entry_id in sorted(promoted):

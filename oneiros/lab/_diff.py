@@ -84,22 +84,23 @@ def summarize_cycle(store: EventStore, cycle_id: str) -> CycleSummary:
         event = record.event
         if not isinstance(event, CycleEvent) or event.cycle_id != cycle_id:
             continue
-        if isinstance(event, DreamHypothesis | StrategyHypothesis):
-            hypotheses.append(event.hypothesis)
-        elif isinstance(event, DreamCounterfactual):
-            counterfactuals.append(f"{event.hypothesis} -> {event.outcome}")
-        elif isinstance(event, DreamStaged):
-            staged.append(f"{event.kind} ({event.confidence:.2f}): {event.content}")
-        elif isinstance(event, DreamQualityAssessed):
-            quality = event.score
-        elif isinstance(event, GenerationRecorded):
-            calls += 1
-            models.add(event.requested_model or event.model)
-        elif isinstance(event, GenerationFailed):
-            calls += 1
-            failed += 1
-        elif isinstance(event, BudgetOverrun):
-            overruns += 1
+        match event:
+            case DreamHypothesis(hypothesis=hypothesis) | StrategyHypothesis(hypothesis=hypothesis):
+                hypotheses.append(hypothesis)
+            case DreamCounterfactual(hypothesis=hypothesis, outcome=outcome):
+                counterfactuals.append(f"{hypothesis} -> {outcome}")
+            case DreamStaged(kind=kind, confidence=confidence, content=content):
+                staged.append(f"{kind} ({confidence:.2f}): {content}")
+            case DreamQualityAssessed(score=score):
+                quality = score
+            case GenerationRecorded(requested_model=requested, model=model):
+                calls += 1
+                models.add(requested or model)
+            case GenerationFailed():
+                calls += 1
+                failed += 1
+            case BudgetOverrun():
+                overruns += 1
     spent = Ledger.from_records(store.read_stream(start.golem_id, types=(DreamStart, *Ledger.reads))).spent(
         cycle_id=cycle_id
     )

@@ -99,11 +99,11 @@ class _Recording:
         self.answers: dict[str, list[GenerationRecorded | GenerationFailed]] = {}
         self.overruns: dict[str, BudgetOverrun] = {}
         for record in records:
-            event = record.event
-            if isinstance(event, GenerationRecorded | GenerationFailed) and event.cycle_id == cycle_id:
-                self.answers.setdefault(event.call_key, []).append(event)
-            elif isinstance(event, BudgetOverrun) and event.cycle_id == cycle_id:
-                self.overruns[event.call_key] = event
+            match record.event:
+                case GenerationRecorded() | GenerationFailed() as answer if answer.cycle_id == cycle_id:
+                    self.answers.setdefault(answer.call_key, []).append(answer)
+                case BudgetOverrun() as overrun if overrun.cycle_id == cycle_id:
+                    self.overruns[overrun.call_key] = overrun
 
 
 class RecordedGenerator:
@@ -217,12 +217,12 @@ def _find_cycle(store: EventStore, cycle_id: str) -> tuple[list[Recorded], _Cycl
     cycle = _Cycle(golem_id=start.golem_id, start=start.event, start_index=index, records=[])
     for record in history[index:]:
         cycle.records.append(record)
-        event = record.event
-        if isinstance(event, DreamInterrupted) and event.cycle_id == cycle_id:
-            cycle.interrupted = event
-        if isinstance(event, ModeChanged) and event.from_mode == "Dreaming" and record.meta.cycle_id == cycle_id:
-            cycle.ended = "interrupted" if cycle.interrupted is not None else "complete"
-            break
+        match record.event:
+            case DreamInterrupted(cycle_id=interrupted) as event if interrupted == cycle_id:
+                cycle.interrupted = event
+            case ModeChanged(from_mode="Dreaming") if record.meta.cycle_id == cycle_id:
+                cycle.ended = "interrupted" if cycle.interrupted is not None else "complete"
+                break
     return history, cycle
 
 
@@ -239,7 +239,8 @@ def _phase_plan(cycle: _Cycle) -> list[tuple[DreamPhaseName, list[Recorded]]]:
     plan: list[tuple[DreamPhaseName, list[Recorded]]] = []
     since = 0
     for n, (at, phase) in enumerate(entered):
-        finished = n + 1 < len(entered) or (cycle.ended == "complete" and phase == "hypnopompic_return")
+        # A phase finished when another followed it; the last one, when the cycle woke from it.
+        finished = n + 1 < len(entered) or cycle.ended == "complete"
         if not finished:
             break
         first_write = next(

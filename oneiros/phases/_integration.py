@@ -80,106 +80,62 @@ def _candidates(ctx: PhaseContext, outputs: Sequence[Event], made_here: Mapping[
 
 
 def _candidates_of(ctx: PhaseContext, outputs: Sequence[Event]) -> list[tuple[Event, Candidate]]:
+    """Each output the integration phase stages, with the entry it becomes."""
     settings = ctx.settings
+    insight, thread, threat = (
+        settings.insight_confidence,
+        settings.integration.thread_confidence,
+        settings.integration.threat_confidence,
+    )
     out: list[tuple[Event, Candidate]] = []
-    hypotheses: dict[str, int] = {}
+    seeds: dict[str, int] = {}  # each hypothesis's seed episode, for the counterfactual that tests it
     for event in outputs:
-        name = type(event).type_name
-        if isinstance(event, ReplayBatch):
-            out.append(
-                (
-                    event,
-                    Candidate(
-                        kind="novel_insight",
-                        content=event.pattern,
-                        confidence=settings.insight_confidence,
-                        source=name,
-                        ticks=event.episode_ticks,
-                    ),
+        source = type(event).type_name
+        match event:
+            case ReplayBatch(pattern=pattern, episode_ticks=ticks):
+                made = Candidate(kind="novel_insight", content=pattern, confidence=insight, source=source, ticks=ticks)
+            case DreamInsight(insight=text, confidence=confidence, source_episode_ticks=ticks):
+                made = Candidate(kind="novel_insight", content=text, confidence=confidence, source=source, ticks=ticks)
+            case DreamFragments(thread=text, pairs=pairs):
+                ticks = tuple(t for pair in pairs for t in pair)
+                made = Candidate(kind="novel_insight", content=text, confidence=thread, source=source, ticks=ticks)
+            case DreamHypothesis(hypothesis=hypothesis, seed_episode_tick=tick):
+                seeds[hypothesis] = tick
+                continue
+            case DreamCounterfactual(hypothesis=hypothesis, lesson=lesson, outcome=outcome):
+                seed = seeds.get(hypothesis)
+                made = Candidate(
+                    kind="playbook_revision",
+                    content=lesson,
+                    confidence=threat,
+                    source=source,
+                    ticks=() if seed is None else (seed,),
+                    detail=f"{hypothesis}: {outcome}",
                 )
-            )
-        elif isinstance(event, DreamInsight):
-            out.append(
-                (
-                    event,
-                    Candidate(
-                        kind="novel_insight",
-                        content=event.insight,
-                        confidence=event.confidence,
-                        source=name,
-                        ticks=event.source_episode_ticks,
-                    ),
+            case StrategyHypothesis(hypothesis=hypothesis, confidence=confidence, seed_episode_ticks=ticks, test=test):
+                made = Candidate(
+                    kind="strategy_hypothesis",
+                    content=hypothesis,
+                    confidence=confidence,
+                    source=source,
+                    ticks=ticks,
+                    detail=test,
                 )
-            )
-        elif isinstance(event, DreamFragments):
-            ticks = tuple(t for pair in event.pairs for t in pair)
-            out.append(
-                (
-                    event,
-                    Candidate(
-                        kind="novel_insight",
-                        content=event.thread,
-                        confidence=settings.integration.thread_confidence,
-                        source=name,
-                        ticks=ticks,
-                    ),
+            case ThreatSimulated(kind=kind, scenario=scenario, response=response, seed_episode_ticks=ticks):
+                made = Candidate(
+                    kind="threat",
+                    content=f"{kind}: {scenario} Response: {response}",
+                    confidence=threat,
+                    source=source,
+                    ticks=ticks,
+                    detail=kind,
                 )
-            )
-        elif isinstance(event, DreamHypothesis):
-            hypotheses[event.hypothesis] = event.seed_episode_tick
-        elif isinstance(event, DreamCounterfactual):
-            seed = hypotheses.get(event.hypothesis)
-            out.append(
-                (
-                    event,
-                    Candidate(
-                        kind="playbook_revision",
-                        content=event.lesson,
-                        confidence=settings.integration.threat_confidence,
-                        source=name,
-                        ticks=() if seed is None else (seed,),
-                        detail=f"{event.hypothesis}: {event.outcome}",
-                    ),
-                )
-            )
-        elif isinstance(event, StrategyHypothesis):
-            out.append(
-                (
-                    event,
-                    Candidate(
-                        kind="strategy_hypothesis",
-                        content=event.hypothesis,
-                        confidence=event.confidence,
-                        source=name,
-                        ticks=event.seed_episode_ticks,
-                        detail=event.test,
-                    ),
-                )
-            )
-        elif isinstance(event, ThreatSimulated):
-            out.append(
-                (
-                    event,
-                    Candidate(
-                        kind="threat",
-                        content=f"{event.kind}: {event.scenario} Response: {event.response}",
-                        confidence=settings.integration.threat_confidence,
-                        source=name,
-                        ticks=event.seed_episode_ticks,
-                        detail=event.kind,
-                    ),
-                )
-            )
-        elif isinstance(event, HypnagogicPrediction):
-            # No source episodes: a live episode confirms the fragment by joining the words it joins.
-            out.append(
-                (
-                    event,
-                    Candidate(
-                        kind="creative_prediction", content=event.fragment, confidence=event.confidence, source=name
-                    ),
-                )
-            )
+            case HypnagogicPrediction(fragment=fragment, confidence=confidence):
+                # No source episodes: a live episode confirms the fragment by joining the words it joins.
+                made = Candidate(kind="creative_prediction", content=fragment, confidence=confidence, source=source)
+            case _:
+                continue
+        out.append((event, made))
     return out
 
 

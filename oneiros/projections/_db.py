@@ -10,6 +10,12 @@ twice or skips one.
 What eventsourcing does not give, and this adds: the position moves by compare-and-set (its
 tracking insert only refuses to go backwards, which would let a second runner that started from the
 same position apply the same events again), and a projection can be dropped.
+
+Beside the rows, a table of **term postings** ``(projection, golem, term, doc, tf, len, part)``:
+what a projection that ranks text (the recall index) writes in the same transaction as its rows and
+position, and reads with :meth:`ProjectionDB.term_counts` and :meth:`ProjectionDB.term_top`, one
+BM25 in SQL that both engines run the same way. A JSON row per term would be rewritten whole each
+time a document joined it; a postings row is written once.
 """
 
 from __future__ import annotations
@@ -18,10 +24,10 @@ import hashlib
 import time
 import uuid
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from eventsourcing.persistence import IntegrityError, OperationalError, Tracking, TrackingRecorder
 from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
@@ -30,11 +36,22 @@ from oneiros._errors import InvalidStoreURL, ProjectionConflict
 from oneiros.store._presence import check_reachable
 from oneiros.store._urls import PostgresURL, parse_postgres_url
 
-__all__ = ["ProjectionDB", "RowWrite", "default_projection_url", "open_projection_db"]
+__all__ = ["Okapi", "ProjectionDB", "RowWrite", "TermWrites", "default_projection_url", "open_projection_db"]
 
 ROWS = "oneiros_projection_rows"
+TERMS = "oneiros_projection_terms"
 # (kind, key, data); data None deletes the row
 RowWrite = tuple[str, str, bytes | None]
+# (golem, term, doc) -> (tf, len, part) to write, or None to delete
+TermWrites = Mapping[tuple[str, str, int], tuple[int, int, int] | None]
+
+
+class Okapi(NamedTuple):
+    """BM25's free parameters and the corpus's average document length (in terms)."""
+
+    k1: float
+    b: float
+    avgdl: float
 
 
 class ProjectionDB(TrackingRecorder):
@@ -44,7 +61,11 @@ class ProjectionDB(TrackingRecorder):
     url: str
     mark: ClassVar[str] = "?"
     rows_table: str = ROWS
+    terms_table: str = TERMS
     tracking_table: str = "tracking"
+    text_order: ClassVar[str] = ""
+    """What makes text order by code point (the digest's order must not depend on the engine)."""
+    real: ClassVar[str] = "REAL"
 
     if TYPE_CHECKING:
         # The tracking recorder's own insert and datastore, which both engines' recorders provide.
@@ -86,8 +107,11 @@ class ProjectionDB(TrackingRecorder):
         """The last log position the projection's rows include (0 when never built)."""
         return self.max_tracking_id(projection) or 0
 
-    def commit(self, projection: str, expected: int, position: int, writes: Sequence[RowWrite]) -> None:
-        """Write ``writes`` and move the position from ``expected`` to ``position``, all or nothing."""
+    def commit(
+        self, projection: str, expected: int, position: int, writes: Sequence[RowWrite], terms: TermWrites | None = None
+    ) -> None:
+        """Write ``writes`` (and the postings ``terms``) and move the position from ``expected`` to
+        ``position``, all or nothing."""
         upsert = self._sql(
             f"INSERT INTO {self.rows_table} (projection, kind, key, data) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (projection, kind, key) DO UPDATE SET data = excluded.data"
@@ -107,6 +131,8 @@ class ProjectionDB(TrackingRecorder):
                     c.executemany(upsert, puts)
                 if dels:
                     c.executemany(delete, dels)
+                if terms:
+                    self._write_terms(c, projection, terms)
                 if position > expected:
                     self._record_position(c, Tracking(projection, position))
         except OperationalError as exc:
@@ -115,6 +141,68 @@ class ProjectionDB(TrackingRecorder):
             if "locked" not in str(exc) and "busy" not in str(exc).lower():
                 raise
             raise ProjectionConflict(projection, expected, self.position(projection)) from None
+
+    def _write_terms(self, c: Any, projection: str, terms: TermWrites) -> None:
+        gone = [(projection, golem, term, doc) for (golem, term, doc), v in terms.items() if v is None]
+        if gone:
+            c.executemany(
+                self._sql(
+                    f"DELETE FROM {self.terms_table} WHERE projection = ? AND golem = ? AND term = ? AND doc = ?"
+                ),
+                gone,
+            )
+        # Sorted, as the rows are: the postings b-tree is filled in key order.
+        puts = sorted((projection, *key, *v) for key, v in terms.items() if v is not None)
+        if puts:
+            c.executemany(
+                self._sql(
+                    f"INSERT INTO {self.terms_table} (projection, golem, term, doc, tf, len, part) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+                ),
+                puts,
+            )
+
+    def term_counts(self, projection: str, golem: str, terms: Sequence[str]) -> dict[str, int]:
+        """How many of ``golem``'s documents hold each of ``terms`` (those none holds are left out)."""
+        if not terms:
+            return {}
+        marks = ", ".join("?" * len(terms))
+        sql = (
+            f"SELECT term, COUNT(*) AS n FROM {self.terms_table} "
+            f"WHERE projection = ? AND golem = ? AND term IN ({marks}) GROUP BY term"
+        )
+        with self._transaction(commit=False) as c:
+            c.execute(self._sql(sql), [projection, golem, *terms])
+            return {str(r["term"]): int(r["n"]) for r in c.fetchall()}
+
+    def term_top(
+        self, projection: str, golem: str, weights: Mapping[str, float], okapi: Okapi, per_part: int
+    ) -> list[tuple[int, int, float]]:
+        """``(doc, part, score)`` of the ``per_part`` best documents of each part, by Okapi BM25:
+        the sum over the terms a document holds of ``weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b *
+        len / avgdl))``, the weight being the term's idf. Ties go to the later document."""
+        if not weights or per_part <= 0:
+            return []
+        real = self.real
+        query = ", ".join(f"(CAST(? AS TEXT), CAST(? AS {real}))" for _ in weights)
+        sql = (
+            f"WITH q (term, w) AS (VALUES {query}), "
+            "s AS (SELECT t.doc AS doc, t.part AS part, "
+            f"SUM(q.w * t.tf * CAST(? AS {real}) / (t.tf + CAST(? AS {real}) * "
+            f"(CAST(? AS {real}) + CAST(? AS {real}) * t.len))) AS score "
+            f"FROM {self.terms_table} t JOIN q ON t.term = q.term "
+            "WHERE t.projection = ? AND t.golem = ? GROUP BY t.doc, t.part) "
+            "SELECT doc, part, score FROM (SELECT doc, part, score, "
+            "ROW_NUMBER() OVER (PARTITION BY part ORDER BY score DESC, doc DESC) AS r FROM s) ranked "
+            "WHERE r <= ? ORDER BY score DESC, doc DESC"
+        )
+        k1, b, avgdl = okapi
+        params: list[Any] = [v for term, w in sorted(weights.items()) for v in (term, w)]
+        # 1 - b + b * len / avgdl, as (1 - b) + (b / avgdl) * len: one multiplication a posting.
+        params += [k1 + 1, k1, 1 - b, b / avgdl if avgdl > 0 else 0.0, projection, golem, per_part]
+        with self._transaction(commit=False) as c:
+            c.execute(self._sql(sql), params)
+            return [(int(r["doc"]), int(r["part"]), float(r["score"])) for r in c.fetchall()]
 
     def get(self, projection: str, kind: str, key: str) -> bytes | None:
         with self._transaction(commit=False) as c:
@@ -165,6 +253,7 @@ class ProjectionDB(TrackingRecorder):
         with self._transaction(commit=True) as c:
             self._lock(c, projection)
             c.execute(self._sql(f"DELETE FROM {self.rows_table} WHERE projection = ?"), (projection,))
+            c.execute(self._sql(f"DELETE FROM {self.terms_table} WHERE projection = ?"), (projection,))
             # eventsourcing has no way to forget a position; its tracking row is deleted here.
             c.execute(self._sql(f"DELETE FROM {self.tracking_table} WHERE application_name = ?"), (projection,))
 
@@ -173,6 +262,16 @@ class ProjectionDB(TrackingRecorder):
         h = hashlib.sha256()
         for kind, key, data in self.scan(projection):
             h.update(kind.encode() + b"\0" + key.encode() + b"\0" + data + b"\0")
+        order = self.text_order
+        sql = (
+            f"SELECT golem, term, doc, tf, len, part FROM {self.terms_table} WHERE projection = ? "
+            f"ORDER BY golem{order}, term{order}, doc"
+        )
+        with self._transaction(commit=False) as c:
+            c.execute(self._sql(sql), (projection,))
+            for r in c.fetchall():
+                fields = (r["golem"], r["term"], r["doc"], r["tf"], r["len"], r["part"])
+                h.update(b"\1" + "\0".join(map(str, fields)).encode())
         return h.hexdigest()
 
     def position_and_digest(self, projection: str) -> tuple[int, str]:
@@ -210,6 +309,8 @@ class SQLiteProjectionDB(SQLiteTrackingRecorder, ProjectionDB):
             # WITHOUT ROWID table's whole rows in its key b-tree, which made writing them 3x slower.
             f"CREATE TABLE IF NOT EXISTS {ROWS} (projection TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, "
             "data BLOB NOT NULL, PRIMARY KEY (projection, kind, key))",
+            # WITHOUT ROWID: a term's postings lie together in the key b-tree, read in one range.
+            f"CREATE TABLE IF NOT EXISTS {TERMS} ({_TERM_COLUMNS}) WITHOUT ROWID",
         ]
 
     @contextmanager
@@ -227,6 +328,12 @@ class SQLiteProjectionDB(SQLiteTrackingRecorder, ProjectionDB):
 
     def close(self) -> None:
         self.datastore.close()
+
+
+_TERM_COLUMNS = (
+    "projection TEXT NOT NULL, golem TEXT NOT NULL, term TEXT NOT NULL, doc BIGINT NOT NULL, "
+    "tf INTEGER NOT NULL, len INTEGER NOT NULL, part INTEGER NOT NULL, PRIMARY KEY (projection, golem, term, doc)"
+)
 
 
 def _create(recorder: TrackingRecorder, attempts: int = 5) -> None:
@@ -257,6 +364,8 @@ def _postgres_projection_db(url: str, parts: PostgresURL) -> ProjectionDB:
 
     class PostgresProjectionDB(PostgresTrackingRecorder, ProjectionDB):
         mark = "%s"
+        text_order = ' COLLATE "C"'
+        real = "DOUBLE PRECISION"
 
         def __init__(self) -> None:
             self.url = url
@@ -275,12 +384,18 @@ def _postgres_projection_db(url: str, parts: PostgresURL) -> ProjectionDB:
                 c.execute(SQL("CREATE SCHEMA IF NOT EXISTS {0}").format(Identifier(schema)))
             super().__init__(datastore)
             self.rows_table = f'"{schema}".{ROWS}'
+            self.terms_table = f'"{schema}".{TERMS}'
             self.tracking_table = f'"{schema}"."{self.tracking_table_name}"'
             self.sql_create_statements.append(
                 SQL(
                     "CREATE TABLE IF NOT EXISTS {0}.{1} (projection TEXT NOT NULL, kind TEXT NOT NULL, "
                     "key TEXT NOT NULL, data BYTEA NOT NULL, PRIMARY KEY (projection, kind, key))"
                 ).format(Identifier(schema), Identifier(ROWS))
+            )
+            self.sql_create_statements.append(
+                SQL("CREATE TABLE IF NOT EXISTS {0}.{1} (" + _TERM_COLUMNS + ")").format(
+                    Identifier(schema), Identifier(TERMS)
+                )
             )
             _create(self)
 

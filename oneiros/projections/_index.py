@@ -17,7 +17,14 @@ from collections.abc import Sequence
 
 import msgspec
 
-from oneiros.events._staging import EntryReviewed, EntryStaged
+from oneiros.events._staging import (
+    EntryDisplaced,
+    EntryExpired,
+    EntryPromoted,
+    EntryRefuted,
+    EntryReviewed,
+    EntryStaged,
+)
 from oneiros.events._types import DreamStart, Event
 from oneiros.projections._db import ProjectionDB
 from oneiros.projections._journal import JournalEntry
@@ -39,12 +46,6 @@ __all__ = [
 ]
 
 PENDING = ("proposed", "reinforced")
-_STATUS = {
-    "EntryPromoted": "promoted",
-    "EntryRefuted": "refuted",
-    "EntryDisplaced": "displaced",
-    "EntryExpired": "expired",
-}
 
 
 class _Id(msgspec.Struct, kw_only=True):
@@ -73,29 +74,39 @@ class GolemIndex:
     types: tuple[type[Event], ...] = (DreamStart, *STAGING_EVENTS)
 
     def apply(self, record: Recorded, rows: Rows) -> None:
-        event = record.event
-        if isinstance(event, DreamStart):
-            rows.put("run", f"{record.meta.golem_id}/{_key(record.position)}", _Id(id=event.cycle_id))
-            return
-        golem: str = event.golem_id  # type: ignore[attr-defined]
-        entry_id: str = event.entry_id  # type: ignore[attr-defined]
+        match record.event:
+            case DreamStart(cycle_id=cycle_id):
+                rows.put("run", f"{record.meta.golem_id}/{_key(record.position)}", _Id(id=cycle_id))
+            case EntryStaged(golem_id=golem, entry_id=entry_id):
+                key = f"{golem}/{_key(record.position)}/{entry_id}"
+                rows.put("dream", key, _Status(status="proposed"))
+                rows.put("where", entry_id, _Where(golem_id=golem, key=key))
+                pending = rows.get("pending", golem, _Count) or _Count()
+                pending.n += 1
+                rows.put("pending", golem, pending)
+            case EntryReviewed(golem_id=golem, entry_id=entry_id, status=status):
+                _move(rows, golem, entry_id, status)
+            case EntryPromoted(golem_id=golem, entry_id=entry_id):
+                _move(rows, golem, entry_id, "promoted")
+            case EntryRefuted(golem_id=golem, entry_id=entry_id):
+                _move(rows, golem, entry_id, "refuted")
+            case EntryDisplaced(golem_id=golem, entry_id=entry_id):
+                _move(rows, golem, entry_id, "displaced")
+            case EntryExpired(golem_id=golem, entry_id=entry_id):
+                _move(rows, golem, entry_id, "expired")
+
+
+def _move(rows: Rows, golem: str, entry_id: str, status: str) -> None:
+    """The entry's row under its new ``status``, and the golem's count of pending entries."""
+    where = rows.get("where", entry_id, _Where)
+    if where is None:
+        return
+    before = rows.get("dream", where.key, _Status)
+    if before is not None and before.status != status:
         pending = rows.get("pending", golem, _Count) or _Count()
-        if isinstance(event, EntryStaged):
-            key = f"{golem}/{_key(record.position)}/{entry_id}"
-            rows.put("dream", key, _Status(status="proposed"))
-            rows.put("where", entry_id, _Where(golem_id=golem, key=key))
-            pending.n += 1
-            rows.put("pending", golem, pending)
-            return
-        where = rows.get("where", entry_id, _Where)
-        status = event.status if isinstance(event, EntryReviewed) else _STATUS.get(type(event).type_name)
-        if where is None or status is None:
-            return
-        before = rows.get("dream", where.key, _Status)
-        if before is not None and before.status != status:
-            pending.n += (status in PENDING) - (before.status in PENDING)
-            rows.put("dream", where.key, _Status(status=status))
-            rows.put("pending", golem, pending)
+        pending.n += (status in PENDING) - (before.status in PENDING)
+        rows.put("dream", where.key, _Status(status=status))
+        rows.put("pending", golem, pending)
 
 
 def golem_runs(db: ProjectionDB, golem_id: str) -> list[tuple[str, str]]:

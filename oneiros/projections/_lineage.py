@@ -170,41 +170,40 @@ def _link(record: Recorded) -> GenerationLink:
 
 
 def _move(store: EventStore, record: Recorded) -> ConfidenceMove | None:
-    move = _move_of(store, record)
-    return None if move is None else msgspec.structs.replace(move, time=record.meta.time.isoformat())
-
-
-def _move_of(store: EventStore, record: Recorded) -> ConfidenceMove | None:
-    e = record.event
     at = record.position
-    if isinstance(e, ConfidenceChanged):
-        found = next(iter(store.read_all(after=e.outcome_position - 1, until=e.outcome_position)), None)
-        outcome = None
-        if found is not None and isinstance(found.event, OutcomeRecorded):
-            outcome = {"position": found.position, **msgspec.to_builtins(found.event)}
-        return ConfidenceMove(
-            position=at,
-            kind="outcome",
-            before_pct=e.before_pct,
-            after_pct=e.after_pct,
-            verdict=e.verdict,
-            outcome=outcome,
-            relevance=e.relevance,
-        )
     move: ConfidenceMove | None = None
-    if isinstance(e, EntryQuarantined):
-        move = ConfidenceMove(position=at, kind="quarantined", status="quarantined", why=e.why, quarantine=e.as_row())
-    elif isinstance(e, EntryReviewed):
-        move = ConfidenceMove(position=at, kind="review", decision=e.decision, status=e.status, who=e.who, why=e.why)
-    elif isinstance(e, EntryPromoted):
-        move = ConfidenceMove(position=at, kind="promoted", after_pct=e.confidence_pct, who=e.by, why=e.reason)
-    elif isinstance(e, EntryRefuted):
-        move = ConfidenceMove(position=at, kind="refuted", after_pct=e.confidence_pct)
-    elif isinstance(e, EntryDisplaced):
-        move = ConfidenceMove(position=at, kind="displaced", why=f"made room for {e.by_entry_id}")
-    elif isinstance(e, EntryExpired):
-        move = ConfidenceMove(position=at, kind="expired", why=f"unresolved at tick {e.tick}")
-    return move
+    match record.event:
+        case ConfidenceChanged(
+            outcome_position=outcome_at, before_pct=before, after_pct=after, verdict=verdict, relevance=bore
+        ):
+            found = next(iter(store.read_all(after=outcome_at - 1, until=outcome_at)), None)
+            outcome = None
+            if found is not None and isinstance(found.event, OutcomeRecorded):
+                outcome = {"position": found.position, **msgspec.to_builtins(found.event)}
+            move = ConfidenceMove(
+                position=at,
+                kind="outcome",
+                before_pct=before,
+                after_pct=after,
+                verdict=verdict,
+                outcome=outcome,
+                relevance=bore,
+            )
+        case EntryQuarantined(why=why) as quarantined:
+            move = ConfidenceMove(
+                position=at, kind="quarantined", status="quarantined", why=why, quarantine=quarantined.as_row()
+            )
+        case EntryReviewed(decision=decision, status=status, who=who, why=why):
+            move = ConfidenceMove(position=at, kind="review", decision=decision, status=status, who=who, why=why)
+        case EntryPromoted(confidence_pct=pct, by=by, reason=reason):
+            move = ConfidenceMove(position=at, kind="promoted", after_pct=pct, who=by, why=reason)
+        case EntryRefuted(confidence_pct=pct):
+            move = ConfidenceMove(position=at, kind="refuted", after_pct=pct)
+        case EntryDisplaced(by_entry_id=by):
+            move = ConfidenceMove(position=at, kind="displaced", why=f"made room for {by}")
+        case EntryExpired(tick=tick):
+            move = ConfidenceMove(position=at, kind="expired", why=f"unresolved at tick {tick}")
+    return None if move is None else msgspec.structs.replace(move, time=record.meta.time.isoformat())
 
 
 def _recalls(store: EventStore, golem_id: str, entry_id: str) -> list[ConfidenceMove]:
@@ -279,11 +278,11 @@ def entry_lineage(store: EventStore, prefix: str, golem_id: str | None = None) -
     generations: list[Recorded] = []
     until = lineage.source_position
     for record in store.read_stream(staged.golem_id, until=until, types=(DreamStart, GenerationRecorded)):
-        event = record.event
-        if isinstance(event, DreamStart) and event.cycle_id == lineage.cycle_id:
-            start = event
-        elif isinstance(event, GenerationRecorded) and event.cycle_id == lineage.cycle_id:
-            generations.append(record)
+        match record.event:
+            case DreamStart(cycle_id=lineage.cycle_id) as started:
+                start = started
+            case GenerationRecorded(cycle_id=lineage.cycle_id):
+                generations.append(record)
     exact = bool(lineage.call_key)
     if exact:
         chosen = [r for r in generations if r.event.call_key == lineage.call_key]  # type: ignore[attr-defined]

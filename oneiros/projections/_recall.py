@@ -1,57 +1,119 @@
-"""Recall: what the golem knows that matches a query, with the dreams that match kept apart
-(Dense-Mem 002_*: ``recall_memory`` returns ``related_dreams`` separately from results; a dream is
-a hypothesis, never active memory).
+"""Recall: what the golem knows that matches a query, ranked by Okapi BM25, with the dreams that
+match kept apart (Dense-Mem 002_*: ``recall_memory`` returns ``related_dreams`` separately from
+results; a dream is a hypothesis, never active memory).
 
-Results come from waking episodes, validated dream beliefs, promoted insights and the newest
-MEMORY.md; related dreams are proposed or reinforced staged entries (an unvalidated belief is one of
-those, so it comes back there, never among the results). Matching is on content words (the same
-word list the offline generator and criterion matching use): a text scores the share of the
-query's words it contains. Episodes are found through the ``recall`` projection, an inverted
-index of their words, so a recall never reads the log.
+Results are facts: waking episodes, validated dream beliefs, promoted insights and the newest
+MEMORY.md's lines. Related dreams are hypotheses: proposed or reinforced staged entries (an
+unvalidated belief is one of those) and the observations, threads and summaries a dream drew from
+the episodes (``DreamObservation``). Both come from one ranking: every item has the BM25 score of
+its text against the query over the golem's own corpus (``relevance``), its place in that one
+ranking (``rank``, results and related dreams numbered together) and its ``standing``, and names
+the episodes it stands for (``source_ticks``, with their own ids in ``source_refs``), so a reader
+can merge the two lists by rank or go back to the turns. ``score`` keeps its older meaning (the
+share of the query's content words the text holds), which the recall-driven promotion policy reads.
+
+Episodes and dream observations are found through the ``recall`` projection: term postings in the
+projection database (``ProjectionDB.term_top``, the same SQL on SQLite and PostgreSQL), so a recall
+never reads the log. Staged entries and MEMORY.md lines are few and change status; they are scored
+at recall time with the same formula and the index's statistics. With an embedder configured
+(``RecallSettings.embedder``), each ranking's candidates are ranked again by cosine similarity and
+the two rankings fused by reciprocal rank.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 import msgspec
 
 from oneiros._text import content_word_set
+from oneiros.events._observations import DreamObservation
 from oneiros.events._recall import RecallKind
-from oneiros.events._types import EpisodeRecorded, Event
-from oneiros.projections._db import ProjectionDB
+from oneiros.events._types import Episode, EpisodeRecorded, Event
+from oneiros.projections._db import Okapi, ProjectionDB
+from oneiros.projections._index import PENDING, golem_dreams, staged_entries
 from oneiros.projections._runner import Rows
 from oneiros.projections._sinks import beliefs, memory_version
 from oneiros.projections._staging import StagedEntry
+from oneiros.projections._terms import bm25_weight, idf, term_counts, unique_terms
 from oneiros.store._store import Recorded
 
-__all__ = ["RecallIndex", "RecallItem", "RecallResult", "RecallSettings", "recall"]
+__all__ = [
+    "RecallIndex",
+    "RecallItem",
+    "RecallResult",
+    "RecallSettings",
+    "Standing",
+    "episode_text",
+    "recall",
+    "recall_golem",
+]
+
+Standing = Literal["fact", "dream"]
+_EPISODES, _OBSERVATIONS = 0, 1
+"""The index's parts: one ranking, but each part's best are fetched, so neither crowds the other out."""
+_RRF_K = 60
+"""Reciprocal-rank fusion's constant (Cormack et al. 2009): 1 / (60 + rank)."""
 
 
 class RecallSettings(msgspec.Struct, frozen=True, kw_only=True):
-    postings: int = 1_000
-    """Newest episodes kept per word in the index (oneiros default): recall favours what is recent
-    and an index row stays small however long the golem lives."""
+    k1: float = 1.2
+    """BM25's term-frequency saturation (the textbook 1.2, as Lucene and issue 29's baseline)."""
+    b: float = 0.75
+    """BM25's length normalisation (the textbook 0.75)."""
+    embedder: str = "none"
+    """``none``, ``hashing`` or ``sentence-transformers:<model>`` (the ``embeddings`` extra): rank
+    each ranking's candidates by cosine similarity too, fused by reciprocal rank."""
+    pool: int = 50
+    """Candidates fetched from each part of the index for the fusion (at least the recall's limit)."""
 
 
-class _Postings(msgspec.Struct, kw_only=True):
-    ticks: list[int] = msgspec.field(default_factory=list)
+class _Stats(msgspec.Struct, kw_only=True):
+    docs: int = 0
+    length: int = 0
 
 
-class _EpisodeText(msgspec.Struct, kw_only=True):
-    tick: int
-    summary: str
-    tags: tuple[str, ...] = ()
-    regime: str = ""
-    time: str = ""
+class _Tick(msgspec.Struct, frozen=True, kw_only=True):
+    """Which document holds the episode recorded with a tick, and the episode's own id."""
+
+    doc: int
+    ref: str | None = None
+
+
+class _Doc(msgspec.Struct, frozen=True, kw_only=True):
+    kind: Literal["episode", "observation"]
+    ref: str
+    text: str
+    indexed: str
+    """The text its terms were taken from (an episode's speaker, summary, tags and regime)."""
+    ticks: tuple[int, ...] = ()
+    refs: tuple[str, ...] = ()
+    speaker: str | None = None
+    time: str | None = None
+
+
+def episode_text(episode: Episode) -> str:
+    """What an episode is indexed by: ``Speaker: summary`` (or the summary alone), its tags, and its
+    regime when it names one."""
+    said = f"{episode.speaker}: {episode.summary}" if episode.speaker else episode.summary
+    regime = () if episode.regime == "unknown" else (episode.regime,)
+    return " ".join((said, *episode.tags, *regime))
+
+
+def _tick_key(golem: str, tick: int) -> str:
+    return f"{golem}/{tick:012d}"
 
 
 class RecallIndex:
-    """Rows ``episode/<golem>/<tick>`` and ``word/<golem>/<word>`` (the ticks whose episode has it)."""
+    """Rows ``doc/<golem>/<doc>`` (an episode or a dream observation, ``doc`` its log position),
+    ``tick/<golem>/<tick>`` (the document of the episode with that tick), ``stats/<golem>``
+    (documents and terms), and each document's term postings."""
 
     name = "recall"
-    types: tuple[type[Event], ...] = (EpisodeRecorded,)
+    layout = 2
+    """1: word rows of the newest 1000 ticks each, scored by the share of query words; 2: BM25."""
+    types: tuple[type[Event], ...] = (EpisodeRecorded, DreamObservation)
 
     def __init__(self, settings: RecallSettings | None = None) -> None:
         self.settings = settings or RecallSettings()
@@ -60,40 +122,69 @@ class RecallIndex:
         self.apply_batch((record,), rows)
 
     def apply_batch(self, records: Sequence[Recorded], rows: Rows) -> None:
-        # A word's row is edited once per stretch with the ticks of every episode in it that has
-        # the word, not once per such episode: an episode has a dozen words, and editing each
-        # word's row per episode was most of a catch-up's time.
-        found: dict[str, defaultdict[str, list[int]]] = {}
+        # The statistics row of a golem is edited once per stretch, not once per document.
+        stats: dict[str, _Stats] = {}
         for record in records:
-            event = record.event
-            assert isinstance(event, EpisodeRecorded)
-            golem, episode = record.meta.golem_id, event.episode
-            tick = episode.tick
-            text = _EpisodeText(
-                tick=tick,
-                summary=episode.summary,
-                tags=episode.tags,
-                regime=episode.regime,
-                time=episode.time.isoformat() if episode.time else "",
-            )
-            rows.put("episode", f"{golem}/{tick:012d}", text)
-            words = found.get(golem)
-            if words is None:
-                words = found[golem] = defaultdict(list)
-            for word in content_word_set(" ".join((episode.summary, *episode.tags, episode.regime))):
-                words[word].append(tick)
-        limit = self.settings.postings
-        for golem, words in found.items():
-            prefix = golem + "/"
-            for word, ticks in words.items():
-                postings = rows.edit("word", prefix + word, _Postings)
-                if postings is None:
-                    rows.put("word", prefix + word, _Postings(ticks=ticks[-limit:]))
-                    continue
-                kept = postings.ticks
-                kept += ticks
-                if len(kept) > limit:
-                    del kept[:-limit]
+            golem, event, doc = record.meta.golem_id, record.event, record.position
+            golem_stats = stats.get(golem)
+            if golem_stats is None:
+                golem_stats = stats[golem] = rows.get("stats", golem, _Stats) or _Stats()
+            match event:
+                case EpisodeRecorded(episode=episode):
+                    entry = self._episode(golem, doc, episode, rows, golem_stats)
+                case DreamObservation():
+                    entry = self._observation(golem, record.meta.event_id, event, rows)
+                case _:
+                    raise TypeError(f"recall indexes episodes and dream observations, not {type(event).__name__}")
+            counts = term_counts(entry.indexed)
+            rows.put("doc", f"{golem}/{doc}", entry)
+            if counts:
+                rows.post(golem, doc, counts, _EPISODES if entry.kind == "episode" else _OBSERVATIONS)
+                golem_stats.docs += 1
+                golem_stats.length += sum(counts.values())
+        for golem, golem_stats in stats.items():
+            rows.put("stats", golem, golem_stats)
+
+    @staticmethod
+    def _episode(golem: str, doc: int, episode: Episode, rows: Rows, stats: _Stats) -> _Doc:
+        key = _tick_key(golem, episode.tick)
+        before = rows.get("tick", key, _Tick)
+        if before is not None:
+            # The tick recorded again: the later episode is the one recall finds, as dreams see it.
+            old = rows.get("doc", f"{golem}/{before.doc}", _Doc)
+            if old is not None:
+                counts = term_counts(old.indexed)
+                rows.unpost(golem, before.doc, counts)
+                rows.delete("doc", f"{golem}/{before.doc}")
+                if counts:
+                    stats.docs -= 1
+                    stats.length -= sum(counts.values())
+        rows.put("tick", key, _Tick(doc=doc, ref=episode.ref))
+        return _Doc(
+            kind="episode",
+            ref=str(episode.tick),
+            text=episode.summary,
+            indexed=episode_text(episode),
+            ticks=(episode.tick,),
+            refs=(episode.ref,) if episode.ref else (),
+            speaker=episode.speaker,
+            time=episode.time.isoformat() if episode.time else None,
+        )
+
+    @staticmethod
+    def _observation(golem: str, event_id: str, event: DreamObservation, rows: Rows) -> _Doc:
+        ticks = event.source_episode_ticks
+        refs = [t.ref for t in (rows.get("tick", _tick_key(golem, tick), _Tick) for tick in ticks) if t and t.ref]
+        return _Doc(
+            kind="observation",
+            ref=event_id,
+            text=event.text,
+            indexed=event.text,
+            ticks=ticks,
+            refs=tuple(refs),
+            speaker=event.subject,
+            time=event.about.isoformat() if event.about else None,
+        )
 
 
 class RecallItem(msgspec.Struct, frozen=True, kw_only=True):
@@ -103,9 +194,23 @@ class RecallItem(msgspec.Struct, frozen=True, kw_only=True):
     ref: str
     text: str
     score: float
+    """The share of the query's content words the text holds (0 to 1)."""
     status: str = ""
-    """For a related dream: proposed or reinforced."""
+    """For a related dream: proposed or reinforced (a staged entry), or empty (an observation)."""
     confidence: float | None = None
+    rank: int = 0
+    """Its place in the recall's one ranking of results and related dreams together, from 1."""
+    relevance: float = 0.0
+    """What it was ranked by: its BM25 score against the query (fused with the embedder's ranking
+    when one is configured)."""
+    standing: Standing = "fact"
+    """``fact`` (a result) or ``dream`` (a hypothesis, among the related dreams)."""
+    source_ticks: tuple[int, ...] = ()
+    """The episodes it stands for: its own tick for an episode, the sources of a dream output."""
+    source_refs: tuple[str, ...] = ()
+    """Those episodes' own ids, where they have one (a LoCoMo dialog id, a chat message's id)."""
+    speaker: str | None = None
+    time: str | None = None
 
 
 class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -114,74 +219,175 @@ class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
     related_dreams: list[RecallItem]
     """Hypotheses that match: review them, never treat them as memory (Dense-Mem 002_*)."""
 
-
-def _score(query: set[str], text: str) -> float:
-    return round(len(query & content_word_set(text)) / len(query), 4) if query else 0.0
-
-
-def _ranked(items: Iterable[RecallItem], limit: int) -> list[RecallItem]:
-    return sorted((i for i in items if i.score > 0), key=lambda i: (-i.score, i.kind, i.ref))[:limit]
+    def ranking(self) -> list[RecallItem]:
+        """Results and related dreams in the recall's one ranking (by ``rank``)."""
+        return sorted((*self.results, *self.related_dreams), key=lambda i: i.rank)
 
 
-def _episodes(db: ProjectionDB, golem_id: str, query: set[str]) -> list[RecallItem]:
-    matched: dict[int, int] = {}
-    for word in query:
-        data = db.get("recall", "word", f"{golem_id}/{word}")
-        for tick in msgspec.json.decode(data, type=_Postings).ticks if data else ():
-            matched[tick] = matched.get(tick, 0) + 1
-    rows = db.get_many("recall", "episode", [f"{golem_id}/{tick:012d}" for tick in matched])
+class _Scorer:
+    """BM25 of texts outside the index, with the index's statistics for ``golem``."""
+
+    def __init__(self, db: ProjectionDB, golem: str, query: str, settings: RecallSettings) -> None:
+        self.settings = settings
+        self.terms = unique_terms(query)
+        data = db.get("recall", "stats", golem)
+        stats = msgspec.json.decode(data, type=_Stats) if data else _Stats()
+        self.docs = stats.docs
+        self.avgdl = stats.length / stats.docs if stats.docs else 0.0
+        held = db.term_counts("recall", golem, self.terms)
+        self.idf = {t: idf(self.docs, held.get(t, 0)) for t in self.terms}
+        self.indexed = {t: w for t, w in self.idf.items() if held.get(t)}
+
+    def okapi(self) -> Okapi:
+        return Okapi(self.settings.k1, self.settings.b, self.avgdl)
+
+    def score(self, text: str) -> float:
+        counts = term_counts(text)
+        length = sum(counts.values())
+        k1, b = self.settings.k1, self.settings.b
+        # An outside text longer than any indexed one still normalises against the index's mean.
+        avgdl = self.avgdl or float(length)
+        return sum(self.idf[t] * bm25_weight(counts[t], length, avgdl, k1, b) for t in self.terms if t in counts)
+
+
+def _indexed(db: ProjectionDB, golem_id: str, scorer: _Scorer, per_part: int, words: set[str]) -> list[RecallItem]:
+    hits = db.term_top("recall", golem_id, scorer.indexed, scorer.okapi(), per_part)
+    rows = db.get_many("recall", "doc", [f"{golem_id}/{doc}" for doc, _part, _score in hits])
     out: list[RecallItem] = []
-    for data in rows.values():
-        text = msgspec.json.decode(data, type=_EpisodeText)
-        score = round(matched[text.tick] / len(query), 4)
-        out.append(RecallItem(kind="episode", ref=str(text.tick), text=text.summary, score=score))
+    for doc, _part, relevance in hits:
+        data = rows.get(f"{golem_id}/{doc}")
+        if data is None:  # pragma: no cover - postings and rows are written in one transaction
+            continue
+        found = msgspec.json.decode(data, type=_Doc)
+        out.append(
+            RecallItem(
+                kind=found.kind,
+                ref=found.ref,
+                text=found.text,
+                score=_share(words, found.text),
+                relevance=relevance,
+                standing="fact" if found.kind == "episode" else "dream",
+                source_ticks=found.ticks,
+                source_refs=found.refs,
+                speaker=found.speaker,
+                time=found.time,
+            )
+        )
     return out
 
 
-def recall(
-    db: ProjectionDB, staging: Sequence[StagedEntry], golem_id: str, query: str, limit: int = 10
-) -> RecallResult:
-    """What ``golem_id`` knows that matches ``query`` (at most ``limit`` results), and the staged
-    dreams among ``staging`` that match, apart."""
-    words = content_word_set(query)
-    found = _episodes(db, golem_id, words)
+def _share(query: set[str], text: str) -> float:
+    return round(len(query & content_word_set(text)) / len(query), 4) if query else 0.0
+
+
+def _outside(
+    db: ProjectionDB, staging: Sequence[StagedEntry], golem_id: str, scorer: _Scorer, words: set[str]
+) -> list[RecallItem]:
+    """Beliefs, insights, MEMORY.md lines and staged dreams, scored as the index would score them."""
+    mine = {e.entry_id: e for e in staging if e.golem_id == golem_id}
+
+    def item(kind: RecallKind, ref: str, text: str, standing: Standing, **more: object) -> RecallItem:
+        entry = mine.get(ref)
+        ticks = entry.lineage.source_episode_ticks if entry else ()
+        relevance = scorer.score(text)
+        return RecallItem(
+            kind=kind,
+            ref=ref,
+            text=text,
+            score=_share(words, text),
+            relevance=relevance,
+            standing=standing,
+            source_ticks=ticks,
+            **more,  # type: ignore[arg-type]
+        )
+
     # A belief still unvalidated is its staged dream, which comes back among related_dreams.
     known = [b for b in beliefs(db, golem_id) if b.validated]
-    found += [
-        RecallItem(
-            kind="belief",
-            ref=b.entry_id,
-            text=b.content,
-            score=_score(words, b.content),
-            confidence=b.confidence_pct / 100,
-        )
-        for b in known
-    ]
-    mine = [e for e in staging if e.golem_id == golem_id]
+    out = [item("belief", b.entry_id, b.content, "fact", confidence=b.confidence_pct / 100) for b in known]
     as_belief = {b.entry_id for b in known}
-    found += [
-        RecallItem(
-            kind="insight", ref=e.entry_id, text=e.text, score=_score(words, e.text), confidence=e.confidence_pct / 100
-        )
-        for e in mine
-        if e.status == "promoted" and e.entry_id not in as_belief
-    ]
+    for e in mine.values():
+        if e.status == "promoted" and e.entry_id not in as_belief:
+            out.append(item("insight", e.entry_id, e.text, "fact", confidence=e.confidence_pct / 100))
+        elif e.status in ("proposed", "reinforced"):
+            out.append(item("dream", e.entry_id, e.text, "dream", status=e.status, confidence=e.confidence_pct / 100))
     memory = memory_version(db, golem_id)
     if memory is not None:
         for n, line in enumerate(memory.content.splitlines(), start=1):
             if line.startswith("- "):
-                ref = f"MEMORY.md:v{memory.version}:{n}"
-                found.append(RecallItem(kind="memory", ref=ref, text=line[2:], score=_score(words, line)))
-    dreams = [
-        RecallItem(
-            kind="dream",
-            ref=e.entry_id,
-            text=e.text,
-            score=_score(words, e.text),
-            status=e.status,
-            confidence=e.confidence_pct / 100,
-        )
-        for e in mine
-        if e.status in ("proposed", "reinforced")
+                out.append(item("memory", f"MEMORY.md:v{memory.version}:{n}", line[2:], "fact"))
+    return out
+
+
+def _with_refs(db: ProjectionDB, golem_id: str, items: list[RecallItem]) -> list[RecallItem]:
+    """Items scored outside the index name their episodes' own ids too."""
+    wanted = sorted({t for i in items if i.source_ticks and not i.source_refs for t in i.source_ticks})
+    if not wanted:
+        return items
+    found = db.get_many("recall", "tick", [_tick_key(golem_id, t) for t in wanted])
+    refs = {t: msgspec.json.decode(d, type=_Tick).ref for t in wanted if (d := found.get(_tick_key(golem_id, t)))}
+    return [
+        msgspec.structs.replace(i, source_refs=tuple(r for t in i.source_ticks if (r := refs.get(t))))
+        if i.source_ticks and not i.source_refs
+        else i
+        for i in items
     ]
-    return RecallResult(query=query, results=_ranked(found, limit), related_dreams=_ranked(dreams, limit))
+
+
+def _fused(query: str, items: list[RecallItem], embedder_name: str) -> list[RecallItem]:
+    """Each item's relevance becomes 1/(60 + its BM25 rank) + 1/(60 + its cosine rank)."""
+    from oneiros.episodes._vectors import make_embedder  # noqa: PLC0415 - NumPy, only when asked for
+
+    embedder = make_embedder(embedder_name)
+    if embedder is None or not items:
+        return items
+    matrix = embedder.embed([query, *(i.text for i in items)])
+    cosine = (matrix[1:] @ matrix[0]).tolist()
+    by_bm25 = sorted(range(len(items)), key=lambda n: -items[n].relevance)
+    by_cosine = sorted(range(len(items)), key=lambda n: -cosine[n])
+    fused = [0.0] * len(items)
+    for order in (by_bm25, by_cosine):
+        for place, n in enumerate(order, start=1):
+            fused[n] += 1 / (_RRF_K + place)
+    return [msgspec.structs.replace(i, relevance=round(f, 9)) for i, f in zip(items, fused, strict=True)]
+
+
+def _ordered(items: Iterable[RecallItem]) -> list[RecallItem]:
+    ranked = sorted(items, key=lambda i: (-i.relevance, i.standing != "fact", i.kind, i.ref))
+    return [msgspec.structs.replace(i, rank=n) for n, i in enumerate(ranked, start=1)]
+
+
+def recall(
+    db: ProjectionDB,
+    staging: Sequence[StagedEntry],
+    golem_id: str,
+    query: str,
+    limit: int = 10,
+    *,
+    settings: RecallSettings | None = None,
+) -> RecallResult:
+    """What ``golem_id`` knows that matches ``query`` (at most ``limit`` results), and the dreams
+    that match (at most ``limit``, staged ones among ``staging``), apart; one ranking numbers both."""
+    settings = settings or RecallSettings()
+    words = content_word_set(query)
+    scorer = _Scorer(db, golem_id, query, settings)
+    fusing = settings.embedder != "none"
+    per_part = max(limit, settings.pool) if fusing else limit
+    found = [*_indexed(db, golem_id, scorer, per_part, words), *_outside(db, staging, golem_id, scorer, words)]
+    found = [i for i in found if i.relevance > 0]
+    if fusing:
+        found = _fused(query, found, settings.embedder)
+    ranked = _ordered(found)
+    results = [i for i in ranked if i.standing == "fact"][:limit]
+    dreams = [i for i in ranked if i.standing == "dream"][:limit]
+    shown = _with_refs(db, golem_id, [*results, *dreams])
+    return RecallResult(query=query, results=shown[: len(results)], related_dreams=shown[len(results) :])
+
+
+def recall_golem(
+    db: ProjectionDB, golem_id: str, query: str, limit: int = 10, *, settings: RecallSettings | None = None
+) -> RecallResult:
+    """:func:`recall` over the golem's pending and promoted staged entries, as the REST route and
+    the MCP tool ask it."""
+    wanted = (*PENDING, "promoted")
+    entries = staged_entries(db, [entry_id for _key, entry_id in golem_dreams(db, golem_id, wanted)])
+    return recall(db, entries, golem_id, query, limit, settings=settings)

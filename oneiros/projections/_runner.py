@@ -22,7 +22,7 @@ import msgspec
 
 from oneiros._errors import ProjectionConflict
 from oneiros.events._types import Event
-from oneiros.projections._db import ProjectionDB, RowWrite
+from oneiros.projections._db import ProjectionDB, RowWrite, TermWrites
 from oneiros.projections._follow import follow_log
 from oneiros.store._store import EventStore, Recorded, Tally
 
@@ -41,6 +41,10 @@ _T = TypeVar("_T", bound=msgspec.Struct)
 # the order its set was built in, or a projection fed as the log grew would differ from a rebuild.
 _encoder = msgspec.json.Encoder(order="deterministic")
 _MISSING: Any = object()
+
+
+class _Layout(msgspec.Struct, frozen=True):
+    layout: int
 
 
 class RunnerSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -77,6 +81,7 @@ class Rows:
         self._kept = kept
         self._cache: dict[tuple[str, str], Any] = {}
         self._dirty: dict[tuple[str, str], None] = {}
+        self._terms: dict[tuple[str, str, int], tuple[int, int, int] | None] = {}
 
     def get(self, kind: str, key: str, cls: type[_T]) -> _T | None:
         k = (kind, key)
@@ -112,6 +117,26 @@ class Rows:
         self._cache[k] = None
         self._dirty[k] = None
 
+    def post(self, golem: str, doc: int, terms: dict[str, int], part: int) -> None:
+        """Add document ``doc`` of ``golem`` to the term postings: each term with its count, the
+        document's length (the counts' sum) and its ``part`` (a ranking keeps parts apart)."""
+        length = sum(terms.values())
+        for term, tf in terms.items():
+            self._terms[(golem, term, doc)] = (tf, length, part)
+
+    def unpost(self, golem: str, doc: int, terms: dict[str, int]) -> None:
+        """Take document ``doc`` (posted with ``terms``) out of the postings again."""
+        for term in terms:
+            key = (golem, term, doc)
+            if self._terms.get(key) is not None:
+                del self._terms[key]  # posted since the last commit: the database never saw it
+            else:
+                self._terms[key] = None
+
+    def term_writes(self) -> TermWrites:
+        """The postings written and deleted since the last commit."""
+        return self._terms
+
     def writes(self) -> list[RowWrite]:
         """What changed since the last commit, in the order first changed (the order rows are
         written in does not matter: they are one transaction)."""
@@ -121,6 +146,7 @@ class Rows:
 
     def committed(self) -> None:
         self._dirty.clear()
+        self._terms = {}
         if len(self._cache) > self._kept:
             # A long catch-up would otherwise hold every row it wrote; what is forgotten is in the
             # database now, and read back from there if it is needed again.
@@ -129,7 +155,11 @@ class Rows:
 
 
 class Projection(Protocol):
-    """A read model: a name, the event types it reads, and how one event changes its rows."""
+    """A read model: a name, the event types it reads, and how one event changes its rows.
+
+    A projection whose rows change shape says so with a class attribute ``layout`` (an int, raised
+    at each change): a runner that finds rows of another layout drops them and builds them again
+    from the log, so an upgrade never reads rows it does not understand."""
 
     name: str
     types: tuple[type[Event], ...]
@@ -217,6 +247,19 @@ class ProjectionRunner:
         self.settings = settings or RunnerSettings()
         self.on_commit = on_commit
         self._types = {p.name: frozenset(p.types) for p in self.projections}
+        self._layouts: dict[str, int] = {p.name: getattr(p, "layout", 0) for p in self.projections}
+        self._renewed = False
+
+    def _renew(self) -> None:
+        """Drop each projection whose rows were written in another layout than its own (once)."""
+        if self._renewed:
+            return
+        self._renewed = True
+        for name, layout in self._layouts.items():
+            if layout and self.db.position(name) > 0:
+                data = self.db.get(name, "layout", "")
+                if data is None or msgspec.json.decode(data, type=_Layout).layout != layout:
+                    self.db.drop(name)
 
     def position(self, name: str) -> int:
         return self.db.position(name)
@@ -228,6 +271,7 @@ class ProjectionRunner:
         """Bring every projection to the head (or to ``until``); returns their positions. Once
         ``stop`` is set it ends at the next commit (every ``batch_events`` events read), so a
         follower shut down during a long first catch-up keeps what it built and exits promptly."""
+        self._renew()
         head = self.store.head()
         target = head if until is None else min(until, head)
         starts = {p.name: self.db.position(p.name) for p in self.projections}
@@ -329,7 +373,9 @@ class ProjectionRunner:
     def _commit(self, name: str, expected: int, position: int, rows: Rows, held: _Held | None = None) -> None:
         if held is not None:
             held.flush(rows)
-        self.db.commit(name, expected, position, rows.writes())
+        if expected == 0 and self._layouts.get(name):
+            rows.put("layout", "", _Layout(layout=self._layouts[name]))
+        self.db.commit(name, expected, position, rows.writes(), rows.term_writes())
         rows.committed()
         if self.on_commit is not None:
             self.on_commit(name, position)
@@ -340,6 +386,7 @@ class ProjectionRunner:
         A projection another runner moved meanwhile (a conflict, or a position short of the
         batch's start) is brought up from the store instead, so nothing is applied twice or skipped.
         """
+        self._renew()
         first, last = batch[0].position, batch[-1].position
         for projection in self.projections:
             try:

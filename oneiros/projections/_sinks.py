@@ -16,6 +16,7 @@ version on disk when someone asks.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -58,7 +59,6 @@ __all__ = [
 ]
 
 _WITHDRAWN = (EntryRefuted, EntryDisplaced, EntryExpired)
-_WITHDRAWN_BY_REVIEW = ("rejected", "stale", "revoked")
 
 
 class SinkSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -96,29 +96,30 @@ class BeliefSink:
         self.settings = settings
 
     def apply(self, record: Recorded, rows: Rows) -> None:
-        event = record.event
-        if isinstance(event, EntryStaged):
-            if event.kind in self.settings.belief_kinds:
-                belief = Belief(
-                    entry_id=event.entry_id,
-                    content=event.text,
-                    confidence_pct=self.settings.belief_confidence_pct,
-                    source=f"dream:{event.lineage.cycle_id}",
-                )
-                rows.put("belief", f"{event.golem_id}/{event.entry_id}", belief)
-            return
-        key = f"{event.golem_id}/{event.entry_id}"  # type: ignore[attr-defined]
-        found = rows.get("belief", key, Belief)
-        if found is None:
-            return
-        if isinstance(event, EntryPromoted):
-            found.validated = True
-            found.confidence_pct = event.confidence_pct
-            rows.put("belief", key, found)
-        elif isinstance(event, _WITHDRAWN) or (
-            isinstance(event, EntryReviewed) and event.status in _WITHDRAWN_BY_REVIEW
-        ):
-            rows.delete("belief", key)
+        match record.event:
+            case EntryStaged(kind=kind, golem_id=golem, entry_id=entry_id, text=text, lineage=lineage):
+                if kind in self.settings.belief_kinds:
+                    belief = Belief(
+                        entry_id=entry_id,
+                        content=text,
+                        confidence_pct=self.settings.belief_confidence_pct,
+                        source=f"dream:{lineage.cycle_id}",
+                    )
+                    rows.put("belief", f"{golem}/{entry_id}", belief)
+            case EntryPromoted(golem_id=golem, entry_id=entry_id, confidence_pct=pct):
+                key = f"{golem}/{entry_id}"
+                if (found := rows.get("belief", key, Belief)) is not None:
+                    found.validated, found.confidence_pct = True, pct
+                    rows.put("belief", key, found)
+            case (
+                EntryRefuted()
+                | EntryDisplaced()
+                | EntryExpired()
+                | EntryReviewed(status="rejected" | "stale" | "revoked") as gone
+            ):
+                key = f"{gone.golem_id}/{gone.entry_id}"
+                if rows.get("belief", key, Belief) is not None:
+                    rows.delete("belief", key)
 
 
 class NoiseFragment(msgspec.Struct, kw_only=True):
@@ -196,31 +197,32 @@ class ObservationSink:
         golem = getattr(event, "golem_id", None) or record.meta.golem_id
         state = rows.get("state", golem, _ObserverState) or _ObserverState()
         key = f"{golem}/{record.position:012d}"
-        if isinstance(event, EntryStaged):
-            stamp = _minute(record.meta.time)
-            priority = OBSERVATION_PRIORITY.get(event.kind, "GRN")
-            rows.put(
-                "observation", key, Observation(priority=priority, text=event.text, time=stamp, entry_id=event.entry_id)
-            )
-            state.active[event.entry_id] = record.position
-            state.texts[event.entry_id] = event.text
-            state.confidence[event.entry_id] = event.confidence_pct
-            state.observation_keys.append(key)
-        elif isinstance(event, EntryPromoted) or (isinstance(event, EntryReviewed) and event.status == "revoked"):
-            # A promotion and its revocation are both news the agent reads, the revocation with its reason.
-            said = "validated" if isinstance(event, EntryPromoted) else "revoked"
-            why = f" ({event.who}: {event.why})" if isinstance(event, EntryReviewed) else ""
-            text = f"{said}: {state.texts.get(event.entry_id, event.entry_id)}{why}"
-            stamp = _minute(record.meta.time)
-            rows.put("observation", key, Observation(priority="RED", text=text, time=stamp, entry_id=event.entry_id))
-            state.observation_keys.append(key)
-            self._resolve(state, event.entry_id)
-        elif isinstance(event, DreamComplete):
-            state.dreams += 1
-            if state.dreams % self.settings.deep_sleep_every == 0:
-                self._deep_sleep(golem, state, record, rows)
-        elif not isinstance(event, EntryReviewed) or event.status not in ("proposed", "reinforced"):
-            self._resolve(state, event.entry_id)  # type: ignore[attr-defined]
+        match event:
+            case EntryStaged(entry_id=entry_id, kind=kind, text=text, confidence_pct=pct):
+                stamp = _minute(record.meta.time)
+                priority = OBSERVATION_PRIORITY.get(kind, "GRN")
+                rows.put("observation", key, Observation(priority=priority, text=text, time=stamp, entry_id=entry_id))
+                state.active[entry_id] = record.position
+                state.texts[entry_id] = text
+                state.confidence[entry_id] = pct
+                state.observation_keys.append(key)
+            case EntryPromoted(entry_id=entry_id) | EntryReviewed(entry_id=entry_id, status="revoked"):
+                # A promotion and its revocation are both news the agent reads, the revocation with its reason.
+                said = "revoked" if isinstance(event, EntryReviewed) else "validated"
+                why = f" ({event.who}: {event.why})" if isinstance(event, EntryReviewed) else ""
+                text = f"{said}: {state.texts.get(entry_id, entry_id)}{why}"
+                stamp = _minute(record.meta.time)
+                rows.put("observation", key, Observation(priority="RED", text=text, time=stamp, entry_id=entry_id))
+                state.observation_keys.append(key)
+                self._resolve(state, entry_id)
+            case DreamComplete():
+                state.dreams += 1
+                if state.dreams % self.settings.deep_sleep_every == 0:
+                    self._deep_sleep(golem, state, record, rows)
+            case EntryReviewed(status="proposed" | "reinforced"):
+                pass
+            case EntryRefuted() | EntryDisplaced() | EntryExpired() | EntryReviewed() as resolved:
+                self._resolve(state, resolved.entry_id)
         rows.put("state", golem, state)
 
     @staticmethod
@@ -288,30 +290,29 @@ class MemorySink:
         self.settings = settings
 
     def apply(self, record: Recorded, rows: Rows) -> None:
-        event = record.event
-        if isinstance(event, EntryStaged):
-            # The text is needed when the entry is promoted; the promotion event does not carry it.
-            rows.put("text", event.entry_id, _Text(text=event.text, cycle_id=event.lineage.cycle_id))
-            return
-        if isinstance(event, EntryReviewed) and event.status != "revoked":
-            return  # only a revocation changes MEMORY.md; a promotion by review is its EntryPromoted
-        golem: str = event.golem_id  # type: ignore[attr-defined]
+        match record.event:
+            case EntryStaged(entry_id=entry_id, text=text, lineage=lineage):
+                # The text is needed when the entry is promoted; the promotion event does not carry it.
+                rows.put("text", entry_id, _Text(text=text, cycle_id=lineage.cycle_id))
+            case EntryPromoted(golem_id=golem, entry_id=entry_id, confidence_pct=pct, by=by):
+                added = f"{_line_of(rows, entry_id)}, confidence {pct / 100:.2f}, by {by})\n"
+                self._next_version(rows, record, golem, lambda content: content + added, f"promoted {entry_id}")
+            case EntryReviewed(golem_id=golem, entry_id=entry_id, status="revoked", who=who, why=why):
+                line = _line_of(rows, entry_id)
+                reason = f"revoked {entry_id} by {who}: {why}"
+                self._next_version(rows, record, golem, lambda content: _without_line(content, line), reason)
+            case MemoryRolledBack(golem_id=golem, to_version=version, who=who, why=why):
+                old = rows.get("version", f"{golem}/{version:06d}", MemoryVersion)
+                reason = f"rolled back to v{version} by {who}: {why}"
+                self._next_version(rows, record, golem, lambda content: old.content if old else content, reason)
+
+    def _next_version(
+        self, rows: Rows, record: Recorded, golem: str, change: Callable[[str], str], reason: str
+    ) -> None:
+        """Write the golem's next MEMORY.md version: ``change`` of its current content."""
         head = rows.get("head", golem, _MemoryHead) or _MemoryHead()
         current = rows.get("version", f"{golem}/{head.version:06d}", MemoryVersion)
-        content = current.content if current else self.header
-        if isinstance(event, EntryPromoted):
-            content += (
-                f"{_line_of(rows, event.entry_id)}, confidence {event.confidence_pct / 100:.2f}, by {event.by})\n"
-            )
-            reason = f"promoted {event.entry_id}"
-        elif isinstance(event, EntryReviewed):
-            content = _without_line(content, _line_of(rows, event.entry_id))
-            reason = f"revoked {event.entry_id} by {event.who}: {event.why}"
-        else:
-            assert isinstance(event, MemoryRolledBack)
-            old = rows.get("version", f"{golem}/{event.to_version:06d}", MemoryVersion)
-            content = old.content if old else content
-            reason = f"rolled back to v{event.to_version} by {event.who}: {event.why}"
+        content = change(current.content if current else self.header)
         head.version += 1
         rows.put(
             "version",

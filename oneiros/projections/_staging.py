@@ -106,37 +106,31 @@ def apply_staging_event(entry: StagedEntry | None, record: Recorded) -> StagedEn
     if entry is None:
         return None
     entry.updated_position = record.position
-    if isinstance(event, ConfidenceChanged):
-        entry.confidence_pct = event.after_pct
-        if event.verdict == "confirms":
-            entry.confirmations += 1
-        else:
-            entry.contradictions += 1
-    elif isinstance(event, EntryPromoted):
-        entry.status = "promoted"
-        entry.resolved_by = event.by
-    elif isinstance(event, EntryRefuted):
-        entry.status = "refuted"
-        entry.resolved_by = "sweep"
-    elif isinstance(event, EntryDisplaced):
-        entry.status = "displaced"
-        entry.resolved_by = f"displaced by {event.by_entry_id}"
-    elif isinstance(event, EntryExpired):
-        entry.status = "expired"
-        entry.resolved_by = f"expired at tick {event.tick}"
-    elif isinstance(event, EntryQuarantined):
-        entry.quarantine = event
-    elif isinstance(event, EntryReviewed):
-        entry.status = event.status
-        entry.reviews.append(
-            ReviewNote(
-                decision=event.decision,
-                who=event.who,
-                why=event.why,
-                position=event.review_position,
-                time=record.meta.time.isoformat(),
-            )
-        )
+    match event:
+        case ConfidenceChanged(after_pct=after, verdict=verdict):
+            entry.confidence_pct = after
+            if verdict == "confirms":
+                entry.confirmations += 1
+            else:
+                entry.contradictions += 1
+        case EntryPromoted(by=by):
+            entry.status = "promoted"
+            entry.resolved_by = by
+        case EntryRefuted():
+            entry.status = "refuted"
+            entry.resolved_by = "sweep"
+        case EntryDisplaced(by_entry_id=by):
+            entry.status = "displaced"
+            entry.resolved_by = f"displaced by {by}"
+        case EntryExpired(tick=tick):
+            entry.status = "expired"
+            entry.resolved_by = f"expired at tick {tick}"
+        case EntryQuarantined():
+            entry.quarantine = event
+        case EntryReviewed(status=status, decision=decision, who=who, why=why, review_position=position):
+            entry.status = status
+            time = record.meta.time.isoformat()
+            entry.reviews.append(ReviewNote(decision=decision, who=who, why=why, position=position, time=time))
     return entry
 
 

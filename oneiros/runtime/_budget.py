@@ -28,7 +28,8 @@ from oneiros.events._types import (
     ModeChanged,
 )
 from oneiros.generators._protocol import GenerationRequest
-from oneiros.settings._cycle import PHASE_SHARES, CycleBudget
+from oneiros.settings._cycle import CycleBudget
+from oneiros.settings._phases import PHASES, PhaseTable
 from oneiros.store._store import Recorded
 
 __all__ = [
@@ -43,15 +44,20 @@ __all__ = [
 ]
 
 
-def phase_budget(budget: CycleBudget, behavioral_phase: BehavioralPhase, phase: DreamPhaseName) -> int:
-    """The whole tokens ``phase`` may spend; rounding down keeps the sum within the cycle's budget."""
-    return int(budget.tokens() * PHASE_SHARES[behavioral_phase][phase])
+def phase_budget(
+    budget: CycleBudget, behavioral_phase: BehavioralPhase, phase: DreamPhaseName, phases: PhaseTable = PHASES
+) -> int:
+    """The whole tokens ``phase`` may spend, its share in ``phases``; rounding down keeps the sum
+    within the cycle's budget."""
+    return int(budget.tokens() * phases.share(behavioral_phase, phase))
 
 
-def phase_money(budget: CycleBudget, behavioral_phase: BehavioralPhase, phase: DreamPhaseName) -> float | None:
+def phase_money(
+    budget: CycleBudget, behavioral_phase: BehavioralPhase, phase: DreamPhaseName, phases: PhaseTable = PHASES
+) -> float | None:
     """The dollars ``phase`` may spend, from the per-cycle cap (none at [CORE] unless one is set)."""
     cap = budget.cycle_usd_cap()
-    return None if cap is None else cap * PHASE_SHARES[behavioral_phase][phase]
+    return None if cap is None else cap * phases.share(behavioral_phase, phase)
 
 
 def worst_case_tokens(request: GenerationRequest, overhead: int, generator: object = None) -> tuple[int, int]:
@@ -124,31 +130,31 @@ class Ledger:
         return ledger
 
     def apply(self, record: Recorded) -> None:
-        event = record.event
-        if isinstance(event, BudgetReserved):
-            self.reserve(
-                event.call_key,
-                time=record.meta.time,
-                cycle_id=event.cycle_id,
-                phase=event.phase,
-                tokens=event.tokens,
-                usd=event.cost_usd,
-            )
-        elif isinstance(event, GenerationRecorded | GenerationFailed):
-            self.settle(
-                event.call_key,
-                time=record.meta.time,
-                cycle_id=event.cycle_id,
-                phase=event.phase,
-                tokens=event.tokens_in + event.tokens_out,
-                usd=event.cost_usd,
-            )
-        elif isinstance(event, DreamPhase):
-            self.release(event.cycle_id, keep_phase=event.phase)
-        elif isinstance(event, DreamInterrupted):
-            self.release(event.cycle_id)
-        elif isinstance(event, ModeChanged) and event.from_mode == "Dreaming" and record.meta.cycle_id:
-            self.release(record.meta.cycle_id)
+        match record.event:
+            case BudgetReserved() as reserved:
+                self.reserve(
+                    reserved.call_key,
+                    time=record.meta.time,
+                    cycle_id=reserved.cycle_id,
+                    phase=reserved.phase,
+                    tokens=reserved.tokens,
+                    usd=reserved.cost_usd,
+                )
+            case GenerationRecorded() | GenerationFailed() as settled:
+                self.settle(
+                    settled.call_key,
+                    time=record.meta.time,
+                    cycle_id=settled.cycle_id,
+                    phase=settled.phase,
+                    tokens=settled.tokens_in + settled.tokens_out,
+                    usd=settled.cost_usd,
+                )
+            case DreamPhase(cycle_id=cycle_id, phase=phase):
+                self.release(cycle_id, keep_phase=phase)
+            case DreamInterrupted(cycle_id=cycle_id):
+                self.release(cycle_id)
+            case ModeChanged(from_mode="Dreaming") if record.meta.cycle_id:
+                self.release(record.meta.cycle_id)
 
     def reserve(
         self, call_key: str, *, time: datetime, cycle_id: str, phase: DreamPhaseName, tokens: int, usd: float
@@ -284,7 +290,9 @@ def budget_report(
     ledger = Ledger.from_records(history)
     last_cycle = next((r.meta.cycle_id for r in reversed(history) if r.meta.cycle_id), None) or "-"
     at = now if now is not None else history[-1].meta.time
-    guard = BudgetGuard(caps, ledger, cycle_id=last_cycle, phase="nrem", phase_tokens=0, phase_usd=None, now=at)
+    # The phase's cap is left out of the rows, so which phase the guard names does not matter.
+    phase = PHASES.first.name
+    guard = BudgetGuard(caps, ledger, cycle_id=last_cycle, phase=phase, phase_tokens=0, phase_usd=None, now=at)
     rows: list[dict[str, Any]] = []
     for cap in guard.caps[1:]:
         spent = ledger.spent(cycle_id=cap.cycle_id, since=cap.since, until=cap.until)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import msgspec
@@ -11,7 +11,6 @@ from opentelemetry import trace
 from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.events._outcome import DreamEmpty
 from oneiros.events._types import (
-    DREAM_PHASES,
     BardoTrigger,
     DreamComplete,
     DreamInterrupted,
@@ -22,6 +21,8 @@ from oneiros.events._types import (
 from oneiros.fsm._service import Golems
 from oneiros.generators._offline import OfflineGenerator
 from oneiros.generators._protocol import Generator
+from oneiros.phases._context import PhaseEngine
+from oneiros.phases._engines import ENGINES, engines_for
 from oneiros.runtime._golem_log import GolemLogs
 from oneiros.runtime._holding import holder_name, holding
 from oneiros.runtime._phase import PhaseOutcome, run_phase
@@ -90,6 +91,7 @@ def traced_golems(golems: Golems) -> Golems:
         snapshots=golems.snapshot_settings,
         races=golems.races,
         trace_context=current_trace_context,
+        phases=golems.phases,
     )
 
 
@@ -121,7 +123,8 @@ class InProcessExecutor:
     """Runs every phase in this process, one after the other: the embedded default.
 
     Traced exactly like a cycle on RQ workers: a root span for the cycle, a span per phase, and
-    per generator call and store append inside it."""
+    per generator call and store append inside it. The phases are ``golems.phases``, each run by
+    its engine in ``engines`` (checked here: every phase needs one)."""
 
     def __init__(
         self,
@@ -130,7 +133,10 @@ class InProcessExecutor:
         settings: CycleSettings | None = None,
         on_phase: PhaseListener | None = None,
         recovery: RecoverySettings | None = None,
+        *,
+        engines: Mapping[DreamPhaseName, PhaseEngine] = ENGINES,
     ) -> None:
+        self.engines = engines_for(golems.phases, engines)
         self.golems = traced_golems(golems)
         inner = generator or OfflineGenerator(seed=golems.deps.seed)
         self.generator: Generator = inner if isinstance(inner, TracedGenerator) else TracedGenerator(inner)
@@ -154,7 +160,8 @@ class InProcessExecutor:
             raise GolemNotFound(golem_id)
         head_before = self.golems.store.head()
         opened = open_cycle(self.golems, self.settings, state, trigger, cycle_id=cycle_id, bardo_trigger=bardo_trigger)
-        return self._follow(golem_id, opened.cycle_id, opened.settings, opened.root, head_before, DREAM_PHASES)
+        names = self.golems.phases.names
+        return self._follow(golem_id, opened.cycle_id, opened.settings, opened.root, head_before, names)
 
     def resume_cycle(self, golem_id: str, cycle_id: str) -> CycleResult:
         """Run what is left of a cycle nothing runs any more (a killed ``dream``, a crashed daemon):
@@ -173,10 +180,15 @@ class InProcessExecutor:
         settings = recorded_settings(self.golems, golem_id, cycle_id) or self.settings
         seed = settings.seed if settings.seed is not None else self.golems.deps.seed
         runner = InProcessExecutor(
-            self.golems, load_generator(settings.generator, seed), settings, self.on_phase, self.recovery
+            self.golems,
+            load_generator(settings.generator, seed),
+            settings,
+            self.on_phase,
+            self.recovery,
+            engines=self.engines,
         )
         runner.logs = self.logs
-        phases = DREAM_PHASES[DREAM_PHASES.index(state.phase) :]
+        phases = self.golems.phases.after(state.phase)
         return runner._follow(golem_id, cycle_id, settings, root, head_before, phases)
 
     def _follow(  # noqa: PLR0917 - the cycle's address, what it runs with and from where
@@ -231,7 +243,16 @@ class InProcessExecutor:
         for phase in phases:
             with traced_phase(None, phase, attributes) as span:
                 try:
-                    outcome = run_phase(self.golems, golem_id, cycle, phase, self.generator, settings, logs=self.logs)
+                    outcome = run_phase(
+                        self.golems,
+                        golem_id,
+                        cycle,
+                        phase,
+                        self.generator,
+                        settings,
+                        logs=self.logs,
+                        engines=self.engines,
+                    )
                     span.set_attributes(outcome_attributes(outcome))
                 except OneirosError as exc:
                     interrupted = f"{phase} failed: {exc}"

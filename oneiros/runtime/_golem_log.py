@@ -101,10 +101,11 @@ class GolemLog:
         self.ledger.apply(record)
         if isinstance(event, DreamStaged):
             self.staged.append(record)
-        if isinstance(event, DreamStart):
-            self.cycle = [record]
-        elif isinstance(event, CycleEvent) and self.cycle and event.cycle_id == self.state.cycle_id:
-            self.cycle.append(record)
+        match event:
+            case DreamStart():
+                self.cycle = [record]
+            case CycleEvent(cycle_id=cycle_id) if self.cycle and cycle_id == self.state.cycle_id:
+                self.cycle.append(record)
         if self.state.cycle_id is None:
             self.cycle = []
         self.last = record

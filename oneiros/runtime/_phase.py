@@ -8,7 +8,7 @@ appends its events once: the second run finds the phase already left, or loses t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import cast
 
@@ -25,11 +25,10 @@ from oneiros.events._types import (
     Event,
     GenerationRecorded,
 )
-from oneiros.fsm._machine import destination, next_phase, phase_state
 from oneiros.fsm._service import Golems
 from oneiros.generators._protocol import Generator
-from oneiros.phases._context import PhaseContext
-from oneiros.phases._registry import ENGINES
+from oneiros.phases._context import PhaseContext, PhaseEngine
+from oneiros.phases._engines import ENGINES
 from oneiros.runtime._budget import BudgetGuard, phase_budget, phase_money
 from oneiros.runtime._golem_log import GolemLog, GolemLogs
 from oneiros.runtime._metered import MeteredGenerator
@@ -76,18 +75,19 @@ def _cycle_view(log: GolemLog, cycle_id: str) -> _CycleView:
         event = record.event
         if not isinstance(event, CycleEvent) or event.cycle_id != cycle_id:
             continue
-        if isinstance(event, GenerationRecorded | GenerationFailed):
-            view.recorded[event.call_key] = event
-        if isinstance(event, DreamStart):
-            view.start_version = record.version
-            view.settings = event.settings
-            view.started_at = record.meta.time
-        elif isinstance(event, DreamPhase):
-            view.budget = event.budget_tokens
-        elif isinstance(event, BudgetExhausted | BudgetOverrun):
-            view.exhausted.add(event.phase)
-        elif isinstance(event, DreamSuppressed):
-            view.suppressed = True
+        match event:
+            case GenerationRecorded(call_key=key) | GenerationFailed(call_key=key):
+                view.recorded[key] = event
+            case DreamStart(settings=settings):
+                view.start_version = record.version
+                view.settings = settings
+                view.started_at = record.meta.time
+            case DreamPhase(budget_tokens=budget):
+                view.budget = budget
+            case BudgetExhausted(phase=phase) | BudgetOverrun(phase=phase):
+                view.exhausted.add(phase)
+            case DreamSuppressed():
+                view.suppressed = True
         if isinstance(event, DreamOutput):
             view.outputs.append(event)
     return view
@@ -104,6 +104,7 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
     generator_for: Callable[[CycleSettings], Generator] | None = None,
     logs: GolemLogs | None = None,
     spent_elsewhere: Sequence[Recorded] = (),
+    engines: Mapping[DreamPhaseName, PhaseEngine] = ENGINES,
 ) -> PhaseOutcome:
     """Run ``phase`` of ``cycle_id`` if the golem is in it; otherwise report that it already ran.
 
@@ -113,7 +114,8 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
     ``logs`` holds what earlier phases in this process folded, so only the events since are read;
     without it the phase starts from the latest snapshot beside the log. ``spent_elsewhere`` is
     spend the golem's caps must also hold that this store does not record (a fork's branch counts
-    the live golem's spend from the recorded cycle on)."""
+    the live golem's spend from the recorded cycle on). ``engines`` run the phases of
+    ``golems.phases`` (the canonical table's by default)."""
     log = (logs or GolemLogs.of(golems)).read(golem_id)
     state = log.state.snapshot()
     if not state.exists:
@@ -129,7 +131,8 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         raise TypeError("run_phase needs a generator or generator_for")
     budget = settings.budget
     credit = settings.credit_fraction
-    suppress_now = phase == "hypnagogic_onset" and credit is not None and credit < budget.credit_floor
+    phases, machine = golems.phases, golems.machine
+    suppress_now = phase == phases.first.name and credit is not None and credit < budget.credit_floor
     suppressed = view.suppressed or suppress_now
     ledger = log.ledger.copy()  # the phase's reservations are its own until the log has them
     for record in spent_elsewhere:
@@ -140,7 +143,7 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         cycle_id=cycle_id,
         phase=phase,
         phase_tokens=view.budget,
-        phase_usd=phase_money(budget, state.behavioral_phase, phase),
+        phase_usd=phase_money(budget, state.behavioral_phase, phase, phases),
         now=log.now or golems.deps.clock(),
     )
     metered = MeteredGenerator(
@@ -179,18 +182,18 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         assert credit is not None
         fraction = max(0.0, min(1.0, credit))
         outputs = [DreamSuppressed(cycle_id=cycle_id, credit_fraction=fraction, floor=budget.credit_floor)]
-    elif suppressed and phase != "hypnopompic_return":
+    elif suppressed and phase != phases.last.name:
         outputs = []  # a suppressed dream makes nothing, but still wakes with a report
     else:
-        outputs = ENGINES[phase](ctx)
-    following = next_phase(phase)
+        outputs = engines[phase](ctx)
+    following = machine.next_phase(phase)
     next_budget = 0
     if following is None:
         records = golems.wake(golem_id, outputs=outputs, known=metered.state)
     else:
-        next_budget = phase_budget(budget, state.behavioral_phase, following)
+        next_budget = phase_budget(budget, state.behavioral_phase, following, phases)
         # The machine says how this phase closes: ``complete`` (with DreamComplete) or ``advance``.
-        closes = "complete" if destination(phase_state(phase), "complete") else "advance"
+        closes = "complete" if machine.destination(machine.phase_state(phase), "complete") else "advance"
         command = golems.complete if closes == "complete" else golems.advance
         records = command(golem_id, budget_tokens=next_budget, outputs=outputs, known=metered.state)
     return PhaseOutcome(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import msgspec
 from opentelemetry import trace
 
-from oneiros.events._types import DREAM_PHASES, BardoTrigger, DreamTrigger
+from oneiros.events._types import BardoTrigger, DreamTrigger
 from oneiros.fsm._golem import GolemState
 from oneiros.fsm._service import Golems
 from oneiros.runtime._budget import phase_budget
@@ -53,7 +53,7 @@ def open_cycle(
 
     If the start cannot be recorded the root span ends with the error, which is raised."""
     recorded = starting_settings(settings, golems)
-    budget = phase_budget(recorded.budget, state.behavioral_phase, DREAM_PHASES[0])
+    budget = phase_budget(recorded.budget, state.behavioral_phase, golems.phases.first.name, golems.phases)
     golem_id = state.golem_id
     root = start_cycle_span(golem_id, trigger)
     try:

@@ -209,6 +209,8 @@ def _micro(s: ScheduleState, e: Event, _t: datetime) -> None:
     s.micro_urgency = min(1.0, s.micro_urgency + e.urgency_delta)
 
 
+# Like the golem fold's (oneiros/fsm/_golem.py): a dict from exact type to handler rather than a
+# match, since ``tallied`` reads its keys and every event of a stream passes through it.
 _HANDLERS: dict[type[Event], Callable[[ScheduleState, Event, datetime], None]] = {
     GolemCreated: _created,
     ModeChanged: _mode,

@@ -107,7 +107,7 @@ class BackgroundCycles:
                 self._running[cycle_id] = (golem_id, thread)
         return cycle_id
 
-    def wait(self, cycle_id: str, timeout: float) -> None:
+    def wait(self, cycle_id: str, timeout: float | None) -> None:
         """Until cycle ``cycle_id`` (one this server runs) has ended, or ``timeout`` seconds."""
         with self._lock:
             running = self._running.get(cycle_id)

@@ -21,21 +21,21 @@ from oneiros.events._staging import golem_of_stream
 from oneiros.events._types import DreamComplete, DreamPhase, DreamStart, GenerationRecorded, ModeChanged
 from oneiros.projections._runner import RunnerSettings
 from oneiros.server._auth import Principal
+from oneiros.settings._phases import PHASES
 from oneiros.store._store import EventStore, LogSubscription, Recorded, record_row
 
 __all__ = ["BARDO_EVENTS", "RAW_EVENT", "LogTail", "StreamFilter", "sse_messages", "stream"]
 
 BARDO_EVENTS = ("mode_change", "dream_progress", "dream_complete")
 RAW_EVENT = "log_event"
-# Bardo 001_* names the phases 'onset'|'nrem'|'rem'|'integration'|'return'.
-_BARDO_PHASE = {
-    "hypnagogic_onset": "onset",
-    "nrem": "nrem",
-    "rem": "rem",
-    "integration": "integration",
-    "hypnopompic_return": "return",
-}
 _BATCH = 500
+
+
+def _stream_name(phase: str) -> str:
+    """Bardo 001_*'s name for ``phase`` on the stream ('onset'|'nrem'|'rem'|'integration'|'return'),
+    from the phase table; a phase of another table keeps its own name."""
+    spec = PHASES.get(phase)
+    return spec.stream if spec is not None else phase
 
 
 class StreamFilter(msgspec.Struct, frozen=True, kw_only=True):
@@ -74,39 +74,39 @@ class _Progress:
 
 
 def _count(cycle: _Cycle, record: Recorded) -> None:
-    event = record.event
-    if isinstance(event, DreamStart):
-        cycle.number += 1
-        cycle.tokens, cycle.cost_usd = 0, 0.0
-    elif isinstance(event, GenerationRecorded):
-        cycle.tokens += event.tokens_in + event.tokens_out
-        cycle.cost_usd += event.cost_usd
+    match record.event:
+        case GenerationRecorded(tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=usd):
+            cycle.tokens += tokens_in + tokens_out
+            cycle.cost_usd += usd
+        case DreamStart():
+            cycle.number += 1
+            cycle.tokens, cycle.cost_usd = 0, 0.0
 
 
 def _bardo(record: Recorded, cycle: _Cycle) -> tuple[str, dict[str, Any]] | None:
-    event = record.event
     golem = record.meta.golem_id
-    if isinstance(event, ModeChanged):
-        return "mode_change", {"golem_id": golem, "mode": event.to_mode.lower(), "tick": record.version}
-    if isinstance(event, DreamPhase):
-        data = {
-            "golem_id": golem,
-            "cycle_id": event.cycle_id,
-            "phase": _BARDO_PHASE[event.phase],
-            "cycleNumber": cycle.number,
-            "budgetSpent": cycle.tokens,
-        }
-        return "dream_progress", data
-    if isinstance(event, DreamComplete):
-        data = {
-            "golem_id": golem,
-            "cycle_id": event.cycle_id,
-            "cycleNumber": cycle.number,
-            "hypothesesGenerated": event.heuristics_proposed + event.counterfactuals_generated,
-            "insightsFound": event.insights_crystallized,
-            "costUsdc": round(cycle.cost_usd, 8),
-        }
-        return "dream_complete", data
+    match record.event:
+        case ModeChanged(to_mode=mode):
+            return "mode_change", {"golem_id": golem, "mode": mode.lower(), "tick": record.version}
+        case DreamPhase(cycle_id=cycle_id, phase=phase):
+            data = {
+                "golem_id": golem,
+                "cycle_id": cycle_id,
+                "phase": _stream_name(phase),
+                "cycleNumber": cycle.number,
+                "budgetSpent": cycle.tokens,
+            }
+            return "dream_progress", data
+        case DreamComplete() as complete:
+            data = {
+                "golem_id": golem,
+                "cycle_id": complete.cycle_id,
+                "cycleNumber": cycle.number,
+                "hypothesesGenerated": complete.heuristics_proposed + complete.counterfactuals_generated,
+                "insightsFound": complete.insights_crystallized,
+                "costUsdc": round(cycle.cost_usd, 8),
+            }
+            return "dream_complete", data
     return None
 
 

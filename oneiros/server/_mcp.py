@@ -13,12 +13,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from oneiros._errors import CycleNotFound, InputError, OneirosError
+from oneiros._errors import InputError, OneirosError
 from oneiros.events._staging import ReviewDecision
-from oneiros.server._auth import Principal
+from oneiros.server._auth import Principal, Scope
 from oneiros.server._errors import error_body
 from oneiros.server._models import CycleIn, EpisodesIn, FeedbackIn, RecallIn, checked_id, checked_statuses
-from oneiros.server._service import Service, dream_row
+from oneiros.server._service import Service
 from oneiros.validation._review import OutcomeInput
 
 __all__ = ["HYPOTHESES", "build_mcp"]
@@ -30,10 +30,10 @@ HYPOTHESES = (
 _INSTRUCTIONS = (
     "oneiros gives this agent a dream state. Record what you live through (record_episodes, "
     "record_outcome), recall what you know (recall_memory), and review what dreaming proposed "
-    "(list_dreams, get_dream, resolve_dream_feedback). " + HYPOTHESES
+    "(list_dreams, get_dream, resolve_dream_feedback). Answers are JSON, the same shapes as the REST API's "
+    "(a dream is a staged entry, named by its entry_id). " + HYPOTHESES
 )
 
-_T = TypeVar("_T")
 _S = TypeVar("_S", bound=msgspec.Struct)
 Golem = Annotated[str | None, Field(description="Golem id (default: the token's one golem, else the config's).")]
 
@@ -42,12 +42,14 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
     """The MCP server over ``service``; ``principal_of`` says who a tool call acts as."""
     mcp = MCPServer(name="oneiros", instructions=_INSTRUCTIONS)
 
-    def call(ctx: Context, fn: Callable[[Principal], _T]) -> _T:
+    def call(ctx: Context, fn: Callable[[Principal], object]) -> dict[str, Any]:
+        """``fn`` as the caller, its answer in the shape the REST API gives it."""
         try:
-            return fn(principal_of(ctx))
+            answer: dict[str, Any] = msgspec.to_builtins(fn(principal_of(ctx)))
         except OneirosError as exc:
             # The model sees the same typed error the REST API returns.
             raise ToolError(msgspec.json.encode(error_body(exc)[1]).decode()) from None
+        return answer
 
     def checked(kind: type[_S], **arguments: Any) -> _S:
         """The tool's arguments checked as the REST route checks its body (lengths, vocabularies)."""
@@ -56,14 +58,12 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         except msgspec.ValidationError as exc:
             raise InputError(f"arguments: {exc}") from None
 
-    def golem_of(who: Principal, golem: str | None) -> str:
-        if golem:
-            return checked_id("golem", golem)
-        return who.golems[0] if len(who.golems) == 1 else service.config.golem
+    def golem_of(who: Principal, golem: str | None, scope: Scope = "read") -> str:
+        return service.golem(who, scope, checked_id("golem", golem) if golem else None)
 
     @mcp.tool(description="Dreaming status: effective config, latest run, and how many dreams await review.")
     def dreaming_status(ctx: Context, golem: Golem = None) -> dict[str, Any]:
-        return call(ctx, lambda who: service.status(who, golem_of(who, golem)))
+        return call(ctx, lambda who: service.app.status(golem_of(who, golem)))
 
     @mcp.tool(
         description="Run one dreaming cycle now. Phases: reflect (NREM replay), reevaluate (stale or reinforce "
@@ -81,7 +81,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         wait: bool = True,
     ) -> dict[str, Any]:
         # A tool call is a question awaiting its answer: by default it returns the cycle's end.
-        def run(who: Principal) -> dict[str, Any]:
+        def run(who: Principal) -> object:
             body = checked(
                 CycleIn,
                 max_outputs=max_outputs,
@@ -90,7 +90,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
                 dream_enabled=dream_enabled,
                 wait=wait,
             )
-            return service.start_cycle(who, golem_of(who, golem), body)
+            return service.dream(who, golem_of(who, golem, "write"), body)
 
         return call(ctx, run)
 
@@ -102,15 +102,15 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         limit: Annotated[int, Field(ge=1, le=500)] = 20,
         cursor: str | None = None,
     ) -> dict[str, Any]:
-        def run(who: Principal) -> dict[str, Any]:
+        def run(who: Principal) -> object:
             statuses = checked_statuses([status or ""])
-            return dict(service.dreams(who, golem_of(who, golem), statuses, limit, cursor))
+            return service.app.entries(golem_of(who, golem), statuses, limit=limit, cursor=cursor, newest_first=True)
 
         return call(ctx, run)
 
-    @mcp.tool(description="Fetch one dream by id. " + HYPOTHESES)
-    def get_dream(ctx: Context, dream_id: str) -> dict[str, Any]:
-        return call(ctx, lambda who: dream_row(service.dream(who, checked_id("dream_id", dream_id))))
+    @mcp.tool(description="Fetch one dream (a staged entry) by its entry_id. " + HYPOTHESES)
+    def get_dream(ctx: Context, entry_id: str) -> dict[str, Any]:
+        return call(ctx, lambda who: service.entry(who, checked_id("entry_id", entry_id)))
 
     @mcp.tool(
         description="Resolve the user's feedback on a dream: reinforce, stale, reject or promote_candidate "
@@ -118,10 +118,11 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         "one (MEMORY.md's next version drops it; the revocation stays in its history). Say why in feedback. "
         "A dream's `decisions` lists those its status allows now."
     )
-    def resolve_dream_feedback(ctx: Context, dream_id: str, decision: ReviewDecision, feedback: str) -> dict[str, Any]:
-        def run(who: Principal) -> dict[str, Any]:
+    def resolve_dream_feedback(ctx: Context, entry_id: str, decision: ReviewDecision, feedback: str) -> dict[str, Any]:
+        def run(who: Principal) -> object:
             body = checked(FeedbackIn, decision=decision, feedback=feedback)
-            return dream_row(service.feedback(who, checked_id("dream_id", dream_id), body.decision, body.feedback))
+            entry = service.entry(who, checked_id("entry_id", entry_id), "write")
+            return service.app.review(entry.entry_id, body.decision, who=who.name, why=body.feedback)
 
         return call(ctx, run)
 
@@ -133,12 +134,9 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
     def recall_memory(
         ctx: Context, query: str, golem: Golem = None, limit: Annotated[int, Field(ge=1, le=100)] = 10
     ) -> dict[str, Any]:
-        def run(who: Principal) -> dict[str, Any]:
+        def run(who: Principal) -> object:
             body = checked(RecallIn, query=query, limit=limit)
-            found: dict[str, Any] = msgspec.to_builtins(
-                service.recall(who, golem_of(who, golem), body.query, body.limit)
-            )
-            return found
+            return service.app.recall(golem_of(who, golem), body.query, body.limit, record=who.has("write"))
 
         return call(ctx, run)
 
@@ -147,10 +145,9 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         "where it came from: source self, user, tool, web, another_agent; trust untrusted, low, medium, high)."
     )
     def record_episodes(ctx: Context, episodes: list[dict[str, Any]], golem: Golem = None) -> dict[str, Any]:
-        def run(who: Principal) -> dict[str, Any]:
+        def run(who: Principal) -> object:
             body = checked(EpisodesIn, episodes=episodes)
-            records = service.record_episodes(who, golem_of(who, golem), body)
-            return {"appended": len(records), "positions": [r.position for r in records]}
+            return service.app.record_episodes(golem_of(who, golem, "write"), body.episodes)
 
         return call(ctx, run)
 
@@ -167,11 +164,11 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         summary: str = "",
         tags: list[str] | None = None,
         regime: str | None = None,
-        dream_id: str | None = None,
+        entry_id: str | None = None,
         golem: Golem = None,
         explain: bool = False,
     ) -> dict[str, Any]:
-        def run(who: Principal) -> dict[str, Any]:
+        def run(who: Principal) -> object:
             outcome = checked(
                 OutcomeInput,
                 tick=tick,
@@ -179,9 +176,9 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
                 summary=summary,
                 tags=tags or [],
                 regime=regime,
-                entry_id=dream_id,
+                entry_id=entry_id,
             )
-            return service.record_outcome(who, golem_of(who, golem), outcome, explain=explain)
+            return service.app.record_outcome(golem_of(who, golem, "write"), outcome, explain=explain)
 
         return call(ctx, run)
 
@@ -192,35 +189,30 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
 def _agent_tools(
     mcp: MCPServer,
     service: Service,
-    call: Callable[[Context, Callable[[Principal], Any]], Any],
-    golem_of: Callable[[Principal, str | None], str],
+    call: Callable[[Context, Callable[[Principal], object]], dict[str, Any]],
+    golem_of: Callable[[Principal, str | None, Scope], str],
 ) -> None:
     """What an agent needs around the dreaming tools: a golem of its own, whether it would dream
     now, and what it woke up with (as ``POST /golems``, ``GET .../should-dream`` and a cycle's
     report do over REST)."""
-    from oneiros.server._inspect import should_dream_now  # noqa: PLC0415 - the read path stays light
 
     @mcp.tool(description="Create the golem (the agent's dreaming self) if it does not exist yet.")
     def create_golem(ctx: Context, golem: Golem = None, name: str = "") -> dict[str, Any]:
-        return dict(call(ctx, lambda who: service.create_golem(who, golem_of(who, golem), name).summary()))
+        return call(ctx, lambda who: service.app.create_golem(golem_of(who, golem, "write"), name))
 
     @mcp.tool(
         description="Whether the golem would dream now: the decision, its trigger and every gate with its values."
     )
     def should_dream(ctx: Context, golem: Golem = None) -> dict[str, Any]:
-        return dict(call(ctx, lambda who: should_dream_now(service, who, golem_of(who, golem))))
+        return call(ctx, lambda who: service.app.should_dream(golem_of(who, golem, "read")))
 
     @mcp.tool(
         description="What the golem woke up with after a cycle (default: its latest): the wake-up summary, the "
         "dream report and the staged outputs. " + HYPOTHESES
     )
     def wake_up(ctx: Context, golem: Golem = None, cycle_id: str | None = None) -> dict[str, Any]:
-        def run(who: Principal) -> dict[str, Any]:
-            golem_id = golem_of(who, golem)
-            runs = service.runs(who, golem_id, 1, None)["items"]
-            chosen = checked_id("cycle_id", cycle_id) if cycle_id else runs[0]["cycle_id"] if runs else None
-            if chosen is None:
-                raise CycleNotFound(golem_id, None)
-            return service.cycle_report(who, golem_id, chosen)
+        def run(who: Principal) -> object:
+            chosen = checked_id("cycle_id", cycle_id) if cycle_id else None
+            return service.app.report(golem_of(who, golem, "read"), chosen)
 
-        return dict(call(ctx, run))
+        return call(ctx, run)

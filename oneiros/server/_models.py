@@ -9,6 +9,7 @@ from typing import Annotated, Any, get_args
 import msgspec
 
 from oneiros._errors import InputError
+from oneiros.app._dreams import CycleOptions
 from oneiros.events._schedule import ActivityKind
 from oneiros.events._staging import ReviewDecision, StagingStatus
 from oneiros.events._types import Episode, episode_out_of_bounds
@@ -22,6 +23,7 @@ __all__ = [
     "FeedbackIn",
     "GolemIn",
     "RecallIn",
+    "WhoAmI",
     "checked_id",
     "checked_statuses",
 ]
@@ -92,6 +94,17 @@ class CycleIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     """Answer once the cycle has ended (at most ``server.cycle_wait_seconds``), with its final
     status (``complete``, ``interrupted``, ``empty``), rather than as soon as it started."""
 
+    def options(self, wait_seconds: float) -> CycleOptions:
+        """The cycle this body asks for, waited for at most ``wait_seconds``."""
+        return CycleOptions(
+            max_outputs=self.max_outputs,
+            reflect=self.reflect_enabled,
+            dream=self.dream_enabled,
+            reevaluate=self.reevaluate_enabled,
+            wait=self.wait,
+            timeout=wait_seconds,
+        )
+
 
 class FeedbackIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Dense-Mem 002_*'s ``resolve_dream_feedback``."""
@@ -104,6 +117,17 @@ class FeedbackIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 class RecallIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     query: Annotated[str, msgspec.Meta(min_length=1, max_length=2_000)]
     limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 10
+
+
+class WhoAmI(msgspec.Struct, frozen=True, kw_only=True):
+    """The token's name, scopes and golems, so a client shows only the actions it may take."""
+
+    name: str
+    scopes: list[str]
+    golems: list[str]
+    """The golems it sees; empty for every golem."""
+    write: bool
+    """Whether it may write (record, dream, decide)."""
 
 
 class ErrorDetail(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,5 +1,5 @@
-"""The OpenAPI 3.1 document at ``/openapi.json``, made from the route table and the request Structs
-(msgspec's JSON Schema is OpenAPI 3.1's)."""
+"""The OpenAPI 3.1 document at ``/openapi.json``, made from the route table, the request Structs
+and the result Structs each route answers with (msgspec's JSON Schema is OpenAPI 3.1's)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from oneiros.server._models import ErrorBody
-from oneiros.server._rest import PREFIX, operations
+from oneiros.server._rest import PREFIX, Op, operations
 
 __all__ = ["openapi"]
 
@@ -24,12 +24,26 @@ _ERRORS = {
 }
 
 
+def _answers(op: Op, schemas: dict[str, Any]) -> dict[str, Any]:
+    """The success response's content: its result Struct's schema (text routes: a string)."""
+    if op.returns is str:
+        return {op.media: {"schema": {"type": "string"}}}
+    content = {"application/json": {"schema": schemas[repr(op.returns)]}}
+    if op.path.endswith("/journal"):  # ?format=markdown answers journal.md
+        content["text/markdown"] = {"schema": {"type": "string"}}
+    return content
+
+
 def openapi(version: str) -> dict[str, Any]:
     ops = operations()
     bodies = sorted({op.body for op in ops if op.body is not None}, key=lambda t: t.__name__)
-    (_refs, components) = msgspec.json.schema_components(
-        [*bodies, ErrorBody], ref_template="#/components/schemas/{name}"
+    # Every success answers with a Struct of oneiros.app (or the server's own): its schema is the
+    # one --json, REST and MCP share, so a generated client gets a typed model for each.
+    answers = list({repr(op.returns): op.returns for op in ops if op.returns not in (None, str)}.values())
+    (refs, components) = msgspec.json.schema_components(
+        [*bodies, ErrorBody, *answers], ref_template="#/components/schemas/{name}"
     )
+    schemas = {repr(kind): ref for kind, ref in zip(answers, refs[len(bodies) + 1 :], strict=True)}
     error_ref = {"$ref": "#/components/schemas/ErrorBody"}
     paths: dict[str, dict[str, Any]] = {}
     for op in ops:
@@ -56,13 +70,10 @@ def openapi(version: str) -> dict[str, Any]:
         }
         entry: dict[str, Any] = {
             "summary": op.summary,
-            "operationId": f"{op.method.lower()}_{re.sub(r'[^a-z0-9]+', '_', op.path.lower()).strip('_')}",
+            "operationId": f"{op.method.lower()}_{re.sub(r'[^a-z0-9]+', '_', path[len(PREFIX) :].lower()).strip('_')}",
             "parameters": params,
             "security": [{"bearer": [op.scope]}],
-            "responses": {
-                str(op.status): {"description": "OK", "content": {op.media: {"schema": {}}}},
-                **failures,
-            },
+            "responses": {str(op.status): {"description": "OK", "content": _answers(op, schemas)}, **failures},
         }
         if op.body is not None:
             entry["requestBody"] = {
@@ -82,7 +93,12 @@ def openapi(version: str) -> dict[str, Any]:
                 {"name": "Last-Event-ID", "in": "header", "schema": {"type": "integer"}},
             ],
             "security": [{"bearer": ["read"]}],
-            "responses": {"200": {"description": "An event stream", "content": {"text/event-stream": {}}}},
+            "responses": {
+                "200": {
+                    "description": "An event stream: `event:`, `id:` and `data:` lines (docs/server.md)",
+                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                }
+            },
         }
     }
     return {

@@ -13,9 +13,33 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from oneiros._errors import InputError
+from oneiros.app._oneiros import Oneiros
+from oneiros.app._shapes import (
+    Appended,
+    Belief,
+    Budget,
+    CycleRun,
+    DreamingStatus,
+    Entry,
+    EntryHistory,
+    EntryLineage,
+    Golem,
+    Health,
+    JournalEntry,
+    LogEvent,
+    Machine,
+    Memory,
+    MemoryVersion,
+    NoiseFragment,
+    Observation,
+    OutcomeMoved,
+    Page,
+    RecallResult,
+    Report,
+    Run,
+    ShouldDream,
+)
 from oneiros.server._auth import Principal, Scope
-from oneiros.server._insight import dream_lineage, golem_health
-from oneiros.server._inspect import cycle_entry, dream_history, machine, should_dream_now, whoami
 from oneiros.server._models import (
     ActivityIn,
     CycleIn,
@@ -23,10 +47,12 @@ from oneiros.server._models import (
     FeedbackIn,
     GolemIn,
     RecallIn,
+    WhoAmI,
     checked_id,
     checked_statuses,
 )
-from oneiros.server._service import Service, dream_row
+from oneiros.server._service import Service
+from oneiros.telemetry._tracing import SpanRecord
 from oneiros.validation._review import OutcomeInput
 
 __all__ = [
@@ -74,11 +100,22 @@ class Call(NamedTuple):
     request: Request
     body: Any
 
+    @property
+    def app(self) -> Oneiros:
+        return self.service.app
+
     def path(self, name: str) -> str:
         return checked_id(name, str(self.request.path_params[name]))
 
     def number(self, name: str, default: int | None = None, lo: int = 0, hi: int = MAX_POSITION) -> int | None:
         return query_number(name, self.request.query_params.get(name), default, lo, hi)
+
+    def flag(self, name: str) -> bool:
+        """A true/false query parameter (absent: false)."""
+        raw = self.request.query_params.get(name, "false").lower()
+        if raw not in ("true", "false", "1", "0", ""):
+            raise InputError(f"query parameter {name}={raw!r} must be true or false")
+        return raw in ("true", "1")
 
     def limit(self) -> int:
         settings = self.service.settings
@@ -89,19 +126,20 @@ class Call(NamedTuple):
     def cursor(self) -> str | None:
         return self.request.query_params.get("cursor") or None
 
-    def golem(self) -> str:
+    def golem(self, scope: Scope = "read") -> str:
         """The ``golem`` query parameter, else the token's one golem, else the config's golem."""
         named = self.request.query_params.get("golem")
-        if named:
-            return checked_id("golem", named)
-        return self.who.golems[0] if len(self.who.golems) == 1 else self.service.config.golem
+        return self.service.golem(self.who, scope, checked_id("golem", named) if named else None)
 
-    def flag(self, name: str) -> bool:
-        """A true/false query parameter (absent: false)."""
-        raw = self.request.query_params.get(name, "false").lower()
-        if raw not in ("true", "false", "1", "0", ""):
-            raise InputError(f"query parameter {name}={raw!r} must be true or false")
-        return raw in ("true", "1")
+    def golem_path(self, scope: Scope = "read") -> str:
+        """The path's golem, once the token may use ``scope`` on it."""
+        golem_id = self.path("golem_id")
+        self.who.require(scope, golem_id)
+        return golem_id
+
+    def entry(self, scope: Scope = "read") -> Entry:
+        """The path's staged entry, once the token may use ``scope`` on its golem."""
+        return self.service.entry(self.who, self.path("entry_id"), scope)
 
     def statuses(self) -> tuple[str, ...]:
         return checked_statuses(self.request.query_params.getlist("status"), "query parameter status")
@@ -117,6 +155,8 @@ class Op(NamedTuple):
     query: tuple[Query, ...] = ()
     status: int = 200
     media: str = "application/json"
+    returns: Any = None
+    """The Struct (or list of Structs) a success answers with: its schema is the OpenAPI response's."""
 
 
 _PAGE = (Query("limit", int, "Items per page."), Query("cursor", str, "The next_cursor of the previous page."))
@@ -124,102 +164,120 @@ _GOLEM = Query("golem", str, "Golem id (default: the token's one golem, else the
 _STATUS = Query("status", str, "Only these statuses (repeatable or comma-separated).", many=True)
 
 
-def _sink(which: str) -> Callable[[Call], Any]:
-    return lambda c: c.service.sink(c.who, c.path("golem_id"), which, c.limit(), c.cursor())
-
-
-def _journal(c: Call) -> Any:
+def _journal(c: Call) -> str | Page[JournalEntry]:
     if c.request.query_params.get("format") == "markdown":
-        return c.service.journal_markdown(c.who, c.path("golem_id"))
-    return c.service.journal(c.who, c.path("golem_id"), c.limit(), c.cursor())
+        return c.app.journal_markdown(c.golem_path())
+    return c.app.journal(c.golem_path(), limit=c.limit(), cursor=c.cursor())
 
 
 def _diff(c: Call) -> str:
     old, new = c.number("from", None, 1), c.number("to", None, 1)
     if old is None or new is None:
         raise InputError("a MEMORY.md diff needs ?from=<version>&to=<version>")
-    return c.service.memory_diff(c.who, c.path("golem_id"), old, new)
+    return c.app.memory_diff(c.golem_path(), old, new)
 
 
-def _created(records: list[Any]) -> dict[str, Any]:
-    return {"appended": len(records), "positions": [r.position for r in records]}
+def _review(c: Call) -> Entry:
+    body: FeedbackIn = c.body
+    return c.app.review(c.entry("write").entry_id, body.decision, who=c.who.name, why=body.feedback)
+
+
+def _created(c: Call) -> Golem:
+    body: GolemIn = c.body
+    c.who.require("write", body.golem_id)
+    return c.app.create_golem(body.golem_id, body.name)
+
+
+def _lineage(c: Call) -> EntryLineage:
+    entry = c.entry()
+    return c.app.lineage(entry.entry_id, entry.golem_id)
+
+
+def _whoami(who: Principal) -> WhoAmI:
+    return WhoAmI(name=who.name, scopes=list(who.scopes), golems=list(who.golems), write=who.has("write"))
 
 
 OPS: tuple[Op, ...] = (
     Op("GET", "/dreaming/status", "Effective config, latest run and pending count (Dense-Mem).", "read",
-       lambda c: c.service.status(c.who, c.golem()), query=(_GOLEM,)),
+       lambda c: c.app.status(c.golem()), query=(_GOLEM,), returns=DreamingStatus),
     Op("GET", "/dreaming/runs", "Recent cycles, newest first (Dense-Mem).", "read",
-       lambda c: c.service.runs(c.who, c.golem(), c.limit(), c.cursor()), query=(_GOLEM, *_PAGE)),
-    Op("GET", "/dreams", "Dreams (staged hypotheses), newest first, by status (Dense-Mem).", "read",
-       lambda c: c.service.dreams(c.who, c.golem(), c.statuses(), c.limit(), c.cursor()),
-       query=(_GOLEM, _STATUS, *_PAGE)),
-    Op("GET", "/dreams/{dream_id}", "One dream (Dense-Mem).", "read",
-       lambda c: dream_row(c.service.dream(c.who, c.path("dream_id")))),
-    Op("POST", "/dreams/{dream_id}/feedback", "Resolve feedback: reinforce, stale, reject, promote_candidate, revoke.",
-       "write", lambda c: dream_row(c.service.feedback(c.who, c.path("dream_id"), c.body.decision, c.body.feedback)),
-       body=FeedbackIn),
+       lambda c: c.app.runs(c.golem(), c.limit(), c.cursor()), query=(_GOLEM, *_PAGE), returns=Page[Run]),
+    Op("GET", "/dreams", "Dreams (staged entries), newest first, by status (Dense-Mem).", "read",
+       lambda c: c.app.entries(c.golem(), c.statuses(), limit=c.limit(), cursor=c.cursor(), newest_first=True),
+       query=(_GOLEM, _STATUS, *_PAGE), returns=Page[Entry]),
+    Op("GET", "/dreams/{entry_id}", "One dream (a staged entry; Dense-Mem).", "read", lambda c: c.entry(),
+       returns=Entry),
+    Op("POST", "/dreams/{entry_id}/feedback", "Resolve feedback: reinforce, stale, reject, promote_candidate, revoke.",
+       "write", _review, body=FeedbackIn, returns=Entry),
     Op("GET", "/golems", "Golems this token sees, with mode and phase.", "read",
-       lambda c: c.service.golems(c.who, c.limit(), c.cursor()), query=_PAGE),
-    Op("POST", "/golems", "Create a golem.", "write",
-       lambda c: c.service.create_golem(c.who, c.body.golem_id, c.body.name).summary(), body=GolemIn, status=201),
+       lambda c: c.app.golems(c.limit(), c.cursor(), within=c.who.golems), query=_PAGE, returns=Page[Golem]),
+    Op("POST", "/golems", "Create a golem.", "write", _created, body=GolemIn, status=201, returns=Golem),
     Op("GET", "/golems/{golem_id}", "A golem's state, at the head or as of a log position.", "read",
-       lambda c: c.service.golem_state(c.who, c.path("golem_id"), c.number("at", None, 0)).summary(),
-       query=(Query("at", int, "Log position to rebuild the state as of."),)),
+       lambda c: c.app.golem(c.golem_path(), c.number("at", None, 0)),
+       query=(Query("at", int, "Log position to rebuild the state as of."),), returns=Golem),
     Op("POST", "/golems/{golem_id}/episodes", "Record waking episodes.", "write",
-       lambda c: _created(c.service.record_episodes(c.who, c.path("golem_id"), c.body)), body=EpisodesIn, status=201),
+       lambda c: c.app.record_episodes(c.golem_path("write"), c.body.episodes), body=EpisodesIn, status=201,
+       returns=Appended),
     Op("POST", "/golems/{golem_id}/activity", "Record activity (a message, an action, a turn).", "write",
-       lambda c: _created(c.service.record_activity(c.who, c.path("golem_id"), c.body.kind, c.body.detail)),
-       body=ActivityIn, status=201),
-    Op("POST", "/golems/{golem_id}/outcomes", "Record a waking outcome; returns the dreams it moved (and why).",
-       "write", lambda c: c.service.record_outcome(c.who, c.path("golem_id"), c.body, explain=c.flag("explain")),
-       body=OutcomeInput, status=201, query=(Query("explain", bool, "Also say why each dream moved or not."),)),
+       lambda c: c.app.record_activity(c.golem_path("write"), c.body.kind, c.body.detail), body=ActivityIn,
+       status=201, returns=Appended),
+    Op("POST", "/golems/{golem_id}/outcomes", "Record a waking outcome; returns the entries it moved (and why).",
+       "write", lambda c: c.app.record_outcome(c.golem_path("write"), c.body, explain=c.flag("explain")),
+       body=OutcomeInput, status=201, returns=OutcomeMoved,
+       query=(Query("explain", bool, "Also say why each entry moved, and why the nearest others did not."),)),
     Op("POST", "/golems/{golem_id}/cycles", "Start a dream cycle now (Dense-Mem's run_dreaming_cycle).", "write",
-       lambda c: c.service.start_cycle(c.who, c.path("golem_id"), c.body), body=CycleIn, status=202),
+       lambda c: c.service.dream(c.who, c.path("golem_id"), c.body), body=CycleIn, status=202, returns=CycleRun),
     Op("POST", "/golems/{golem_id}/recall", "Recall memory; related dreams come apart from results.", "read",
-       lambda c: msgspec.to_builtins(c.service.recall(c.who, c.path("golem_id"), c.body.query, c.body.limit)),
-       body=RecallIn),
+       lambda c: c.app.recall(c.golem_path(), c.body.query, c.body.limit, record=c.who.has("write")),
+       body=RecallIn, returns=RecallResult),
     Op("GET", "/golems/{golem_id}/journal", "The dream journal, newest first (?format=markdown for journal.md).",
-       "read", _journal, query=(Query("format", str, "json (default) or markdown."), *_PAGE)),
+       "read", _journal, query=(Query("format", str, "json (default) or markdown."), *_PAGE),
+       returns=Page[JournalEntry]),
     Op("GET", "/golems/{golem_id}/staging", "The staging buffer.", "read",
-       lambda c: c.service.staging(c.who, c.path("golem_id"), c.statuses(), c.limit(), c.cursor()),
-       query=(_STATUS, *_PAGE)),
-    Op("GET", "/golems/{golem_id}/beliefs", "Dream beliefs (Bumblebee).", "read", _sink("beliefs"), query=_PAGE),
-    Op("GET", "/golems/{golem_id}/noise", "[dream] noise fragments (Bumblebee).", "read", _sink("noise"), query=_PAGE),
+       lambda c: c.app.entries(c.golem_path(), c.statuses(), limit=c.limit(), cursor=c.cursor()),
+       query=(_STATUS, *_PAGE), returns=Page[Entry]),
+    Op("GET", "/golems/{golem_id}/beliefs", "Dream beliefs (Bumblebee).", "read",
+       lambda c: c.app.beliefs(c.golem_path(), c.limit(), c.cursor()), query=_PAGE, returns=Page[Belief]),
+    Op("GET", "/golems/{golem_id}/noise", "[dream] noise fragments (Bumblebee).", "read",
+       lambda c: c.app.noise(c.golem_path(), c.limit(), c.cursor()), query=_PAGE, returns=Page[NoiseFragment]),
     Op("GET", "/golems/{golem_id}/observations", "Observations with RED/YLW/GRN priority (OpenSeed).", "read",
-       _sink("observations"), query=_PAGE),
+       lambda c: c.app.observations(c.golem_path(), c.limit(), c.cursor()), query=_PAGE,
+       returns=Page[Observation]),
     Op("GET", "/golems/{golem_id}/memory", "The newest MEMORY.md (Ethos); null before any promotion.", "read",
-       lambda c: {"memory": c.service.memory(c.who, c.path("golem_id"), None)}),
+       lambda c: Memory(memory=c.app.memory(c.golem_path())), returns=Memory),
     Op("GET", "/golems/{golem_id}/memory/versions", "Every MEMORY.md version, newest first.", "read",
-       lambda c: c.service.memory_versions(c.who, c.path("golem_id"), c.limit(), c.cursor()), query=_PAGE),
+       lambda c: c.app.memory_versions(c.golem_path(), c.limit(), c.cursor()), query=_PAGE,
+       returns=Page[MemoryVersion]),
     Op("GET", "/golems/{golem_id}/memory/versions/{version:int}", "One MEMORY.md version.", "read",
-       lambda c: c.service.memory(c.who, c.path("golem_id"), int(c.path("version")))),
+       lambda c: c.app.memory(c.golem_path(), int(c.path("version"))), returns=MemoryVersion),
     Op("GET", "/golems/{golem_id}/memory/diff", "Unified diff of two MEMORY.md versions.", "read", _diff,
-       query=(Query("from", int, "Older version."), Query("to", int, "Newer version.")), media="text/plain"),
+       query=(Query("from", int, "Older version."), Query("to", int, "Newer version.")), media="text/plain",
+       returns=str),
     Op("GET", "/golems/{golem_id}/cycles/{cycle_id}/events", "A cycle's events in log order.", "read",
-       lambda c: c.service.cycle_events(
-           c.who, c.path("golem_id"), c.path("cycle_id"), c.number("cursor", 0) or 0, c.limit()),
-       query=_PAGE),
+       lambda c: c.app.cycle_events(
+           c.golem_path(), c.path("cycle_id"), after=c.number("cursor", 0) or 0, limit=c.limit()),
+       query=_PAGE, returns=Page[LogEvent]),
     Op("GET", "/golems/{golem_id}/cycles/{cycle_id}/report", "A cycle's DreamReport and wake-up summary.", "read",
-       lambda c: c.service.cycle_report(c.who, c.path("golem_id"), c.path("cycle_id"))),
+       lambda c: c.app.report(c.golem_path(), c.path("cycle_id")), returns=Report),
     Op("GET", "/golems/{golem_id}/cycles/{cycle_id}/budget", "What a cycle spent, by phase and against its caps.",
-       "read", lambda c: c.service.cycle_budget(c.who, c.path("golem_id"), c.path("cycle_id"))),
+       "read", lambda c: c.app.budget(c.golem_path(), c.path("cycle_id")), returns=Budget),
     Op("GET", "/golems/{golem_id}/cycles/{cycle_id}/trace", "A cycle's OpenTelemetry spans, across workers.",
-       "read", lambda c: c.service.cycle_trace(c.who, c.path("golem_id"), c.path("cycle_id"))),
+       "read", lambda c: c.app.trace(c.golem_path(), c.path("cycle_id")), returns=list[SpanRecord]),
     # What the web inspector reads besides (docs/inspector.md).
     Op("GET", "/machine", "The GolemMode/DreamPhase machine's own declaration: states and transitions.", "read",
-       lambda c: machine()),
-    Op("GET", "/whoami", "The token's name, scopes and golems.", "read", lambda c: whoami(c.who)),
+       lambda c: c.app.machine(), returns=Machine),
+    Op("GET", "/whoami", "The token's name, scopes and golems.", "read", lambda c: _whoami(c.who), returns=WhoAmI),
     Op("GET", "/golems/{golem_id}/should-dream", "Whether the golem would dream now: every gate and trigger.",
-       "read", lambda c: should_dream_now(c.service, c.who, c.path("golem_id"))),
+       "read", lambda c: c.app.should_dream(c.golem_path()), returns=ShouldDream),
     Op("GET", "/golems/{golem_id}/cycles/{cycle_id}", "One cycle's journal entry (fragments, thread, phases).",
-       "read", lambda c: cycle_entry(c.service, c.who, c.path("golem_id"), c.path("cycle_id"))),
-    Op("GET", "/dreams/{dream_id}/history", "A dream's events; each confidence step names its outcome.", "read",
-       lambda c: dream_history(c.service, c.who, c.path("dream_id"))),
+       "read", lambda c: c.app.cycle(c.golem_path(), c.path("cycle_id")), returns=JournalEntry),
+    Op("GET", "/dreams/{entry_id}/history", "A dream's events; each confidence step names its outcome.", "read",
+       lambda c: c.app.entry_history(c.entry().entry_id), returns=EntryHistory),
     # Insight (docs/insight.md).
     Op("GET", "/golems/{golem_id}/health", "Dreaming-health alarms raised now, and every one raised and cleared.",
-       "read", lambda c: golem_health(c.service, c.who, c.path("golem_id"))),
-    Op("GET", "/dreams/{dream_id}/lineage", "Where a dream came from: episodes, generator call, prompt, moves.",
-       "read", lambda c: dream_lineage(c.service, c.who, c.path("dream_id"))),
+       "read", lambda c: c.app.health(c.golem_path(), metrics=False)[0], returns=Health),
+    Op("GET", "/dreams/{entry_id}/lineage", "Where a dream came from: episodes, generator call, prompt, moves.",
+       "read", _lineage, returns=EntryLineage),
 )  # fmt: skip
 
 

@@ -29,6 +29,7 @@ _MODULES = (
     "oneiros.workers",
     "oneiros.projections",
     "oneiros.config",
+    "oneiros.app",
     "oneiros.server._models",
 )
 

@@ -8,7 +8,6 @@ and defaults, each number named after the source document it comes from.
 
 from oneiros.settings._cycle import (
     DEFAULT_PRICES,
-    PHASE_SHARES,
     CycleBudget,
     CycleSettings,
     EngineSettings,
@@ -22,6 +21,7 @@ from oneiros.settings._cycle import (
 )
 from oneiros.settings._generator import GeneratorKind, GeneratorSettings, OpenAISettings
 from oneiros.settings._health import HealthSettings
+from oneiros.settings._phases import PHASES, PhaseSpec, PhaseTable
 from oneiros.settings._prompts import DEFAULT_PROMPTS, DEFAULT_SYSTEM, PLACEHOLDERS, PromptSet
 from oneiros.settings._races import RaceSettings
 from oneiros.settings._recovery import RecoverySettings
@@ -57,9 +57,7 @@ from oneiros.settings._trust import (
     TrustSettings,
 )
 from oneiros.settings._vocabulary import (
-    BARDO_PHASES,
     BEHAVIORAL_PHASES,
-    DREAM_PHASES,
     BardoPhase,
     BardoTrigger,
     BehavioralPhase,
@@ -72,15 +70,13 @@ from oneiros.settings._vocabulary import (
 )
 
 __all__ = [
-    "BARDO_PHASES",
     "BEHAVIORAL_PHASES",
     "DEFAULT_PRICES",
     "DEFAULT_PROMPTS",
     "DEFAULT_SPANS_PATH",
     "DEFAULT_SYSTEM",
-    "DREAM_PHASES",
     "EPISODE_SOURCES",
-    "PHASE_SHARES",
+    "PHASES",
     "PLACEHOLDERS",
     "TRUST_LEVELS",
     "BardoPhase",
@@ -111,6 +107,8 @@ __all__ = [
     "OnsetSettings",
     "OpenAISettings",
     "PairSettings",
+    "PhaseSpec",
+    "PhaseTable",
     "PhaseValues",
     "PreconditionSettings",
     "PromotionPolicy",

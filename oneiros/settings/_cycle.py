@@ -16,11 +16,10 @@ from msgspec import UNSET, UnsetType
 from oneiros._errors import ConfigError, InvalidSetting
 from oneiros.settings._generator import GeneratorSettings
 from oneiros.settings._prompts import PromptSet
-from oneiros.settings._vocabulary import BehavioralPhase, DreamPhaseName, StagedKind, Tier
+from oneiros.settings._vocabulary import StagedKind, Tier
 
 __all__ = [
     "DEFAULT_PRICES",
-    "PHASE_SHARES",
     "TIER_CAPS",
     "CycleBudget",
     "CycleSettings",
@@ -230,23 +229,6 @@ class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
             raise ConfigError(f"unknown embedder {self.embedder!r}; use hashing, none or sentence-transformers:<model>")
 
 
-# Bardo 001_*, "Budget allocation by behavioral phase": onset and return are fixed at 10% and 5%;
-# the remaining 85% moves from exploration (NREM, REM) to consolidation as the golem ages.
-PHASE_SHARES: Final[dict[BehavioralPhase, dict[DreamPhaseName, float]]] = {
-    "thriving": {"hypnagogic_onset": 0.10, "nrem": 0.34, "rem": 0.30, "integration": 0.21, "hypnopompic_return": 0.05},
-    "stable": {"hypnagogic_onset": 0.10, "nrem": 0.30, "rem": 0.30, "integration": 0.25, "hypnopompic_return": 0.05},
-    "conservation": {
-        "hypnagogic_onset": 0.10,
-        "nrem": 0.25,
-        "rem": 0.20,
-        "integration": 0.40,
-        "hypnopompic_return": 0.05,
-    },
-    "declining": {"hypnagogic_onset": 0.10, "nrem": 0.20, "rem": 0.16, "integration": 0.49, "hypnopompic_return": 0.05},
-    "terminal": {"hypnagogic_onset": 0.10, "nrem": 0.16, "rem": 0.12, "integration": 0.57, "hypnopompic_return": 0.05},
-}
-
-
 def _check_amount(key: str, value: float | None, *, allow_none: bool = True) -> None:
     """A cap or price must be a finite number >= 0: NaN compares false with everything, so a NaN
     cap would admit every call, and a negative one would poison the events that carry it."""
@@ -359,6 +341,13 @@ class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
         """The cycle's token cap."""
         assert isinstance(self.cycle_tokens, int)  # resolved when the Struct was made
         return self.cycle_tokens
+
+    def at_tier(self, tier: Tier) -> CycleBudget:
+        """These caps at ``tier``: a cap equal to its own tier's default follows the new tier, any
+        other (one someone set) stays, so another tier's caps can be shown from resolved ones."""
+        own = {"cycle_tokens": self.hardened_cycle_tokens, **TIER_CAPS.get(self.tier, TIER_CAPS["core"])}
+        kept = {name: getattr(self, name) for name, default in own.items() if getattr(self, name) != default}
+        return msgspec.structs.replace(self, tier=tier, **{name: kept.get(name, UNSET) for name in own})
 
     def cycle_usd_cap(self) -> float | None:
         """The cycle's money cap, None for none."""

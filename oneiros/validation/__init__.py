@@ -3,8 +3,8 @@ decisions."""
 
 from oneiros.validation._recall_policy import RecallScore, RecallStats, recall_score
 from oneiros.validation._recalls import record_recall
-from oneiros.validation._review import Feedback, OutcomeInput, episode_removals, register_episode_removal
-from oneiros.validation._staged import StagedOutput, StagingSettings, register_staged_output, staged_outputs
+from oneiros.validation._review import Feedback, OutcomeInput, removed_ticks
+from oneiros.validation._staged import StagedOutput, StagingSettings, staged_output
 from oneiros.validation._sweep import REVIEW_MOVES, StagingProcess, matches, review_status
 from oneiros.validation._trust import instruction_flags, quarantine_for
 
@@ -17,14 +17,12 @@ __all__ = [
     "StagedOutput",
     "StagingProcess",
     "StagingSettings",
-    "episode_removals",
     "instruction_flags",
     "matches",
     "quarantine_for",
     "recall_score",
     "record_recall",
-    "register_episode_removal",
-    "register_staged_output",
+    "removed_ticks",
     "review_status",
-    "staged_outputs",
+    "staged_output",
 ]

@@ -36,29 +36,20 @@ from oneiros.store._store import EventStore, Recorded
 from oneiros.validation._explain import staged_entries
 from oneiros.validation._sweep import review_decisions, review_status
 
-__all__ = ["Feedback", "OutcomeInput", "append_side", "episode_removals", "register_episode_removal"]
+__all__ = ["Feedback", "OutcomeInput", "RemovedTicks", "append_side", "removed_ticks"]
 
-# Event type -> the episode ticks it removes (a triage "forget", say). Registered by whoever
-# defines such an event; re-evaluation marks entries whose sources all went this way stale.
-_REMOVALS: dict[type[Event], Callable[[Event], Sequence[int]]] = {}
-
-
-def register_episode_removal(cls: type[Event], ticks: Callable[[Event], Sequence[int]]) -> None:
-    """Declare that ``cls`` events remove the episodes at ``ticks(event)``."""
-    _REMOVALS[cls] = ticks
+RemovedTicks = Callable[[Event], Sequence[int]]
+"""The episode ticks an event removes; re-evaluation marks entries whose sources all went stale."""
 
 
-def episode_removals() -> dict[type[Event], Callable[[Event], Sequence[int]]]:
-    return dict(_REMOVALS)
-
-
-def _forgotten(event: Event) -> Sequence[int]:
-    assert isinstance(event, EpisodeTriaged)
-    return (event.episode_tick,) if event.decision == "forget" else ()
-
-
-# NREM triage "forget" (Stickgold and Walker, via Bardo 001_*) is how an episode goes today.
-register_episode_removal(EpisodeTriaged, _forgotten)
+def removed_ticks(event: Event) -> Sequence[int]:
+    """The episodes ``event`` removes: NREM triage's "forget" (Stickgold and Walker, via Bardo
+    001_*) is how an episode goes today. A host with events of its own that remove episodes gives
+    :class:`Feedback` a function that knows them (and calls this one for the rest)."""
+    match event:
+        case EpisodeTriaged(decision="forget", episode_tick=tick):
+            return (tick,)
+    return ()
 
 
 class OutcomeInput(msgspec.Struct, frozen=True, kw_only=True):
@@ -75,10 +66,19 @@ class OutcomeInput(msgspec.Struct, frozen=True, kw_only=True):
 class Feedback:
     """Records outcomes and review decisions, checked first so a bad one writes nothing."""
 
-    def __init__(self, store: EventStore, *, deps: Deps | None = None, retries: int | None = None) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        *,
+        deps: Deps | None = None,
+        retries: int | None = None,
+        removed: RemovedTicks = removed_ticks,
+    ) -> None:
         self.store = store
         self.deps = deps or Deps()
         self.retries = retries
+        self.removed = removed
+        """Which episodes an event removes, for :meth:`reevaluate`."""
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -130,13 +130,12 @@ class Feedback:
         """Dense-Mem's re_evaluate: active entries whose source episodes are all gone become stale;
         proposed entries whose sources are intact become reinforced."""
         present: set[int] = set()
-        removers = episode_removals()
         for record in self.store.read_stream(golem_id):
-            event = record.event
-            if isinstance(event, EpisodeRecorded):
-                present.add(event.episode.tick)
-            elif type(event) in removers:
-                present.difference_update(removers[type(event)](event))
+            match record.event:
+                case EpisodeRecorded(episode=episode):
+                    present.add(episode.tick)
+                case event:
+                    present.difference_update(self.removed(event))
         decisions: list[Event] = []
         for entry in sorted(self.entries(golem_id).values(), key=lambda e: e.lineage.source_position):
             sources = entry.lineage.source_episode_ticks

@@ -1,10 +1,10 @@
 """Which dream outputs enter the staging buffer, at what confidence and with what criterion, and
 which entry makes room when the buffer is full.
 
-A registry (:func:`register_staged_output`), so a new dream output type joins the buffer with one
-call and no change here. The dream cycle's integration phase classifies every output (hypotheses,
-insights, threats, hypnagogic predictions...) into one ``DreamStaged`` event with its initial
-confidence, so that is the one type registered by default.
+The dream cycle's integration phase classifies every output (hypotheses, insights, threats,
+hypnagogic predictions...) into one ``DreamStaged`` event with its initial confidence, so that is
+the one type :func:`staged_output` stages. A host whose own dream output should enter the buffer
+gives ``StagingProcess(staged=...)`` a function that knows it (and calls this one for the rest).
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from oneiros.settings._staging import DisplaceBy, StagingSettings
 
 __all__ = [
     "StagedOutput",
+    "StagedOutputOf",
     "StagingSettings",
     "displacement_order",
     "entry_utility",
     "episode_criterion",
-    "register_staged_output",
-    "staged_outputs",
+    "staged_output",
     "terms",
 ]
 
@@ -49,16 +49,8 @@ class StagedOutput(msgspec.Struct, frozen=True, kw_only=True):
     entry_id: Callable[[Event], str | None] = lambda _e: None
 
 
-_STAGED: dict[type[Event], StagedOutput] = {}
-
-
-def register_staged_output(cls: type[Event], spec: StagedOutput) -> None:
-    """Stage every ``cls`` dream output as ``spec`` says."""
-    _STAGED[cls] = spec
-
-
-def staged_outputs() -> dict[type[Event], StagedOutput]:
-    return dict(_STAGED)
+StagedOutputOf = Callable[[Event], StagedOutput | None]
+"""How a dream output enters the buffer; None for one that does not."""
 
 
 def entry_utility(entry: StagedEntry, episodes: Mapping[int, Episode]) -> float:
@@ -104,14 +96,20 @@ def _staged_criterion(event: Event, episodes: Mapping[int, Episode]) -> Validati
     return episode_criterion(event.source_episode_ticks, event.content, event.validation_criterion, episodes)
 
 
-register_staged_output(
-    DreamStaged,
-    StagedOutput(
-        kind=lambda e: e.kind,  # type: ignore[attr-defined]
-        confidence_pct=lambda e, _s: round(e.confidence * 100),  # type: ignore[attr-defined]
-        text=lambda e: e.content,  # type: ignore[attr-defined]
-        criterion=_staged_criterion,
-        source_ticks=lambda e: tuple(e.source_episode_ticks),  # type: ignore[attr-defined]
-        entry_id=lambda e: e.entry_id,  # type: ignore[attr-defined]
-    ),
+_DREAM_STAGED = StagedOutput(
+    kind=lambda e: e.kind,  # type: ignore[attr-defined]
+    confidence_pct=lambda e, _s: round(e.confidence * 100),  # type: ignore[attr-defined]
+    text=lambda e: e.content,  # type: ignore[attr-defined]
+    criterion=_staged_criterion,
+    source_ticks=lambda e: tuple(e.source_episode_ticks),  # type: ignore[attr-defined]
+    entry_id=lambda e: e.entry_id,  # type: ignore[attr-defined]
 )
+
+
+def staged_output(event: Event) -> StagedOutput | None:
+    """How ``event`` enters the staging buffer: a ``DreamStaged`` as integration classified it;
+    None for every other event."""
+    match event:
+        case DreamStaged():
+            return _DREAM_STAGED
+    return None

@@ -55,10 +55,11 @@ from oneiros.validation._process import DecidingProcess
 from oneiros.validation._recall_policy import RecallStats, observe_recall, recall_promotions
 from oneiros.validation._staged import (
     StagedOutput,
+    StagedOutputOf,
     StagingSettings,
     displacement_order,
     entry_utility,
-    staged_outputs,
+    staged_output,
 )
 from oneiros.validation._trust import judge_all, quarantine_for
 
@@ -161,7 +162,10 @@ class GolemBook:
 
 
 class StagingProcess(DecidingProcess):
-    """Decides the staging buffer's events. Run one per store; a second one conflicts and reloads."""
+    """Decides the staging buffer's events. Run one per store; a second one conflicts and reloads.
+
+    ``staged`` says how a dream output enters the buffer (``staged_output``: integration's
+    DreamStaged); every dream output is an input, so a host's own output type can be staged too."""
 
     name = PROCESS_NAME
     topic = STAGING_STREAM
@@ -174,9 +178,11 @@ class StagingProcess(DecidingProcess):
         settings: StagingSettings | None = None,
         *,
         runner: RunnerSettings | None = None,
+        staged: StagedOutputOf = staged_output,
     ) -> None:
         super().__init__(store, runner)
         self.settings = settings or StagingSettings()
+        self.staged = staged
         self.books: dict[str, GolemBook] = {}
 
     # -- inputs --------------------------------------------------------------------------------
@@ -191,7 +197,6 @@ class StagingProcess(DecidingProcess):
             ReviewDecided,
             MemoryRecalled,
             *event_subtypes(DreamOutput),
-            *staged_outputs(),
         )
 
     def book(self, golem_id: str) -> GolemBook:
@@ -241,52 +246,54 @@ class StagingProcess(DecidingProcess):
         event = record.event
         golem_id = getattr(event, "golem_id", None) or record.meta.golem_id
         book = self.book(golem_id)
-        if isinstance(event, EpisodeRecorded):
-            book.episodes[event.episode.tick] = StoredEpisodes.encode(event.episode)
-            book.tick = max(book.tick, event.episode.tick)
-            book.suspect.pop(event.episode.tick, None)
-            book.unjudged.pop(event.episode.tick, None)
-            book.unjudged[event.episode.tick] = None
-        elif isinstance(event, OutcomeRecorded):
-            book.tick = max(book.tick, event.tick)
-        elif isinstance(event, DreamStart):
-            book.cycle_id, book.phase, book.generations, book.phase_of = event.cycle_id, None, {}, {}
-            book.by_key, book.sourced = {}, False
-        elif isinstance(event, DreamPhase):
-            book.phase = event.phase
-        elif isinstance(event, GenerationRecorded):
-            book.generations[event.text] = event
-            book.by_key[event.call_key] = event
-        elif isinstance(event, OutputsSourced) and event.cycle_id == book.cycle_id:
-            book.sourced = True
-        elif isinstance(event, MemoryRecalled):
-            observe_recall(book.recalls, event, record.meta.time)
+        match event:
+            case EpisodeRecorded(episode=episode):
+                book.episodes[episode.tick] = StoredEpisodes.encode(episode)
+                book.tick = max(book.tick, episode.tick)
+                book.suspect.pop(episode.tick, None)
+                book.unjudged.pop(episode.tick, None)
+                book.unjudged[episode.tick] = None
+            case GenerationRecorded(text=text, call_key=key):
+                book.generations[text] = event
+                book.by_key[key] = event
+            case OutcomeRecorded(tick=tick):
+                book.tick = max(book.tick, tick)
+            case DreamStart(cycle_id=cycle_id):
+                book.cycle_id, book.phase, book.generations, book.phase_of = cycle_id, None, {}, {}
+                book.by_key, book.sourced = {}, False
+            case DreamPhase(phase=phase):
+                book.phase = phase
+            case OutputsSourced(cycle_id=book.cycle_id):
+                book.sourced = True
+            case MemoryRecalled():
+                observe_recall(book.recalls, event, record.meta.time)
         if book.phase is not None and isinstance(event, CycleEvent) and event.cycle_id == book.cycle_id:
             book.phase_of.setdefault(event.type_name, book.phase)
 
     def decide(self, record: Recorded) -> list[Event]:
         event = record.event
-        spec = staged_outputs().get(type(event))
         golem_id = getattr(event, "golem_id", None) or record.meta.golem_id
         book = self.book(golem_id)
+        spec = self.staged(event)
         if spec is not None:
             return self._stage(book, record, spec)
-        if isinstance(event, OutcomeRecorded):
-            return [*self._expire(book), *self._validate(book, record, event)]
-        if isinstance(event, EpisodeRecorded):
-            return self._expire(book)
-        if isinstance(event, ReviewDecided):
-            return self._review(book, record, event)
-        if isinstance(event, MemoryRecalled) and self.settings.promotion != "outcomes":
-            s = self.settings
-            return recall_promotions(
-                book.entries,
-                book.recalls,
-                event,
-                time=record.meta.time,
-                settings=s.recall,
-                review_only=s.review_only_kinds,
-            )
+        match event:
+            case OutcomeRecorded():
+                return [*self._expire(book), *self._validate(book, record, event)]
+            case EpisodeRecorded():
+                return self._expire(book)
+            case ReviewDecided():
+                return self._review(book, record, event)
+            case MemoryRecalled() if self.settings.promotion != "outcomes":
+                s = self.settings
+                return recall_promotions(
+                    book.entries,
+                    book.recalls,
+                    event,
+                    time=record.meta.time,
+                    settings=s.recall,
+                    review_only=s.review_only_kinds,
+                )
         return []
 
     def _stage(self, book: GolemBook, record: Recorded, spec: StagedOutput) -> list[Event]:

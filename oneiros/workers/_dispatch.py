@@ -18,7 +18,6 @@ from rq.job import Job
 from oneiros._errors import CycleTimeout
 from oneiros.events._liveness import PhaseResumed
 from oneiros.events._types import (
-    DREAM_PHASES,
     BardoTrigger,
     DreamPhase,
     DreamPhaseName,
@@ -101,7 +100,12 @@ class RqExecutor:
                 # Without its first job the cycle would hang in onset: end it now, with the reason.
                 reason = f"could not enqueue the first phase: {exc}"
                 end_failed_cycle(
-                    self.golems, carrier, golem_id=golem_id, cycle_id=started, phase=DREAM_PHASES[0], reason=reason
+                    self.golems,
+                    carrier,
+                    golem_id=golem_id,
+                    cycle_id=started,
+                    phase=self.golems.phases.first.name,
+                    reason=reason,
                 )
                 _end_root(root, "interrupted", reason)
                 flush_spans()

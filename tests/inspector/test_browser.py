@@ -109,7 +109,7 @@ def test_a_worker_cycle_walks_the_diagram_then_a_review_promotes(  # noqa: PLR09
 
     every = _ok(http.get("/golems/g1/staging"))["items"]
     staged = [d for d in every if d["status"] == "proposed"]
-    chosen = staged[0]["dream_id"]
+    chosen = staged[0]["entry_id"]
     for tick, verdict in ((30, "confirms"), (31, "confirms"), (32, "contradicts")):
         _ok(
             http.post(
@@ -134,7 +134,7 @@ def test_a_worker_cycle_walks_the_diagram_then_a_review_promotes(  # noqa: PLR09
     assert ["revoke"] == page.locator("[data-decision]").evaluate_all("bs => bs.map(b => b.dataset.decision)")
     shots.take(page, "dream", docs=True, full_page=True)
 
-    other = staged[1]["dream_id"]
+    other = staged[1]["entry_id"]
     _ok(http.post(f"/dreams/{other}/feedback", json={"decision": "promote_candidate", "feedback": "also"}))
     _go(page, "golems/g1/memory")
     expect(page.locator("[data-testid=diff] .add")).to_have_count(1, timeout=30_000)
@@ -178,7 +178,7 @@ def test_a_read_only_token_sees_no_review_actions_and_the_server_refuses_them(
         _ok(http.post("/golems", json={"golem_id": "g1"}), 201)
         _ok(http.post("/golems/g1/episodes", json={"episodes": _episodes()}), 201)
         _cycle(http, "g1", {"max_outputs": 2})
-        dream = _ok(http.get("/golems/g1/staging"))["items"][0]["dream_id"]
+        dream = _ok(http.get("/golems/g1/staging"))["items"][0]["entry_id"]
 
         page, errors = _open(browser, server, "read", f"dreams/{dream}")
         expect(page.locator("[data-testid=read-only]")).to_be_visible(timeout=60_000)

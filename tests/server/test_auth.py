@@ -35,7 +35,7 @@ def test_a_read_token_cannot_write(server: Server) -> None:
     _dreamt(server.client("write"))
     reader = server.client("read")
     _ok(reader.get("/dreams", params={"golem": "g1"}))
-    dream = _ok(reader.get("/dreams", params={"golem": "g1", "limit": 1}))["items"][0]["dream_id"]
+    dream = _ok(reader.get("/dreams", params={"golem": "g1", "limit": 1}))["items"][0]["entry_id"]
     for answer in (
         reader.post("/golems", json={"golem_id": "g9"}),
         reader.post("/golems/g1/cycles", json={}),
@@ -67,7 +67,7 @@ def test_a_token_bound_to_one_golem_never_sees_another(server: Server) -> None:
         )
     assert 403 == g1.get("/dreams", params={"golem": "g2"}).status_code
     assert 403 == g1.post("/golems/g2/recall", json={"query": "btc"}).status_code
-    theirs = _ok(admin.get("/dreams", params={"golem": "g2", "limit": 1}))["items"][0]["dream_id"]
+    theirs = _ok(admin.get("/dreams", params={"golem": "g2", "limit": 1}))["items"][0]["entry_id"]
     hidden = g1.get(f"/dreams/{theirs}")
     assert (404, "EntryNotFound") == (hidden.status_code, hidden.json()["error"]["type"])
     refused = g1.post(f"/dreams/{theirs}/feedback", json={"decision": "reject", "feedback": "not mine"})

@@ -44,26 +44,24 @@ def test_a_cycles_window_day_and_month_gauges_count_the_golems_earlier_spend(tmp
     gauges showed the second cycle's spend alone against the window's cap, and the day's and the
     month's, which are calendar ones and so not compared here)."""
     from oneiros import Golems, InProcessExecutor, load_episodes, open_store
+    from oneiros.app import Oneiros
     from oneiros.config._load import load_config
     from oneiros.episodes._episodes import sample_episodes_path
-    from oneiros.server._auth import LOCAL
-    from oneiros.server._service import Service
 
     store = open_store(f"sqlite:///{tmp_path}/events.db", create=True)
-    service = None
+    app = None
     try:
         golems = Golems(store)
         golems.create("g1")
         golems.record_episodes("g1", load_episodes(sample_episodes_path()))
         executor = InProcessExecutor(golems)
         first, second = (executor.run_cycle("g1") for _ in range(2))
-        service = Service(store, load_config(None), deps=golems.deps)
-        service.settle()
-        budgets = [service.cycle_budget(LOCAL, "g1", r.cycle_id) for r in (first, second)]
-        tokens = [b["tokens_in"] + b["tokens_out"] for b in budgets]
-        caps = {c["cap"]: c["tokens"] for c in service.cycle_budget(LOCAL, "g1", second.cycle_id)["caps"]}
+        app = Oneiros(store, load_config(None), deps=golems.deps)
+        budgets = [app.budget("g1", r.cycle_id) for r in (first, second)]
+        tokens = [b.tokens_in + b.tokens_out for b in budgets]
+        caps = {c.cap: c.tokens for c in app.budget("g1", second.cycle_id).caps}
         assert (tokens[1], sum(tokens)) == (caps["cycle"], caps["window"])
     finally:
-        if service is not None:
-            service.close()
+        if app is not None:
+            app.close()
         store.close()

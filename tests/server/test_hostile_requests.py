@@ -100,7 +100,7 @@ def test_ids_with_a_nul_are_400_on_either_backend(served: Server) -> None:
         ("GET", "/golems/a%00b", None, "golem_id 'a\\x00b'"),
         ("GET", "/golems/a%00b/journal", None, "golem_id 'a\\x00b'"),
         ("GET", "/dreams?golem=a%00b", None, "golem 'a\\x00b'"),
-        ("GET", "/dreams/a%00b", None, "dream_id 'a\\x00b'"),
+        ("GET", "/dreams/a%00b", None, "entry_id 'a\\x00b'"),
         ("GET", "/golems/g1/cycles/a%00b/events", None, "cycle_id 'a\\x00b'"),
         ("POST", "/golems/a%00b/episodes", {"episodes": [{"tick": 2, "summary": "x"}]}, "golem_id 'a\\x00b'"),
         ("POST", "/golems/a%00b/recall", {"query": "eth"}, "golem_id 'a\\x00b'"),
@@ -198,7 +198,7 @@ def test_mcp_tools_keep_the_rest_limits(served: Server) -> None:
         async with _http(served, "write")() as client:
             for tool, arguments in (
                 ("recall_memory", {"golem": "g1", "query": "q" * 2001}),
-                ("resolve_dream_feedback", {"dream_id": "d", "decision": "reinforce", "feedback": "f" * 10_001}),
+                ("resolve_dream_feedback", {"entry_id": "d", "decision": "reinforce", "feedback": "f" * 10_001}),
                 ("recall_memory", {"golem": "a\x00b", "query": "eth"}),
             ):
                 result = await client.call_tool(tool, arguments)

@@ -47,7 +47,7 @@ def test_health_and_lineage_routes(strict_server: Server) -> None:
         (a["alarm"], a["cycle_id"], a["threshold"]) for a in health["alarms"]
     ]
     assert ["HealthAlarmRaised"] == [h["type"] for h in health["history"]]
-    dream = _ok(http.get("/dreams", params={"golem": "g1", "status": "proposed"}))["items"][0]["dream_id"]
+    dream = _ok(http.get("/dreams", params={"golem": "g1", "status": "proposed"}))["items"][0]["entry_id"]
     lineage = _ok(http.get(f"/dreams/{dream}/lineage"))
     assert dream == lineage["entry_id"]
     assert lineage["exact"]

@@ -57,7 +57,7 @@ def test_should_dream_cycle_entry_and_dream_history(server: Server) -> None:
         "hypnagogic_onset", "nrem", "rem", "integration", "hypnopompic_return"
     ] == [p["phase"] for p in entry["phases"]]  # fmt: skip
 
-    dream = _ok(http.get("/dreams", params={"golem": "g1", "status": "proposed"}))["items"][0]["dream_id"]
+    dream = _ok(http.get("/dreams", params={"golem": "g1", "status": "proposed"}))["items"][0]["entry_id"]
     outcome = _ok(http.post("/golems/g1/outcomes", json={"tick": 30, "verdict": "confirms", "entry_id": dream}), 201)
     history = _ok(http.get(f"/dreams/{dream}/history"))
     assert ["EntryStaged", "ConfidenceChanged"] == [s["type"] for s in history["steps"]]

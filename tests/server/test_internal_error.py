@@ -24,7 +24,7 @@ pytestmark = pytest.mark.timeout(120)
 def test_an_unexpected_exception_is_a_json_500_with_the_headers_and_the_traceback_logged(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A route whose service method raises RuntimeError answers 500 with the one JSON error shape
+    """A route whose application method raises RuntimeError answers 500 with the one JSON error shape
     (InternalError, no detail), nosniff, referrer policy and CSP; the body holds no traceback or
     exception text, and the server log holds both, naming the request."""
     monkeypatch.delenv("ONEIROS_SERVER_TOKEN", raising=False)
@@ -34,10 +34,10 @@ def test_an_unexpected_exception_is_a_json_500_with_the_headers_and_the_tracebac
         app = create_app(store, config)
         service = app.state.service
 
-        def broken(*_args: object) -> object:
+        def broken(*_args: object, **_kwargs: object) -> object:
             raise RuntimeError("the secret internals of a broken route")
 
-        monkeypatch.setattr(service, "golems", broken)
+        monkeypatch.setattr(service.app, "golems", broken)
 
         async def main() -> httpx.Response:
             transport = httpx.ASGITransport(app=app)

@@ -76,43 +76,43 @@ async def _walk(client: Client) -> None:
     dreams = await _call(client, "list_dreams", golem="g1", status="proposed")
     assert 3 == len(dreams["items"])
     first = dreams["items"][0]
-    assert first == await _call(client, "get_dream", dream_id=first["dream_id"])
-    moved = await _call(client, "record_outcome", golem="g1", tick=999, verdict="confirms", dream_id=first["dream_id"])
-    assert [first["dream_id"]] == [d["dream_id"] for d in moved["dreams"]]
+    assert first == await _call(client, "get_dream", entry_id=first["entry_id"])
+    moved = await _call(client, "record_outcome", golem="g1", tick=999, verdict="confirms", entry_id=first["entry_id"])
+    assert [first["entry_id"]] == [d["entry_id"] for d in moved["entries"]]
     decided = await _call(
-        client, "resolve_dream_feedback", dream_id=first["dream_id"], decision="reject", feedback="not useful"
+        client, "resolve_dream_feedback", entry_id=first["entry_id"], decision="reject", feedback="not useful"
     )
     assert "rejected" == decided["status"]
     second = dreams["items"][1]
-    recalled = await _call(client, "recall_memory", golem="g1", query=second["hypothesis"], limit=100)
-    assert second["dream_id"] in {d["ref"] for d in recalled["related_dreams"]}
-    assert second["dream_id"] not in {r["ref"] for r in recalled["results"]}
+    recalled = await _call(client, "recall_memory", golem="g1", query=second["text"], limit=100)
+    assert second["entry_id"] in {d["ref"] for d in recalled["related_dreams"]}
+    assert second["entry_id"] not in {r["ref"] for r in recalled["results"]}
     weighed = await _call(
         client, "record_outcome", golem="g1", tick=1000, verdict="confirms", summary="nothing alike", explain=True
     )
-    assert ([], 0.55) == (weighed["dreams"], weighed["explain"]["min_relevance"])
-    assert all("< staging.min_relevance 0.55" in n["why"] for n in weighed["explain"]["nearest"])
+    assert ([], 0.6) == (weighed["entries"], weighed["explain"]["min_relevance"])
+    assert all("< staging.min_relevance 0.60" in n["why"] for n in weighed["explain"]["nearest"])
     third = dreams["items"][2]
     promoted = await _call(
-        client, "resolve_dream_feedback", dream_id=third["dream_id"], decision="promote_candidate", feedback="held"
+        client, "resolve_dream_feedback", entry_id=third["entry_id"], decision="promote_candidate", feedback="held"
     )
     assert ("promoted", ["revoke"]) == (promoted["status"], promoted["decisions"])
     revoked = await _call(
-        client, "resolve_dream_feedback", dream_id=third["dream_id"], decision="revoke", feedback="one-off"
+        client, "resolve_dream_feedback", entry_id=third["entry_id"], decision="revoke", feedback="one-off"
     )
     assert ("revoked", [], "one-off") == (revoked["status"], revoked["decisions"], revoked["reviews"][-1]["why"])
     illegal = await client.call_tool(
-        "resolve_dream_feedback", {"dream_id": first["dream_id"], "decision": "promote_candidate", "feedback": "x"}
+        "resolve_dream_feedback", {"entry_id": first["entry_id"], "decision": "promote_candidate", "feedback": "x"}
     )
     assert illegal.is_error
     prefix, _, shown = illegal.content[0].text.partition(": ")  # type: ignore[union-attr]
     assert "Error executing tool resolve_dream_feedback" == prefix
     assert {
         "type": "IllegalReview",
-        "message": f"entry {first['dream_id']!r} is rejected; decision 'promote_candidate' is not allowed",
+        "message": f"entry {first['entry_id']!r} is rejected; decision 'promote_candidate' is not allowed",
         "status": 409,
         "attributes": {
-            "entry_id": first["dream_id"],
+            "entry_id": first["entry_id"],
             "status": "rejected",
             "decision": "promote_candidate",
             "allowed": [],

@@ -1,14 +1,14 @@
-"""What ``POST /golems/{id}/outcomes`` answers it moved, on the server's own service."""
+"""What ``POST /golems/{id}/outcomes`` answers it moved, on the application as the server holds it
+(its projections kept up by a follower, so a write settles them)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from oneiros import Golems, InProcessExecutor, load_episodes, open_store
+from oneiros.app import Oneiros
 from oneiros.config._load import load_config
 from oneiros.episodes._episodes import sample_episodes_path
-from oneiros.server._auth import LOCAL
-from oneiros.server._service import Service
 from oneiros.validation._review import OutcomeInput
 
 
@@ -17,17 +17,17 @@ def test_an_outcome_answers_only_the_dreams_it_moved(tmp_path: Path) -> None:
     settling stages and displaces entries after the outcome's position, yet the answer lists no
     dream (it listed every dream staged or displaced then as moved by the outcome)."""
     store = open_store(f"sqlite:///{tmp_path}/events.db", create=True)
-    service = None
+    app = None
     try:
         golems = Golems(store)
         golems.create("g1")
         golems.record_episodes("g1", load_episodes(sample_episodes_path()))
         executor = InProcessExecutor(golems)
         assert all(executor.run_cycle("g1").complete for _ in range(2))
-        service = Service(store, load_config(None), deps=golems.deps)
-        moved = service.record_outcome(LOCAL, "g1", OutcomeInput(tick=1000, verdict="confirms", tags=("nothing",)))
-        assert [] == moved["dreams"]
+        app = Oneiros(store, load_config(None), deps=golems.deps, catch_up=False)
+        moved = app.record_outcome("g1", OutcomeInput(tick=1000, verdict="confirms", tags=("nothing",)))
+        assert [] == moved.entries
     finally:
-        if service is not None:
-            service.close()
+        if app is not None:
+            app.close()
         store.close()

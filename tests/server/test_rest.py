@@ -73,7 +73,7 @@ def test_a_golem_from_its_first_episode_through_a_cycle_feedback_and_recall(serv
     chosen = dreams["items"][0]
     decided = _ok(
         http.post(
-            f"/dreams/{chosen['dream_id']}/feedback",
+            f"/dreams/{chosen['entry_id']}/feedback",
             json={"decision": "promote_candidate", "feedback": "the user confirmed it"},
         )
     )
@@ -81,15 +81,15 @@ def test_a_golem_from_its_first_episode_through_a_cycle_feedback_and_recall(serv
     assert [["promote_candidate", "writer", "the user confirmed it"]] == [
         [r["decision"], r["who"], r["why"]] for r in decided["reviews"]
     ]
-    assert "promoted" == _ok(http.get(f"/dreams/{chosen['dream_id']}"))["status"]
+    assert "promoted" == _ok(http.get(f"/dreams/{chosen['entry_id']}"))["status"]
 
     # The entry's own words: it matches every one of them, so no episode that shares only a common
     # word (the offline prose names the same tags often) can push it out of the first page.
-    query = " ".join(w for w in chosen["hypothesis"].lower().split() if w.isalpha())
+    query = " ".join(w for w in chosen["text"].lower().split() if w.isalpha())
     recalled = _ok(http.post("/golems/g1/recall", json={"query": query, "limit": 50}))
-    assert chosen["dream_id"] in {r["ref"] for r in recalled["results"] if r["kind"] in ("insight", "belief")}
+    assert chosen["entry_id"] in {r["ref"] for r in recalled["results"] if r["kind"] in ("insight", "belief")}
     assert all(d["status"] in ("proposed", "reinforced") for d in recalled["related_dreams"])
-    assert chosen["dream_id"] not in {d["ref"] for d in recalled["related_dreams"]}
+    assert chosen["entry_id"] not in {d["ref"] for d in recalled["related_dreams"]}
     rows = read_events(server, http.headers, after=0, raw=True, types="MemoryRecalled")
     [recorded_recall] = [data for name, data in rows if name == "log_event"]
     assert ("g1:recall", query) == (recorded_recall["golem_id"], recorded_recall["payload"]["query"])
@@ -98,7 +98,7 @@ def test_a_golem_from_its_first_episode_through_a_cycle_feedback_and_recall(serv
     ]
     memory = _ok(http.get("/golems/g1/memory"))["memory"]
     assert 1 == memory["version"]
-    assert chosen["hypothesis"] in memory["content"]
+    assert chosen["text"] in memory["content"]
 
 
 def test_every_read_route_answers_with_what_the_log_holds(server: Server) -> None:
@@ -123,7 +123,7 @@ def test_every_read_route_answers_with_what_the_log_holds(server: Server) -> Non
     assert all(f["text"].startswith("[dream] ") for f in _ok(http.get("/golems/g1/noise"))["items"])
     assert {o["priority"] for o in _ok(http.get("/golems/g1/observations"))["items"]} <= {"RED", "YLW", "GRN"}
 
-    first, other = [e["dream_id"] for e in staging["items"][:2]]
+    first, other = [e["entry_id"] for e in staging["items"][:2]]
     for dream_id in (first, other):
         _ok(http.post(f"/dreams/{dream_id}/feedback", json={"decision": "promote_candidate", "feedback": "yes"}))
     versions = _ok(http.get("/golems/g1/memory/versions"))["items"]
@@ -159,11 +159,11 @@ def test_cursor_pages_cover_a_list_once(server: Server) -> None:
     cursor = None
     while True:
         page = _ok(http.get("/dreams", params={"golem": "g1", "limit": 2, **({"cursor": cursor} if cursor else {})}))
-        seen += [d["dream_id"] for d in page["items"]]
+        seen += [d["entry_id"] for d in page["items"]]
         cursor = page["next_cursor"]
         if cursor is None:
             break
-    assert [d["dream_id"] for d in everything] == seen
+    assert [d["entry_id"] for d in everything] == seen
     assert len(seen) == len(set(seen))
 
 
@@ -182,7 +182,7 @@ def test_errors_have_one_shape_with_the_error_type_and_attributes(server: Server
         }
     } == missing.json()
     _dreamt(http)
-    dream = _ok(http.get("/dreams", params={"golem": "g1", "limit": 1}))["items"][0]["dream_id"]
+    dream = _ok(http.get("/dreams", params={"golem": "g1", "limit": 1}))["items"][0]["entry_id"]
     _ok(http.post(f"/dreams/{dream}/feedback", json={"decision": "reject", "feedback": "no"}))
     illegal = http.post(f"/dreams/{dream}/feedback", json={"decision": "promote_candidate", "feedback": "after all"})
     assert 409 == illegal.status_code
@@ -213,10 +213,10 @@ def test_outcomes_move_matching_dreams_and_toggles_shape_the_cycle(server: Serve
     http = server.client()
     _dreamt(http)
     dream = _ok(http.get("/dreams", params={"golem": "g1", "limit": 1}))["items"][0]
-    body = {"tick": 900, "verdict": "confirms", "entry_id": dream["dream_id"]}
+    body = {"tick": 900, "verdict": "confirms", "entry_id": dream["entry_id"]}
     moved = _ok(http.post("/golems/g1/outcomes", json=body, params={"explain": "true"}), 201)
-    assert [round(dream["confidence"] + 0.1, 2)] == [d["confidence"] for d in moved["dreams"]]
-    assert [(dream["dream_id"], True)] == [(m["entry_id"], m["moved"]) for m in moved["explain"]["moved"]]
+    assert [round(dream["confidence"] + 0.1, 2)] == [d["confidence"] for d in moved["entries"]]
+    assert [(dream["entry_id"], True)] == [(m["entry_id"], m["moved"]) for m in moved["explain"]["moved"]]
     assert {"the outcome names another entry"} == {n["why"] for n in moved["explain"]["nearest"]}
     bad = http.post("/golems/g1/outcomes", json=body, params={"explain": "maybe"})
     assert (400, "query parameter explain='maybe' must be true or false") == (
@@ -236,7 +236,7 @@ def test_openapi_lists_every_route_and_cors_is_off(server: Server) -> None:
     assert "3.1.0" == document["openapi"]
     for path in (
         "/api/v1/dreaming/status",
-        "/api/v1/dreams/{dream_id}",
+        "/api/v1/dreams/{entry_id}",
         "/api/v1/events",
         "/api/v1/golems/{golem_id}/recall",
     ):

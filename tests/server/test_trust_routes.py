@@ -70,7 +70,7 @@ def test_http_episodes_carry_source_and_trust_and_their_dreams_are_held(served: 
         refused.json()["error"]["message"],
     )
     dreams = _dreamt(http)
-    held = [d for d in dreams if 900 in d["source_refs"]["source_episode_ticks"]]
+    held = [d for d in dreams if 900 in d["lineage"]["source_episode_ticks"]]
     assert held
     assert all(
         [{"tick": 900, "source": "another_agent", "trust": "low", "flags": ["promote_to_memory"]}]
@@ -85,15 +85,15 @@ def test_http_episodes_carry_source_and_trust_and_their_dreams_are_held(served: 
     for tick in range(1000, 1007):
         _ok(
             http.post(
-                "/golems/g1/outcomes", json={"tick": tick, "verdict": "confirms", "entry_id": chosen["dream_id"]}
+                "/golems/g1/outcomes", json={"tick": tick, "verdict": "confirms", "entry_id": chosen["entry_id"]}
             ),
             201,
         )
-    after = _ok(http.get(f"/dreams/{chosen['dream_id']}"))
+    after = _ok(http.get(f"/dreams/{chosen['entry_id']}"))
     assert ("proposed", min(1.0, round(chosen["confidence"] + 0.7, 2))) == (after["status"], after["confidence"])
     decided = _ok(
         http.post(
-            f"/dreams/{chosen['dream_id']}/feedback",
+            f"/dreams/{chosen['entry_id']}/feedback",
             json={"decision": "promote_candidate", "feedback": "verified with the exchange"},
         )
     )
@@ -113,11 +113,11 @@ def test_the_recall_route_promotes_under_the_openclaw_preset(served: Server) -> 
 
     def recall(dream: dict[str, Any], query: str) -> None:
         found = _ok(http.post("/golems/g1/recall", json={"query": query, "limit": 100}))
-        assert dream["dream_id"] in {d["ref"] for d in found["related_dreams"]}
+        assert dream["entry_id"] in {d["ref"] for d in found["related_dreams"]}
 
     def status(dream: dict[str, Any]) -> tuple[str, str]:
         _ok(http.post("/golems/g1/activity", json={"kind": "message", "detail": "settle"}), 201)
-        row = _ok(http.get(f"/dreams/{dream['dream_id']}"))
+        row = _ok(http.get(f"/dreams/{dream['entry_id']}"))
         return row["status"], row["resolved_by"]
 
     # A read token recalls under all three queries, over REST and MCP: answered, never recorded, so
@@ -125,8 +125,8 @@ def test_the_recall_route_promotes_under_the_openclaw_preset(served: Server) -> 
     reader = served.client("read")
     for query in (q1, q2, q3):
         found = _ok(reader.post("/golems/g1/recall", json={"query": query, "limit": 100}))
-        assert chosen["dream_id"] in {d["ref"] for d in found["related_dreams"]}
-    assert [chosen["dream_id"]] * 3 == _mcp_recalls(served, "read", (q1, q2, q3), chosen["dream_id"])
+        assert chosen["entry_id"] in {d["ref"] for d in found["related_dreams"]}
+    assert [chosen["entry_id"]] * 3 == _mcp_recalls(served, "read", (q1, q2, q3), chosen["entry_id"])
     assert ("proposed", "") == status(chosen)
     assert 0 == _recalls_recorded(served)
     recall(chosen, q1)
@@ -168,7 +168,7 @@ def _mcp_recalls(served: Server, token: str, queries: tuple[str, ...], ref: str)
 
 def _queries(dream: dict[str, Any]) -> tuple[str, str, str]:
     """Three distinct queries of two of the dream's own words each: each matches it fully."""
-    words = list(dict.fromkeys(w.strip(".,;:()") for w in dream["hypothesis"].lower().split()))
+    words = list(dict.fromkeys(w.strip(".,;:()") for w in dream["text"].lower().split()))
     words = [w for w in words if w.isalpha() and len(w) > 3]
     return " ".join(words[0:2]), " ".join(words[2:4]), " ".join(words[4:6])
 

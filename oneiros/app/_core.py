@@ -1,0 +1,203 @@
+"""What every use case of the application layer stands on: the store, the config, the projections
+and how they are kept up with the log, and the golems' commands."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
+
+from oneiros._deps import Deps
+from oneiros._errors import CycleNotFound, GolemNotFound, ProjectionConflict
+from oneiros.config._load import OneirosConfig, load_config
+from oneiros.daemon._catch_up import follow, update
+from oneiros.fsm._service import Golems
+from oneiros.projections._db import default_projection_url, open_projection_db
+from oneiros.projections._index import golem_dreams, journal_entry, staged_entries
+from oneiros.projections._journal import JournalEntry
+from oneiros.projections._service import Projections, ProjectionSettings, VerifyResult
+from oneiros.projections._staging import StagedEntry
+from oneiros.store._store import EventStore, open_store
+from oneiros.validation._review import Feedback
+from oneiros.validation._sweep import StagingProcess
+
+if TYPE_CHECKING:  # the cycle runtime loads NumPy: on first use only
+    from oneiros.runtime._golem_log import GolemLogs
+
+__all__ = ["Core", "Progress"]
+
+Progress = Callable[[], AbstractContextManager[Callable[[str, int], None] | None]]
+"""Made around each catch-up: a context that gives what hears each step (what is moving, and the
+log position it reached), or None. ``oneiros`` draws its progress bar with one."""
+
+_SETTLE_ATTEMPTS = 20
+
+
+class Core:
+    """The store and config an application works on, and the read models beside the store.
+
+    ``catch_up`` says who keeps the read models up with the log: with True (the default; the
+    command line, a script) each read first brings the validation sweep and the projections it
+    reads to the log head; with False a follower does (the server's own thread, ``oneiros
+    follow``) and reads answer from the projections as they are. Either way a write answers once
+    the projections include it, so a caller reads its own writes.
+    """
+
+    def __init__(
+        self,
+        store: str | EventStore | None = None,
+        config: OneirosConfig | None = None,
+        *,
+        deps: Deps | None = None,
+        projections: str | None = None,
+        catch_up: bool = True,
+        progress: Progress | None = None,
+    ) -> None:
+        self.config = config if config is not None else load_config()
+        self._owned = not isinstance(store, EventStore)
+        self.store = store if isinstance(store, EventStore) else open_store(store or self.config.store or None)
+        self.deps = deps if deps is not None else Deps(seed=self.config.cycle.seed or 0)
+        self.catch_up = catch_up
+        self.progress = progress
+        self._projections_url = projections
+        self._projections: Projections | None = None
+        # One thread moves the projections at a time: a follower, or a write settling.
+        self._moving = threading.Lock()
+        self._opening = threading.Lock()
+        # Each thread its own golems and folds: they cache what they read, and are not shared.
+        self._local = threading.local()
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the projections, and the store if this application opened it."""
+        if self._projections is not None:
+            self._projections.close()
+            self._projections = None
+        if self._owned:
+            self.store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- the read models ----------------------------------------------------------------------
+
+    @property
+    def projections(self) -> Projections:
+        """The projections beside the store (or at ``projections``, the config's
+        ``server.projections``, ``$ONEIROS_PROJECTIONS``), opened on first use."""
+        with self._opening:
+            if self._projections is None:
+                url = (
+                    self._projections_url
+                    or self.config.server.projections
+                    or os.environ.get("ONEIROS_PROJECTIONS")
+                    or default_projection_url(self.store.url)
+                )
+                self._projections = Projections(self.store, open_projection_db(url), ProjectionSettings())
+            return self._projections
+
+    def settle(
+        self, reads: Sequence[str] = (), *, sweep: bool = True, on_progress: Callable[[str, int], None] | None = None
+    ) -> None:
+        """Bring the validation sweep and health alarms (unless ``sweep`` is False) and the
+        projections ``reads`` (every one if none) to the log head. The one place writes and reads
+        wait for the read models; ``on_progress`` hears what is moving and the position it reached."""
+        with self._moving, self._progress(on_progress) as hear:
+            for _attempt in range(_SETTLE_ATTEMPTS):
+                try:
+                    if sweep:
+                        update(self.projections, self.config.staging, self.config.health, reads, hear)
+                    else:
+                        self.projections.update(reads, hear)
+                    return
+                except ProjectionConflict:
+                    continue  # another process moved them first; catch up from where it got
+
+    @contextmanager
+    def _progress(self, given: Callable[[str, int], None] | None) -> Iterator[Callable[[str, int], None] | None]:
+        if given is not None or self.progress is None:
+            yield given
+            return
+        with self.progress() as hear:
+            yield hear
+
+    def follow(self, stop: threading.Event) -> None:
+        """Keep the sweep, the health alarms and every projection up with the log until ``stop``
+        (``oneiros follow``, the server's follower thread). A conflict with another follower leaves
+        the stretch to whichever is ahead."""
+        follow(self.projections, stop, self.config.staging, self.config.health)
+
+    def rebuild(self, name: str | None = None, until: int | None = None) -> dict[str, int]:
+        """Drop projection ``name`` (every one if None) and build it again from the log, to the head
+        or as of position ``until``; the position each reached."""
+        StagingProcess(self.store, self.config.staging, runner=self.projections.settings.runner).catch_up()
+        return self.projections.rebuild(name, until)
+
+    def verify(self) -> list[VerifyResult]:
+        """Bring every projection to the log head, then rebuild each into a scratch store and compare
+        digests. Without the catch-up a projection nothing had read yet was compared at position 0,
+        empty with empty, and said to match having verified nothing."""
+        self.settle()
+        return self.projections.verify()
+
+    def _fresh(self, *reads: str, sweep: bool = True) -> None:
+        """Before a read of ``reads``: caught up here, unless a follower keeps them up."""
+        if self.catch_up:
+            self.settle(reads, sweep=sweep)
+
+    def _written(self, *reads: str) -> None:
+        """After a write: every projection at the head where a follower serves reads from them,
+        else those the use case shows next."""
+        self.settle(reads if self.catch_up else ())
+
+    # -- commands -----------------------------------------------------------------------------
+
+    def _golems(self) -> Golems:
+        """This thread's golems: the commands, with the state each golem had when last read."""
+        held: Golems | None = getattr(self._local, "golems", None)
+        if held is None:
+            held = Golems(self.store, deps=self.deps, snapshots=self.config.snapshots, races=self.config.races)
+            self._local.golems = held
+        return held
+
+    def _logs(self) -> GolemLogs:
+        """This thread's folds of the golems' logs (what a cycle reads), shared with its golems."""
+        from oneiros.runtime._golem_log import GolemLogs  # noqa: PLC0415 - NumPy, on first use
+
+        held: GolemLogs | None = getattr(self._local, "logs", None)
+        if held is None:
+            held = GolemLogs.of(self._golems())
+            self._local.logs = held
+        return held
+
+    def _feedback(self) -> Feedback:
+        return Feedback(self.store, deps=self.deps)
+
+    # -- lookups the use cases share ----------------------------------------------------------
+
+    def _exists(self, golem_id: str) -> None:
+        """GolemNotFound unless ``golem_id`` was created: an empty list would say a golem that
+        never was has no dreams, where every other read says it does not exist."""
+        if self.projections.golem(golem_id) is None:
+            raise GolemNotFound(golem_id)
+
+    def _staged(self, golem_id: str, statuses: Sequence[str] = ()) -> list[StagedEntry]:
+        """The golem's staged entries in ``statuses`` (all if empty), in staging order, from the
+        index (one golem's rows, not the buffer's)."""
+        db = self.projections.db
+        return staged_entries(db, [entry_id for _key, entry_id in golem_dreams(db, golem_id, statuses)])
+
+    def _journal_entry(self, golem_id: str, cycle_id: str) -> JournalEntry:
+        found = journal_entry(self.projections.db, cycle_id)
+        if found is None or found.golem_id != golem_id:
+            raise CycleNotFound(golem_id, cycle_id)
+        return found

@@ -1,0 +1,122 @@
+"""Insight and the lab: the dreaming-health alarms, a staged entry's exact lineage, and re-running,
+forking and comparing recorded cycles (docs/insight.md, docs/dream-cycle.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from oneiros._errors import GolemNotFound, InputError, ProjectionConflict, masked_url
+from oneiros.app._dreams import Dreaming
+from oneiros.app._shapes import EntryLineage, Health, HealthMetrics, LogEvent
+from oneiros.health._health import HealthProcess, health_metrics, health_report
+from oneiros.projections._lineage import entry_lineage
+from oneiros.settings._cycle import CycleSettings
+from oneiros.store._store import EventStore, open_store
+from oneiros.validation._sweep import StagingProcess
+
+if TYPE_CHECKING:  # the lab loads the runtime (NumPy): on first use only
+    from oneiros.lab._diff import CycleDiff
+    from oneiros.lab._rerun import RerunReport
+
+__all__ = ["Lab"]
+
+_ATTEMPTS = 20
+
+
+class Lab(Dreaming):
+    """The use cases of insight and the lab."""
+
+    # -- insight ------------------------------------------------------------------------------
+
+    def health(self, golem_id: str | None = None, *, metrics: bool = True) -> list[Health]:
+        """The dreaming health of ``golem_id`` (every golem's if None): the alarms raised now, and
+        every one raised and cleared, with ``metrics`` what the health process holds of each (the
+        cycles, the empty run, cycles and cost since a promotion, the hit rate)."""
+        if golem_id is not None and not self.store.stream_version(golem_id):
+            # Else a mistyped golem showed a healthy row, and a monitoring check passed it every time.
+            raise GolemNotFound(golem_id)
+        process = self._validated() if self.catch_up or metrics or golem_id is None else None
+        names = [golem_id] if golem_id is not None else sorted(process.golems if process is not None else ())
+        out: list[Health] = []
+        for name in names:
+            report = health_report(self.store, name)
+            known = process.golems.get(name) if process is not None else None
+            out.append(
+                Health(
+                    golem_id=name,
+                    metrics=HealthMetrics(**health_metrics(known)) if known is not None and metrics else None,
+                    alarms=list(report.alarms),
+                    history=[LogEvent(**row) for row in report.history],
+                )
+            )
+        return out
+
+    def _validated(self) -> HealthProcess:
+        """The staging and health processes brought to the head (each decision once, as every
+        reading command does); the health process, which holds what the alarms judge."""
+        for _attempt in range(_ATTEMPTS):
+            try:
+                StagingProcess(self.store, self.config.staging).catch_up()
+                process = HealthProcess(self.store, self.config.health)
+                process.catch_up()
+                return process.loaded()
+            except ProjectionConflict:
+                continue  # a follower (oneiros follow, a server) decided first: carry on from there
+        raise ProjectionConflict(HealthProcess.name, 0, None)
+
+    def lineage(self, entry_id: str, golem_id: str | None = None) -> EntryLineage:
+        """Where a staged entry came from, exactly: its source episodes, the output and generator
+        call it came from, the prompt template, model, tokens and cost, and every move since."""
+        if self.catch_up:
+            self._validated()
+        if golem_id is not None and not self.store.stream_version(golem_id):
+            raise GolemNotFound(golem_id)
+        return entry_lineage(self.store, entry_id, golem_id)
+
+    # -- the lab ------------------------------------------------------------------------------
+
+    def rerun(self, cycle_id: str, settings: CycleSettings | None = None, *, seed: int = 0) -> RerunReport:
+        """Re-execute a past cycle from its starting position in a scratch copy, every generator
+        response read from the log (no model is called, the live golem is never written): identical,
+        or exactly where and why it diverges. Without ``settings`` it runs with those it recorded."""
+        from oneiros.generators._factory import make_generator  # noqa: PLC0415
+        from oneiros.lab._rerun import rerun_cycle  # noqa: PLC0415
+
+        # Never called: it only says which model and temperature each request goes out with.
+        shape_of = make_generator(settings.generator, seed=seed, env={}) if settings is not None else None
+        return rerun_cycle(self.store, cycle_id, settings, shape_of=shape_of, seed=seed)
+
+    def fork(self, cycle_id: str, into: str, settings: CycleSettings, *, seed: int = 0) -> RerunReport:
+        """Re-run a cycle with other ``settings`` in the new, empty branch store ``into``: recorded
+        answers are reused where the request is unchanged, the model is called only where it
+        differs, and this store is only read."""
+        from oneiros.generators._factory import check_api_key, make_generator  # noqa: PLC0415
+        from oneiros.lab._rerun import fork_cycle  # noqa: PLC0415
+
+        # Else every changed call records a fallback: a fork that looks done and compares nothing.
+        check_api_key(settings.generator, "fork")
+        live = make_generator(settings.generator, seed=seed)
+        branch = open_store(into)
+        try:
+            _check_branch(self.store, branch)
+            return fork_cycle(self.store, cycle_id, settings, generator=live, into=branch, seed=seed)
+        finally:
+            branch.close()
+
+    def diff(self, a: str, b: str, *, other: EventStore | None = None) -> CycleDiff:
+        """Two cycles side by side (``b`` in ``other``, a fork's branch, if given): what each
+        produced that the other did not, and quality, tokens, cost, calls and models."""
+        from oneiros.lab._diff import diff_cycles, summarize_cycle  # noqa: PLC0415
+
+        return diff_cycles(summarize_cycle(self.store, a), summarize_cycle(other or self.store, b))
+
+
+def _check_branch(live: EventStore, branch: EventStore) -> None:
+    """InputError unless ``branch`` is a store other than ``live`` with no event yet, saying which."""
+    if branch.url == live.url and not branch.url.startswith("memory:"):
+        raise InputError(f"--into {masked_url(branch.url)} is the live store; name a new, empty store for the branch")
+    if branch.head():
+        raise InputError(
+            f"the branch store {masked_url(branch.url)} already holds events (an earlier fork?); "
+            "name a new, empty store"
+        )

@@ -1,0 +1,25 @@
+"""The class a user holds: every use case of oneiros, once, for the CLI, REST, MCP and Python."""
+
+from __future__ import annotations
+
+from oneiros.app._lab import Lab
+
+__all__ = ["Oneiros"]
+
+
+class Oneiros(Lab):
+    """oneiros over one store: record what a golem lives through, dream, read what dreaming
+    produced, decide on it, and look into how dreaming goes.
+
+    ``store`` is a store URL (opened here, closed by :meth:`close`), an open
+    :class:`~oneiros.store.EventStore` (left to its owner) or None (``$ONEIROS_STORE``, the
+    config's ``store``, else ``sqlite:///.oneiros/events.db``); ``config`` the settings every
+    process reads (default: ``oneiros.toml`` and ``ONEIROS_*``, as ``load_config()`` gives them);
+    ``deps`` the clock, ids and seed. Each method returns a Struct of :mod:`oneiros.app` (the
+    shape ``oneiros ... --json``, the REST API and the MCP tools answer with) and raises an error
+    of the :class:`~oneiros.OneirosError` tree for a mistake.
+
+    >>> with Oneiros("memory://") as app:
+    ...     app.create_golem("g1").mode
+    'Waking'
+    """

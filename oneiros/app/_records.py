@@ -1,0 +1,144 @@
+"""The writes: creating a golem, recording what it lived through (episodes, activity, outcomes),
+and deciding on what it dreamt (reviews, re-evaluation, MEMORY.md rollbacks)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+import msgspec
+
+from oneiros._errors import EntryNotFound, GolemNotFound, MemoryVersionNotFound
+from oneiros.app._core import Core
+from oneiros.app._shapes import Appended, Entry, Golem, Memory, OutcomeMoved
+from oneiros.events._schedule import ActivityKind, ActivityRecorded
+from oneiros.events._staging import ReviewDecided, ReviewDecision
+from oneiros.events._types import Episode
+from oneiros.projections._index import staged_entry
+from oneiros.projections._sinks import memory_version
+from oneiros.validation._explain import explain_outcome
+from oneiros.validation._review import OutcomeInput
+
+__all__ = ["Imported", "Recording"]
+
+
+class Imported(msgspec.Struct, frozen=True, kw_only=True):
+    """Episodes recorded from files, and those skipped because the golem had their ticks already."""
+
+    recorded: int
+    skipped: int
+
+
+class Recording(Core):
+    """The use cases that write."""
+
+    # -- golems and what they lived through ---------------------------------------------------
+
+    def create_golem(self, golem_id: str, name: str = "") -> Golem:
+        """Create ``golem_id`` (GolemExists if it is there already)."""
+        self._golems().create(golem_id, name)
+        self._written("golems")
+        return self.golem(golem_id)
+
+    def golem(self, golem_id: str, at: int | None = None) -> Golem:
+        """The golem's state at the log head, or rebuilt as of log position ``at``."""
+        if at is not None:
+            return Golem.of(self._golems().state(golem_id, until=at))
+        self._fresh("golems", sweep=False)
+        state = self.projections.golem(golem_id)
+        if state is None:
+            raise GolemNotFound(golem_id)
+        return Golem.of(state)
+
+    def golem_exists(self, golem_id: str) -> bool:
+        """Whether ``golem_id`` was created, from its own stream."""
+        try:
+            self._golems().state(golem_id)
+        except GolemNotFound:
+            return False
+        return True
+
+    def record_episodes(self, golem_id: str, episodes: Iterable[Episode]) -> Appended:
+        """Record waking episodes in one transaction; a tick recorded before is replaced."""
+        records = self._golems().record_episodes(golem_id, episodes)
+        self._written("golems")
+        return Appended.of(records)
+
+    def import_episodes(
+        self,
+        golem_id: str,
+        batches: Iterable[Sequence[Episode]],
+        *,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> Imported:
+        """Create ``golem_id`` if it is new and record the episodes of ``batches`` (checked whole
+        already: ``count_episodes``, an importer's plan) whose ticks it does not have yet, a batch a
+        transaction, so an import cut short is finished by running it again. ``on_batch`` hears how
+        many episodes each batch held."""
+        golems = self._golems()
+        if not self.golem_exists(golem_id):
+            golems.create(golem_id)
+        # From the fold a cycle reads anyway (a snapshot and what came since), not a full read.
+        known: set[int] | None = None
+        recorded = skipped = 0
+        for batch in batches:
+            if known is None:
+                known = set(self._logs().read(golem_id).memory.columns().ticks.tolist())
+            new = [e for e in batch if e.tick not in known]
+            recorded += len(golems.record_episodes(golem_id, new)) if new else 0
+            skipped += len(batch) - len(new)
+            if on_batch is not None:
+                on_batch(len(batch))
+        return Imported(recorded=recorded, skipped=skipped)
+
+    def record_activity(self, golem_id: str, kind: ActivityKind, detail: str = "") -> Appended:
+        """The golem was busy (a message in, an action, a turn): silence and fatigue count these."""
+        records = self._golems().record(golem_id, [ActivityRecorded(kind=kind, detail=detail)])
+        self._written("schedule")
+        return Appended.of(records)
+
+    def record_outcome(self, golem_id: str, outcome: OutcomeInput, *, explain: bool = False) -> OutcomeMoved:
+        """Record a waking outcome; the sweep moves the staged entries it is relevant to, and the
+        answer lists those it moved, with ``explain`` why, and why the nearest others did not."""
+        feedback = self._feedback()
+        record = feedback.record_outcome(golem_id, outcome)
+        self._written("staging", "index")
+        moved = feedback.moved_by(record)
+        return OutcomeMoved(
+            position=record.position,
+            entries=[Entry.of(e) for e in self._staged(golem_id) if e.entry_id in moved],
+            explain=explain_outcome(self.store, record, self.config.staging) if explain else None,
+        )
+
+    # -- decisions on what it dreamt ----------------------------------------------------------
+
+    def entry(self, entry_id: str) -> Entry:
+        """One staged entry by its exact id (EntryNotFound if there is none)."""
+        self._fresh("staging")
+        found = staged_entry(self.projections.db, entry_id)
+        if found is None:
+            raise EntryNotFound(entry_id)
+        return Entry.of(found)
+
+    def review(self, entry_id: str, decision: ReviewDecision, *, who: str, why: str) -> Entry:
+        """Decide on a staged entry (Dense-Mem's feedback): reinforce, stale, reject or promote_candidate,
+        or revoke a promoted one (MEMORY.md's next version drops its line)."""
+        self._feedback().review(entry_id, decision, who=who, why=why)
+        self._written("staging", "index")
+        return self.entry(entry_id)
+
+    def reevaluate(self, golem_id: str) -> list[ReviewDecided]:
+        """Dense-Mem's re_evaluate: active entries whose source episodes are all gone become stale,
+        proposed ones whose sources are intact reinforced; the decisions made."""
+        records = self._feedback().reevaluate(golem_id)
+        self._written()
+        return [r.event for r in records if isinstance(r.event, ReviewDecided)]
+
+    def rollback_memory(self, golem_id: str, version: int, *, who: str, why: str = "") -> Memory:
+        """Restore MEMORY.md ``version`` as a new, newest version."""
+        feedback = self._feedback()
+        newest = feedback.memory_versions(golem_id)
+        if not 1 <= version <= newest:
+            raise MemoryVersionNotFound(golem_id, version, newest)
+        feedback.rollback_memory(golem_id, version, who=who, why=why)
+        self._written("memory")
+        return Memory(memory=memory_version(self.projections.db, golem_id))

@@ -1,0 +1,235 @@
+"""``oneiros eval locomo FILE`` and ``oneiros eval chat FILE --questions Q``: does dreaming help
+recall find what a question needs (docs/evaluation.md)."""
+
+from __future__ import annotations
+
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from oneiros.cli._common import JsonOpt, console, emit_json, one_line_errors, table
+from oneiros.cli._config import ConfigOpt, flag, load
+
+if TYPE_CHECKING:  # annotations only: the commands import these on first use
+    from collections.abc import Iterator, Sequence
+
+    from oneiros.lab._eval import ArmReport, Progress
+    from oneiros.lab._evidence import Conversation
+
+__all__ = ["register"]
+
+eval_app = typer.Typer(help="Measure what dreaming changes in recall, on a benchmark or your own transcripts.")
+
+ArmsOpt = Annotated[
+    str, typer.Option("--arms", help="Comma-separated arms: none, dream, reference (reference needs observations).")
+]
+KeepOpt = Annotated[
+    Path | None, typer.Option("--keep", help="Keep each arm's store in this new directory (<arm>.db), to score again.")
+]
+FromOpt = Annotated[
+    Path | None,
+    typer.Option("--from", help="Score the arms a run kept here again, from their logs: no dream, no model call."),
+]
+EvalPresetOpt = Annotated[
+    str, typer.Option("--preset", help="The schedule the dream arm sleeps by (default bumblebee: nightly when idle).")
+]
+GeneratorOpt = Annotated[
+    str | None,
+    typer.Option("--generator", help="The dream arm's generator: offline (default) or openai (OpenAI-compatible)."),
+]
+BaseUrlOpt = Annotated[
+    str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (key from $OPENAI_API_KEY).")
+]
+
+
+def locomo(  # noqa: PLR0917 - typer maps one parameter to each option
+    file: Annotated[Path, typer.Argument(help="A LoCoMo-format JSON file.", show_default=False)],
+    arms: ArmsOpt = "none,dream,reference",
+    keep: KeepOpt = None,
+    from_dir: FromOpt = None,
+    as_json: JsonOpt = False,
+    preset: EvalPresetOpt = "bumblebee",
+    generator: GeneratorOpt = None,
+    base_url: BaseUrlOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Evidence recall@5 and @10 per LoCoMo category, each conversation lived by a golem without
+    dreams, with the configured dreams, and with LoCoMo's own observations as its dreams."""
+    from oneiros.lab._evidence import locomo_conversations
+
+    with one_line_errors():
+        conversations = locomo_conversations(file)
+    _run(str(file), conversations, arms, keep, from_dir, as_json, (preset, generator, base_url, config))
+
+
+def chat(  # noqa: PLR0917 - typer maps one parameter to each option
+    file: Annotated[Path, typer.Argument(help="A chat transcript: one message a line.", show_default=False)],
+    questions: Annotated[
+        Path, typer.Option("--questions", help="JSON lines: question, evidence (message ids), optional category.")
+    ],
+    session_gap: Annotated[
+        float, typer.Option("--session-gap", min=0.0, help="Hours of silence that start a new session.")
+    ] = 1.0,
+    arms: ArmsOpt = "none,dream",
+    keep: KeepOpt = None,
+    from_dir: FromOpt = None,
+    as_json: JsonOpt = False,
+    preset: EvalPresetOpt = "bumblebee",
+    generator: GeneratorOpt = None,
+    base_url: BaseUrlOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Evidence recall@5 and @10 of your own questions over your own transcript, lived by a golem
+    without dreams and with the configured dreams."""
+    from datetime import timedelta
+
+    from oneiros.lab._evidence import chat_conversation
+
+    with one_line_errors():
+        conversation = chat_conversation(file, questions, name=file.stem, gap=timedelta(hours=session_gap))
+    _run(str(file), [conversation], arms, keep, from_dir, as_json, (preset, generator, base_url, config))
+
+
+def _run(  # noqa: PLR0917 - the two commands' shared options, passed on as they came
+    source: str,
+    conversations: Sequence[Conversation],
+    arms: str,
+    keep: Path | None,
+    from_dir: Path | None,
+    as_json: bool,
+    loading: tuple[str, str | None, str | None, Path | None],
+) -> None:
+    from oneiros._errors import InputError
+    from oneiros.generators._factory import check_api_key
+    from oneiros.lab._eval import ARMS, EvalSettings, evaluate
+    from oneiros.runtime._process import load_generator
+
+    preset, generator, base_url, config = loading
+    flags: dict[str, tuple[Any, str]] = {}
+    flag(flags, "cycle.generator.kind", generator, "--generator")
+    flag(flags, "cycle.generator.openai.base_url", base_url, "--base-url")
+    effective = load(config, preset, flags)
+    with one_line_errors():
+        chosen = [a.strip() for a in arms.split(",") if a.strip()]
+        unknown = [a for a in chosen if a not in ARMS]
+        if unknown or not chosen:
+            raise InputError(f"unknown arm {unknown[0] if unknown else arms!r}; use none, dream or reference")
+        if "reference" in chosen and not any(c.has_reference for c in conversations):
+            raise InputError(f"{source} has no observations of its own: the reference arm needs LoCoMo's")
+        if keep is not None and from_dir is not None:
+            raise InputError("--keep and --from cannot be given together: --from scores what a --keep kept")
+        made = None
+        if "dream" in chosen and from_dir is None:
+            check_api_key(effective.cycle.generator, "eval")
+            made = load_generator(effective.cycle.generator, effective.cycle.seed or 0)
+        with _directory(keep or from_dir) as directory, _progress(quiet=as_json) as progress:
+            reports = evaluate(
+                conversations,
+                directory,
+                effective,
+                EvalSettings(),
+                chosen,  # type: ignore[arg-type]
+                generator=made,
+                rescore=from_dir is not None,
+                progress=progress,
+            )
+    questions = sum(len(c.questions) for c in conversations)
+    skipped = sum(c.skipped for c in conversations)
+    payload = {
+        "file": source,
+        "conversations": len(conversations),
+        "questions": questions,
+        "skipped_questions": skipped,
+        "arms": {arm: _arm_json(r) for arm, r in reports.items()},
+    }
+    if as_json:
+        emit_json(payload)
+        return
+    _show(source, reports, questions, skipped)
+
+
+def _arm_json(report: ArmReport) -> dict[str, Any]:
+    out: dict[str, Any] = {f"recall@{k}": v for k, v in report.recall.items()}
+    out |= {
+        "tokens": report.tokens,
+        "usd": report.usd,
+        "outputs": report.outputs,
+        "seconds": report.seconds,
+        "cycles": report.cycles,
+        "generator_calls": report.generator_calls,
+        "questions": report.questions,
+    }
+    out |= {f"source_turns@{k}": v for k, v in report.source_turns.items()}
+    return out
+
+
+_ORDER = ("multi-hop", "temporal", "open-domain", "single-hop")
+
+
+def _show(source: str, reports: dict[str, ArmReport], questions: int, skipped: int) -> None:
+    first = next(iter(reports.values()))
+    categories = sorted(first.questions, key=lambda c: (c == "overall", _ORDER.index(c) if c in _ORDER else 9, c))
+    for k in sorted(first.recall):
+        shown = table(f"evidence recall@{k}: {source}", "arm", *categories, "turns", whole=("arm",))
+        for arm, report in reports.items():
+            cells = [f"{report.recall[k].get(c, 0.0):.3f}" for c in categories]
+            shown.add_row(arm, *cells, f"{report.source_turns.get(k, 0.0):.2f}")
+        console.print(shown)
+    spent = table("what dreaming made and cost", "arm", "cycles", "outputs", "tokens", "usd", "seconds", "calls")
+    for arm, r in reports.items():
+        spent.add_row(
+            arm,
+            str(r.cycles),
+            str(r.outputs),
+            f"{r.tokens:,}",
+            f"{r.usd:.4f}",
+            f"{r.seconds:.1f}",
+            str(r.generator_calls),
+        )
+    console.print(spent)
+    counts = ", ".join(f"{c} {n}" for c, n in first.questions.items() if c != "overall")
+    console.print(
+        f"{questions} questions ({counts}); {skipped} left out (another category, or no evidence); "
+        "turns: the mean number of turns an item of the first k stands for"
+    )
+
+
+@contextmanager
+def _directory(given: Path | None) -> Iterator[Path]:
+    if given is not None:
+        given.mkdir(parents=True, exist_ok=True)
+        yield given
+        return
+    with tempfile.TemporaryDirectory(prefix="oneiros-eval-") as scratch:
+        yield Path(scratch)
+
+
+@contextmanager
+def _progress(*, quiet: bool) -> Iterator[Progress | None]:
+    if quiet:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as bar:
+        tasks: dict[tuple[str, str], Any] = {}
+
+        def update(arm: str, what: str, done: int, total: int) -> None:
+            stage = "asking" if what == "asking" else "living"
+            key = (arm, stage)
+            if key not in tasks:
+                tasks[key] = bar.add_task(f"{arm}: {stage}", total=total)
+            bar.update(tasks[key], completed=done, description=f"{arm}: {what}")
+
+        yield update
+
+
+def register(app: typer.Typer) -> None:
+    eval_app.command("locomo")(locomo)
+    eval_app.command("chat")(chat)
+    app.add_typer(eval_app, name="eval")

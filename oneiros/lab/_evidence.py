@@ -1,0 +1,187 @@
+"""What an evaluation asks and how it is scored: conversations as dated sessions of episodes, the
+questions with the turns that hold their answer (evidence), evidence recall@k, and LoCoMo's
+answer token-F1.
+
+Evidence recall@k is the share of a question's evidence turns covered by the turns the first k
+items of recall's one ranking stand for (results and related dreams merged by rank, each item one
+slot). LoCoMo's categories 1-4 are scored (5, adversarial, has no answer in the conversation); a
+question whose evidence names no turn after tidying is left out and counted.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import msgspec
+
+from oneiros._errors import EpisodeFileError
+from oneiros.episodes._conversations import chat_batches, locomo_samples, locomo_sessions, normalised_ids
+from oneiros.events._types import Episode
+from oneiros.projections._recall import RecallItem
+
+__all__ = [
+    "LOCOMO_CATEGORIES",
+    "Conversation",
+    "Question",
+    "Session",
+    "answer_f1",
+    "chat_conversation",
+    "evidence_recall",
+    "locomo_conversations",
+]
+
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+class Question(msgspec.Struct, frozen=True, kw_only=True):
+    question: str
+    evidence: tuple[str, ...]
+    category: str = "all"
+    answer: str | None = None
+
+
+class Session(msgspec.Struct, frozen=True, kw_only=True):
+    when: datetime
+    episodes: list[Episode]
+    observations: list[tuple[str, str, tuple[str, ...]]] = []
+    """Reference observations: (speaker, fact, the turns it comes from); LoCoMo's own."""
+
+    @property
+    def ends(self) -> datetime:
+        last = self.episodes[-1].time
+        return last if last is not None else self.when
+
+
+class Conversation(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    sessions: list[Session]
+    questions: list[Question]
+    skipped: int = 0
+    """Questions left out: another category, or evidence naming no turn."""
+
+    @property
+    def has_reference(self) -> bool:
+        return any(s.observations for s in self.sessions)
+
+
+def _golem_name(sample_id: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "-", sample_id).strip("-._") or "conversation"
+    return cleaned[:128]
+
+
+def locomo_conversations(path: str | Path) -> list[Conversation]:
+    """Every conversation of a LoCoMo-format file with its questions of categories 1-4."""
+    out: list[Conversation] = []
+    for sample in locomo_samples(path):
+        sessions = locomo_sessions(sample, str(path))
+        questions: list[Question] = []
+        skipped = 0
+        for q in sample.qa:
+            evidence = tuple(dict.fromkeys(e for raw in q.evidence for e in normalised_ids(raw)))
+            if q.category not in LOCOMO_CATEGORIES or not evidence:
+                skipped += 1
+                continue
+            answer = None if q.answer is None else str(q.answer)
+            questions.append(
+                Question(question=q.question, evidence=evidence, category=LOCOMO_CATEGORIES[q.category], answer=answer)
+            )
+        out.append(
+            Conversation(
+                name=_golem_name(sample.sample_id),
+                sessions=[Session(when=s.when, episodes=s.episodes, observations=s.observations) for s in sessions],
+                questions=questions,
+                skipped=skipped,
+            )
+        )
+    return out
+
+
+class _QuestionLine(msgspec.Struct, frozen=True, kw_only=True):
+    question: str
+    evidence: list[str | int]
+    category: str | None = None
+    answer: str | int | float | None = None
+
+
+def _question_lines(path: Path) -> Iterator[Question]:
+    decoder = msgspec.json.Decoder(_QuestionLine)
+    try:
+        lines = path.open("rb")
+    except OSError as exc:
+        raise EpisodeFileError(str(path), exc.strerror or str(exc)) from None
+    with lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                q = decoder.decode(line)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                raise EpisodeFileError(str(path), str(exc), number) from None
+            if not q.evidence:
+                raise EpisodeFileError(str(path), "`evidence` names no message", number)
+            answer = None if q.answer is None else str(q.answer)
+            yield Question(
+                question=q.question,
+                evidence=tuple(str(e) for e in q.evidence),
+                category=q.category or "all",
+                answer=answer,
+            )
+
+
+def chat_conversation(transcript: str | Path, questions: str | Path, *, name: str, gap: timedelta) -> Conversation:
+    """A chat transcript cut into sessions where ``gap`` or more passes between two messages, and
+    the questions of a JSON-lines file (``question``, ``evidence``: message ids, optional
+    ``category`` and ``answer``); evidence naming no message of the transcript is an error."""
+    sessions: list[list[Episode]] = []
+    for batch in chat_batches(transcript):
+        for episode in batch:
+            last = sessions[-1][-1].time if sessions else None
+            if last is None or episode.time is None or episode.time - last >= gap:
+                sessions.append([])
+            sessions[-1].append(episode)
+    if not sessions:
+        raise EpisodeFileError(str(transcript), "no messages in file")
+    known = {e.ref for s in sessions for e in s}
+    asked = list(_question_lines(Path(questions)))
+    for n, q in enumerate(asked, start=1):
+        unknown = [e for e in q.evidence if e not in known]
+        if unknown:
+            raise EpisodeFileError(str(questions), f"evidence {unknown[0]!r} names no message of {transcript}", n)
+    if not asked:
+        raise EpisodeFileError(str(questions), "no questions in file")
+    return Conversation(
+        name=_golem_name(name),
+        sessions=[Session(when=s[0].time or datetime.min, episodes=s) for s in sessions],
+        questions=asked,
+    )
+
+
+def evidence_recall(evidence: Sequence[str], ranked: Sequence[RecallItem], k: int) -> float:
+    """The share of ``evidence`` among the turns the first ``k`` items stand for."""
+    covered = {ref for item in ranked[:k] for ref in item.source_refs}
+    return sum(1 for e in evidence if e in covered) / len(evidence)
+
+
+_ARTICLES = re.compile(r"\b(a|an|the|and)\b")
+
+
+def _answer_tokens(text: str) -> list[str]:
+    """LoCoMo's normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = text.lower().replace(",", "")
+    text = "".join(c for c in text if c not in string.punctuation)
+    return _ARTICLES.sub(" ", text).split()
+
+
+def answer_f1(predicted: str, gold: str) -> float:
+    """LoCoMo's token F1 between an answer and the gold one."""
+    got, want = _answer_tokens(predicted), _answer_tokens(gold)
+    common = sum((Counter(got) & Counter(want)).values())
+    if not common:
+        return 0.0
+    precision, recall = common / len(got), common / len(want)
+    return 2 * precision * recall / (precision + recall)
