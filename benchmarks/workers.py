@@ -43,7 +43,7 @@ from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._generator import GeneratorSettings
 from oneiros.settings._phases import PHASES
 from oneiros.settings._runtime import RqSettings
-from oneiros.telemetry._tracing import read_spans
+from oneiros.telemetry._spanfile import read_spans
 from oneiros.workers._dispatch import RqExecutor
 from oneiros.workers._rq import JsonSerializer, phase_job_id
 

@@ -73,7 +73,7 @@ def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 def _spans_in_tmp(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
     """Spans of this test (its own process and the commands it runs) go to its own folder, not ./.oneiros."""
     from oneiros.settings._runtime import TracingSettings
-    from oneiros.telemetry._tracing import configure_tracing
+    from oneiros.telemetry._spans import configure_tracing
 
     path = f"{tmp_path}/own-spans.jsonl"
     monkeypatch.setenv("ONEIROS_SPANS", path)

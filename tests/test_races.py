@@ -42,7 +42,7 @@ from oneiros.runtime._golem_log import GolemLogs
 from oneiros.settings._races import RaceSettings
 from oneiros.store._snapshots import Snapshot, seal_parts
 from oneiros.store._store import Checkpoint, EventStore, Recorded, StreamAppend, open_store
-from oneiros.telemetry._tracing import TracedStore
+from oneiros.telemetry._spans import TracedStore
 from tests.test_daemon import Rig
 
 START = datetime(2026, 11, 3, tzinfo=UTC)

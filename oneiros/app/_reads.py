@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -64,10 +64,8 @@ from oneiros.settings._cycle import CycleBudget, CycleSettings
 from oneiros.settings._runtime import DEFAULT_SPANS_PATH
 from oneiros.store._snapshots import read_cycle, read_stream_pages
 from oneiros.store._store import Recorded, decode_rows
+from oneiros.telemetry._spanfile import SpanRecord, cycle_spans, read_spans
 from oneiros.validation._recalls import record_recall
-
-if TYPE_CHECKING:  # OpenTelemetry: on first use only
-    from oneiros.telemetry._tracing import SpanRecord
 
 __all__ = ["Reading"]
 
@@ -292,7 +290,6 @@ class Reading(Recording):
     def trace(self, golem_id: str, cycle_id: str) -> list[SpanRecord]:
         """A cycle's OpenTelemetry spans across every process that ran it, from the span file
         (``tracing.spans_path``, ``$ONEIROS_SPANS``)."""
-        from oneiros.telemetry._tracing import cycle_spans, read_spans  # noqa: PLC0415 - OpenTelemetry
 
         self._fresh("journal")
         self._journal_entry(golem_id, cycle_id)

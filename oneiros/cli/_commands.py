@@ -123,7 +123,7 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     from oneiros.episodes._episodes import count_episodes, sample_episodes_path
     from oneiros.generators._factory import check_api_key
     from oneiros.runtime._process import load_generator
-    from oneiros.telemetry._tracing import configure_tracing
+    from oneiros.telemetry._spans import configure_tracing
 
     effective = load(config, preset, _dream_flags(store, golem, seed, tier, generator, base_url, prompts, queue))
     golem_id = effective.golem

@@ -244,7 +244,7 @@ def _check_cycles_can_run(effective: OneirosConfig) -> None:
     """Exit with one line if the daemon's cycles could not run: said before the store is opened or
     a golem created, since a daemon that cannot dream must not start."""
     from oneiros.generators._factory import check_api_key
-    from oneiros.telemetry._tracing import configure_tracing
+    from oneiros.telemetry._spans import configure_tracing
 
     with one_line_errors():
         configure_tracing(effective.tracing)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
 
     from oneiros.config._load import OneirosConfig
     from oneiros.fsm._service import Golems
-    from oneiros.telemetry._tracing import SpanRecord
+    from oneiros.telemetry._spanfile import SpanRecord
     from oneiros.workers._dispatch import RqExecutor
 
 __all__ = ["check_queue", "queue_executor", "redis_at", "register"]
@@ -297,7 +297,7 @@ def trace_cmd(
     """Draw one cycle's spans, across every worker that ran it, with durations, tokens and cost."""
     import msgspec
 
-    from oneiros.telemetry._tracing import cycle_spans, read_spans
+    from oneiros.telemetry._spanfile import cycle_spans, read_spans
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "tracing.spans_path", spans, "--spans")

@@ -6,7 +6,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import msgspec
-from opentelemetry import trace
 
 from oneiros._errors import GolemNotFound, OneirosError
 from oneiros.events._outcome import DreamEmpty
@@ -32,14 +31,16 @@ from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._recovery import RecoverySettings
 from oneiros.store._leases import open_leases
 from oneiros.store._snapshots import read_cycle
-from oneiros.telemetry._tracing import (
+from oneiros.telemetry._spans import (
+    Span,
     TracedGenerator,
     TracedStore,
-    context_from,
     current_trace_context,
+    fail,
     outcome_attributes,
+    start_span,
     traced_phase,
-    tracer,
+    use_span,
 )
 
 __all__ = ["CycleResult", "Executor", "InProcessExecutor", "cycle_result", "recorded_settings", "traced_golems"]
@@ -172,10 +173,10 @@ class InProcessExecutor:
         if state.mode != "Dreaming" or state.cycle_id != cycle_id or state.phase is None:
             return cycle_result(self.golems, golem_id, cycle_id)
         last = self.golems.store.read_stream(golem_id, after_version=state.version - 1)
-        root = tracer().start_span(
+        root = start_span(
             "resume",
-            context=context_from(last[-1].meta.trace if last else {}),
-            attributes={"oneiros.golem_id": golem_id, "oneiros.cycle_id": cycle_id, "oneiros.phase": state.phase},
+            {"oneiros.golem_id": golem_id, "oneiros.cycle_id": cycle_id, "oneiros.phase": state.phase},
+            parent=last[-1].meta.trace if last else {},
         )
         settings = recorded_settings(self.golems, golem_id, cycle_id) or self.settings
         seed = settings.seed if settings.seed is not None else self.golems.deps.seed
@@ -196,14 +197,14 @@ class InProcessExecutor:
         golem_id: str,
         cycle_id: str,
         settings: CycleSettings,
-        root: trace.Span,
+        root: Span,
         head_before: int,
         phases: Sequence[DreamPhaseName],
     ) -> CycleResult:
         """Run ``phases`` of the cycle in order under its root span (ended here), holding the
         golem's lease on the whole cycle meanwhile so the reconciler leaves it alone."""
         with (
-            trace.use_span(root, end_on_exit=True),
+            use_span(root, end_on_exit=True),
             holding(
                 open_leases(self.golems.store),
                 self.recovery,
@@ -217,7 +218,7 @@ class InProcessExecutor:
             result = self._run(golem_id, cycle_id, settings, head_before, phases if other is None else ())
             root.set_attributes({"oneiros.cycle_id": result.cycle_id, "oneiros.outcome": result.outcome})
             if result.failure:
-                root.set_status(trace.Status(trace.StatusCode.ERROR, result.failure))
+                fail(root, result.failure)
         return result
 
     def _ended_by(self, golem_id: str, cycle_id: str, after_version: int) -> str | None:
@@ -259,7 +260,7 @@ class InProcessExecutor:
                 except Exception as exc:  # a phase bug must end the cycle with its reason, not a hang
                     interrupted = f"{phase} failed: {type(exc).__name__}: {exc}"
                 if interrupted is not None:
-                    span.set_status(trace.Status(trace.StatusCode.ERROR, interrupted))
+                    fail(span, interrupted)
                     # Lands whatever raced it (retried until it does), unless the cycle ended already.
                     if not self.golems.end_cycle(golem_id, cycle, "failure", interrupted):
                         # Ended by another writer first (an owner's interrupt, death): say why it ended.

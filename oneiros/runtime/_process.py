@@ -31,7 +31,7 @@ from oneiros.settings._recovery import RecoverySettings
 from oneiros.settings._runtime import RqSettings, TracingSettings
 from oneiros.store._leases import LeaseStore, open_leases
 from oneiros.store._store import EventStore, open_store
-from oneiros.telemetry._tracing import TracedGenerator, TracedStore, current_trace_context, ensure_tracing
+from oneiros.telemetry._spans import TracedGenerator, TracedStore, current_trace_context, ensure_tracing
 
 __all__ = [
     "DelayedGenerator",

@@ -10,14 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import msgspec
-from opentelemetry import trace
 
 from oneiros.events._types import BardoTrigger, DreamTrigger
 from oneiros.fsm._golem import GolemState
 from oneiros.fsm._service import Golems
 from oneiros.runtime._budget import phase_budget
 from oneiros.settings._cycle import CycleSettings
-from oneiros.telemetry._tracing import start_cycle_span, tracer
+from oneiros.telemetry._spans import Span, current_span, fail, start_span, use_span
 
 __all__ = ["OpenedCycle", "open_cycle", "starting_settings"]
 
@@ -29,7 +28,7 @@ class OpenedCycle:
     """What the cycle recorded in its DreamStart and every phase runs with."""
     budget_tokens: int
     """The first phase's token budget."""
-    root: trace.Span
+    root: Span
     """The cycle's root span, still open."""
 
 
@@ -55,11 +54,12 @@ def open_cycle(
     recorded = starting_settings(settings, golems)
     budget = phase_budget(recorded.budget, state.behavioral_phase, golems.phases.first.name, golems.phases)
     golem_id = state.golem_id
-    root = start_cycle_span(golem_id, trigger)
+    # A root: the cycle is a trace of its own, whatever span is current where it starts.
+    root = start_span("cycle", {"oneiros.golem_id": golem_id, "oneiros.trigger": trigger}, parent={})
     try:
         with (
-            trace.use_span(root),
-            tracer().start_as_current_span("fall_asleep", attributes={"oneiros.golem_id": golem_id}),
+            use_span(root),
+            current_span("fall_asleep", {"oneiros.golem_id": golem_id}),
         ):
             started = golems.fall_asleep(
                 golem_id,
@@ -70,7 +70,7 @@ def open_cycle(
                 settings=recorded,
             )
     except BaseException as exc:
-        root.set_status(trace.Status(trace.StatusCode.ERROR, str(exc)))
+        fail(root, str(exc))
         root.end()
         raise
     root.set_attribute("oneiros.cycle_id", started)

@@ -52,7 +52,7 @@ from oneiros.server._models import (
     checked_statuses,
 )
 from oneiros.server._service import Service
-from oneiros.telemetry._tracing import SpanRecord
+from oneiros.telemetry._spanfile import SpanRecord
 from oneiros.validation._review import OutcomeInput
 
 __all__ = [

@@ -10,7 +10,7 @@ import msgspec
 
 from oneiros._errors import InvalidSetting
 
-__all__ = ["DEFAULT_SPANS_PATH", "LogSettings", "RqSettings", "SnapshotSettings", "TracingSettings"]
+__all__ = ["DEFAULT_SPANS_PATH", "OTLP_VARIABLES", "LogSettings", "RqSettings", "SnapshotSettings", "TracingSettings"]
 
 DEFAULT_SPANS_PATH = ".oneiros/spans.jsonl"
 SNAPSHOTS_EVERY_ENV = "ONEIROS_SNAPSHOTS__EVERY"
@@ -59,6 +59,10 @@ class RqSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
     def job_timeout(self, budget_tokens: int) -> int:
         return max(self.min_job_timeout, int(budget_tokens * self.seconds_per_token))
+
+
+OTLP_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+"""The standard variables that name an OTLP collector: either one turns the OTLP exporter on."""
 
 
 class TracingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

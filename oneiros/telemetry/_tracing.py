@@ -1,4 +1,5 @@
-"""OpenTelemetry traces of a dream cycle across every process that ran a part of it.
+"""OpenTelemetry itself: the SDK as this process's global TracerProvider, the span file exporter,
+and the OpenTelemetry side of the tracing seam (``_spans.py``). Only a process that traces loads it.
 
 Tracing is configured the OpenTelemetry way. The library code only uses the API
 (``trace.get_tracer``, ``opentelemetry.propagate``); the processes (``oneiros dream``, ``run``,
@@ -45,50 +46,23 @@ from opentelemetry.sdk.trace.export import (
 )
 
 from oneiros._errors import ConfigError
-from oneiros.events._types import Event
-from oneiros.generators._protocol import Generation, GenerationRequest, Generator
-from oneiros.settings._runtime import DEFAULT_SPANS_PATH, TracingSettings
-from oneiros.store._backends import Row
-from oneiros.store._store import Checkpoint, EventStore, Recorded, StreamAppend
+from oneiros.settings._runtime import OTLP_VARIABLES, TracingSettings
+from oneiros.telemetry._spanfile import SpanRecord
 
 __all__ = [
-    "DEFAULT_SPANS_PATH",
     "SpanFileExporter",
-    "SpanRecord",
-    "TracedGenerator",
-    "TracedStore",
-    "TracingSettings",
-    "configure_tracing",
+    "carrier_of",
     "context_from",
-    "current_trace_context",
-    "cycle_spans",
-    "ensure_tracing",
-    "flush_spans",
-    "outcome_attributes",
-    "read_spans",
-    "start_cycle_span",
-    "trace_carrier",
-    "traced_phase",
+    "current_carrier",
+    "ensure",
+    "failed",
+    "flush",
+    "install",
+    "start",
+    "started",
     "tracer",
+    "using",
 ]
-
-
-class SpanRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """One finished span as the span file holds it."""
-
-    name: str
-    trace_id: str
-    span_id: str
-    parent_id: str | None
-    start_ns: int
-    end_ns: int
-    attributes: dict[str, Any] = msgspec.field(default_factory=dict)
-    status: str = "UNSET"
-    pid: int = 0
-
-    @property
-    def duration_ms(self) -> float:
-        return (self.end_ns - self.start_ns) / 1e6
 
 
 _encoder = msgspec.json.Encoder()
@@ -153,22 +127,6 @@ def _record(span: ReadableSpan) -> SpanRecord:
     )
 
 
-def read_spans(path: str | Path) -> list[SpanRecord]:
-    """Every span in a span file; a torn last line (a process killed mid-write) is skipped."""
-    decoder = msgspec.json.Decoder(SpanRecord)
-    out: list[SpanRecord] = []
-    try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        return out
-    for line in raw.splitlines():
-        try:
-            out.append(decoder.decode(line))
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            continue
-    return out
-
-
 class _Destinations(SpanProcessor):
     """The span processors oneiros configured, behind one processor added to the provider once:
     the provider is global and set once per process, its destinations may change (a test, a
@@ -205,7 +163,6 @@ class _Tracing:
 
 
 _state = _Tracing()
-_OTLP_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
 
 def _global_provider(settings: TracingSettings) -> TracerProvider:
@@ -219,14 +176,13 @@ def _global_provider(settings: TracingSettings) -> TracerProvider:
     return provider
 
 
-def configure_tracing(settings: TracingSettings | None = None) -> None:
+def install(settings: TracingSettings) -> None:
     """Install oneiros's span destinations in this process's global TracerProvider (again,
     replacing the ones configured before)."""
-    settings = settings or TracingSettings()
     processors: list[SpanProcessor] = []
     if settings.spans_path:
         processors.append(SimpleSpanProcessor(SpanFileExporter(settings.spans_path)))
-    if settings.otlp_endpoint or any(os.environ.get(v) for v in _OTLP_VARIABLES):
+    if settings.otlp_endpoint or any(os.environ.get(v) for v in OTLP_VARIABLES):
         processors.append(BatchSpanProcessor(_otlp_exporter(settings.otlp_endpoint)))
     with _state.lock:
         if _state.destinations is None:
@@ -242,7 +198,7 @@ def _otlp_exporter(endpoint: str | None) -> SpanExporter:
         # Imported by name: the exporter is an optional extra (oneiros[otlp]) that CI does not install.
         module = importlib.import_module("opentelemetry.exporter.otlp.proto.http.trace_exporter")
     except ImportError as exc:
-        where = endpoint or " or ".join(_OTLP_VARIABLES)
+        where = endpoint or " or ".join(OTLP_VARIABLES)
         raise ConfigError(
             f"OTLP endpoint {where!r} is set but its exporter is missing: pip install 'oneiros[otlp]'"
         ) from exc
@@ -252,10 +208,10 @@ def _otlp_exporter(endpoint: str | None) -> SpanExporter:
     return exporter
 
 
-def ensure_tracing(settings: TracingSettings) -> None:
-    """Configure tracing unless it already runs with ``settings`` (as in a forked work-horse)."""
+def ensure(settings: TracingSettings) -> None:
+    """Install tracing unless it already runs with ``settings`` (as in a forked work-horse)."""
     if _state.destinations is None or _state.settings != settings:
-        configure_tracing(settings)
+        install(settings)
 
 
 def tracer() -> trace.Tracer:
@@ -263,124 +219,49 @@ def tracer() -> trace.Tracer:
     return trace.get_tracer("oneiros")
 
 
-def flush_spans() -> None:
+def flush() -> None:
     """Push every finished span out; called before a work-horse exits."""
     if _state.destinations is not None:
         _state.destinations.force_flush()
 
 
-def current_trace_context() -> dict[str, str]:
-    """The current span's context as a propagation carrier (W3C ``traceparent`` by default), for
-    job meta and event metadata."""
+def current_carrier() -> dict[str, str]:
+    """The current span's context as a propagation carrier (W3C ``traceparent`` by default)."""
     carrier: dict[str, str] = {}
     propagate.inject(carrier)
     return carrier
 
 
-def trace_carrier(span: trace.Span) -> dict[str, str]:
+def carrier_of(span: trace.Span) -> dict[str, str]:
     """``span``'s context as a propagation carrier."""
     carrier: dict[str, str] = {}
     propagate.inject(carrier, context=trace.set_span_in_context(span))
     return carrier
 
 
-def context_from(carrier: Mapping[str, str]) -> Context:
-    """The context a carrier holds (an empty one, a new trace, when it holds none)."""
-    return propagate.extract(dict(carrier))
+def context_from(carrier: Mapping[str, str] | None) -> Context | None:
+    """The context a carrier holds (an empty one, a new trace, when it holds none); None, the
+    current context, for no carrier."""
+    return None if carrier is None else propagate.extract(dict(carrier))
 
 
-def start_cycle_span(golem_id: str, trigger: str) -> trace.Span:
-    """A new cycle's root span, not current: the starter ends it when the cycle ends."""
-    return tracer().start_span(
-        "cycle", context=Context(), attributes={"oneiros.golem_id": golem_id, "oneiros.trigger": trigger}
-    )
-
-
-class TracedGenerator:
-    """A generator whose every call is a span carrying tokens, cost and model."""
-
-    def __init__(self, inner: Generator) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        # The wrapped generator's model, model_for and max_tokens_in, which budgets and prices read.
-        return getattr(self.inner, name)
-
-    def generate(self, request: GenerationRequest) -> Generation:
-        with tracer().start_as_current_span(
-            "generate",
-            attributes={
-                "oneiros.call_key": request.call_key,
-                "oneiros.phase": request.phase,
-                "gen_ai.request.temperature": request.temperature,
-            },
-        ) as span:
-            generation = self.inner.generate(request)
-            span.set_attributes(
-                {
-                    "gen_ai.response.model": generation.model,
-                    "gen_ai.usage.input_tokens": generation.tokens_in,
-                    "gen_ai.usage.output_tokens": generation.tokens_out,
-                    "oneiros.cost_usd": generation.cost_usd,
-                }
-            )
-            return generation
-
-
-class TracedStore(EventStore):
-    """The same store, with each append a span (golem, expected version, events, event types)."""
-
-    def __init__(self, inner: EventStore) -> None:
-        super().__init__(inner.backend)
-        # Reads go through the wrapped store, so a store that wraps reads (one that counts them,
-        # say) still sees every read a traced executor makes.
-        self._inner = inner
-
-    def read_stream_rows(
-        self, golem_id: str, after_version: int = 0, until: int | None = None, *, types: Sequence[type[Event]] = ()
-    ) -> list[Row]:
-        return self._inner.read_stream_rows(golem_id, after_version, until, types=types)
-
-    def append_streams(
-        self, appends: Sequence[StreamAppend], *, checkpoint: Checkpoint | None = None
-    ) -> list[Recorded]:
-        # Every write of the store, append() included, comes through here.
-        types = sorted({type(event).type_name for a in appends for _, event in a.items})
-        first = appends[0] if appends else StreamAppend("", 0, ())
-        with tracer().start_as_current_span(
-            "store.append",
-            attributes={
-                "oneiros.golem_id": first.golem_id,
-                "oneiros.golem_ids": sorted({a.golem_id for a in appends}),
-                "oneiros.expected_version": first.expected_version,
-                "oneiros.events": sum(len(a.items) for a in appends),
-                "oneiros.event_types": types,
-            },
-        ):
-            return super().append_streams(appends, checkpoint=checkpoint)
+def start(name: str, attributes: Mapping[str, Any], parent: Mapping[str, str] | None) -> trace.Span:
+    """A span that is not current, under ``parent`` (a carrier) or the current span."""
+    return tracer().start_span(name, context=context_from(parent), attributes=attributes)
 
 
 @contextmanager
-def traced_phase(parent: Context | None, phase: str, attributes: Mapping[str, Any]) -> Iterator[trace.Span]:
-    """A phase's span, a child of the cycle's root (``parent``, or the current span), current for the body."""
-    attrs = {**attributes, "oneiros.phase": phase}
-    with tracer().start_as_current_span(f"phase {phase}", context=parent, attributes=attrs) as span:
+def started(name: str, attributes: Mapping[str, Any], parent: Mapping[str, str] | None) -> Iterator[trace.Span]:
+    """A span current for the body, under ``parent`` (a carrier) or the current span."""
+    with tracer().start_as_current_span(name, context=context_from(parent), attributes=attributes) as span:
         yield span
 
 
-def outcome_attributes(outcome: Any) -> dict[str, Any]:
-    """What a phase span says about how the phase went (a PhaseOutcome)."""
-    return {
-        "oneiros.ran": outcome.ran,
-        "oneiros.events_appended": outcome.events_appended,
-        "oneiros.tokens": outcome.tokens_spent,
-        "oneiros.cost_usd": outcome.cost_usd,
-        "oneiros.generator_calls": outcome.generator_calls,
-        "oneiros.reused_generations": outcome.reused_generations,
-    }
+@contextmanager
+def using(span: trace.Span, *, end_on_exit: bool) -> Iterator[None]:
+    with trace.use_span(span, end_on_exit=end_on_exit):
+        yield
 
 
-def cycle_spans(spans: Sequence[SpanRecord], cycle_id: str) -> list[SpanRecord]:
-    """The spans of every trace that has a span tagged with ``cycle_id``, in start order."""
-    traces = {s.trace_id for s in spans if s.attributes.get("oneiros.cycle_id") == cycle_id}
-    return sorted((s for s in spans if s.trace_id in traces), key=lambda s: (s.start_ns, s.end_ns))
+def failed(span: trace.Span, message: str) -> None:
+    span.set_status(trace.Status(trace.StatusCode.ERROR, message))

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 
 import msgspec
-from opentelemetry import trace
 from redis import Redis
 from rq.job import Job
 
@@ -33,7 +32,7 @@ from oneiros.settings._recovery import RecoverySettings
 from oneiros.settings._runtime import RqSettings
 from oneiros.store._snapshots import read_cycle
 from oneiros.store._store import Recorded
-from oneiros.telemetry._tracing import flush_spans, trace_carrier
+from oneiros.telemetry._spans import Span, fail, flush_spans, span_carrier, use_span
 from oneiros.workers._rq import JsonSerializer, RqPhaseJobs, _in_cycle, end_failed_cycle, enqueue_phase, phase_job_id
 
 __all__ = ["PhaseReport", "RqExecutor"]
@@ -70,7 +69,7 @@ class RqExecutor:
         self.settings = settings or RqSettings()
         self.cycle_settings = cycle_settings or CycleSettings()
         self.poll_interval = poll_interval
-        self._roots: dict[str, trace.Span] = {}
+        self._roots: dict[str, Span] = {}
 
     def start_cycle(
         self,
@@ -90,8 +89,8 @@ class RqExecutor:
             bardo_trigger=bardo_trigger,
         )
         started, root = opened.cycle_id, opened.root
-        carrier = trace_carrier(root)
-        with trace.use_span(root):
+        carrier = span_carrier(root)
+        with use_span(root):
             try:
                 enqueue_phase(
                     self.connection, self.settings, self.golems.state(golem_id), carrier, opened.budget_tokens
@@ -208,8 +207,8 @@ def _resumes(records: list[Recorded]) -> int:
     return sum(1 for r in records if isinstance(r.event, PhaseResumed))
 
 
-def _end_root(root: trace.Span, outcome: str, error: str | None = None) -> None:
+def _end_root(root: Span, outcome: str, error: str | None = None) -> None:
     root.set_attribute("oneiros.outcome", outcome)
     if error is not None:
-        root.set_status(trace.Status(trace.StatusCode.ERROR, error))
+        fail(root, error)
     root.end()

@@ -55,13 +55,12 @@ from oneiros.settings._recovery import RecoverySettings
 from oneiros.settings._runtime import RqSettings
 from oneiros.store._leases import open_leases
 from oneiros.telemetry._logging import log_fields
-from oneiros.telemetry._tracing import (
-    context_from,
+from oneiros.telemetry._spans import (
+    current_span,
     current_trace_context,
     flush_spans,
     outcome_attributes,
     traced_phase,
-    tracer,
 )
 
 __all__ = [
@@ -213,7 +212,7 @@ def _run_phase_job(  # noqa: PLR0917 - the job, this process's runtime and the p
     golems = rt.golems()
     outcome = PhaseOutcome(phase=phase, ran=False)
     try:
-        with traced_phase(context_from(carrier), phase, attributes) as span:
+        with traced_phase(carrier, phase, attributes) as span:
             try:
                 outcome = run_phase(
                     golems,
@@ -291,10 +290,10 @@ def end_failed_cycle(
 ) -> bool:
     """Interrupt the cycle with ``reason`` if the golem is still in ``phase`` of it and no live
     lease says another run of the phase is under way; True if it did."""
-    with tracer().start_as_current_span(
+    with current_span(
         "interrupt",
-        context=context_from(carrier),
-        attributes={**_cycle_attributes(golem_id, cycle_id), "oneiros.phase": phase, "oneiros.reason": reason},
+        {**_cycle_attributes(golem_id, cycle_id), "oneiros.phase": phase, "oneiros.reason": reason},
+        parent=carrier,
     ):
         try:
             state = golems.state(golem_id)

@@ -31,7 +31,7 @@ from oneiros.settings._generator import GeneratorSettings
 from oneiros.settings._scheduling import PhaseValues, PreconditionSettings, ScheduleSettings
 from oneiros.settings._vocabulary import BEHAVIORAL_PHASES
 from oneiros.store._store import EventStore
-from oneiros.telemetry._tracing import read_spans
+from oneiros.telemetry._spanfile import read_spans
 from oneiros.workers._dispatch import RqExecutor
 from tests.conftest import postgres_url
 from tests.workers.conftest import _free_port

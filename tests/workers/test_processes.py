@@ -24,7 +24,8 @@ from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._generator import GeneratorSettings
 from oneiros.settings._runtime import TracingSettings
 from oneiros.store._store import EventStore
-from oneiros.telemetry._tracing import configure_tracing, read_spans
+from oneiros.telemetry._spanfile import read_spans
+from oneiros.telemetry._spans import configure_tracing
 from oneiros.workers._dispatch import RqExecutor
 from tests.conftest import postgres_url
 from tests.workers.support import (

@@ -16,14 +16,14 @@ from opentelemetry import trace
 from oneiros import ConfigError, Golems, InProcessExecutor, open_store
 from oneiros.episodes._episodes import load_episodes, sample_episodes_path
 from oneiros.settings._runtime import TracingSettings
-from oneiros.telemetry._tracing import (
+from oneiros.telemetry._spanfile import read_spans
+from oneiros.telemetry._spans import (
     configure_tracing,
-    context_from,
+    current_span,
     current_trace_context,
-    read_spans,
-    start_cycle_span,
-    trace_carrier,
-    tracer,
+    span_carrier,
+    start_span,
+    traced_phase,
 )
 from tests.workers.support import ROOT
 
@@ -33,10 +33,10 @@ def test_a_phase_under_a_carried_context_is_a_child_of_the_cycle_root(tmp_path: 
     phase span its child in the same trace; the root is written when its starter ends it."""
     spans = tmp_path / "spans.jsonl"
     configure_tracing(TracingSettings(spans_path=str(spans)))
-    root = start_cycle_span("g1", "owner")
-    carrier = trace_carrier(root)
+    root = start_span("cycle", {"oneiros.golem_id": "g1", "oneiros.trigger": "owner"}, parent={})
+    carrier = span_carrier(root)
     assert {"traceparent"} == set(carrier)
-    with tracer().start_as_current_span("phase nrem", context=context_from(carrier)):
+    with traced_phase(carrier, "nrem", {}):
         pass
     root.end()
     child, written = read_spans(spans)
@@ -52,14 +52,13 @@ def test_tracing_uses_the_global_provider_and_the_standard_variables(tmp_path: P
         "from opentelemetry import trace\n"
         "from opentelemetry.sdk.trace import TracerProvider\n"
         "from oneiros.settings import TracingSettings\n"
-        "from oneiros.telemetry._tracing import configure_tracing\n"
-        "from oneiros.telemetry._tracing import tracer\n"
+        "from oneiros.telemetry._spans import configure_tracing, current_span\n"
         "import sys\n"
         "configure_tracing(TracingSettings(spans_path=sys.argv[1]))\n"
         "provider = trace.get_tracer_provider()\n"
         "assert isinstance(provider, TracerProvider)\n"
         "print(provider.resource.attributes['service.name'])\n"
-        "with tracer().start_as_current_span('s'): pass\n"
+        "with current_span('s', {}): pass\n"
     )
     spans = tmp_path / "spans.jsonl"
     env = {**os.environ, "OTEL_SERVICE_NAME": "dreamer", "OTEL_TRACES_SAMPLER": "always_off"}
@@ -99,7 +98,7 @@ def test_span_file_skips_a_torn_last_line(tmp_path: Path) -> None:
     """A process killed mid-write leaves half a line; reading the file keeps every whole span."""
     spans = tmp_path / "spans.jsonl"
     configure_tracing(TracingSettings(spans_path=str(spans)))
-    with tracer().start_as_current_span("whole"):
+    with current_span("whole", {}):
         pass
     with spans.open("ab") as f:
         f.write(b'{"name": "torn", "trace_')
@@ -113,9 +112,10 @@ def test_events_carry_the_current_trace_context(tmp_path: Path) -> None:
     configure_tracing(TracingSettings(spans_path=None))
     store = open_store("memory://")
     traced = Golems(store, trace_context=current_trace_context)
-    with tracer().start_as_current_span("create") as span:
+    with current_span("create", {}):
+        context = trace.get_current_span().get_span_context()
         traced.create("g1")
-    expected = f"00-{span.get_span_context().trace_id:032x}-{span.get_span_context().span_id:016x}"
+    expected = f"00-{context.trace_id:032x}-{context.span_id:016x}"
     assert expected == store.read_stream("g1")[0].meta.trace["traceparent"].rsplit("-", 1)[0]
     Golems(store).create("g2")
     assert {} == store.read_stream("g2")[0].meta.trace
