@@ -5,7 +5,7 @@ by a Zipf law (as words are used), with a speaker each; the recall projection is
 SQLite projection database. Then each of Q questions of five words is asked three ways, back to
 back, and the median milliseconds of each are reported:
 
-* ``recall_ms``: :func:`~oneiros.projections.recall` as the REST route asks it (terms, document
+* ``recall_ms``: :func:`~oneiros.projections._recall.recall` as the REST route asks it (terms, document
   counts, the BM25 query over the postings table, the items' rows, staged entries, MEMORY.md);
 * ``term_top_ms``: the postings query alone (``ProjectionDB.term_top``);
 * ``raw_fts5_ms``: SQLite's own full-text index over the same texts (``porter unicode61``),

@@ -17,7 +17,7 @@ table creation or the number of commits. Baselines, with the same msgspec encodi
 Replay baselines: ``SELECT`` of every row plus a typed msgspec decode per row (binary bytea on PostgreSQL);
 both sides read through a store or connection opened beforehand, so the read is timed, not the opening.
 Append-to-observer: a second process appends one event every few milliseconds while this process
-follows the log with :func:`oneiros.fsm.follow_log`; the latency is from just before the append to the
+follows the log with :func:`oneiros.fsm._observers.follow_log`; the latency is from just before the append to the
 observer's call (CLOCK_MONOTONIC, shared by processes). Two raw baselines: a bare ``NOTIFY`` from
 another process to a psycopg ``LISTEN`` (the wake-up alone), and the same path a store must take, an
 ``INSERT`` + ``NOTIFY`` committed (so its fsync) then a ``SELECT`` and decode of the new rows.

@@ -18,8 +18,8 @@ import coder
 import msgspec
 
 from oneiros import Deps, Episode, FixedClock, Oneiros
-from oneiros.config._load import load_config
-from oneiros.validation._review import OutcomeInput
+from oneiros.app import OutcomeInput
+from oneiros.config import load_config
 
 
 def main(store_url: str) -> int:

@@ -1,7 +1,11 @@
 """oneiros: an event-sourced state machine that gives an autonomous agent a dream state.
 
-The public surface is re-exported here; everything in a module whose name starts with ``_`` is
-private and may change without notice.
+The public surface: these names, and those of ``oneiros.app``, ``oneiros.events``,
+``oneiros.settings``, ``oneiros.config``, ``oneiros.generators``, ``oneiros.phases``,
+``oneiros.telemetry``, ``oneiros.workers`` and ``oneiros.cli`` (each package's ``__all__``;
+tests/test_public_api.py pins them, docs/reference/python.md documents them). Every other
+package exports nothing, and a module whose name starts with ``_`` is private and may change
+without notice.
 
 Names are loaded on first use (PEP 562), so ``import oneiros`` stays cheap: a command that only
 reads the log never pays for RQ, Redis, OpenTelemetry or NumPy.
@@ -16,13 +20,18 @@ if TYPE_CHECKING:
     from oneiros._deps import Deps, FixedClock, SequentialIds
     from oneiros._errors import (
         AccessError,
+        AddressUnavailable,
+        AmbiguousId,
         ConfigError,
         CorruptEvent,
         CycleNotFound,
+        CycleTimeout,
         EntryNotFound,
         EpisodeFileError,
         EventError,
         Forbidden,
+        GenerationError,
+        GeneratorUnavailable,
         GolemError,
         GolemExists,
         GolemNotFound,
@@ -30,24 +39,31 @@ if TYPE_CHECKING:
         IllegalReview,
         InputError,
         InvalidEvent,
+        InvalidPromptTemplate,
         InvalidSetting,
         InvalidStoreURL,
+        MalformedOutput,
+        MemoryVersionNotFound,
+        NoStore,
         OneirosError,
         ProjectionConflict,
         ProjectionError,
         StagingError,
         StoreError,
+        StoreUnavailable,
         StreamConflict,
         Unauthenticated,
         UnknownEventType,
+        UnknownId,
         UnknownPreset,
         UnknownProjection,
+        WorkerError,
     )
     from oneiros.app._oneiros import Oneiros
-    from oneiros.episodes._episodes import load_episodes
+    from oneiros.episodes._episodes import load_episodes, sample_episodes_path
     from oneiros.events._types import Episode, Outcome
     from oneiros.fsm._golem import GolemState
-    from oneiros.fsm._observers import Observers
+    from oneiros.fsm._observers import Observers, Transition
     from oneiros.fsm._service import Golems, replay
     from oneiros.generators._offline import OfflineGenerator
     from oneiros.runtime._executor import CycleResult, InProcessExecutor
@@ -56,11 +72,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AccessError",
+    "AddressUnavailable",
+    "AmbiguousId",
     "ConfigError",
     "CorruptEvent",
     "CycleNotFound",
     "CycleResult",
     "CycleSettings",
+    "CycleTimeout",
     "Deps",
     "EntryNotFound",
     "Episode",
@@ -69,6 +88,8 @@ __all__ = [
     "EventStore",
     "FixedClock",
     "Forbidden",
+    "GenerationError",
+    "GeneratorUnavailable",
     "GolemError",
     "GolemExists",
     "GolemNotFound",
@@ -79,8 +100,12 @@ __all__ = [
     "InProcessExecutor",
     "InputError",
     "InvalidEvent",
+    "InvalidPromptTemplate",
     "InvalidSetting",
     "InvalidStoreURL",
+    "MalformedOutput",
+    "MemoryVersionNotFound",
+    "NoStore",
     "Observers",
     "OfflineGenerator",
     "Oneiros",
@@ -92,27 +117,32 @@ __all__ = [
     "SequentialIds",
     "StagingError",
     "StoreError",
+    "StoreUnavailable",
     "StreamConflict",
+    "Transition",
     "Unauthenticated",
     "UnknownEventType",
+    "UnknownId",
     "UnknownPreset",
     "UnknownProjection",
+    "WorkerError",
     "load_episodes",
     "open_store",
     "replay",
+    "sample_episodes_path",
 ]
 __version__ = "0.1.0"
 
 _HOMES: dict[str, str] = {
-    "Oneiros": "oneiros.app._oneiros",
     "AccessError": "oneiros._errors",
-    "CycleNotFound": "oneiros._errors",
-    "Forbidden": "oneiros._errors",
-    "Unauthenticated": "oneiros._errors",
+    "AddressUnavailable": "oneiros._errors",
+    "AmbiguousId": "oneiros._errors",
     "ConfigError": "oneiros._errors",
     "CorruptEvent": "oneiros._errors",
+    "CycleNotFound": "oneiros._errors",
     "CycleResult": "oneiros.runtime._executor",
     "CycleSettings": "oneiros.settings._cycle",
+    "CycleTimeout": "oneiros._errors",
     "Deps": "oneiros._deps",
     "EntryNotFound": "oneiros._errors",
     "Episode": "oneiros.events._types",
@@ -120,6 +150,9 @@ _HOMES: dict[str, str] = {
     "EventError": "oneiros._errors",
     "EventStore": "oneiros.store._store",
     "FixedClock": "oneiros._deps",
+    "Forbidden": "oneiros._errors",
+    "GenerationError": "oneiros._errors",
+    "GeneratorUnavailable": "oneiros._errors",
     "GolemError": "oneiros._errors",
     "GolemExists": "oneiros._errors",
     "GolemNotFound": "oneiros._errors",
@@ -130,10 +163,15 @@ _HOMES: dict[str, str] = {
     "InProcessExecutor": "oneiros.runtime._executor",
     "InputError": "oneiros._errors",
     "InvalidEvent": "oneiros._errors",
+    "InvalidPromptTemplate": "oneiros._errors",
     "InvalidSetting": "oneiros._errors",
     "InvalidStoreURL": "oneiros._errors",
+    "MalformedOutput": "oneiros._errors",
+    "MemoryVersionNotFound": "oneiros._errors",
+    "NoStore": "oneiros._errors",
     "Observers": "oneiros.fsm._observers",
     "OfflineGenerator": "oneiros.generators._offline",
+    "Oneiros": "oneiros.app._oneiros",
     "OneirosError": "oneiros._errors",
     "Outcome": "oneiros.events._types",
     "ProjectionConflict": "oneiros._errors",
@@ -142,13 +180,19 @@ _HOMES: dict[str, str] = {
     "SequentialIds": "oneiros._deps",
     "StagingError": "oneiros._errors",
     "StoreError": "oneiros._errors",
+    "StoreUnavailable": "oneiros._errors",
     "StreamConflict": "oneiros._errors",
+    "Transition": "oneiros.fsm._observers",
+    "Unauthenticated": "oneiros._errors",
     "UnknownEventType": "oneiros._errors",
+    "UnknownId": "oneiros._errors",
     "UnknownPreset": "oneiros._errors",
     "UnknownProjection": "oneiros._errors",
+    "WorkerError": "oneiros._errors",
     "load_episodes": "oneiros.episodes._episodes",
     "open_store": "oneiros.store._store",
     "replay": "oneiros.fsm._service",
+    "sample_episodes_path": "oneiros.episodes._episodes",
 }
 
 

@@ -15,7 +15,7 @@ ROOT = Path(__file__).parent.parent
 def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     """`mkdocs build --strict` succeeds: every page in the nav exists, every link and every
     mkdocstrings reference resolves, and the generated reference pages are written (the phases
-    page from the phase table)."""
+    page from the phase table, the Python API from the public surface)."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
@@ -33,3 +33,5 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     assert "oneiros dream" in cli
     phases = (tmp_path / "site" / "reference" / "phases" / "index.html").read_text()
     assert all(f"<code>Dreaming_{p.state}</code>" in phases and p.label in phases for p in PHASES)
+    python = (tmp_path / "site" / "reference" / "python" / "index.html").read_text()
+    assert all(f'id="{name}"' in python for name in ("oneiros.Oneiros", "oneiros.workers.JsonSerializer"))

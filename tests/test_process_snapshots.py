@@ -192,7 +192,7 @@ def test_a_snapshot_of_another_log_is_ignored(tmp_path: Path) -> None:
 
 
 def test_update_reports_the_sweep_then_the_projections_moving_to_the_head(tmp_path: Path) -> None:
-    """``oneiros.daemon.update`` tells its listener what is moving and where it got: the sweep
+    """``oneiros.daemon._catch_up.update`` tells its listener what is moving and where it got: the sweep
     every few thousand inputs and at its target, then each projection it brings up at its commit,
     positions never going back for any one of them. The sweep ends at the head it started from (its
     own decisions come after it); the rest end at the head with them."""

@@ -85,12 +85,3 @@ def test_projection_database_waits_on_positions_like_any_tracking_recorder(tmp_p
         )
     finally:
         db.close()
-
-
-def test_projections_export_nothing_of_validation() -> None:
-    """Read models sit below the validation sweep (tests/test_layers.py checks the imports): no
-    name of oneiros.validation is re-exported by oneiros.projections."""
-    import oneiros.projections
-    import oneiros.validation
-
-    assert set() == set(oneiros.projections.__all__) & set(oneiros.validation.__all__)

@@ -1,147 +1,137 @@
-"""The public surface is deliberate: these names are what users may import."""
+"""The public surface is deliberate: these names are what users may import, and nothing else is.
+
+Ten packages have a public surface (the top-level ``oneiros`` and the nine below); every other
+package exports nothing, and its modules are private. Adding a name here is a promise: say it in
+CHANGELOG.md. docs/reference/python.md is generated from these lists (docs/hooks/reference.py).
+"""
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+import oneiros
+
+# The error tree (oneiros/_errors.py, docs/errors.md): every class of it, from the top-level package.
+ERRORS = [
+    "AccessError",
+    "AddressUnavailable",
+    "AmbiguousId",
+    "ConfigError",
+    "CorruptEvent",
+    "CycleNotFound",
+    "CycleTimeout",
+    "EntryNotFound",
+    "EpisodeFileError",
+    "EventError",
+    "Forbidden",
+    "GenerationError",
+    "GeneratorUnavailable",
+    "GolemError",
+    "GolemExists",
+    "GolemNotFound",
+    "IllegalCommand",
+    "IllegalReview",
+    "InputError",
+    "InvalidEvent",
+    "InvalidPromptTemplate",
+    "InvalidSetting",
+    "InvalidStoreURL",
+    "MalformedOutput",
+    "MemoryVersionNotFound",
+    "NoStore",
+    "OneirosError",
+    "ProjectionConflict",
+    "ProjectionError",
+    "StagingError",
+    "StoreError",
+    "StoreUnavailable",
+    "StreamConflict",
+    "Unauthenticated",
+    "UnknownEventType",
+    "UnknownId",
+    "UnknownPreset",
+    "UnknownProjection",
+    "WorkerError",
+]
+
 PUBLIC = {
     "oneiros": [
-        "AccessError", "ConfigError", "CorruptEvent", "CycleNotFound", "CycleResult", "CycleSettings", "Deps",
-        "EntryNotFound", "Episode", "EpisodeFileError", "EventError", "EventStore", "FixedClock", "Forbidden",
-        "GolemError", "GolemExists", "GolemNotFound", "GolemState", "Golems", "IllegalCommand", "IllegalReview",
-        "InProcessExecutor", "InputError", "InvalidEvent", "InvalidSetting", "InvalidStoreURL", "Observers",
-        "OfflineGenerator", "Oneiros", "OneirosError", "Outcome", "ProjectionConflict", "ProjectionError", "Recorded",
-        "SequentialIds", "StagingError", "StoreError", "StreamConflict", "Unauthenticated", "UnknownEventType",
-        "UnknownPreset", "UnknownProjection", "load_episodes", "open_store", "replay",
-    ],
-    "oneiros.settings": [
-        "HealthSettings",
-        "BEHAVIORAL_PHASES", "BardoPhase", "BardoTrigger", "BardoTriggerSettings",
-        "BehavioralPhase", "CycleBudget", "CycleSettings", "DEFAULT_PRICES", "DEFAULT_PROMPTS",
-        "DEFAULT_SPANS_PATH", "DEFAULT_SYSTEM", "DaemonSettings", "DailySettings", "DisplaceBy",
-        "DreamPhaseName", "DreamTrigger", "EngineSettings", "FatigueSettings", "GeneratorKind",
-        "GeneratorSettings", "IntegrationSettings", "IntensitySettings", "IntervalSettings", "LogSettings",
-        "MicroConsolidationSettings", "Mode", "ModelPrice", "NremSettings", "OnsetSettings", "OpenAISettings",
-        "PHASES", "PLACEHOLDERS", "PairSettings", "PhaseSpec", "PhaseTable", "PhaseValues", "PreconditionSettings",
-        "PromptSet",
-        "RaceSettings", "RecoverySettings", "RemSettings", "RqSettings", "ScheduleMode", "ScheduleSettings",
-        "ServerSettings",
-        "SleepWindow", "SnapshotSettings", "StagedKind", "StagingSettings", "Task", "Tier", "TracingSettings",
-        "UrgencySettings", "UrgencyWeights", "VoluntarySleepSettings", "WakeInterruptSettings", "WakeUpSettings",
-        "EPISODE_SOURCES", "TRUST_LEVELS", "EpisodeSource", "PromotionPolicy", "RecallPromotionSettings",
-        "RecallWeights", "TrustLevel", "TrustSettings",
-    ],
-    "oneiros.events": [
-        "ALARM_KINDS", "AlarmKind", "HEALTH_STREAM", "HealthAlarmCleared", "HealthAlarmRaised", "OutputSource",
-        "OutputsSourced", "output_digest", "MAX_FIGURE", "MAX_TICK", "episode_out_of_bounds",
-        "ActivityKind", "ActivityRecorded", "BEHAVIORAL_PHASES", "BardoPhase", "BardoTrigger",
-        "BehavioralPhase", "BehavioralPhaseChanged", "BudgetExhausted", "BudgetOverrun", "BudgetReserved",
-        "Checkpoint", "ConfidenceChanged", "CreativeMode", "CreditAssigned", "CycleEvent", "DEFAULT_STORE_URL",
-        "DreamComplete", "DreamCounterfactual", "DreamDecided", "DreamDirected", "DreamEmpty",
-        "DreamFragments", "DreamHypothesis", "DreamInsight", "DreamInterrupted", "DreamJournal",
-        "DreamJournalEntry", "DreamOutput", "DreamPhase", "DreamPhaseName", "DreamQualityAssessed",
-        "DreamReport", "DreamStaged", "DreamStart", "DreamSuppressed", "DreamTrigger", "EntryDisplaced",
-        "EmptyReason", "EntryExpired", "EntryPromoted", "EntryRefuted", "EntryReviewed", "EntryStaged", "Episode",
-        "EpisodeDepotentiated", "EpisodePrioritized", "EpisodeRecorded", "EpisodeTriaged", "Event", "EventMeta",
-        "EventStore", "FEEDBACK_STREAM", "FatigueWarned", "GenerationFailed", "GenerationRecorded",
-        "GolemCreated", "HypnagogicPrediction", "InsightStrengthened", "IntegrationSummary", "InterruptSource",
-        "Lease", "LeaseStore", "Lineage", "LogSubscription", "MemoryRecalled", "MemoryRolledBack", "MessageHeld",
-        "MessagesReleased", "MicroConsolidated", "Mode", "ModeChanged", "NremSummary", "Outcome",
-        "OutcomeRecorded", "PhaseResumed", "PostgresURL",
-        "RECALL_STREAM", "RecallHit", "RecallKind", "Recorded", "RemSummary", "ReplayBatch",
-        "ReplayStrengthened", "ReviewDecided", "ReviewDecision", "Row", "STAGED_KINDS", "STAGING_STREAM",
-        "SleepRequested", "Snapshot", "SnapshotStore", "StagedKind", "StagingStatus", "StepFailed",
-        "StrategyHypothesis", "StreamAppend", "Tally", "ThreatSimulated", "TriageCounts", "TriageDecision",
-        "ValidationCriterion", "Verdict", "WakeUpSummary", "WakingResidue", "decode_event", "decode_records",
-        "decode_rows", "encode_event", "encode_records", "event_subtypes", "event_type", "export_history",
-        "golem_of_stream", "import_history", "open_leases", "open_snapshots", "open_store", "parse_postgres_url",
-        "read_cycle", "read_from_snapshot", "read_stream_pages", "read_stream_paged", "record_row", "register_upcaster",
-        "registered_events", "seal", "seal_parts", "Sealed", "side_stream", "topics_for", "unseal",
-        "EntryQuarantined", "EpisodeTrust",
-    ],
-    "oneiros.fsm": [
-        "CycleCounts", "GolemState", "Golems", "MACHINE_STATES", "Observers", "TRIGGERS", "Transition",
-        "destination", "fold", "follow_log", "is_host_fact", "next_phase", "phase_state", "replay", "retry_race",
-        "transition_path",
-    ],
-    "oneiros.episodes": [
-        "Embedder", "EpisodeColumns", "EpisodeMemory", "EpisodeMemoryState", "HashingEmbedder", "SECONDS_PER_TICK",
-        "SentenceTransformerEmbedder", "StoredEpisodes", "Vectors", "columns_of", "count_episodes", "embedding_matrix",
-        "episode_batches", "episode_micros", "episode_seconds", "episode_text", "episode_time",
-        "episodes_from_dicts", "load_episodes",
-        "make_embedder", "recorded_episodes", "sample_episodes_path",
-    ],
-    "oneiros.generators": [
-        "CounterfactualResult", "DepotentiationResult", "DreamResult", "EpisodeLine", "Generation",
-        "GenerationRequest", "Generator", "HypothesisResult", "InsightResult", "NoveltyResult",
-        "OfflineGenerator", "OpenAIConfig", "OpenAIGenerator", "PatternResult", "RequestShape", "Task",
-        "ThreatResult", "Tier", "check_api_key", "episode_line", "episode_lines", "keywords", "make_generator",
-        "model_of",
-        "parse_dream", "parse_json", "parse_partial", "read_episode_lines", "request_hash", "request_shape",
-    ],
-    "oneiros.phases": [
-        "ENGINES", "MODES", "OBSERVATION_PRIORITY", "PairDraw", "PhaseContext", "PhaseEngine", "Priority",
-        "ReplayPick", "batches", "classify", "dream_report", "gain", "hypnopompic_return", "integration",
-        "need", "nrem", "onset", "openseed_wake_up", "polarity", "rem", "select_distant_pairs", "select_replay",
-        "triage", "utility", "wake_up_text", "waking_residue",
-    ],
-    "oneiros.scheduling": [
-        "Check", "Decision", "Intensity", "ScheduleState", "Signals", "clock_urgency", "dream_intensity",
-        "dream_urgency", "fold_schedule", "should_dream", "urgency_terms",
-    ],
-    "oneiros.projections": [
-        "ConfidenceMove", "EntryLineage", "GenerationLink", "PromptTemplate", "entry_lineage", "find_entry",
-        "ACTIVE", "BatchingProjection", "Belief", "GolemIndex", "GolemsProjection", "JournalEntry", "JournalProjection",
-        "JournalSettings", "LogConsumer", "MemoryVersion", "NoiseFragment", "Observation", "PENDING",
-        "Projection", "ProjectionDB", "ProjectionRunner", "ProjectionSettings", "Projections", "RecallIndex",
-        "RecallItem", "RecallResult", "RecallSettings", "Rows", "RunnerSettings", "STAGING_EVENTS",
-        "ScheduleProjection", "SinkSettings", "StagedEntry", "StagingProjection", "TallyingProjection", "VerifyResult",
-        "apply_staging_event", "beliefs",
-        "default_projection_url", "dream_reports", "entry_golem", "follow_log", "golem_dreams", "golem_runs",
-        "journal_entries", "journal_entry", "journal_markdown", "make_projections", "memory_diff",
-        "memory_version", "memory_versions", "noise_fragments", "observations", "open_projection_db",
-        "pending_count", "recall", "staged_entries", "staged_entry", "wait_for", "write_memory_file",
-    ],
-    "oneiros.workers": [
-        "BudgetGuard", "CycleDiff", "CycleResult", "CycleSummary", "CycleTimeout", "DelayedGenerator",
-        "Divergence", "Executor", "GolemLog", "GolemLogs", "InProcessExecutor", "JsonFormatter",
-        "JobLook", "JsonSerializer", "Ledger", "MeteredGenerator", "PhaseJobs", "PhaseOutcome", "PhaseReport",
-        "PhaseWorker", "Reconciler", "RecordedGenerator", "Refusal", "RerunReport", "Resolution", "RqExecutor",
-        "RqPhaseJobs", "SimplePhaseWorker", "SpanFileExporter", "SpanRecord", "Spend", "WorkerConfig",
-        "WorkerError", "budget_report", "check_worker_store", "configure_logging",
-        "configure_tracing", "cycle_result", "cycle_spans", "diff_cycles", "flush_spans", "fork_cycle",
-        "load_generator", "make_worker", "phase_budget", "phase_job", "phase_job_id", "phase_money",
-        "read_spans", "reconciling", "rerun_cycle", "run_phase", "set_worker_config", "summarize_cycle",
-        "waiting_golems", "worst_case_tokens",
-    ],
-    "oneiros.config": [
-        "DEFAULT_CONFIG_PATH", "DEFAULT_STORE_URL", "ENV_PREFIX", "Flags", "OneirosConfig", "PRESETS",
-        "env_var", "explain_config", "load_config", "preset_layer",
-    ],
-    "oneiros.daemon": [
-        "Daemon", "Delivery", "LogFollower", "Message", "SESSION_PREFIX", "interactive_history", "session_key",
-        "ABReport", "Arm", "ArmReport", "TimelineStep", "load_timeline", "run_ab", "run_arm",
+        *ERRORS,
+        "CycleResult", "CycleSettings", "Deps", "Episode", "EventStore", "FixedClock", "Golems", "GolemState",
+        "InProcessExecutor", "load_episodes", "Observers", "OfflineGenerator", "Oneiros", "open_store", "Outcome",
+        "Recorded", "replay", "sample_episodes_path", "SequentialIds", "Transition",
     ],
     "oneiros.app": [
-        "CycleOptions", "CycleRun", "DreamingStatus", "Entry", "Golem", "Oneiros", "OutcomeMoved", "Page", "Report",
+        "CycleOptions", "CycleRun", "DreamingStatus", "Entry", "Golem", "Oneiros", "OutcomeInput", "OutcomeMoved",
+        "Page", "Report",
     ],
-    "oneiros.server": [
-        "ActivityIn", "BARDO_EVENTS", "CycleIn", "EpisodesIn", "ErrorBody", "ErrorDetail", "FeedbackIn",
-        "GolemIn", "HYPOTHESES", "LOCAL", "Principal", "RAW_EVENT", "RecallIn", "SCOPES", "Scope", "Service",
-        "TokenRecord", "Tokens", "add_token", "build_mcp", "check_exposure", "create_app", "hash_token",
-        "is_loopback", "load_tokens", "warm_decoders",
+    "oneiros.cli": [
+        "app", "main",
     ],
-    "oneiros.validation": [
-        "GolemHealth", "HealthProcess", "HealthReport", "health_metrics", "health_report",
-        "Feedback", "OutcomeInput", "REVIEW_MOVES", "StagedOutput", "StagingProcess", "StagingSettings",
-        "follow", "matches", "record_recall", "removed_ticks",
-        "review_status", "staged_output", "update", "RecallScore", "RecallStats",
-        "instruction_flags", "quarantine_for", "recall_score",
+    "oneiros.config": [
+        "load_config", "OneirosConfig",
+    ],
+    "oneiros.events": [
+        "ActivityRecorded", "BudgetExhausted", "ConfidenceChanged", "CycleEvent", "DreamComplete",
+        "DreamCounterfactual", "DreamEmpty", "DreamHypothesis", "DreamInsight", "DreamInterrupted",
+        "DreamObservation", "DreamOutput", "DreamPhase", "DreamReport", "DreamStaged", "DreamStart",
+        "DreamSuppressed", "EntryExpired", "EntryPromoted", "EntryRefuted", "EntryReviewed", "EntryStaged",
+        "EpisodeRecorded", "Event", "EventMeta", "GenerationRecorded", "GolemCreated", "HealthAlarmCleared",
+        "HealthAlarmRaised", "ModeChanged", "OutcomeRecorded", "registered_events", "WakeUpSummary",
+    ],
+    "oneiros.generators": [
+        "Generation", "GenerationRequest", "Generator", "make_generator", "OfflineGenerator", "OpenAIGenerator",
+        "Task",
+    ],
+    "oneiros.phases": [
+        "ENGINES", "PhaseContext", "PhaseEngine",
+    ],
+    "oneiros.settings": [
+        "CycleBudget", "CycleSettings", "DaemonSettings", "EngineSettings", "GeneratorSettings", "HealthSettings",
+        "LogSettings", "ModelPrice", "OpenAISettings", "PHASES", "PhaseSpec", "PhaseTable", "PhaseValues",
+        "PromptSet", "RaceSettings", "RecoverySettings", "RqSettings", "ScheduleSettings", "ServerSettings",
+        "SnapshotSettings", "StagingSettings", "Tier", "TracingSettings",
+    ],
+    "oneiros.telemetry": [
+        "configure_tracing",
+    ],
+    "oneiros.workers": [
+        "JsonSerializer", "RqExecutor",
     ],
 }  # fmt: skip
+
+# Packages with no public name: what a user needs of them is re-exported by a public package.
+PRIVATE = [
+    "oneiros.daemon",
+    "oneiros.episodes",
+    "oneiros.fsm",
+    "oneiros.health",
+    "oneiros.lab",
+    "oneiros.projections",
+    "oneiros.runtime",
+    "oneiros.scheduling",
+    "oneiros.server",
+    "oneiros.store",
+    "oneiros.validation",
+]
+
+AT_MOST = 150
+"""The surface's size: distinct names across every public package (httpx exports about 70)."""
+
+
+def _subpackages() -> list[str]:
+    return sorted(
+        info.name
+        for info in pkgutil.iter_modules(oneiros.__path__, "oneiros.")
+        if info.ispkg and not info.name.split(".")[-1].startswith("_")
+    )
 
 
 @pytest.mark.parametrize("module", sorted(PUBLIC))
@@ -150,36 +140,61 @@ def test_public_names_are_pinned(module: str) -> None:
     assert sorted(PUBLIC[module]) == sorted(importlib.import_module(module).__all__)
 
 
-@pytest.mark.parametrize(
-    "module",
-    sorted(PUBLIC),
-)
+@pytest.mark.parametrize("module", PRIVATE)
+def test_every_other_package_exports_nothing(module: str) -> None:
+    """A package that is not public has an empty ``__all__`` and no name of its own beyond it."""
+    mod = importlib.import_module(module)
+    assert [] == mod.__all__
+    assert [] == [n for n in vars(mod) if not n.startswith("_")]
+
+
+def test_every_package_is_public_or_private() -> None:
+    """A new subpackage must be decided: a surface pinned here, or none."""
+    assert sorted([m for m in PUBLIC if m != "oneiros"] + PRIVATE) == _subpackages()
+
+
+def test_the_surface_stays_small() -> None:
+    """At most 150 distinct public names across the whole package."""
+    names = {name for names in PUBLIC.values() for name in names}
+    assert len(names) <= AT_MOST, len(names)
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
 def test_every_exported_name_exists(module: str) -> None:
-    """Everything in ``__all__`` imports."""
+    """Everything in ``__all__`` imports, and is documented: a docstring of its own for a class or
+    a function (the reference page shows it)."""
     mod = importlib.import_module(module)
     for name in mod.__all__:
-        assert hasattr(mod, name), name
+        value = getattr(mod, name)
+        if isinstance(value, type) or (callable(value) and not hasattr(value, "__origin__")):
+            assert (value.__doc__ or "").strip(), f"{module}.{name} has no docstring"
 
 
-def test_every_error_derives_from_the_root() -> None:
-    """Every exception class oneiros exports is an OneirosError."""
-    import oneiros
+def test_the_top_level_exports_the_whole_error_tree() -> None:
+    """Every OneirosError subclass there is can be caught as ``oneiros.<Name>``, and every exception
+    ``oneiros`` exports is one."""
 
-    errors = [
-        getattr(oneiros, n)
-        for n in oneiros.__all__
-        if n.endswith(("Error", "Conflict", "Exists", "NotFound", "Command", "URL", "Event", "Type"))
-    ]
-    errors = [e for e in errors if isinstance(e, type) and issubclass(e, Exception)]
-    assert len(errors) >= 14
-    assert all(issubclass(e, oneiros.OneirosError) for e in errors)
+    def subclasses(cls: type) -> set[type]:
+        found = set(cls.__subclasses__())
+        for sub in list(found):
+            found |= subclasses(sub)
+        return found
+
+    tree = {cls.__name__ for cls in subclasses(oneiros.OneirosError)} | {"OneirosError"}
+    exported = {n for n in oneiros.__all__ if isinstance(getattr(oneiros, n), type)}
+    exceptions = {n for n in exported if issubclass(getattr(oneiros, n), BaseException)}
+    assert sorted(tree) == sorted(exceptions) == sorted(ERRORS)
+
+
+def test_import_oneiros_loads_none_of_its_names() -> None:
+    """``import oneiros`` loads no subpackage: each name loads its module on first use (PEP 562)."""
+    probe = "import sys, oneiros; print(sorted(m for m in sys.modules if m.startswith('oneiros.')))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert "[]" == out.stdout.strip()
 
 
 def test_the_documented_error_tree_names_every_error() -> None:
     """docs/errors.md and the tree in oneiros/_errors.py list every OneirosError subclass there is."""
-    from pathlib import Path
-
-    import oneiros
     from oneiros import _errors
 
     def subclasses(cls: type) -> set[type]:
@@ -193,3 +208,17 @@ def test_the_documented_error_tree_names_every_error() -> None:
     tree = _errors.__doc__ or ""
     assert set() == {n for n in names if not re.search(rf"── {n}\b", docs)}
     assert set() == {n for n in names if not re.search(rf"── {n}\b", tree)}
+
+
+def test_the_python_reference_lists_exactly_the_public_names() -> None:
+    """docs/reference/python.md (generated on every docs build) has one entry per pinned name and no other."""
+    import importlib.util
+
+    hook = Path(__file__).parent.parent / "docs" / "hooks" / "python_api.py"
+    spec = importlib.util.spec_from_file_location("python_api", hook)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    entries = re.findall(r"^::: (\S+)$", module.python_page(), flags=re.MULTILINE)
+    assert sorted(f"{m}.{n}" for m, names in PUBLIC.items() for n in names) == sorted(entries)

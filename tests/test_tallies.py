@@ -1,5 +1,5 @@
 """Projections that take counts for the events they only count (``golems`` and ``schedule``): caught
-up on their own they are handed :class:`~oneiros.store.Tally` counts from the database; their rows
+up on their own they are handed :class:`~oneiros.store._store.Tally` counts from the database; their rows
 must be what folding each golem's stream event by event gives, and what the same projections
 caught up together (one event at a time) give."""
 

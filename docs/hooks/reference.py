@@ -6,6 +6,7 @@
 - ``reference/events.md``: every event type and the episode, as JSON Schema from msgspec;
 - ``reference/phases.md``: the dream phases, from the phase table the machine, the engines and
   the budget read;
+- ``reference/python.md``: every public name, from the packages' ``__all__`` (``python_api.py``);
 - ``reference/errors.md`` is written by hand and checked against the classes by a test.
 
 Nothing here is copied by hand, so the reference cannot drift from the code.
@@ -13,8 +14,11 @@ Nothing here is copied by hand, so the reference cannot drift from the code.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import griffe
@@ -27,14 +31,21 @@ from oneiros.config._load import OneirosConfig
 from oneiros.events._types import Episode, registered_events
 from oneiros.settings._phases import PHASES
 
-_settings = griffe.load("oneiros.settings", resolve_aliases=True, resolve_external=False)
-_config = griffe.load("oneiros.config", resolve_aliases=True, resolve_external=False)
+
+@functools.cache
+def _package(name: str) -> Any:
+    return griffe.load(name, resolve_aliases=False, resolve_external=False)
 
 
 def _doc_of(struct: type, field: str) -> str:
-    for package in (_settings, _config):
+    # Read where each class of the Struct's lineage is defined: most settings are private names.
+    for cls in struct.__mro__:
+        if not cls.__module__.startswith("oneiros."):
+            continue
+        top, _, path = f"{cls.__module__}.{cls.__qualname__}".partition(".")
+        package, _, rest = path.partition(".")
         try:
-            member = package[struct.__name__].members[field]
+            member = _package(f"{top}.{package}")[rest].members[field]
         except KeyError:
             continue
         if member.docstring is not None:
@@ -198,6 +209,23 @@ def _phases_page() -> str:
     return "\n".join(lines)
 
 
-for path, page in (("config", _config_page), ("cli", _cli_page), ("events", _events_page), ("phases", _phases_page)):
+def _python_page() -> str:
+    spec = importlib.util.spec_from_file_location("python_api", Path(__file__).with_name("python_api.py"))
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    page: str = module.python_page()
+    return page
+
+
+_PAGES = (
+    ("config", _config_page),
+    ("cli", _cli_page),
+    ("events", _events_page),
+    ("phases", _phases_page),
+    ("python", _python_page),
+)
+for path, page in _PAGES:
     with mkdocs_gen_files.open(f"reference/{path}.md", "w") as handle:
         handle.write(page())

@@ -1,8 +1,21 @@
 """The application layer: every use case once, for the CLI, REST and MCP, each answering with one
-of the result Structs below (the shape ``--json``, the REST API and the MCP tools all encode)."""
+of the result Structs below (the shape ``--json``, the REST API and the MCP tools all encode).
+"""
 
 from oneiros.app._dreams import CycleOptions
 from oneiros.app._oneiros import Oneiros
 from oneiros.app._shapes import CycleRun, DreamingStatus, Entry, Golem, OutcomeMoved, Page, Report
+from oneiros.validation._review import OutcomeInput
 
-__all__ = ["CycleOptions", "CycleRun", "DreamingStatus", "Entry", "Golem", "Oneiros", "OutcomeMoved", "Page", "Report"]
+__all__ = [
+    "CycleOptions",
+    "CycleRun",
+    "DreamingStatus",
+    "Entry",
+    "Golem",
+    "Oneiros",
+    "OutcomeInput",
+    "OutcomeMoved",
+    "Page",
+    "Report",
+]

@@ -12,7 +12,7 @@ class Oneiros(Lab):
     produced, decide on it, and look into how dreaming goes.
 
     ``store`` is a store URL (opened here, closed by :meth:`close`), an open
-    :class:`~oneiros.store.EventStore` (left to its owner) or None (``$ONEIROS_STORE``, the
+    :class:`~oneiros.EventStore` (left to its owner) or None (``$ONEIROS_STORE``, the
     config's ``store``, else ``sqlite:///.oneiros/events.db``); ``config`` the settings every
     process reads (default: ``oneiros.toml`` and ``ONEIROS_*``, as ``load_config()`` gives them);
     ``deps`` the clock, ids and seed. Each method returns a Struct of :mod:`oneiros.app` (the

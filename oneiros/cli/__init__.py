@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import typer
 
+    from oneiros.cli._app import app
+
 __all__ = ["app", "main"]
 
 
@@ -26,6 +28,7 @@ def __getattr__(name: str) -> typer.Typer:
 
 
 def main() -> None:
+    """The ``oneiros`` command: the console script's entry point."""
     from oneiros.cli._help import fast_path
 
     if fast_path(sys.argv[1:]):

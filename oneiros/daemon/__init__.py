@@ -1,18 +1,8 @@
 """The heartbeat daemon behind ``oneiros run`` and the log follower it keeps running (validation sweep, health
-alarms, projections), and micro-consolidation between dreams."""
+alarms, projections), and micro-consolidation between dreams.
 
-from oneiros.daemon._catch_up import follow, update
-from oneiros.daemon._daemon import SESSION_PREFIX, Daemon, Delivery, Message, interactive_history, session_key
-from oneiros.daemon._follower import LogFollower
+No name here is public: the modules are private and import each other directly.
+Run it with ``oneiros run``; from Python the use cases are methods of :class:`oneiros.Oneiros`.
+"""
 
-__all__ = [
-    "SESSION_PREFIX",
-    "Daemon",
-    "Delivery",
-    "LogFollower",
-    "Message",
-    "follow",
-    "interactive_history",
-    "session_key",
-    "update",
-]
+__all__: list[str] = []

@@ -1,6 +1,6 @@
 """The heartbeat daemon behind ``oneiros run``.
 
-Each tick it catches up with the golem's log, asks :func:`oneiros.scheduling.should_dream`, records the
+Each tick it catches up with the golem's log, asks :func:`oneiros.scheduling._scheduler.should_dream`, records the
 decision when it changed, and starts a cycle through the executor. The cycle runs on a thread of
 its own so the heartbeat keeps answering while the golem dreams: messages that arrive are held
 (Bardo 001_*, Ethos 003_*) and handed over on waking, and a wake interrupt (owner, Clade alert,

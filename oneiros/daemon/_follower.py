@@ -3,7 +3,7 @@ projection, up with the log on a thread of their own (``daemon.follow``).
 
 In a deployment nothing else may read the log continuously: without this thread, an outcome
 promotes nothing and a health alarm reaches no observer until someone runs a reading command. It
-runs :func:`oneiros.daemon.follow`, the same subscription the server's follower and
+runs :func:`oneiros.daemon._catch_up.follow`, the same subscription the server's follower and
 ``oneiros follow`` run, so any number of them may run side by side on one store (a stretch decided
 by another process is left to it). Its own thread, not the heartbeat's: a long catch-up never
 delays a tick, and a tick of a minute never delays a promotion.
@@ -34,7 +34,7 @@ def projection_url(store: EventStore) -> str:
 
 
 class LogFollower:
-    """:func:`oneiros.daemon.follow` on a thread, restarted after ``retry_seconds`` if it fails
+    """:func:`oneiros.daemon._catch_up.follow` on a thread, restarted after ``retry_seconds`` if it fails
     (a database that went away comes back), stopped by :meth:`stop`."""
 
     def __init__(

@@ -38,7 +38,7 @@ def count_episodes(path: str | Path) -> int:
 def episode_batches(path: str | Path, size: int = 10_000) -> Iterator[list[Episode]]:
     """The episodes of a JSONL file, ``size`` at a time, read a line at a time.
 
-    A line past the bounds of :func:`~oneiros.events.episode_out_of_bounds`, or with a tick an
+    A line past the bounds of :func:`~oneiros.events._types.episode_out_of_bounds`, or with a tick an
     earlier line of the file already has, is an error naming it: a golem's ticks are unique, and
     of two lines with one tick dreams would only ever see the second."""
     path = Path(path)

@@ -195,7 +195,7 @@ class Episode(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     embedding: Embedding | None = None
     dream_priority: Literal["normal", "high"] = "normal"
     source: EpisodeSource = "unspecified"
-    """Where the content came from (``oneiros.settings.EPISODE_SOURCES``); since EpisodeRecorded v3."""
+    """Where the content came from (``oneiros.settings._trust.EPISODE_SOURCES``); since EpisodeRecorded v3."""
     trust: TrustLevel | None = None
     """How far it is trusted; None for its source's default (``staging.trust.source_trust``)."""
     speaker: Label | None = None
@@ -207,12 +207,16 @@ class Episode(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 @event_type("GolemCreated")
 class GolemCreated(Event, frozen=True, kw_only=True):
+    """A golem was created: the first event of its stream, with the behavioral phase it starts in."""
+
     name: str = ""
     behavioral_phase: BehavioralPhase = "stable"
 
 
 @event_type("ModeChanged")
 class ModeChanged(Event, frozen=True, kw_only=True):
+    """The golem moved between Waking, Dreaming and Dying; ``reason`` says why where one is known."""
+
     from_mode: Mode
     to_mode: Mode
     reason: str = ""
@@ -275,12 +279,16 @@ class ReplayBatch(DreamOutput, frozen=True, kw_only=True):
 
 @event_type("DreamHypothesis")
 class DreamHypothesis(DreamOutput, frozen=True, kw_only=True):
+    """REM imagined a hypothesis from the episode at ``seed_episode_tick``: staged for validation, never a fact."""
+
     hypothesis: NonEmpty
     seed_episode_tick: int
 
 
 @event_type("DreamCounterfactual")
 class DreamCounterfactual(DreamOutput, frozen=True, kw_only=True):
+    """REM asked "what if" of an episode: the alternative, what would likely have followed and the lesson."""
+
     hypothesis: NonEmpty
     outcome: str
     lesson: str
@@ -298,6 +306,8 @@ class DreamInsight(DreamOutput, frozen=True, kw_only=True):
 
 @event_type("DreamComplete")
 class DreamComplete(CycleEvent, frozen=True, kw_only=True):
+    """The cycle's work is done: what it produced, counted from its own output events by the fold replay uses."""
+
     episodes_replayed: Count = 0
     counterfactuals_generated: Count = 0
     insights_crystallized: Count = 0
@@ -308,6 +318,8 @@ class DreamComplete(CycleEvent, frozen=True, kw_only=True):
 
 @event_type("DreamInterrupted")
 class DreamInterrupted(CycleEvent, frozen=True, kw_only=True):
+    """The cycle ended early: who ended it (``source``), why, and in which phase."""
+
     source: InterruptSource
     reason: str = ""
     phase: DreamPhaseName | None = None

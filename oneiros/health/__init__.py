@@ -1,11 +1,7 @@
-"""Dreaming health: the process that raises and clears alarms after each cycle and decision, and reports."""
+"""Dreaming health: the process that raises and clears alarms after each cycle and decision, and reports.
 
-from oneiros.health._health import GolemHealth, HealthProcess, HealthReport, health_metrics, health_report
+No name here is public: the modules are private and import each other directly.
+From Python: :meth:`oneiros.Oneiros.health`; on the command line, ``oneiros health``.
+"""
 
-__all__ = [
-    "GolemHealth",
-    "HealthProcess",
-    "HealthReport",
-    "health_metrics",
-    "health_report",
-]
+__all__: list[str] = []

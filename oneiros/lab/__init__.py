@@ -1,24 +1,8 @@
-"""The dream lab: re-run, fork and diff recorded cycles, and the offline A/B of a recorded timeline."""
+"""The dream lab: re-run, fork and diff recorded cycles, and the offline A/B of a recorded timeline.
 
-from oneiros.lab._ab import ABReport, Arm, ArmReport, TimelineStep, load_timeline, run_ab, run_arm
-from oneiros.lab._diff import CycleDiff, CycleSummary, diff_cycles, summarize_cycle
-from oneiros.lab._rerun import Divergence, RecordedGenerator, RerunReport, fork_cycle, rerun_cycle
+No name here is public: the modules are private and import each other directly.
+From Python: :meth:`oneiros.Oneiros.rerun`, :meth:`~oneiros.Oneiros.fork` and :meth:`~oneiros.Oneiros.diff`;
+on the command line, ``oneiros rerun``, ``fork``, ``diff`` and ``ab``.
+"""
 
-__all__ = [
-    "ABReport",
-    "Arm",
-    "ArmReport",
-    "CycleDiff",
-    "CycleSummary",
-    "Divergence",
-    "RecordedGenerator",
-    "RerunReport",
-    "TimelineStep",
-    "diff_cycles",
-    "fork_cycle",
-    "load_timeline",
-    "rerun_cycle",
-    "run_ab",
-    "run_arm",
-    "summarize_cycle",
-]
+__all__: list[str] = []

@@ -27,6 +27,9 @@ def _nothing_spent() -> tuple[int, float]:
 
 
 class PhaseContext(msgspec.Struct, frozen=True, kw_only=True):
+    """What a phase's engine is given: the cycle, the episodes, the outputs so far, its settings and a
+    generator metered against the phase's budget."""
+
     cycle_id: str
     phase: DreamPhaseName
     episodes: Sequence[Episode]
@@ -53,4 +56,7 @@ class PhaseContext(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class PhaseEngine(Protocol):
+    """What runs a phase: a function of its context returning the events the phase records (its
+    outputs; the machine's move to the next phase is the runtime's)."""
+
     def __call__(self, ctx: PhaseContext, /) -> list[Event]: ...

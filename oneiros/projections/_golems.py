@@ -1,5 +1,5 @@
 """The golems read model: each golem's state at the head, so listing golems and reading one never
-replays the log (``oneiros.fsm.replay`` and ``Golems.state(until=...)`` still do, for any position)."""
+replays the log (``oneiros.replay`` and ``Golems.state(until=...)`` still do, for any position)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class OwnStreamFold:
     """Rows ``state/<golem>``: ``state_type`` folded over the golem's own stream (side streams are
     not golems). Every event is read, so the state's version is the stream's head, as a fold's is;
     caught up on its own, the events the state only counts come as tallies (a
-    :class:`~oneiros.projections.TallyingProjection`)."""
+    :class:`~oneiros.projections._runner.TallyingProjection`)."""
 
     name: str
     state_type: ClassVar[type[_Fold]]
@@ -61,7 +61,7 @@ class OwnStreamFold:
 
 
 class GolemsProjection(OwnStreamFold):
-    """Each golem's :class:`~oneiros.fsm.GolemState` at the head."""
+    """Each golem's :class:`~oneiros.GolemState` at the head."""
 
     name = "golems"
     state_type = GolemState

@@ -170,7 +170,7 @@ class Projection(Protocol):
 @runtime_checkable
 class TallyingProjection(Projection, Protocol):
     """A read model some of whose event types it only counts per stream, or that only move its
-    stream's version: caught up on its own, it is handed those as :class:`~oneiros.store.Tally`
+    stream's version: caught up on its own, it is handed those as :class:`~oneiros.store._store.Tally`
     counts the database makes, never fetched or decoded. A golem's stream is mostly episodes, so
     this is most of a long stream. Its ``apply`` still takes them one by one, as a live batch or a
     catch-up shared with other projections delivers them, and must end with the same rows."""

@@ -1,4 +1,4 @@
-"""The schedule read model: each golem's :class:`~oneiros.scheduling.ScheduleState` at the head, so
+"""The schedule read model: each golem's :class:`~oneiros.scheduling._schedule_state.ScheduleState` at the head, so
 ``oneiros should-dream`` and the server's ``/should-dream`` answer from one row rather than a fold of
 the golem's whole stream (9.1 s and 2.0 GB at a million episodes). The daemon still folds the
 stream itself: it starts once and then keeps the state live."""
@@ -15,7 +15,7 @@ __all__ = ["ScheduleProjection", "schedule_state"]
 
 
 class ScheduleProjection(OwnStreamFold):
-    """Each golem's :func:`~oneiros.scheduling.fold_schedule` at the head."""
+    """Each golem's :func:`~oneiros.scheduling._schedule_state.fold_schedule` at the head."""
 
     name = "schedule"
     state_type = ScheduleState

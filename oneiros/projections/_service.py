@@ -1,7 +1,7 @@
 """Every projection of a store in one place: build, follow, read, rebuild and verify.
 
 Read models only: the staging process whose decisions the ``staging`` projection reads is in
-:mod:`oneiros.validation`, which runs it ahead of these (``oneiros.daemon.update``).
+:mod:`oneiros.validation`, which runs it ahead of these (``oneiros.daemon._catch_up.update``).
 """
 
 from __future__ import annotations

@@ -49,6 +49,9 @@ PhaseListener = Callable[[DreamPhaseName, PhaseOutcome], None]
 
 
 class CycleResult(msgspec.Struct, frozen=True, kw_only=True):
+    """How a cycle an executor ran ended: complete (with its counts), interrupted or empty, and what
+    each phase it ran did."""
+
     cycle_id: str
     golem_id: str
     events_appended: int

@@ -1,10 +1,10 @@
 """The reconciler: finds golems dreaming in a phase that nothing runs, and resumes or ends it.
 
 Nothing here is trusted but the log. A golem in ``Dreaming`` is in one phase of one cycle; that
-phase is alive when some process holds the golem's lease on it (``oneiros.store.Lease``), or
+phase is alive when some process holds the golem's lease on it (``oneiros.store._leases.Lease``), or
 when the queue holds a job for it that is waiting or has only just started. Otherwise the phase
 is stranded: its worker or in-process executor was killed, Redis lost its job, its failure
-callback never ran. The reconciler then records a :class:`~oneiros.events.PhaseResumed` (at the
+callback never ran. The reconciler then records a :class:`~oneiros.events._liveness.PhaseResumed` (at the
 version it looked at, so two reconcilers never both act) and resumes the phase: it enqueues the
 phase's job when a queue is configured, else runs the rest of the cycle in this process. Phases
 are idempotent (``run_phase``), so a resumed phase reuses every generator response already

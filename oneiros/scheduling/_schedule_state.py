@@ -1,6 +1,6 @@
 """What the scheduler needs to know about one golem, as a fold of its events.
 
-Like :class:`~oneiros.fsm.GolemState` it is only ever moved by ``apply``, the same way live and in
+Like :class:`~oneiros.GolemState` it is only ever moved by ``apply``, the same way live and in
 replay. It keeps running sums rather than lists so one scheduler evaluation stays cheap however
 long the golem has lived.
 """

@@ -5,7 +5,7 @@ deciding and recording cannot lose or double a decision; a second runner conflic
 
 A process's memory is a fold of the log (its inputs up to its tracked position, and every decision
 recorded), so a process that starts anew need not fold it all: the memory is snapshotted beside the
-log (:func:`oneiros.store.open_snapshots`, like a golem's state) and a new process restores the
+log (:func:`oneiros.store._snapshots.open_snapshots`, like a golem's state) and a new process restores the
 latest snapshot the log still agrees with and folds only what came after it. A process with nothing
 new to decide does not load its memory at all: every reading command runs the processes first.
 """

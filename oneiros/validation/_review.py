@@ -184,7 +184,7 @@ def append_side(
     store: EventStore, deps: Deps, golem_id: str, topic: str, events: Sequence[Event], *, retries: int | None = None
 ) -> list[Recorded]:
     """Append ``events`` to the golem's ``topic`` side stream, retrying a lost version race (at most
-    ``retries`` tries, ``races.attempts`` by default, with ``oneiros.fsm.retry_race``'s jittered backoff)."""
+    ``retries`` tries, ``races.attempts`` by default, with ``oneiros.fsm._races.retry_race``'s jittered backoff)."""
     if not events:
         return []
     stream = side_stream(golem_id, topic)
