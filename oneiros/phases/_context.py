@@ -50,6 +50,15 @@ class PhaseContext(msgspec.Struct, frozen=True, kw_only=True):
     """When the phase began, as the log recorded it (in the return: the moment of waking)."""
     cycle_versions: int = 0
     """Log versions the cycle has spanned when the phase started."""
+    night: tuple[int, int] | None = None
+    """The cycle's night as rows of ``memory`` (start, end): the episodes recorded since the last
+    completed cycle began, up to this cycle's start. None: every episode is the night."""
+
+    def night_episodes(self) -> list[Episode]:
+        """The night's episodes in tick order (decoded: a night, never the whole memory)."""
+        if self.memory is not None and self.night is not None:
+            return self.memory.columns().recorded(*self.night)
+        return list(self.episodes)
 
 
 class PhaseEngine(Protocol):

@@ -176,6 +176,7 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         cycle_versions=state.version - view.start_version + 1,
         started_at=view.started_at,
         now=log.now,
+        night=log.night,
     )
     outputs: list[Event]
     if suppress_now:

@@ -19,6 +19,8 @@ from oneiros.settings._vocabulary import Tier
 
 __all__ = [
     "DEFAULT_PRICES",
+    "MENTIONS_KEPT",
+    "ConsolidationSettings",
     "CycleBudget",
     "CycleSettings",
     "EngineSettings",
@@ -161,6 +163,56 @@ class IntegrationSettings(msgspec.Struct, frozen=True, kw_only=True):
     max_tokens: int = 120
 
 
+MENTIONS_KEPT: Final = 8
+"""Latest mentions of each subject the episode memory keeps for threads: a thread's cap is at most this."""
+
+
+class ConsolidationSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """What a night's episodes become: OpenSeed 004_*'s observations (facts, with their levels),
+    threads of one subject across days, and summaries. The defaults are what LoCoMo's dev
+    conversations measured (docs/evaluation.md): dated sentences, answers with their questions and
+    shared images help recall; restating every sentence, many threads and summaries did not."""
+
+    observations: bool = True
+    """NREM restates the night's episodes as observations (``DreamObservation``)."""
+    batch: int = 16
+    """Episodes per observation step (oneiros default: small enough that a step's worst case, its
+    prompt and ``tokens_per_episode`` for each episode, fits a [CORE] NREM budget several times)."""
+    tokens_per_episode: int = 64
+    """Room in an observation step's answer per episode it reads (its ``max_tokens``; oneiros default)."""
+    salient: float = 0.7
+    """An episode of at least this significance is restated whole; the others only where a fact
+    adds to them (a date made absolute, the question an answer replies to, an image). 0 restates
+    every episode (oneiros default; what OpenSeed 004_* observes is what mattered)."""
+    max_sources: int = 2
+    """Most episodes one observation restates: an answer and its question (oneiros default)."""
+    threads: int = 3
+    """Most threads a night starts: one subject (a tag, or a name an episode uses) the night speaks
+    of and earlier nights did too, as a dated timeline (0 for none). Few: on LoCoMo threads mostly
+    buy more turns per recall slot, not better recall (docs/evaluation.md)."""
+    thread_sources: int = 3
+    """Most episodes one thread joins: the night's and the latest earlier ones (at most ``MENTIONS_KEPT``)."""
+    summaries: bool = False
+    """One summary of each night's episodes per speaker: off, since on LoCoMo they added nothing a
+    reader could use that observations did not (docs/evaluation.md)."""
+    summary_sources: int = 3
+    """Most episodes a summary names (and takes its words from)."""
+    temperature: float = 0.2
+    max_tokens: int = 400
+    """Room for a thread or a summary."""
+
+    def __post_init__(self) -> None:
+        for name in ("batch", "tokens_per_episode", "max_sources", "thread_sources", "summary_sources"):
+            if getattr(self, name) < 1:
+                raise InvalidSetting(f"cycle.engines.consolidation.{name}", getattr(self, name), "at least 1")
+        if self.thread_sources > MENTIONS_KEPT:
+            raise InvalidSetting(
+                "cycle.engines.consolidation.thread_sources", self.thread_sources, f"at most {MENTIONS_KEPT}"
+            )
+        if self.threads < 0:
+            raise InvalidSetting("cycle.engines.consolidation.threads", self.threads, "0 or more")
+
+
 class WakeUpSettings(msgspec.Struct, frozen=True, kw_only=True):
     """The wake-up message the agent reads after a dream (hypnopompic return)."""
 
@@ -206,6 +258,7 @@ class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
     nrem: NremSettings = NremSettings()
     rem: RemSettings = RemSettings()
     integration: IntegrationSettings = IntegrationSettings()
+    consolidation: ConsolidationSettings = ConsolidationSettings()
     wake_up: WakeUpSettings = WakeUpSettings()
     prompts: PromptSet = msgspec.field(default_factory=PromptSet)
 

@@ -86,6 +86,28 @@ DEFAULT_PROMPTS: Final[dict[Task, str]] = {
         "The theme '$tag' recurs across separate replay batches:\n$episodes\n"
         'State the insight behind it. Reply with JSON only: {"insight": "one sentence"}'
     ),
+    # OpenSeed 004_*'s observations: facts distilled from experience, each with its level.
+    "observe": (
+        "Restate as short facts, each opening with the day it was said (YYYY-MM-DD: ): each sentence that "
+        "dates something relative to when it was said ('yesterday', 'last week'...: give the date); each "
+        "answer, joined to the question before it; each image shared; every episode of significance "
+        "$salient or more, whole. Name people, not 'I' or 'you'; 'self' is you. At most $sources ticks a "
+        "fact; nothing that adds no fact. Lines marked ~ are context only.\n"
+        "$episodes\n"
+        'JSON only: {"observations": [{"text": "...", "ticks": [...], "priority": "RED|YLW|GRN", '
+        '"subject": "...", "about": "YYYY-MM-DD or null"}]}'
+    ),
+    "thread": (
+        "Subject: $subject\nWhat was said or done about it, oldest first, one line each:\n$episodes\n"
+        "Join them into one dated timeline of the subject: for each line, its day and what it says about "
+        "the subject, in the third person.\n"
+        'Reply with JSON only: {"thread": "Subject, across days. YYYY-MM-DD: ... | YYYY-MM-DD: ..."}'
+    ),
+    "summary": (
+        "Summarise what these episodes talked about, as a short list of the words that matter, and name "
+        "the episodes (at most $cap of them) whose words the list uses:\n$episodes\n"
+        'Reply with JSON only: {"summary": "Who, YYYY-MM-DD, talked about: ...", "ticks": [tick, ...]}'
+    ),
 }
 
 PLACEHOLDERS: Final[dict[Task, frozenset[str]]] = {
