@@ -409,11 +409,14 @@ class EntryNotFound(StagingError):
 class IllegalReview(StagingError):
     """The entry's status does not allow this review decision."""
 
-    def __init__(self, entry_id: str, status: str, decision: str) -> None:
+    def __init__(self, entry_id: str, status: str, decision: str, allowed: tuple[str, ...] = ()) -> None:
         self.entry_id = entry_id
         self.status = status
         self.decision = decision
-        super().__init__(f"entry {entry_id!r} is {status}; decision {decision!r} is not allowed")
+        self.allowed = allowed
+        """The decisions the entry's status allows (none once it is settled for good)."""
+        hint = f" (a {status} entry takes {', '.join(allowed)})" if allowed else ""
+        super().__init__(f"entry {entry_id!r} is {status}; decision {decision!r} is not allowed{hint}")
 
 
 class WorkerError(OneirosError):

@@ -24,7 +24,7 @@ START = datetime(2026, 3, 2, 3, 0, tzinfo=UTC)
 
 
 def test_a_cycle_writes_both_triggers_and_bardos_phase_names() -> None:
-    """An owner's cycle stores DreamStart v3 with the scheduler's ``owner`` and Bardo's ``time``,
+    """An owner's cycle stores DreamStart v4 with the scheduler's ``owner`` and Bardo's ``time``,
     and one DreamPhase per phase named HypnagogicOnset, NREM, REM, Integration, HypnopompicReturn."""
     golems = Golems(open_store("memory://"), deps=Deps(clock=FixedClock(START), ids=SequentialIds("e")))
     golems.create("g")
@@ -32,7 +32,7 @@ def test_a_cycle_writes_both_triggers_and_bardos_phase_names() -> None:
     InProcessExecutor(golems).run_cycle("g")
     records = golems.store.read_all()
     start = next(r for r in records if isinstance(r.event, DreamStart))
-    assert ("DreamStart.v3", "owner", "time") == (
+    assert ("DreamStart.v4", "owner", "time") == (
         encode_event(start.meta, start.event)[0],
         start.event.trigger,
         start.event.bardo_trigger,

@@ -84,7 +84,8 @@ def test_budget_from_the_ledger_events_shows_what_the_whole_stream_gives(sqlite_
 def test_budget_judges_spend_by_the_configured_caps(sqlite_url: str, tmp_path: Path) -> None:
     """``budget --config`` shows the caps of that config, which every other process enforces: a month cap of $3 and a
     core cycle cap of 9,000 tokens from ``--config`` (the defaults alone showed $15.00 and 12,000),
-    and ``--tier`` still picks the tier on top of them."""
+    and ``--tier`` picks the tier under them: the cap the config set holds at the hardened tier,
+    which fills in only the caps the config left unset ($0.50 a cycle)."""
     assert 0 == runner.invoke(app, ["dream", "--sample", "--store", sqlite_url, "--json"]).exit_code
     config = tmp_path / "oneiros.toml"
     config.write_text("[cycle.budget]\nmonth_usd = 3.0\ncycle_tokens = 9000\n")
@@ -92,10 +93,11 @@ def test_budget_judges_spend_by_the_configured_caps(sqlite_url: str, tmp_path: P
     assert 0 == shown.exit_code, shown.output
     caps = {c["cap"]: (c["token_cap"], c["usd_cap"]) for c in json.loads(shown.output)["caps"]}
     assert ("core", (9000, None), (None, 3.0)) == (json.loads(shown.output)["tier"], caps["cycle"], caps["month"])
-    hardened = runner.invoke(app, ["budget", "--store", sqlite_url, "--config", str(config), "--tier", "hardened"])
+    argv = ["budget", "--store", sqlite_url, "--config", str(config), "--tier", "hardened", "--json"]
+    hardened = runner.invoke(app, argv)
     assert 0 == hardened.exit_code, hardened.output
-    assert "golem · hardened tier · last cycle" in hardened.output
-    assert "60000" in hardened.output
+    caps = {c["cap"]: (c["token_cap"], c["usd_cap"]) for c in json.loads(hardened.output)["caps"]}
+    assert ("hardened", (9000, 0.5), (None, 3.0)) == (json.loads(hardened.output)["tier"], caps["cycle"], caps["month"])
 
 
 def test_budget_shows_the_caps_the_last_cycle_ran_with(sqlite_url: str) -> None:

@@ -86,11 +86,14 @@ def test_an_outcome_lists_only_the_entries_it_moved(env: dict[str, str]) -> None
     """Two cycles dreamt with no reading command between, then an outcome that matches no entry:
     the staging process, catching up as the outcome is recorded, stages both cycles' entries and
     displaces some after the outcome's position, yet the outcome says it moved none (it listed
-    every entry staged or displaced then as moved); an outcome on one active entry lists that one."""
+    every entry staged or displaced then as moved), and that it shares no word with any of the ten
+    entries active when the sweep came to it; an outcome on one active entry lists that one."""
     _json(env, "dream", "--sample")
     _json(env, "dream")
     shown = _run(env, "outcome", "--golem", "golem", "--tick", "1000", "--verdict", "confirms", "--tag", "nothing")
-    assert (0, "0 entries moved") == (shown.exit_code, shown.output.strip().split("; ")[-1])  # type: ignore[attr-defined]
+    lines = shown.output.splitlines()  # type: ignore[attr-defined]
+    assert (0, "0 entries moved") == (shown.exit_code, lines[0].split("; ")[-1])  # type: ignore[attr-defined]
+    assert ["  it shares no word with the criterion or text of any of the 10 active entries"] == lines[1:]
     active = next(e["entry_id"] for e in _json(env, "staging", "--status", "proposed"))  # type: ignore[attr-defined, index]
     moved = _json(env, "outcome", "--golem", "golem", "--tick", "1001", "--verdict", "confirms", "--entry", active)
     assert [active] == [e["entry_id"] for e in moved["entries"]]  # type: ignore[index]
@@ -106,7 +109,7 @@ def test_bad_verdict_and_decision_are_refused(env: dict[str, str]) -> None:
     )  # type: ignore[attr-defined]
     decision = _run(env, "review", "x", "--decision", "promote", "--reason", "r")
     assert 2 == decision.exit_code  # type: ignore[attr-defined]
-    assert "error: decision 'promote' must be one of reinforce, stale, reject, promote_candidate" == " ".join(
+    assert "error: decision 'promote' must be one of reinforce, stale, reject, promote_candidate, revoke" == " ".join(
         decision.stderr.split()
     )  # type: ignore[attr-defined]
 

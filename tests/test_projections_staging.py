@@ -86,17 +86,32 @@ def test_sweep_matches_integer_model(verdicts: list[str]) -> None:
     assert (status, confidence) == (entry.status, entry.confidence_pct)
 
 
-def test_outcome_matches_by_criterion_and_regime(world: World) -> None:
-    """Without an entry id an outcome validates the entries whose criterion terms and regime it meets."""
+def test_outcome_moves_the_entries_it_is_relevant_to(world: World) -> None:
+    """Without an entry id an outcome moves the entries it is relevant to (staging.min_relevance):
+    the criterion's two terms without its regime, or a term and the regime, are two thirds of it;
+    a term alone a third, which moves nothing; and ``min_relevance = 1`` asks for all of it, as
+    matching did before relevance."""
     world.episodes(1, tags=("eth", "breakout"), regime="trending")
     world.dream(hypotheses=1)
     (entry_id,) = world.entries()
-    assert ("breakout", "eth") == world.entry(entry_id).criterion.all_of
+    assert (("breakout", "eth"), "trending") == (
+        world.entry(entry_id).criterion.all_of,
+        world.entry(entry_id).criterion.regime,
+    )
     world.outcome("confirms", summary="ETH breakout held", regime="ranging")
     world.outcome("confirms", tags=("eth",), regime="trending")
-    assert 20 == world.entry(entry_id).confidence_pct
-    world.outcome("confirms", summary="eth breakout continued", regime="trending")
-    assert 30 == world.entry(entry_id).confidence_pct
+    assert 40 == world.entry(entry_id).confidence_pct
+    world.outcome("confirms", summary="eth again")
+    assert 40 == world.entry(entry_id).confidence_pct
+
+    strict = World(open_store("memory://"), min_relevance=1.0)
+    strict.episodes(1, tags=("eth", "breakout"), regime="trending")
+    strict.dream(hypotheses=1)
+    (entry_id,) = strict.entries()
+    strict.outcome("confirms", summary="ETH breakout held", regime="ranging")
+    assert 20 == strict.entry(entry_id).confidence_pct
+    strict.outcome("confirms", summary="eth breakouts continued", regime="trending")
+    assert 30 == strict.entry(entry_id).confidence_pct
 
 
 def test_cap_displaces_lowest_utility_entry() -> None:

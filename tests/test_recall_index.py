@@ -225,8 +225,8 @@ def test_one_ranking_of_facts_and_dreams_each_naming_its_episodes() -> None:
 def test_the_ranking_is_grouped_by_source_episode() -> None:
     """Grouped (the default): an observation restating one episode gives its place to that episode
     (the fact moves up with the observation's relevance); a dream joining two episodes keeps its
-    place, and the episode it joins that ranks below it ("Which harbor?") is left out. Every place brings an episode of its
-    own, numbered 1, 2, 3... with relevance never rising."""
+    place, and the episode it joins that ranks below it ("Which harbor?") is left out. Every place
+    brings an episode of its own, numbered 1, 2, 3... with relevance never rising."""
     store = open_store("memory://")
     world = World(store)
     world.golems.record_episodes(

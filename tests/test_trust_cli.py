@@ -98,7 +98,7 @@ def test_an_instructing_web_episode_reaches_memory_only_through_a_review(tmp_pat
 
     said = oneiros("review", held, "--decision", "promote_candidate", "--reason", "checked the claim myself")
     assert f"quarantined, so only a review promotes it: {by_id[held]['quarantine']['why']}" == " ".join(
-        said.split("\n", 1)[1].split()
+        said.split("\n")[1].split()
     )
     memory = json.loads(oneiros("memory", "--golem", "g1", "--json"))
     assert by_id[held]["text"] in memory["memory"]["content"]

@@ -62,6 +62,8 @@ def _default(field: msgspec.inspect.Field) -> str:
         value: Any = field.default
     elif field.default_factory is not msgspec.NODEFAULT:
         value = field.default_factory()
+    elif not field.required:  # UNSET: the Struct fills it in (a cap from the cycle's tier)
+        return "(by tier)"
     else:
         return "(required)"
     text = json.dumps(msgspec.to_builtins(value))

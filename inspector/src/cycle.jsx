@@ -91,6 +91,7 @@ export function Cycle({ golem, id }) {
               {e.interrupted_by ? <> · interrupted by {e.interrupted_by} {e.interrupted_reason}</> : null}
             </p>
             <p class="muted">{(e.tokens_in + e.tokens_out).toLocaleString()} tokens ({e.tokens_in} in, {e.tokens_out} out) · {fmtUsd(e.cost_usd)} · quality {e.quality_pct}% · staged {e.staged}, promoted {e.promoted}, refuted {e.refuted}</p>
+            {e.quality_basis ? <p class="muted small" data-testid="quality-basis">quality: {e.quality_basis}</p> : null}
           </Section>
           <Section title="Timeline" id="timeline-title"><Timeline entry={e} events={events.items} spans={trace.data || []} /></Section>
           <Section title="Journal entry" id="journal-title">

@@ -3,7 +3,7 @@ import { api } from './api.js';
 import { useApi, usePages, More, Err, Loading, Badge, Section, Fields, pct, fmtTime } from './ui.jsx';
 
 const enc = encodeURIComponent;
-const STATUSES = ['', 'proposed', 'reinforced', 'promoted', 'rejected', 'stale', 'refuted', 'expired', 'displaced'];
+const STATUSES = ['', 'proposed', 'reinforced', 'promoted', 'rejected', 'stale', 'refuted', 'expired', 'displaced', 'revoked'];
 
 export function Staging({ golem }) {
   const [status, setStatus] = useState('');
@@ -67,9 +67,12 @@ function ConfidenceChart({ start, steps }) {
   );
 }
 
-const DECISIONS = [
-  ['promote_candidate', 'Promote'], ['reinforce', 'Reinforce'], ['stale', 'Mark stale'], ['reject', 'Reject'],
-];
+// The server says which decisions the dream's status allows now (`decisions`): a promoted dream
+// offers only Revoke, a settled one none.
+const DECISIONS = {
+  promote_candidate: ['Promote', 'primary'], reinforce: ['Reinforce', ''], stale: ['Mark stale', ''],
+  reject: ['Reject', 'danger'], revoke: ['Revoke', 'danger'],
+};
 
 function Review({ dream, onDone }) {
   const [why, setWhy] = useState('');
@@ -83,14 +86,18 @@ function Review({ dream, onDone }) {
     } catch (e) { setError(e); }
     setBusy(false);
   };
+  const allowed = dream.decisions || [];
+  if (!allowed.length) return <p class="muted" data-testid="settled">No review decision applies to a {dream.status} dream.</p>;
+  const revoking = allowed.includes('revoke');
   return (
     <form class="review" onSubmit={(e) => e.preventDefault()} aria-labelledby="review-title">
       <h3 id="review-title">Review</h3>
+      {revoking ? <p class="muted small">Promoted: it is in MEMORY.md. Revoking drops its line from the next version; the revocation, with your reason, stays in its history.</p> : null}
       <label for="why">Reason (recorded with the decision)</label>
       <textarea id="why" rows="2" value={why} onInput={(e) => setWhy(e.currentTarget.value)} />
       <div class="actions">
-        {DECISIONS.map(([d, label]) => (
-          <button key={d} type="button" class={d === 'reject' ? 'danger' : d === 'promote_candidate' ? 'primary' : ''} disabled={busy} data-decision={d} onClick={() => act(d)}>{label}</button>
+        {allowed.filter((d) => DECISIONS[d]).map((d) => (
+          <button key={d} type="button" class={DECISIONS[d][1]} disabled={busy} data-decision={d} onClick={() => act(d)}>{DECISIONS[d][0]}</button>
         ))}
       </div>
       <Err error={error} />
@@ -144,7 +151,7 @@ export function Dream({ id, me }) {
             <Section title="Validation criterion" id="criterion-title"><Fields value={d.criterion} /></Section>
           </div>
           <Section title="Reviews" id="reviews-title">
-            {d.reviews.length ? <ul class="plain">{d.reviews.map((r, i) => <li key={i}><strong>{r.decision}</strong> by {r.who}{r.why ? `: ${r.why}` : ''}</li>)}</ul> : <p class="muted">No reviews yet.</p>}
+            {d.reviews.length ? <ul class="plain">{d.reviews.map((r, i) => <li key={i}><strong>{r.decision}</strong> by {r.who}{r.why ? `: ${r.why}` : ''}{r.time ? <span class="muted"> ({fmtTime(r.time)})</span> : null}</li>)}</ul> : <p class="muted">No reviews yet.</p>}
           </Section>
         </>
       )}

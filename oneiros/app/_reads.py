@@ -49,7 +49,7 @@ from oneiros.projections._index import (
     pending_count,
     staged_entries,
 )
-from oneiros.projections._journal import dream_reports, journal_markdown
+from oneiros.projections._journal import JournalSettings, dream_reports, journal_markdown, quality_basis
 from oneiros.projections._recall import recall_golem
 from oneiros.projections._sinks import (
     beliefs,
@@ -225,8 +225,16 @@ class Reading(Recording):
         quality = entry.quality_pct if entry is not None else None
         if quality is None and report is not None:
             quality = round(report.journal.dream_quality_score * 100)
+        # A journal row from before the basis was kept has none: made now from what the row holds.
+        basis = (entry.quality_basis or quality_basis(entry, JournalSettings())) if entry is not None else None
         return Report(
-            golem_id=golem_id, cycle_id=chosen, report=report, wake_up=wake_up, staged=staged, quality_pct=quality
+            golem_id=golem_id,
+            cycle_id=chosen,
+            report=report,
+            wake_up=wake_up,
+            staged=staged,
+            quality_pct=quality,
+            quality_basis=basis,
         )
 
     def budget(
@@ -236,7 +244,8 @@ class Reading(Recording):
         DreamStart recorded them), else this config's. For one cycle: as of its last event, with
         its spend by phase; else as of the golem's latest event, its last cycle judged. The window,
         day and month caps count everything the golem spent in them, as the cycle's guard did.
-        ``recorded=False`` judges by this config's caps, ``tier`` by another tier's."""
+        ``recorded=False`` judges by this config's caps, ``tier`` by those caps at another tier
+        (a cap someone set holds; those the tier gave follow it)."""
         from oneiros.runtime._budget import Ledger, budget_report  # noqa: PLC0415 - NumPy, on first use
 
         if cycle_id is None:
@@ -278,7 +287,7 @@ class Reading(Recording):
         tokens showed a hard overrun that never happened); a cycle recorded without settings ran
         with the config of the day, this config the best guess left."""
         caps = recorded.budget if recorded is not None else self.config.cycle.budget
-        return msgspec.structs.replace(caps, tier=tier) if tier is not None else caps
+        return caps.at_tier(tier) if tier is not None else caps  # type: ignore[arg-type]
 
     def trace(self, golem_id: str, cycle_id: str) -> list[SpanRecord]:
         """A cycle's OpenTelemetry spans across every process that ran it, from the span file

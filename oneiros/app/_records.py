@@ -15,6 +15,7 @@ from oneiros.events._staging import ReviewDecided, ReviewDecision
 from oneiros.events._types import Episode
 from oneiros.projections._index import staged_entry
 from oneiros.projections._sinks import memory_version
+from oneiros.validation._explain import explain_outcome
 from oneiros.validation._review import OutcomeInput
 
 __all__ = ["Imported", "Recording"]
@@ -95,15 +96,17 @@ class Recording(Core):
         self._written("schedule")
         return Appended.of(records)
 
-    def record_outcome(self, golem_id: str, outcome: OutcomeInput) -> OutcomeMoved:
-        """Record a waking outcome; the sweep moves the staged entries it bears on, and the answer
-        lists those it moved."""
+    def record_outcome(self, golem_id: str, outcome: OutcomeInput, *, explain: bool = False) -> OutcomeMoved:
+        """Record a waking outcome; the sweep moves the staged entries it is relevant to, and the
+        answer lists those it moved, with ``explain`` why, and why the nearest others did not."""
         feedback = self._feedback()
         record = feedback.record_outcome(golem_id, outcome)
         self._written("staging", "index")
         moved = feedback.moved_by(record)
         return OutcomeMoved(
-            position=record.position, entries=[Entry.of(e) for e in self._staged(golem_id) if e.entry_id in moved]
+            position=record.position,
+            entries=[Entry.of(e) for e in self._staged(golem_id) if e.entry_id in moved],
+            explain=explain_outcome(self.store, record, self.config.staging) if explain else None,
         )
 
     # -- decisions on what it dreamt ----------------------------------------------------------
@@ -117,7 +120,8 @@ class Recording(Core):
         return Entry.of(found)
 
     def review(self, entry_id: str, decision: ReviewDecision, *, who: str, why: str) -> Entry:
-        """Decide on a staged entry (Dense-Mem's feedback): reinforce, stale, reject or promote_candidate."""
+        """Decide on a staged entry (Dense-Mem's feedback): reinforce, stale, reject or promote_candidate,
+        or revoke a promoted one (MEMORY.md's next version drops its line)."""
         self._feedback().review(entry_id, decision, who=who, why=why)
         self._written("staging", "index")
         return self.entry(entry_id)

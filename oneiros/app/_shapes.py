@@ -17,7 +17,7 @@ from oneiros.app._pages import Page
 from oneiros.events._content import DreamReport, DreamStaged, WakeUpSummary
 from oneiros.events._health import HealthAlarmRaised
 from oneiros.events._quarantine import EntryQuarantined, EpisodeTrust
-from oneiros.events._staging import Lineage, ReviewDecided, StagingStatus, ValidationCriterion
+from oneiros.events._staging import Lineage, ReviewDecided, ReviewDecision, StagingStatus, ValidationCriterion
 from oneiros.events._types import DreamComplete
 from oneiros.fsm._golem import GolemState
 from oneiros.projections._journal import JournalEntry, PhaseSummary
@@ -31,6 +31,8 @@ from oneiros.settings._scheduling import ScheduleSettings
 from oneiros.settings._trust import TrustLevel
 from oneiros.settings._vocabulary import DreamPhaseName, Mode, StagedKind
 from oneiros.store._store import Recorded, record_row
+from oneiros.validation._explain import OutcomeExplanation
+from oneiros.validation._sweep import review_decisions
 
 __all__ = [
     "Appended",
@@ -135,6 +137,8 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True):
     updated_position: int
     resolved_by: str
     reviews: list[ReviewNote]
+    decisions: list[ReviewDecision]
+    """The review decisions its status allows now (``revoke`` alone once promoted, none once settled)."""
     quarantine: Quarantine | None
     """Why only a review may promote it; null when nothing holds it."""
 
@@ -161,6 +165,7 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True):
             updated_position=e.updated_position,
             resolved_by=e.resolved_by,
             reviews=list(e.reviews),
+            decisions=list(review_decisions(e.status)),
             quarantine=None if e.quarantine is None else Quarantine.of(e.quarantine),
         )
 
@@ -183,6 +188,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
     cost_usd: float
     quality: float
     """0-1: the cycle's own score, recalibrated as its outputs are validated."""
+    quality_basis: str
+    """What ``quality`` is made of, in one line."""
     interrupted_by: str | None
     empty: str | None
     """Why the cycle produced nothing; null when it produced something."""
@@ -203,6 +210,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             tokens=e.tokens_in + e.tokens_out,
             cost_usd=e.cost_usd,
             quality=e.quality_pct / 100,
+            quality_basis=e.quality_basis,
             interrupted_by=e.interrupted_by,
             empty=e.empty,
         )
@@ -260,6 +268,8 @@ class OutcomeMoved(msgspec.Struct, frozen=True, kw_only=True):
 
     position: int
     entries: list[Entry]
+    explain: OutcomeExplanation | None = None
+    """Asked for: why each entry moved, and why the nearest others did not."""
 
 
 CycleStatus = Literal["dreaming", "enqueued", "complete", "interrupted", "empty", "reevaluated"]
@@ -301,6 +311,8 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     staged: list[DreamStaged]
     quality_pct: int | None
     """The cycle's quality as the journal has it (recalibrated as its outputs are validated)."""
+    quality_basis: str | None = None
+    """What ``quality_pct`` is made of, in one line."""
 
 
 class CapSpend(msgspec.Struct, frozen=True, kw_only=True):

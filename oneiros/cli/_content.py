@@ -32,7 +32,7 @@ TierOpt = Annotated[
     str | None,
     typer.Option(
         "--tier",
-        help="Budget tier whose caps to show: core or hardened (default: the tier the last cycle ran with).",
+        help="Show the caps at this tier: core or hardened; a cap someone set holds (default: the last cycle's).",
     ),
 ]
 
@@ -76,6 +76,8 @@ def report(
     j = dream.journal
     title = f"[bold]dream {dream.cycle_id}[/bold] · quality {quality}%"
     tree = Tree(f"{title} · {j.tokens_spent} tokens · ${j.total_cost_usd:.4f}")
+    if found.quality_basis:
+        tree.add(escape(f"quality: {found.quality_basis}"))
     nrem = tree.add(f"NREM: {j.phase1_summary.episodes_replayed} episodes replayed")
     t = j.phase1_summary.triage_decisions
     nrem.add(f"triage: preserve {t.preserve}, abstract {t.abstract}, forget {t.forget}")
@@ -111,7 +113,8 @@ def budget(
 ) -> None:
     """What dreaming has spent against each cap, as of the golem's latest event: the caps its last
     cycle ran with (recorded in its DreamStart), or with --config, or before any cycle, the
-    config's (oneiros.toml, ONEIROS_*); --tier shows another tier's caps."""
+    config's (oneiros.toml, ONEIROS_*); --tier shows those caps at another tier (a cap someone set
+    holds there; the ones the tier gave follow it)."""
     from typing import get_args
 
     from oneiros.settings._vocabulary import Tier

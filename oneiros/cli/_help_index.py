@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='98c0a6f1a2f9d892183cd42b8677350e',
+    digest='2a1db0261e0db311e0a4936a95c59ac2',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(
@@ -19,7 +19,7 @@ INDEX = HelpIndex(
         ('events', 'List the log (the first --limit events after --after).'),
         ('status', "Each golem's mode, phase and stream version, the log's global position, and the cycles under way with their phase, the worker running it and their age."),
         ('report', "The DreamReport and wake-up summary of a golem's latest (or a given) cycle; --cycle alone names its golem."),
-        ('budget', "What dreaming has spent against each cap, as of the golem's latest event: the caps its last cycle ran with (recorded in its DreamStart), or with --config, or before any cycle, the config's (oneiros.toml, ONEIROS_*); --tier shows another tier's caps."),
+        ('budget', "What dreaming has spent against each cap, as of the golem's latest event: the caps its last cycle ran with (recorded in its DreamStart), or with --config, or before any cycle, the config's (oneiros.toml, ONEIROS_*); --tier shows those caps at another tier (a cap someone set holds there; the ones the tier gave follow it)."),
         ('pairs', "The distant memory pairs a dream would draw now (Bumblebee's selection)."),
         ('import', "Record a conversation as episodes: every turn with its speaker, time and own id (LoCoMo's D3:12, a message's id), checked whole before anything is written; run again, it records only the turns the golem does not have yet."),
         ('health', "A golem's dreaming health: cycles that staged nothing, cycles without a promotion, the validation hit rate, cost without yield and budget overruns, with the alarms raised now."),
@@ -30,8 +30,8 @@ INDEX = HelpIndex(
         ('diff', 'Two cycles side by side: hypotheses, counterfactuals and staged entries only one has, and quality, tokens, cost, calls and models where they differ.'),
         ('journal', 'One entry per dream cycle (the latest --limit): phases, counts, cost, duration and quality.'),
         ('staging', 'The staging buffer (the first --limit entries): every dream output with its confidence, status and criterion.'),
-        ('outcome', 'Record a waking outcome and run the validation sweep on it.'),
-        ('review', "Decide on a staged entry (Dense-Mem's feedback decisions)."),
+        ('outcome', 'Record a waking outcome and run the validation sweep on it: it moves the active entries it is relevant to (staging.min_relevance).'),
+        ('review', "Decide on a staged entry (Dense-Mem's feedback decisions), or revoke a promoted one: MEMORY.md's next version drops its line, with who and why kept in its history."),
         ('reevaluate', "Dense-Mem's re_evaluate: stale entries whose source episodes are gone, reinforce intact ones."),
         ('follow', 'Keep the staging and health processes and every projection up with the log until interrupted.'),
         ('rebuild', 'Drop a projection (or all) and build it again from the log, to the head or as of a position.'),

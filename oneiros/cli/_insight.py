@@ -151,7 +151,7 @@ def lineage_tree(found: Any) -> Any:
 
 
 _MOVE_LINES: dict[str, Any] = {
-    "review": lambda m: f"review {m.decision} by {m.who} → {m.status}: {m.why}",
+    "review": lambda m: f"review {m.decision} by {m.who}{_at(m.time)} → {m.status}: {m.why}",
     "promoted": lambda m: f"promoted at {m.after_pct}% by {m.who}: {m.why}",
     "refuted": lambda m: f"refuted at {m.after_pct}%",
     "quarantined": lambda m: f"quarantined, only a review promotes it: {m.why}",
@@ -159,13 +159,19 @@ _MOVE_LINES: dict[str, Any] = {
 }
 
 
+def _at(time: str | None) -> str:
+    """`` at 2026-11-24 09:00`` (UTC, as the log has it)."""
+    return f" at {time[:16].replace('T', ' ')}" if time else ""
+
+
 def _move_line(m: Any) -> str:
     if m.kind == "outcome":
         what = m.outcome or {}
         summary = what.get("summary", "")  # optional: without one, no dangling "tick 1001: "
+        bore = f", relevance {m.relevance:.2f}" if m.relevance is not None else ""
         return (
             f"@{m.position} outcome {m.verdict}: {m.before_pct}% → {m.after_pct}%"
-            f" (tick {what.get('tick', '?')}{f': {summary}' if summary else ''})"
+            f" (tick {what.get('tick', '?')}{f': {summary}' if summary else ''}{bore})"
         )
     line = _MOVE_LINES.get(m.kind)
     return f"@{m.position} " + (line(m) if line is not None else f"{m.kind}: {m.why}")

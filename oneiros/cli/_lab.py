@@ -56,11 +56,12 @@ def _settings(
     from oneiros.config._load import load_config
     from oneiros.settings._prompts import PromptSet
 
-    cycle = load_config(config).cycle
     if generator is not None and generator not in ("offline", "openai"):
         raise InputError(f"unknown generator {generator!r}; use offline or openai")
     if tier is not None and tier not in ("core", "hardened"):
         raise InputError(f"unknown tier {tier!r}; use core or hardened")
+    # The tier as a flag, under the config's layers: a cap the config sets holds at any tier.
+    cycle = load_config(config, flags={"cycle.budget.tier": (tier, "--tier")} if tier else None).cycle
     openai = cycle.generator.openai
     if base_url is not None:
         openai = msgspec.structs.replace(openai, base_url=base_url)
@@ -70,8 +71,7 @@ def _settings(
     engines = cycle.engines
     if prompts is not None:
         engines = msgspec.structs.replace(engines, prompts=PromptSet.from_toml(prompts))
-    budget = msgspec.structs.replace(cycle.budget, tier=tier) if tier is not None else cycle.budget
-    return msgspec.structs.replace(cycle, generator=chosen, engines=engines, budget=budget)
+    return msgspec.structs.replace(cycle, generator=chosen, engines=engines)
 
 
 def _cycle_in(store: EventStore, typed: str) -> str:

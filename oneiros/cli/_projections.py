@@ -195,11 +195,16 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     summary: Annotated[str, typer.Option("--summary", help="What happened.")] = "",
     tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag of the outcome (repeatable).")] = None,
     regime: Annotated[str | None, typer.Option("--regime", help="The regime it happened in.")] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Say why each entry moved, and why the nearest others did not.")
+    ] = False,
     store: StoreOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Record a waking outcome and run the validation sweep on it."""
+    """Record a waking outcome and run the validation sweep on it: it moves the active entries it is
+    relevant to (staging.min_relevance)."""
+    from oneiros.cli._explain import print_explanation
     from oneiros.events._staging import Verdict
     from oneiros.validation._review import OutcomeInput
 
@@ -213,29 +218,41 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         moved = app.record_outcome(
             golem,
             OutcomeInput(tick=tick, verdict=v, summary=summary, tags=tuple(tag or ()), regime=regime, entry_id=entry),
+            explain=explain or not as_json,  # the text names the nearest entry when nothing moved
         )
         if as_json:
             emit_json(moved)
             return
         console.print(f"outcome recorded at position {moved.position}; {len(moved.entries)} entries moved")
-        for e in moved.entries:
-            held = " (quarantined: only a review promotes it)" if e.quarantine is not None and e.active else ""
-            console.print(f"  {e.entry_id}: {e.status} at {e.confidence:.2f}{held}")
+        if not explain:
+            for e in moved.entries:
+                held = " (quarantined: only a review promotes it)" if e.quarantine is not None and e.active else ""
+                console.print(f"  {e.entry_id}: {e.status} at {e.confidence:.2f}{held}")
+        if moved.explain is not None:
+            print_explanation(moved.explain, whole=explain)
 
 
 def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     entry_id: Annotated[str, typer.Argument(help="The staged entry's id, or a unique prefix (3d48:2).")],
-    decision: Annotated[str, typer.Option("--decision", help="reinforce, stale, reject or promote_candidate.")],
+    decision: Annotated[
+        str,
+        typer.Option(
+            "--decision", help="reinforce, stale, reject, promote_candidate, or revoke (withdraw a promoted entry)."
+        ),
+    ],
     reason: Annotated[str, typer.Option("--reason", help="Why.")],
     who: Annotated[str, typer.Option("--who", help="Who decides.")] = "owner",
     store: StoreOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Decide on a staged entry (Dense-Mem's feedback decisions)."""
+    """Decide on a staged entry (Dense-Mem's feedback decisions), or revoke a promoted one: MEMORY.md's
+    next version drops its line, with who and why kept in its history."""
+    from typing import get_args
+
     from oneiros.events._staging import ReviewDecision
 
-    decisions: tuple[ReviewDecision, ...] = ("reinforce", "stale", "reject", "promote_candidate")
+    decisions: tuple[ReviewDecision, ...] = get_args(ReviewDecision)
     if decision not in decisions:
         print_error(f"decision {decision!r} must be one of {', '.join(decisions)}")
         raise typer.Exit(2)
@@ -248,6 +265,10 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         console.print(f"{entry.entry_id} is now [bold]{entry.status}[/bold] " + escape(f"({who}: {reason})"))
         if entry.quarantine is not None:
             console.print("quarantined, so only a review promotes it: " + escape(entry.quarantine.why))
+        newest = app.memory(entry.golem_id) if entry.status in ("promoted", "revoked") else None
+        if newest is not None:  # where the promotion or the revocation shows in MEMORY.md
+            before = f" (oneiros memory --diff {newest.version - 1} {newest.version})" if newest.version > 1 else ""
+            console.print(escape(f"MEMORY.md v{newest.version}: {newest.reason}{before}"), soft_wrap=True)
 
 
 def reevaluate(

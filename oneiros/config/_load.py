@@ -33,7 +33,7 @@ import msgspec.inspect as mi
 
 from oneiros._errors import InvalidSetting, UnknownPreset
 from oneiros.config._presets import PRESETS, preset_layer
-from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._cycle import TIER_CAPS, CycleSettings
 from oneiros.settings._files import read_toml
 from oneiros.settings._health import HealthSettings
 from oneiros.settings._races import RaceSettings
@@ -59,6 +59,8 @@ DEFAULT_STORE_URL = "sqlite:///.oneiros/events.db"
 ENV_PREFIX = "ONEIROS_"
 _SEP = "__"
 _TOP_LEVEL = ("golem", "store", "queue")
+_TIER_KEYS = tuple(TIER_CAPS["core"])
+"""The ``cycle.budget`` keys whose defaults come from the tier."""
 Flags = Mapping[str, tuple[Any, str]]
 """Command-line overrides: dotted key -> (value, the flag that set it, as ``--tier``)."""
 
@@ -178,6 +180,12 @@ def _info(tp: Any) -> mi.Type:
     return mi.type_info(tp)
 
 
+@functools.cache
+def _hints(struct: type[msgspec.Struct]) -> dict[str, Any]:
+    # Two thirds of a load evaluated these annotations again for every table of the config.
+    return typing.get_type_hints(struct, include_extras=True)
+
+
 def _strip(tp: Any) -> Any:
     """The type inside ``Annotated[...]``."""
     return typing.get_args(tp)[0] if typing.get_origin(tp) is typing.Annotated else tp
@@ -257,7 +265,7 @@ class _Checker:
     def check(self, value: Any, tp: Any, parts: list[str]) -> None:
         struct = _struct_in(tp)
         if struct is not None and isinstance(value, Mapping):
-            hints = typing.get_type_hints(struct, include_extras=True)
+            hints = _hints(struct)
             fields = {f.encode_name: f.name for f in _struct_fields(struct)}
             for key, inner in value.items():
                 if key not in fields:
@@ -332,7 +340,8 @@ def explain_config(
     flags: Flags | None = None,
 ) -> tuple[OneirosConfig, dict[str, str]]:
     """The effective config and, for each key a layer set, where it came from
-    (``preset NAME``, the file's path, ``env NAME``, ``flag --NAME``); unnamed keys are defaults."""
+    (``preset NAME``, the file's path, ``env NAME``, ``flag --NAME``, ``tier NAME`` for a cap the
+    cycle's tier filled in because no layer set it); unnamed keys are defaults."""
     env = os.environ if environ is None else environ
     file_path, file_layer = _read_file(path, env)
     env_layer, env_sources = _env_layer(env)
@@ -344,6 +353,10 @@ def explain_config(
     if chosen and chosen not in PRESETS:
         raise UnknownPreset(chosen, tuple(PRESETS))
     merged: dict[str, Any] = msgspec.to_builtins(OneirosConfig())
+    # The caps a tier supplies are left unset unless a layer sets them, so the tier a later layer
+    # chooses fills them in and a cap set anywhere wins over it (CycleBudget resolves them).
+    for key in _TIER_KEYS:
+        del merged["cycle"]["budget"][key]
     sources: dict[str, str] = {}
     if chosen:
         _merge(merged, preset_layer(chosen), sources, f"preset {chosen}")
@@ -367,6 +380,8 @@ def explain_config(
         source = next((v for k, v in sources.items() if exc.key == k or exc.key.startswith(k + ".")), "")
         raise InvalidSetting(exc.key, exc.value, exc.expected, exc.source or source) from None
     _check_zones(config, checker)
+    for key in _TIER_KEYS:
+        sources.setdefault(f"cycle.budget.{key}", f"tier {config.cycle.budget.tier}")
     return config, sources
 
 
@@ -377,7 +392,9 @@ def load_config(
     environ: Mapping[str, str] | None = None,
     flags: Flags | None = None,
 ) -> OneirosConfig:
-    """The effective config: defaults < preset < file < environment < flags.
+    """The effective config: defaults < preset < file < environment < flags. The tier's caps
+    (``cycle.budget.cycle_tokens``, ``cycle_usd``, ``window_usd``) are defaults too: they fill
+    only what no layer set, so ``cycle_tokens = 9000`` holds at the hardened tier.
 
     ``path`` defaults to ``$ONEIROS_CONFIG`` or ``oneiros.toml`` (a missing default file is no
     error; a missing named one is). ``preset`` defaults to ``$ONEIROS_PRESET``, then the file's

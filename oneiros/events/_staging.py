@@ -51,9 +51,13 @@ STAGING_STREAM = "staging"
 Percent = Annotated[int, msgspec.Meta(ge=0, le=100)]
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 Verdict = Literal["confirms", "contradicts"]
-ReviewDecision = Literal["reinforce", "stale", "reject", "promote_candidate"]
-# Dense-Mem's five statuses, Bardo's "refuted", and the two ways the buffer itself lets go.
-StagingStatus = Literal["proposed", "reinforced", "stale", "rejected", "promoted", "refuted", "displaced", "expired"]
+ReviewDecision = Literal["reinforce", "stale", "reject", "promote_candidate", "revoke"]
+"""Dense-Mem 002_*'s four decisions, and ``revoke``: withdraw a promoted entry from memory, with a reason."""
+# Dense-Mem's five statuses, Bardo's "refuted", the two ways the buffer itself lets go, and a
+# promotion withdrawn by review.
+StagingStatus = Literal[
+    "proposed", "reinforced", "stale", "rejected", "promoted", "refuted", "displaced", "expired", "revoked"
+]
 
 
 def side_stream(golem_id: str, topic: str) -> str:
@@ -111,7 +115,8 @@ class OutcomeRecorded(Event, frozen=True, kw_only=True):
 
 @event_type("ReviewDecided")
 class ReviewDecided(Event, frozen=True, kw_only=True):
-    """A person's or assistant's decision on a staged entry (Dense-Mem 002_* feedback)."""
+    """A person's or assistant's decision on a staged entry (Dense-Mem 002_* feedback; ``revoke``
+    withdraws a promoted one)."""
 
     golem_id: NonEmpty
     entry_id: NonEmpty
@@ -159,6 +164,9 @@ class ConfidenceChanged(Event, frozen=True, kw_only=True):
     after_pct: Percent
     verdict: Verdict
     outcome_position: int
+    relevance: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None = None
+    """How far the outcome bore on the entry (0-1) when the sweep moved it by relevance; None for an
+    outcome that named the entry, and in steps recorded before relevance."""
 
 
 @event_type("EntryPromoted")

@@ -228,12 +228,13 @@ class EpisodeRecorded(Event, frozen=True, kw_only=True):
 _BARDO_TRIGGERS = BardoTriggerSettings()
 
 
-@event_type("DreamStart", version=3)
+@event_type("DreamStart", version=4)
 class DreamStart(CycleEvent, frozen=True, kw_only=True):
     """A cycle began. ``trigger`` is the scheduler's own; ``bardo_trigger`` the same cause in Bardo
     001_*'s event contract (left out, it follows the default mapping of ``trigger``). ``settings``
     are what every phase of the cycle runs with, on whichever process; None only for cycles
-    recorded before v3, whose phases run with the runner's own settings."""
+    recorded before v3, whose phases run with the runner's own settings. Since v4 its budget's
+    ``cycle_tokens``, ``cycle_usd`` and ``window_usd`` are the caps the cycle ran under at any tier."""
 
     trigger: DreamTrigger
     bardo_trigger: BardoTrigger | None = None

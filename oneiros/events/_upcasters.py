@@ -66,3 +66,23 @@ def _episode_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     lifted as ``source="self"``, ``trust="high"``, written out so that no later default or
     ``staging.trust`` setting re-judges an old log."""
     return {**data, "episode": {**data["episode"], "source": "self", "trust": "high"}}
+
+
+@register_upcaster("DreamStart", from_version=3)
+def _dream_start_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
+    """v3's budget meant its caps through its tier: a hardened cycle ran under
+    ``hardened_cycle_tokens`` whatever ``cycle_tokens`` said, and a core cycle under no money cap
+    per cycle or window. v4's ``cycle_tokens``, ``cycle_usd`` and ``window_usd`` are the caps at
+    any tier, so a v3 budget is lifted to the caps it ran under."""
+    settings = data.get("settings")
+    if not isinstance(settings, dict) or not isinstance(settings.get("budget"), dict):
+        return data
+    budget = dict(settings["budget"])
+    if budget.get("tier") == "hardened":
+        budget.pop("cycle_tokens", None)  # unset: the Struct takes hardened_cycle_tokens, recorded or default
+        if "hardened_cycle_tokens" in budget:
+            budget["cycle_tokens"] = budget["hardened_cycle_tokens"]
+    else:
+        budget["cycle_usd"] = None
+        budget["window_usd"] = None
+    return {**data, "settings": {**settings, "budget": budget}}

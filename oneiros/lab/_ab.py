@@ -160,9 +160,10 @@ def _ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
-def _after_promotion(store: EventStore, entries: dict[str, StagedEntry]) -> tuple[int, int]:
+def _after_promotion(store: EventStore, entries: dict[str, StagedEntry], settings: StagingSettings) -> tuple[int, int]:
     """Outcomes bearing on each promoted entry after the input that promoted it (the sweep's
-    last outcome on it, or the review): (confirming, contradicting)."""
+    last outcome on it, or the review), each judged on the entry alone at the arm's
+    ``staging.min_relevance``: (confirming, contradicting)."""
     promoted = {r.event.entry_id for r in store.read_all(types=[EntryPromoted])}  # type: ignore[attr-defined]
     decided_at: dict[str, int] = {}
     for record in store.read_all(types=[ConfidenceChanged, EntryReviewed]):
@@ -179,7 +180,7 @@ def _after_promotion(store: EventStore, entries: dict[str, StagedEntry]) -> tupl
         for record in outcomes:
             outcome = record.event
             assert isinstance(outcome, OutcomeRecorded)
-            if record.position > position and matches(entry, outcome):
+            if record.position > position and matches(entry, outcome, settings):
                 confirmed += outcome.verdict == "confirms"
                 contradicted += outcome.verdict == "contradicts"
     return confirmed, contradicted
@@ -237,7 +238,7 @@ def _report(store: EventStore, arm: Arm, cycles: int, model_calls: int, recorded
     entries = Feedback(store).entries(GOLEM)
     moves = [r.event for r in store.read_all(types=[ConfidenceChanged])]
     hits = sum(1 for m in moves if isinstance(m, ConfidenceChanged) and m.verdict == "confirms")
-    confirmed, contradicted = _after_promotion(store, entries)
+    confirmed, contradicted = _after_promotion(store, entries, arm.staging)
     generations = [r.event for r in store.read_all(types=[GenerationRecorded, GenerationFailed])]
     tokens = sum(
         g.tokens_in + g.tokens_out for g in generations if isinstance(g, GenerationRecorded | GenerationFailed)

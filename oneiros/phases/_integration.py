@@ -38,6 +38,7 @@ from oneiros.generators._results import InsightResult
 from oneiros.phases._common import Steps, episode_lines, json_parser
 from oneiros.phases._consolidate import thread_night
 from oneiros.phases._context import PhaseContext
+from oneiros.settings._cycle import IntegrationSettings
 
 __all__ = ["Candidate", "classify", "integration", "polarity"]
 
@@ -171,6 +172,18 @@ def classify(
     return out
 
 
+def _kept(
+    classified: list[tuple[Candidate, str | None]], settings: IntegrationSettings
+) -> list[tuple[Candidate, str | None]]:
+    """What ``max_staged`` keeps: the kinds ``staged_first`` names first, then in the cycle's order."""
+    limit = settings.max_staged
+    if limit is None or len(classified) <= limit:
+        return classified
+    order = {kind: rank for rank, kind in enumerate(settings.staged_first)}
+    chosen = sorted(range(len(classified)), key=lambda i: (order.get(classified[i][0].kind, len(order)), i))[:limit]
+    return [classified[i] for i in sorted(chosen)]
+
+
 def _where(episodes: Sequence[Episode]) -> str:
     """The live episodes a criterion watches for, named as the staging buffer matches them: the
     sources' most shared tags, in their regime when they all share one."""
@@ -259,8 +272,7 @@ def integration(ctx: PhaseContext) -> list[Event]:
     by_tick = columns_of(ctx.episodes).by_tick()
     staged: list[DreamStaged] = []
     classified = classify(ctx, _candidates(ctx, [*ctx.cycle_outputs, *outputs], steps.sources()), prior)
-    limit = ctx.settings.integration.max_staged
-    for index, (candidate, related) in enumerate(classified if limit is None else classified[:limit]):
+    for index, (candidate, related) in enumerate(_kept(classified, ctx.settings.integration)):
         entry = DreamStaged(
             cycle_id=ctx.cycle_id,
             entry_id=f"{ctx.cycle_id}:{index + 1:03d}",

@@ -43,7 +43,7 @@ from oneiros.projections._runner import Rows
 from oneiros.settings._phases import PHASES
 from oneiros.store._store import EventStore, Recorded
 
-__all__ = ["JournalEntry", "JournalProjection", "JournalSettings", "dream_reports", "journal_markdown"]
+__all__ = ["JournalEntry", "JournalProjection", "JournalSettings", "dream_reports", "journal_markdown", "quality_basis"]
 
 
 class JournalSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -92,8 +92,14 @@ class JournalEntry(msgspec.Struct, kw_only=True):
     cost_usd: float = 0.0
     duration_ticks: int = 0
     quality_pct: int = 0
+    quality_basis: str = ""
+    """What ``quality_pct`` is made of, in one line (:func:`quality_basis`)."""
     self_assessed_pct: int | None = None
     """The cycle's own DreamQualityAssessed score, when its integration phase made one."""
+    self_assessed_notes: str = ""
+    """What the self-assessment judged (its DreamQualityAssessed notes)."""
+    staged_kinds: dict[str, int] = msgspec.field(default_factory=dict)
+    """Entries of each kind the staging buffer took from the cycle."""
     complete: DreamComplete | None = None
     bardo: DreamJournal | None = None
     """The integration phase's DreamJournalEntry fields, when it wrote one."""
@@ -101,10 +107,13 @@ class JournalEntry(msgspec.Struct, kw_only=True):
     """Why the cycle produced nothing (its DreamEmpty's detail); such a cycle is no success."""
 
 
+def _reached(entry: JournalEntry) -> int:
+    """How far the cycle got, in the canonical table's phases (a complete cycle got all the way)."""
+    return len({p.phase for p in entry.phases}) if entry.status != "complete" else len(PHASES)
+
+
 def _quality(entry: JournalEntry, settings: JournalSettings) -> int:
-    # How far the cycle got, in the canonical table's phases (a complete cycle got all the way).
-    reached = len({p.phase for p in entry.phases}) if entry.status != "complete" else len(PHASES)
-    completion = min(100, reached * 100 // len(PHASES))
+    completion = min(100, _reached(entry) * 100 // len(PHASES))
     if entry.self_assessed_pct is not None:
         completion = entry.self_assessed_pct
     judged = entry.promoted + entry.refuted
@@ -115,6 +124,24 @@ def _quality(entry: JournalEntry, settings: JournalSettings) -> int:
     hit_rate = entry.promoted * 100 // judged
     w = settings.completion_weight_pct
     return (completion * w + hit_rate * (100 - w)) // 100
+
+
+def quality_basis(entry: JournalEntry, settings: JournalSettings) -> str:
+    """What the cycle's quality is made of: its self-assessment (or how far it got) and what it
+    judged, what it staged, and the share of its validated outputs promoted, with their weights."""
+    if entry.self_assessed_pct is not None:
+        notes = f" ({entry.self_assessed_notes})" if entry.self_assessed_notes else ""
+        own = f"self-assessed {entry.self_assessed_pct}%{notes}"
+    else:
+        own = f"reached {_reached(entry)} of {len(PHASES)} phases"
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(entry.staged_kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    staged = f"; staged {kinds or entry.staged or 'nothing'}"  # a row from before kinds were counted has only the count
+    judged = entry.promoted + entry.refuted
+    if not judged:
+        return f"{own}{staged}; nothing validated yet"
+    w = settings.completion_weight_pct
+    hits = f"{entry.promoted} promoted, {entry.refuted} refuted: hit rate {entry.promoted * 100 // judged}%"
+    return f"{own}{staged}; {hits}; weighed {w}/{100 - w}"
 
 
 class JournalProjection:
@@ -154,12 +181,16 @@ class JournalProjection:
                 started_at=record.meta.time,
                 started_position=record.position,
             )
-            entry.quality_pct = _quality(entry, self.settings)
+            self._judge(entry)
             rows.put("cycle", entry.cycle_id, entry)
             return
         found = rows.edit("cycle", event.lineage.cycle_id if kind is EntryStaged else event.cycle_id, JournalEntry)
         if found is not None and _UPDATES[kind](self, found, record, event):
-            found.quality_pct = _quality(found, self.settings)
+            self._judge(found)
+
+    def _judge(self, entry: JournalEntry) -> None:
+        entry.quality_pct = _quality(entry, self.settings)
+        entry.quality_basis = quality_basis(entry, self.settings)
 
     def _end(self, entry: JournalEntry, record: Recorded, event: Event) -> bool:
         entry.ended_at = record.meta.time
@@ -233,12 +264,14 @@ def _bardo(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event: Drea
 
 def _assessed(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event: DreamQualityAssessed) -> bool:
     entry.self_assessed_pct = round(event.score * 100)
+    entry.self_assessed_notes = event.notes
     return True
 
 
-def _staged(_p: JournalProjection, entry: JournalEntry, _r: Recorded, _event: EntryStaged) -> bool:
+def _staged(_p: JournalProjection, entry: JournalEntry, _r: Recorded, event: EntryStaged) -> bool:
     entry.staged += 1
-    return False
+    entry.staged_kinds[event.kind] = entry.staged_kinds.get(event.kind, 0) + 1
+    return True
 
 
 def _promoted(_p: JournalProjection, entry: JournalEntry, _r: Recorded, _event: EntryPromoted) -> bool:

@@ -90,6 +90,10 @@ class ConfidenceMove(msgspec.Struct, frozen=True, kw_only=True):
     query: str | None = None
     """What a ``recall`` move's recall asked; ``score`` is how well the entry matched it."""
     score: float | None = None
+    time: str | None = None
+    """When the event that made the move was written (ISO 8601)."""
+    relevance: float | None = None
+    """How far an ``outcome`` move's outcome bore on the entry (0-1), as the sweep recorded it."""
 
 
 class EntryLineage(msgspec.Struct, frozen=True, kw_only=True):
@@ -169,13 +173,21 @@ def _move(store: EventStore, record: Recorded) -> ConfidenceMove | None:
     at = record.position
     move: ConfidenceMove | None = None
     match record.event:
-        case ConfidenceChanged(outcome_position=outcome_at, before_pct=before, after_pct=after, verdict=verdict):
+        case ConfidenceChanged(
+            outcome_position=outcome_at, before_pct=before, after_pct=after, verdict=verdict, relevance=bore
+        ):
             found = next(iter(store.read_all(after=outcome_at - 1, until=outcome_at)), None)
             outcome = None
             if found is not None and isinstance(found.event, OutcomeRecorded):
                 outcome = {"position": found.position, **msgspec.to_builtins(found.event)}
             move = ConfidenceMove(
-                position=at, kind="outcome", before_pct=before, after_pct=after, verdict=verdict, outcome=outcome
+                position=at,
+                kind="outcome",
+                before_pct=before,
+                after_pct=after,
+                verdict=verdict,
+                outcome=outcome,
+                relevance=bore,
             )
         case EntryQuarantined(why=why) as quarantined:
             move = ConfidenceMove(
@@ -191,7 +203,7 @@ def _move(store: EventStore, record: Recorded) -> ConfidenceMove | None:
             move = ConfidenceMove(position=at, kind="displaced", why=f"made room for {by}")
         case EntryExpired(tick=tick):
             move = ConfidenceMove(position=at, kind="expired", why=f"unresolved at tick {tick}")
-    return move
+    return None if move is None else msgspec.structs.replace(move, time=record.meta.time.isoformat())
 
 
 def _recalls(store: EventStore, golem_id: str, entry_id: str) -> list[ConfidenceMove]:
@@ -203,7 +215,15 @@ def _recalls(store: EventStore, golem_id: str, entry_id: str) -> list[Confidence
             continue
         for hit in event.related_dreams:
             if hit.kind == "dream" and hit.ref == entry_id:
-                out.append(ConfidenceMove(position=record.position, kind="recall", query=event.query, score=hit.score))
+                out.append(
+                    ConfidenceMove(
+                        position=record.position,
+                        kind="recall",
+                        query=event.query,
+                        score=hit.score,
+                        time=record.meta.time.isoformat(),
+                    )
+                )
                 break
     return out
 

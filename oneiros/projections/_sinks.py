@@ -1,12 +1,13 @@
 """Output sinks: where dream results go once the log says so, each a rebuildable projection.
 
 * ``beliefs``: Bumblebee 000_* dream beliefs (confidence 0.35, source ``dream:<id>``), withdrawn
-  when their staged entry is refuted, rejected, displaced or expired;
+  when their staged entry is refuted, rejected, displaced, expired or its promotion revoked;
 * ``noise``: ``[dream]``-tagged fragments for the waking noise buffer, at most 2 a cycle;
 * ``observations``: OpenSeed 004_* observations with RED / YLW / GRN priority, and its deep sleep
   every 10th dream (prune, priorities, diary);
 * ``memory``: Ethos 003_* MEMORY.md consolidation. Only a promoted entry (by the sweep or by
-  review) writes a new version; every version is kept for diff and rollback.
+  review) adds a line, only a revocation (a review, with who and why) drops one, each in a new
+  version; every version is kept for diff and rollback.
 
 Sinks write rows, never files: replay has no side effects. :func:`write_memory_file` puts a
 version on disk when someone asks.
@@ -111,7 +112,10 @@ class BeliefSink:
                     found.validated, found.confidence_pct = True, pct
                     rows.put("belief", key, found)
             case (
-                EntryRefuted() | EntryDisplaced() | EntryExpired() | EntryReviewed(status="rejected" | "stale") as gone
+                EntryRefuted()
+                | EntryDisplaced()
+                | EntryExpired()
+                | EntryReviewed(status="rejected" | "stale" | "revoked") as gone
             ):
                 key = f"{gone.golem_id}/{gone.entry_id}"
                 if rows.get("belief", key, Belief) is not None:
@@ -202,9 +206,12 @@ class ObservationSink:
                 state.texts[entry_id] = text
                 state.confidence[entry_id] = pct
                 state.observation_keys.append(key)
-            case EntryPromoted(entry_id=entry_id):
+            case EntryPromoted(entry_id=entry_id) | EntryReviewed(entry_id=entry_id, status="revoked"):
+                # A promotion and its revocation are both news the agent reads, the revocation with its reason.
+                said = "revoked" if isinstance(event, EntryReviewed) else "validated"
+                why = f" ({event.who}: {event.why})" if isinstance(event, EntryReviewed) else ""
+                text = f"{said}: {state.texts.get(entry_id, entry_id)}{why}"
                 stamp = _minute(record.meta.time)
-                text = f"validated: {state.texts.get(entry_id, entry_id)}"
                 rows.put("observation", key, Observation(priority="RED", text=text, time=stamp, entry_id=entry_id))
                 state.observation_keys.append(key)
                 self._resolve(state, entry_id)
@@ -276,7 +283,7 @@ class MemorySink:
     """Rows ``version/<golem>/<n>`` (every MEMORY.md version) and ``head/<golem>``."""
 
     name = "memory"
-    types: tuple[type[Event], ...] = (EntryStaged, EntryPromoted, MemoryRolledBack)
+    types: tuple[type[Event], ...] = (EntryStaged, EntryPromoted, EntryReviewed, MemoryRolledBack)
     header = "# MEMORY\n\n## Dream-validated knowledge\n"
 
     def __init__(self, settings: SinkSettings) -> None:
@@ -288,11 +295,12 @@ class MemorySink:
                 # The text is needed when the entry is promoted; the promotion event does not carry it.
                 rows.put("text", entry_id, _Text(text=text, cycle_id=lineage.cycle_id))
             case EntryPromoted(golem_id=golem, entry_id=entry_id, confidence_pct=pct, by=by):
-                found = rows.get("text", entry_id, _Text)
-                line = found.text if found else entry_id
-                source = f"dream:{found.cycle_id}" if found else "dream"
-                added = f"- {line} ({source}, confidence {pct / 100:.2f}, by {by})\n"
+                added = f"{_line_of(rows, entry_id)}, confidence {pct / 100:.2f}, by {by})\n"
                 self._next_version(rows, record, golem, lambda content: content + added, f"promoted {entry_id}")
+            case EntryReviewed(golem_id=golem, entry_id=entry_id, status="revoked", who=who, why=why):
+                line = _line_of(rows, entry_id)
+                reason = f"revoked {entry_id} by {who}: {why}"
+                self._next_version(rows, record, golem, lambda content: _without_line(content, line), reason)
             case MemoryRolledBack(golem_id=golem, to_version=version, who=who, why=why):
                 old = rows.get("version", f"{golem}/{version:06d}", MemoryVersion)
                 reason = f"rolled back to v{version} by {who}: {why}"
@@ -317,6 +325,22 @@ class MemorySink:
 class _Text(msgspec.Struct, kw_only=True):
     text: str
     cycle_id: str
+
+
+def _line_of(rows: Rows, entry_id: str) -> str:
+    """How an entry's MEMORY.md line begins, up to its confidence: ``- TEXT (dream:CYCLE``."""
+    text = rows.get("text", entry_id, _Text)
+    return f"- {text.text} (dream:{text.cycle_id}" if text else f"- {entry_id} (dream"
+
+
+def _without_line(content: str, start: str) -> str:
+    """``content`` without the last line that begins ``start, confidence`` (a rollback may have
+    taken it out already: then nothing changes, and the version still records the revocation)."""
+    lines = content.splitlines(keepends=True)
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].startswith(start + ", confidence "):
+            return "".join(lines[:index] + lines[index + 1 :])
+    return content
 
 
 def sink_projections(settings: SinkSettings | None = None) -> list[Projection]:

@@ -40,6 +40,8 @@ class ReviewNote(msgspec.Struct, frozen=True, kw_only=True):
     who: str
     why: str
     position: int
+    time: str = ""
+    """When the staging process applied it (ISO 8601)."""
 
 
 class StagedEntry(msgspec.Struct, kw_only=True):
@@ -127,7 +129,8 @@ def apply_staging_event(entry: StagedEntry | None, record: Recorded) -> StagedEn
             entry.quarantine = event
         case EntryReviewed(status=status, decision=decision, who=who, why=why, review_position=position):
             entry.status = status
-            entry.reviews.append(ReviewNote(decision=decision, who=who, why=why, position=position))
+            time = record.meta.time.isoformat()
+            entry.reviews.append(ReviewNote(decision=decision, who=who, why=why, position=position, time=time))
     return entry
 
 

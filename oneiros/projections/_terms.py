@@ -18,7 +18,7 @@ from typing import Any
 
 from oneiros._text import FUNCTION_WORDS
 
-__all__ = ["STOP_WORDS", "bm25_weight", "idf", "term_counts", "terms", "unique_terms"]
+__all__ = ["STOP_WORDS", "bm25_weight", "idf", "spelled_terms", "term_counts", "terms", "unique_terms"]
 
 STOP_WORDS = FUNCTION_WORDS
 """NLTK's English stop words (179), the list bm25s calls "en_plus"."""
@@ -36,6 +36,12 @@ def terms(text: str) -> list[str]:
     """The terms of ``text`` in order, repeats kept."""
     words = [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
     return list(_stemmer().stemWords(words)) if words else []
+
+
+def spelled_terms(text: str) -> list[tuple[str, str]]:
+    """Each term of ``text`` in order, with the word it was cut from (to show a person)."""
+    words = [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
+    return list(zip(_stemmer().stemWords(words), words, strict=True)) if words else []
 
 
 def term_counts(text: str) -> dict[str, int]:

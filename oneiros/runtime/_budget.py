@@ -55,10 +55,9 @@ def phase_budget(
 def phase_money(
     budget: CycleBudget, behavioral_phase: BehavioralPhase, phase: DreamPhaseName, phases: PhaseTable = PHASES
 ) -> float | None:
-    """The dollars ``phase`` may spend, from the per-cycle cap (HARDENED only)."""
-    if budget.tier != "hardened" or budget.cycle_usd is None:
-        return None
-    return budget.cycle_usd * phases.share(behavioral_phase, phase)
+    """The dollars ``phase`` may spend, from the per-cycle cap (none at [CORE] unless one is set)."""
+    cap = budget.cycle_usd_cap()
+    return None if cap is None else cap * phases.share(behavioral_phase, phase)
 
 
 def worst_case_tokens(request: GenerationRequest, overhead: int, generator: object = None) -> tuple[int, int]:
@@ -246,17 +245,16 @@ class BudgetGuard:
         now: datetime,
     ) -> None:
         self.budget, self.ledger = budget, ledger
-        hardened = budget.tier == "hardened"
         day = now.replace(hour=0, minute=0, second=0, microsecond=0)
         month_start, month_end = _month_bounds(now)
         far = now + timedelta(days=1)
         self.caps = [
             _Cap(name="phase", tokens=phase_tokens, usd=phase_usd, cycle_id=cycle_id, phase=phase),
-            _Cap(name="cycle", tokens=budget.tokens(), usd=budget.cycle_usd if hardened else None, cycle_id=cycle_id),
+            _Cap(name="cycle", tokens=budget.tokens(), usd=budget.cycle_usd_cap(), cycle_id=cycle_id),
             _Cap(
                 name="window",
                 tokens=budget.window_tokens,
-                usd=budget.window_usd if hardened else None,
+                usd=budget.window_usd_cap(),
                 since=now - timedelta(hours=budget.window_hours),
                 until=far,
             ),

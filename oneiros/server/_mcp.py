@@ -14,6 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from oneiros._errors import InputError, OneirosError
+from oneiros.events._staging import ReviewDecision
 from oneiros.server._auth import Principal, Scope
 from oneiros.server._errors import error_body
 from oneiros.server._models import CycleIn, EpisodesIn, FeedbackIn, RecallIn, checked_id, checked_statuses
@@ -35,7 +36,6 @@ _INSTRUCTIONS = (
 
 _S = TypeVar("_S", bound=msgspec.Struct)
 Golem = Annotated[str | None, Field(description="Golem id (default: the token's one golem, else the config's).")]
-Decision = Literal["reinforce", "stale", "reject", "promote_candidate"]
 
 
 def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) -> MCPServer:
@@ -114,9 +114,11 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
 
     @mcp.tool(
         description="Resolve the user's feedback on a dream: reinforce, stale, reject or promote_candidate "
-        "(promotion makes it a candidate for memory through the usual gates, not a fact). Say why in feedback."
+        "(promotion makes it a candidate for memory through the usual gates, not a fact), or revoke a promoted "
+        "one (MEMORY.md's next version drops it; the revocation stays in its history). Say why in feedback. "
+        "A dream's `decisions` lists those its status allows now."
     )
-    def resolve_dream_feedback(ctx: Context, entry_id: str, decision: Decision, feedback: str) -> dict[str, Any]:
+    def resolve_dream_feedback(ctx: Context, entry_id: str, decision: ReviewDecision, feedback: str) -> dict[str, Any]:
         def run(who: Principal) -> object:
             body = checked(FeedbackIn, decision=decision, feedback=feedback)
             entry = service.entry(who, checked_id("entry_id", entry_id), "write")
@@ -150,8 +152,9 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         return call(ctx, run)
 
     @mcp.tool(
-        description="Record a waking outcome at a tick: confirms or contradicts. Matching dreams gain or lose "
-        "confidence (validation sweep)."
+        description="Record a waking outcome at a tick: confirms or contradicts. The dreams it is relevant to "
+        "gain or lose confidence (validation sweep); with explain, say why each moved and why the nearest "
+        "others did not."
     )
     def record_outcome(
         ctx: Context,
@@ -163,6 +166,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         regime: str | None = None,
         entry_id: str | None = None,
         golem: Golem = None,
+        explain: bool = False,
     ) -> dict[str, Any]:
         def run(who: Principal) -> object:
             outcome = checked(
@@ -174,7 +178,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
                 regime=regime,
                 entry_id=entry_id,
             )
-            return service.app.record_outcome(golem_of(who, golem, "write"), outcome)
+            return service.app.record_outcome(golem_of(who, golem, "write"), outcome, explain=explain)
 
         return call(ctx, run)
 

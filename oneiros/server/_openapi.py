@@ -58,7 +58,7 @@ def openapi(version: str) -> dict[str, Any]:
             for m in _PARAM.finditer(op.path)
         ]
         for q in op.query:
-            schema: dict[str, Any] = {"type": "integer" if q.kind is int else "string"}
+            schema: dict[str, Any] = {"type": {int: "integer", bool: "boolean"}.get(q.kind, "string")}
             if q.many:
                 schema = {"type": "array", "items": schema}
             params.append(

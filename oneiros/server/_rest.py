@@ -110,6 +110,13 @@ class Call(NamedTuple):
     def number(self, name: str, default: int | None = None, lo: int = 0, hi: int = MAX_POSITION) -> int | None:
         return query_number(name, self.request.query_params.get(name), default, lo, hi)
 
+    def flag(self, name: str) -> bool:
+        """A true/false query parameter (absent: false)."""
+        raw = self.request.query_params.get(name, "false").lower()
+        if raw not in ("true", "false", "1", "0", ""):
+            raise InputError(f"query parameter {name}={raw!r} must be true or false")
+        return raw in ("true", "1")
+
     def limit(self) -> int:
         settings = self.service.settings
         value = self.number("limit", settings.page_size, 1, settings.max_page_size)
@@ -200,7 +207,7 @@ OPS: tuple[Op, ...] = (
        query=(_GOLEM, _STATUS, *_PAGE), returns=Page[Entry]),
     Op("GET", "/dreams/{entry_id}", "One dream (a staged entry; Dense-Mem).", "read", lambda c: c.entry(),
        returns=Entry),
-    Op("POST", "/dreams/{entry_id}/feedback", "Resolve feedback: reinforce, stale, reject or promote_candidate.",
+    Op("POST", "/dreams/{entry_id}/feedback", "Resolve feedback: reinforce, stale, reject, promote_candidate, revoke.",
        "write", _review, body=FeedbackIn, returns=Entry),
     Op("GET", "/golems", "Golems this token sees, with mode and phase.", "read",
        lambda c: c.app.golems(c.limit(), c.cursor(), within=c.who.golems), query=_PAGE, returns=Page[Golem]),
@@ -214,9 +221,10 @@ OPS: tuple[Op, ...] = (
     Op("POST", "/golems/{golem_id}/activity", "Record activity (a message, an action, a turn).", "write",
        lambda c: c.app.record_activity(c.golem_path("write"), c.body.kind, c.body.detail), body=ActivityIn,
        status=201, returns=Appended),
-    Op("POST", "/golems/{golem_id}/outcomes", "Record a waking outcome; returns the entries it moved.", "write",
-       lambda c: c.app.record_outcome(c.golem_path("write"), c.body), body=OutcomeInput, status=201,
-       returns=OutcomeMoved),
+    Op("POST", "/golems/{golem_id}/outcomes", "Record a waking outcome; returns the entries it moved (and why).",
+       "write", lambda c: c.app.record_outcome(c.golem_path("write"), c.body, explain=c.flag("explain")),
+       body=OutcomeInput, status=201, returns=OutcomeMoved,
+       query=(Query("explain", bool, "Also say why each entry moved, and why the nearest others did not."),)),
     Op("POST", "/golems/{golem_id}/cycles", "Start a dream cycle now (Dense-Mem's run_dreaming_cycle).", "write",
        lambda c: c.service.dream(c.who, c.path("golem_id"), c.body), body=CycleIn, status=202, returns=CycleRun),
     Op("POST", "/golems/{golem_id}/recall", "Recall memory; related dreams come apart from results.", "read",

@@ -11,15 +11,17 @@ import re
 from typing import Final, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from oneiros._errors import ConfigError, InvalidSetting
 from oneiros.settings._generator import GeneratorSettings
 from oneiros.settings._prompts import PromptSet
-from oneiros.settings._vocabulary import Tier
+from oneiros.settings._vocabulary import StagedKind, Tier
 
 __all__ = [
     "DEFAULT_PRICES",
     "MENTIONS_KEPT",
+    "TIER_CAPS",
     "ConsolidationSettings",
     "CycleBudget",
     "CycleSettings",
@@ -159,6 +161,18 @@ class IntegrationSettings(msgspec.Struct, frozen=True, kw_only=True):
     max_staged: int | None = None
     """Most new staged outputs per cycle, None for no limit (Dense-Mem 002_*, ``DREAMING_MAX_OUTPUTS``,
     1-50, default 5 there; oneiros stages all it classifies unless a run asks for fewer)."""
+    staged_first: tuple[StagedKind, ...] = (
+        "confirmed_pattern",
+        "novel_insight",
+        "strategy_hypothesis",
+        "playbook_revision",
+        "threat",
+        "contradiction",
+        "creative_prediction",
+    )
+    """Which kinds ``max_staged`` keeps first when the cycle classified more: reasoning before the
+    hypnagogic fragments (oneiros default; the onset's predictions come first in a cycle and filled
+    a cap of 3 or 5 alone). Kinds not named come last; the kept entries stay in the cycle's order."""
     temperature: float = 0.2
     max_tokens: int = 120
 
@@ -299,20 +313,38 @@ DEFAULT_PRICES: Final[dict[str, ModelPrice]] = {
 }
 
 
-class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
-    """Budget of dream cycles: tier, token and money caps, and the price table."""
+TIER_CAPS: Final[dict[Tier, dict[str, float | None]]] = {
+    # Bardo 001_* prices a CORE cycle at $0.001-0.003 of T0 (Haiku-class) inference; $0.003 buys
+    # about 12k input tokens at Haiku's $0.25 a million. Its money caps are HARDENED only.
+    "core": {"cycle_tokens": 12_000, "cycle_usd": None, "window_usd": None},
+    # Bardo 001_* ``perCycleMax = "$0.50"``, ``perSessionMax = "$2.00"``; the tokens are the
+    # ``hardened_cycle_tokens`` setting.
+    "hardened": {"cycle_usd": 0.50, "window_usd": 2.00},
+}
+"""The caps a tier supplies when the settings leave them unset: a tier's defaults, never more."""
 
-    cycle_tokens: int = 12_000
-    """Tokens for a whole [CORE] cycle. Bardo 001_* prices a CORE cycle at $0.001-0.003 of T0
-    (Haiku-class) inference; $0.003 buys about 12k input tokens at Haiku's $0.25 a million."""
+
+class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
+    """Budget of dream cycles: tier, token and money caps, and the price table.
+
+    The tier supplies the defaults of ``cycle_tokens``, ``cycle_usd`` and ``window_usd``
+    (:data:`TIER_CAPS`); a value given for any of them (a file, ``ONEIROS_*``, a flag, Python)
+    wins at every tier. They are resolved when the Struct is made, so a cycle's DreamStart records
+    the caps it ran under, whatever a later version's tier defaults are."""
+
     tier: Tier = "core"
     """Bardo 001_* ``tier = "core"`` by default; ``hardened`` for T1/T2 rich dreams."""
+    cycle_tokens: int | UnsetType = UNSET
+    """Tokens for the whole cycle. Unset: the tier's, 12,000 at [CORE] (Bardo 001_*'s $0.003 of
+    Haiku-class input) and ``hardened_cycle_tokens`` at [HARDENED]."""
     hardened_cycle_tokens: int = 60_000
-    """Tokens for a [HARDENED] cycle: Bardo 001_*'s ~$0.30 a cycle at T1 prices."""
-    cycle_usd: float | None = 0.50
-    """Money cap per cycle (Bardo 001_* ``perCycleMax = "$0.50"``, HARDENED only; ignored for CORE)."""
-    window_usd: float | None = 2.00
-    """Money cap per sleep window (Bardo 001_* ``perSessionMax = "$2.00"``, HARDENED only)."""
+    """The [HARDENED] tier's ``cycle_tokens`` when that is unset: Bardo 001_*'s ~$0.30 a cycle at T1 prices."""
+    cycle_usd: float | UnsetType | None = UNSET
+    """Money cap per cycle. Unset: the tier's, none at [CORE] and $0.50 at [HARDENED] (Bardo 001_*
+    ``perCycleMax = "$0.50"``, HARDENED only)."""
+    window_usd: float | UnsetType | None = UNSET
+    """Money cap per sleep window. Unset: the tier's, none at [CORE] and $2.00 at [HARDENED] (Bardo
+    001_* ``perSessionMax = "$2.00"``, HARDENED only)."""
     window_hours: float = 4.0
     """A sleep window is the rolling span of this many hours before the cycle's latest event
     (Bardo 001_*'s default window is 02:00-06:00, four hours)."""
@@ -338,6 +370,10 @@ class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
     ``max_tokens`` tokens, so it is cut to that size and recorded as an overrun (oneiros default)."""
 
     def __post_init__(self) -> None:
+        tier_caps = {"cycle_tokens": self.hardened_cycle_tokens, **TIER_CAPS.get(self.tier, TIER_CAPS["core"])}
+        for name, default in tier_caps.items():
+            if getattr(self, name) is UNSET:
+                msgspec.structs.force_setattr(self, name, default)
         for name in ("cycle_tokens", "hardened_cycle_tokens", "overhead_tokens"):
             _check_amount(f"cycle.budget.{name}", getattr(self, name), allow_none=False)
         for name in ("cycle_usd", "window_usd", "window_tokens", "day_usd", "day_tokens", "month_usd", "month_tokens"):
@@ -355,8 +391,26 @@ class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
             )
 
     def tokens(self) -> int:
-        """The cycle's token budget at its tier."""
-        return self.hardened_cycle_tokens if self.tier == "hardened" else self.cycle_tokens
+        """The cycle's token cap."""
+        assert isinstance(self.cycle_tokens, int)  # resolved when the Struct was made
+        return self.cycle_tokens
+
+    def at_tier(self, tier: Tier) -> CycleBudget:
+        """These caps at ``tier``: a cap equal to its own tier's default follows the new tier, any
+        other (one someone set) stays, so another tier's caps can be shown from resolved ones."""
+        own = {"cycle_tokens": self.hardened_cycle_tokens, **TIER_CAPS.get(self.tier, TIER_CAPS["core"])}
+        kept = {name: getattr(self, name) for name, default in own.items() if getattr(self, name) != default}
+        return msgspec.structs.replace(self, tier=tier, **{name: kept.get(name, UNSET) for name in own})
+
+    def cycle_usd_cap(self) -> float | None:
+        """The cycle's money cap, None for none."""
+        assert not isinstance(self.cycle_usd, UnsetType)  # resolved when the Struct was made
+        return self.cycle_usd
+
+    def window_usd_cap(self) -> float | None:
+        """The sleep window's money cap, None for none."""
+        assert not isinstance(self.window_usd, UnsetType)  # resolved when the Struct was made
+        return self.window_usd
 
     def price(self, model: str) -> ModelPrice:
         return self.prices.get(model, self.default_price)

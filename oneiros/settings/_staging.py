@@ -28,6 +28,13 @@ class StagingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """Promoted at or above this (Bardo 001_*, "reaching confidence 0.7")."""
     refute_below_pct: Pct = 10
     """Refuted strictly below this (Bardo 001_*, "drops below 0.1")."""
+    min_relevance: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.6
+    """An outcome moves an active entry whose relevance to it is at least this (0-1): how much of
+    what would bear the entry out (its criterion's terms and regime, weighed by BM25 over the golem's
+    active entries, with a little of its text) the outcome's summary, tags and regime show. 1 asks
+    for all of it, as matching did before relevance. oneiros default: the middle of the thresholds
+    with the best F1 (0.86, from 0.55 to 0.65; 0.16 before relevance) of
+    ``benchmarks/outcome_matching.py``'s hand-labelled outcomes."""
     cap: Annotated[int, msgspec.Meta(ge=1)] = 10
     """Active entries per golem (Bardo 001_*, ``maxStagedRevisions = 10``)."""
     displace_by: DisplaceBy = "utility"

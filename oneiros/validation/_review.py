@@ -18,6 +18,7 @@ from oneiros.events._staging import (
     FEEDBACK_STREAM,
     STAGING_STREAM,
     EntryPromoted,
+    EntryReviewed,
     EntryStaged,
     MemoryRolledBack,
     OutcomeRecorded,
@@ -29,10 +30,11 @@ from oneiros.events._staging import (
 from oneiros.events._types import MAX_TICK, EpisodeRecorded, Event, EventMeta
 from oneiros.fsm._races import retry_race
 from oneiros.fsm._service import Golems
-from oneiros.projections._staging import STAGING_EVENTS, StagedEntry, apply_staging_event
+from oneiros.projections._staging import STAGING_EVENTS, StagedEntry
 from oneiros.settings._races import RaceSettings
 from oneiros.store._store import EventStore, Recorded
-from oneiros.validation._sweep import review_status
+from oneiros.validation._explain import staged_entries
+from oneiros.validation._sweep import review_decisions, review_status
 
 __all__ = ["Feedback", "OutcomeInput", "RemovedTicks", "append_side", "removed_ticks"]
 
@@ -82,13 +84,7 @@ class Feedback:
 
     def entries(self, golem_id: str) -> dict[str, StagedEntry]:
         """The golem's staged entries as the staging process has decided them so far."""
-        entries: dict[str, StagedEntry] = {}
-        for record in self.store.read_stream(side_stream(golem_id, STAGING_STREAM)):
-            entry_id: str = record.event.entry_id  # type: ignore[attr-defined]
-            entry = apply_staging_event(entries.get(entry_id), record)
-            if entry is not None:
-                entries[entry_id] = entry
-        return entries
+        return staged_entries(self.store, golem_id)
 
     def find(self, entry_id: str) -> StagedEntry:
         """The entry ``entry_id`` of whichever golem staged it."""
@@ -126,7 +122,7 @@ class Feedback:
             raise InputError("a review decision needs who made it and why")
         entry = self.find(entry_id)
         if review_status(entry.status, decision) is None:
-            raise IllegalReview(entry_id, entry.status, decision)
+            raise IllegalReview(entry_id, entry.status, decision, review_decisions(entry.status))
         event = ReviewDecided(golem_id=entry.golem_id, entry_id=entry_id, decision=decision, who=who, why=why)
         return self._append(entry.golem_id, [event])[0]
 
@@ -166,11 +162,12 @@ class Feedback:
         return self._append(golem_id, [MemoryRolledBack(golem_id=golem_id, to_version=to_version, who=who, why=why)])[0]
 
     def memory_versions(self, golem_id: str) -> int:
-        """How many MEMORY.md versions the log implies: one per promotion and per rollback."""
+        """How many MEMORY.md versions the log implies: one per promotion, revocation and rollback."""
         promoted = sum(
             1
             for r in self.store.read_stream(side_stream(golem_id, STAGING_STREAM))
             if isinstance(r.event, EntryPromoted)
+            or (isinstance(r.event, EntryReviewed) and r.event.status == "revoked")
         )
         rolled = sum(
             1

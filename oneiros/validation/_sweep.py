@@ -50,6 +50,7 @@ from oneiros.events._types import (
 from oneiros.projections._runner import RunnerSettings
 from oneiros.projections._staging import STAGING_EVENTS, StagedEntry, apply_staging_event
 from oneiros.store._store import EventStore, Recorded
+from oneiros.validation._match import relevance
 from oneiros.validation._process import DecidingProcess
 from oneiros.validation._recall_policy import RecallStats, observe_recall, recall_promotions
 from oneiros.validation._staged import (
@@ -59,11 +60,10 @@ from oneiros.validation._staged import (
     displacement_order,
     entry_utility,
     staged_output,
-    terms,
 )
 from oneiros.validation._trust import judge_all, quarantine_for
 
-__all__ = ["REVIEW_MOVES", "GolemBook", "StagingProcess", "matches", "review_status"]
+__all__ = ["REVIEW_MOVES", "GolemBook", "StagingProcess", "matches", "review_decisions", "review_status"]
 
 PROCESS_NAME = "oneiros.staging"
 
@@ -73,6 +73,9 @@ REVIEW_MOVES: dict[ReviewDecision, tuple[frozenset[StagingStatus], StagingStatus
     "stale": (frozenset({"proposed", "reinforced"}), "stale"),
     "reject": (frozenset({"proposed", "reinforced", "stale"}), "rejected"),
     "promote_candidate": (frozenset({"proposed", "reinforced", "stale"}), "promoted"),
+    # What a dream wrote into memory leaves only by a decision with who and why: MEMORY.md's next
+    # version drops the line, the belief is withdrawn, the entry's history keeps the revocation.
+    "revoke": (frozenset({"promoted"}), "revoked"),
 }
 
 
@@ -82,17 +85,16 @@ def review_status(status: StagingStatus, decision: ReviewDecision) -> StagingSta
     return dest if status in allowed else None
 
 
-def matches(entry: StagedEntry, outcome: OutcomeRecorded) -> bool:
-    """Whether ``outcome`` bears on ``entry``: named by id, or meeting its criterion."""
-    if outcome.entry_id is not None:
-        return outcome.entry_id == entry.entry_id
-    criterion = entry.criterion
-    if not criterion.all_of:
-        return False
-    if criterion.regime is not None and outcome.regime != criterion.regime:
-        return False
-    seen = {t.lower() for t in outcome.tags} | terms(outcome.summary)
-    return all(term in seen for term in criterion.all_of)
+def review_decisions(status: StagingStatus) -> tuple[ReviewDecision, ...]:
+    """The decisions an entry in ``status`` may take now."""
+    return tuple(d for d, (allowed, _dest) in REVIEW_MOVES.items() if status in allowed)
+
+
+def matches(entry: StagedEntry, outcome: OutcomeRecorded, settings: StagingSettings | None = None) -> bool:
+    """Whether ``outcome`` bears on ``entry`` judged alone: named by id, or relevant to it at
+    ``staging.min_relevance`` (the sweep judges an entry among the golem's other active entries)."""
+    (found,) = relevance(outcome, [entry])
+    return found.relevance >= (settings or StagingSettings()).min_relevance
 
 
 def _staged_order(entry: StagedEntry) -> tuple[int, str]:
@@ -368,12 +370,13 @@ class StagingProcess(DecidingProcess):
     def _validate(self, book: GolemBook, record: Recorded, outcome: OutcomeRecorded) -> list[Event]:
         s = self.settings
         out: list[Event] = []
-        for entry in sorted(book.active(), key=_staged_order):
+        active = sorted(book.active(), key=_staged_order)
+        for entry, match in zip(active, relevance(outcome, active), strict=True):
             # Entries past their time expire in this same step (see decide) and are not validated.
             expired = s.expire_after_ticks is not None and book.tick - entry.staged_tick >= s.expire_after_ticks
             if expired or entry.kind in s.review_only_kinds:
                 continue
-            if not matches(entry, outcome):
+            if match.relevance < s.min_relevance:
                 continue
             step = s.confirm_step_pct if outcome.verdict == "confirms" else -s.contradict_step_pct
             after = max(0, min(100, entry.confidence_pct + step))
@@ -385,6 +388,7 @@ class StagingProcess(DecidingProcess):
                     after_pct=after,
                     verdict=outcome.verdict,
                     outcome_position=record.position,
+                    relevance=None if outcome.entry_id is not None else match.relevance,
                 )
             )
             # A quarantined entry's confidence still moves, for its reviewer to see; only a review

@@ -18,7 +18,7 @@ from oneiros.validation._review import OutcomeInput
 
 def _config(tier: str = "core") -> OneirosConfig:
     config = OneirosConfig()
-    budget = msgspec.structs.replace(config.cycle.budget, tier=tier)
+    budget = config.cycle.budget.at_tier(tier)  # type: ignore[arg-type]
     return msgspec.structs.replace(config, cycle=msgspec.structs.replace(config.cycle, budget=budget))
 
 

@@ -67,7 +67,9 @@ def test_a_worker_cycle_walks_the_diagram_then_a_review_promotes(  # noqa: PLR09
     """The golem page lights Waking, then each of the five phases in the machine's order as an
     ``oneiros worker`` runs the cycle, then Waking again; the cycle page shows five timed phases, the
     worker's trace and what was staged; promoting an entry on its page shows ``promoted`` at once
-    and the API agrees; the memory page shows the new MEMORY.md version's diff."""
+    and the API agrees, and the page then offers Revoke alone (no Promote or Reject); the memory page
+    shows the new MEMORY.md version's diff; revoking the entry leaves no decision to take and the
+    newest MEMORY.md version's diff removes its line."""
     from playwright.sync_api import expect
 
     server = queued
@@ -129,6 +131,7 @@ def test_a_worker_cycle_walks_the_diagram_then_a_review_promotes(  # noqa: PLR09
     expect(page.locator("[data-testid=status]")).to_have_text("promoted", timeout=30_000)
     expect(page.get_by_text("promote_candidate by writer: confirmed twice in live trading")).to_be_visible()
     assert "promoted" == _ok(http.get(f"/dreams/{chosen}"))["status"]
+    assert ["revoke"] == page.locator("[data-decision]").evaluate_all("bs => bs.map(b => b.dataset.decision)")
     shots.take(page, "dream", docs=True, full_page=True)
 
     other = staged[1]["entry_id"]
@@ -136,6 +139,18 @@ def test_a_worker_cycle_walks_the_diagram_then_a_review_promotes(  # noqa: PLR09
     _go(page, "golems/g1/memory")
     expect(page.locator("[data-testid=diff] .add")).to_have_count(1, timeout=30_000)
     shots.take(page, "memory", docs=True, full_page=True)
+
+    _go(page, f"dreams/{chosen}")
+    expect(page.locator("[data-testid=status]")).to_have_text("promoted", timeout=30_000)
+    page.get_by_label("Reason (recorded with the decision)").fill("the rally was a one-off")
+    page.locator("[data-decision=revoke]").click()
+    expect(page.locator("[data-testid=status]")).to_have_text("revoked", timeout=30_000)
+    expect(page.get_by_text("revoke by writer: the rally was a one-off")).to_be_visible()
+    expect(page.locator("[data-decision]")).to_have_count(0)
+    expect(page.locator("[data-testid=settled]")).to_be_visible()
+    _go(page, "golems/g1/memory")
+    expect(page.locator("[data-testid=diff] .del")).to_have_count(1, timeout=30_000)
+    expect(page.get_by_text(f"revoked {chosen} by writer: the rally was a one-off")).to_be_visible()
 
     _go(page, "")
     expect(page.locator('tr[data-golem="g1"] [data-field=mode]')).to_have_text("Waking", timeout=30_000)

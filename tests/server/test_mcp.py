@@ -87,6 +87,20 @@ async def _walk(client: Client) -> None:
     recalled = await _call(client, "recall_memory", golem="g1", query=second["text"], limit=100)
     assert second["entry_id"] in {d["ref"] for d in recalled["related_dreams"]}
     assert second["entry_id"] not in {r["ref"] for r in recalled["results"]}
+    weighed = await _call(
+        client, "record_outcome", golem="g1", tick=1000, verdict="confirms", summary="nothing alike", explain=True
+    )
+    assert ([], 0.6) == (weighed["entries"], weighed["explain"]["min_relevance"])
+    assert all("< staging.min_relevance 0.60" in n["why"] for n in weighed["explain"]["nearest"])
+    third = dreams["items"][2]
+    promoted = await _call(
+        client, "resolve_dream_feedback", entry_id=third["entry_id"], decision="promote_candidate", feedback="held"
+    )
+    assert ("promoted", ["revoke"]) == (promoted["status"], promoted["decisions"])
+    revoked = await _call(
+        client, "resolve_dream_feedback", entry_id=third["entry_id"], decision="revoke", feedback="one-off"
+    )
+    assert ("revoked", [], "one-off") == (revoked["status"], revoked["decisions"], revoked["reviews"][-1]["why"])
     illegal = await client.call_tool(
         "resolve_dream_feedback", {"entry_id": first["entry_id"], "decision": "promote_candidate", "feedback": "x"}
     )
@@ -97,7 +111,12 @@ async def _walk(client: Client) -> None:
         "type": "IllegalReview",
         "message": f"entry {first['entry_id']!r} is rejected; decision 'promote_candidate' is not allowed",
         "status": 409,
-        "attributes": {"entry_id": first["entry_id"], "status": "rejected", "decision": "promote_candidate"},
+        "attributes": {
+            "entry_id": first["entry_id"],
+            "status": "rejected",
+            "decision": "promote_candidate",
+            "allowed": [],
+        },
     } == json.loads(shown)["error"]
 
 

@@ -190,7 +190,7 @@ def test_errors_have_one_shape_with_the_error_type_and_attributes(server: Server
         "type": "IllegalReview",
         "message": f"entry {dream!r} is rejected; decision 'promote_candidate' is not allowed",
         "status": 409,
-        "attributes": {"entry_id": dream, "status": "rejected", "decision": "promote_candidate"},
+        "attributes": {"entry_id": dream, "status": "rejected", "decision": "promote_candidate", "allowed": []},
     } == illegal.json()["error"]
     bad = http.post("/golems/g1/cycles", json={"max_outputs": 51})
     assert (400, "InputError") == (bad.status_code, bad.json()["error"]["type"])
@@ -207,15 +207,22 @@ def test_errors_have_one_shape_with_the_error_type_and_attributes(server: Server
 
 
 def test_outcomes_move_matching_dreams_and_toggles_shape_the_cycle(server: Server) -> None:
-    """An outcome naming a dream confirms it (+0.1); a cycle with dream off stages nothing, and one
-    with only re-evaluation starts no cycle."""
+    """An outcome naming a dream confirms it (+0.1), and with ``?explain=true`` says why it moved
+    that dream alone; a bad flag is a 400; a cycle with dream off stages nothing, and one with only
+    re-evaluation starts no cycle."""
     http = server.client()
     _dreamt(http)
     dream = _ok(http.get("/dreams", params={"golem": "g1", "limit": 1}))["items"][0]
-    moved = _ok(
-        http.post("/golems/g1/outcomes", json={"tick": 900, "verdict": "confirms", "entry_id": dream["entry_id"]}), 201
-    )
+    body = {"tick": 900, "verdict": "confirms", "entry_id": dream["entry_id"]}
+    moved = _ok(http.post("/golems/g1/outcomes", json=body, params={"explain": "true"}), 201)
     assert [round(dream["confidence"] + 0.1, 2)] == [d["confidence"] for d in moved["entries"]]
+    assert [(dream["entry_id"], True)] == [(m["entry_id"], m["moved"]) for m in moved["explain"]["moved"]]
+    assert {"the outcome names another entry"} == {n["why"] for n in moved["explain"]["nearest"]}
+    bad = http.post("/golems/g1/outcomes", json=body, params={"explain": "maybe"})
+    assert (400, "query parameter explain='maybe' must be true or false") == (
+        bad.status_code,
+        bad.json()["error"]["message"],
+    )
     quiet = _cycle(http, "g1", {"dream_enabled": False})
     journal = _ok(http.get("/golems/g1/journal", params={"limit": 1}))["items"][0]
     assert (quiet["cycle_id"], 0) == (journal["cycle_id"], journal["staged"])

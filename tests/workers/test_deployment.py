@@ -264,9 +264,11 @@ def test_daemon_with_a_config_file_schedules_a_cycle_that_two_workers_run(  # no
 
 
 def test_a_worker_configured_core_runs_a_cycle_started_hardened_as_hardened(redis_url: str, tmp_path: Path) -> None:
-    """`dream --queue --tier hardened --wait` with a worker whose own config says core: the cycle
-    records hardened, every phase runs on the hardened budget, `--wait` reports each phase with
-    its worker and exits 0; the worker's local tier is never used."""
+    """`ONEIROS_CYCLE__BUDGET__CYCLE_TOKENS=9000 dream --queue --tier hardened --wait` with a worker
+    whose own config says core with 1,000 tokens: the cycle records hardened with the 9,000 the
+    dreamer set (a tier supplies defaults, never overrides a cap), every phase runs on its share
+    of it, `--wait` reports each phase with its worker and exits 0; the worker's local tier and
+    caps are never used."""
     store_url = f"sqlite:///{tmp_path}/events.db"
     (tmp_path / "worker.toml").write_text('[cycle.budget]\ntier = "core"\ncycle_tokens = 1000\n')
     env = clean_env(ONEIROS_STORE=store_url, ONEIROS_QUEUE=redis_url, ONEIROS_SPANS=str(tmp_path / "spans.jsonl"))
@@ -276,7 +278,8 @@ def test_a_worker_configured_core_runs_a_cycle_started_hardened_as_hardened(redi
     try:
         dreamt = subprocess.run(
             [sys.executable, "-m", "oneiros", "dream", "--sample", "--tier", "hardened", "--wait"],
-            capture_output=True, text=True, cwd=tmp_path, env=env, check=False, timeout=120,
+            capture_output=True, text=True, cwd=tmp_path, check=False, timeout=120,
+            env={**env, "ONEIROS_CYCLE__BUDGET__CYCLE_TOKENS": "9000"},
         )  # fmt: skip
     finally:
         codes = procs.stop()
@@ -288,9 +291,9 @@ def test_a_worker_configured_core_runs_a_cycle_started_hardened_as_hardened(redi
     records = store.read_stream("golem")
     (start,) = [r.event for r in records if isinstance(r.event, DreamStart)]
     assert start.settings is not None
-    assert "hardened" == start.settings.budget.tier
+    assert ("hardened", 9_000) == (start.settings.budget.tier, start.settings.budget.cycle_tokens)
     budgets = [r.event.budget_tokens for r in records if isinstance(r.event, DreamPhase)]
-    assert 60_000 * 0.3 == budgets[PHASES.index("rem")]  # the stable phase's REM share of a hardened cycle
+    assert 9_000 * 0.3 == budgets[PHASES.index("rem")]  # the stable phase's REM share of the cycle
     assert any(r.event.type_name == "DreamComplete" for r in records)
 
 
