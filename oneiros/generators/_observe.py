@@ -20,7 +20,7 @@ import msgspec
 
 from oneiros._text import FUNCTION_WORDS, keywords
 from oneiros.generators._lines import SaidLine, read_said_lines
-from oneiros.generators._prose import CHITCHAT, is_small_talk, iso, resolve_dates, sentences, third_person
+from oneiros.generators._prose import CHITCHAT, day_text, is_small_talk, resolve_dates, sentences, third_person
 from oneiros.generators._protocol import GenerationRequest
 
 __all__ = ["CONSOLIDATION", "priority_of"]
@@ -46,7 +46,7 @@ def priority_of(line: SaidLine) -> str:
     return "GRN"
 
 
-class _Fact(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class _Fact(msgspec.Struct, frozen=True, kw_only=True):
     text: str
     ticks: tuple[int, ...]
     priority: str = "GRN"
@@ -80,7 +80,7 @@ class _Voice:
 
 
 def _head(line: SaidLine) -> str:
-    return f"{iso(line.when.date())}: " if line.when is not None else ""
+    return f"{day_text(line.when.date())}: " if line.when is not None else ""
 
 
 def _observations_of(line: SaidLine, before: SaidLine | None, voice: _Voice, salient: float) -> Iterator[_Fact]:
@@ -97,7 +97,7 @@ def _observations_of(line: SaidLine, before: SaidLine | None, voice: _Voice, sal
         yield _Fact(text=text, ticks=(before.tick, line.tick), priority=level, subject=line.speaker)
     if line.significance >= salient and said:
         whole, days = voice.fact(said, line)
-        about = iso(days[0]) if len(days) == 1 else None
+        about = days[0].isoformat() if len(days) == 1 else None
         text = head + voice.named(whole, line)
         yield _Fact(text=text, ticks=(line.tick,), priority=level, subject=line.speaker, about=about)
         return
@@ -110,7 +110,7 @@ def _observations_of(line: SaidLine, before: SaidLine | None, voice: _Voice, sal
         if not resolved:
             continue  # it says nothing its episode does not: recall finds the episode itself
         text = voice.named(third_person(text, line.speaker, voice.other(line.speaker)), line)
-        about = iso(days[0]) if len(days) == 1 else None
+        about = days[0].isoformat() if len(days) == 1 else None
         yield _Fact(text=head + text, ticks=(line.tick,), priority=level, subject=line.speaker, about=about)
 
 
@@ -182,7 +182,7 @@ def _summary(request: GenerationRequest) -> str:
         return _json(summary="", ticks=[])
     first = min(chosen, key=lambda line: line.tick)
     who = ", ".join(voice.speakers) or "I"
-    day = f", {iso(first.when.date())}" if first.when is not None else ""
+    day = f", {day_text(first.when.date())}" if first.when is not None else ""
     return _json(summary=f"{who}{day}, talked about: {', '.join(kept)}.", ticks=sorted(line.tick for line in chosen))
 
 

@@ -12,7 +12,7 @@ from typing import Final
 
 from oneiros._text import FUNCTION_WORDS
 
-__all__ = ["CHITCHAT", "is_small_talk", "iso", "month", "resolve_dates", "sentences", "third_person"]
+__all__ = ["CHITCHAT", "day_text", "is_small_talk", "month", "resolve_dates", "sentences", "third_person"]
 
 CHITCHAT: Final = frozenset(
     """hey hi hello bye thanks thank yeah yes yep wow oh ah cool great awesome amazing nice good glad
@@ -129,7 +129,9 @@ _COUNTS: Final = {
 }  # fmt: skip
 
 
-def iso(day: date) -> str:
+def day_text(day: date) -> str:
+    """A day as people write it, "23 November 2026": what a question about it names (a month by
+    name matches where "2026-11" does not)."""
     return f"{day.day} {day:%B} {day.year}"
 
 
@@ -147,7 +149,7 @@ _Resolved = tuple[str, date | None]
 
 
 def _on(day: date) -> _Resolved:
-    return f"on {iso(day)}", day
+    return f"on {day_text(day)}", day
 
 
 def _fixed(today: date) -> dict[str, Callable[[], _Resolved]]:
@@ -161,20 +163,20 @@ def _fixed(today: date) -> dict[str, Callable[[], _Resolved]]:
         "this afternoon": lambda: _on(today),
         "this evening": lambda: _on(today),
         "tomorrow": lambda: _on(today + timedelta(days=1)),
-        "last week": lambda: (f"the week before {iso(today)}", None),
-        "this week": lambda: (f"the week of {iso(today)}", None),
-        "next week": lambda: (f"the week after {iso(today)}", None),
-        "last weekend": lambda: (f"the weekend before {iso(today)}", None),
-        "this weekend": lambda: (f"the weekend of {iso(today)}", None),
-        "next weekend": lambda: (f"the weekend after {iso(today)}", None),
+        "last week": lambda: (f"the week before {day_text(today)}", None),
+        "this week": lambda: (f"the week of {day_text(today)}", None),
+        "next week": lambda: (f"the week after {day_text(today)}", None),
+        "last weekend": lambda: (f"the weekend before {day_text(today)}", None),
+        "this weekend": lambda: (f"the weekend of {day_text(today)}", None),
+        "next weekend": lambda: (f"the weekend after {day_text(today)}", None),
         "last month": lambda: (f"in {month(_month_shift(today, -1))}", None),
         "this month": lambda: (f"in {month(today)}", None),
         "next month": lambda: (f"in {month(_month_shift(today, 1))}", None),
         "last year": lambda: (f"in {today.year - 1}", None),
         "this year": lambda: (f"in {today.year}", None),
         "next year": lambda: (f"in {today.year + 1}", None),
-        "recently": lambda: (f"shortly before {iso(today)}", None),
-        "lately": lambda: (f"shortly before {iso(today)}", None),
+        "recently": lambda: (f"shortly before {day_text(today)}", None),
+        "lately": lambda: (f"shortly before {day_text(today)}", None),
     }
 
 
@@ -197,7 +199,7 @@ def _ago(count: str, unit: str, today: date) -> _Resolved | None:
         return None
     by_unit: dict[str, Callable[[int], _Resolved]] = {
         "day": lambda k: _on(today - timedelta(days=k)),
-        "week": lambda k: (f"the week of {iso(today - timedelta(weeks=k))}", None),
+        "week": lambda k: (f"the week of {day_text(today - timedelta(weeks=k))}", None),
         "month": lambda k: (f"in {month(_month_shift(today, -k))}", None),
         "year": lambda k: (f"in {today.year - k}", None),
     }

@@ -207,7 +207,7 @@ def _criterion(candidate: Candidate, by_tick: Mapping[int, Episode], related: st
         ),
         "threat": (
             f"Confirm when {where} shows the early signs of {article(detail)} {detail} "
-            "and the rehearsed response limits the loss."
+            "and the rehearsed response limits the harm."
         ),
         "strategy_hypothesis": f"Confirm when {where} {test}; refute when it fails.",
         "playbook_revision": f"Apply only after {where} shows that following this lesson beats the current heuristic.",

@@ -1,6 +1,6 @@
-"""NREM: the night's episodes restated as observations (``_consolidate.py``), then replay: episodes
-chosen by utility (gain x need) with diversity slots, replayed in batches forward, in reverse
-(credit assignment) and perturbed, then triaged and strengthened."""
+"""NREM: replay, episodes chosen by utility (gain x need) with diversity slots, replayed in batches
+forward, in reverse (credit assignment) and perturbed, then triaged and strengthened; then the
+night's episodes restated as observations (``_consolidate.py``)."""
 
 from __future__ import annotations
 
@@ -157,16 +157,17 @@ def triage(pick: ReplayPick, settings: EngineSettings) -> tuple[TriageDecision, 
 
 
 def nrem(ctx: PhaseContext) -> list[Event]:
-    """The night consolidated into observations first (what every later reader builds on), then
-    the replay of the episodes that matter most, whenever they were recorded."""
+    """The replay of the episodes that matter most, whenever they were recorded (a few calls),
+    then the night's episodes restated as observations with what the phase's budget has left."""
     steps = Steps(ctx)
-    outputs: list[Event] = observe_night(steps, ctx.night_episodes())
+    outputs: list[Event] = []
     strength = dict(ctx.memory.strength) if ctx.memory is not None else {}
     rng = steps.rng("perturb")
     for index, batch in enumerate(batches(select_replay(ctx.episodes, ctx.settings), ctx.settings)):
         if steps.stopped:
             break
         outputs.extend(_replay(steps, index, batch, rng.random(), strength))
+    outputs.extend(observe_night(steps, ctx.night_episodes()))
     return outputs + steps.closing()
 
 

@@ -71,8 +71,9 @@ class NremSettings(msgspec.Struct, frozen=True, kw_only=True):
     """An episode at or above this arousal can fill the high-arousal diversity slot (oneiros default)."""
     perturbation_rate: float = 0.3
     """Share of batches replayed with a perturbation (Bardo 001_*, ``perturbationRate``)."""
-    perturbations: tuple[str, ...] = ("simulated slippage", "a latency spike", "a gas price change", "data dropout")
-    """Bardo 001_*'s perturbations: slippage, latency spikes, gas price changes, data dropout."""
+    perturbations: tuple[str, ...] = ("a delay", "a latency spike", "a cost change", "data dropout")
+    """Bardo 001_*'s perturbations (slippage, latency spikes, gas price changes, data dropout) in words
+    of no one domain; the ``bardo`` preset sets Bardo's own."""
     strength_delta: float = 0.5
     """Replay strength added per replayed episode (Bardo 001_*: "strength += 0.5")."""
     preserve_utility: float = 0.5
@@ -115,13 +116,15 @@ class RemSettings(msgspec.Struct, frozen=True, kw_only=True):
     threat_scenarios: int = 3
     """Threat simulations per cycle (Bardo 001_*, ``threatScenarios``)."""
     threat_kinds: tuple[str, ...] = (
-        "flash crash",
-        "oracle manipulation",
-        "smart contract exploit",
-        "cascading liquidations",
-        "MEV attack",
+        "a sudden failure",
+        "bad input",
+        "a dependency failing",
+        "a cascade of failures",
+        "an adversary",
     )
-    """Bardo 001_*'s ThreatSimulator scenarios."""
+    """Bardo 001_*'s ThreatSimulator scenarios (flash crash, oracle manipulation, smart contract
+    exploit, cascading liquidations, MEV attack) in words of no one domain; the ``bardo`` preset sets
+    Bardo's own."""
     depotentiation: bool = True
     """Reprocess high-arousal episodes (Bardo 001_*: "If golem-daimon is enabled")."""
     depotentiation_threshold: float = 0.5
