@@ -19,6 +19,7 @@ from oneiros._text import entities
 from oneiros.events._observations import DreamObservation
 from oneiros.events._types import Episode, Event
 from oneiros.generators._lines import said_lines
+from oneiros.generators._protocol import GenerationRequest
 from oneiros.generators._results import ObservationResult, SummaryResult, ThreadResult
 from oneiros.phases._common import Steps, json_parser
 
@@ -44,47 +45,71 @@ def _sources(ticks: Sequence[int], known: set[int], most: int) -> tuple[int, ...
 
 
 def observe_night(steps: Steps, night: Sequence[Episode]) -> list[Event]:
-    """The night's episodes, a batch at a time, restated as observations; a summary of each batch
-    when summaries are on."""
+    """The night's episodes, a batch at a time, restated as observations (and summarised, when
+    summaries are on). A batch the phase's budget cannot take whole is halved until it fits, so
+    what the budget has left goes to as much of the night as it covers."""
     ctx = steps.ctx
     settings = ctx.settings.consolidation
     if not settings.observations and not settings.summaries:
         return []
-    parse = json_parser("observe", ObservationResult)
     out: list[Event] = []
-    for index, start in enumerate(range(0, len(night), settings.batch)):
-        if steps.stopped:
-            break
-        batch = night[start : start + settings.batch]
+    start = 0
+    while start < len(night) and not steps.stopped:
+        size = settings.batch
+        request = _observe_request(steps, night, start, size)
+        while size > 1 and request is not None and not steps.fits(request):
+            size = max(1, size // 2)
+            request = _observe_request(steps, night, start, size)
+        batch = night[start : start + size]
         before = night[start - 1] if start else None
         known = {e.tick for e in batch} | ({before.tick} if before is not None else set())
-        if settings.observations:
-            result = steps.ask(
-                f"observe:{index}",
-                "observe",
-                parse,
-                temperature=settings.temperature,
-                max_tokens=settings.tokens_per_episode * len(batch),
-                inputs=tuple(e.summary for e in batch),
-                episodes=said_lines(batch, before),
-                salient=settings.salient,
-                sources=settings.max_sources,
-            )
-            for fact in result.observations if result is not None else ():
-                ticks = _sources(fact.ticks, known, settings.max_sources)
-                if ticks:
-                    observation = DreamObservation(
-                        cycle_id=ctx.cycle_id,
-                        kind="observation",
-                        text=fact.text[:_TEXT],
-                        subject=(fact.subject or "")[:_SUBJECT] or None,
-                        about=_about(fact.about),
-                        source_episode_ticks=ticks,
-                        priority=fact.priority,
-                    )
-                    out.append(steps.made(observation))
+        if request is not None:
+            out.extend(_observations(steps, steps.ask_request(request, _OBSERVE), known))
         if settings.summaries and not steps.stopped:
-            out.extend(_summaries(steps, index, batch, known))
+            out.extend(_summaries(steps, start, batch, known))
+        start += size
+    return out
+
+
+_OBSERVE = json_parser("observe", ObservationResult)
+
+
+def _observe_request(steps: Steps, night: Sequence[Episode], start: int, size: int) -> GenerationRequest | None:
+    """The observe step of the ``size`` episodes from ``start`` (None when observations are off),
+    with the episode before them as context for what they answer."""
+    settings = steps.ctx.settings.consolidation
+    if not settings.observations:
+        return None
+    batch = night[start : start + size]
+    return steps.request(
+        f"observe:{start}",
+        "observe",
+        temperature=settings.temperature,
+        max_tokens=settings.tokens_per_episode * len(batch),
+        inputs=tuple(e.summary for e in batch),
+        episodes=said_lines(batch, night[start - 1] if start else None),
+        salient=settings.salient,
+        sources=settings.max_sources,
+    )
+
+
+def _observations(steps: Steps, result: ObservationResult | None, known: set[int]) -> list[Event]:
+    """The facts of one observe step, each naming only ticks it was shown, at most ``max_sources``."""
+    ctx, settings = steps.ctx, steps.ctx.settings.consolidation
+    out: list[Event] = []
+    for fact in result.observations if result is not None else ():
+        ticks = _sources(fact.ticks, known, settings.max_sources)
+        if ticks:
+            observation = DreamObservation(
+                cycle_id=ctx.cycle_id,
+                kind="observation",
+                text=fact.text[:_TEXT],
+                subject=(fact.subject or "")[:_SUBJECT] or None,
+                about=_about(fact.about),
+                source_episode_ticks=ticks,
+                priority=fact.priority,
+            )
+            out.append(steps.made(observation))
     return out
 
 

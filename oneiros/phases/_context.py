@@ -26,6 +26,10 @@ def _nothing_spent() -> tuple[int, float]:
     return 0, 0.0
 
 
+def _always(_request: GenerationRequest) -> bool:
+    return True
+
+
 class PhaseContext(msgspec.Struct, frozen=True, kw_only=True):
     cycle_id: str
     phase: DreamPhaseName
@@ -42,6 +46,8 @@ class PhaseContext(msgspec.Struct, frozen=True, kw_only=True):
     seed: int = 0
     tier: Tier = "core"
     exhausted: Callable[[], bool] = _never
+    fits: Callable[[GenerationRequest], bool] = _always
+    """Whether the budget would take a request now, asked without making it (or the log answered it)."""
     spent: Callable[[], tuple[int, float]] = _nothing_spent
     """Tokens and dollars the cycle has spent so far."""
     started_at: datetime | None = None
