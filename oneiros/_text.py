@@ -164,31 +164,37 @@ _CALENDAR = frozenset(
     august september october november december mon tue tues wed thu thur thurs fri sat sun jan feb mar apr
     jun jul aug sep sept oct nov dec""".split()  # noqa: SIM905 - read as prose
 )
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
-_WORDS = re.compile(r"[A-Za-z][\w'-]*")
-_CAPITALISED = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]+)*")
+_RUN = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?: [A-Z][a-z]+(?:[A-Z][a-z]+)*)*")
 
 
 def entities(text: str, tags: Iterable[str] = ()) -> dict[str, str]:
-    """What ``text`` names that a thread can follow across days: its ``tags``, and the capitalised
-    words it uses inside a sentence (a name, a place, a product: "Shadow", "Boston"), never a
-    sentence's first word, a weekday, a month or a function word. Keyed by the lower-case form,
-    each with the form shown."""
+    """What ``text`` names that a thread can follow across days: its ``tags``, and the runs of
+    capitalised words it uses inside a sentence (a name, a place, a product: "Shadow", "Door
+    Dash"), never a sentence's first word, a weekday, a month or a function word. Keyed by the
+    lower-case form, each with the form shown. One pass of one expression: it reads every episode."""
     found: dict[str, str] = {}
     for tag in tags:
         key = tag.strip().lower()
         if key:
             found.setdefault(key, tag.strip())
-    for part in _SENTENCE_BREAK.split(text):
+    for match in _RUN.finditer(text):
+        words = match.group(0).split(" ")
+        if _opens(text, match.start()):
+            words = words[1:]  # a sentence's first word is capitalised whatever it names
         run: list[str] = []
-        for token in [*_WORDS.findall(part)[1:], ""]:  # "" ends the last run
-            word = token.split("'", 1)[0]
+        for word in [*words, ""]:  # "" ends the last run
             lower = word.lower()
-            if len(word) > 2 and _CAPITALISED.fullmatch(word) and lower not in FUNCTION_WORDS | _CALENDAR:
-                run.append(word)  # "Door Dash" is one name, not two
+            if word and lower not in FUNCTION_WORDS and lower not in _CALENDAR:
+                run.append(word)
                 continue
-            if run:
+            if run and (len(run) > 1 or len(run[0]) > 2):
                 name = " ".join(run)
                 found.setdefault(name.lower(), name)
-                run = []
+            run = []
     return found
+
+
+def _opens(text: str, at: int) -> bool:
+    """Whether the word at ``at`` opens a sentence: after ". ", "! ", "? " or a new line."""
+    before = text[max(0, at - 3) : at]
+    return before.endswith("\n") or before.rstrip(" \"'(").endswith((".", "!", "?")) or not before.strip(" \"'(")

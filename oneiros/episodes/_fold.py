@@ -340,6 +340,11 @@ class EpisodeMemory:
         key = f"{name}|{getattr(embedder, 'version', '')}"
         return Vectors(columns, embedder, self._vectors.setdefault(key, {}))
 
+    @property
+    def mentions_read(self) -> int:
+        """Rows the subjects index has read (see :meth:`mentions`)."""
+        return self._mentions.rows
+
     def mentions(self, rows: int) -> Mentions:
         """The subjects the first ``rows`` rows named (see ``Mentions``), read on from where the
         last call stopped: each row is read once, whatever the number of calls."""

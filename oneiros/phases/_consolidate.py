@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from oneiros._text import entities
+from oneiros.episodes._fold import EpisodeMemory
 from oneiros.events._observations import DreamObservation
 from oneiros.events._types import Episode, Event
 from oneiros.generators._lines import said_lines
@@ -27,6 +28,9 @@ __all__ = ["observe_night", "thread_night"]
 
 _TEXT = 16_384
 _SUBJECT = 128
+_THREAD_SCAN = 1_024
+"""Threads start from the night's latest this many episodes: a first night over a long history
+(every episode is its night) would otherwise be read whole for a few threads."""
 
 
 def _about(day: str | None) -> datetime | None:
@@ -144,21 +148,33 @@ def _summaries(steps: Steps, index: int, batch: Sequence[Episode], known: set[in
 
 
 def thread_night(steps: Steps, night: Sequence[Episode]) -> list[Event]:
-    """Threads: for the subjects the night names that earlier nights named too (the rarest first,
-    at most ``threads``), one dated timeline of the latest earlier episodes and the night's first."""
+    """Threads: for the subjects the night (its latest ``_THREAD_SCAN`` episodes) names that earlier
+    nights named too (the rarest first, at most ``threads``), one dated timeline of the latest
+    earlier episodes and the night's first."""
     ctx = steps.ctx
     settings = ctx.settings.consolidation
     if settings.threads <= 0 or ctx.memory is None or ctx.night is None or not night:
         return []
-    mentions = ctx.memory.mentions(ctx.night[0])
-    speakers = {e.speaker for e in night if e.speaker}
+    out = _threads(steps, night, ctx.memory, ctx.night[0])
+    # The night read into the index now, once, so the next night starts from it (and the snapshot
+    # after this phase keeps it): no later cycle reads these episodes for threads again.
+    ctx.memory.mentions(ctx.night[1])
+    return out
+
+
+def _threads(steps: Steps, night: Sequence[Episode], memory: EpisodeMemory, start: int) -> list[Event]:
+    ctx = steps.ctx
+    settings = ctx.settings.consolidation
+    mentions = memory.mentions(start)
+    latest = night[-_THREAD_SCAN:] if len(night) > _THREAD_SCAN else list(night)
+    speakers = {e.speaker for e in latest if e.speaker}
     first: dict[str, tuple[Episode, str]] = {}
-    for episode in night:
+    for episode in latest:
         for key, form in entities(episode.summary, episode.tags).items():
             if key in mentions.latest and key not in first and not mentions.is_speaker(key, speakers):
                 first[key] = (episode, mentions.shown.get(key, form))
     rarest = sorted(first, key=lambda key: mentions.counts.get(key, 0))[: settings.threads]
-    columns = ctx.memory.columns()
+    columns = memory.columns()
     parse = json_parser("thread", ThreadResult)
     out: list[Event] = []
     for key in rarest:

@@ -60,11 +60,11 @@ class PhaseContext(msgspec.Struct, frozen=True, kw_only=True):
     """The cycle's night as rows of ``memory`` (start, end): the episodes recorded since the last
     completed cycle began, up to this cycle's start. None: every episode is the night."""
 
-    def night_episodes(self) -> list[Episode]:
-        """The night's episodes in tick order (decoded: a night, never the whole memory)."""
+    def night_episodes(self) -> Sequence[Episode]:
+        """The night's episodes in tick order, each decoded only when read."""
         if self.memory is not None and self.night is not None:
             return self.memory.columns().recorded(*self.night)
-        return list(self.episodes)
+        return self.episodes
 
 
 class PhaseEngine(Protocol):

@@ -221,6 +221,7 @@ class GolemLogs:
         self.settings = settings or SnapshotSettings.from_env()
         self._held: dict[str, GolemLog] = {}
         self._snapshot_versions: dict[str, int] = {}
+        self._snapshot_mentions: dict[str, int] = {}
 
     @classmethod
     def of(cls, golems: Golems) -> GolemLogs:
@@ -261,6 +262,7 @@ class GolemLogs:
                 log, fresh = GolemLog(golem_id), True
             else:
                 self._snapshot_versions[golem_id] = log.state.version
+                self._snapshot_mentions[golem_id] = log.memory.mentions_read
         before = log.last
         if fresh:
             log.fold_rows(read_stream_pages(self.store, golem_id))
@@ -272,7 +274,12 @@ class GolemLogs:
         if self.golems is not None and log.last is not None and log.last is not before:
             self.golems.remember(log.state, log.last)  # its next command need not read this again
         every = self.settings.every
-        if every > 0 and log.last is not None and log.state.version - self._snapshot_versions.get(golem_id, 0) >= every:
+        # A snapshot also when threads' index has read many rows since the last (a first night
+        # over a long history): the next process starts from it instead of reading them again.
+        behind = log.state.version - self._snapshot_versions.get(golem_id, 0)
+        read = log.memory.mentions_read - self._snapshot_mentions.get(golem_id, 0)
+        if every > 0 and log.last is not None and (behind >= every or read >= every):
             self.snapshots.put(golem_id, _KIND, seal_parts(log.to_snapshot()))
             self._snapshot_versions[golem_id] = log.state.version
+            self._snapshot_mentions[golem_id] = log.memory.mentions_read
         return log
