@@ -3,8 +3,13 @@ observations page shows facts, not dream images."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -97,3 +102,30 @@ def test_the_observations_page_shows_facts_with_their_levels_and_no_dream_images
     world.update()
     rows = observations(world.projections.db, "g1")
     assert [("RED", "2 May 2026: Rolled back the deploy")] == [(o.priority, o.text) for o in rows]
+
+
+def test_oneiros_memory_lists_the_newest_observations(tmp_path: Path) -> None:
+    """``oneiros memory --observations N`` prints the newest N facts of the observations page, one a
+    line with its level and the minute it was made; ``--json`` gives the same rows."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
+    env |= {"ONEIROS_SPANS": "off", "COLUMNS": "400"}
+    store = f"sqlite:///{tmp_path / 'events.db'}"
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "oneiros", *args, "--store", store, "--golem", "g1"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout
+
+    run("dream", "--episodes", str(ROOT / "examples" / "episodes.jsonl"), "--json")
+    rows = json.loads(run("memory", "--observations", "2", "--json"))
+    assert 2 == len(rows)
+    assert {"GRN", "YLW", "RED"} >= {r["priority"] for r in rows}
+    assert [f"{r['priority']} {r['time']} {r['text']}" for r in rows] == run(
+        "memory", "--observations", "2"
+    ).splitlines()
