@@ -246,11 +246,15 @@ def test_observations_threads_and_summaries_follow_their_settings() -> None:
     assert all(1 <= len(o.source_episode_ticks) <= 3 for o in made)
 
 
-def test_a_thread_cap_beyond_what_the_memory_keeps_is_refused_in_one_line() -> None:
-    """``thread_sources`` past the mentions the episode memory keeps fails when the settings are made."""
-    with pytest.raises(InvalidSetting) as info:
-        ConsolidationSettings(thread_sources=9)
-    assert "invalid setting cycle.engines.consolidation.thread_sources = 9: expected at most 8" == str(info.value)
+def test_a_thread_cap_a_thread_cannot_have_is_refused_in_one_line() -> None:
+    """``thread_sources`` past the mentions the episode memory keeps, or under the two episodes a
+    thread joins, fails when the settings are made."""
+    for bad in (9, 1):
+        with pytest.raises(InvalidSetting) as info:
+            ConsolidationSettings(thread_sources=bad)
+        assert f"invalid setting cycle.engines.consolidation.thread_sources = {bad}: expected from 2 to 8" == str(
+            info.value
+        )
 
 
 _WORDS = st.sampled_from(["Shadow", "Boston", "the", "park", "Door Dash", "fetch", "Max", "river"])

@@ -182,7 +182,7 @@ def _threads(steps: Steps, night: Sequence[Episode], memory: EpisodeMemory, star
             break
         episode, shown = first[key]
         earlier = [columns[p] for t in mentions.latest[key] if (p := columns.position(t)) is not None]
-        joined = [*earlier[-(settings.thread_sources - 1) :], episode] if settings.thread_sources > 1 else [episode]
+        joined = [*earlier[-(settings.thread_sources - 1) :], episode]
         result = steps.ask(
             f"thread:{key}",
             "thread",

@@ -219,12 +219,12 @@ class ConsolidationSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Room for a thread or a summary."""
 
     def __post_init__(self) -> None:
-        for name in ("batch", "tokens_per_episode", "max_sources", "thread_sources", "summary_sources"):
+        for name in ("batch", "tokens_per_episode", "max_sources", "summary_sources"):
             if getattr(self, name) < 1:
                 raise InvalidSetting(f"cycle.engines.consolidation.{name}", getattr(self, name), "at least 1")
-        if self.thread_sources > MENTIONS_KEPT:
+        if not 2 <= self.thread_sources <= MENTIONS_KEPT:  # a thread joins two episodes at least
             raise InvalidSetting(
-                "cycle.engines.consolidation.thread_sources", self.thread_sources, f"at most {MENTIONS_KEPT}"
+                "cycle.engines.consolidation.thread_sources", self.thread_sources, f"from 2 to {MENTIONS_KEPT}"
             )
         if self.threads < 0:
             raise InvalidSetting("cycle.engines.consolidation.threads", self.threads, "0 or more")
