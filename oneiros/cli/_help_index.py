@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='2a1db0261e0db311e0a4936a95c59ac2',
+    digest='5645a7469c4b13fb805f3fd90d979048',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(
@@ -35,7 +35,7 @@ INDEX = HelpIndex(
         ('reevaluate', "Dense-Mem's re_evaluate: stale entries whose source episodes are gone, reinforce intact ones."),
         ('follow', 'Keep the staging and health processes and every projection up with the log until interrupted.'),
         ('rebuild', 'Drop a projection (or all) and build it again from the log, to the head or as of a position.'),
-        ('memory', 'MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback.'),
+        ('memory', 'MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback; or the observations page: the facts dreams drew from the episodes.'),
         ('recover', 'Find golems dreaming in a phase that nothing runs, and resume it or end the cycle.'),
         ('interrupt', "End the golem's dream cycle now, interrupted by its owner with REASON (kept in the log)."),
         ('run', 'Run the heartbeat daemon: record activity, decide each tick, dream when the config says.'),
