@@ -26,6 +26,7 @@ import argparse
 import itertools
 import json
 import math
+import os
 import random
 import resource
 import shutil
@@ -70,7 +71,10 @@ def _episode_batches(n: int, first_tick: int = 0, seed: int = 7) -> Iterator[lis
 def _golems(db: Path) -> object:
     from oneiros import Deps, FixedClock, Golems, SequentialIds, open_store
 
-    deps = Deps(clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)), ids=SequentialIds(), seed=1)
+    # Ids of this process's own: each child starts its ids afresh, and the timed cycle must not take
+    # the cold cycle's id (its ledger would count that cycle's spend as its own).
+    ids = SequentialIds(f"p{os.getpid()}")
+    deps = Deps(clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)), ids=ids, seed=1)
     return Golems(open_store(f"sqlite:///{db}"), deps=deps)
 
 

@@ -5,9 +5,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-__all__ = ["IMAGERY", "STOPWORDS", "article", "content_words", "keywords", "rank"]
+__all__ = ["FUNCTION_WORDS", "IMAGERY", "STOPWORDS", "article", "content_words", "entities", "keywords", "rank"]
 
 _WORD = re.compile(r"[a-z][a-z0-9'-]{2,}")
+FUNCTION_WORDS = frozenset(
+    """i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself
+    yourselves he him his himself she she's her hers herself it it's its itself they them their theirs
+    themselves what which who whom this that that'll these those am is are was were be been being have
+    has had having do does did doing a an the and but if or because as until while of at by for with
+    about against between into through during before after above below to from up down in out on off
+    over under again further then once here there when where why how all any both each few more most
+    other some such no nor not only own same so than too very s t can will just don don't should
+    should've now d ll m o re ve y ain aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't
+    hasn hasn't haven haven't isn isn't ma mightn mightn't mustn mustn't needn needn't shan shan't
+    shouldn shouldn't wasn wasn't weren weren't won won't wouldn wouldn't""".split()  # noqa: SIM905 - read as prose
+)
+"""NLTK's English stop words (179): what recall leaves out of a query, and what says no fact."""
 # The imagery of the offline generator's hypnagogic partials. A partial joins words of the waking
 # residue with these; only the residue's words should say what a live episode must show to echo it.
 IMAGERY = frozenset(
@@ -144,3 +157,44 @@ def article(word: str) -> str:
         # "an unknown", but "a user", "a unit": a sounded "you" takes "a".
         return "a" if lower.startswith(("uni", "use", "usu", "uti", "ura", "ubi")) else "an"
     return "an" if lower[0] in "aeio" else "a"
+
+
+_CALENDAR = frozenset(
+    """monday tuesday wednesday thursday friday saturday sunday january february march april may june july
+    august september october november december mon tue tues wed thu thur thurs fri sat sun jan feb mar apr
+    jun jul aug sep sept oct nov dec""".split()  # noqa: SIM905 - read as prose
+)
+_RUN = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?: [A-Z][a-z]+(?:[A-Z][a-z]+)*)*")
+
+
+def entities(text: str, tags: Iterable[str] = ()) -> dict[str, str]:
+    """What ``text`` names that a thread can follow across days: its ``tags``, and the runs of
+    capitalised words it uses inside a sentence (a name, a place, a product: "Shadow", "Door
+    Dash"), never a sentence's first word, a weekday, a month or a function word. Keyed by the
+    lower-case form, each with the form shown. One pass of one expression: it reads every episode."""
+    found: dict[str, str] = {}
+    for tag in tags:
+        key = tag.strip().lower()
+        if key:
+            found.setdefault(key, tag.strip())
+    for match in _RUN.finditer(text):
+        words = match.group(0).split(" ")
+        if _opens(text, match.start()):
+            words = words[1:]  # a sentence's first word is capitalised whatever it names
+        run: list[str] = []
+        for word in [*words, ""]:  # "" ends the last run
+            lower = word.lower()
+            if word and lower not in FUNCTION_WORDS and lower not in _CALENDAR:
+                run.append(word)
+                continue
+            if run and (len(run) > 1 or len(run[0]) > 2):
+                name = " ".join(run)
+                found.setdefault(name.lower(), name)
+            run = []
+    return found
+
+
+def _opens(text: str, at: int) -> bool:
+    """Whether the word at ``at`` opens a sentence: after ". ", "! ", "? " or a new line."""
+    before = text[max(0, at - 3) : at]
+    return before.endswith("\n") or before.rstrip(" \"'(").endswith((".", "!", "?")) or not before.strip(" \"'(")

@@ -37,6 +37,9 @@ longer than max_tokens with small usage; huge: a 2 MB completion with small usag
 auth error whose body echoes the bearer key back."""
 
 _MARKERS: list[tuple[str, Task]] = [
+    ('{"observations"', "observe"),
+    ('{"thread"', "thread"),
+    ('{"summary"', "summary"),
     ('{"scores"', "novelty"),
     ('"outcome"', "counterfactual"),
     ('"severity"', "threat"),
@@ -58,6 +61,7 @@ class ChatServer:
         self.served: list[str] = []
         self.script: list[str] = []
         self.malformed_when: str | None = None  # reply with prose to prompts containing this text
+        self.replies: dict[str, str] = {}  # reply this text to prompts containing the key
         self.offline = OfflineGenerator(seed=11)
         self.lock = threading.Lock()
         self.release = threading.Event()
@@ -97,6 +101,7 @@ class ChatServer:
                 text = server.answer(prompt) if action != "garbage" else "I would rather not answer in JSON."
                 if server.malformed_when and server.malformed_when in prompt:
                     text = "Here is my thought, without any braces."
+                text = next((reply for key, reply in server.replies.items() if key in prompt), text)
                 usage = {"prompt_tokens": len(prompt) // 4, "completion_tokens": max(1, len(text) // 4)}
                 if action == "overreport":
                     usage = {"prompt_tokens": 10 * len(prompt), "completion_tokens": 10 * max_tokens}

@@ -258,7 +258,7 @@ CASES: list[tuple[tuple[str, ...], int, str, dict[str, str]]] = [
         ("staging", "--status", "bogus", *_S),
         2,
         "error: unknown status 'bogus'; use one of proposed, reinforced, stale, rejected, promoted, refuted, "
-        "displaced, expired\n",
+        "displaced, expired, revoked\n",
         {},
     ),
     (

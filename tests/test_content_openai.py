@@ -4,6 +4,7 @@ a timeout, malformed output; and replay of its cycle makes no request."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from oneiros import Golems, InProcessExecutor, replay
 from oneiros._errors import GeneratorUnavailable
 from oneiros.events._content import DreamStaged, GenerationFailed, StepFailed
+from oneiros.events._observations import DreamObservation
 from oneiros.events._types import GenerationRecorded, ReplayBatch
 from oneiros.generators._openai import OpenAIGenerator
 from oneiros.generators._protocol import GenerationRequest, Task
@@ -147,3 +149,31 @@ def test_credentials_in_the_base_url_never_reach_a_failure_message(chat_server: 
     with pytest.raises(GeneratorUnavailable) as info:
         generator.generate(_request())
     assert f"HTTP 500 from http://127.0.0.1:{port}/v1" == info.value.reason
+
+
+def test_a_models_observations_become_dream_observations_naming_only_their_batch(chat_server: ChatServer) -> None:
+    """With a model, observations come from the versioned observe prompt (the night's episodes as
+    lines with tick, time and who); what the model answers becomes DreamObservation outputs, each
+    naming only ticks of its batch and at most ``max_sources`` of them, its level and its day."""
+    golems = _golems()
+    invented = {
+        "text": "2 October 2026: the breakout held",
+        "ticks": [174, 999_999, 100, 137],
+        "priority": "YLW",
+        "subject": None,
+        "about": "2026-10-02",
+    }
+    chat_server.replies = {"Momentum entry on BTC breakout": json.dumps({"observations": [invented]})}
+    InProcessExecutor(golems, _generator(chat_server), settings=HARDENED).run_cycle("g")
+    observe = [r for r in chat_server.requests if '{"observations"' in r["messages"][-1]["content"]]
+    assert observe
+    assert (
+        "[tick 174 · 2026-10-03 03:00 · self · significance 1.00 · outcome +0.0600 · surprise 0.77] "
+        in (observe[0]["messages"][-1]["content"])
+    )
+    made = [
+        r.event for r in golems.store.read_stream("g", types=(DreamObservation,)) if "breakout held" in r.event.text
+    ]
+    assert [("2 October 2026: the breakout held", (174, 100), "YLW", datetime(2026, 10, 2, tzinfo=UTC))] == [
+        (o.text, o.source_episode_ticks, o.priority, o.about) for o in made
+    ]

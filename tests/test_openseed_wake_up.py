@@ -15,6 +15,7 @@ from oneiros import Deps, FixedClock, Golems, InProcessExecutor, SequentialIds, 
 from oneiros.config._load import load_config
 from oneiros.episodes._episodes import load_episodes, sample_episodes_path
 from oneiros.events._content import DreamStaged, WakeUpSummary
+from oneiros.events._observations import DreamObservation
 from oneiros.events._schedule import DreamDirected
 from oneiros.events._types import DreamPhase, DreamStart
 
@@ -34,8 +35,8 @@ def _dream(preset: str | None) -> Golems:
 def test_the_openseed_preset_wakes_the_golem_in_openseeds_words() -> None:
     """The message opens "You woke up at <ISO time>Z after sleeping <n>s." (the return phase's time
     and its distance from DreamStart), then "During sleep you reflected:", "Your priority:" (the
-    first lesson to act on), "Recent observations:" as "<LEVEL> HH:MM <text>" lines, and "Full
-    history:"."""
+    first lesson to act on), "Recent observations:" as "<LEVEL> HH:MM <text>" lines (the night's
+    facts, the dream's observations, RED first, at most five), and "Full history:"."""
     golems = _dream("openseed")
     history = golems.history("g")
     started = next(r.meta.time for r in history if isinstance(r.event, DreamStart))
@@ -54,8 +55,11 @@ def test_the_openseed_preset_wakes_the_golem_in_openseeds_words() -> None:
     assert f"Your priority: {lesson}" in lines
     observed = lines[lines.index("Recent observations:") + 1 :]
     levels = [line for line in observed if re.match(r"^(RED|YLW|GRN) \d\d:\d\d \S", line)]
-    assert 5 == len(levels)
-    assert all(line.startswith(("RED", "YLW", "GRN")) for line in levels)
+    facts = [r.event for r in history if isinstance(r.event, DreamObservation)]
+    rank = {"RED": 0, "YLW": 1, "GRN": 2}
+    expected = [f.text for f in sorted(facts, key=lambda f: rank[f.priority])][:5]
+    assert facts
+    assert expected == [line.split(" ", 2)[2] for line in levels]
     assert any(line.startswith("Full history: ") for line in lines)
 
 

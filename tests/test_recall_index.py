@@ -175,7 +175,7 @@ def test_one_ranking_of_facts_and_dreams_each_naming_its_episodes() -> None:
     """A dream's observation (naming two episodes) and a staged hypothesis are ranked with the
     episodes by one BM25: they come back among the related dreams, never the results, with their
     source ticks and the episodes' own ids; ``ranking()`` merges both lists by rank, numbered
-    1, 2, 3... with no gap."""
+    1, 2, 3... with no gap. (Ungrouped: grouping by episode is the next test's.)"""
     store = open_store("memory://")
     world = World(store)
     world.golems.record_episodes(
@@ -198,7 +198,10 @@ def test_one_ranking_of_facts_and_dreams_each_naming_its_episodes() -> None:
     world.update()
     projections = world.projections
 
-    found = recall(projections.db, projections.staging("g1"), "g1", "payments canary rollback", limit=5)
+    ungrouped = RecallSettings(grouped=False)
+    found = recall(
+        projections.db, projections.staging("g1"), "g1", "payments canary rollback", limit=5, settings=ungrouped
+    )
 
     assert all(i.standing == "fact" for i in found.results)
     assert {"10", "11"} == {i.ref for i in found.results}
@@ -217,6 +220,46 @@ def test_one_ranking_of_facts_and_dreams_each_naming_its_episodes() -> None:
     merged = found.ranking()
     assert list(range(1, len(merged) + 1)) == [i.rank for i in merged]
     assert sorted(merged, key=lambda i: -i.relevance) == merged
+
+
+def test_the_ranking_is_grouped_by_source_episode() -> None:
+    """Grouped (the default): an observation restating one episode gives its place to that episode
+    (the fact moves up with the observation's relevance); a dream joining two episodes keeps its
+    place, and the episode it joins that ranks below it ("Which harbor?") is left out. Every place
+    brings an episode of its own, numbered 1, 2, 3... with relevance never rising."""
+    store = open_store("memory://")
+    world = World(store)
+    world.golems.record_episodes(
+        "g1",
+        [
+            Episode(tick=1, summary="We talked about the weekend, the harbor and the boats", speaker="ann"),
+            Episode(tick=2, summary="Yesterday I sailed to the harbor", speaker="bob"),
+            Episode(tick=3, summary="Which harbor?", speaker="ann"),
+            Episode(tick=4, summary="The old one by the lighthouse", speaker="bob"),
+        ],
+    )
+    dated = DreamObservation(
+        cycle_id="CYCLE", text="harbor sailed: Bob sailed to the harbor on 7 May", source_episode_ticks=(2,)
+    )
+    pair = DreamObservation(
+        cycle_id="CYCLE",
+        text="Ann asked which harbor; Bob answered the old one by the lighthouse",
+        source_episode_ticks=(3, 4),
+    )
+    world.dream([dated, pair])
+    world.update()
+    db = world.projections.db
+
+    plain = recall(db, [], "g1", "harbor sailed lighthouse", settings=RecallSettings(grouped=False)).ranking()
+    grouped = recall(db, [], "g1", "harbor sailed lighthouse").ranking()
+
+    assert "observation" == plain[0].kind
+    assert "3" in {i.ref for i in plain}
+    assert ["2", "4", "observation", "1"] == [i.ref if i.kind == "episode" else i.kind for i in grouped]
+    assert plain[0].relevance == grouped[0].relevance
+    assert (3, 4) == grouped[2].source_ticks
+    assert [1, 2, 3, 4] == [i.rank for i in grouped]
+    assert sorted(grouped, key=lambda i: -i.relevance) == grouped
 
 
 def test_an_index_of_an_older_layout_is_rebuilt_from_the_log() -> None:

@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='4c4fe291c3ec36352684b03fb49f7eca',
+    digest='1035b4fd99687a9c15e2056fbe10a196',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(
@@ -35,7 +35,7 @@ INDEX = HelpIndex(
         ('reevaluate', "Dense-Mem's re_evaluate: stale entries whose source episodes are gone, reinforce intact ones."),
         ('follow', 'Keep the staging and health processes and every projection up with the log until interrupted.'),
         ('rebuild', 'Drop a projection (or all) and build it again from the log, to the head or as of a position.'),
-        ('memory', 'MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback.'),
+        ('memory', 'MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback; or the observations page: the facts dreams drew from the episodes.'),
         ('recover', 'Find golems dreaming in a phase that nothing runs, and resume it or end the cycle.'),
         ('interrupt', "End the golem's dream cycle now, interrupted by its owner with REASON (kept in the log)."),
         ('run', 'Run the heartbeat daemon: record activity, decide each tick, dream when the config says.'),

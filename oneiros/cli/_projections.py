@@ -298,15 +298,28 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     rollback: Annotated[int | None, typer.Option("--rollback", help="Restore this version as a new one.")] = None,
     reason: Annotated[str, typer.Option("--reason", help="Why (for --rollback).")] = "",
     who: Annotated[str, typer.Option("--who", help="Who (for --rollback).")] = "owner",
+    observations: Annotated[
+        int | None,
+        typer.Option("--observations", help="Show the newest N observations (OpenSeed's facts, RED/YLW/GRN) instead."),
+    ] = None,
     store: StoreOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback."""
+    """MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback;
+    or the observations page: the facts dreams drew from the episodes."""
     from oneiros.app._shapes import Memory
 
     golem = golem_of(golem)
     with application(store, projections=projections) as app:
+        if observations is not None:
+            shown = app.observations(golem).items[-observations:] if observations > 0 else []
+            if as_json:
+                emit_json(shown)
+                return
+            for o in shown:
+                console.print(f"{o.priority} {o.time} {o.text}", markup=False, highlight=False)
+            return
         if rollback is not None:
             app.rollback_memory(golem, rollback, who=who, why=reason)
         if diff is not None:

@@ -54,7 +54,26 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
             "emergency_dream": True,
         },
         "daemon": {"apply_intensity": True},
-        "cycle": {"engines": {"exploration_temperature": 0.7, "hypothesis_confidence": 0.2, "insight_confidence": 0.3}},
+        "cycle": {
+            "engines": {
+                "exploration_temperature": 0.7,
+                "hypothesis_confidence": 0.2,
+                "insight_confidence": 0.3,
+                # Bardo's agent trades: its perturbations and threats are a trader's.
+                "nrem": {
+                    "perturbations": ["simulated slippage", "a latency spike", "a gas price change", "data dropout"]
+                },
+                "rem": {
+                    "threat_kinds": [
+                        "flash crash",
+                        "oracle manipulation",
+                        "smart contract exploit",
+                        "cascading liquidations",
+                        "MEV attack",
+                    ]
+                },
+            }
+        },
     },
     # Dense-Mem 002_*: one scheduled cycle per golem per local day from 03:00, checked once a minute.
     "dense-mem": {

@@ -128,12 +128,15 @@ class EpisodeColumns(Sequence[Episode]):
         for index in range(len(self)):
             yield self._episode(index)
 
-    def _episode(self, position: int) -> Episode:
-        row = int(self.rows[position])
+    def row_episode(self, row: int) -> Episode:
+        """The episode recorded as ``row`` of its memory, as recorded (a later row may replace it)."""
         start, end = int(self._offsets[row]), int(self._offsets[row + 1])
         chunk = bisect_right(self._chunk_starts, start) - 1
         base = self._chunk_starts[chunk]
-        episode = _decoder.decode(self._chunks[chunk][start - base : end - base])
+        return _decoder.decode(self._chunks[chunk][start - base : end - base])
+
+    def _episode(self, position: int) -> Episode:
+        episode = self.row_episode(int(self.rows[position]))
         arousal = float(self.arousal[position])
         if arousal != episode.arousal:
             episode = msgspec.structs.replace(episode, arousal=arousal)
@@ -160,9 +163,36 @@ class EpisodeColumns(Sequence[Episode]):
         at = int(np.searchsorted(self.ticks, tick))
         return at if at < len(self.ticks) and int(self.ticks[at]) == tick else None
 
+    def recorded(self, start: int, end: int) -> Sequence[Episode]:
+        """The current episodes first recorded as rows ``start`` to ``end`` (end excluded) of their
+        memory, in tick order: what arrived in that stretch of the log, each decoded only when read."""
+        if end <= start or not len(self):
+            return _Positions(self, np.zeros(0, np.int64))
+        rows = self.rows
+        return _Positions(self, np.flatnonzero((rows >= start) & (rows < end)))
+
     def by_tick(self) -> Mapping[int, Episode]:
         """A mapping from tick to episode that decodes only the episodes looked up."""
         return _ByTick(self)
+
+
+class _Positions(Sequence[Episode]):
+    """Some of the columns' episodes, by position, decoded only as they are read."""
+
+    def __init__(self, columns: EpisodeColumns, positions: IntArray) -> None:
+        self._columns, self._positions = columns, positions
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    @overload
+    def __getitem__(self, index: int) -> Episode: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Episode]: ...
+    def __getitem__(self, index: int | slice) -> Episode | list[Episode]:
+        if isinstance(index, slice):
+            return [self._columns[int(p)] for p in self._positions[index]]
+        return self._columns[int(self._positions[index])]
 
 
 class _ByTick(Mapping[int, Episode]):

@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from oneiros._errors import InputError, InvalidEvent
 from oneiros.episodes._columns import MICROS_PER_TICK, EpisodeColumns, Vectors
+from oneiros.episodes._mentions import Mentions
 from oneiros.episodes._vectors import Embedder, embedding_matrix
 from oneiros.events._content import EpisodeDepotentiated, EpisodeTriaged, ReplayStrengthened, TriageDecision
 from oneiros.events._micro import EpisodePrioritized
@@ -109,6 +110,7 @@ class EpisodeMemoryState(msgspec.Struct, kw_only=True):
     prioritized: list[int]
     vectors: dict[str, tuple[memoryview, memoryview, int]]
     """Per embedder: the rows embedded, their vectors, the vector size."""
+    mentions: Mentions = msgspec.field(default_factory=Mentions)
 
 
 class EpisodeMemory:
@@ -145,6 +147,7 @@ class EpisodeMemory:
         self._overrides: dict[int, tuple[float, int]] = {}
         self._vectors: dict[str, dict[int, Matrix]] = {}
         self._columns: EpisodeColumns | None = None
+        self._mentions = Mentions()
         self.prioritized: set[int] = set()
         """Episodes the micro-consolidation fiber tagged ``dream_priority: high`` for the next
         full dream cycle (Bardo 001_*); the tag ends when a cycle completes."""
@@ -337,6 +340,23 @@ class EpisodeMemory:
         key = f"{name}|{getattr(embedder, 'version', '')}"
         return Vectors(columns, embedder, self._vectors.setdefault(key, {}))
 
+    @property
+    def mentions_read(self) -> int:
+        """Rows the subjects index has read (see :meth:`mentions`)."""
+        return self._mentions.rows
+
+    def mentions(self, rows: int) -> Mentions:
+        """The subjects the first ``rows`` rows named (see ``Mentions``), read on from where the
+        last call stopped: each row is read once, whatever the number of calls."""
+        held = self._mentions
+        if not held.current or held.rows > rows:
+            held = self._mentions = Mentions()
+        if held.rows < rows:
+            columns = self.columns()
+            end = min(rows, self.rows)
+            held.add((columns.row_episode(row) for row in range(held.rows, end)), end)
+        return held
+
     def __len__(self) -> int:
         return len(self.columns())
 
@@ -393,6 +413,7 @@ class EpisodeMemory:
             overrides=sorted((t, a, n) for t, (a, n) in self._overrides.items()),
             prioritized=sorted(self.prioritized),
             vectors=vectors,
+            mentions=self._mentions,
         )
         return state
 
@@ -427,6 +448,7 @@ class EpisodeMemory:
         memory.triage.update({t: cast("TriageDecision", d) for t, d in state.triage})
         memory._overrides = {t: (a, rows) for t, a, rows in state.overrides}
         memory.prioritized = set(state.prioritized)
+        memory._mentions = state.mentions
         for name, (keys, matrix, dims) in state.vectors.items():
             rows = np.frombuffer(keys, np.int64)
             vectors = np.frombuffer(matrix, np.float32).reshape(len(rows), dims)

@@ -16,9 +16,11 @@ import msgspec
 
 from oneiros.events._types import DreamOutput, event_type
 
-__all__ = ["DreamObservation", "ObservationKind"]
+__all__ = ["DreamObservation", "ObservationKind", "Priority"]
 
 ObservationKind = Literal["observation", "thread", "summary"]
+Priority = Literal["RED", "YLW", "GRN"]
+"""OpenSeed 004_*'s levels: RED for what matters most, YLW for what matters, GRN for the rest."""
 Text = Annotated[str, msgspec.Meta(min_length=1, max_length=16_384)]
 Subject = Annotated[str, msgspec.Meta(max_length=128)]
 
@@ -34,3 +36,6 @@ class DreamObservation(DreamOutput, frozen=True, kw_only=True):
     about: datetime | None = None
     """When what it says happened, where that differs from when it was said."""
     source_episode_ticks: tuple[int, ...] = ()
+    priority: Priority = "GRN"
+    """How much it matters, as the dream judged it from its episodes (added without a new version:
+    an observation recorded before has the lowest level)."""

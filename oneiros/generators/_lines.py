@@ -11,12 +11,22 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 import msgspec
 
 from oneiros.events._types import Episode
 
-__all__ = ["EpisodeLine", "episode_line", "episode_lines", "read_episode_lines"]
+__all__ = [
+    "EpisodeLine",
+    "SaidLine",
+    "episode_line",
+    "episode_lines",
+    "read_episode_lines",
+    "read_said_lines",
+    "said_line",
+    "said_lines",
+]
 
 
 def _one_line(text: str) -> str:
@@ -41,7 +51,7 @@ def episode_line(episode: Episode, *, figures: bool = True) -> str:
     if not figures:
         return line
     o = episode.outcome
-    return f"{line} (pnl {o.pnl:+.4f}, surprise {o.surprise:.2f}, arousal {episode.arousal:.2f})"
+    return f"{line} (outcome {o.pnl:+.4f}, surprise {o.surprise:.2f}, arousal {episode.arousal:.2f})"
 
 
 def episode_lines(episodes: Sequence[Episode], *, figures: bool = True) -> str:
@@ -63,7 +73,7 @@ class EpisodeLine(msgspec.Struct, frozen=True, kw_only=True):
 
 _LINE = re.compile(
     r"\[(?:[^\]·]*? · )?tick (?P<tick>\d+) · (?P<regime>[^\]·]*?)(?: · (?P<tags>#[^\]]*))?\] "
-    r"(?P<summary>.+?)(?: \(pnl (?P<pnl>[^,()]+), surprise [^,()]+, arousal (?P<arousal>[^,()]+)\))?[ \t]*$",
+    r"(?P<summary>.+?)(?: \(outcome (?P<pnl>[^,()]+), surprise [^,()]+, arousal (?P<arousal>[^,()]+)\))?[ \t]*$",
     re.MULTILINE,
 )
 
@@ -88,4 +98,81 @@ def read_episode_lines(text: str) -> list[EpisodeLine]:
             arousal=(None if m["arousal"] is None else _number(m["arousal"])) or 0.0,
         )
         for m in _LINE.finditer(text)
+    ]
+
+
+# --- what was said or done, for observations --------------------------------------------------------
+
+SELF = "self"
+"""The speaker field of a line the golem wrote about its own doing."""
+_SIGNIFICANCE = 0.5
+"""An episode's significance when it gives none (``Episode.significance``)."""
+
+
+def said_line(episode: Episode) -> str:
+    """One episode as an observation prompt reads it: tick, time, who (``self`` for the golem's own
+    doing), then its significance, outcome and surprise where they are not the defaults, then the
+    text as it was said."""
+    when = episode.time.strftime("%Y-%m-%d %H:%M") if episode.time is not None else "untimed"
+    who = _one_line(episode.speaker.replace("]", " ").replace("·", " ")) if episode.speaker else SELF
+    head = [f"tick {episode.tick}", when, who or SELF]
+    o = episode.outcome
+    if episode.significance != _SIGNIFICANCE:
+        head.append(f"significance {episode.significance:.2f}")
+    if o.pnl:
+        head.append(f"outcome {o.pnl:+.4f}")
+    if o.surprise:
+        head.append(f"surprise {o.surprise:.2f}")
+    return f"[{' · '.join(head)}] {_one_line(episode.summary)}"
+
+
+def said_lines(episodes: Sequence[Episode], before: Episode | None = None) -> str:
+    """Episodes as a bulleted list of :func:`said_line`; ``before``, the episode just before them,
+    comes first marked ``~``: context for what they answer, not one of them."""
+    context = [f"~ {said_line(before)}"] if before is not None else []
+    return "\n".join([*context, *(f"- {said_line(e)}" for e in episodes)])
+
+
+class SaidLine(msgspec.Struct, frozen=True, kw_only=True):
+    """What one :func:`said_line` says; ``speaker`` is None for the golem's own doing."""
+
+    tick: int
+    text: str
+    when: datetime | None = None
+    speaker: str | None = None
+    significance: float = 0.5
+    outcome: float = 0.0
+    surprise: float = 0.0
+    context: bool = False
+    """Marked ``~``: said just before the episodes, for what they answer; not one of them."""
+
+
+_SAID = re.compile(
+    r"^(?P<mark>[-~]) \[tick (?P<tick>\d+) · (?P<when>\d{4}-\d\d-\d\d \d\d:\d\d|untimed) · (?P<who>[^\]·]*?)"
+    r"(?: · significance (?P<sig>[^ ·\]]+))?(?: · outcome (?P<outcome>[^ ·\]]+))?"
+    r"(?: · surprise (?P<surprise>[^ ·\]]+))?"
+    r"\] (?P<text>.+?)[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def _figure(text: str | None, default: float) -> float:
+    found = None if text is None else _number(text)
+    return default if found is None else found
+
+
+def read_said_lines(text: str) -> list[SaidLine]:
+    """Every :func:`said_line` in ``text``, in order."""
+    return [
+        SaidLine(
+            tick=int(m["tick"]),
+            text=m["text"],
+            when=None if m["when"] == "untimed" else datetime.strptime(m["when"], "%Y-%m-%d %H:%M").replace(tzinfo=UTC),
+            speaker=None if m["who"] == SELF else m["who"],
+            significance=_figure(m["sig"], _SIGNIFICANCE),
+            outcome=_figure(m["outcome"], 0.0),
+            surprise=_figure(m["surprise"], 0.0),
+            context=m["mark"] == "~",
+        )
+        for m in _SAID.finditer(text)
     ]

@@ -1,7 +1,8 @@
 """A deterministic, seeded, offline generator that writes from the episodes' own words.
 
 Reasoning outputs (patterns, counterfactuals, hypotheses, insights...) are plain sentences about
-the episodes in the request (see ``_reasoning.py``). The hypnagogic partials, the FRAGMENTS and the
+the episodes in the request (see ``_reasoning.py``); observations, threads and summaries restate
+what the episodes said, as facts (``_observe.py``). The hypnagogic partials, the FRAGMENTS and the
 THREAD stay dreamlike, as Bumblebee 000_*'s are: first-person, surreal, built around the words of
 the memories they recombine.
 """
@@ -12,6 +13,7 @@ import msgspec
 
 from oneiros._deps import rng_for
 from oneiros._text import keywords
+from oneiros.generators._observe import CONSOLIDATION
 from oneiros.generators._phrases import pick, topics
 from oneiros.generators._protocol import Generation, GenerationRequest
 from oneiros.generators._reasoning import REASONING, Draft
@@ -112,7 +114,17 @@ def _dream(d: Draft) -> str:
     return "FRAGMENTS:\n" + "\n".join(lines) + "\nTHREAD: " + pick(d.rng, _THREADS).format(w=w, v=v)
 
 
-_WRITERS = {**REASONING, "partial": _partial, "novelty": _novelty, "dream": _dream}
+def _consolidating(d: Draft) -> str:
+    return CONSOLIDATION[d.request.task](d.request)
+
+
+_WRITERS = {
+    **REASONING,
+    **dict.fromkeys(CONSOLIDATION, _consolidating),
+    "partial": _partial,
+    "novelty": _novelty,
+    "dream": _dream,
+}
 
 
 class OfflineGenerator:

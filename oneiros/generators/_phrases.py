@@ -1,17 +1,21 @@
 """Phrases the offline generator builds its sentences from: episodes named by tick and quoted
-summary, outcomes as percentages with the right article, markets by regime, trades by tags.
+summary, outcomes as going well or badly, conditions by the episodes' own regime, kinds of work by
+their own tags.
 
-Every phrase is grammatical whatever words the episodes bring: content words appear where any
-word reads well (a quoted summary, a tag after "tagged", a regime before "market"), never as a
-verb or a subject they may not fit.
+No domain's vocabulary is built in: every content word comes from the episodes (their summaries,
+tags and regimes), and an outcome is a figure only where the episode itself gave it as a
+percentage ("captured 6%" with an outcome of 0.06). Every phrase is grammatical whatever words the
+episodes bring: content words appear where any word reads well (a quoted summary, a tag after
+"tagged", a regime before "conditions"), never as a verb or a subject they may not fit.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 
-from oneiros._text import article, keywords, rank
+from oneiros._text import keywords, rank
 from oneiros.generators._lines import EpisodeLine
 
 __all__ = [
@@ -26,12 +30,13 @@ __all__ = [
 ]
 
 FLAT = 0.0005
-"""Below this PnL fraction (0.05%) an outcome reads as neither a gain nor a loss."""
+"""Below this outcome (0.05% of a percentage) an episode went neither well nor badly."""
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?%")
 
 
 def pct(value: float) -> str:
-    """A PnL fraction as a percentage without sign: 0.03 -> '3.0%'."""
-    return f"{abs(value) * 100:.1f}%"
+    """An outcome as a signed percentage: 0.03 -> '+3.0%'."""
+    return f"{value * 100:+.1f}%"
 
 
 def capitalize(text: str) -> str:
@@ -44,13 +49,19 @@ def sentence(text: str) -> str:
     return text if text.endswith((".", "?", "!")) else text.rstrip(";:,") + "."
 
 
-def net(episodes: Sequence[Scene]) -> str:
-    """What a group of episodes came to together, as a verb phrase: 'gained 2.6% between them'."""
-    total = sum(e.pnl or 0.0 for e in episodes)
-    together = " between them" if len(episodes) > 1 else ""
+def _direction(total: float) -> str:
     if abs(total) < FLAT:
-        return "came out about even" + together
-    return f"{'gained' if total > 0 else 'lost'} {pct(total)}{together}"
+        return "came out even"
+    return "went well" if total > 0 else "went badly"
+
+
+def net(episodes: Sequence[Scene]) -> str:
+    """What a group of episodes came to together, as a verb phrase: 'went well on balance
+    (+2.6%)', the figure only when every one of them gave its outcome as a percentage."""
+    total = sum(e.pnl or 0.0 for e in episodes)
+    together = " on balance" if len(episodes) > 1 and abs(total) >= FLAT else ""
+    figure = f" ({pct(total)})" if abs(total) >= FLAT and all(e.percent for e in episodes) else ""
+    return _direction(total) + together + figure
 
 
 def _quoted(summary: str) -> str:
@@ -74,10 +85,17 @@ class Scene:
 
     @property
     def sign(self) -> int:
-        """1 for a gain, -1 for a loss, 0 for neither or unknown."""
+        """1 when it went well, -1 when it went badly, 0 for neither or unknown."""
         if self.pnl is None or abs(self.pnl) < FLAT:
             return 0
         return 1 if self.pnl > 0 else -1
+
+    @property
+    def percent(self) -> bool:
+        """True when the episode gave its own outcome as a percentage ("captured 6%" for 0.06)."""
+        if self.pnl is None:
+            return False
+        return any(abs(float(n) - abs(self.pnl) * 100) < 0.05 for n in _PERCENT.findall(self.line.summary))
 
     @property
     def at(self) -> str:
@@ -86,55 +104,45 @@ class Scene:
 
     @property
     def ref(self) -> str:
-        """'tick 211 ("Faded the BTC breakout too early; stopped out for a 3% loss")'."""
+        """'tick 211 ("Rolled back the deploy after errors doubled")'."""
         return f"{self.at} ({self.quote})" if self.tick is not None else f"the episode {self.quote}"
 
     @property
-    def amount(self) -> str:
-        return pct(self.pnl or 0.0)
+    def figure(self) -> str:
+        """' (-3.0%)' where the episode gave its outcome as a percentage, else ''."""
+        return f" ({pct(self.pnl or 0.0)})" if self.percent and self.sign else ""
 
     @property
     def result(self) -> str:
-        """'a 3.0% loss', 'a 6.0% gain' or 'no gain or loss'."""
-        if self.sign == 0:
-            return "no gain or loss"
-        word = "gain" if self.sign > 0 else "loss"
-        return f"{article(self.amount)} {self.amount} {word}"
+        """'went well', 'went badly (-3.0%)' or 'came out even'."""
+        return _direction(self.pnl or 0.0) + self.figure
 
     @property
-    def half(self) -> str:
-        return pct((self.pnl or 0.0) / 2)
-
-    @property
-    def market(self) -> str:
-        """'a trending market', or 'that market' when the regime is unknown."""
+    def where(self) -> str:
+        """'in incident conditions', or 'in those conditions' when the regime is unknown."""
         if not self.regime:
-            return "that market"
-        noun = "" if self.regime.lower().endswith(("market", "regime")) else " market"
-        return f"{article(self.regime)} {self.regime}{noun}"
+            return "in those conditions"
+        return f"in {self.conditions}"
 
     @property
-    def markets(self) -> str:
-        """'trending markets', or 'other markets' when the regime is unknown."""
+    def conditions(self) -> str:
+        """'incident conditions' (plural, no article), or 'other conditions' when the regime is unknown."""
         if not self.regime:
-            return "other markets"
-        if self.regime.lower().endswith(("market", "regime")):
-            return self.regime + "s"
-        return f"{self.regime} markets"
+            return "other conditions"
+        if self.regime.lower().endswith(("conditions", "regime", "regimes", "mode")):
+            return self.regime
+        return f"{self.regime} conditions"
 
     @property
-    def the_market(self) -> str:
-        if not self.regime:
-            return "the market"
-        noun = "" if self.regime.lower().endswith(("market", "regime")) else " market"
-        return f"the {self.regime}{noun}"
+    def the_conditions(self) -> str:
+        return f"the {self.conditions}" if self.regime else "the conditions"
 
     @property
-    def trades(self) -> str:
-        """'trades tagged btc and momentum', or without tags 'trades like "<first clause>"'."""
+    def kinds(self) -> str:
+        """'episodes tagged deploy and rollback', or without tags 'episodes like "<first clause>"'."""
         if self.tags:
-            return f"trades tagged {' and '.join(self.tags[:2])}"
-        return f"trades like {_quoted(self.line.summary.split(';')[0])}"
+            return f"episodes tagged {' and '.join(self.tags[:2])}"
+        return f"episodes like {_quoted(self.line.summary.split(';')[0])}"
 
     def tag(self, unlike: Scene | None = None) -> str:
         """The tag that tells this episode apart from ``unlike`` (else its first tag), or ''."""

@@ -4,8 +4,10 @@ and theme insights, each written as plain sentences about the episodes in the re
 
 The writers read the episodes the way a model would, from the prompt's episode lines (tick,
 regime, tags, outcome); they speak of an episode by its tick and its own quoted summary, of an
-outcome by its size, and reason from the figures (which trades gained, which lost, in which
-regime). A prompt without episode lines still gets sentences, built from the request's fragments.
+outcome as going well or badly (a percentage only where the episode gave one), of conditions by
+the episodes' regimes and of kinds of work by their tags, and reason from the figures (which went
+well, which badly, in which conditions). No domain's vocabulary is built in. A prompt without
+episode lines still gets sentences, built from the request's fragments.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import msgspec
 from oneiros._deps import rng_for
 from oneiros._text import rank
 from oneiros.generators._lines import EpisodeLine, read_episode_lines
-from oneiros.generators._phrases import FLAT, Scene, net, sentence, topics
+from oneiros.generators._phrases import FLAT, Scene, capitalize, net, sentence, topics
 from oneiros.generators._protocol import GenerationRequest
 
 __all__ = ["REASONING", "Draft"]
@@ -60,7 +62,7 @@ def _pattern(d: Draft) -> str:
     known = [s for s in scenes if s.known]
     if len(scenes) == 1:
         s = scenes[0]
-        tail = f"it ended in {s.result} in {s.market}" if s.known else "nothing else here echoes it"
+        tail = f"it {s.result} {s.where}" if s.known else "nothing else here echoes it"
         return _json(pattern=sentence(f"{s.ref} stands alone in this batch: {tail}, so it sets no pattern yet"))
     if not known:
         words = topics(scenes, 2)
@@ -83,10 +85,9 @@ def _pattern(d: Draft) -> str:
         count = sum(s.regime == regime[0] for s in scenes) if regime else 0
         first = f"These {len(scenes)} episodes share no tag and {net(known)}"
         if count >= 2:
-            first += f"; {count} of them came in {Scene(EpisodeLine(summary='', regime=regime[0])).markets}"
-    return _json(
-        pattern=f"{sentence(first)} {sentence(f'The largest swing was {big.ref}, {big.result} in {big.market}')}"
-    )
+            first += f"; {count} of them came in {Scene(EpisodeLine(summary='', regime=regime[0])).conditions}"
+    moved = f"The outcome that moved most was {big.ref}, which {big.result} {big.where}"
+    return _json(pattern=f"{sentence(first)} {sentence(moved)}")
 
 
 def _reverse(d: Draft) -> str:
@@ -100,107 +101,109 @@ def _reverse(d: Draft) -> str:
         )
     first = moved[0]
     text = (
-        f"Working back from the largest outcome, {first.result} at {first.ref}, the credit goes to the decision "
-        f"to take that trade in {first.market}"
+        f"Working back from the outcome that moved most, {first.ref}, which {first.result}, the credit goes to "
+        f"the decision taken there {first.where}"
     )
     opposite = [s for s in moved[1:] if s.sign != first.sign]
     second = opposite[0] if opposite else (moved[1] if len(moved) > 1 else None)
     if second is not None:
-        text += f"; {second.result} at {second.ref} traces back the same way, to its entry in {second.market}"
+        text += f"; {second.ref}, which {second.result}, traces back the same way, to how it began {second.where}"
     return _json(pattern=sentence(text))
 
 
 def _perturbed(d: Draft) -> str:
     # The engine names the perturbation in front of the pattern, so the sentence refers back to it.
-    wins = sorted((s for s in d.scenes if s.sign > 0), key=lambda s: (s.pnl or 0.0, s.tick or 0))
-    losses = sorted((s for s in d.scenes if s.sign < 0), key=lambda s: (s.pnl or 0.0, s.tick or 0))
-    if wins:
-        thin = wins[0]
-        text = f"Under that stress the thinnest win here, {thin.ref}, {thin.result}, would likely have become a loss"
-        if len(wins) > 1:
-            wide = wins[-1]
-            text += f", while {wide.result} at {wide.ref} had margin enough to survive it"
-    elif losses:
-        worst = losses[0]
-        text = f"Under that stress every loss here would have grown, first {worst.ref}, already {worst.result}"
+    well = sorted((s for s in d.scenes if s.sign > 0), key=lambda s: (s.pnl or 0.0, s.tick or 0))
+    badly = sorted((s for s in d.scenes if s.sign < 0), key=lambda s: (s.pnl or 0.0, s.tick or 0))
+    if well:
+        thin = well[0]
+        text = f"Under that stress the narrowest success here, {thin.ref}, would likely have gone badly"
+        if len(well) > 1:
+            wide = well[-1]
+            text += f", while {wide.ref} had margin enough to survive it"
+    elif badly:
+        worst = badly[0]
+        text = (
+            f"Under that stress every setback here would have been worse, first {worst.ref}, "
+            f"which already {worst.result}"
+        )
     else:
         text = f"Under that stress {d.scenes[0].ref} is the episode most likely to have gone the other way"
     return _json(pattern=sentence(text))
 
 
-# Alternatives for a key decision, by how it turned out. Placeholders are Scene attributes.
+# Alternatives for a key decision, by how it turned out: the question, what would likely have
+# followed, and the lesson. Placeholders are Scene attributes; no domain's words, only the episode's.
 _Alt = tuple[str, str, str]
-_AFTER_LOSS: Final[tuple[_Alt, ...]] = (
+_AFTER_BADLY: Final[tuple[_Alt, ...]] = (
     (
         "What if I had waited for confirmation before acting at {ref}?",
-        "Waiting would likely have kept me out of most of the {amount} loss, at the price of a later "
-        "entry had the move been real.",
-        "In {market}, wait for confirmation before {trades}; a late entry costs less than the {amount} that {at} lost.",
+        "Waiting would likely have avoided most of what went badly{figure}, at the cost of acting later "
+        "had the chance been real.",
+        "{Where}, wait for confirmation before acting on {kinds}; acting late costs less than {at} did.",
     ),
     (
-        "What if I had taken half the size at {ref}?",
-        "The loss would have been about {half} instead of {amount}, and the setup would have taught the same lesson.",
-        "Start {trades} in {market} at half size until they prove themselves; at full size {at} cost {amount}.",
+        "What if I had tried it on a smaller scale first at {ref}?",
+        "A smaller first step would have limited the damage{figure} and taught the same lesson.",
+        "Try {kinds} {where} on a small scale first until they prove themselves; all at once, {at} went badly.",
     ),
     (
-        "What if I had stayed out at {ref}?",
-        "Staying out would have saved the whole {amount} loss and cost only the chance that the trade worked.",
-        "Skip {trades} in {market} unless a second signal agrees; {at} shows what the first signal alone cost.",
-    ),
-    (
-        "What if I had taken the opposite side at {ref}?",
-        "The opposite position would likely have gained roughly the {amount} this one lost.",
-        "When {trades} go against me in {market}, test the opposite side at small size before trusting the first idea.",
-    ),
-)
-_AFTER_GAIN: Final[tuple[_Alt, ...]] = (
-    (
-        "What if I had held longer at {ref}?",
-        "The {amount} gain could have grown while {the_market} kept its direction, and would have "
-        "given some back at the first reversal.",
-        "Let {trades} run while {the_market} holds its direction, and take profit when the regime "
-        "changes rather than at a fixed target.",
-    ),
-    (
-        "What if I had taken half the size at {ref}?",
-        "The gain would have been about {half} instead of {amount}, for half the risk.",
-        "Keep full size on {trades} in {market}; halving {at} would have given up {half}.",
-    ),
-    (
-        "What if I had entered earlier at {ref}?",
-        "An earlier entry would likely have caught more than the {amount}, with a higher chance of "
-        "being stopped out before the move began.",
-        "Enter {trades} in {market} at the first confirmation instead of waiting for more; at {at} "
-        "the move paid {amount} from the start.",
-    ),
-    (
-        "What if I had stayed out at {ref}?",
-        "Staying out would have given up the {amount} gain, with nothing to show for the caution.",
-        "Trust the signal on {trades} in {market}; at {at} it earned {amount}.",
-    ),
-)
-_AFTER_NOTHING: Final[tuple[_Alt, ...]] = (
-    (
-        "What if I had acted sooner at {ref}?",
-        "Acting sooner would likely have changed little, since the episode ended with no gain or loss to move.",
-        "Record what follows {trades} in {market}, so the next decision like {at} has a measured outcome to weigh.",
+        "What if I had not acted at {ref}?",
+        "Not acting would have avoided the whole setback{figure} and cost only the chance that it worked.",
+        "Leave {kinds} {where} alone unless a second signal agrees; {at} shows what the first signal alone cost.",
     ),
     (
         "What if I had done the opposite at {ref}?",
-        "The result would have hung on a move this episode never showed, so only the next episode "
+        "The opposite would likely have gone about as well as this went badly{figure}.",
+        "When {kinds} go badly {where}, test the opposite on a small scale before trusting the first idea.",
+    ),
+)
+_AFTER_WELL: Final[tuple[_Alt, ...]] = (
+    (
+        "What if I had kept going longer at {ref}?",
+        "It could have gone further while {the_conditions} held, and would have given some back at the first change.",
+        "Keep going with {kinds} while {the_conditions} hold, and stop when they change rather than at a fixed point.",
+    ),
+    (
+        "What if I had done it on half the scale at {ref}?",
+        "It would have gone about half as well{figure}, for half the risk.",
+        "Keep the full scale on {kinds} {where}; halving {at} would have given up half of what went well.",
+    ),
+    (
+        "What if I had acted earlier at {ref}?",
+        "Acting earlier would likely have caught more of what went well{figure}, with a higher chance of "
+        "acting before the moment was right.",
+        "Act on {kinds} {where} at the first confirmation instead of waiting for more; {at} went well from the start.",
+    ),
+    (
+        "What if I had not acted at {ref}?",
+        "Not acting would have given up what went well{figure}, with nothing to show for the caution.",
+        "Trust the signal on {kinds} {where}; {at} went well{figure}.",
+    ),
+)
+_AFTER_EVEN: Final[tuple[_Alt, ...]] = (
+    (
+        "What if I had acted sooner at {ref}?",
+        "Acting sooner would likely have changed little, since the episode ended with no outcome to move.",
+        "Record what follows {kinds} {where}, so the next decision like {at} has a measured outcome to weigh.",
+    ),
+    (
+        "What if I had done the opposite at {ref}?",
+        "The result would have hung on what this episode never showed, so only the next episode "
         "like it can judge the alternative.",
-        "Watch the next {trades} in {market} for what would have happened either way before changing the rule.",
+        "Watch the next {kinds} {where} for what would have happened either way before changing the rule.",
     ),
 )
 
 
 def _fill(template: str, scene: Scene) -> str:
-    return template.format_map({name: getattr(scene, name) for name in re.findall(r"\{(\w+)\}", template)})
+    names = {name: getattr(scene, name.lower()) for name in re.findall(r"\{(\w+)\}", template)}
+    return template.format_map({k: capitalize(v) if k[:1].isupper() else v for k, v in names.items()})
 
 
 def _counterfactual(d: Draft) -> str:
     scene = d.scenes[0]
-    alternatives = {1: _AFTER_GAIN, -1: _AFTER_LOSS, 0: _AFTER_NOTHING}[scene.sign]
+    alternatives = {1: _AFTER_WELL, -1: _AFTER_BADLY, 0: _AFTER_EVEN}[scene.sign]
     # Branches of one decision take different alternatives: the offset depends on the decision
     # alone, the branch number (from the call key) moves along from it.
     offset = rng_for(d.seed, "counterfactual", scene.line.summary).randrange(len(alternatives))
@@ -225,43 +228,42 @@ def _hypothesis(d: Draft) -> str:
     a, b = _ends(d)
     if mode == "exploratory":
         text = (
-            f"Push the approach of {a.ref} to its boundary: it should keep its edge when "
-            f"{a.the_market} moves twice as fast on half the liquidity"
+            f"Push the approach of {a.ref} to its boundary: it should still go well {a.where} at twice the "
+            f"pace with half the resources"
         )
         if b is not a:
             text += f", and it will break first where {b.ref} did"
         test = (
-            f"Replay {a.at} with doubled price moves and halved liquidity, and keep the approach only "
-            f"if the result keeps its sign."
+            f"Replay {a.at} at twice the pace with half the resources, and keep the approach only if it "
+            "still goes well."
         )
     elif mode == "transformational":
         w = b if b.sign < 0 else a
-        setup = f"the {w.tag()} setup" if w.tags else "the setup"
+        approach = f"the {w.tag()} approach" if w.tags else "the approach"
         text = (
-            f"Challenge the assumption behind {w.ref}: {w.result} may say more about {w.the_market} than about "
-            f"{setup} itself, so the regime, not the setup, should decide when to trade"
+            f"Challenge the assumption behind {w.ref}: that it {w.result} may say more about {w.the_conditions} "
+            f"than about {approach} itself, so the conditions, not the approach, should decide when to act"
         )
         like = f"tagged {w.tag()}" if w.tags else f"like {w.at}"
         test = (
-            f"Find two live episodes {like} in different regimes; if their outcomes differ in sign, "
-            f"the regime is what matters."
+            f"Find two live episodes {like} in different conditions; if one goes well and the other badly, "
+            f"the conditions are what matter."
         )
     else:
-        entry = f"the {a.tag(b)} entry" if a.tags else "the entry"
+        start = f"the {a.tag(b)} start" if a.tags else "the start"
         if b.sign < 0 and a.sign > 0:
             text = (
-                f"Combine {entry} of {a.ref}, {a.result}, with a guard against what went wrong at {b.ref}, "
-                f"{b.result}: enter the way {a.at} did, but stand aside when the conditions of {b.at} return"
+                f"Combine {start} of {a.ref}, which {a.result}, with a guard against what went wrong at {b.ref}: "
+                f"begin the way {a.at} did, but stand aside when the conditions of {b.at} return"
             )
         else:
-            exit_ = f"the {b.tag(a)} exit" if b.tags else "the exit"
+            finish = f"the {b.tag(a)} finish" if b.tags else "the finish"
             text = (
-                f"Combine {entry} of {a.ref} with {exit_} of {b.ref}: "
-                f"enter the way {a.at} did, and leave the way {b.at} did"
+                f"Combine {start} of {a.ref} with {finish} of {b.ref}: "
+                f"begin the way {a.at} did, and finish the way {b.at} did"
             )
         test = (
-            f"On the next three {a.trades}, paper-trade the combination beside the original and keep "
-            f"it only if it does better."
+            f"On the next three {a.kinds}, try the combination beside the original and keep it only if it goes better."
         )
     return _json(hypothesis=sentence(text), test=test)
 
@@ -269,15 +271,15 @@ def _hypothesis(d: Draft) -> str:
 def _threat(d: Draft) -> str:
     s = d.scenes[0]
     if s.sign < 0:
-        harm = f"the {s.amount} loss grows several times larger"
+        harm = f"what went badly there{s.figure} goes several times worse"
     elif s.sign > 0:
-        harm = f"the {s.amount} gain turns into a loss"
+        harm = "what went well there turns bad"
     else:
-        harm = "a quiet position turns into a loss"
-    scenario = f"It strikes while I hold a position like the one at {s.ref}: in {s.market}, {harm} before I can react."
+        harm = "a quiet moment turns bad"
+    scenario = f"It strikes in the middle of something like {s.ref}: {s.where}, {harm} before I can react."
     response = (
-        f"Cut exposure on {s.trades} first, pause new entries until prices settle, and re-enter at half size "
-        f"once {s.the_market} is orderly again."
+        f"Stop new work on {s.kinds} first, wait until things settle, and start again on a small scale "
+        f"once {s.the_conditions} are orderly again."
     )
     return _json(scenario=scenario, response=response, severity=round(d.rng.uniform(0.4, 0.9), 3))
 
@@ -288,21 +290,17 @@ def _depotentiate(d: Draft) -> str:
     if s.sign < 0:
         felt = f"It felt bigger than that{charge}, as if the whole approach had failed."
         lesson = (
-            f"One {s.amount} loss in {s.market} is a cost of trading the approach, not a verdict on "
-            f"it; keep the fact and let the alarm go."
+            f"One setback {s.where} is a cost of the approach, not a verdict on it; keep the fact and let the alarm go."
         )
     elif s.sign > 0:
         felt = f"It felt bigger than that{charge}, as if the approach could not miss."
-        lesson = (
-            f"One {s.amount} gain in {s.market} is a single outcome, not proof; size the next trade "
-            f"as if it had not happened."
-        )
+        lesson = f"One success {s.where} is a single outcome, not proof; plan the next one as if it had not happened."
     else:
         felt = f"It felt bigger than that{charge}, as if something important had slipped past."
         lesson = (
-            "An episode with no gain or loss carries information, not danger; keep what happened and let the alarm go."
+            "An episode that came out even carries information, not danger; keep what happened and let the alarm go."
         )
-    happened = f"At {s.ref}, in {s.market}, the trade ended in {s.result}." if s.known else f"What happened: {s.quote}."
+    happened = f"At {s.ref}, {s.where}, it {s.result}." if s.known else f"What happened: {s.quote}."
     return _json(happened=happened, felt=felt, lesson=lesson)
 
 
@@ -320,33 +318,33 @@ def _insight(d: Draft) -> str:
         by_regime.setdefault(s.regime or "unknown", []).append(s)
     if len(by_regime) == 1:
         best = max(known, key=lambda s: (s.pnl or 0.0, -(s.tick or 0)))
-        regime = known[0].markets
+        where = f"in {known[0].conditions}"
         count = "Both" if len(known) == 2 else f"All {len(known)}"
-        text = f"{count} episodes {label} came in {regime} and {net(known)}; the best was {best.ref}"
+        text = f"{count} episodes {label} came {where} and {net(known)}; the best was {best.ref}"
         return _json(insight=sentence(text))
     groups = sorted(by_regime.values(), key=lambda g: (-sum(s.pnl or 0.0 for s in g), g[0].regime))
     parts = []
     for group in groups:
         ticks = ", ".join(str(s.tick) for s in group if s.tick is not None)
-        where = f"in {group[0].markets}" if group[0].regime else "elsewhere"
+        where = f"in {group[0].conditions}" if group[0].regime else "elsewhere"
         plural = "s" if len(group) > 1 else ""
         parts.append(f"{where} they {net(group)}" + (f" (tick{plural} {ticks})" if ticks else ""))
-    signs = {_direction(sum(s.pnl or 0.0 for s in g)) for g in groups}
+    signs = {_sign(sum(s.pnl or 0.0 for s in g)) for g in groups}
     if len(signs) > 1:
         text = (
-            f"Trades {label} went with the regime: {'; '.join(parts)}, "
-            "so the regime, more than the tag, decided the outcome"
+            f"Episodes {label} went with the conditions: {'; '.join(parts)}, "
+            "so the conditions, more than the tag, decided the outcome"
         )
     else:
-        verb = {1: "gained", -1: "lost", 0: "came out about even"}[signs.pop()]
-        text = f"Trades {label} {verb} in every regime: {'; '.join(parts)}"
+        verb = {1: "went well", -1: "went badly", 0: "came out even"}[signs.pop()]
+        text = f"Episodes {label} {verb} in every condition: {'; '.join(parts)}"
     big = _largest(known)
     if big.sign:
-        text += f". The largest move was {big.ref}, {big.result}"
+        text += f". The outcome that moved most was {big.ref}, which {big.result}"
     return _json(insight=sentence(text))
 
 
-def _direction(total: float) -> int:
+def _sign(total: float) -> int:
     return 0 if abs(total) < FLAT else (1 if total > 0 else -1)
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 
 from oneiros._errors import MalformedOutput
+from oneiros.events._observations import Priority
 
 __all__ = [
     "CounterfactualResult",
@@ -16,7 +17,11 @@ __all__ = [
     "HypothesisResult",
     "InsightResult",
     "NoveltyResult",
+    "ObservationResult",
+    "ObservedFact",
     "PatternResult",
+    "SummaryResult",
+    "ThreadResult",
     "ThreatResult",
     "parse_dream",
     "parse_json",
@@ -60,6 +65,30 @@ class DepotentiationResult(msgspec.Struct, frozen=True):
 
 class InsightResult(msgspec.Struct, frozen=True):
     insight: Text
+
+
+class ObservedFact(msgspec.Struct, frozen=True, kw_only=True):
+    """One fact of an observation step: its text, the episodes (by tick) it restates, OpenSeed's
+    level, whom it is about and the day it happened (ISO ``YYYY-MM-DD``) where it says one."""
+
+    text: Text
+    ticks: tuple[int, ...] = ()
+    priority: Priority = "GRN"
+    subject: str | None = None
+    about: str | None = None
+
+
+class ObservationResult(msgspec.Struct, frozen=True):
+    observations: tuple[ObservedFact, ...] = ()
+
+
+class ThreadResult(msgspec.Struct, frozen=True):
+    thread: str
+
+
+class SummaryResult(msgspec.Struct, frozen=True):
+    summary: str
+    ticks: tuple[int, ...] = ()
 
 
 class DreamResult(msgspec.Struct, frozen=True):

@@ -65,6 +65,35 @@ class Steps:
     def rng(self, *scope: str) -> random.Random:
         return rng_for(self.ctx.seed, self.ctx.cycle_id, self.ctx.phase, *scope)
 
+    def request(
+        self,
+        key: str,
+        task: Task,
+        *,
+        temperature: float,
+        max_tokens: int,
+        inputs: tuple[str, ...] = (),
+        **values: object,
+    ) -> GenerationRequest:
+        """The request of one step (see :meth:`ask`), as it will be sent."""
+        ctx = self.ctx
+        prompts = ctx.settings.prompts
+        return GenerationRequest(
+            call_key=f"{ctx.cycle_id}:{ctx.phase}:{key}",
+            phase=ctx.phase,
+            task=task,
+            prompt=prompts.render(task, **values),
+            fragments=inputs,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            system=prompts.system,
+            tier=ctx.tier,
+        )
+
+    def fits(self, request: GenerationRequest) -> bool:
+        """Whether the budget would take ``request`` now (or the log already answered it)."""
+        return self.ctx.fits(request)
+
     def ask(
         self,
         key: str,
@@ -81,19 +110,12 @@ class Steps:
         ``inputs`` are the raw texts the step works from (the request's ``fragments``); ``values``
         fill the task's prompt template.
         """
+        request = self.request(key, task, temperature=temperature, max_tokens=max_tokens, inputs=inputs, **values)
+        return self.ask_request(request, parse)
+
+    def ask_request(self, request: GenerationRequest, parse: Callable[[str, str], _R]) -> _R | None:
+        """:meth:`ask` for a request already made with :meth:`request`."""
         ctx = self.ctx
-        prompts = ctx.settings.prompts
-        request = GenerationRequest(
-            call_key=f"{ctx.cycle_id}:{ctx.phase}:{key}",
-            phase=ctx.phase,
-            task=task,
-            prompt=prompts.render(task, **values),
-            fragments=inputs,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            system=prompts.system,
-            tier=ctx.tier,
-        )
         keys: list[str] = []
         reason = ""
         for attempt in range(ctx.settings.malformed_retries + 1):
@@ -114,9 +136,10 @@ class Steps:
                 self.last_key = call.call_key
                 return parsed
         if keys:
-            self.failures.append(
-                StepFailed(cycle_id=ctx.cycle_id, phase=ctx.phase, task=task, call_keys=tuple(keys), reason=reason)
+            failed = StepFailed(
+                cycle_id=ctx.cycle_id, phase=ctx.phase, task=request.task, call_keys=tuple(keys), reason=reason
             )
+            self.failures.append(failed)
         return None
 
 

@@ -26,6 +26,10 @@ def _nothing_spent() -> tuple[int, float]:
     return 0, 0.0
 
 
+def _always(_request: GenerationRequest) -> bool:
+    return True
+
+
 class PhaseContext(msgspec.Struct, frozen=True, kw_only=True):
     """What a phase's engine is given: the cycle, the episodes, the outputs so far, its settings and a
     generator metered against the phase's budget."""
@@ -45,6 +49,8 @@ class PhaseContext(msgspec.Struct, frozen=True, kw_only=True):
     seed: int = 0
     tier: Tier = "core"
     exhausted: Callable[[], bool] = _never
+    fits: Callable[[GenerationRequest], bool] = _always
+    """Whether the budget would take a request now, asked without making it (or the log answered it)."""
     spent: Callable[[], tuple[int, float]] = _nothing_spent
     """Tokens and dollars the cycle has spent so far."""
     started_at: datetime | None = None
@@ -53,6 +59,15 @@ class PhaseContext(msgspec.Struct, frozen=True, kw_only=True):
     """When the phase began, as the log recorded it (in the return: the moment of waking)."""
     cycle_versions: int = 0
     """Log versions the cycle has spanned when the phase started."""
+    night: tuple[int, int] | None = None
+    """The cycle's night as rows of ``memory`` (start, end): the episodes recorded since the last
+    completed cycle began, up to this cycle's start. None: every episode is the night."""
+
+    def night_episodes(self) -> Sequence[Episode]:
+        """The night's episodes in tick order, each decoded only when read."""
+        if self.memory is not None and self.night is not None:
+            return self.memory.columns().recorded(*self.night)
+        return self.episodes
 
 
 class PhaseEngine(Protocol):

@@ -1,5 +1,6 @@
-"""Integration: every dream output classified into a staged entry with a validation criterion,
-themes crystallized into insights, the journal entry and the dream's self-assessment."""
+"""Integration: the night joined to earlier nights by subject (threads, ``_consolidate.py``), every
+dream output classified into a staged entry with a validation criterion, themes crystallized into
+insights, the journal entry and the dream's self-assessment."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from oneiros.events._lineage import OutputsSourced, output_digest
 from oneiros.events._types import DreamCounterfactual, DreamHypothesis, DreamInsight, Episode, Event, ReplayBatch
 from oneiros.generators._results import InsightResult
 from oneiros.phases._common import Steps, episode_lines, json_parser
+from oneiros.phases._consolidate import thread_night
 from oneiros.phases._context import PhaseContext
 from oneiros.settings._cycle import IntegrationSettings
 
@@ -205,7 +207,7 @@ def _criterion(candidate: Candidate, by_tick: Mapping[int, Episode], related: st
         ),
         "threat": (
             f"Confirm when {where} shows the early signs of {article(detail)} {detail} "
-            "and the rehearsed response limits the loss."
+            "and the rehearsed response limits the harm."
         ),
         "strategy_hypothesis": f"Confirm when {where} {test}; refute when it fails.",
         "playbook_revision": f"Apply only after {where} shows that following this lesson beats the current heuristic.",
@@ -265,6 +267,7 @@ def _themes(steps: Steps) -> list[Event]:
 def integration(ctx: PhaseContext) -> list[Event]:
     steps = Steps(ctx)
     outputs: list[Event] = _themes(steps)
+    outputs.extend(thread_night(steps, ctx.night_episodes()))
     prior = [e for e in ctx.prior_outputs if isinstance(e, DreamStaged)]
     by_tick = columns_of(ctx.episodes).by_tick()
     staged: list[DreamStaged] = []

@@ -1,5 +1,6 @@
-"""NREM replay: episodes chosen by utility (gain x need) with diversity slots, replayed in batches
-forward, in reverse (credit assignment) and perturbed, then triaged and strengthened."""
+"""NREM: replay, episodes chosen by utility (gain x need) with diversity slots, replayed in batches
+forward, in reverse (credit assignment) and perturbed, then triaged and strengthened; then the
+night's episodes restated as observations (``_consolidate.py``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from oneiros.events._types import Episode, Event, ReplayBatch
 from oneiros.generators._protocol import Task
 from oneiros.generators._results import PatternResult
 from oneiros.phases._common import Steps, episode_lines, json_parser
+from oneiros.phases._consolidate import observe_night
 from oneiros.phases._context import PhaseContext
 from oneiros.settings._cycle import EngineSettings
 
@@ -155,6 +157,8 @@ def triage(pick: ReplayPick, settings: EngineSettings) -> tuple[TriageDecision, 
 
 
 def nrem(ctx: PhaseContext) -> list[Event]:
+    """The replay of the episodes that matter most, whenever they were recorded (a few calls),
+    then the night's episodes restated as observations with what the phase's budget has left."""
     steps = Steps(ctx)
     outputs: list[Event] = []
     strength = dict(ctx.memory.strength) if ctx.memory is not None else {}
@@ -163,6 +167,7 @@ def nrem(ctx: PhaseContext) -> list[Event]:
         if steps.stopped:
             break
         outputs.extend(_replay(steps, index, batch, rng.random(), strength))
+    outputs.extend(observe_night(steps, ctx.night_episodes()))
     return outputs + steps.closing()
 
 
@@ -255,7 +260,7 @@ def _credit_chain(cycle_id: str, episode: Episode) -> CreditAssigned:
         episode_tick=episode.tick,
         credit=round(o.pnl * (1.0 + abs(o.surprise)), 6),
         chain=(
-            f"outcome: pnl {o.pnl:+.4f}, regret {o.regret:.3f}",
+            f"outcome: {o.pnl:+.4f}, regret {o.regret:.3f}",
             f"action: {episode.summary}",
             f"conditions: {episode.regime} regime; {', '.join(episode.tags) or 'untagged'}",
             f"decision: tick {episode.tick}",

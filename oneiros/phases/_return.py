@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC
-from typing import Final, Literal
+from typing import Final
 
 from oneiros.events._content import (
     BudgetExhausted,
@@ -24,12 +24,12 @@ from oneiros.events._content import (
     ThreatSimulated,
     WakeUpSummary,
 )
+from oneiros.events._observations import DreamObservation, Priority
 from oneiros.events._types import DreamInsight, Event
 from oneiros.phases._context import PhaseContext
 
 __all__ = ["OBSERVATION_PRIORITY", "Priority", "dream_report", "hypnopompic_return", "openseed_wake_up", "wake_up_text"]
 
-Priority = Literal["RED", "YLW", "GRN"]
 # OpenSeed 004_*: RED critical (threats, contradictions), YLW important (patterns learned, playbook
 # revisions), GRN informational (everything else). The observations sink files staged entries the same way.
 OBSERVATION_PRIORITY: Final[dict[str, Priority]] = {
@@ -84,6 +84,9 @@ def wake_up_text(report: DreamReport, outputs: Sequence[Event]) -> tuple[str, tu
         f"{len(report.staging_writes)} outputs wait in staging as hypotheses, not facts; "
         f"{len(j.phase3_summary.contradictions_flagged)} contradictions are flagged for review.",
     ]
+    observed = sum(isinstance(e, DreamObservation) for e in outputs)
+    if observed:
+        lines.append(f"{observed} observations restate what the episodes said, each naming its episodes.")
     suppressed = [e for e in outputs if isinstance(e, DreamSuppressed)]
     if suppressed:
         lines.append(
@@ -120,9 +123,13 @@ def openseed_wake_up(ctx: PhaseContext, reflection: str) -> str:
     if actionable:
         first = min(enumerate(actionable), key=lambda p: (_ACTIONABLE.index(p[1].kind), -p[1].confidence, p[0]))
         lines += [f"Your priority: {first[1].content}", ""]
-    ranked = sorted(enumerate(staged), key=lambda p: (_RANK[OBSERVATION_PRIORITY.get(p[1].kind, "GRN")], p[0]))
     clock = f"{ctx.now.astimezone(UTC):%H:%M}" if ctx.now is not None else "--:--"
-    observed = [f"{OBSERVATION_PRIORITY.get(e.kind, 'GRN')} {clock} {e.content}" for _, e in ranked]
+    # OpenSeed's observations are facts: the night's, most important first; a cycle that made none
+    # (consolidation off) lists its staged entries with the levels of their kinds, as before.
+    facts = [(e.priority, e.text) for e in ctx.cycle_outputs if isinstance(e, DreamObservation)]
+    levelled = facts or [(OBSERVATION_PRIORITY.get(e.kind, "GRN"), e.content) for e in staged]
+    ranked = sorted(enumerate(levelled), key=lambda p: (_RANK[p[1][0]], p[0]))
+    observed = [f"{level} {clock} {text}" for _, (level, text) in ranked]
     if observed:
         lines += ["Recent observations:", *observed[: settings.observations]]
         if len(observed) > settings.observations:

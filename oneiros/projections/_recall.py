@@ -53,6 +53,8 @@ __all__ = [
 Standing = Literal["fact", "dream"]
 _EPISODES, _OBSERVATIONS = 0, 1
 """The index's parts: one ranking, but each part's best are fetched, so neither crowds the other out."""
+_GROUPED_POOL = 3
+"""Grouping fetches this many times the limit from each part of the index, to fill the places it leaves out."""
 _RRF_K = 60
 """Reciprocal-rank fusion's constant (Cormack et al. 2009): 1 / (60 + rank)."""
 
@@ -67,6 +69,11 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True):
     each ranking's candidates by cosine similarity too, fused by reciprocal rank."""
     pool: int = 50
     """Candidates fetched from each part of the index for the fusion (at least the recall's limit)."""
+    grouped: bool = True
+    """Group the ranking by source episode: an item whose episodes are all stood for by items ranked
+    above it is left out, so each place brings at least one episode of its own, and a dream that
+    restates one episode gives its place to that episode. On LoCoMo's dev conversations this is what
+    keeps a dream's observations from crowding other turns out (docs/evaluation.md)."""
 
 
 class _Stats(msgspec.Struct, kw_only=True):
@@ -351,6 +358,26 @@ def _fused(query: str, items: list[RecallItem], embedder_name: str) -> list[Reca
     return [msgspec.structs.replace(i, relevance=round(f, 9)) for i, f in zip(items, fused, strict=True)]
 
 
+def _grouped(ranked: Sequence[RecallItem]) -> list[RecallItem]:
+    """``ranked`` grouped by source episode, numbered again: an item whose episodes are all stood
+    for by items above it is left out, and a dream that restates one episode found among the facts
+    gives its place to that episode (the fact moves up, with the dream's relevance; the dream adds
+    nothing a reader does not get from the fact). An item naming no episode is always kept."""
+    facts = {i.source_ticks[0]: i for i in ranked if i.standing == "fact" and len(i.source_ticks) == 1}
+    covered: set[int] = set()
+    kept: list[RecallItem] = []
+    for found in ranked:
+        ticks = set(found.source_ticks)
+        if ticks and ticks <= covered:
+            continue
+        fact = facts.get(found.source_ticks[0]) if found.standing == "dream" and len(ticks) == 1 else None
+        covered |= ticks
+        kept.append(
+            found if fact is None else msgspec.structs.replace(fact, relevance=max(fact.relevance, found.relevance))
+        )
+    return [msgspec.structs.replace(i, rank=n) for n, i in enumerate(kept, start=1)]
+
+
 def _ordered(items: Iterable[RecallItem]) -> list[RecallItem]:
     ranked = sorted(items, key=lambda i: (-i.relevance, i.standing != "fact", i.kind, i.ref))
     return [msgspec.structs.replace(i, rank=n) for n, i in enumerate(ranked, start=1)]
@@ -372,11 +399,15 @@ def recall(
     scorer = _Scorer(db, golem_id, query, settings)
     fusing = settings.embedder != "none"
     per_part = max(limit, settings.pool) if fusing else limit
+    if settings.grouped:
+        per_part *= _GROUPED_POOL  # what grouping leaves out is made up from further down
     found = [*_indexed(db, golem_id, scorer, per_part, words), *_outside(db, staging, golem_id, scorer, words)]
     found = [i for i in found if i.relevance > 0]
     if fusing:
         found = _fused(query, found, settings.embedder)
     ranked = _ordered(found)
+    if settings.grouped:
+        ranked = _grouped(ranked)
     results = [i for i in ranked if i.standing == "fact"][:limit]
     dreams = [i for i in ranked if i.standing == "dream"][:limit]
     shown = _with_refs(db, golem_id, [*results, *dreams])

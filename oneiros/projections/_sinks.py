@@ -3,8 +3,10 @@
 * ``beliefs``: Bumblebee 000_* dream beliefs (confidence 0.35, source ``dream:<id>``), withdrawn
   when their staged entry is refuted, rejected, displaced, expired or its promotion revoked;
 * ``noise``: ``[dream]``-tagged fragments for the waking noise buffer, at most 2 a cycle;
-* ``observations``: OpenSeed 004_* observations with RED / YLW / GRN priority, and its deep sleep
-  every 10th dream (prune, priorities, diary);
+* ``observations``: OpenSeed 004_* observations with RED / YLW / GRN priority: the facts a dream
+  drew from the episodes (``DreamObservation``), and the news that a hypothesis was validated or
+  revoked; never a hypothesis itself (those wait in staging). Its deep sleep every 10th dream
+  prunes, and sets the priorities (the open hypotheses held most confidently) and the diary;
 * ``memory``: Ethos 003_* MEMORY.md consolidation. Only a promoted entry (by the sweep or by
   review) adds a line, only a revocation (a review, with who and why) drops one, each in a new
   version; every version is kept for diff and rollback.
@@ -23,6 +25,7 @@ from pathlib import Path
 import msgspec
 
 from oneiros.events._content import DreamFragments, StagedKind
+from oneiros.events._observations import DreamObservation
 from oneiros.events._staging import (
     EntryDisplaced,
     EntryExpired,
@@ -33,7 +36,7 @@ from oneiros.events._staging import (
     MemoryRolledBack,
 )
 from oneiros.events._types import DreamComplete, Event
-from oneiros.phases._return import OBSERVATION_PRIORITY, Priority
+from oneiros.phases._return import Priority
 from oneiros.projections._db import ProjectionDB
 from oneiros.projections._runner import Projection, Rows
 from oneiros.store._store import Recorded
@@ -180,7 +183,10 @@ class ObservationSink:
     ``priorities/<golem>``, and stale observations deleted."""
 
     name = "observations"
+    layout = 1
+    """1: rows are the dreams' facts (DreamObservation) and validations, no longer every staged entry."""
     types: tuple[type[Event], ...] = (
+        DreamObservation,
         EntryStaged,
         EntryPromoted,
         EntryRefuted,
@@ -198,14 +204,15 @@ class ObservationSink:
         state = rows.get("state", golem, _ObserverState) or _ObserverState()
         key = f"{golem}/{record.position:012d}"
         match event:
-            case EntryStaged(entry_id=entry_id, kind=kind, text=text, confidence_pct=pct):
-                stamp = _minute(record.meta.time)
-                priority = OBSERVATION_PRIORITY.get(kind, "GRN")
-                rows.put("observation", key, Observation(priority=priority, text=text, time=stamp, entry_id=entry_id))
+            case DreamObservation(text=text, priority=priority):
+                rows.put("observation", key, Observation(priority=priority, text=text, time=_minute(record.meta.time)))
+                state.observation_keys.append(key)
+            case EntryStaged(entry_id=entry_id, text=text, confidence_pct=pct):
+                # A hypothesis, not an observation: kept for the priorities and for the news of its
+                # validation or revocation.
                 state.active[entry_id] = record.position
                 state.texts[entry_id] = text
                 state.confidence[entry_id] = pct
-                state.observation_keys.append(key)
             case EntryPromoted(entry_id=entry_id) | EntryReviewed(entry_id=entry_id, status="revoked"):
                 # A promotion and its revocation are both news the agent reads, the revocation with its reason.
                 said = "revoked" if isinstance(event, EntryReviewed) else "validated"
@@ -240,7 +247,7 @@ class ObservationSink:
             if obs is None:
                 continue
             old_green = obs.priority == "GRN" and obs.time < horizon.strftime("%Y-%m-%d %H:%M")
-            superseded = obs.priority == "YLW" and obs.entry_id not in state.active
+            superseded = obs.priority == "YLW" and bool(obs.entry_id) and obs.entry_id not in state.active
             if old_green or superseded:
                 rows.delete("observation", key)
                 pruned += 1

@@ -19,7 +19,7 @@ import msgspec
 
 from oneiros.episodes._fold import EpisodeMemory, EpisodeMemoryState
 from oneiros.events._content import DreamStaged
-from oneiros.events._types import CycleEvent, DreamStart, Episode, EpisodeRecorded
+from oneiros.events._types import CycleEvent, DreamComplete, DreamStart, Episode, EpisodeRecorded
 from oneiros.fsm._golem import GolemState
 from oneiros.fsm._service import Golems
 from oneiros.runtime._budget import Ledger
@@ -41,8 +41,9 @@ __all__ = ["GolemLog", "GolemLogs"]
 _KIND = "cycle-reader"
 # 2: the ledger keeps held reservations and settled spend apart (orphans are released);
 # 3: the state's cycle counts carry generation calls, failures and staged entries;
-# 4: the episode memory is nested in the body, not bytes of its own.
-_FORMAT = 4
+# 4: the episode memory is nested in the body, not bytes of its own;
+# 5: the night (the rows of episodes recorded since the last completed cycle began).
+_FORMAT = 5
 
 
 class _Body(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,6 +54,7 @@ class _Body(msgspec.Struct, frozen=True, kw_only=True):
     ledger: memoryview
     staged: memoryview
     cycle: memoryview
+    night: tuple[int, int] = (0, 0)
 
 
 class _EpisodeData(msgspec.Struct, frozen=True, gc=False):
@@ -84,6 +86,17 @@ class GolemLog:
         self.cycle: list[Recorded] = []
         """The current cycle's records, from its DreamStart; empty while waking."""
         self.last: Recorded | None = None
+        self.consolidated = 0
+        """Episode rows the last completed cycle's night reached: what a later night starts from."""
+        self.night_end = 0
+        """Episode rows recorded when the current (or last) cycle began: where its night ends."""
+
+    @property
+    def night(self) -> tuple[int, int]:
+        """The current cycle's night as episode rows (start, end): every episode recorded after the
+        night of the last cycle that completed, up to this cycle's start. An interrupted cycle's
+        night is the next cycle's too; what arrives while a cycle runs is the next night's."""
+        return (min(self.consolidated, self.night_end), self.night_end)
 
     @property
     def now(self) -> datetime | None:
@@ -104,8 +117,11 @@ class GolemLog:
         match event:
             case DreamStart():
                 self.cycle = [record]
+                self.night_end = self.memory.rows
             case CycleEvent(cycle_id=cycle_id) if self.cycle and cycle_id == self.state.cycle_id:
                 self.cycle.append(record)
+        if type(event) is DreamComplete:
+            self.consolidated = self.night_end
         if self.state.cycle_id is None:
             self.cycle = []
         self.last = record
@@ -171,6 +187,7 @@ class GolemLog:
             ledger=memoryview(self.ledger.to_bytes()),
             staged=memoryview(encode_records(self.staged)),
             cycle=memoryview(encode_records(self.cycle)),
+            night=(self.consolidated, self.night_end),
         )
         return Snapshot.of(_KIND, _FORMAT, self.last, msgspec.msgpack.encode(body))
 
@@ -185,6 +202,7 @@ class GolemLog:
         log.ledger = Ledger.from_bytes(body.ledger)
         log.staged = decode_records(body.staged)
         log.cycle = decode_records(body.cycle)
+        log.consolidated, log.night_end = body.night
         log.last = last
         return log
 
@@ -203,6 +221,7 @@ class GolemLogs:
         self.settings = settings or SnapshotSettings.from_env()
         self._held: dict[str, GolemLog] = {}
         self._snapshot_versions: dict[str, int] = {}
+        self._snapshot_mentions: dict[str, int] = {}
 
     @classmethod
     def of(cls, golems: Golems) -> GolemLogs:
@@ -243,6 +262,7 @@ class GolemLogs:
                 log, fresh = GolemLog(golem_id), True
             else:
                 self._snapshot_versions[golem_id] = log.state.version
+                self._snapshot_mentions[golem_id] = log.memory.mentions_read
         before = log.last
         if fresh:
             log.fold_rows(read_stream_pages(self.store, golem_id))
@@ -254,7 +274,12 @@ class GolemLogs:
         if self.golems is not None and log.last is not None and log.last is not before:
             self.golems.remember(log.state, log.last)  # its next command need not read this again
         every = self.settings.every
-        if every > 0 and log.last is not None and log.state.version - self._snapshot_versions.get(golem_id, 0) >= every:
+        # A snapshot also when threads' index has read many rows since the last (a first night
+        # over a long history): the next process starts from it instead of reading them again.
+        behind = log.state.version - self._snapshot_versions.get(golem_id, 0)
+        read = log.memory.mentions_read - self._snapshot_mentions.get(golem_id, 0)
+        if every > 0 and log.last is not None and (behind >= every or read >= every):
             self.snapshots.put(golem_id, _KIND, seal_parts(log.to_snapshot()))
             self._snapshot_versions[golem_id] = log.state.version
+            self._snapshot_mentions[golem_id] = log.memory.mentions_read
         return log

@@ -69,6 +69,19 @@ class MeteredGenerator:
     def exhausted(self) -> bool:
         return self.is_exhausted
 
+    def fits(self, request: GenerationRequest) -> bool:
+        """Whether ``request`` would be answered now: recorded already, or its worst case under
+        every cap. Asks nothing and records nothing, so an engine can size a step to what is left."""
+        shape = request_shape(self.generator, request)
+        old = self.recorded.get(request.call_key)
+        if old is not None and matches(old, shape, request_hash(shape)):
+            return True
+        if self.is_exhausted:
+            return False
+        tokens_in, tokens_out = worst_case_tokens(request, self.budget.overhead_tokens, self.generator)
+        usd = self.budget.price(shape.model).cost(tokens_in, tokens_out)
+        return self.guard.refusal(tokens_in + tokens_out, usd) is None
+
     def cycle_spent(self) -> tuple[int, float]:
         total = self.ledger.spent(cycle_id=self.cycle_id)
         return total.tokens, total.usd

@@ -172,10 +172,12 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
         seed=seed,
         tier=budget.tier,
         exhausted=metered.exhausted,
+        fits=metered.fits,
         spent=metered.cycle_spent,
         cycle_versions=state.version - view.start_version + 1,
         started_at=view.started_at,
         now=log.now,
+        night=log.night,
     )
     outputs: list[Event]
     if suppress_now:

@@ -20,7 +20,9 @@ from oneiros.settings._vocabulary import StagedKind, Tier
 
 __all__ = [
     "DEFAULT_PRICES",
+    "MENTIONS_KEPT",
     "TIER_CAPS",
+    "ConsolidationSettings",
     "CycleBudget",
     "CycleSettings",
     "EngineSettings",
@@ -69,8 +71,9 @@ class NremSettings(msgspec.Struct, frozen=True, kw_only=True):
     """An episode at or above this arousal can fill the high-arousal diversity slot (oneiros default)."""
     perturbation_rate: float = 0.3
     """Share of batches replayed with a perturbation (Bardo 001_*, ``perturbationRate``)."""
-    perturbations: tuple[str, ...] = ("simulated slippage", "a latency spike", "a gas price change", "data dropout")
-    """Bardo 001_*'s perturbations: slippage, latency spikes, gas price changes, data dropout."""
+    perturbations: tuple[str, ...] = ("a delay", "a latency spike", "a cost change", "data dropout")
+    """Bardo 001_*'s perturbations (slippage, latency spikes, gas price changes, data dropout) in words
+    of no one domain; the ``bardo`` preset sets Bardo's own."""
     strength_delta: float = 0.5
     """Replay strength added per replayed episode (Bardo 001_*: "strength += 0.5")."""
     preserve_utility: float = 0.5
@@ -113,13 +116,15 @@ class RemSettings(msgspec.Struct, frozen=True, kw_only=True):
     threat_scenarios: int = 3
     """Threat simulations per cycle (Bardo 001_*, ``threatScenarios``)."""
     threat_kinds: tuple[str, ...] = (
-        "flash crash",
-        "oracle manipulation",
-        "smart contract exploit",
-        "cascading liquidations",
-        "MEV attack",
+        "a sudden failure",
+        "bad input",
+        "a dependency failing",
+        "a cascade of failures",
+        "an adversary",
     )
-    """Bardo 001_*'s ThreatSimulator scenarios."""
+    """Bardo 001_*'s ThreatSimulator scenarios (flash crash, oracle manipulation, smart contract
+    exploit, cascading liquidations, MEV attack) in words of no one domain; the ``bardo`` preset sets
+    Bardo's own."""
     depotentiation: bool = True
     """Reprocess high-arousal episodes (Bardo 001_*: "If golem-daimon is enabled")."""
     depotentiation_threshold: float = 0.5
@@ -175,6 +180,56 @@ class IntegrationSettings(msgspec.Struct, frozen=True, kw_only=True):
     max_tokens: int = 120
 
 
+MENTIONS_KEPT: Final = 8
+"""Latest mentions of each subject the episode memory keeps for threads: a thread's cap is at most this."""
+
+
+class ConsolidationSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """What a night's episodes become: OpenSeed 004_*'s observations (facts, with their levels),
+    threads of one subject across days, and summaries. The defaults are what LoCoMo's dev
+    conversations measured (docs/evaluation.md): dated sentences, answers with their questions and
+    shared images help recall; restating every sentence, many threads and summaries did not."""
+
+    observations: bool = True
+    """NREM restates the night's episodes as observations (``DreamObservation``)."""
+    batch: int = 16
+    """Episodes per observation step (oneiros default: small enough that a step's worst case, its
+    prompt and ``tokens_per_episode`` for each episode, fits a [CORE] NREM budget several times)."""
+    tokens_per_episode: int = 64
+    """Room in an observation step's answer per episode it reads (its ``max_tokens``; oneiros default)."""
+    salient: float = 0.7
+    """An episode of at least this significance is restated whole; the others only where a fact
+    adds to them (a date made absolute, the question an answer replies to, an image). 0 restates
+    every episode (oneiros default; what OpenSeed 004_* observes is what mattered)."""
+    max_sources: int = 2
+    """Most episodes one observation restates: an answer and its question (oneiros default)."""
+    threads: int = 3
+    """Most threads a night starts: one subject (a tag, or a name an episode uses) the night speaks
+    of and earlier nights did too, as a dated timeline (0 for none). Few: on LoCoMo threads mostly
+    buy more turns per recall slot, not better recall (docs/evaluation.md)."""
+    thread_sources: int = 3
+    """Most episodes one thread joins: the night's and the latest earlier ones (at most ``MENTIONS_KEPT``)."""
+    summaries: bool = False
+    """One summary of each night's episodes per speaker: off, since on LoCoMo they added nothing a
+    reader could use that observations did not (docs/evaluation.md)."""
+    summary_sources: int = 3
+    """Most episodes a summary names (and takes its words from)."""
+    temperature: float = 0.2
+    max_tokens: int = 400
+    """Room for a thread or a summary."""
+
+    def __post_init__(self) -> None:
+        for name in ("batch", "tokens_per_episode", "max_sources", "summary_sources"):
+            if getattr(self, name) < 1:
+                raise InvalidSetting(f"cycle.engines.consolidation.{name}", getattr(self, name), "at least 1")
+        if not 2 <= self.thread_sources <= MENTIONS_KEPT:  # a thread joins two episodes at least
+            raise InvalidSetting(
+                "cycle.engines.consolidation.thread_sources", self.thread_sources, f"from 2 to {MENTIONS_KEPT}"
+            )
+        if self.threads < 0:
+            raise InvalidSetting("cycle.engines.consolidation.threads", self.threads, "0 or more")
+
+
 class WakeUpSettings(msgspec.Struct, frozen=True, kw_only=True):
     """The wake-up message the agent reads after a dream (hypnopompic return)."""
 
@@ -220,6 +275,7 @@ class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
     nrem: NremSettings = NremSettings()
     rem: RemSettings = RemSettings()
     integration: IntegrationSettings = IntegrationSettings()
+    consolidation: ConsolidationSettings = ConsolidationSettings()
     wake_up: WakeUpSettings = WakeUpSettings()
     prompts: PromptSet = msgspec.field(default_factory=PromptSet)
 

@@ -56,7 +56,7 @@ DEFAULT_PROMPTS: Final[dict[Task, str]] = {
     ),
     "counterfactual": (
         "Key decision: $episode\nAlternative $branch of $depth: what if it had been taken differently "
-        "(earlier, later, another size, the market the other way)?\n"
+        "(earlier, later, on another scale, the conditions the other way)?\n"
         'Reply with JSON only: {"hypothesis": "the alternative", "outcome": "what would follow", '
         '"lesson": "what to weigh next time"}'
     ),
@@ -85,6 +85,28 @@ DEFAULT_PROMPTS: Final[dict[Task, str]] = {
     "insight": (
         "The theme '$tag' recurs across separate replay batches:\n$episodes\n"
         'State the insight behind it. Reply with JSON only: {"insight": "one sentence"}'
+    ),
+    # OpenSeed 004_*'s observations: facts distilled from experience, each with its level.
+    "observe": (
+        "Restate as short facts, each opening with the day it was said (24 November 2026: ): each sentence "
+        "that dates something relative to when it was said ('yesterday', 'last week'...: write the date); each "
+        "answer, joined to the question before it; each image shared; every episode of significance "
+        "$salient or more, whole. Name people, not 'I' or 'you'; 'self' is you. At most $sources ticks a "
+        "fact; nothing that adds no fact. Lines marked ~ are context only.\n"
+        "$episodes\n"
+        'JSON only: {"observations": [{"text": "...", "ticks": [...], "priority": "RED|YLW|GRN", '
+        '"subject": "...", "about": "YYYY-MM-DD or null"}]}'
+    ),
+    "thread": (
+        "Subject: $subject\nWhat was said or done about it, oldest first, one line each:\n$episodes\n"
+        "Join them into one dated timeline of the subject: for each line, its day and what it says about "
+        "the subject, in the third person.\n"
+        'Reply with JSON only: {"thread": "Subject, across days. 2 May 2026: ... | 9 May 2026: ..."}'
+    ),
+    "summary": (
+        "Summarise what these episodes talked about, as a short list of the words that matter, and name "
+        "the episodes (at most $cap of them) whose words the list uses:\n$episodes\n"
+        'Reply with JSON only: {"summary": "Who, 2 May 2026, talked about: ...", "ticks": [tick, ...]}'
     ),
 }
 

@@ -69,6 +69,9 @@ Task = Literal[
     "threat",
     "depotentiate",
     "dream",
+    "observe",
+    "thread",
+    "summary",
 ]
 Tier = Literal["core", "hardened"]
 """Bardo 001_*'s compute tiers: [CORE] T0 rule-based or Haiku-class, [HARDENED] T1/T2."""

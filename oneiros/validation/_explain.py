@@ -63,14 +63,15 @@ class OutcomeExplanation(msgspec.Struct, frozen=True, kw_only=True):
 
 def _input_position(record: Recorded) -> int | None:
     """The position of the input the staging process decided ``record`` on, where the event says."""
-    event = record.event
-    if isinstance(event, EntryStaged):
-        return event.lineage.source_position
-    if isinstance(event, ConfidenceChanged):
-        return event.outcome_position
-    if isinstance(event, EntryReviewed):
-        return event.review_position
-    return None
+    match record.event:
+        case EntryStaged(lineage=lineage):
+            return lineage.source_position
+        case ConfidenceChanged(outcome_position=position):
+            return position
+        case EntryReviewed(review_position=position):
+            return position
+        case _:
+            return None
 
 
 def staged_entries(store: EventStore, golem_id: str, outcome: Recorded | None = None) -> dict[str, StagedEntry]:

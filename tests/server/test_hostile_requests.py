@@ -66,7 +66,7 @@ def test_query_numbers_and_statuses_out_of_range_are_400_naming_them(served: Ser
     name the parameter; the SSE stream refuses its resume point the same way."""
     http = served.client("read")
     cycle = "/golems/g1/cycles/c1/events"
-    statuses = "proposed, reinforced, stale, rejected, promoted, refuted, displaced, expired"
+    statuses = "proposed, reinforced, stale, rejected, promoted, refuted, displaced, expired, revoked"
     unknown = f"query parameter status='bogus' is not a status; use one of {statuses}"
     cases = {
         f"/golems/g1?at={2**63}": f"query parameter at={2**63} must be 0-{2**63 - 1}",
@@ -239,7 +239,7 @@ def test_every_mcp_tool_reports_its_own_errors_in_the_typed_json_body(served: Se
                 errors.append(json.loads(shown)["error"])
 
     anyio.run(main)
-    statuses = "proposed, reinforced, stale, rejected, promoted, refuted, displaced, expired"
+    statuses = "proposed, reinforced, stale, rejected, promoted, refuted, displaced, expired, revoked"
     assert [
         {
             "type": "InputError",
