@@ -1,4 +1,4 @@
-"""Bardo 001_*'s event contract and scheduling rules, with the document's numbers: DreamStart's
+"""Bardo's event contract and scheduling rules, with the document's numbers: DreamStart's
 trigger in Bardo's terms beside the scheduler's, DreamPhase in Bardo's phase names, and a sleep
 window that is itself the permission."""
 

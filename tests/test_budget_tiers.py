@@ -108,7 +108,7 @@ def test_a_cap_set_in_a_file_the_environment_or_a_flag_wins_at_every_tier_and_pr
 )
 @pytest.mark.parametrize("preset", [None, *PRESETS])
 def test_a_tier_fills_in_the_caps_nobody_set(tier: str, caps: tuple[Any, ...], preset: str | None) -> None:
-    """With nothing set, a cycle's caps are its tier's (Bardo 001_*: 12k tokens at [CORE]; 60k
+    """With nothing set, a cycle's caps are its tier's (Bardo: 12k tokens at [CORE]; 60k
     tokens, $0.50 a cycle and $2.00 a window at [HARDENED]), under every preset, and ``config show``
     names the tier as where they came from."""
     flags = {"cycle.budget.tier": (tier, "--tier")}

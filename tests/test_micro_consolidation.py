@@ -1,4 +1,4 @@
-"""Bardo 001_*'s micro-consolidation fiber with the document's numbers: every 60 s of waking, the
+"""Bardo's micro-consolidation fiber with the document's numbers: every 60 s of waking, the
 last 5 episodes against the top 10 insights by retrieval frequency; cosine > 0.8 strengthens an
 insight by 0.1, > 0.7 with a diverging outcome tags the episode for the next dream, and each pass
 with unresolved patterns adds 0.02 urgency. Every effect is an event; the playbook is never touched."""

@@ -1,4 +1,4 @@
-"""OpenSeed 004_*'s wake-up message in its own shape, with the ``openseed`` preset: when the golem
+"""OpenSeed's wake-up message in its own shape, with the ``openseed`` preset: when the golem
 woke and how long it slept, its reflection, its priority, its recent observations with their
 RED / YLW / GRN levels, and where the full history is."""
 

@@ -86,7 +86,7 @@ def _toml(value: Any) -> str:
     return str(value)
 
 
-# -- Bumblebee 000_*: enabled, silence 3600 s, cooldown 14400 s, hours 0-5, 2 a day -------------
+# -- Bumblebee: enabled, silence 3600 s, cooldown 14400 s, hours 0-5, 2 a day -------------
 
 
 @pytest.mark.parametrize(
@@ -191,7 +191,7 @@ def test_disabled_schedule_never_dreams_but_names_the_switch() -> None:
     assert "schedule.enabled = false" == check.detail
 
 
-# -- Ethos 003_*: idle minutes with no pending messages, max per day ------------------------------
+# -- Ethos: idle minutes with no pending messages, max per day ------------------------------
 
 
 @pytest.mark.parametrize(
@@ -227,7 +227,7 @@ def test_ethos_max_per_day_is_three(done: int, dreams: bool) -> None:
     assert dreams == should_dream(settings("ethos"), log.state(), now).dream
 
 
-# -- Bardo 001_*: windows, urgency, modes, directive, preconditions, decay, interval, intensity -----
+# -- Bardo: windows, urgency, modes, directive, preconditions, decay, interval, intensity -----
 
 
 def bardo_state(episodes: int = 150, phase: BehavioralPhase = "stable", at: datetime = T0) -> ScheduleState:
@@ -477,7 +477,7 @@ def test_three_clock_intensity(life: float, accuracy: float, hayflick: float, ra
     assert (pytest.approx(rate), mode) == (i.rate, i.mode)
 
 
-# -- OpenSeed 004_*: fatigue, voluntary sleep, deep sleep --------------------------------------------
+# -- OpenSeed: fatigue, voluntary sleep, deep sleep --------------------------------------------
 
 
 @pytest.mark.parametrize(("actions", "dreams"), [(79, False), (80, True)])
@@ -540,7 +540,7 @@ def test_every_tenth_dream_is_deep(started: int, deep: bool) -> None:
     assert (True, deep) == (decision.dream, decision.deep)
 
 
-# -- Dense-Mem 002_*: one scheduled cycle per local day from the start time -------------------------
+# -- Dense-Mem: one scheduled cycle per local day from the start time -------------------------
 
 
 @pytest.mark.parametrize(

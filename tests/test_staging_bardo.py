@@ -1,4 +1,4 @@
-"""Bardo 001_*'s staging buffer, with its numbers: a full buffer (maxStagedRevisions = 10) makes
+"""Bardo's staging buffer, with its numbers: a full buffer (maxStagedRevisions = 10) makes
 room by utility score, and entries wait for live validation however long the golem was away."""
 
 from __future__ import annotations

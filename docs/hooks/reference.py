@@ -2,7 +2,7 @@
 
 - ``reference/cli.md``: every ``oneiros`` command with its options, from the Typer app;
 - ``reference/config.md``: every config key with its type, default and docstring (which names the
-  source document the default comes from), from the settings Structs;
+  source system the default comes from, docs/sources.md), from the settings Structs;
 - ``reference/events.md``: every event type and the episode, as JSON Schema from msgspec;
 - ``reference/phases.md``: the dream phases, from the phase table the machine, the engines and
   the budget read;
@@ -99,7 +99,7 @@ def _config_page() -> str:
         "",
         "Every key of `oneiros.toml`, generated from the settings Structs. Any key can also be set",
         "with an `ONEIROS_*` variable (`cycle.budget.cycle_tokens` is `ONEIROS_CYCLE__BUDGET__CYCLE_TOKENS`).",
-        "Each description names the source document its default comes from.",
+        "Each description names the source system its default comes from ([sources](../sources.md)).",
         "",
         "| key | type | default | what it is |",
         "| --- | --- | --- | --- |",

@@ -1,7 +1,7 @@
 """Dreaming: starting a cycle (in this process, on a thread the caller runs, or on the queue's
 workers), following it to its end, ending one by hand, and the cycles under way.
 
-Dense-Mem 002_*'s ``run_dreaming_cycle`` maps onto oneiros's phases through :class:`CycleOptions`
+Dense-Mem's ``run_dreaming_cycle`` maps onto oneiros's phases through :class:`CycleOptions`
 (docs/server.md): ``reevaluate`` runs the re_evaluate command before the cycle; ``reflect`` off
 means NREM replays no batch (the cycle still passes through every phase, as the machine
 requires, and records it); ``dream`` off means REM imagines nothing and integration stages no

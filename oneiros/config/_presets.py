@@ -27,7 +27,7 @@ _NO_GATES: dict[str, Any] = {
 }
 
 PRESETS: Final[dict[str, dict[str, Any]]] = {
-    # Bumblebee 000_*: five gates (enabled, 1 h silence, 4 h cooldown, hours 0-5, 2 a day); one
+    # Bumblebee: five gates (enabled, 1 h silence, 4 h cooldown, hours 0-5, 2 a day); one
     # high-temperature (1.15) generation; beliefs enter at confidence 0.35.
     "bumblebee": {
         "schedule": {
@@ -43,7 +43,7 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
         },
         "cycle": {"engines": {"exploration_temperature": 1.15, "insight_confidence": 0.35}},
     },
-    # Bardo 001_*: hybrid windows + autonomous urgency (0.8), four hard preconditions, urgency
+    # Bardo: hybrid windows + autonomous urgency (0.8), four hard preconditions, urgency
     # decay 0.1 a tick, the CORE interval trigger every 50 ticks, emergency dream before death.
     "bardo": {
         "schedule": {
@@ -75,7 +75,7 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
             }
         },
     },
-    # Dense-Mem 002_*: one scheduled cycle per golem per local day from 03:00, checked once a minute.
+    # Dense-Mem: one scheduled cycle per golem per local day from 03:00, checked once a minute.
     "dense-mem": {
         "schedule": {
             **_NO_GATES,
@@ -85,7 +85,7 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
         },
         "daemon": {"tick_seconds": 60},
     },
-    # Ethos 003_*: idle 120 min with no pending messages, at most 3 a day, any hour.
+    # Ethos: idle 120 min with no pending messages, at most 3 a day, any hour.
     "ethos": {
         "schedule": {
             **_NO_GATES,
@@ -96,7 +96,7 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
             "preconditions": {"first_dream_episodes": _NO_EPISODE_WAIT},
         },
     },
-    # OpenSeed 004_*: fatigue (warn 60, force 80), voluntary sleep (>= 30 s, 10 min since the last
+    # OpenSeed: fatigue (warn 60, force 80), voluntary sleep (>= 30 s, 10 min since the last
     # dream), deep sleep every 10th dream with a 300 s pause, and its wake-up message.
     "openseed": {
         "schedule": {

@@ -3,7 +3,7 @@
 Each tick it catches up with the golem's log, asks :func:`oneiros.scheduling._scheduler.should_dream`, records the
 decision when it changed, and starts a cycle through the executor. The cycle runs on a thread of
 its own so the heartbeat keeps answering while the golem dreams: messages that arrive are held
-(Bardo 001_*, Ethos 003_*) and handed over on waking, and a wake interrupt (owner, Clade alert,
+(Bardo, Ethos) and handed over on waking, and a wake interrupt (owner, Clade alert,
 market threshold) or death cuts the dream between two appends. Whatever ends a cycle, the log
 ends it: completed, or interrupted with its outputs so far, never half-recorded.
 
@@ -68,12 +68,12 @@ class Message(msgspec.Struct, frozen=True):
 
 
 def session_key(golem_id: str, now: datetime) -> str:
-    """``dream:<golem>:<UTC time>``: Ethos 003_*'s dream session key, used as the cycle id."""
+    """``dream:<golem>:<UTC time>``: Ethos's dream session key, used as the cycle id."""
     return f"{SESSION_PREFIX}{golem_id}:{now.astimezone(UTC):%Y%m%dT%H%M%SZ}"
 
 
 def interactive_history(records: Sequence[Recorded]) -> list[Recorded]:
-    """The records a conversation view shows: everything outside dream sessions (Ethos 003_*)."""
+    """The records a conversation view shows: everything outside dream sessions (Ethos)."""
     return [r for r in records if not (r.meta.cycle_id or "").startswith(SESSION_PREFIX)]
 
 
@@ -159,15 +159,15 @@ class Daemon:
         return "delivered"
 
     def direct(self, reason: str = "dream now") -> None:
-        """The owner's "dream now" (Bardo 001_*, trigger 3)."""
+        """The owner's "dream now" (Bardo, trigger 3)."""
         self._record([DreamDirected(reason=reason)])
 
     def request_sleep(self, seconds: float) -> None:
-        """The golem's ``set_sleep`` (OpenSeed 004_*): the next tick decides nap or consolidation."""
+        """The golem's ``set_sleep`` (OpenSeed): the next tick decides nap or consolidation."""
         self._record([SleepRequested(seconds=seconds)])
 
     def set_phase(self, phase: BehavioralPhase) -> CycleResult | None:
-        """Move the golem to another behavioral phase (Bardo 001_*). Entering Terminal runs the
+        """Move the golem to another behavioral phase (Bardo). Entering Terminal runs the
         compressed emergency dream before the death protocol, when the golem can still dream."""
         if phase == self.state.behavioral_phase:
             return None
@@ -177,7 +177,7 @@ class Daemon:
     # -- interrupts and death ----------------------------------------------------------------
 
     def interrupt(self, source: WakeSource, reason: str = "") -> bool:
-        """Wake mid-dream if ``source`` may (Bardo 001_*, ``[dream.wakeInterrupts]``); True if it woke."""
+        """Wake mid-dream if ``source`` may (Bardo, ``[dream.wakeInterrupts]``); True if it woke."""
         wake = self.settings.wake_interrupts
         if not (wake.enabled and getattr(wake, source)):
             _log.info("wake interrupt from %s ignored: not enabled", source)
@@ -204,7 +204,7 @@ class Daemon:
 
     def die(self, reason: str = "death") -> CycleResult | None:
         """The death trigger: a dream in progress ends interrupted; a waking golem first dreams one
-        emergency cycle if it can (Bardo 001_*), whose outputs feed the death testament."""
+        emergency cycle if it can (Bardo), whose outputs feed the death testament."""
         emergency = self._emergency()
         self._appended(lambda: self.golems.die(self.golem_id, reason) if self._mode() != "Dying" else [])
         self.wait()
@@ -305,7 +305,7 @@ class Daemon:
             run()
 
     def _micro_consolidate(self, now: datetime) -> None:
-        """Bardo 001_*'s micro-consolidation fiber, every ``every_seconds`` of waking."""
+        """Bardo's micro-consolidation fiber, every ``every_seconds`` of waking."""
         micro = self.settings.micro
         if not micro.enabled:
             return

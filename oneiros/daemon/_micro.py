@@ -1,4 +1,4 @@
-"""Bardo 001_*'s micro-consolidation fiber: between full dreams, every 60 s of waking, the newest
+"""Bardo's micro-consolidation fiber: between full dreams, every 60 s of waking, the newest
 episodes are held against the most retrieved insights.
 
 * an episode that matches an insight's pattern (cosine > 0.8) strengthens it (+0.1);

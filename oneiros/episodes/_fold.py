@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 SECONDS_PER_TICK = 60.0
-"""Where an episode has no time, its tick stands in at one minute a tick (Bardo 001_*: "a 4-hour
+"""Where an episode has no time, its tick stands in at one minute a tick (Bardo: "a 4-hour
 sleep window at 1 tick/minute")."""
 
 
@@ -150,7 +150,7 @@ class EpisodeMemory:
         self._mentions = Mentions()
         self.prioritized: set[int] = set()
         """Episodes the micro-consolidation fiber tagged ``dream_priority: high`` for the next
-        full dream cycle (Bardo 001_*); the tag ends when a cycle completes."""
+        full dream cycle (Bardo); the tag ends when a cycle completes."""
         for episode in episodes:
             self.add(episode)
 

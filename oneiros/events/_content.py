@@ -54,7 +54,7 @@ NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
 
 TriageDecision = Literal["preserve", "abstract", "forget"]
 CreativeMode = Literal["combinational", "exploratory", "transformational"]
-# Bardo 001_* "Dream output classification", plus the onset's creative predictions.
+# Bardo "Dream output classification", plus the onset's creative predictions.
 STAGED_KINDS: tuple[StagedKind, ...] = (
     "confirmed_pattern",
     "novel_insight",
@@ -109,7 +109,7 @@ class CreditAssigned(DreamOutput, frozen=True, kw_only=True):
 
 @event_type("EpisodeTriaged")
 class EpisodeTriaged(DreamOutput, frozen=True, kw_only=True):
-    """Memory triage of one replayed episode (Stickgold and Walker, via Bardo 001_*)."""
+    """Memory triage of one replayed episode (Stickgold and Walker, via Bardo)."""
 
     episode_tick: int
     decision: TriageDecision
@@ -218,7 +218,7 @@ class IntegrationSummary(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class DreamJournal(msgspec.Struct, frozen=True, kw_only=True):
-    """Bardo 001_*'s DreamJournalEntry fields."""
+    """Bardo's DreamJournalEntry fields."""
 
     phase1_summary: NremSummary
     phase2_summary: RemSummary
@@ -251,7 +251,7 @@ class DreamQualityAssessed(DreamOutput, frozen=True, kw_only=True):
 
 @event_type("DreamReport")
 class DreamReport(DreamOutput, frozen=True, kw_only=True):
-    """Bardo 001_*'s typed DreamReport: the only thing that crosses back into waking."""
+    """Bardo's typed DreamReport: the only thing that crosses back into waking."""
 
     journal: DreamJournal
     staging_writes: tuple[str, ...] = ()

@@ -1,4 +1,4 @@
-"""Events of Bardo 001_*'s micro-consolidation fiber: what a waking pass changed, and nothing else.
+"""Events of Bardo's micro-consolidation fiber: what a waking pass changed, and nothing else.
 
 The fiber updates insight metadata (strength) and episode tags (dream priority) and adds to dream
 urgency; it never stages, reviews or promotes anything, so none of these is a staging or playbook

@@ -20,7 +20,7 @@ __all__ = ["DreamObservation", "ObservationKind", "Priority"]
 
 ObservationKind = Literal["observation", "thread", "summary"]
 Priority = Literal["RED", "YLW", "GRN"]
-"""OpenSeed 004_*'s levels: RED for what matters most, YLW for what matters, GRN for the rest."""
+"""OpenSeed's levels: RED for what matters most, YLW for what matters, GRN for the rest."""
 Text = Annotated[str, msgspec.Meta(min_length=1, max_length=16_384)]
 Subject = Annotated[str, msgspec.Meta(max_length=128)]
 

@@ -1,4 +1,4 @@
-"""What an agent recalled: every ``recall_memory`` query and what it found (Dense-Mem 002_*).
+"""What an agent recalled: every ``recall_memory`` query and what it found (Dense-Mem).
 
 Recalls live in the ``<golem>:recall`` side stream, so a recall never races a dream cycle for the
 golem's next version. How often, and under how many distinct queries, an entry is recalled is a

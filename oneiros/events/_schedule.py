@@ -42,7 +42,7 @@ class ActivityRecorded(Event, frozen=True, kw_only=True):
 
 @event_type("MessageHeld")
 class MessageHeld(Event, frozen=True, kw_only=True):
-    """A message that arrived while the golem dreamt, held until it wakes (Bardo 001_*, Ethos 003_*)."""
+    """A message that arrived while the golem dreamt, held until it wakes (Bardo, Ethos)."""
 
     message_id: str
     text: str
@@ -59,14 +59,14 @@ class MessagesReleased(Event, frozen=True, kw_only=True):
 
 @event_type("DreamDirected")
 class DreamDirected(Event, frozen=True, kw_only=True):
-    """The owner said "dream now" (Bardo 001_*, trigger 3): pending until a cycle starts."""
+    """The owner said "dream now" (Bardo, trigger 3): pending until a cycle starts."""
 
     reason: str = ""
 
 
 @event_type("SleepRequested")
 class SleepRequested(Event, frozen=True, kw_only=True):
-    """The golem asked to sleep for ``seconds`` (OpenSeed 004_*, ``set_sleep``); the next decision
+    """The golem asked to sleep for ``seconds`` (OpenSeed, ``set_sleep``); the next decision
     says whether it consolidates or only naps."""
 
     seconds: _NonNegative
@@ -74,7 +74,7 @@ class SleepRequested(Event, frozen=True, kw_only=True):
 
 @event_type("FatigueWarned")
 class FatigueWarned(Event, frozen=True, kw_only=True):
-    """The action counter reached the warning level (OpenSeed 004_*, FATIGUE_WARNING)."""
+    """The action counter reached the warning level (OpenSeed, FATIGUE_WARNING)."""
 
     actions: int
     message: str
@@ -82,7 +82,7 @@ class FatigueWarned(Event, frozen=True, kw_only=True):
 
 @event_type("BehavioralPhaseChanged")
 class BehavioralPhaseChanged(Event, frozen=True, kw_only=True):
-    """The golem's survival phase moved (Bardo 001_*); thresholds, weights and preconditions follow it."""
+    """The golem's survival phase moved (Bardo); thresholds, weights and preconditions follow it."""
 
     from_phase: BehavioralPhase
     to_phase: BehavioralPhase
@@ -91,7 +91,7 @@ class BehavioralPhaseChanged(Event, frozen=True, kw_only=True):
 @event_type("DreamDecided")
 class DreamDecided(Event, frozen=True, kw_only=True):
     """A scheduler decision that changed something: to dream, a different blocking gate, a consumed
-    request, or the urgency carried over while blocked (Bardo 001_*: it decays, it does not reset).
+    request, or the urgency carried over while blocked (Bardo: it decays, it does not reset).
 
     ``reasons`` name each gate and trigger with the values compared, so the log shows why."""
 
@@ -103,5 +103,5 @@ class DreamDecided(Event, frozen=True, kw_only=True):
     urgency: float = 0.0
     carried_urgency: float = 0.0
     deep: bool = False
-    """OpenSeed 004_*: every 10th dream is a deep sleep."""
+    """OpenSeed: every 10th dream is a deep sleep."""
     intensity: str = ""

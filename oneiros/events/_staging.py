@@ -52,7 +52,7 @@ Percent = Annotated[int, msgspec.Meta(ge=0, le=100)]
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 Verdict = Literal["confirms", "contradicts"]
 ReviewDecision = Literal["reinforce", "stale", "reject", "promote_candidate", "revoke"]
-"""Dense-Mem 002_*'s four decisions, and ``revoke``: withdraw a promoted entry from memory, with a reason."""
+"""Dense-Mem's four decisions, and ``revoke``: withdraw a promoted entry from memory, with a reason."""
 # Dense-Mem's five statuses, Bardo's "refuted", the two ways the buffer itself lets go, and a
 # promotion withdrawn by review.
 StagingStatus = Literal[
@@ -72,7 +72,7 @@ def golem_of_stream(stream_id: str) -> str:
 
 class ValidationCriterion(msgspec.Struct, frozen=True, kw_only=True):
     """When a waking outcome bears on a staged entry: every term in ``all_of`` appears among the
-    outcome's tags or words, and the regime matches when one is named (Bardo 001_*,
+    outcome's tags or words, and the regime matches when one is named (Bardo,
     ``validationCriterion``)."""
 
     all_of: tuple[str, ...] = ()
@@ -115,7 +115,7 @@ class OutcomeRecorded(Event, frozen=True, kw_only=True):
 
 @event_type("ReviewDecided")
 class ReviewDecided(Event, frozen=True, kw_only=True):
-    """A person's or assistant's decision on a staged entry (Dense-Mem 002_* feedback; ``revoke``
+    """A person's or assistant's decision on a staged entry (Dense-Mem feedback; ``revoke``
     withdraws a promoted one)."""
 
     golem_id: NonEmpty

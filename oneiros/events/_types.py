@@ -234,8 +234,8 @@ _BARDO_TRIGGERS = BardoTriggerSettings()
 
 @event_type("DreamStart", version=4)
 class DreamStart(CycleEvent, frozen=True, kw_only=True):
-    """A cycle began. ``trigger`` is the scheduler's own; ``bardo_trigger`` the same cause in Bardo
-    001_*'s event contract (left out, it follows the default mapping of ``trigger``). ``settings``
+    """A cycle began. ``trigger`` is the scheduler's own; ``bardo_trigger`` the same cause in Bardo's
+    event contract (left out, it follows the default mapping of ``trigger``). ``settings``
     are what every phase of the cycle runs with, on whichever process; None only for cycles
     recorded before v3, whose phases run with the runner's own settings. Since v4 its budget's
     ``cycle_tokens``, ``cycle_usd`` and ``window_usd`` are the caps the cycle ran under at any tier."""
@@ -252,7 +252,7 @@ class DreamStart(CycleEvent, frozen=True, kw_only=True):
 
 @event_type("DreamPhase", version=2)
 class DreamPhase(CycleEvent, frozen=True, kw_only=True):
-    """A phase began, with its budget; ``bardo_phase`` names it as Bardo 001_* does, which is also
+    """A phase began, with its budget; ``bardo_phase`` names it as Bardo does, which is also
     its state in the machine. Left out, it is the canonical phase table's name for ``phase``; a
     phase from another table must name it."""
 

@@ -41,7 +41,7 @@ def _dream_start_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 
 @register_upcaster("DreamPhase", from_version=1)
 def _dream_phase_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
-    """v2 names the phase as Bardo 001_* does, beside oneiros's name."""
+    """v2 names the phase as Bardo does, beside oneiros's name."""
     names = {
         "hypnagogic_onset": "HypnagogicOnset",
         "nrem": "NREM",

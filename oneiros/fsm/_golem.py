@@ -112,7 +112,7 @@ class GolemState(msgspec.Struct, kw_only=True):
     mode: Mode | None = None
     phase: DreamPhaseName | None = None
     bardo_phase: BardoPhase | None = None
-    """The phase as its DreamPhase named it in Bardo 001_*'s terms, which is its state in the machine."""
+    """The phase as its DreamPhase named it in Bardo's terms, which is its state in the machine."""
     cycle_id: str | None = None
     version: int = 0
     position: int = 0

@@ -189,7 +189,7 @@ class Golems:
         settings: CycleSettings | None = None,
     ) -> str:
         """Start a dream cycle; returns its id. The cycle opens in the first phase and records the
-        ``settings`` every phase of it runs with. ``bardo_trigger`` is the cause in Bardo 001_*'s
+        ``settings`` every phase of it runs with. ``bardo_trigger`` is the cause in Bardo's
         terms (the scheduler knows it; by default it follows ``trigger``)."""
         cycle = cycle_id or self.deps.ids()
         self._command(

@@ -3,7 +3,7 @@
 Reasoning outputs (patterns, counterfactuals, hypotheses, insights...) are plain sentences about
 the episodes in the request (see ``_reasoning.py``); observations, threads and summaries restate
 what the episodes said, as facts (``_observe.py``). The hypnagogic partials, the FRAGMENTS and the
-THREAD stay dreamlike, as Bumblebee 000_*'s are: first-person, surreal, built around the words of
+THREAD stay dreamlike, as Bumblebee's are: first-person, surreal, built around the words of
 the memories they recombine.
 """
 
@@ -49,7 +49,7 @@ def _partial(d: Draft) -> str:
 
 
 def dali_cut(text: str, max_tokens: int) -> str:
-    """The DaliInterrupt (Bardo 001_*): token ``max_tokens + 1`` is never generated. Offline,
+    """The DaliInterrupt (Bardo): token ``max_tokens + 1`` is never generated. Offline,
     a word is a token; the cut falls after the last whole clause that fits, so what survives
     is a complete phrase."""
     words = text.split()
@@ -98,7 +98,7 @@ _THREADS = (
 
 
 def _dream(d: Draft) -> str:
-    """Bumblebee 000_*'s two sections from the memory pairs (the prompt lists them in pairs): each
+    """Bumblebee's two sections from the memory pairs (the prompt lists them in pairs): each
     fragment turns on words of the memories, the thread joins the two halves of one pair."""
     scenes = d.scenes
     pairs = [(scenes[i], scenes[i + 1] if i + 1 < len(scenes) else scenes[0]) for i in range(0, len(scenes), 2)]

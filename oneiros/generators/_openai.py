@@ -9,7 +9,7 @@ streaming-response API and the call fails past ``max_body_bytes`` (a lying serve
 worker hold megabytes); the JSON is then parsed here, leniently, because OpenAI-compatible servers
 (vLLM, Ollama, LiteLLM...) differ in what else they put in the envelope.
 
-The model is chosen per tier (Ethos 003_*'s cheaper ``model.dreaming`` tier; Bardo 001_*'s [CORE]
+The model is chosen per tier (Ethos's cheaper ``model.dreaming`` tier; Bardo's [CORE]
 T0 and [HARDENED] T1/T2) and may be overridden per phase. The API key comes from the environment
 only and is never put in an error message, an event or a span. The SDK is imported when the first
 request is made, so importing oneiros (and running offline) never pays for it.

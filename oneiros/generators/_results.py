@@ -124,7 +124,7 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 
 
 def parse_dream(call_key: str, text: str, *, most: int = 6) -> DreamResult:
-    """Bumblebee 000_*'s two sections: ``FRAGMENTS:`` (one fragment a line) and ``THREAD:`` (one sentence)."""
+    """Bumblebee's two sections: ``FRAGMENTS:`` (one fragment a line) and ``THREAD:`` (one sentence)."""
     head, sep, tail = text.partition("THREAD:")
     if not sep:
         raise MalformedOutput(call_key, "dream", "no THREAD: section")

@@ -1,5 +1,5 @@
 """What a phase engine is given: the episodes, the cycle's outputs so far, and a budgeted generator;
-and the settings of every engine, each number from the source document its docstring names."""
+and the settings of every engine, each number from the source system its docstring names."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ _DAY = 86_400.0
 
 
 def gain(episode: Episode, pnl_scale: float = 10.0) -> float:
-    """Prediction error magnitude (Bardo 001_*): surprise, PnL magnitude, regret and prediction error."""
+    """Prediction error magnitude (Bardo): surprise, PnL magnitude, regret and prediction error."""
     o = episode.outcome
     return abs(o.surprise) + abs(o.pnl) * pnl_scale + abs(o.regret) + abs(episode.prediction_error)
 
@@ -42,7 +42,7 @@ def need(
     half_life_days: float,
     weights: tuple[float, float, float] = (0.5, 1 / 3, 1 / 6),
 ) -> float:
-    """How likely the episode's situation is to come back (Bardo 001_*: regime match, recency),
+    """How likely the episode's situation is to come back (Bardo: regime match, recency),
     weighted with its significance by ``weights``."""
     regime = 1.0 if current_regime is None or episode.regime == current_regime else 0.0
     recency = 0.5 ** (max(0.0, age_days) / half_life_days) if half_life_days > 0 else 1.0
@@ -51,7 +51,7 @@ def need(
 
 
 def utility(episode: Episode, boost: float, need_value: float | None = None, pnl_scale: float = 10.0) -> float:
-    """gain x need (Bardo 001_*). Without a ``need_value``, need is ``0.5 + significance``. High
+    """gain x need (Bardo). Without a ``need_value``, need is ``0.5 + significance``. High
     dream priority multiplies the score by ``boost``."""
     need_term = 0.5 + episode.significance if need_value is None else need_value
     score = gain(episode, pnl_scale) * need_term
@@ -131,7 +131,7 @@ def select_replay(episodes: Sequence[Episode], settings: EngineSettings) -> list
 
 def batches(picks: Sequence[ReplayPick], settings: EngineSettings) -> list[list[ReplayPick]]:
     """The picks in time order, split into as few batches of at most ``batch_size`` as possible,
-    sized evenly. No other split under that cap has a larger smallest batch, so Bardo 001_*'s
+    sized evenly. No other split under that cap has a larger smallest batch, so Bardo's
     "batches of 5-10" holds by itself at the default size of 10 whenever there are 5 or more picks."""
     ordered = sorted(picks, key=lambda p: (episode_time(p.episode), p.episode.tick))
     if not ordered:
@@ -148,7 +148,7 @@ def batches(picks: Sequence[ReplayPick], settings: EngineSettings) -> list[list[
 
 def triage(pick: ReplayPick, settings: EngineSettings) -> tuple[TriageDecision, str]:
     """Preserve high utility, forget what the filter would have dropped, abstract the rest
-    (Stickgold and Walker via Bardo 001_*)."""
+    (Stickgold and Walker via Bardo)."""
     if pick.utility <= settings.min_utility:
         return "forget", f"utility {pick.utility:.3f} at or below {settings.min_utility}"
     if pick.utility >= settings.nrem.preserve_utility:
@@ -252,7 +252,7 @@ def _replay(steps: Steps, index: int, batch: list[ReplayPick], draw: float, stre
 
 
 def _credit_chain(cycle_id: str, episode: Episode) -> CreditAssigned:
-    """Outcome, action, conditions, decision: the reverse trace Bardo 001_* describes, with credit
+    """Outcome, action, conditions, decision: the reverse trace Bardo describes, with credit
     scaled by how surprising the outcome was (reverse replay grows with reward magnitude)."""
     o = episode.outcome
     return CreditAssigned(

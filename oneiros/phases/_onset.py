@@ -16,7 +16,7 @@ __all__ = ["onset", "waking_residue"]
 
 def waking_residue(episodes: list[Episode], count: int) -> tuple[list[Episode], str]:
     """The latest ``count`` episodes and the incubation theme: the main word of the most surprising
-    of them (Bardo 001_*'s targeted dream incubation takes it from recent high-surprise episodes)."""
+    of them (Bardo's targeted dream incubation takes it from recent high-surprise episodes)."""
     latest = sorted(episodes, key=lambda e: e.tick)[-count:] if count > 0 else []
     if not latest:
         return [], ""
@@ -36,7 +36,7 @@ def onset(ctx: PhaseContext) -> list[Event]:
         WakingResidue(cycle_id=ctx.cycle_id, episode_ticks=tuple(e.tick for e in residue), theme=theme)
     ]
     steps = Steps(ctx)
-    # The ThalamicGate (Bardo 001_*) cuts off market data as sleep begins: the residue reaches
+    # The ThalamicGate (Bardo) cuts off market data as sleep begins: the residue reaches
     # the partials and their judge as what happened, without times and figures.
     lines = episode_lines(residue, figures=False)
     partials: list[str] = []

@@ -1,4 +1,4 @@
-"""Distant-pair selection, as Bumblebee 000_* samples memories to dream about.
+"""Distant-pair selection, as Bumblebee samples memories to dream about.
 
 A pair is two memories at least ``min_time_gap_hours`` apart whose cosine similarity is at most
 ``max_similarity``; both ends are drawn with probability proportional to significance, so charged

@@ -146,7 +146,7 @@ def _creative(steps: Steps, replayed: list[Episode]) -> list[Event]:
 def _threats(steps: Steps, replayed: list[Episode]) -> list[Event]:
     ctx, settings = steps.ctx, steps.ctx.settings
     kinds = settings.rem.threat_kinds
-    # Real threat exposure amplifies the simulation (Revonsuo via Bardo 001_*): seed with losses first.
+    # Real threat exposure amplifies the simulation (Revonsuo via Bardo): seed with losses first.
     pool = sorted(replayed or list(ctx.episodes), key=lambda e: (e.outcome.pnl, -e.arousal, e.tick))
     if not pool or not kinds:
         return []
@@ -222,7 +222,7 @@ def _depotentiate(steps: Steps, replayed: list[Episode]) -> list[Event]:
 
 
 def _dream(steps: Steps) -> list[Event]:
-    """Bumblebee 000_*'s dream: distant, dissimilar, significant memory pairs into FRAGMENTS and a THREAD."""
+    """Bumblebee's dream: distant, dissimilar, significant memory pairs into FRAGMENTS and a THREAD."""
     ctx, rem_settings = steps.ctx, steps.ctx.settings.rem
     episodes = columns_of(ctx.episodes)
     if len(episodes) < 2 or steps.stopped:

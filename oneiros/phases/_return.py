@@ -1,4 +1,4 @@
-"""Hypnopompic return: the typed DreamReport (Bardo 001_*) and a wake-up summary the agent reads
+"""Hypnopompic return: the typed DreamReport (Bardo) and a wake-up summary the agent reads
 on its next turn (OpenSeed's wake-up message, Bumblebee's [dream] fragments)."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from oneiros.phases._context import PhaseContext
 
 __all__ = ["OBSERVATION_PRIORITY", "Priority", "dream_report", "hypnopompic_return", "openseed_wake_up", "wake_up_text"]
 
-# OpenSeed 004_*: RED critical (threats, contradictions), YLW important (patterns learned, playbook
+# OpenSeed: RED critical (threats, contradictions), YLW important (patterns learned, playbook
 # revisions), GRN informational (everything else). The observations sink files staged entries the same way.
 OBSERVATION_PRIORITY: Final[dict[str, Priority]] = {
     "threat": "RED",
@@ -110,7 +110,7 @@ def wake_up_text(report: DreamReport, outputs: Sequence[Event]) -> tuple[str, tu
 
 
 def openseed_wake_up(ctx: PhaseContext, reflection: str) -> str:
-    """OpenSeed 004_*'s wake-up message, in its shape: when and how long the golem slept, what it
+    """OpenSeed's wake-up message, in its shape: when and how long the golem slept, what it
     reflected, its priority, its recent observations with their levels, where its history is."""
     settings = ctx.settings.wake_up
     lines: list[str] = []

@@ -1,5 +1,5 @@
-"""The dream journal: one entry per cycle (Bardo 001_* ``DreamJournalEntry``), and its Markdown
-export in the Bumblebee 000_* journal shape.
+"""The dream journal: one entry per cycle (Bardo ``DreamJournalEntry``), and its Markdown
+export in the Bumblebee journal shape.
 
 An interrupted cycle keeps the partial entry it had reached (Bardo: "even incomplete dreams produce
 useful data"). The quality score starts from how far the cycle got and is recalibrated as its
@@ -48,7 +48,7 @@ __all__ = ["JournalEntry", "JournalProjection", "JournalSettings", "dream_report
 
 class JournalSettings(msgspec.Struct, frozen=True, kw_only=True):
     tick_seconds: int = 60
-    """Seconds in one tick of dream duration (Bardo 001_*: "1 tick/minute")."""
+    """Seconds in one tick of dream duration (Bardo: "1 tick/minute")."""
     completion_weight_pct: int = 50
     """Share of the quality score earned by the cycle's self-assessment (or, without one, by how
     far it got); the rest by the share of its validated outputs promoted rather than refuted.

@@ -1,5 +1,5 @@
 """Recall: what the golem knows that matches a query, ranked by Okapi BM25, with the dreams that
-match kept apart (Dense-Mem 002_*: ``recall_memory`` returns ``related_dreams`` separately from
+match kept apart (Dense-Mem: ``recall_memory`` returns ``related_dreams`` separately from
 results; a dream is a hypothesis, never active memory).
 
 Results are facts: waking episodes, validated dream beliefs, promoted insights and the newest
@@ -224,7 +224,7 @@ class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
     query: str
     results: list[RecallItem]
     related_dreams: list[RecallItem]
-    """Hypotheses that match: review them, never treat them as memory (Dense-Mem 002_*)."""
+    """Hypotheses that match: review them, never treat them as memory (Dense-Mem)."""
 
     def ranking(self) -> list[RecallItem]:
         """Results and related dreams in the recall's one ranking (by ``rank``)."""

@@ -1,13 +1,13 @@
 """Output sinks: where dream results go once the log says so, each a rebuildable projection.
 
-* ``beliefs``: Bumblebee 000_* dream beliefs (confidence 0.35, source ``dream:<id>``), withdrawn
+* ``beliefs``: Bumblebee dream beliefs (confidence 0.35, source ``dream:<id>``), withdrawn
   when their staged entry is refuted, rejected, displaced, expired or its promotion revoked;
 * ``noise``: ``[dream]``-tagged fragments for the waking noise buffer, at most 2 a cycle;
-* ``observations``: OpenSeed 004_* observations with RED / YLW / GRN priority: the facts a dream
+* ``observations``: OpenSeed observations with RED / YLW / GRN priority: the facts a dream
   drew from the episodes (``DreamObservation``), and the news that a hypothesis was validated or
   revoked; never a hypothesis itself (those wait in staging). Its deep sleep every 10th dream
   prunes, and sets the priorities (the open hypotheses held most confidently) and the diary;
-* ``memory``: Ethos 003_* MEMORY.md consolidation. Only a promoted entry (by the sweep or by
+* ``memory``: Ethos MEMORY.md consolidation. Only a promoted entry (by the sweep or by
   review) adds a line, only a revocation (a review, with who and why) drops one, each in a new
   version; every version is kept for diff and rollback.
 
@@ -69,17 +69,17 @@ class SinkSettings(msgspec.Struct, frozen=True, kw_only=True):
 
     enabled: tuple[str, ...] = ("beliefs", "noise", "observations", "memory")
     belief_confidence_pct: int = 35
-    """Confidence of a dream-derived belief (Bumblebee 000_*, ``belief_confidence: 0.35``)."""
+    """Confidence of a dream-derived belief (Bumblebee, ``belief_confidence: 0.35``)."""
     belief_kinds: tuple[StagedKind, ...] = ("novel_insight", "confirmed_pattern")
     """Staged kinds that become beliefs: Bumblebee's THREAD is the cycle's connecting insight."""
     max_noise_fragments: int = 2
-    """``[dream]`` fragments per cycle (Bumblebee 000_*, ``max_noise_fragments: 2``)."""
+    """``[dream]`` fragments per cycle (Bumblebee, ``max_noise_fragments: 2``)."""
     deep_sleep_every: int = 10
-    """Dreams between deep sleeps (OpenSeed 004_*, ``DEEP_SLEEP_EVERY``)."""
+    """Dreams between deep sleeps (OpenSeed, ``DEEP_SLEEP_EVERY``)."""
     green_ttl_hours: int = 48
-    """GRN observations older than this are pruned at deep sleep (OpenSeed 004_*)."""
+    """GRN observations older than this are pruned at deep sleep (OpenSeed)."""
     priorities: int = 5
-    """Top priorities rewritten at deep sleep (OpenSeed 004_*: "top 3-5 priorities")."""
+    """Top priorities rewritten at deep sleep (OpenSeed: "top 3-5 priorities")."""
 
 
 class Belief(msgspec.Struct, kw_only=True):

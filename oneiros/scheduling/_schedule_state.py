@@ -95,7 +95,7 @@ class ScheduleState(msgspec.Struct, kw_only=True):
         self.version = max(self.version, tally.version)
         self.position = max(self.position, tally.position)
 
-    # Derived pressures (Bardo 001_*): means over episodes since the last dream.
+    # Derived pressures (Bardo): means over episodes since the last dream.
 
     def mean_surprise(self) -> float:
         return self.surprise_sum / self.unreplayed if self.unreplayed else 0.0
@@ -159,7 +159,7 @@ def _start(s: ScheduleState, e: Event, t: datetime) -> None:
 
 
 def _cycle_end(s: ScheduleState, _e: Event, _t: datetime) -> None:
-    # OpenSeed 004_*: "The counter resets after consolidation"; an interrupted cycle ends the
+    # OpenSeed: "The counter resets after consolidation"; an interrupted cycle ends the
     # same way, or a woken golem would be forced straight back to sleep.
     s.actions = 0
     s.fatigue_warned = False

@@ -2,14 +2,14 @@
 
 Three kinds of check, in this order of precedence:
 
-* **hard preconditions** (Bardo 001_*): enough episodes, LLM credit >= 15%, not Terminal, no
+* **hard preconditions** (Bardo): enough episodes, LLM credit >= 15%, not Terminal, no
   pending ActionPermit, and the economic clock not in its last hours. Every trigger obeys them.
-* **gates**: the master switch, silence (Bumblebee 000_*, Ethos 003_* idle), cooldown, circadian
+* **gates**: the master switch, silence (Bumblebee, Ethos idle), cooldown, circadian
   hours, the daily cap and no pending messages (Ethos). The owner directive, forced fatigue and
   voluntary sleep skip them; a sleep window skips the silence, cooldown and circadian gates, since
-  inside a window "the window is the permission" (Bardo 001_*, ``window_is_permission``).
-* **triggers**, first that fires wins: owner directive, fatigue (OpenSeed 004_*), sleep window,
-  daily start time (Dense-Mem 002_*), voluntary sleep (OpenSeed), urgency (Bardo), the tick
+  inside a window "the window is the permission" (Bardo, ``window_is_permission``).
+* **triggers**, first that fires wins: owner directive, fatigue (OpenSeed), sleep window,
+  daily start time (Dense-Mem), voluntary sleep (OpenSeed), urgency (Bardo), the tick
   interval (Bardo [CORE]) and idle (Bumblebee, Ethos).
 
 The function reads no clock and writes nothing: the caller passes ``now`` and records the decision.
@@ -43,13 +43,13 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     dream: bool
     trigger: DreamTrigger | None = None
     bardo_trigger: BardoTrigger | None = None
-    """The fired trigger in Bardo 001_*'s event contract (``ScheduleSettings.bardo_triggers``)."""
+    """The fired trigger in Bardo's event contract (``ScheduleSettings.bardo_triggers``)."""
     checks: tuple[Check, ...] = ()
     urgency: float = 0.0
     """The effective urgency: the fresh score or the carried one, whichever is higher."""
     threshold: float = 0.0
     carried_urgency: float = 0.0
-    """What urgency carries into the next tick (Bardo 001_*: decays by 0.1 while blocked)."""
+    """What urgency carries into the next tick (Bardo: decays by 0.1 while blocked)."""
     deep: bool = False
     intensity: Intensity | None = None
 
@@ -97,7 +97,7 @@ def _gates(
     settings: ScheduleSettings, state: ScheduleState, now: datetime, local: datetime
 ) -> tuple[list[Check], float]:
     # A dream restarts the idle clock: an idle golem dreams once per stretch of silence_seconds,
-    # not on every tick once the first stretch has passed (Ethos 003_* has no cooldown of its own).
+    # not on every tick once the first stretch has passed (Ethos has no cooldown of its own).
     marks = [t for t in (state.last_activity, state.last_dream_end) if t is not None]
     idle_since = max(marks) if marks else (state.created_at or now)
     silence = (now - idle_since).total_seconds()
@@ -177,7 +177,7 @@ class _Eval:
         enabled, silence, cooldown, circadian, cap, pending = (c.passed for c in gates)
         self.enabled, self.circadian = enabled, circadian
         self.soft_ok = enabled and silence and cooldown and cap and pending
-        # Inside a sleep window the window is the permission (Bardo 001_*): silence and cooldown
+        # Inside a sleep window the window is the permission (Bardo): silence and cooldown
         # do not hold it back; the daily cap and held messages still do.
         self.window_ok = enabled and cap and pending
 
@@ -233,7 +233,7 @@ class _Eval:
             return None
         every = interval.every_ticks
         if self.sig.projected_life_hours < self.settings.intensity.double_rate_below_hours:
-            every = max(1, every // 2)  # Bardo 001_*: under 72 h of life, twice the dream frequency
+            every = max(1, every // 2)  # Bardo: under 72 h of life, twice the dream frequency
         due = self.tick > 0 and self.tick % every == 0
         check = Check("interval", due, f"tick {self.tick} {'is' if due else 'is not'} a multiple of {every}")
         return check, due and self.soft_ok and self.circadian
@@ -259,7 +259,7 @@ class _Eval:
             ticks_since_last_dream=(self.now - origin).total_seconds() / tick_seconds,
         )
         if state.micro_urgency:
-            terms["micro_consolidation"] = state.micro_urgency  # Bardo 001_*: +0.02 a pass, unresolved
+            terms["micro_consolidation"] = state.micro_urgency  # Bardo: +0.02 a pass, unresolved
         raw = min(1.0, max(0.0, sum(terms.values())))
         urgency = max(raw, state.carried_urgency)
         adapting = sig.adapting or state.behavioral_phase in u.adapting_phases
@@ -320,7 +320,7 @@ def should_dream(
         fired = "idle"
 
     if fired == "owner":
-        urgency = 1.0  # Bardo 001_*: the directive goes through the gate "with an implicit score of 1.0"
+        urgency = 1.0  # Bardo: the directive goes through the gate "with an implicit score of 1.0"
     dream = fired is not None
     decay = settings.urgency.decay_per_tick
     carry = 0.0 if dream else max(0.0, (urgency if wants_urgency else state.carried_urgency) - decay)

@@ -1,6 +1,6 @@
 """Bardo's urgency score and dream intensity: pure functions of the golem's signals.
 
-Both follow Bardo 001_* ("Dream Scheduling", "Dream Intensity Modulation", "Three-Clock Dream
+Both follow Bardo ("Dream Scheduling", "Dream Intensity Modulation", "Three-Clock Dream
 Intensity Modulation"); the figures are settings in :mod:`oneiros.config`.
 """
 
@@ -34,19 +34,19 @@ class Signals(msgspec.Struct, frozen=True, kw_only=True):
     epistemic_fitness: float | None = None
     """Defaults to ``prediction_accuracy``."""
     credit_remaining: float = 1.0
-    """Fraction of the LLM credit partition left (Bardo 001_* precondition 2)."""
+    """Fraction of the LLM credit partition left (Bardo precondition 2)."""
     permit_pending: bool = False
-    """An ActionPermit is pending (Bardo 001_* precondition 4)."""
+    """An ActionPermit is pending (Bardo precondition 4)."""
     adapting: bool = False
     """The host sees the golem as uncertain or adapting: the lower urgency threshold applies."""
     projected_life_hours: float = math.inf
-    """Economic clock (Bardo 001_*)."""
+    """Economic clock (Bardo)."""
     hayflick_ratio: float = 0.0
-    """Stochastic clock (Bardo 001_*)."""
+    """Stochastic clock (Bardo)."""
 
 
 class Intensity(msgspec.Struct, frozen=True, kw_only=True):
-    """How hard the next dream works (Bardo 001_*, ``DreamIntensityConfig`` and the three clocks)."""
+    """How hard the next dream works (Bardo, ``DreamIntensityConfig`` and the three clocks)."""
 
     uncertainty: Uncertainty
     replay_batch_size: int
@@ -85,7 +85,7 @@ def urgency_terms(
     prediction_accuracy: float,
     ticks_since_last_dream: float,
 ) -> dict[str, float]:
-    """The six weighted pressures of Bardo 001_*'s ``dream_urgency``, by name."""
+    """The six weighted pressures of Bardo's ``dream_urgency``, by name."""
     w = settings.weights.get(phase)
     if w is None:
         return {}
@@ -115,7 +115,7 @@ def dream_urgency(
     prediction_accuracy: float,
     ticks_since_last_dream: float,
 ) -> float:
-    """Bardo 001_* ``dream_urgency``: the phase's weighted sum of the six pressures, in [0, 1]."""
+    """Bardo ``dream_urgency``: the phase's weighted sum of the six pressures, in [0, 1]."""
     terms = urgency_terms(
         settings,
         phase,
@@ -134,7 +134,7 @@ def clock_urgency(
 ) -> tuple[float, float, float]:
     """Each mortality clock's urgency in [0, 1]: how close it is to its threshold.
 
-    Bardo 001_* only says "based on proximity to each clock's threshold"; here the economic clock
+    Bardo only says "based on proximity to each clock's threshold"; here the economic clock
     runs from 0 at the double-rate horizon (72 h) to 1 at cessation (6 h), the epistemic clock
     from 0 at perfect accuracy to 1 at the 0.5 "what confused me" mark, and the stochastic clock
     from 0 at birth to 1 at the full-legacy hayflick ratio (0.85)."""
@@ -150,7 +150,7 @@ def clock_urgency(
 def dream_intensity(
     settings: IntensitySettings, *, fitness: float, accuracy: float, life_hours: float, hayflick: float
 ) -> Intensity:
-    """Bardo 001_* ``dream_intensity``: the level from epistemic fitness, the rate from the three clocks,
+    """Bardo ``dream_intensity``: the level from epistemic fitness, the rate from the three clocks,
     and the mode the clocks impose (consolidation only under 24 h, legacy past the hayflick marks)."""
     level: Uncertainty = (
         "high"

@@ -1,4 +1,4 @@
-"""``GET /api/v1/events``: the log as Server-Sent Events (Bardo 001_*: ``mode_change``,
+"""``GET /api/v1/events``: the log as Server-Sent Events (Bardo: ``mode_change``,
 ``dream_progress``, ``dream_complete``), plus every raw event on request.
 
 Each message's ``id`` is the log position of the event it comes from, set on the last message of
@@ -32,7 +32,7 @@ _BATCH = 500
 
 
 def _stream_name(phase: str) -> str:
-    """Bardo 001_*'s name for ``phase`` on the stream ('onset'|'nrem'|'rem'|'integration'|'return'),
+    """Bardo's name for ``phase`` on the stream ('onset'|'nrem'|'rem'|'integration'|'return'),
     from the phase table; a phase of another table keeps its own name."""
     spec = PHASES.get(phase)
     return spec.stream if spec is not None else phase

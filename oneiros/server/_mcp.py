@@ -1,4 +1,4 @@
-"""The MCP server (official ``mcp`` SDK): Dense-Mem 002_*'s dreaming tools, recall, and recording
+"""The MCP server (official ``mcp`` SDK): Dense-Mem's dreaming tools, recall, and recording
 what the agent lived through. Served over streamable HTTP inside ``oneiros serve`` (at ``/mcp``)
 and over stdio by ``oneiros mcp``; both call the same :class:`Service` as the REST routes.
 """

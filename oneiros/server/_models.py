@@ -79,7 +79,7 @@ class ActivityIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
 
 class CycleIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Dense-Mem 002_*'s ``run_dreaming_cycle``: phase toggles and the output cap, mapped to oneiros's
+    """Dense-Mem's ``run_dreaming_cycle``: phase toggles and the output cap, mapped to oneiros's
     phases in docs/server.md."""
 
     max_outputs: Annotated[int, msgspec.Meta(ge=1, le=50)] = 5
@@ -107,7 +107,7 @@ class CycleIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 
 class FeedbackIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Dense-Mem 002_*'s ``resolve_dream_feedback``."""
+    """Dense-Mem's ``resolve_dream_feedback``."""
 
     decision: ReviewDecision
     feedback: _Text

@@ -3,7 +3,7 @@
 The bottom of the package: it imports nothing of oneiros's but the error tree, so the event log,
 the machine, the engines, the workers and the config loader can all depend on it. Loading values
 from ``oneiros.toml`` and ``ONEIROS_*`` is :mod:`oneiros.config`'s job; these are only the shapes
-and defaults, each number named after the source document it comes from.
+and defaults, each number citing the source system it comes from (docs/sources.md).
 """
 
 from oneiros.settings._cycle import CycleBudget, CycleSettings, EngineSettings, ModelPrice

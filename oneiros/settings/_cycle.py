@@ -1,7 +1,8 @@
 """What a dream cycle runs with: the engines' knobs, the budget and its prices, the cycle settings.
 
-Each number is the default of a setting and its docstring names the source document it comes from.
-A cycle records the settings it starts with, so these are plain data and import nothing above them.
+Each number is the default of a setting and its docstring names the source system it comes from
+(docs/sources.md). A cycle records the settings it starts with, so these are plain data and import
+nothing above them.
 """
 
 from __future__ import annotations
@@ -39,43 +40,43 @@ _EMBEDDER = re.compile(r"^(hashing|none|sentence-transformers:.+)$")
 
 
 class OnsetSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """Hypnagogic onset (Bardo 001_*, "Hypnagogic Engine")."""
+    """Hypnagogic onset (Bardo, "Hypnagogic Engine")."""
 
     residue_episodes: int = 3
     """Latest episodes that make up the waking residue (oneiros default; the documents give none)."""
     partials: int = 4
-    """Partial completions per onset (Bardo 001_*, DaliInterrupt: "4 partial completions")."""
+    """Partial completions per onset (Bardo, DaliInterrupt: "4 partial completions")."""
     partial_max_tokens: int = 80
-    """Each partial is cut at this many tokens (Bardo 001_*: "each capped at 80 tokens")."""
+    """Each partial is cut at this many tokens (Bardo: "each capped at 80 tokens")."""
     partial_temperature: float = 1.2
-    """Raised temperature of the partials (Bardo 001_*: ExecutiveLoosener T=1.0-1.5; H3-H4 at 1.0-1.2)."""
+    """Raised temperature of the partials (Bardo: ExecutiveLoosener T=1.0-1.5; H3-H4 at 1.0-1.2)."""
     judge_temperature: float = 0.4
-    """The HomuncularObserver's cheap novelty pass (Bardo 001_*: "a cheap T0 call at T=0.4")."""
+    """The HomuncularObserver's cheap novelty pass (Bardo: "a cheap T0 call at T=0.4")."""
     judge_max_tokens: int = 64
     novelty_threshold: float = 0.5
     """Partials judged at least this novel survive (oneiros default)."""
     min_confidence: float = 0.10
-    """Confidence of a surviving fragment at novelty 0 (Bardo 001_*: "at confidence 0.10-0.20")."""
+    """Confidence of a surviving fragment at novelty 0 (Bardo: "at confidence 0.10-0.20")."""
     max_confidence: float = 0.20
-    """Confidence of a surviving fragment at novelty 1 (Bardo 001_*)."""
+    """Confidence of a surviving fragment at novelty 1 (Bardo)."""
 
 
 class NremSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """NREM replay (Bardo 001_*, "Phase 1")."""
+    """NREM replay (Bardo, "Phase 1")."""
 
     diversity_share: float = 0.2
-    """Share of replay slots kept for diversity (Bardo 001_*: "20% of replay slots")."""
+    """Share of replay slots kept for diversity (Bardo: "20% of replay slots")."""
     regime_window_days: float = 30.0
-    """Diversity takes one episode of each regime seen in this many days (Bardo 001_*: "last 30 days")."""
+    """Diversity takes one episode of each regime seen in this many days (Bardo: "last 30 days")."""
     high_arousal: float = 0.7
     """An episode at or above this arousal can fill the high-arousal diversity slot (oneiros default)."""
     perturbation_rate: float = 0.3
-    """Share of batches replayed with a perturbation (Bardo 001_*, ``perturbationRate``)."""
+    """Share of batches replayed with a perturbation (Bardo, ``perturbationRate``)."""
     perturbations: tuple[str, ...] = ("a delay", "a latency spike", "a cost change", "data dropout")
-    """Bardo 001_*'s perturbations (slippage, latency spikes, gas price changes, data dropout) in words
+    """Bardo's perturbations (slippage, latency spikes, gas price changes, data dropout) in words
     of no one domain; the ``bardo`` preset sets Bardo's own."""
     strength_delta: float = 0.5
-    """Replay strength added per replayed episode (Bardo 001_*: "strength += 0.5")."""
+    """Replay strength added per replayed episode (Bardo: "strength += 0.5")."""
     preserve_utility: float = 0.5
     """Triage preserves episodes at or above this utility (oneiros default; Bardo: "high utility")."""
     pnl_scale: float = 10.0
@@ -84,20 +85,20 @@ class NremSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Recency's half-life in the need term (oneiros default)."""
     need_weights: tuple[float, float, float] = (0.5, 1 / 3, 1 / 6)
     """Weights of regime match, recency and significance in the need term (oneiros default; Bardo
-    001_* names the parts of need, not their weights)."""
+    names the parts of need, not their weights)."""
     temperature: float = 0.3
     max_tokens: int = 160
 
 
 class PairSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """Distant-pair selection (Bumblebee 000_*, ``sample_distant_pairs``)."""
+    """Distant-pair selection (Bumblebee, ``sample_distant_pairs``)."""
 
     min_time_gap_hours: float = 24.0
-    """Memories of a pair are at least this far apart (Bumblebee 000_*, ``min_time_gap_hours``)."""
+    """Memories of a pair are at least this far apart (Bumblebee, ``min_time_gap_hours``)."""
     max_similarity: float = 0.35
-    """Cosine similarity ceiling of a pair (Bumblebee 000_*, ``max_similarity``)."""
+    """Cosine similarity ceiling of a pair (Bumblebee, ``max_similarity``)."""
     pair_count: int = 3
-    """Pairs per cycle (Bumblebee 000_*, ``memory_pair_count``)."""
+    """Pairs per cycle (Bumblebee, ``memory_pair_count``)."""
     anchor_attempts: int = 16
     """Anchors tried per pair before giving up (oneiros default; bounds the work)."""
     rejection_tries: int = 32
@@ -105,16 +106,16 @@ class PairSettings(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class RemSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """REM imagination (Bardo 001_*, "Phase 2"; Bumblebee 000_* for the dream itself)."""
+    """REM imagination (Bardo, "Phase 2"; Bumblebee for the dream itself)."""
 
     counterfactual_depth: int = 2
-    """Alternative branches per decision point (Bardo 001_*, ``counterfactualDepth``)."""
+    """Alternative branches per decision point (Bardo, ``counterfactualDepth``)."""
     counterfactual_seeds: int = 3
     """Key decisions given counterfactuals (oneiros default: one per default replay batch)."""
     creative_sessions: int = 2
-    """Creative recombination sessions per cycle, each in all three modes (Bardo 001_*, ``creativeSessions``)."""
+    """Creative recombination sessions per cycle, each in all three modes (Bardo, ``creativeSessions``)."""
     threat_scenarios: int = 3
-    """Threat simulations per cycle (Bardo 001_*, ``threatScenarios``)."""
+    """Threat simulations per cycle (Bardo, ``threatScenarios``)."""
     threat_kinds: tuple[str, ...] = (
         "a sudden failure",
         "bad input",
@@ -122,39 +123,39 @@ class RemSettings(msgspec.Struct, frozen=True, kw_only=True):
         "a cascade of failures",
         "an adversary",
     )
-    """Bardo 001_*'s ThreatSimulator scenarios (flash crash, oracle manipulation, smart contract
+    """Bardo's ThreatSimulator scenarios (flash crash, oracle manipulation, smart contract
     exploit, cascading liquidations, MEV attack) in words of no one domain; the ``bardo`` preset sets
     Bardo's own."""
     depotentiation: bool = True
-    """Reprocess high-arousal episodes (Bardo 001_*: "If golem-daimon is enabled")."""
+    """Reprocess high-arousal episodes (Bardo: "If golem-daimon is enabled")."""
     depotentiation_threshold: float = 0.5
     """Replayed episodes at or above this arousal are depotentiated (oneiros default)."""
     depotentiation_min: float = 0.3
-    """Smallest arousal reduction per cycle (Bardo 001_*: "reduced by 0.3-0.5 per dream cycle")."""
+    """Smallest arousal reduction per cycle (Bardo: "reduced by 0.3-0.5 per dream cycle")."""
     depotentiation_max: float = 0.5
-    """Largest arousal reduction per cycle (Bardo 001_*)."""
+    """Largest arousal reduction per cycle (Bardo)."""
     dream_temperature: float = 1.15
-    """Temperature of the FRAGMENTS/THREAD dream (Bumblebee 000_*, ``temperature``)."""
+    """Temperature of the FRAGMENTS/THREAD dream (Bumblebee, ``temperature``)."""
     dream_max_tokens: int = 500
-    """Room for the fragments and thread (Bumblebee 000_*, ``max_tokens``)."""
+    """Room for the fragments and thread (Bumblebee, ``max_tokens``)."""
     max_fragments: int = 6
-    """Bumblebee 000_* asks for 3-6 fragments."""
+    """Bumblebee asks for 3-6 fragments."""
     entity_name: str = "the golem"
     core_tier_limits: bool = True
-    """At [CORE] tier skip creative recombination, threats and depotentiation (Bardo 001_*: "these
+    """At [CORE] tier skip creative recombination, threats and depotentiation (Bardo: "these
     require [HARDENED] tier"). Set False to run them on the rule-based path too."""
     max_tokens: int = 200
     pairs: PairSettings = PairSettings()
 
 
 class IntegrationSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """Integration (Bardo 001_*, "Phase 3")."""
+    """Integration (Bardo, "Phase 3")."""
 
     thread_confidence: float = 0.35
-    """A dream THREAD enters at this confidence (Bumblebee 000_*, ``belief_confidence``). Bardo
+    """A dream THREAD enters at this confidence (Bumblebee, ``belief_confidence``). Bardo
     stages insights at 0.3; the thread keeps Bumblebee's figure."""
     threat_confidence: float = 0.2
-    """Staged threats and playbook revisions enter at the bottom of Bardo 001_*'s 0.2-0.3 range."""
+    """Staged threats and playbook revisions enter at the bottom of Bardo's 0.2-0.3 range."""
     match_similarity: float = 0.6
     """A pattern this similar to an earlier entry confirms it (oneiros default)."""
     contradiction_similarity: float = 0.45
@@ -162,7 +163,7 @@ class IntegrationSettings(msgspec.Struct, frozen=True, kw_only=True):
     max_theme_insights: int = 3
     """Themes (tags recurring across replay batches) turned into insights per cycle (oneiros default)."""
     max_staged: int | None = None
-    """Most new staged outputs per cycle, None for no limit (Dense-Mem 002_*, ``DREAMING_MAX_OUTPUTS``,
+    """Most new staged outputs per cycle, None for no limit (Dense-Mem, ``DREAMING_MAX_OUTPUTS``,
     1-50, default 5 there; oneiros stages all it classifies unless a run asks for fewer)."""
     staged_first: tuple[StagedKind, ...] = (
         "confirmed_pattern",
@@ -185,7 +186,7 @@ MENTIONS_KEPT: Final = 8
 
 
 class ConsolidationSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """What a night's episodes become: OpenSeed 004_*'s observations (facts, with their levels),
+    """What a night's episodes become: OpenSeed's observations (facts, with their levels),
     threads of one subject across days, and summaries. The defaults are what LoCoMo's dev
     conversations measured (docs/evaluation.md): dated sentences, answers with their questions and
     shared images help recall; restating every sentence, many threads and summaries did not."""
@@ -200,7 +201,7 @@ class ConsolidationSettings(msgspec.Struct, frozen=True, kw_only=True):
     salient: float = 0.7
     """An episode of at least this significance is restated whole; the others only where a fact
     adds to them (a date made absolute, the question an answer replies to, an image). 0 restates
-    every episode (oneiros default; what OpenSeed 004_* observes is what mattered)."""
+    every episode (oneiros default; what OpenSeed observes is what mattered)."""
     max_sources: int = 2
     """Most episodes one observation restates: an answer and its question (oneiros default)."""
     threads: int = 3
@@ -234,18 +235,18 @@ class WakeUpSettings(msgspec.Struct, frozen=True, kw_only=True):
     """The wake-up message the agent reads after a dream (hypnopompic return)."""
 
     style: Literal["summary", "openseed"] = "summary"
-    """``summary``: a few plain sentences and highlights. ``openseed``: OpenSeed 004_*'s wake-up
+    """``summary``: a few plain sentences and highlights. ``openseed``: OpenSeed's wake-up
     message in its own shape: "You woke up at ... after sleeping ...s.", the reflection, "Your
     priority:", the recent observations with their RED / YLW / GRN levels, and where the full
     history is (the ``openseed`` preset sets it)."""
     observations: int = 5
     """Recent observations listed in the OpenSeed message, RED first (oneiros default; OpenSeed
-    004_* shows "Recent observations:" without a count)."""
+    shows "Recent observations:" without a count)."""
     history_note: str = (
         "Full history: the event log (`oneiros events`, `oneiros journal`) and the staging buffer "
         "(`oneiros staging`).\nSearch with `oneiros events --json` and jq."
     )
-    """Where the full history is: OpenSeed 004_* points at ``.self/conversation.jsonl`` and
+    """Where the full history is: OpenSeed points at ``.self/conversation.jsonl`` and
     ``.self/observations.md``; oneiros's total recall is its event log."""
 
 
@@ -253,19 +254,19 @@ class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Knobs of the phase engines."""
 
     batch_size: int = 10
-    """Episodes per replay batch (Bardo 001_*, ``[dream.replay] batchSize``; batches of 5-10)."""
+    """Episodes per replay batch (Bardo, ``[dream.replay] batchSize``; batches of 5-10)."""
     max_batches: int = 3
     """Replay batches per cycle; with ``batch_size`` this sets the replay slots."""
     min_utility: float = 0.1
-    """Episodes at or below this utility are not replayed (Bardo 001_*, "filtered by utility > 0.1")."""
+    """Episodes at or below this utility are not replayed (Bardo, "filtered by utility > 0.1")."""
     high_priority_boost: float = 2.0
-    """Utility multiplier for episodes tagged ``dream_priority: high`` (Bardo 001_*)."""
+    """Utility multiplier for episodes tagged ``dream_priority: high`` (Bardo)."""
     hypothesis_confidence: float = 0.2
-    """Initial confidence of a dream hypothesis (Bardo 001_*, ``hypothesisConfidence``)."""
+    """Initial confidence of a dream hypothesis (Bardo, ``hypothesisConfidence``)."""
     insight_confidence: float = 0.3
-    """Initial confidence of a dream insight (Bardo 001_*, ``insightConfidence``)."""
+    """Initial confidence of a dream insight (Bardo, ``insightConfidence``)."""
     exploration_temperature: float = 0.7
-    """Sampling temperature for generative content (Bardo 001_*, ``explorationTemperature``)."""
+    """Sampling temperature for generative content (Bardo, ``explorationTemperature``)."""
     malformed_retries: int = 1
     """Retries of a call whose output does not parse, each within the budget (oneiros default)."""
     embedder: str = "hashing"
@@ -317,10 +318,10 @@ DEFAULT_PRICES: Final[dict[str, ModelPrice]] = {
 
 
 TIER_CAPS: Final[dict[Tier, dict[str, float | None]]] = {
-    # Bardo 001_* prices a CORE cycle at $0.001-0.003 of T0 (Haiku-class) inference; $0.003 buys
+    # Bardo prices a CORE cycle at $0.001-0.003 of T0 (Haiku-class) inference; $0.003 buys
     # about 12k input tokens at Haiku's $0.25 a million. Its money caps are HARDENED only.
     "core": {"cycle_tokens": 12_000, "cycle_usd": None, "window_usd": None},
-    # Bardo 001_* ``perCycleMax = "$0.50"``, ``perSessionMax = "$2.00"``; the tokens are the
+    # Bardo ``perCycleMax = "$0.50"``, ``perSessionMax = "$2.00"``; the tokens are the
     # ``hardened_cycle_tokens`` setting.
     "hardened": {"cycle_usd": 0.50, "window_usd": 2.00},
 }
@@ -336,30 +337,30 @@ class CycleBudget(msgspec.Struct, frozen=True, kw_only=True):
     the caps it ran under, whatever a later version's tier defaults are."""
 
     tier: Tier = "core"
-    """Bardo 001_* ``tier = "core"`` by default; ``hardened`` for T1/T2 rich dreams."""
+    """Bardo ``tier = "core"`` by default; ``hardened`` for T1/T2 rich dreams."""
     cycle_tokens: int | UnsetType = UNSET
-    """Tokens for the whole cycle. Unset: the tier's, 12,000 at [CORE] (Bardo 001_*'s $0.003 of
+    """Tokens for the whole cycle. Unset: the tier's, 12,000 at [CORE] (Bardo's $0.003 of
     Haiku-class input) and ``hardened_cycle_tokens`` at [HARDENED]."""
     hardened_cycle_tokens: int = 60_000
-    """The [HARDENED] tier's ``cycle_tokens`` when that is unset: Bardo 001_*'s ~$0.30 a cycle at T1 prices."""
+    """The [HARDENED] tier's ``cycle_tokens`` when that is unset: Bardo's ~$0.30 a cycle at T1 prices."""
     cycle_usd: float | UnsetType | None = UNSET
-    """Money cap per cycle. Unset: the tier's, none at [CORE] and $0.50 at [HARDENED] (Bardo 001_*
+    """Money cap per cycle. Unset: the tier's, none at [CORE] and $0.50 at [HARDENED] (Bardo
     ``perCycleMax = "$0.50"``, HARDENED only)."""
     window_usd: float | UnsetType | None = UNSET
     """Money cap per sleep window. Unset: the tier's, none at [CORE] and $2.00 at [HARDENED] (Bardo
-    001_* ``perSessionMax = "$2.00"``, HARDENED only)."""
+    ``perSessionMax = "$2.00"``, HARDENED only)."""
     window_hours: float = 4.0
     """A sleep window is the rolling span of this many hours before the cycle's latest event
-    (Bardo 001_*'s default window is 02:00-06:00, four hours)."""
+    (Bardo's default window is 02:00-06:00, four hours)."""
     window_tokens: int | None = None
     day_usd: float | None = None
     """No source document gives a daily cap; set one to enforce it."""
     day_tokens: int | None = None
     month_usd: float | None = 15.00
-    """Hard monthly cap for both tiers (Bardo 001_* ``monthlyMax = "$15.00"``)."""
+    """Hard monthly cap for both tiers (Bardo ``monthlyMax = "$15.00"``)."""
     month_tokens: int | None = None
     credit_floor: float = 0.15
-    """Dreams are suppressed below this share of remaining LLM credit (Bardo 001_*: "Suppressed
+    """Dreams are suppressed below this share of remaining LLM credit (Bardo: "Suppressed
     entirely when LLM partition falls below 15% of remaining credit")."""
     prices: dict[str, ModelPrice] = msgspec.field(default_factory=lambda: dict(DEFAULT_PRICES))
     default_price: ModelPrice = ModelPrice(15.00, 75.00)
@@ -431,4 +432,4 @@ class CycleSettings(msgspec.Struct, frozen=True, kw_only=True):
     process's (``Deps.seed``), which is then recorded."""
     credit_fraction: float | None = None
     """The LLM credit partition's remaining share, when the host knows it; under
-    ``budget.credit_floor`` the cycle is suppressed (Bardo 001_*)."""
+    ``budget.credit_floor`` the cycle is suppressed (Bardo)."""

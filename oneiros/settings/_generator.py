@@ -32,14 +32,14 @@ class OpenAISettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     api_key_env: str = "OPENAI_API_KEY"
     """The environment variable holding the API key. ``""`` for a server that needs no key."""
     models: dict[str, str] = msgspec.field(default_factory=_default_models)
-    """Model per tier. Bardo 001_* runs [CORE] on a Haiku-class T0 model and [HARDENED] on T1/T2;
-    Ethos 003_* dreams on a cheaper ``model.dreaming`` tier. These defaults are the OpenAI
+    """Model per tier. Bardo runs [CORE] on a Haiku-class T0 model and [HARDENED] on T1/T2;
+    Ethos dreams on a cheaper ``model.dreaming`` tier. These defaults are the OpenAI
     equivalents (not from the source documents)."""
     phase_models: dict[str, str] = msgspec.field(default_factory=dict)
-    """Per-phase overrides, e.g. ``{"rem": "gpt-4o"}`` (Bardo 001_*: REM benefits from T2)."""
+    """Per-phase overrides, e.g. ``{"rem": "gpt-4o"}`` (Bardo: REM benefits from T2)."""
     temperature: float | None = None
     """Send this temperature on every call instead of each phase's own (None keeps the phases'
-    temperatures: Bumblebee 000_*'s 1.15 for the dream, Bardo 001_*'s 0.4 judge...)."""
+    temperatures: Bumblebee's 1.15 for the dream, Bardo's 0.4 judge...)."""
     timeout_s: float = 30.0
     """Seconds one attempt may take to answer (the SDK's read/write/pool timeout)."""
     connect_timeout_s: float = 5.0

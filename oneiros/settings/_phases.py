@@ -37,10 +37,10 @@ class PhaseSpec(msgspec.Struct, frozen=True, kw_only=True):
     name: DreamPhaseName
     """The phase as events name it (``DreamPhase.phase``, ``GenerationRecorded.phase``...)."""
     state: BardoPhase
-    """Its state in the machine (``Dreaming_<state>``), which is also Bardo 001_*'s name for it
+    """Its state in the machine (``Dreaming_<state>``), which is also Bardo's name for it
     (``DreamPhase.bardo_phase``)."""
     stream: str
-    """Its name on the event stream's ``dream_progress`` (Bardo 001_*: ``onset``, ``return``...)."""
+    """Its name on the event stream's ``dream_progress`` (Bardo: ``onset``, ``return``...)."""
     label: str
     """What people read: the inspector's diagram and the docs."""
     description: str
@@ -135,7 +135,7 @@ def _shares(*by_behavioral: float) -> PhaseValues:
     return PhaseValues(**dict(zip(BEHAVIORAL_PHASES, by_behavioral, strict=True)))
 
 
-# Bardo 001_*, "Budget allocation by behavioral phase" (thriving, stable, conservation, declining,
+# Bardo, "Budget allocation by behavioral phase" (thriving, stable, conservation, declining,
 # terminal): onset and return are fixed at 10% and 5%; the remaining 85% moves from exploration
 # (NREM, REM) to consolidation as the golem ages.
 PHASES: Final[PhaseTable] = PhaseTable(
@@ -186,4 +186,4 @@ PHASES: Final[PhaseTable] = PhaseTable(
         ),
     )
 )
-"""The five phases of a cycle (Bardo 001_*)."""
+"""The five phases of a cycle (Bardo)."""

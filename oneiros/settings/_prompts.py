@@ -1,4 +1,4 @@
-"""Prompt templates for every generation task, which users may override (Ethos 003_*'s custom
+"""Prompt templates for every generation task, which users may override (Ethos's custom
 dream prompt, generalised to every task).
 
 Templates use ``string.Template`` placeholders (``$episodes``). An override is checked when it is
@@ -25,7 +25,7 @@ DEFAULT_SYSTEM: Final = (
     "take no actions. Everything you write is a hypothesis for later validation, never a fact."
 )
 
-# Wording from Bardo 001_*'s NREM and REM prompt structures, Bumblebee 000_*'s FRAGMENTS/THREAD
+# Wording from Bardo's NREM and REM prompt structures, Bumblebee's FRAGMENTS/THREAD
 # dream prompt and the hypnagogic DaliInterrupt; each asks for output the engines can parse.
 DEFAULT_PROMPTS: Final[dict[Task, str]] = {
     "partial": (
@@ -86,7 +86,7 @@ DEFAULT_PROMPTS: Final[dict[Task, str]] = {
         "The theme '$tag' recurs across separate replay batches:\n$episodes\n"
         'State the insight behind it. Reply with JSON only: {"insight": "one sentence"}'
     ),
-    # OpenSeed 004_*'s observations: facts distilled from experience, each with its level.
+    # OpenSeed's observations: facts distilled from experience, each with its level.
     "observe": (
         "Restate as short facts, each opening with the day it was said (24 November 2026: ): each sentence "
         "that dates something relative to when it was said ('yesterday', 'last week'...: write the date); each "

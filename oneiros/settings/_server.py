@@ -28,7 +28,7 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     in the server process, each on a thread of its own; the request returns once the cycle started."""
     max_cycles: _Positive = 2
     """Cycles the server runs itself (no ``queue``) at once; one more is refused with 503. Two, as
-    Bumblebee 000_* allows a golem at most two dreams a day: more at once is a queue's work."""
+    Bumblebee allows a golem at most two dreams a day: more at once is a queue's work."""
     shutdown_grace_seconds: Annotated[float, msgspec.Meta(ge=0.0)] = 30.0
     """On shutdown, how long a cycle the server runs may finish before it is recorded as
     interrupted: the daemon's ``daemon.shutdown_grace_seconds``."""

@@ -1,4 +1,4 @@
-"""The staging buffer and its validation sweep (Bardo 001_*, "Staging buffer")."""
+"""The staging buffer and its validation sweep (Bardo, "Staging buffer")."""
 
 from __future__ import annotations
 
@@ -19,15 +19,15 @@ class StagingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """The staging buffer and validation sweep. Confidences are integer percent."""
 
     review_only_kinds: tuple[StagedKind, ...] = ("contradiction",)
-    """Kinds the sweep never moves: Bardo 001_* flags contradictions "for review, do not auto-resolve"."""
+    """Kinds the sweep never moves: Bardo flags contradictions "for review, do not auto-resolve"."""
     confirm_step_pct: Pct = 10
-    """Added on a confirming outcome (Bardo 001_*, "+0.1")."""
+    """Added on a confirming outcome (Bardo, "+0.1")."""
     contradict_step_pct: Pct = 5
-    """Taken on a contradicting outcome (Bardo 001_*, "-0.05")."""
+    """Taken on a contradicting outcome (Bardo, "-0.05")."""
     promote_at_pct: Pct = 70
-    """Promoted at or above this (Bardo 001_*, "reaching confidence 0.7")."""
+    """Promoted at or above this (Bardo, "reaching confidence 0.7")."""
     refute_below_pct: Pct = 10
-    """Refuted strictly below this (Bardo 001_*, "drops below 0.1")."""
+    """Refuted strictly below this (Bardo, "drops below 0.1")."""
     min_relevance: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.6
     """An outcome moves an active entry whose relevance to it is at least this (0-1): how much of
     what would bear the entry out (its criterion's terms and regime, weighed by BM25 over the golem's
@@ -36,18 +36,18 @@ class StagingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     with the best F1 (0.86, from 0.55 to 0.65; 0.16 before relevance) of
     ``benchmarks/outcome_matching.py``'s hand-labelled outcomes."""
     cap: Annotated[int, msgspec.Meta(ge=1)] = 10
-    """Active entries per golem (Bardo 001_*, ``maxStagedRevisions = 10``)."""
+    """Active entries per golem (Bardo, ``maxStagedRevisions = 10``)."""
     displace_by: DisplaceBy = "utility"
-    """Which entry makes room when the buffer is full: the lowest utility score (Bardo 001_*: "new
+    """Which entry makes room when the buffer is full: the lowest utility score (Bardo: "new
     revisions must displace existing ones by utility score"), or the lowest confidence. An entry's
     utility is Bardo's replay utility, gain x need, of the episodes it was drawn from (their mean;
     0 for an entry drawn from none); ties go to the lower confidence, then the longest staged."""
     expire_after_ticks: Annotated[int, msgspec.Meta(ge=1)] | None = None
     """Waking ticks an entry may stay unresolved before it expires; None (the default) for never.
-    Bardo 001_* names no expiry: an entry waits in the buffer until live outcomes promote or refute
+    Bardo names no expiry: an entry waits in the buffer until live outcomes promote or refute
     it or a newer one displaces it, however long the golem was away."""
     promotion: PromotionPolicy = "outcomes"
-    """What promotes an entry without a review: ``outcomes`` (the sweep, Bardo 001_*, the default),
+    """What promotes an entry without a review: ``outcomes`` (the sweep, Bardo, the default),
     ``recalls`` (OpenClaw's deep phase, ``recall``) or ``both``. The ``openclaw`` preset sets
     ``recalls``."""
     trust: TrustSettings = TrustSettings()

@@ -37,8 +37,8 @@ TrustLevel = Literal["untrusted", "low", "medium", "high"]
 TRUST_LEVELS: tuple[TrustLevel, ...] = ("untrusted", "low", "medium", "high")
 
 PromotionPolicy = Literal["outcomes", "recalls", "both"]
-"""What may promote a staged entry on its own: the validation sweep on waking outcomes (Bardo
-001_*), recall evidence (OpenClaw's deep phase), or either. Review decisions always can."""
+"""What may promote a staged entry on its own: the validation sweep on waking outcomes (Bardo),
+recall evidence (OpenClaw's deep phase), or either. Review decisions always can."""
 
 Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 Positive = Annotated[float, msgspec.Meta(gt=0.0)]

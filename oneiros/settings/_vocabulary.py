@@ -31,7 +31,7 @@ record it: the table checks a name's shape when it is made, and the machine, not
 which phases a golem may be in (a pattern here cost every decode of a phase field about 270 ns, a
 third of decoding a GenerationRecorded)."""
 BardoPhase = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
-"""A phase's name in the machine and in Bardo 001_*'s ``DreamPhase`` (``HypnagogicOnset``,
+"""A phase's name in the machine and in Bardo's ``DreamPhase`` (``HypnagogicOnset``,
 ``NREM``, ``REM``, ``Integration``, ``HypnopompicReturn`` for the canonical five)."""
 DreamTrigger = Literal[
     "owner",
@@ -45,10 +45,10 @@ DreamTrigger = Literal[
     "emergency",
 ]
 """What started a cycle, in the scheduler's own terms: the owner directive, urgency, windows and the
-tick interval (Bardo 001_*), idle (Bumblebee 000_*, Ethos 003_*), fatigue and voluntary sleep
-(OpenSeed 004_*), the daily run (Dense-Mem 002_*), the emergency dream at death (Bardo)."""
+tick interval (Bardo), idle (Bumblebee, Ethos), fatigue and voluntary sleep
+(OpenSeed), the daily run (Dense-Mem), the emergency dream at death (Bardo)."""
 BardoTrigger = Literal["time", "emotional_load", "novelty_streak"]
-"""Bardo 001_*'s ``DreamStart`` trigger: ``"time"|"emotional_load"|"novelty_streak"``."""
+"""Bardo's ``DreamStart`` trigger: ``"time"|"emotional_load"|"novelty_streak"``."""
 BehavioralPhase = Literal["thriving", "stable", "conservation", "declining", "terminal"]
 BEHAVIORAL_PHASES: tuple[BehavioralPhase, ...] = (
     "thriving",
@@ -74,7 +74,7 @@ Task = Literal[
     "summary",
 ]
 Tier = Literal["core", "hardened"]
-"""Bardo 001_*'s compute tiers: [CORE] T0 rule-based or Haiku-class, [HARDENED] T1/T2."""
+"""Bardo's compute tiers: [CORE] T0 rule-based or Haiku-class, [HARDENED] T1/T2."""
 StagedKind = Literal[
     "confirmed_pattern",
     "novel_insight",
@@ -84,4 +84,4 @@ StagedKind = Literal[
     "contradiction",
     "creative_prediction",
 ]
-"""Bardo 001_*'s classification of dream outputs in the Integration phase."""
+"""Bardo's classification of dream outputs in the Integration phase."""

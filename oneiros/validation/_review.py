@@ -1,5 +1,5 @@
 """What people and the waking agent tell the staging buffer: outcomes, review decisions,
-re-evaluation and MEMORY.md rollbacks (Dense-Mem 002_* review lifecycle, Bardo 001_* outcomes).
+re-evaluation and MEMORY.md rollbacks (Dense-Mem review lifecycle, Bardo outcomes).
 
 Each is checked against the log before anything is written, then appended to the golem's
 ``<golem>:feedback`` side stream; the staging process turns it into the buffer's own events.
@@ -43,8 +43,8 @@ RemovedTicks = Callable[[Event], Sequence[int]]
 
 
 def removed_ticks(event: Event) -> Sequence[int]:
-    """The episodes ``event`` removes: NREM triage's "forget" (Stickgold and Walker, via Bardo
-    001_*) is how an episode goes today. A host with events of its own that remove episodes gives
+    """The episodes ``event`` removes: NREM triage's "forget" (Stickgold and Walker, via Bardo)
+    is how an episode goes today. A host with events of its own that remove episodes gives
     :class:`Feedback` a function that knows them (and calls this one for the rest)."""
     match event:
         case EpisodeTriaged(decision="forget", episode_tick=tick):

@@ -54,7 +54,7 @@ StagedOutputOf = Callable[[Event], StagedOutput | None]
 
 
 def entry_utility(entry: StagedEntry, episodes: Mapping[int, Episode]) -> float:
-    """Bardo 001_*'s utility score of a staged entry: the mean replay utility (gain x need) of the
+    """Bardo's utility score of a staged entry: the mean replay utility (gain x need) of the
     episodes it was drawn from, 0 for an entry drawn from none."""
     sources = [episodes[t] for t in entry.lineage.source_episode_ticks if t in episodes]
     return sum(utility(e, 1.0) for e in sources) / len(sources) if sources else 0.0

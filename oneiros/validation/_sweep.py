@@ -67,7 +67,7 @@ __all__ = ["REVIEW_MOVES", "GolemBook", "StagingProcess", "matches", "review_dec
 
 PROCESS_NAME = "oneiros.staging"
 
-# Dense-Mem 002_*: the statuses each feedback decision may start from, and where it leads.
+# Dense-Mem: the statuses each feedback decision may start from, and where it leads.
 REVIEW_MOVES: dict[ReviewDecision, tuple[frozenset[StagingStatus], StagingStatus]] = {
     "reinforce": (frozenset({"proposed", "reinforced", "stale"}), "reinforced"),
     "stale": (frozenset({"proposed", "reinforced"}), "stale"),
