@@ -85,8 +85,9 @@ def _observe_request(steps: Steps, night: Sequence[Episode], start: int, size: i
     if not settings.observations:
         return None
     batch = night[start : start + size]
+    # The size is part of the key: a step halved to fit what a retried phase has left is another call.
     return steps.request(
-        f"observe:{start}",
+        f"observe:{start}+{len(batch)}",
         "observe",
         temperature=settings.temperature,
         max_tokens=settings.tokens_per_episode * len(batch),

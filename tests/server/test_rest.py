@@ -27,7 +27,7 @@ def _ok(response: httpx.Response, status: int = 200) -> Any:
 
 def _cycle(http: httpx.Client, golem: str = "g1", body: dict[str, Any] | None = None) -> dict[str, Any]:
     """Start a cycle (202 at once, with its id), then wait until its journal entry says it ended
-    and every entry it staged can be read; the start's answer with the cycle's final status."""
+    and every entry it staged can be read, alone and in the list; the start's answer with the cycle's final status."""
     started: dict[str, Any] = _ok(http.post(f"/golems/{golem}/cycles", json=body or {}), 202)
     cycle_id = started["cycle_id"]
     if cycle_id is None:
@@ -36,8 +36,10 @@ def _cycle(http: httpx.Client, golem: str = "g1", body: dict[str, Any] | None = 
     while True:
         entry = _ok(http.get(f"/golems/{golem}/cycles/{cycle_id}"))
         if entry["status"] != "dreaming":
-            staged = _ok(http.get(f"/golems/{golem}/cycles/{cycle_id}/report"))["staged"]
-            if all(http.get(f"/dreams/{s['entry_id']}").status_code == 200 for s in staged):
+            staged = {s["entry_id"] for s in _ok(http.get(f"/golems/{golem}/cycles/{cycle_id}/report"))["staged"]}
+            listed = {d["entry_id"] for d in _ok(http.get("/dreams", params={"golem": golem, "limit": 500}))["items"]}
+            # each projection follows the log on its own: the list's index can trail the entries
+            if all(http.get(f"/dreams/{e}").status_code == 200 for e in staged) and staged <= listed:
                 return {**started, "status": entry["status"]}
         assert time.monotonic() < deadline, entry
         time.sleep(0.05)

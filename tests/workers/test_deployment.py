@@ -190,6 +190,7 @@ def _e2e_config(path: Path, pg_url: str, redis_url: str, base_url: str, spans: P
         "[cycle.engines.nrem]\ntemperature = 0.25\n"
         "[cycle.engines.rem]\ndream_temperature = 1.05\n"
         "[cycle.engines.integration]\ntemperature = 0.15\n"
+        "[cycle.engines.consolidation]\ntemperature = 0.05\n"
         '[cycle.generator]\nkind = "openai"\n'
         f'[cycle.generator.openai]\nbase_url = "{base_url}"\nretries = 0\n'
         'models = { core = "m-core", hardened = "m-hardened" }\n'
@@ -224,7 +225,7 @@ def test_daemon_with_a_config_file_schedules_a_cycle_that_two_workers_run(  # no
     assert {"daemon": 0, "worker-0": 0, "worker-1": 0} == codes
     assert {f"Bearer {SECRET}"} == server.authorizations
     assert {"m-hypnagogic_onset", "m-nrem", "m-rem", "m-integration"} == set(seen)
-    assert ({0.25}, {0.15}) == (seen["m-nrem"], seen["m-integration"])
+    assert ({0.25, 0.05}, {0.15}) == (seen["m-nrem"], seen["m-integration"])  # replay, then its observations
     assert {0.65, 1.05} <= seen["m-rem"]
     records = store.read_stream("golem")
     (start,) = [r for r in records if isinstance(r.event, DreamStart)]
