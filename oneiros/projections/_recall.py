@@ -71,9 +71,11 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Candidates fetched from each part of the index for the fusion (at least the recall's limit)."""
     grouped: bool = True
     """Group the ranking by source episode: an item whose episodes are all stood for by items ranked
-    above it is left out, so each place brings at least one episode of its own, and a dream that
-    restates one episode gives its place to that episode. On LoCoMo's dev conversations this is what
-    keeps a dream's observations from crowding other turns out (docs/evaluation.md)."""
+    above it is left out, so each place brings at least one episode of its own; a dream that
+    restates one episode gives its place to that episode, and an episode gives its place to an
+    observation among the candidates that restates it with more (the question it answers). On
+    LoCoMo's dev conversations this is what keeps a dream's observations from crowding other turns
+    out, and lets them add context instead (docs/evaluation.md)."""
 
 
 class _Stats(msgspec.Struct, kw_only=True):
@@ -359,22 +361,33 @@ def _fused(query: str, items: list[RecallItem], embedder_name: str) -> list[Reca
 
 
 def _grouped(ranked: Sequence[RecallItem]) -> list[RecallItem]:
-    """``ranked`` grouped by source episode, numbered again: an item whose episodes are all stood
-    for by items above it is left out, and a dream that restates one episode found among the facts
-    gives its place to that episode (the fact moves up, with the dream's relevance; the dream adds
-    nothing a reader does not get from the fact). An item naming no episode is always kept."""
-    facts = {i.source_ticks[0]: i for i in ranked if i.standing == "fact" and len(i.source_ticks) == 1}
+    """``ranked`` grouped by source episode, numbered again. An item that stands for one episode
+    takes the place of that episode's fullest form among the candidates: the best-ranked dream
+    observation that restates it with more (the question it answers, a thread across days), else
+    the episode itself (a dream that restates one episode adds nothing a reader does not get from
+    the episode); whatever takes a place keeps the relevance of what stood there. An item whose
+    episodes are all stood for above it is left out, so each place brings an episode of its own.
+    An item naming no episode is always kept."""
+    facts: dict[int, RecallItem] = {}
+    fuller: dict[int, RecallItem] = {}
+    for i in ranked:
+        if i.standing == "fact" and len(i.source_ticks) == 1:
+            facts.setdefault(i.source_ticks[0], i)
+        elif i.kind == "observation" and len(i.source_ticks) > 1:
+            for tick in i.source_ticks:
+                fuller.setdefault(tick, i)
     covered: set[int] = set()
     kept: list[RecallItem] = []
     for found in ranked:
-        ticks = set(found.source_ticks)
+        shown = found
+        if len(found.source_ticks) == 1:
+            tick = found.source_ticks[0]
+            shown = fuller.get(tick) or facts.get(tick) or found
+        ticks = set(shown.source_ticks)
         if ticks and ticks <= covered:
             continue
-        fact = facts.get(found.source_ticks[0]) if found.standing == "dream" and len(ticks) == 1 else None
         covered |= ticks
-        kept.append(
-            found if fact is None else msgspec.structs.replace(fact, relevance=max(fact.relevance, found.relevance))
-        )
+        kept.append(shown if shown is found else msgspec.structs.replace(shown, relevance=found.relevance))
     return [msgspec.structs.replace(i, rank=n) for n, i in enumerate(kept, start=1)]
 
 
