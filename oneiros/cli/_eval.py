@@ -8,9 +8,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import msgspec
 import typer
 
-from oneiros.cli._common import JsonOpt, console, emit_json, one_line_errors, table
+from oneiros.cli._common import JsonOpt, console, emit_json, err_console, one_line_errors, table
 from oneiros.cli._config import ConfigOpt, flag, load
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
@@ -24,7 +25,13 @@ __all__ = ["register"]
 eval_app = typer.Typer(help="Measure what dreaming changes in recall, on a benchmark or your own transcripts.")
 
 ArmsOpt = Annotated[
-    str, typer.Option("--arms", help="Comma-separated arms: none, dream, reference (reference needs observations).")
+    str | None,
+    typer.Option(
+        "--arms",
+        help="Comma-separated arms: none, dream, reference (reference needs observations). "
+        "Default: all three, less reference when the file has no observations.",
+        show_default=False,
+    ),
 ]
 KeepOpt = Annotated[
     Path | None, typer.Option("--keep", help="Keep each arm's store in this new directory (<arm>.db), to score again.")
@@ -43,17 +50,27 @@ GeneratorOpt = Annotated[
 BaseUrlOpt = Annotated[
     str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (key from $OPENAI_API_KEY).")
 ]
+AnswerOpt = Annotated[
+    int,
+    typer.Option(
+        "--answer",
+        min=0,
+        help="Answer each question from recall's first N items with the OpenAI-compatible model "
+        "(cycle.generator.openai) and report LoCoMo's token F1; 0: no answers.",
+    ),
+]
 
 
 def locomo(  # noqa: PLR0917 - typer maps one parameter to each option
     file: Annotated[Path, typer.Argument(help="A LoCoMo-format JSON file.", show_default=False)],
-    arms: ArmsOpt = "none,dream,reference",
+    arms: ArmsOpt = None,
     keep: KeepOpt = None,
     from_dir: FromOpt = None,
     as_json: JsonOpt = False,
     preset: EvalPresetOpt = "bumblebee",
     generator: GeneratorOpt = None,
     base_url: BaseUrlOpt = None,
+    answer: AnswerOpt = 0,
     config: ConfigOpt = None,
 ) -> None:
     """Evidence recall@5 and @10 per LoCoMo category, each conversation lived by a golem without
@@ -62,7 +79,7 @@ def locomo(  # noqa: PLR0917 - typer maps one parameter to each option
 
     with one_line_errors():
         conversations = locomo_conversations(file)
-    _run(str(file), conversations, arms, keep, from_dir, as_json, (preset, generator, base_url, config))
+    _run(str(file), conversations, arms, keep, from_dir, as_json, (preset, generator, base_url, config), answer)
 
 
 def chat(  # noqa: PLR0917 - typer maps one parameter to each option
@@ -80,6 +97,7 @@ def chat(  # noqa: PLR0917 - typer maps one parameter to each option
     preset: EvalPresetOpt = "bumblebee",
     generator: GeneratorOpt = None,
     base_url: BaseUrlOpt = None,
+    answer: AnswerOpt = 0,
     config: ConfigOpt = None,
 ) -> None:
     """Evidence recall@5 and @10 of your own questions over your own transcript, lived by a golem
@@ -90,20 +108,22 @@ def chat(  # noqa: PLR0917 - typer maps one parameter to each option
 
     with one_line_errors():
         conversation = chat_conversation(file, questions, name=file.stem, gap=timedelta(hours=session_gap))
-    _run(str(file), [conversation], arms, keep, from_dir, as_json, (preset, generator, base_url, config))
+    _run(str(file), [conversation], arms, keep, from_dir, as_json, (preset, generator, base_url, config), answer)
 
 
 def _run(  # noqa: PLR0917 - the two commands' shared options, passed on as they came
     source: str,
     conversations: Sequence[Conversation],
-    arms: str,
+    arms: str | None,
     keep: Path | None,
     from_dir: Path | None,
     as_json: bool,
     loading: tuple[str, str | None, str | None, Path | None],
+    answer: int = 0,
 ) -> None:
     from oneiros._errors import InputError
     from oneiros.generators._factory import check_api_key
+    from oneiros.lab._answer import AnswerSettings
     from oneiros.lab._eval import ARMS, EvalSettings, evaluate
     from oneiros.runtime._process import load_generator
 
@@ -113,6 +133,11 @@ def _run(  # noqa: PLR0917 - the two commands' shared options, passed on as they
     flag(flags, "cycle.generator.openai.base_url", base_url, "--base-url")
     effective = load(config, preset, flags)
     with one_line_errors():
+        if arms is None:
+            arms = ",".join(ARMS)
+            if not any(c.has_reference for c in conversations):
+                arms = "none,dream"
+                err_console.print(f"{source} has no observations of its own: no reference arm", highlight=False)
         chosen = [a.strip() for a in arms.split(",") if a.strip()]
         unknown = [a for a in chosen if a not in ARMS]
         if unknown or not chosen:
@@ -125,16 +150,23 @@ def _run(  # noqa: PLR0917 - the two commands' shared options, passed on as they
         if "dream" in chosen and from_dir is None:
             check_api_key(effective.cycle.generator, "eval")
             made = load_generator(effective.cycle.generator, effective.cycle.seed or 0)
+        reader = None
+        if answer:
+            # The reader is the configured model whatever the dream arm dreams with (offline by default).
+            model = msgspec.structs.replace(effective.cycle.generator, kind="openai")
+            check_api_key(model, "answer questions")
+            reader = load_generator(model)
         with _directory(keep or from_dir) as directory, _progress(quiet=as_json) as progress:
             reports = evaluate(
                 conversations,
                 directory,
                 effective,
-                EvalSettings(),
+                EvalSettings(answer=AnswerSettings(k=answer) if answer else None),
                 chosen,  # type: ignore[arg-type]
                 generator=made,
                 rescore=from_dir is not None,
                 progress=progress,
+                reader=reader,
             )
     questions = sum(len(c.questions) for c in conversations)
     skipped = sum(c.skipped for c in conversations)
@@ -149,6 +181,7 @@ def _run(  # noqa: PLR0917 - the two commands' shared options, passed on as they
         emit_json(payload)
         return
     _show(source, reports, questions, skipped)
+    _show_answers(reports, answer)
 
 
 def _arm_json(report: ArmReport) -> dict[str, Any]:
@@ -163,6 +196,8 @@ def _arm_json(report: ArmReport) -> dict[str, Any]:
         "questions": report.questions,
     }
     out |= {f"source_turns@{k}": v for k, v in report.source_turns.items()}
+    if report.answer is not None:
+        out["answer"] = msgspec.to_builtins(report.answer)
     return out
 
 
@@ -197,6 +232,20 @@ def _show(source: str, reports: dict[str, ArmReport], questions: int, skipped: i
     )
 
 
+def _show_answers(reports: dict[str, ArmReport], k: int) -> None:
+    answered = {arm: r.answer for arm, r in reports.items() if r.answer is not None}
+    if not answered:
+        return
+    first = next(iter(answered.values()))
+    categories = sorted(first.f1, key=lambda c: (c == "overall", _ORDER.index(c) if c in _ORDER else 9, c))
+    title = f"answer token-F1 from the first {k} items: {first.model}, prompt {first.prompt_version}"
+    shown = table(title, "arm", *categories, "tokens", "usd", "calls", whole=("arm",))
+    for arm, a in answered.items():
+        cells = [f"{a.f1.get(c, 0.0):.3f}" for c in categories]
+        shown.add_row(arm, *cells, f"{a.tokens:,}", f"{a.usd:.4f}", str(a.calls))
+    console.print(shown)
+
+
 @contextmanager
 def _directory(given: Path | None) -> Iterator[Path]:
     if given is not None:
@@ -220,7 +269,7 @@ def _progress(*, quiet: bool) -> Iterator[Progress | None]:
         tasks: dict[tuple[str, str], Any] = {}
 
         def update(arm: str, what: str, done: int, total: int) -> None:
-            stage = "asking" if what == "asking" else "living"
+            stage = what if what in ("asking", "answering") else "living"
             key = (arm, stage)
             if key not in tasks:
                 tasks[key] = bar.add_task(f"{arm}: {stage}", total=total)

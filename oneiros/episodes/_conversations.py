@@ -42,8 +42,17 @@ _TURN_STEP = timedelta(minutes=1)
 class LocomoTurn(msgspec.Struct, frozen=True, kw_only=True):
     speaker: Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
     dia_id: Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
-    text: str
+    text: str = ""
     blip_caption: str | None = None
+    img_url: list[str] | str | None = None
+
+    def said(self) -> str:
+        """The turn's text with what it shared: the image's caption, or that there was an image."""
+        if self.blip_caption:
+            return f"{self.text} [shares {self.blip_caption}]".strip()
+        if self.img_url:
+            return f"{self.text} [shares an image]".strip()
+        return self.text
 
 
 class LocomoQuestion(msgspec.Struct, frozen=True, kw_only=True):
@@ -60,7 +69,9 @@ class LocomoSample(msgspec.Struct, frozen=True, kw_only=True):
     sample_id: Annotated[str, msgspec.Meta(min_length=1)]
     conversation: dict[str, str | list[LocomoTurn]]
     qa: list[LocomoQuestion] = []
-    observation: dict[str, dict[str, list[tuple[str, str | list[str]]]]] = {}
+    observation: dict[str, Any] = {}
+    """``session_<n>_observation``: speaker -> [[fact, turn id or ids], ...]; read leniently (an
+    entry of another shape is passed over), since only the reference arm uses it."""
 
 
 class LocomoSession(msgspec.Struct, frozen=True, kw_only=True):
@@ -116,9 +127,12 @@ def _session_numbers(sample: LocomoSample) -> list[int]:
     return sorted(int(key.split("_")[1]) for key in sample.conversation if re.fullmatch(r"session_\d+", key))
 
 
-def locomo_sessions(sample: LocomoSample, path: str, first_tick: int = 1) -> list[LocomoSession]:
+def locomo_sessions(
+    sample: LocomoSample, path: str, first_tick: int = 1, *, empty_ok: bool = False
+) -> list[LocomoSession]:
     """The sample's sessions in order, as episodes ticked from ``first_tick``; a session without a
-    date, or a turn id seen before, is an error naming the sample and the session or turn."""
+    date, or a turn id seen before, is an error naming the sample and the session or turn. Empty
+    sessions and turns that say nothing (no text, no image) are passed over."""
     out: list[LocomoSession] = []
     tick = first_tick
     seen: set[str] = set()
@@ -137,21 +151,36 @@ def locomo_sessions(sample: LocomoSample, path: str, first_tick: int = 1) -> lis
         episodes = []
         for n, turn in enumerate(turns):
             ref = turn.dia_id.strip()
+            text = turn.said()
+            if not text.strip():
+                continue
             if ref in seen:
                 raise EpisodeFileError(
                     path, f"{sample.sample_id} turn {ref}: the id is already used by an earlier turn"
                 )
             seen.add(ref)
-            text = f"{turn.text} [shares {turn.blip_caption}]" if turn.blip_caption else turn.text
-            if not text.strip():
-                raise EpisodeFileError(path, f"{sample.sample_id} turn {ref}: text is empty")
             episodes.append(_turn_episode(path, tick, text, speaker=turn.speaker, ref=ref, when=when + n * _TURN_STEP))
             tick += 1
-        facts = sample.observation.get(f"session_{number}_observation", {})
-        observed = [(who, fact, normalised_ids(ids)) for who, said in facts.items() for fact, ids in said]
+        if not episodes:
+            continue
+        observed = _observed(sample.observation.get(f"session_{number}_observation"))
         out.append(LocomoSession(number=number, when=when, episodes=episodes, observations=observed))
-    if not out:
+    if not out and not empty_ok:
         raise EpisodeFileError(path, f"{sample.sample_id}: no sessions with turns")
+    return out
+
+
+def _observed(facts: object) -> list[tuple[str, str, tuple[str, ...]]]:
+    """A session's reference observations, (speaker, fact, turn ids), from whatever shape is there."""
+    if not isinstance(facts, dict):
+        return []
+    out: list[tuple[str, str, tuple[str, ...]]] = []
+    for who, said in facts.items():
+        for entry in said if isinstance(said, list) else ():
+            if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str):
+                ids = entry[1]
+                ids = ids if isinstance(ids, str) else [str(i) for i in ids] if isinstance(ids, list) else ""
+                out.append((str(who), entry[0], normalised_ids(ids)))
     return out
 
 

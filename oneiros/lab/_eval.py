@@ -34,8 +34,9 @@ from oneiros.events._observations import DreamObservation
 from oneiros.events._types import DreamComplete, Event, GenerationRecorded
 from oneiros.fsm._service import Golems
 from oneiros.generators._protocol import Generator
-from oneiros.lab._evidence import Conversation, Session, evidence_recall
-from oneiros.projections._recall import RecallSettings, recall_golem
+from oneiros.lab._answer import AnswerReport, AnswerSettings, Reader, answers_path
+from oneiros.lab._evidence import Conversation, Question, Session, evidence_recall
+from oneiros.projections._recall import RecallItem, RecallSettings, recall_golem
 from oneiros.projections._service import Projections
 from oneiros.runtime._executor import InProcessExecutor
 from oneiros.scheduling._schedule_state import ScheduleState
@@ -59,6 +60,8 @@ class EvalSettings(msgspec.Struct, frozen=True, kw_only=True):
     last_night: timedelta = timedelta(days=1)
     """The time after the last session before the questions are asked."""
     recall: RecallSettings = RecallSettings()
+    answer: AnswerSettings | None = None
+    """The answer step's settings; None: no answers (the default: it needs a model)."""
 
 
 class ArmReport(msgspec.Struct, kw_only=True):
@@ -76,6 +79,8 @@ class ArmReport(msgspec.Struct, kw_only=True):
     source_turns: dict[int, float] = {}
     """Mean turns an item of the first k stands for: an item standing for many turns covers more."""
     questions: dict[str, int] = {}
+    answer: AnswerReport | None = None
+    """Token F1 of answers read from the first items, and what answering cost (apart from dreaming)."""
 
 
 def arm_store_url(directory: Path, arm: str) -> str:
@@ -153,6 +158,8 @@ def build_arm(
     done = 0
     with open_store(arm_store_url(directory, arm)) as store:
         for conversation in conversations:
+            if not conversation.sessions:
+                continue  # nothing was said: its questions were left out when it was read
             first = conversation.sessions[0].when
             clock = FixedClock(first if first.tzinfo else first.replace(tzinfo=UTC), timedelta(milliseconds=1))
             # Ids in sequence, not random: cycle ids seed the dream's draws and ids break ties in
@@ -195,13 +202,17 @@ def score_arm(
     *,
     progress: Progress | None = None,
     rebuild: bool = False,
+    reader: Generator | None = None,
 ) -> ArmReport:
     """Bring the arm's sweep and projections to the head (rebuilt from the log if ``rebuild``), ask
-    every question, and score it."""
+    every question, and score it; with ``reader`` and ``settings.answer``, answer each question from
+    its first items too."""
     k = max(settings.ks)
     sums: dict[int, dict[str, float]] = {kk: {} for kk in settings.ks}
     counts: dict[str, int] = {}
     turns: dict[int, list[int]] = {kk: [] for kk in settings.ks}
+    answering = reader is not None and settings.answer is not None
+    asked_items: list[tuple[str, Question, list[RecallItem]]] = []
     with open_store(arm_store_url(directory, arm)) as store, Projections(store) as projections:
         if rebuild:
             projections.rebuild("recall")
@@ -219,6 +230,8 @@ def score_arm(
                     for key in (question.category, OVERALL):
                         sums[kk][key] = sums[kk].get(key, 0.0) + got
                     turns[kk] += [len(i.source_refs) for i in ranked[:kk]]
+                if answering:
+                    asked_items.append((f"answer:{conversation.name}:{asked}", question, ranked))
                 for key in (question.category, OVERALL):
                     counts[key] = counts.get(key, 0) + 1
                 asked += 1
@@ -230,6 +243,15 @@ def score_arm(
             questions=counts,
         )
         _spend(store, conversations, report)
+    if reader is not None and settings.answer is not None:
+        if progress is not None:
+            progress(arm, "answering", 0, len(asked_items))
+        kept = answers_path(directory, arm)
+        report.answer = Reader(reader, config.cycle.engines.prompts, config.cycle.budget, kept, settings.answer).score(
+            asked_items
+        )
+        if progress is not None:
+            progress(arm, "answering", len(asked_items), len(asked_items))
     return report
 
 
@@ -259,6 +281,7 @@ def evaluate(
     generator: Generator | None = None,
     rescore: bool = False,
     progress: Progress | None = None,
+    reader: Generator | None = None,
 ) -> dict[str, ArmReport]:
     """Each arm built in ``directory`` and scored; with ``rescore``, read from the stores a run
     before kept there (the recall index rebuilt from each log, no generator made or called)."""
@@ -274,7 +297,9 @@ def evaluate(
         started = time.perf_counter()
         if not rescore:
             build_arm(arm, conversations, directory, config, settings, generator=generator, progress=progress)
-        report = score_arm(arm, conversations, directory, config, settings, progress=progress, rebuild=rescore)
+        report = score_arm(
+            arm, conversations, directory, config, settings, progress=progress, rebuild=rescore, reader=reader
+        )
         report.seconds = round(time.perf_counter() - started, 2)
         if not rescore:
             report.generator_calls = _calls(directory, arm, conversations)

@@ -10,12 +10,14 @@ question whose evidence names no turn after tidying is left out and counted.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -33,6 +35,7 @@ __all__ = [
     "chat_conversation",
     "evidence_recall",
     "locomo_conversations",
+    "locomo_f1",
 ]
 
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -75,15 +78,16 @@ def _golem_name(sample_id: str) -> str:
 
 
 def locomo_conversations(path: str | Path) -> list[Conversation]:
-    """Every conversation of a LoCoMo-format file with its questions of categories 1-4."""
+    """Every conversation of a LoCoMo-format file with its questions of categories 1-4; one with no
+    turn at all is left out, its questions counted among the skipped (the file must have one)."""
     out: list[Conversation] = []
     for sample in locomo_samples(path):
-        sessions = locomo_sessions(sample, str(path))
+        sessions = locomo_sessions(sample, str(path), empty_ok=True)
         questions: list[Question] = []
         skipped = 0
         for q in sample.qa:
             evidence = tuple(dict.fromkeys(e for raw in q.evidence for e in normalised_ids(raw)))
-            if q.category not in LOCOMO_CATEGORIES or not evidence:
+            if q.category not in LOCOMO_CATEGORIES or not evidence or not sessions:
                 skipped += 1
                 continue
             answer = None if q.answer is None else str(q.answer)
@@ -98,6 +102,8 @@ def locomo_conversations(path: str | Path) -> list[Conversation]:
                 skipped=skipped,
             )
         )
+    if not any(c.sessions for c in out):
+        raise EpisodeFileError(str(path), "no conversation has a turn")
     return out
 
 
@@ -170,11 +176,21 @@ def evidence_recall(evidence: Sequence[str], ranked: Sequence[RecallItem], k: in
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
 
 
+@functools.cache
+def _porter() -> Any:
+    import Stemmer  # type: ignore[import-not-found]  # noqa: PLC0415 - PyStemmer ships no types; loaded on first use
+
+    return Stemmer.Stemmer("porter")
+
+
 def _answer_tokens(text: str) -> list[str]:
-    """LoCoMo's normalisation: lower case, no punctuation, no articles, single spaces."""
+    """LoCoMo's normalisation: lower case, no punctuation, no articles, single spaces; each word cut
+    to its Porter stem (Snowball's implementation of Porter's algorithm, which LoCoMo's NLTK one
+    extends in a few rare suffixes)."""
     text = text.lower().replace(",", "")
     text = "".join(c for c in text if c not in string.punctuation)
-    return _ARTICLES.sub(" ", text).split()
+    words: list[str] = _porter().stemWords(_ARTICLES.sub(" ", text).split())
+    return words
 
 
 def answer_f1(predicted: str, gold: str) -> float:
@@ -185,3 +201,16 @@ def answer_f1(predicted: str, gold: str) -> float:
         return 0.0
     precision, recall = common / len(got), common / len(want)
     return 2 * precision * recall / (precision + recall)
+
+
+def locomo_f1(predicted: str, gold: str, category: str) -> float:
+    """LoCoMo's score of an answer in its category: a multi-hop gold answer is a comma-separated
+    list, each part scored by the best part of the answer, and their mean taken; an open-domain gold
+    answer is its text before the first ``;``; any other, :func:`answer_f1`."""
+    if category == LOCOMO_CATEGORIES[1]:
+        parts = [p.strip() for p in predicted.split(",")]
+        golds = [g.strip() for g in gold.split(",")]
+        return sum(max(answer_f1(p, g) for p in parts) for g in golds) / len(golds)
+    if category == LOCOMO_CATEGORIES[3]:
+        gold = gold.split(";", maxsplit=1)[0].strip()
+    return answer_f1(predicted, gold)

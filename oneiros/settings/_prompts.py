@@ -8,6 +8,7 @@ so a typo fails at configuration time and never mid-dream.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from string import Template
 from typing import Final, get_args
@@ -108,6 +109,14 @@ DEFAULT_PROMPTS: Final[dict[Task, str]] = {
         "the episodes (at most $cap of them) whose words the list uses:\n$episodes\n"
         'Reply with JSON only: {"summary": "Who, 2 May 2026, talked about: ...", "ticks": [tick, ...]}'
     ),
+    # Not a dream task: the evaluation's reader (docs/evaluation.md), after LoCoMo's QA prompt, which
+    # asks for a short phrase in the context's own words.
+    "answer": (
+        "Memories of a conversation, the most relevant first (dated; observations are restatements):\n"
+        "$memories\nQuestion: $question\n"
+        "Answer with a short phrase, in the memories' own words where you can, and write dates out "
+        "(7 May 2023). If the memories do not say, give your best guess."
+    ),
 }
 
 PLACEHOLDERS: Final[dict[Task, frozenset[str]]] = {
@@ -154,7 +163,15 @@ class PromptSet(msgspec.Struct, frozen=True, kw_only=True):
             raise InvalidPromptTemplate("system", f"{path}: system must be a string")
         return cls(overrides=dict(prompts), system=system)
 
+    def template(self, task: Task) -> str:
+        """The template ``task`` renders: the user's override, else the default."""
+        return self.overrides.get(task, DEFAULT_PROMPTS[task])
+
+    def version(self, task: Task) -> str:
+        """The template's version: the first 12 hex digits of its SHA-256 (equal versions, equal
+        templates), as lineage and the evaluation report it."""
+        return hashlib.sha256(self.template(task).encode()).hexdigest()[:12]
+
     def render(self, task: Task, **values: object) -> str:
         """The prompt for ``task`` with ``values`` filled in; placeholders left unfilled stay as written."""
-        template = self.overrides.get(task, DEFAULT_PROMPTS[task])
-        return Template(template).safe_substitute({k: str(v) for k, v in values.items()})
+        return Template(self.template(task)).safe_substitute({k: str(v) for k, v in values.items()})

@@ -72,6 +72,7 @@ Task = Literal[
     "observe",
     "thread",
     "summary",
+    "answer",
 ]
 Tier = Literal["core", "hardened"]
 """Bardo's compute tiers: [CORE] T0 rule-based or Haiku-class, [HARDENED] T1/T2."""
