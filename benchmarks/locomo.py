@@ -7,7 +7,9 @@ categories 1-4 is asked through the recall the REST route and MCP tool serve. Fi
 recall@5 and @10 per category and overall, what each arm's dreams made and cost, how long each arm
 took; then the arms are scored again from their kept logs (no generator) and ``identical_on_rerun``
 says whether every figure came out the same. ``vs_issue_bm25`` is the ``none`` arm's recall@10 over
-the plain BM25 row issue 29 reports, per category (each at least 1 is the goal).
+the plain BM25 row issue 29 reports, per category (each at least 1 is the goal); ``goals`` says, at
+each k, whether the dream arm is at least the reference in multi-hop, temporal and single-hop and at
+least ``none`` in every category (issue 29's goals).
 
 The data set is read where it lies (CC BY-NC 4.0: never copied into the repository).
 
@@ -24,11 +26,17 @@ import time
 from pathlib import Path
 
 from oneiros.config._load import load_config
-from oneiros.lab._eval import ARMS, EvalSettings, evaluate
+from oneiros.lab._eval import ARMS, ArmReport, EvalSettings, evaluate
 from oneiros.lab._evidence import locomo_conversations
 
 ISSUE_BM25_AT_10 = {"multi-hop": 0.261, "temporal": 0.736, "open-domain": 0.273, "single-hop": 0.648}
 DEFAULT = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+
+
+def _goals(reports: dict[str, ArmReport], k: int) -> bool:
+    dream, none, reference = (reports[a].recall[k] for a in ("dream", "none", "reference"))
+    above_reference = all(dream[c] >= reference[c] for c in ("multi-hop", "temporal", "single-hop"))
+    return above_reference and all(dream[c] >= none[c] for c in none)
 
 
 def main() -> None:
@@ -50,6 +58,7 @@ def main() -> None:
             "outputs": r.outputs,
             "cycles": r.cycles,
             "seconds": r.seconds,
+            "source_turns@5": r.source_turns[5],
             "source_turns@10": r.source_turns[10],
         }
         for name, r in first.items()
@@ -68,6 +77,7 @@ def main() -> None:
         "identical_on_rerun": identical,
         "rerun_generator_calls": sum(r.generator_calls for r in again.values()),
         "vs_issue_bm25": {c: round(none[c] / v, 3) for c, v in ISSUE_BM25_AT_10.items()},
+        "goals": {f"@{k}": _goals(first, k) for k in settings.ks},
     }
     print(json.dumps(figures))
 
