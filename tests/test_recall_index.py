@@ -264,6 +264,29 @@ def test_the_ranking_is_grouped_by_source_episode() -> None:
     assert sorted(grouped, key=lambda i: -i.relevance) == grouped
 
 
+def test_a_summary_never_takes_an_episodes_place() -> None:
+    """A summary names what episodes talked about without restating them: grouped, the episode it
+    stands for keeps its own place, and the summary, ranked below it, brings the other episode."""
+    store = open_store("memory://")
+    world = World(store)
+    world.golems.record_episodes(
+        "g1",
+        [
+            Episode(tick=1, summary="The kayak capsized on the lake at dawn", speaker="ann"),
+            Episode(tick=2, summary="We dried everything by the fire", speaker="bob"),
+        ],
+    )
+    summary = DreamObservation(
+        cycle_id="CYCLE", kind="summary", text="ann, bob talked about: kayak, fire", source_episode_ticks=(1, 2)
+    )
+    world.dream([summary])
+    world.update()
+
+    grouped = recall(world.projections.db, [], "g1", "kayak capsized lake").ranking()
+
+    assert [("episode", (1,)), ("observation", (1, 2))] == [(i.kind, i.source_ticks) for i in grouped]
+
+
 def test_an_index_of_an_older_layout_is_rebuilt_from_the_log() -> None:
     """Rows of the recall index's first layout (word rows, no layout row) are dropped at the next
     catch-up and the index built again from the log, so an upgrade never recalls from rows it does

@@ -23,6 +23,7 @@ the two rankings fused by reciprocal rank.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Literal
 
 import msgspec
@@ -100,6 +101,9 @@ class _Doc(msgspec.Struct, frozen=True, kw_only=True):
     refs: tuple[str, ...] = ()
     speaker: str | None = None
     time: str | None = None
+    restates: bool = True
+    """Whether its text restates its episodes (an episode, an observation, a thread), or only names
+    what they talked about (a summary): only a restatement may take an episode's place."""
 
 
 def episode_text(episode: Episode) -> str:
@@ -193,6 +197,7 @@ class RecallIndex:
             refs=tuple(refs),
             speaker=event.subject,
             time=event.about.isoformat() if event.about else None,
+            restates=event.kind != "summary",
         )
 
 
@@ -259,7 +264,11 @@ class _Scorer:
         return sum(self.idf[t] * bm25_weight(counts[t], length, avgdl, k1, b) for t in self.terms if t in counts)
 
 
-def _indexed(db: ProjectionDB, golem_id: str, scorer: _Scorer, per_part: int, words: set[str]) -> list[RecallItem]:
+def _indexed(
+    db: ProjectionDB, golem_id: str, scorer: _Scorer, per_part: int, words: set[str], *, summaries: set[str]
+) -> list[RecallItem]:
+    """The index's best ``per_part`` of each part as items; the refs of summaries among them are
+    added to ``summaries``."""
     hits = db.term_top("recall", golem_id, scorer.indexed, scorer.okapi(), per_part)
     rows = db.get_many("recall", "doc", [f"{golem_id}/{doc}" for doc, _part, _score in hits])
     out: list[RecallItem] = []
@@ -268,6 +277,8 @@ def _indexed(db: ProjectionDB, golem_id: str, scorer: _Scorer, per_part: int, wo
         if data is None:  # pragma: no cover - postings and rows are written in one transaction
             continue
         found = msgspec.json.decode(data, type=_Doc)
+        if not found.restates:
+            summaries.add(found.ref)
         out.append(
             RecallItem(
                 kind=found.kind,
@@ -360,10 +371,11 @@ def _fused(query: str, items: list[RecallItem], embedder_name: str) -> list[Reca
     return [msgspec.structs.replace(i, relevance=round(f, 9)) for i, f in zip(items, fused, strict=True)]
 
 
-def _grouped(ranked: Sequence[RecallItem]) -> list[RecallItem]:
+def _grouped(ranked: Sequence[RecallItem], summaries: AbstractSet[str] = frozenset()) -> list[RecallItem]:
     """``ranked`` grouped by source episode, numbered again. An item that stands for one episode
     takes the place of that episode's fullest form among the candidates: the best-ranked dream
-    observation that restates it with more (the question it answers, a thread across days), else
+    observation that restates it with more (the question it answers, a thread across days; never a
+    summary, among ``summaries``, which names what episodes talked about without restating them), else
     the episode itself (a dream that restates one episode adds nothing a reader does not get from
     the episode); whatever takes a place keeps the relevance of what stood there. An item whose
     episodes are all stood for above it is left out, so each place brings an episode of its own.
@@ -373,7 +385,7 @@ def _grouped(ranked: Sequence[RecallItem]) -> list[RecallItem]:
     for i in ranked:
         if i.standing == "fact" and len(i.source_ticks) == 1:
             facts.setdefault(i.source_ticks[0], i)
-        elif i.kind == "observation" and len(i.source_ticks) > 1:
+        elif i.kind == "observation" and len(i.source_ticks) > 1 and i.ref not in summaries:
             for tick in i.source_ticks:
                 fuller.setdefault(tick, i)
     covered: set[int] = set()
@@ -414,13 +426,17 @@ def recall(
     per_part = max(limit, settings.pool) if fusing else limit
     if settings.grouped:
         per_part *= _GROUPED_POOL  # what grouping leaves out is made up from further down
-    found = [*_indexed(db, golem_id, scorer, per_part, words), *_outside(db, staging, golem_id, scorer, words)]
+    summaries: set[str] = set()
+    found = [
+        *_indexed(db, golem_id, scorer, per_part, words, summaries=summaries),
+        *_outside(db, staging, golem_id, scorer, words),
+    ]
     found = [i for i in found if i.relevance > 0]
     if fusing:
         found = _fused(query, found, settings.embedder)
     ranked = _ordered(found)
     if settings.grouped:
-        ranked = _grouped(ranked)
+        ranked = _grouped(ranked, summaries)
     results = [i for i in ranked if i.standing == "fact"][:limit]
     dreams = [i for i in ranked if i.standing == "dream"][:limit]
     shown = _with_refs(db, golem_id, [*results, *dreams])
