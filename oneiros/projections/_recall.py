@@ -124,8 +124,9 @@ class RecallIndex:
     (documents and terms), and each document's term postings."""
 
     name = "recall"
-    layout = 2
-    """1: word rows of the newest 1000 ticks each, scored by the share of query words; 2: BM25."""
+    layout = 3
+    """1: word rows of the newest 1000 ticks each, scored by the share of query words; 2: BM25; 3: each
+    document says whether it restates its episodes (rows of 2 would read every summary as one)."""
     types: tuple[type[Event], ...] = (EpisodeRecorded, DreamObservation)
 
     def __init__(self, settings: RecallSettings | None = None) -> None:
