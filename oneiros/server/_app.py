@@ -25,9 +25,10 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from oneiros._deps import Deps
-from oneiros._errors import ConfigError, InputError, OneirosError, Unauthenticated
+from oneiros._errors import ConfigError, InputError, OneirosError, ProjectionBehind, Unauthenticated
 from oneiros.config._load import OneirosConfig
 from oneiros.server._auth import LOCAL, Principal, Tokens, environment_tokens, load_tokens
+from oneiros.server._consistency import CONSISTENCY_HEADER, POSITION_HEADER, RETRY_AFTER_SECONDS
 from oneiros.server._errors import error_body
 from oneiros.server._events import LogTail, StreamFilter, stream
 from oneiros.server._inspect import static_dir
@@ -205,6 +206,8 @@ def _error_response(_request: Request, exc: Exception) -> Response:
     response = json_response(body, code)
     if code == 401:
         response.headers["www-authenticate"] = "Bearer"
+    if isinstance(exc, ProjectionBehind):
+        response.headers["retry-after"] = str(RETRY_AFTER_SECONDS)
     return response
 
 
@@ -298,7 +301,8 @@ def create_app(
                 CORSMiddleware,
                 allow_origins=list(settings.cors_origins),
                 allow_methods=["GET", "POST"],
-                allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Mcp-Session-Id"],
+                allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Mcp-Session-Id", CONSISTENCY_HEADER],
+                expose_headers=[POSITION_HEADER],
             ),
         )
     handlers: dict[Any, Any] = {OneirosError: _error_response, HTTPException: _http_error}

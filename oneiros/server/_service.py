@@ -3,15 +3,18 @@ token's scopes and golems), the projections kept up by a follower thread of its 
 cycles it runs itself on threads (``_background``).
 
 The application (:class:`~oneiros.app.Oneiros`) holds every use case; reads answer from the
-projections as the follower keeps them (or ``oneiros follow`` elsewhere), and a write answers only
-once the projections include it, so a client reads its own writes. Any number of servers can run
-side by side on one store.
+projections as the follower keeps them (or ``oneiros follow`` elsewhere). A write answers once its
+events are committed, with their log position; a read waits for the projections it reads to reach
+the position its request names (``_consistency``) and every write this server has answered, so a
+client reads its own writes through one server, and through several by passing the position on.
+No lock is held across a request: any number of servers can run side by side on one store.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TypeVar
 
 import msgspec
 
@@ -26,6 +29,8 @@ from oneiros.server._models import CycleIn
 from oneiros.store._store import EventStore
 
 __all__ = ["Service", "served_config"]
+
+_T = TypeVar("_T")
 
 
 def served_config(config: OneirosConfig) -> OneirosConfig:
@@ -49,6 +54,9 @@ class Service:
         self.app = Oneiros(store, served_config(config), deps=deps, catch_up=False)
         self._stop = threading.Event()
         self._follower: threading.Thread | None = None
+        # The highest log position a write of this server answered with: every read includes it.
+        self._acknowledged = 0
+        self._acknowledging = threading.Lock()
         self.cycles = BackgroundCycles(
             store, self.settings.max_cycles, self.settings.shutdown_grace_seconds, on_end=self.app.settle
         )
@@ -73,6 +81,18 @@ class Service:
         """Bring the sweep and every projection to the head (``oneiros serve`` shows the progress
         before it listens)."""
         self.app.settle(on_progress=on_progress)
+
+    # -- consistency ------------------------------------------------------------------------
+
+    def call(self, run: Callable[[], _T], floor: int = 0) -> tuple[_T, int]:
+        """``run()`` (one request's use case) with reads that include log position ``floor`` and
+        every write this server answered; its answer, and the position it wrote (0: none)."""
+        with self.app.consistent(max(floor, self._acknowledged)) as held:
+            answer = run()
+        if held.written:
+            with self._acknowledging:
+                self._acknowledged = max(self._acknowledged, held.written)
+        return answer, held.written
 
     # -- who may do what --------------------------------------------------------------------
 
