@@ -26,6 +26,7 @@ from oneiros.config._load import OneirosConfig
 from oneiros.server._auth import Principal, Scope
 from oneiros.server._background import BackgroundCycles
 from oneiros.server._models import CycleIn
+from oneiros.server._recovery import ServerReconciler
 from oneiros.store._store import EventStore
 
 __all__ = ["Service", "served_config"]
@@ -60,18 +61,25 @@ class Service:
         self.cycles = BackgroundCycles(
             store, self.settings.max_cycles, self.settings.shutdown_grace_seconds, on_end=self.app.settle
         )
+        served = self.app.config
+        # With a queue the workers reconcile; without one the server runs cycles, so it does.
+        self.reconciler = None if served.queue else ServerReconciler(store, served, self.cycles, self.app.deps)
 
     # -- keeping the projections up ---------------------------------------------------------
 
     def start(self) -> None:
         self.app.settle()
+        if self.reconciler is not None:
+            self.reconciler.start()
         if self.settings.follow:
             self._follower = threading.Thread(target=self.app.follow, args=(self._stop,), daemon=True)
             self._follower.name = "oneiros-projections"
             self._follower.start()
 
     def close(self) -> None:
-        self.cycles.close()  # first: a cycle's last events still reach the projections
+        if self.reconciler is not None:
+            self.reconciler.close()  # resumes nothing more: the cycles are stopping
+        self.cycles.close()  # then: a cycle's last events still reach the projections
         self._stop.set()
         if self._follower is not None:
             self._follower.join(timeout=5)
