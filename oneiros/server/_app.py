@@ -36,6 +36,7 @@ from oneiros.server._mcp import build_mcp
 from oneiros.server._openapi import openapi
 from oneiros.server._rest import PREFIX, json_response, principal_of, query_number, routes
 from oneiros.server._service import Service
+from oneiros.server._traced import TracedRequests
 from oneiros.server._warm import warm_decoders
 from oneiros.store._store import EventStore
 
@@ -292,7 +293,10 @@ def create_app(
         # The web inspector (docs/inspector.md): static files, public; its API calls carry a token.
         Mount("/", app=StaticFiles(directory=static_dir(), html=True, check_dir=False), name="inspector"),
     ]
-    middleware = [Middleware(_Guard, tokens=tokens, max_body=settings.max_body_bytes)]
+    middleware = [
+        Middleware(_Guard, tokens=tokens, max_body=settings.max_body_bytes),
+        Middleware(TracedRequests, prefixes=_GUARDED),
+    ]
     if settings.cors_origins:
         # Outermost, so a preflight is answered before authentication asks for a token.
         middleware.insert(

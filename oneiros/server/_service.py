@@ -28,6 +28,7 @@ from oneiros.server._background import BackgroundCycles
 from oneiros.server._models import CycleIn
 from oneiros.server._recovery import ServerReconciler
 from oneiros.store._store import EventStore
+from oneiros.telemetry._spans import current_span
 
 __all__ = ["Service", "served_config"]
 
@@ -124,6 +125,9 @@ class Service:
         """Dense-Mem's ``run_dreaming_cycle``: the cycle on the queue, or on a thread of this server
         (answered once it started, unless the body asks to wait, at most ``server.cycle_wait_seconds``)."""
         who.require("write", golem_id)
-        run = self.app.dream(golem_id, body.options(self.settings.cycle_wait_seconds), background=self.cycles)
+        with current_span("dream", {"oneiros.golem_id": golem_id}) as span:
+            run = self.app.dream(golem_id, body.options(self.settings.cycle_wait_seconds), background=self.cycles)
+            # The request's trace names the cycle, whose own trace starts at its root span.
+            span.set_attribute("oneiros.request.cycle_id", run.cycle_id or "")
         # The server does not say where it stores its log or finds its queue.
         return msgspec.structs.replace(run, store=None, queue=None)
