@@ -12,11 +12,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from oneiros.settings import PHASES
 from tests.server.conftest import start_server
-from tests.server.test_rest import _dreamt, _ok
+from tests.server.test_rest import _dreamt, _episodes, _ok
+from tests.workers.support import Workers, worker_command
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -53,6 +55,42 @@ def test_a_cycle_the_server_runs_is_one_trace_under_its_root_and_its_request_nam
             for s in dreams
         ]
     finally:
+        server.stop()
+
+
+def _trace(http: httpx.Client, cycle_id: str, phases: int) -> list[dict[str, Any]]:
+    """The cycle's spans once its root and a span per phase are in the span file."""
+    deadline = time.monotonic() + 60
+    while True:
+        spans: list[dict[str, Any]] = _ok(http.get(f"/golems/g1/cycles/{cycle_id}/trace"))
+        names = [s["name"] for s in spans]
+        if "cycle" in names and sum(n.startswith("phase ") for n in names) >= phases:
+            return spans
+        assert time.monotonic() < deadline, names
+        time.sleep(0.2)
+
+
+def test_a_cycle_the_server_queues_has_its_root_span_with_the_workers_phases_under_it(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """With ``--queue`` the server starts the cycle's trace (the root ``cycle`` span, ended once
+    the first phase is enqueued) and a worker writing to the same span file runs the phases: the
+    trace route gives one trace, whose only parentless span is ``cycle``, with a span per phase."""
+    server = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve", "--queue", redis_url)
+    workers = Workers(worker_command(redis_url, server.store, tmp_path / "serve" / "spans.jsonl"), tmp_path)
+    try:
+        http = server.client("admin")
+        _ok(http.post("/golems", json={"golem_id": "g1"}), 201)
+        _ok(http.post("/golems/g1/episodes", json={"episodes": _episodes()}), 201)
+        cycle_id = _ok(http.post("/golems/g1/cycles", json={}), 202)["cycle_id"]
+        workers.start(1)
+        spans = _trace(http, cycle_id, len(PHASES.names))
+        assert (["cycle"], 1) == (
+            [s["name"] for s in spans if s["parent_id"] is None],
+            len({s["trace_id"] for s in spans}),
+        )
+    finally:
+        workers.stop()
         server.stop()
 
 
