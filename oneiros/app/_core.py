@@ -287,7 +287,7 @@ class Core:
         return held
 
     def _feedback(self) -> Feedback:
-        return Feedback(self.store, deps=self.deps)
+        return Feedback(self.store, deps=self.deps, golems=self._golems())
 
     # -- lookups the use cases share ----------------------------------------------------------
 
