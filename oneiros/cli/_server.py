@@ -190,7 +190,7 @@ def mcp(
     # A read-only agent on a URL with no store gets NoStore rather than an empty store made for it.
     with opened(store or effective.store or None, create=not read_only) as event_store:
         configure_server_tracing(effective)
-        service = Service(event_store, effective)
+        service = Service(event_store, effective, reconcile=not read_only)
         service.start()
         try:
             build_mcp(service, lambda _ctx: who).run("stdio")

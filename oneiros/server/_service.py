@@ -50,7 +50,9 @@ def served_config(config: OneirosConfig) -> OneirosConfig:
 class Service:
     """The application over one store, as the server serves it."""
 
-    def __init__(self, store: EventStore, config: OneirosConfig, *, deps: Deps | None = None) -> None:
+    def __init__(
+        self, store: EventStore, config: OneirosConfig, *, deps: Deps | None = None, reconcile: bool = True
+    ) -> None:
         self.config = config
         self.settings = config.server
         self.app = Oneiros(store, served_config(config), deps=deps, catch_up=False)
@@ -63,8 +65,10 @@ class Service:
             store, self.settings.max_cycles, self.settings.shutdown_grace_seconds, on_end=self.app.settle
         )
         served = self.app.config
-        # With a queue the workers reconcile; without one the server runs cycles, so it does.
-        self.reconciler = None if served.queue else ServerReconciler(store, served, self.cycles, self.app.deps)
+        # With a queue the workers reconcile; without one the server runs cycles, so it does (unless
+        # it may not write: `oneiros mcp --read-only`).
+        recovers = reconcile and not served.queue
+        self.reconciler = ServerReconciler(store, served, self.cycles, self.app.deps) if recovers else None
 
     # -- keeping the projections up ---------------------------------------------------------
 
