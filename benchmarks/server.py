@@ -1,6 +1,6 @@
-"""``oneiros serve`` latency: reads on a 100k-event store, and append-to-SSE delivery.
+"""``oneiros serve`` latency: reads on a 100k-event store, append-to-SSE delivery, and writes.
 
-    python benchmarks/server.py [--events 100000] [--samples 200] [--runs 3]
+    python benchmarks/server.py [--events 100000] [--samples 200] [--runs 3] [--part all|reads|writes]
 
 A real server process (uvicorn) over a SQLite store of ``--events`` events (dream cycles of 50
 golems, the staging process's decisions), measured from a keep-alive httpx client:
@@ -12,13 +12,25 @@ golems, the staging process's decisions), measured from a keep-alive httpx clien
   to the event arriving on ``/api/v1/events``, on SQLite and PostgreSQL; baseline in the same run:
   a thread of this process polling the log every millisecond for the same appends.
 
+Writes (issue 30), on a fresh store of each backend:
+
+- write p50 of ``POST /golems/{id}/episodes`` (one episode) against the same append through the
+  Python API in this process (``Golems.record_episodes``), interleaved in each round: the server
+  answers once the append committed, so the ratio is HTTP, auth and JSON over the append itself;
+- writes/s with 1, 2 and 3 server processes on one PostgreSQL store, each server written by a
+  client process of ``--writers`` threads (a golem each) for ``--seconds``; the first server
+  follows the log, the others serve from the projections it keeps (``server.follow = false``).
+
 Figures are medians over ``--runs`` rounds. Goals (issue 13): p50 <= 5 ms for the reads; SSE p50
-<= 50 ms on SQLite, <= 10 ms on PostgreSQL.
+<= 50 ms on SQLite, <= 10 ms on PostgreSQL. Goals (issue 30): write p50 <= 2x the Python API's;
+3 servers >= 2x the writes/s of one.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import multiprocessing
 import os
 import statistics
 import subprocess
@@ -33,11 +45,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
+import msgspec
 
 from benchmarks._common import emit
 from benchmarks.projections import PG, T0, build_log
+from oneiros.episodes._episodes import load_episodes, sample_episodes_path
 from oneiros.events._schedule import ActivityRecorded
-from oneiros.events._types import EventMeta, GolemCreated
+from oneiros.events._types import Episode, EventMeta, GolemCreated
+from oneiros.fsm._service import Golems
 from oneiros.server._auth import add_token
 from oneiros.store._store import EventStore, open_store
 
@@ -53,12 +68,13 @@ def _free_port() -> int:
 
 
 class Served:
-    def __init__(self, store_url: str, work: Path) -> None:
+    def __init__(self, store_url: str, work: Path, *, follow: bool = True) -> None:
         work.mkdir(parents=True, exist_ok=True)
         self.token = add_token(work / "tokens.toml", "bench", ("admin",))
         self.port = _free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
         env |= {"ONEIROS_SERVER__TOKENS_FILE": str(work / "tokens.toml"), "ONEIROS_SPANS": "off"}
+        env |= {} if follow else {"ONEIROS_SERVER__FOLLOW": "false"}
         command = [sys.executable, "-m", "oneiros", "serve", "--store", store_url, "--port", str(self.port)]
         self.log = (work / "serve.log").open("wb")
         started = time.perf_counter()
@@ -205,24 +221,177 @@ def postgres_sse() -> dict[str, Any]:
             pass
 
 
+def _drop_schema(schema: str) -> None:
+    try:
+        import psycopg
+
+        with psycopg.connect("host=127.0.0.1 dbname=test user=postgres", autocommit=True) as conn:
+            for name in (schema, f"{schema}_proj"):
+                conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+    except Exception:  # cleanup of a server that may be absent
+        pass
+
+
+_EPISODE = msgspec.to_builtins(load_episodes(sample_episodes_path())[0])
+
+
+def _episode(tick: int) -> dict[str, Any]:
+    return {**_EPISODE, "tick": tick}
+
+
+def write_latency(store_url: str, work: Path, samples: int, runs: int) -> dict[str, float]:
+    """p50 ms of one episode POSTed to a server against the same append through the Python API,
+    interleaved; medians over ``runs`` rounds."""
+    store = open_store(store_url)
+    served = Served(store_url, work)
+    try:
+        golems = Golems(store)
+        golems.create("api")
+        with httpx.Client(base_url=served.url + "/api/v1", headers=served.headers, timeout=60) as client:
+            assert client.post("/golems", json={"golem_id": "http"}).status_code == 201
+            tick = 0
+            server_p50: list[float] = []
+            api_p50: list[float] = []
+            for _ in range(runs):
+                via_server: list[float] = []
+                via_api: list[float] = []
+                for _ in range(samples):
+                    tick += 1
+                    body = {"episodes": [_episode(tick)]}
+                    started = time.perf_counter()
+                    answer = client.post("/golems/http/episodes", json=body)
+                    via_server.append((time.perf_counter() - started) * 1000)
+                    assert answer.status_code == 201, answer.text
+                    episode = msgspec.convert(_episode(tick), Episode)
+                    started = time.perf_counter()
+                    golems.record_episodes("api", [episode])
+                    via_api.append((time.perf_counter() - started) * 1000)
+                server_p50.append(_percentiles(via_server)[0])
+                api_p50.append(_percentiles(via_api)[0])
+    finally:
+        served.stop()
+        store.close()
+    server, api = statistics.median(server_p50), statistics.median(api_p50)
+    return {"server_p50_ms": round(server, 2), "api_p50_ms": round(api, 2), "ratio": round(server / api, 2)}
+
+
+def _client(url: str, token: str, writers: int, seconds: float, start_at: float) -> int:
+    """In a process of its own (the GIL of one client process would cap every server): ``writers``
+    threads, each recording one episode at a time into a golem of its own from ``start_at`` (wall
+    clock) for ``seconds``; how many writes answered."""
+    counts: list[int] = []
+    lock = threading.Lock()
+    headers = {"Authorization": f"Bearer {token}"}
+
+    def write() -> None:
+        golem = f"w-{uuid.uuid4().hex[:8]}"
+        done = 0
+        with httpx.Client(base_url=url + "/api/v1", headers=headers, timeout=60) as client:
+            answer = client.post("/golems", json={"golem_id": golem})
+            assert answer.status_code == 201, answer.text
+            time.sleep(max(0.0, start_at - time.time()))
+            deadline = time.perf_counter() + seconds
+            while time.perf_counter() < deadline:
+                answer = client.post(f"/golems/{golem}/episodes", json={"episodes": [_episode(done + 1)]})
+                assert answer.status_code == 201, answer.text
+                done += 1
+        with lock:
+            counts.append(done)
+
+    threads = [threading.Thread(target=write) for _ in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(counts)
+
+
+def _throughput(servers: list[Served], writers: int, seconds: float) -> float:
+    """Writes/s of one client process per server (``writers`` threads each) over ``seconds``."""
+    start_at = time.time() + 3  # every client has made its golems by then
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(len(servers), mp_context=context) as pool:
+        done = [pool.submit(_client, s.url, s.token, writers, seconds, start_at) for s in servers]
+        return sum(f.result() for f in done) / seconds
+
+
+def scale_out(writers: int, seconds: float, runs: int) -> dict[str, Any]:
+    """Writes/s with 1, 2 and 3 servers on one PostgreSQL store (a fresh schema per count),
+    median over ``runs`` rounds each."""
+    figures: dict[str, Any] = {}
+    for count in (1, 2, 3):
+        schema = f"bench_{uuid.uuid4().hex[:8]}"
+        url = PG.format(schema=schema)
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                open_store(url).close()  # made once, before the servers race to make it
+                # One follower keeps the shared projections up; the other servers serve from them
+                # (server.follow = false): N followers would each apply every event.
+                servers = [Served(url, Path(tmp) / f"s{i}", follow=i == 0) for i in range(count)]
+                try:
+                    rates = [_throughput(servers, writers, seconds) for _ in range(runs)]
+                finally:
+                    for served in servers:
+                        served.stop()
+            figures[f"writes_per_s_{count}_servers_postgres"] = round(statistics.median(rates), 1)
+        except Exception as exc:  # null where no PostgreSQL server is reachable
+            print(f"PostgreSQL scale-out skipped: {exc}", file=sys.stderr)
+            figures[f"writes_per_s_{count}_servers_postgres"] = None
+        finally:
+            _drop_schema(schema)
+    one, three = figures["writes_per_s_1_servers_postgres"], figures["writes_per_s_3_servers_postgres"]
+    figures["writes_3_servers_vs_1"] = round(three / one, 2) if one and three else None
+    return figures
+
+
+def writes(samples: int, runs: int, writers: int, seconds: float) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        sqlite = write_latency(f"sqlite:///{tmp}/writes.db", Path(tmp) / "sqlite", samples, runs)
+    figures |= {f"write_{k}_sqlite": v for k, v in sqlite.items()}
+    schema = f"bench_{uuid.uuid4().hex[:8]}"
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            postgres = write_latency(PG.format(schema=schema), Path(tmp) / "pg", samples, runs)
+        figures |= {f"write_{k}_postgres": v for k, v in postgres.items()}
+    except Exception as exc:  # null where no PostgreSQL server is reachable
+        print(f"PostgreSQL writes skipped: {exc}", file=sys.stderr)
+        figures |= {f"write_{k}_postgres": None for k in ("server_p50_ms", "api_p50_ms", "ratio")}
+    finally:
+        _drop_schema(schema)
+    return figures | scale_out(writers, seconds, runs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--part", choices=("all", "reads", "writes"), default="all")
+    parser.add_argument("--writers", type=int, default=4, help="client threads per server (scale-out)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="length of a scale-out round")
     args = parser.parse_args()
-    figures: dict[str, Any] = {"events": args.events, "samples": args.samples, "runs": args.runs}
+    figures: dict[str, Any] = {"samples": args.samples, "runs": args.runs}
+    if args.part != "reads":
+        figures |= writes(args.samples, args.runs, args.writers, args.seconds)
+    if args.part != "writes":
+        figures |= reads_and_sse(args.events, args.samples, args.runs)
+    emit(figures)
+
+
+def reads_and_sse(events: int, samples: int, runs: int) -> dict[str, Any]:
+    figures: dict[str, Any] = {"events": events}
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/events.db"
         store = open_store(url)
         started = time.perf_counter()
-        build_log(store, args.events)
+        build_log(store, events)
         figures["events"] = store.head()
         print(f"built {store.head()} events in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         served = Served(url, Path(tmp) / "sqlite")
         try:
             figures["startup_s_sqlite"] = round(served.startup_s, 2)
-            measured = reads(served, args.samples, args.runs)
+            measured = reads(served, samples, runs)
             sse, base = sse_latency(served, store, 50)
         finally:
             served.stop()
@@ -232,8 +401,7 @@ def main() -> None:
     figures |= {f"{name}_p50_vs_healthz": round(measured[name]["p50_ms"] / healthz, 2) for name in measured}
     figures |= {"sse_p50_ms_sqlite": round(sse, 2), "sse_baseline_poll_ms_sqlite": round(base, 2)}
 
-    figures |= postgres_sse()
-    emit(figures)
+    return figures | postgres_sse()
 
 
 if __name__ == "__main__":

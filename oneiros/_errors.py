@@ -32,6 +32,7 @@
     │   └── MalformedOutput         model text that does not parse into the task's result
     ├── ProjectionError             a read model that cannot be built, followed or read
     │   ├── ProjectionConflict      another runner moved the projection's position first
+    │   ├── ProjectionBehind        a read asked for a position its projections did not reach in time
     │   └── UnknownProjection       a name no registered projection carries
     ├── StagingError                a review or outcome that does not fit the staging buffer
     │   ├── EntryNotFound           no staged entry with this id
@@ -76,6 +77,7 @@ __all__ = [
     "MemoryVersionNotFound",
     "NoStore",
     "OneirosError",
+    "ProjectionBehind",
     "ProjectionConflict",
     "ProjectionError",
     "StagingError",
@@ -382,6 +384,22 @@ class ProjectionConflict(ProjectionError):
         self.found = found
         super().__init__(
             f"projection {projection!r} moved from position {expected} to {found}: another runner committed first"
+        )
+
+
+class ProjectionBehind(ProjectionError):
+    """A read asked to see the log up to ``wanted`` (a write's position, its consistency token) and
+    the projection it reads stayed at ``position`` for ``seconds``: the server answers 503 with
+    ``Retry-After``, and the same read later finds it caught up."""
+
+    def __init__(self, projection: str, position: int, wanted: int, seconds: float) -> None:
+        self.projection = projection
+        self.position = position
+        self.wanted = wanted
+        self.seconds = seconds
+        super().__init__(
+            f"projection {projection!r} is at log position {position}, not yet {wanted}, "
+            f"after {seconds:g}s; retry shortly"
         )
 
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
 from oneiros._deps import Deps
-from oneiros._errors import CycleNotFound, GolemNotFound, ProjectionConflict
+from oneiros._errors import CycleNotFound, GolemNotFound, ProjectionBehind, ProjectionConflict
 from oneiros.config._load import OneirosConfig, load_config
 from oneiros.daemon._catch_up import follow, update
 from oneiros.fsm._service import Golems
+from oneiros.health._health import PROCESS_NAME as HEALTH_PROCESS
 from oneiros.projections._db import default_projection_url, open_projection_db
 from oneiros.projections._index import golem_dreams, journal_entry, staged_entries
 from oneiros.projections._journal import JournalEntry
@@ -22,18 +24,38 @@ from oneiros.projections._service import Projections, ProjectionSettings, Verify
 from oneiros.projections._staging import StagedEntry
 from oneiros.store._store import EventStore, open_store
 from oneiros.validation._review import Feedback
+from oneiros.validation._sweep import PROCESS_NAME as STAGING_PROCESS
 from oneiros.validation._sweep import StagingProcess
 
 if TYPE_CHECKING:  # the cycle runtime loads NumPy: on first use only
     from oneiros.runtime._golem_log import GolemLogs
 
-__all__ = ["Core", "Progress"]
+__all__ = ["Consistency", "Core", "Progress"]
 
 Progress = Callable[[], AbstractContextManager[Callable[[str, int], None] | None]]
 """Made around each catch-up: a context that gives what hears each step (what is moving, and the
 log position it reached), or None. ``oneiros`` draws its progress bar with one."""
 
 _SETTLE_ATTEMPTS = 20
+# A follower of another process moves shared projections without waking this one: look again this
+# often while a read waits for a position.
+_LOOK_AGAIN_SECONDS = 0.02
+
+
+class Consistency:
+    """What one call (a request) asked to see and what it wrote: ``floor``, the log position its
+    reads must include (a consistency token; raised by its own writes, so it reads them), and
+    ``written``, the position of its last append (0 when it appended nothing)."""
+
+    __slots__ = ("floor", "written")
+
+    def __init__(self, floor: int = 0) -> None:
+        self.floor = floor
+        self.written = 0
+
+    def wrote(self, position: int) -> None:
+        self.written = max(self.written, position)
+        self.floor = max(self.floor, position)
 
 
 class Core:
@@ -44,6 +66,10 @@ class Core:
     reads to the log head; with False a follower does (the server's own thread, ``oneiros
     follow``) and reads answer from the projections as they are. Either way a write answers once
     the projections include it, so a caller reads its own writes.
+
+    With False, a write answers once its events are committed, without waiting for any read model,
+    and a read waits only for the projections it reads, and only up to the position its call
+    asked for (:meth:`consistent`): at least its own writes.
     """
 
     def __init__(
@@ -64,8 +90,10 @@ class Core:
         self.progress = progress
         self._projections_url = projections
         self._projections: Projections | None = None
-        # One thread moves the projections at a time: a follower, or a write settling.
+        # One thread of this process settles the projections at a time.
         self._moving = threading.Lock()
+        # Notified when this process's follower has applied a batch: reads waiting for a position.
+        self._moved = threading.Condition()
         self._opening = threading.Lock()
         # Each thread its own golems and folds: they cache what they read, and are not shared.
         self._local = threading.local()
@@ -133,8 +161,75 @@ class Core:
     def follow(self, stop: threading.Event) -> None:
         """Keep the sweep, the health alarms and every projection up with the log until ``stop``
         (``oneiros follow``, the server's follower thread). A conflict with another follower leaves
-        the stretch to whichever is ahead."""
-        follow(self.projections, stop, self.config.staging, self.config.health)
+        the stretch to whichever is ahead. Each batch applied wakes the reads waiting for it."""
+        follow(self.projections, stop, self.config.staging, self.config.health, on_batch=self._wake)
+
+    def _wake(self) -> None:
+        with self._moved:
+            self._moved.notify_all()
+
+    # -- consistency ------------------------------------------------------------------------------
+
+    @contextmanager
+    def consistent(self, floor: int = 0) -> Iterator[Consistency]:
+        """Calls made in this thread inside the block read the log at least up to position
+        ``floor`` (and up to their own writes); the :class:`Consistency` yielded says the position
+        of the last write made. Without a follower serving reads (``catch_up``), every read
+        catches up to the head anyway."""
+        outer: Consistency | None = getattr(self._local, "consistency", None)
+        held = Consistency(max(floor, outer.floor if outer is not None else 0))
+        self._local.consistency = held
+        try:
+            yield held
+        finally:
+            self._local.consistency = outer
+            if outer is not None:
+                outer.wrote(held.written)
+
+    def _await(self, reads: Sequence[str], position: int, *, sweep: bool = True) -> None:
+        """Until the projections ``reads`` (every one if none) include log position ``position``,
+        and, with ``sweep``, what the validation sweep and health process decided on it; at most
+        ``server.consistency_seconds``, then ProjectionBehind."""
+        if position <= 0:
+            return
+        limit = self.config.server.consistency_seconds
+        deadline = time.monotonic() + limit
+        names = reads or self.projections.names
+        target = position
+        processes = (STAGING_PROCESS, HEALTH_PROCESS) if sweep else ()
+        while True:
+            lag = self._lagging(processes, names, position, target)
+            if lag is None:
+                return
+            name, at, wanted = lag
+            if processes and name not in processes:
+                # The processes decided on ``position``: their decisions lie below the head read
+                # then, and the projections must include those too (an outcome's moves, a promotion).
+                processes, target = (), wanted
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ProjectionBehind(name, at, wanted, limit)
+            with self._moved:
+                self._moved.wait(min(remaining, _LOOK_AGAIN_SECONDS))
+
+    def _lagging(
+        self, processes: Sequence[str], names: Sequence[str], position: int, target: int
+    ) -> tuple[str, int, int] | None:
+        """The first process behind ``position`` or projection behind ``target``: its name, the
+        position it is at, and the one wanted; None when none is."""
+        recorder = self.store.backend.recorder
+        for name in processes:
+            at = recorder.max_tracking_id(name) or 0
+            if at < position:
+                return name, at, position
+        if processes:
+            target = max(target, self.store.head())
+        db = self.projections.db
+        for name in names:
+            at = db.position(name)
+            if at < target:
+                return name, at, target
+        return None
 
     def rebuild(self, name: str | None = None, until: int | None = None) -> dict[str, int]:
         """Drop projection ``name`` (every one if None) and build it again from the log, to the head
@@ -150,14 +245,26 @@ class Core:
         return self.projections.verify()
 
     def _fresh(self, *reads: str, sweep: bool = True) -> None:
-        """Before a read of ``reads``: caught up here, unless a follower keeps them up."""
+        """Before a read of ``reads``: caught up here, unless a follower keeps them up; then up to
+        the position the call asked for."""
         if self.catch_up:
             self.settle(reads, sweep=sweep)
+            return
+        held: Consistency | None = getattr(self._local, "consistency", None)
+        if held is not None:
+            self._await(reads, held.floor, sweep=sweep)
 
-    def _written(self, *reads: str) -> None:
-        """After a write: every projection at the head where a follower serves reads from them,
-        else those the use case shows next."""
-        self.settle(reads if self.catch_up else ())
+    def _written(self, position: int, *reads: str, shown: bool = True) -> None:
+        """After a write that reached log position ``position``: the projections ``reads`` (every
+        one if none) caught up to it, or, where a follower serves reads, the call's reads to come
+        will include it, and those the answer shows (``shown``) have reached it."""
+        held: Consistency | None = getattr(self._local, "consistency", None)
+        if held is not None:
+            held.wrote(position)
+        if self.catch_up:
+            self.settle(reads)
+        elif shown:
+            self._await(reads, position)
 
     # -- commands -----------------------------------------------------------------------------
 
@@ -180,7 +287,7 @@ class Core:
         return held
 
     def _feedback(self) -> Feedback:
-        return Feedback(self.store, deps=self.deps)
+        return Feedback(self.store, deps=self.deps, golems=self._golems())
 
     # -- lookups the use cases share ----------------------------------------------------------
 

@@ -127,7 +127,7 @@ class Dreaming(Reading):
         hooks = _Hooks(on_phase=on_phase, on_queued_phase=on_queued_phase, on_start=on_start)
         run = self._dream(golem_id, options or CycleOptions(), background, hooks)
         if not self.catch_up:  # reads served from the projections show the cycle it started
-            self.settle()
+            self._written(self.store.head())
         return run
 
     def _dream(

@@ -35,9 +35,13 @@ class Recording(Core):
 
     def create_golem(self, golem_id: str, name: str = "") -> Golem:
         """Create ``golem_id`` (GolemExists if it is there already)."""
-        self._golems().create(golem_id, name)
-        self._written("golems")
-        return self.golem(golem_id)
+        golems = self._golems()
+        golems.create(golem_id, name)
+        # The state its own append left (checked against the stream's tail), as the golems projection
+        # will hold it: the answer need not wait for that projection.
+        state = golems.state(golem_id)
+        self._written(state.position, "golems", shown=False)
+        return Golem.of(state)
 
     def golem(self, golem_id: str, at: int | None = None) -> Golem:
         """The golem's state at the log head, or rebuilt as of log position ``at``."""
@@ -60,8 +64,9 @@ class Recording(Core):
     def record_episodes(self, golem_id: str, episodes: Iterable[Episode]) -> Appended:
         """Record waking episodes in one transaction; a tick recorded before is replaced."""
         records = self._golems().record_episodes(golem_id, episodes)
-        self._written("golems")
-        return Appended.of(records)
+        appended = Appended.of(records)
+        self._written(appended.position, "golems", shown=False)
+        return appended
 
     def import_episodes(
         self,
@@ -93,15 +98,16 @@ class Recording(Core):
     def record_activity(self, golem_id: str, kind: ActivityKind, detail: str = "") -> Appended:
         """The golem was busy (a message in, an action, a turn): silence and fatigue count these."""
         records = self._golems().record(golem_id, [ActivityRecorded(kind=kind, detail=detail)])
-        self._written("schedule")
-        return Appended.of(records)
+        appended = Appended.of(records)
+        self._written(appended.position, "schedule", shown=False)
+        return appended
 
     def record_outcome(self, golem_id: str, outcome: OutcomeInput, *, explain: bool = False) -> OutcomeMoved:
         """Record a waking outcome; the sweep moves the staged entries it is relevant to, and the
         answer lists those it moved, with ``explain`` why, and why the nearest others did not."""
         feedback = self._feedback()
         record = feedback.record_outcome(golem_id, outcome)
-        self._written("staging", "index")
+        self._written(record.position, "staging", "index")
         moved = feedback.moved_by(record)
         return OutcomeMoved(
             position=record.position,
@@ -122,15 +128,15 @@ class Recording(Core):
     def review(self, entry_id: str, decision: ReviewDecision, *, who: str, why: str) -> Entry:
         """Decide on a staged entry (Dense-Mem's feedback): reinforce, stale, reject or promote_candidate,
         or revoke a promoted one (MEMORY.md's next version drops its line)."""
-        self._feedback().review(entry_id, decision, who=who, why=why)
-        self._written("staging", "index")
+        record = self._feedback().review(entry_id, decision, who=who, why=why)
+        self._written(record.position, "staging", "index")
         return self.entry(entry_id)
 
     def reevaluate(self, golem_id: str) -> list[ReviewDecided]:
         """Dense-Mem's re_evaluate: active entries whose source episodes are all gone become stale,
         proposed ones whose sources are intact reinforced; the decisions made."""
         records = self._feedback().reevaluate(golem_id)
-        self._written()
+        self._written(records[-1].position if records else 0, shown=False)
         return [r.event for r in records if isinstance(r.event, ReviewDecided)]
 
     def rollback_memory(self, golem_id: str, version: int, *, who: str, why: str = "") -> Memory:
@@ -139,6 +145,6 @@ class Recording(Core):
         newest = feedback.memory_versions(golem_id)
         if not 1 <= version <= newest:
             raise MemoryVersionNotFound(golem_id, version, newest)
-        feedback.rollback_memory(golem_id, version, who=who, why=why)
-        self._written("memory")
+        record = feedback.rollback_memory(golem_id, version, who=who, why=why)
+        self._written(record.position, "memory")
         return Memory(memory=memory_version(self.projections.db, golem_id))

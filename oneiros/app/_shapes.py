@@ -257,10 +257,14 @@ class Appended(msgspec.Struct, frozen=True, kw_only=True):
 
     appended: int
     positions: list[int]
+    position: int
+    """The log position of its last event (0 if it appended none): the consistency token a read
+    passes to see this write (``?min_position=``, docs/server.md)."""
 
     @classmethod
     def of(cls, records: list[Recorded]) -> Appended:
-        return cls(appended=len(records), positions=[r.position for r in records])
+        positions = [r.position for r in records]
+        return cls(appended=len(records), positions=positions, position=positions[-1] if positions else 0)
 
 
 class OutcomeMoved(msgspec.Struct, frozen=True, kw_only=True):

@@ -119,6 +119,7 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
     import uvicorn
 
     from oneiros.server._app import create_app
+    from oneiros.server._traced import configure_server_tracing
 
     loaded = _load(config, preset)
     # The one queue setting (--queue, ONEIROS_QUEUE, `queue`) reaches the server too, unless
@@ -145,6 +146,7 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
         raise typer.Exit(2) from None
     with sock, opened(store or effective.store or None, create=True) as event_store:
         try:
+            configure_server_tracing(effective)
             app = create_app(event_store, effective, insecure_local=insecure_local)
         except OneirosError as exc:
             print_error(exc)
@@ -179,6 +181,7 @@ def mcp(
     from oneiros.server._auth import Principal
     from oneiros.server._mcp import build_mcp
     from oneiros.server._service import Service
+    from oneiros.server._traced import configure_server_tracing
     from oneiros.server._warm import warm_decoders
 
     effective = _load(config, preset)
@@ -186,7 +189,8 @@ def mcp(
     warm_decoders()  # before the projection follower's thread starts
     # A read-only agent on a URL with no store gets NoStore rather than an empty store made for it.
     with opened(store or effective.store or None, create=not read_only) as event_store:
-        service = Service(event_store, effective)
+        configure_server_tracing(effective)
+        service = Service(event_store, effective, reconcile=not read_only)
         service.start()
         try:
             build_mcp(service, lambda _ctx: who).run("stdio")

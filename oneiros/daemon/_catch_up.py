@@ -43,9 +43,12 @@ def follow(
     stop: threading.Event,
     settings: StagingSettings | None = None,
     health: HealthSettings | None = None,
+    *,
+    on_batch: Callable[[], None] | None = None,
 ) -> None:
     """Keep the staging process, the health process and every projection up with the log until
-    ``stop``, on one subscription: the sweep's decisions reach the others in the next batch."""
+    ``stop``, on one subscription: the sweep's decisions reach the others in the next batch.
+    ``on_batch`` hears each batch once all of them have applied it."""
     runner = projections.settings.runner
     follow_log(
         projections.store,
@@ -57,4 +60,5 @@ def follow(
         stop,
         batch_events=runner.batch_events,
         poll_interval_s=runner.poll_interval_s,
+        on_batch=on_batch,
     )

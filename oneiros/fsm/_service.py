@@ -3,6 +3,7 @@ the events it yields and tells the observers."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Iterable, Sequence
 
@@ -383,6 +384,13 @@ class Golems:
         known: GolemState | None = None,
     ) -> list[Recorded]:
         if known is None and expected_version is None and trigger not in _PHASE_TRIGGERS:
+            held = self._known.get(golem_id)
+            if held is not None:
+                # The state this process last saw: the append expects its version, so if another
+                # writer appended since, the store refuses it and the stream is read as below. A
+                # writer that alone appends to its golem (an agent recording episodes) never reads.
+                with contextlib.suppress(StreamConflict, IllegalCommand):
+                    return self._attempt(held[0].snapshot(), trigger, build, outputs, cycle_id)
             # Built from the state read, so a lost race is retried on a fresh read while still legal.
             return retry_race(
                 lambda: self._attempt(self.state(golem_id), trigger, build, outputs, cycle_id), self.races, self.deps

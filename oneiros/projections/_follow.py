@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Protocol
 
@@ -99,11 +99,14 @@ def follow_log(
     batch_events: int = 50_000,
     poll_interval_s: float = 0.01,
     wake_s: float = 0.1,
+    on_batch: Callable[[], None] | None = None,
 ) -> None:
     """Catch every consumer up, then feed them the log as it grows until ``stop`` is set.
 
     Consumers run in order on each batch, so events one of them appends (the validation sweep's
-    decisions) reach the others in a later batch of the same subscription.
+    decisions) reach the others in a later batch of the same subscription. ``on_batch`` is
+    called after the first catch-up and after every batch all consumers applied (readers waiting
+    for a position look again).
     """
     # After a large import the first catch-up is the long part (seconds per million events):
     # each consumer keeps what it built when ``stop`` comes, and the rest is skipped.
@@ -111,6 +114,8 @@ def follow_log(
         _caught_up(consumer, stop)
     if stop.is_set():
         return
+    if on_batch is not None:
+        on_batch()
     gt = min(c.low_position() for c in consumers)
     with store.subscribe(gt, poll_interval=poll_interval_s) as subscription, _Pump(subscription) as pump:
         while not stop.is_set():
@@ -118,3 +123,5 @@ def follow_log(
             if batch:
                 for consumer in consumers:
                     consumer.take(batch)
+                if on_batch is not None:
+                    on_batch()

@@ -25,9 +25,10 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from oneiros._deps import Deps
-from oneiros._errors import ConfigError, InputError, OneirosError, Unauthenticated
+from oneiros._errors import ConfigError, InputError, OneirosError, ProjectionBehind, Unauthenticated
 from oneiros.config._load import OneirosConfig
 from oneiros.server._auth import LOCAL, Principal, Tokens, environment_tokens, load_tokens
+from oneiros.server._consistency import CONSISTENCY_HEADER, POSITION_HEADER, RETRY_AFTER_SECONDS
 from oneiros.server._errors import error_body
 from oneiros.server._events import LogTail, StreamFilter, stream
 from oneiros.server._inspect import static_dir
@@ -35,6 +36,7 @@ from oneiros.server._mcp import build_mcp
 from oneiros.server._openapi import openapi
 from oneiros.server._rest import PREFIX, json_response, principal_of, query_number, routes
 from oneiros.server._service import Service
+from oneiros.server._traced import TracedRequests
 from oneiros.server._warm import warm_decoders
 from oneiros.store._store import EventStore
 
@@ -205,6 +207,8 @@ def _error_response(_request: Request, exc: Exception) -> Response:
     response = json_response(body, code)
     if code == 401:
         response.headers["www-authenticate"] = "Bearer"
+    if isinstance(exc, ProjectionBehind):
+        response.headers["retry-after"] = str(RETRY_AFTER_SECONDS)
     return response
 
 
@@ -289,7 +293,10 @@ def create_app(
         # The web inspector (docs/inspector.md): static files, public; its API calls carry a token.
         Mount("/", app=StaticFiles(directory=static_dir(), html=True, check_dir=False), name="inspector"),
     ]
-    middleware = [Middleware(_Guard, tokens=tokens, max_body=settings.max_body_bytes)]
+    middleware = [
+        Middleware(_Guard, tokens=tokens, max_body=settings.max_body_bytes),
+        Middleware(TracedRequests, prefixes=_GUARDED),
+    ]
     if settings.cors_origins:
         # Outermost, so a preflight is answered before authentication asks for a token.
         middleware.insert(
@@ -298,7 +305,8 @@ def create_app(
                 CORSMiddleware,
                 allow_origins=list(settings.cors_origins),
                 allow_methods=["GET", "POST"],
-                allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Mcp-Session-Id"],
+                allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Mcp-Session-Id", CONSISTENCY_HEADER],
+                expose_headers=[POSITION_HEADER],
             ),
         )
     handlers: dict[Any, Any] = {OneirosError: _error_response, HTTPException: _http_error}

@@ -107,6 +107,36 @@ class BackgroundCycles:
                 self._running[cycle_id] = (golem_id, thread)
         return cycle_id
 
+    def resume(self, golem_id: str, cycle_id: str, run: Callable[[], object]) -> None:
+        """Run ``run`` (the rest of stranded cycle ``cycle_id``, as the reconciler resumes it) on a
+        thread of its own. It takes a slot but is never refused: the reconciler has recorded the
+        resume, and the cycle must go on (or end) somewhere. Shutdown treats it as any other."""
+        with self._lock:
+            if self._closed:
+                return  # the next server's reconciler resumes it
+            self._slots += 1
+
+        def body() -> None:
+            try:
+                run()
+            except Exception:
+                _log.exception("resumed cycle %s of %s failed", cycle_id, golem_id)
+            finally:
+                with self._lock:
+                    self._slots -= 1
+                if self.on_end is not None:
+                    try:
+                        self.on_end()
+                    except Exception:  # the cycle is in the log; the projections catch up later
+                        _log.exception("bringing the projections up after cycle %s failed", cycle_id)
+                with self._lock:
+                    self._running.pop(cycle_id, None)
+
+        thread = threading.Thread(target=body, name=f"oneiros-resume-{golem_id}", daemon=True)
+        with self._lock:
+            self._running[cycle_id] = (golem_id, thread)
+        thread.start()
+
     def wait(self, cycle_id: str, timeout: float | None) -> None:
         """Until cycle ``cycle_id`` (one this server runs) has ended, or ``timeout`` seconds."""
         with self._lock:

@@ -45,7 +45,8 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
     def call(ctx: Context, fn: Callable[[Principal], object]) -> dict[str, Any]:
         """``fn`` as the caller, its answer in the shape the REST API gives it."""
         try:
-            answer: dict[str, Any] = msgspec.to_builtins(fn(principal_of(ctx)))
+            # As a REST request: its reads include every write this server answered.
+            answer: dict[str, Any] = msgspec.to_builtins(service.call(lambda: fn(principal_of(ctx)))[0])
         except OneirosError as exc:
             # The model sees the same typed error the REST API returns.
             raise ToolError(msgspec.json.encode(error_body(exc)[1]).decode()) from None

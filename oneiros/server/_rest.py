@@ -3,6 +3,7 @@ both made from the same table."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -40,6 +41,7 @@ from oneiros.app._shapes import (
     ShouldDream,
 )
 from oneiros.server._auth import Principal, Scope
+from oneiros.server._consistency import POSITION_HEADER, floor_of
 from oneiros.server._models import (
     ActivityIn,
     CycleIn,
@@ -310,11 +312,17 @@ def _endpoint(op: Op, service: Service) -> Callable[[Request], Any]:
                 body = msgspec.json.decode(raw or b"{}", type=op.body)
             except (msgspec.ValidationError, msgspec.DecodeError) as exc:
                 raise InputError(f"request body: {exc}") from None
-        result = await run_in_threadpool(op.run, Call(service, who, request, body))
+        call = Call(service, who, request, body)
+        floor = floor_of(request.headers, request.query_params)
+        result, written = await run_in_threadpool(service.call, functools.partial(op.run, call), floor)
         if isinstance(result, str):
             media = "text/markdown" if op.media == "application/json" else op.media
-            return Response(result, status_code=op.status, media_type=f"{media}; charset=utf-8", headers=_HEADERS)
-        return json_response(result, op.status)
+            response = Response(result, status_code=op.status, media_type=f"{media}; charset=utf-8", headers=_HEADERS)
+        else:
+            response = json_response(result, op.status)
+        if written:
+            response.headers[POSITION_HEADER] = str(written)
+        return response
 
     return endpoint
 

@@ -3,15 +3,18 @@ token's scopes and golems), the projections kept up by a follower thread of its 
 cycles it runs itself on threads (``_background``).
 
 The application (:class:`~oneiros.app.Oneiros`) holds every use case; reads answer from the
-projections as the follower keeps them (or ``oneiros follow`` elsewhere), and a write answers only
-once the projections include it, so a client reads its own writes. Any number of servers can run
-side by side on one store.
+projections as the follower keeps them (or ``oneiros follow`` elsewhere). A write answers once its
+events are committed, with their log position; a read waits for the projections it reads to reach
+the position its request names (``_consistency``) and every write this server has answered, so a
+client reads its own writes through one server, and through several by passing the position on.
+No lock is held across a request: any number of servers can run side by side on one store.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TypeVar
 
 import msgspec
 
@@ -23,9 +26,13 @@ from oneiros.config._load import OneirosConfig
 from oneiros.server._auth import Principal, Scope
 from oneiros.server._background import BackgroundCycles
 from oneiros.server._models import CycleIn
+from oneiros.server._recovery import ServerReconciler
 from oneiros.store._store import EventStore
+from oneiros.telemetry._spans import current_span
 
 __all__ = ["Service", "served_config"]
+
+_T = TypeVar("_T")
 
 
 def served_config(config: OneirosConfig) -> OneirosConfig:
@@ -43,27 +50,41 @@ def served_config(config: OneirosConfig) -> OneirosConfig:
 class Service:
     """The application over one store, as the server serves it."""
 
-    def __init__(self, store: EventStore, config: OneirosConfig, *, deps: Deps | None = None) -> None:
+    def __init__(
+        self, store: EventStore, config: OneirosConfig, *, deps: Deps | None = None, reconcile: bool = True
+    ) -> None:
         self.config = config
         self.settings = config.server
         self.app = Oneiros(store, served_config(config), deps=deps, catch_up=False)
         self._stop = threading.Event()
         self._follower: threading.Thread | None = None
+        # The highest log position a write of this server answered with: every read includes it.
+        self._acknowledged = 0
+        self._acknowledging = threading.Lock()
         self.cycles = BackgroundCycles(
             store, self.settings.max_cycles, self.settings.shutdown_grace_seconds, on_end=self.app.settle
         )
+        served = self.app.config
+        # With a queue the workers reconcile; without one the server runs cycles, so it does (unless
+        # it may not write: `oneiros mcp --read-only`).
+        recovers = reconcile and not served.queue
+        self.reconciler = ServerReconciler(store, served, self.cycles, self.app.deps) if recovers else None
 
     # -- keeping the projections up ---------------------------------------------------------
 
     def start(self) -> None:
         self.app.settle()
+        if self.reconciler is not None:
+            self.reconciler.start()
         if self.settings.follow:
             self._follower = threading.Thread(target=self.app.follow, args=(self._stop,), daemon=True)
             self._follower.name = "oneiros-projections"
             self._follower.start()
 
     def close(self) -> None:
-        self.cycles.close()  # first: a cycle's last events still reach the projections
+        if self.reconciler is not None:
+            self.reconciler.close()  # resumes nothing more: the cycles are stopping
+        self.cycles.close()  # then: a cycle's last events still reach the projections
         self._stop.set()
         if self._follower is not None:
             self._follower.join(timeout=5)
@@ -73,6 +94,18 @@ class Service:
         """Bring the sweep and every projection to the head (``oneiros serve`` shows the progress
         before it listens)."""
         self.app.settle(on_progress=on_progress)
+
+    # -- consistency ------------------------------------------------------------------------
+
+    def call(self, run: Callable[[], _T], floor: int = 0) -> tuple[_T, int]:
+        """``run()`` (one request's use case) with reads that include log position ``floor`` and
+        every write this server answered; its answer, and the position it wrote (0: none)."""
+        with self.app.consistent(max(floor, self._acknowledged)) as held:
+            answer = run()
+        if held.written:
+            with self._acknowledging:
+                self._acknowledged = max(self._acknowledged, held.written)
+        return answer, held.written
 
     # -- who may do what --------------------------------------------------------------------
 
@@ -96,6 +129,9 @@ class Service:
         """Dense-Mem's ``run_dreaming_cycle``: the cycle on the queue, or on a thread of this server
         (answered once it started, unless the body asks to wait, at most ``server.cycle_wait_seconds``)."""
         who.require("write", golem_id)
-        run = self.app.dream(golem_id, body.options(self.settings.cycle_wait_seconds), background=self.cycles)
+        with current_span("dream", {"oneiros.golem_id": golem_id}) as span:
+            run = self.app.dream(golem_id, body.options(self.settings.cycle_wait_seconds), background=self.cycles)
+            # The request's trace names the cycle, whose own trace starts at its root span.
+            span.set_attribute("oneiros.request.cycle_id", run.cycle_id or "")
         # The server does not say where it stores its log or finds its queue.
         return msgspec.structs.replace(run, store=None, queue=None)

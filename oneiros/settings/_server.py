@@ -47,6 +47,9 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """Items per page when a list request names no ``limit``."""
     max_page_size: _Positive = 500
     """Largest ``limit`` a list request may ask for."""
+    consistency_seconds: Annotated[float, msgspec.Meta(gt=0.0)] = 5.0
+    """How long a read that names a log position (``?min_position=``, ``Oneiros-Consistency``) waits
+    for the projections it reads to reach it before answering 503 ``ProjectionBehind``."""
     follow: bool = True
     """Keep the projections up with the log from inside the server (off when ``oneiros follow``
     runs elsewhere)."""

@@ -7,7 +7,8 @@ Tracing is configured the OpenTelemetry way. The library code only uses the API
 variables itself: ``OTEL_SERVICE_NAME``, ``OTEL_TRACES_SAMPLER`` (and ``_ARG``),
 ``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, ``OTEL_PROPAGATORS``. When
 a global SDK provider is already installed (``opentelemetry-instrument``), oneiros adds its span
-file to that one instead, so redis and psycopg instrumentations nest under oneiros's spans.
+file to that one instead, so redis and psycopg instrumentations nest under oneiros's spans, and
+leaves OTLP export to it: each span is exported once.
 
 One trace per cycle. Its root span ("cycle") belongs to whoever starts the cycle and lasts until
 the cycle ends when the starter follows it (in-process, the daemon, ``dream --wait``), or until the
@@ -159,36 +160,46 @@ class _Tracing:
     def __init__(self) -> None:
         self.destinations: _Destinations | None = None
         self.settings: TracingSettings | None = None
+        self.owned = True
+        """Whether oneiros installed the global provider (else the application exports its spans)."""
         self.lock = threading.Lock()
 
 
 _state = _Tracing()
 
 
-def _global_provider(settings: TracingSettings) -> TracerProvider:
+def _global_provider(settings: TracingSettings) -> tuple[TracerProvider, bool]:
+    """The global SDK provider, and whether oneiros installed it (False: the application did)."""
     current = trace.get_tracer_provider()
     if isinstance(current, TracerProvider):
-        return current  # the application installed the SDK already: add to it
+        return current, False  # the application installed the SDK already: add to it
     # OTEL_SERVICE_NAME wins over the default name; the SDK reads the sampler variables itself.
     name = os.environ.get("OTEL_SERVICE_NAME") or settings.service_name
     provider = TracerProvider(resource=Resource.create({"service.name": name}))
     trace.set_tracer_provider(provider)
-    return provider
+    return provider, True
 
 
 def install(settings: TracingSettings) -> None:
     """Install oneiros's span destinations in this process's global TracerProvider (again,
-    replacing the ones configured before)."""
-    processors: list[SpanProcessor] = []
-    if settings.spans_path:
-        processors.append(SimpleSpanProcessor(SpanFileExporter(settings.spans_path)))
-    if settings.otlp_endpoint or any(os.environ.get(v) for v in OTLP_VARIABLES):
-        processors.append(BatchSpanProcessor(_otlp_exporter(settings.otlp_endpoint)))
+    replacing the ones configured before).
+
+    One exporter per destination and provider: where the application installed the provider
+    (``opentelemetry-instrument``, which reads the same ``OTEL_EXPORTER_OTLP_*`` variables and
+    exports to them itself), oneiros adds only its span file; a second OTLP exporter on that
+    provider would send every span twice."""
     with _state.lock:
         if _state.destinations is None:
+            provider, _state.owned = _global_provider(settings)
             destinations = _Destinations()
-            _global_provider(settings).add_span_processor(destinations)
+            provider.add_span_processor(destinations)
             _state.destinations = destinations
+        processors: list[SpanProcessor] = []
+        if settings.spans_path:
+            processors.append(SimpleSpanProcessor(SpanFileExporter(settings.spans_path)))
+        otlp = settings.otlp_endpoint or any(os.environ.get(v) for v in OTLP_VARIABLES)
+        if otlp and _state.owned:
+            processors.append(BatchSpanProcessor(_otlp_exporter(settings.otlp_endpoint)))
         _state.destinations.replace(processors)
         _state.settings = settings
 

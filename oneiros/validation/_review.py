@@ -73,11 +73,15 @@ class Feedback:
         deps: Deps | None = None,
         retries: int | None = None,
         removed: RemovedTicks = removed_ticks,
+        golems: Golems | None = None,
     ) -> None:
         self.store = store
         self.deps = deps or Deps()
         self.retries = retries
         self.removed = removed
+        self.golems = golems
+        """Whose states an outcome checks the golem against: one that has read the golem before
+        reads only what came since (a fresh one folds it from its last snapshot)."""
         """Which episodes an event removes, for :meth:`reevaluate`."""
 
     # -- reading -------------------------------------------------------------------------------
@@ -99,7 +103,7 @@ class Feedback:
 
     def record_outcome(self, golem_id: str, outcome: OutcomeInput) -> Recorded:
         """Record a waking outcome for the validation sweep."""
-        Golems(self.store, deps=self.deps).state(golem_id)
+        (self.golems or Golems(self.store, deps=self.deps)).state(golem_id)
         if outcome.entry_id is not None and outcome.entry_id not in self.entries(golem_id):
             raise EntryNotFound(outcome.entry_id)
         if not 0 <= outcome.tick <= MAX_TICK:  # the episodes' bound: a tick is one moment of the golem

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -98,17 +99,29 @@ def test_a_cycle_is_judged_by_the_caps_it_recorded(app: Oneiros, tmp_path: Path)
     assert sum(p.tokens for p in caps["cycle"].phases) == caps["cycle"].caps[0].tokens
 
 
-def test_a_write_answers_once_every_projection_has_it_where_a_follower_serves_reads(tmp_path: Path) -> None:
-    """With ``catch_up=False`` (the server: a follower keeps the projections) reads settle nothing,
-    yet each write answers only once every projection includes it: the golem, the cycle and what
-    it staged are there to read at once."""
+def test_where_a_follower_serves_reads_a_read_in_the_writes_consistency_sees_it(tmp_path: Path) -> None:
+    """With ``catch_up=False`` (the server: a follower keeps the projections) a write settles
+    nothing and answers with its log position; reads made within ``consistent`` of that position
+    (or of the call's own writes) see the golem, the cycle and what it staged."""
+    stop = threading.Event()
     with Oneiros(f"sqlite:///{tmp_path}/events.db", _config(), catch_up=False) as served:
-        served.create_golem("g1")
-        served.record_episodes("g1", load_episodes(sample_episodes_path())[:24])
-        run = served.dream("g1", CycleOptions(max_outputs=2))
-        assert (run.cycle_id, "complete") == (served.runs("g1").items[0].cycle_id, served.runs("g1").items[0].status)
-        assert 2 == len(served.entries("g1", ["proposed"]).items)
-        assert 24 == served.golem("g1").episodes
+        follower = threading.Thread(target=served.follow, args=(stop,))
+        follower.start()
+        try:
+            with served.consistent() as call:
+                served.create_golem("g1")
+                appended = served.record_episodes("g1", load_episodes(sample_episodes_path())[:24])
+            assert appended.positions[-1] == appended.position == call.written
+            with served.consistent(call.written):
+                assert 24 == served.golem("g1").episodes
+            with served.consistent():
+                run = served.dream("g1", CycleOptions(max_outputs=2))
+                latest = served.runs("g1").items[0]
+                assert (run.cycle_id, "complete") == (latest.cycle_id, latest.status)
+                assert 2 == len(served.entries("g1", ["proposed"]).items)
+        finally:
+            stop.set()
+            follower.join()
 
 
 def test_dense_mems_toggles_shape_the_cycle(app: Oneiros) -> None:

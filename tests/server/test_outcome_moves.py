@@ -1,8 +1,9 @@
 """What ``POST /golems/{id}/outcomes`` answers it moved, on the application as the server holds it
-(its projections kept up by a follower, so a write settles them)."""
+(its projections kept up by a follower thread, which the answer waits for)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from oneiros import Golems, InProcessExecutor, load_episodes, open_store
@@ -18,6 +19,8 @@ def test_an_outcome_answers_only_the_dreams_it_moved(tmp_path: Path) -> None:
     dream (it listed every dream staged or displaced then as moved by the outcome)."""
     store = open_store(f"sqlite:///{tmp_path}/events.db", create=True)
     app = None
+    stop = threading.Event()
+    follower: threading.Thread | None = None
     try:
         golems = Golems(store)
         golems.create("g1")
@@ -25,9 +28,14 @@ def test_an_outcome_answers_only_the_dreams_it_moved(tmp_path: Path) -> None:
         executor = InProcessExecutor(golems)
         assert all(executor.run_cycle("g1").complete for _ in range(2))
         app = Oneiros(store, load_config(None), deps=golems.deps, catch_up=False)
+        follower = threading.Thread(target=app.follow, args=(stop,))
+        follower.start()
         moved = app.record_outcome("g1", OutcomeInput(tick=1000, verdict="confirms", tags=("nothing",)))
         assert [] == moved.entries
     finally:
+        stop.set()
+        if follower is not None:
+            follower.join()
         if app is not None:
             app.close()
         store.close()
