@@ -116,7 +116,12 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
 ) -> None:
     """Serve the REST API (/api/v1), live events (/api/v1/events), MCP (/mcp) and /openapi.json."""
     _require_server_extra("serve")
+    import logging
+
     import uvicorn
+
+    # The server's own lines (a refused request, a failure) follow the level uvicorn's do.
+    logging.getLogger("oneiros.server").setLevel(5 if log_level == "trace" else log_level.upper())
 
     from oneiros.server._app import create_app
 

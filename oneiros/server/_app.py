@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
@@ -31,6 +30,7 @@ from oneiros.server._auth import LOCAL, Principal, Tokens, environment_tokens, l
 from oneiros.server._errors import error_body
 from oneiros.server._events import LogTail, StreamFilter, stream
 from oneiros.server._inspect import static_dir
+from oneiros.server._logs import log_answer, queued_log, server_log
 from oneiros.server._mcp import build_mcp
 from oneiros.server._openapi import openapi
 from oneiros.server._rest import PREFIX, json_response, principal_of, query_number, routes
@@ -41,7 +41,6 @@ from oneiros.store._store import EventStore
 __all__ = ["check_exposure", "create_app", "is_loopback"]
 
 _GUARDED = (PREFIX, "/mcp")
-_log = logging.getLogger("oneiros.server")
 _CSP = b"default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 
 
@@ -126,8 +125,9 @@ class _Guard:
         except Exception:
             if started:
                 raise
-            # Starlette's own 500 is sent outside this middleware, without the headers above.
-            _log.exception("%s %s failed", scope.get("method"), scope.get("path"))
+            # Starlette's own 500 is sent outside this middleware, without the headers above. The
+            # traceback is formatted and written by the log's own thread (_logs), not this loop.
+            server_log.exception("%s %r failed", scope.get("method"), scope.get("path"))
             await json_response(_INTERNAL, 500)(scope, receive, secured)
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -176,13 +176,9 @@ class _Guard:
 
     @staticmethod
     async def _fail(scope: Scope, receive: Receive, send: Send, exc: OneirosError, status: int | None = None) -> None:
-        code, body = error_body(exc, status)
-        response = json_response(body, code)
-        if code == 401:
-            response.headers["www-authenticate"] = "Bearer"
-        if code == 405:
-            response.headers["allow"] = "POST"
-        await response(scope, receive, send)
+        # Only GET /mcp is refused here with a 405: the endpoint takes POST.
+        headers = {"allow": "POST"} if status == 405 else None
+        await _answer(exc, scope["method"], scope["path"], status, headers)(scope, receive, send)
 
 
 def check_exposure(config: OneirosConfig, tokens: Tokens, insecure_local: bool) -> None:
@@ -199,19 +195,27 @@ def check_exposure(config: OneirosConfig, tokens: Tokens, insecure_local: bool) 
         raise ConfigError(f"--insecure-local serves without authentication on loopback only, not on {host!r}")
 
 
-def _error_response(_request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, OneirosError)
-    code, body = error_body(exc)
+def _answer(
+    exc: OneirosError, method: str, path: str, status: int | None = None, headers: Mapping[str, str] | None = None
+) -> Response:
+    """The error's answer in the one error shape, logged in one line."""
+    code, body = error_body(exc, status)
+    log_answer(method, path, code, body)
     response = json_response(body, code)
+    response.headers.update(headers or {})
     if code == 401:
         response.headers["www-authenticate"] = "Bearer"
     return response
 
 
-def _http_error(_request: Request, exc: Exception) -> Response:
+def _error_response(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, OneirosError)
+    return _answer(exc, request.method, request.url.path)
+
+
+def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    _code, body = error_body(InputError(f"{exc.detail}"), exc.status_code)
-    return json_response(body, exc.status_code)
+    return _answer(InputError(f"{exc.detail}"), request.method, request.url.path, exc.status_code, exc.headers)
 
 
 def _mcp_principal(ctx: Context) -> Principal:
@@ -271,14 +275,15 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        await asyncio.to_thread(service.start)
-        tail.start()
-        try:
-            async with mcp.session_manager.run():
-                yield
-        finally:
-            tail.close()
-            await asyncio.to_thread(service.close)
+        with queued_log():
+            await asyncio.to_thread(service.start)
+            tail.start()
+            try:
+                async with mcp.session_manager.run():
+                    yield
+            finally:
+                tail.close()
+                await asyncio.to_thread(service.close)
 
     all_routes: list[BaseRoute] = [
         *routes(service),

@@ -14,6 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from oneiros._errors import InputError, OneirosError
+from oneiros._input import check_plain
 from oneiros.events._staging import ReviewDecision
 from oneiros.server._auth import Principal, Scope
 from oneiros.server._errors import error_body
@@ -53,6 +54,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
 
     def checked(kind: type[_S], **arguments: Any) -> _S:
         """The tool's arguments checked as the REST route checks its body (lengths, vocabularies)."""
+        check_plain(arguments, "arguments")  # the SDK's JSON parser lets a lone surrogate escape through
         try:
             return msgspec.convert(arguments, kind)
         except msgspec.ValidationError as exc:

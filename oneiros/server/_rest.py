@@ -13,6 +13,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from oneiros._errors import InputError
+from oneiros._input import DECODE_ERRORS, read_error
 from oneiros.app._oneiros import Oneiros
 from oneiros.app._shapes import (
     Appended,
@@ -308,8 +309,8 @@ def _endpoint(op: Op, service: Service) -> Callable[[Request], Any]:
             raw = await request.body()
             try:
                 body = msgspec.json.decode(raw or b"{}", type=op.body)
-            except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-                raise InputError(f"request body: {exc}") from None
+            except DECODE_ERRORS as exc:
+                raise read_error(exc, raw, "request body") from None
         result = await run_in_threadpool(op.run, Call(service, who, request, body))
         if isinstance(result, str):
             media = "text/markdown" if op.media == "application/json" else op.media
