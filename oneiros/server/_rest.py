@@ -300,12 +300,23 @@ def json_response(value: Any, status: int = 200) -> Response:
     return Response(_encoder.encode(value), status_code=status, media_type="application/json", headers=_HEADERS)
 
 
+async def _authorised(service: Service, who: Principal, scope: Scope, params: dict[str, Any]) -> None:
+    """Forbidden (or EntryNotFound) unless ``who`` may use ``scope`` on the path's golem or dream."""
+    if "golem_id" in params:
+        who.require(scope, checked_id("golem_id", str(params["golem_id"])))
+    if "entry_id" in params:
+        await run_in_threadpool(service.entry, who, checked_id("entry_id", str(params["entry_id"])), scope)
+
+
 def _endpoint(op: Op, service: Service) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
         who = principal_of(request)
         who.require(op.scope)
         body = None
         if op.body is not None:
+            # Who may act on what the path names is settled before the body is read: a token bound to
+            # another golem hears 403 (or, for a dream, 404 as if absent), whatever it sent.
+            await _authorised(service, who, op.scope, request.path_params)
             raw = await request.body()
             try:
                 body = msgspec.json.decode(raw or b"{}", type=op.body)
