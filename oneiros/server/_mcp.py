@@ -10,14 +10,17 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult, TextContent
+from pydantic import Field, ValidationError
 
+from oneiros import __version__
 from oneiros._errors import InputError, OneirosError
 from oneiros._input import check_plain
 from oneiros.events._staging import ReviewDecision
 from oneiros.server._auth import Principal, Scope
 from oneiros.server._errors import error_body
+from oneiros.server._logs import server_log
 from oneiros.server._models import CycleIn, EpisodesIn, FeedbackIn, RecallIn, checked_id, checked_statuses
 from oneiros.server._service import Service
 from oneiros.validation._review import OutcomeInput
@@ -39,9 +42,47 @@ _S = TypeVar("_S", bound=msgspec.Struct)
 Golem = Annotated[str | None, Field(description="Golem id (default: the token's one golem, else the config's).")]
 
 
+class _Refused(ToolError):
+    """A tool's own refusal: the text is oneiros's error shape, as the REST API answers it."""
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error's location as msgspec names one (``$.episodes[0].tick``)."""
+    return "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+
+
+def _refusal(exc: ToolError) -> str:
+    """The error shape for a tool call that failed before or inside the tool, without the SDK's
+    ``Error executing tool NAME:`` prefix: oneiros's own errors as they are; arguments that fail
+    the tool's schema (the SDK checks them with pydantic) as an InputError in msgspec's words."""
+    cause = exc.__cause__
+    if isinstance(cause, _Refused):
+        return str(cause)
+    if isinstance(cause, ValidationError):
+        reasons = "; ".join(f"{e['msg']} - at `{_where(tuple(e['loc']))}`" for e in cause.errors())
+        refused: OneirosError = InputError(f"arguments: {reasons}")
+    else:  # an unknown tool: the SDK's own words
+        refused = InputError(str(exc).partition(": ")[2] if str(exc).startswith("Error executing tool") else str(exc))
+    return msgspec.json.encode(error_body(refused)[1]).decode()
+
+
+class _Server(MCPServer):
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash: the SDK logs it and tells the model only that the tool failed
+        except ToolError as exc:
+            text = _refusal(exc)
+            server_log.info("tool %r refused: %s", name, text)
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
 def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) -> MCPServer:
     """The MCP server over ``service``; ``principal_of`` says who a tool call acts as."""
-    mcp = MCPServer(name="oneiros", instructions=_INSTRUCTIONS)
+    mcp = _Server(name="oneiros", version=__version__, instructions=_INSTRUCTIONS)
 
     def call(ctx: Context, fn: Callable[[Principal], object]) -> dict[str, Any]:
         """``fn`` as the caller, its answer in the shape the REST API gives it."""
@@ -49,7 +90,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
             answer: dict[str, Any] = msgspec.to_builtins(fn(principal_of(ctx)))
         except OneirosError as exc:
             # The model sees the same typed error the REST API returns.
-            raise ToolError(msgspec.json.encode(error_body(exc)[1]).decode()) from None
+            raise _Refused(msgspec.json.encode(error_body(exc)[1]).decode()) from None
         return answer
 
     def checked(kind: type[_S], **arguments: Any) -> _S:
