@@ -303,7 +303,7 @@ def create_app(
                 CORSMiddleware,
                 allow_origins=list(settings.cors_origins),
                 allow_methods=["GET", "POST"],
-                allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Mcp-Session-Id"],
+                allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID", "Mcp-Session-Id"],
             ),
         )
     handlers: dict[Any, Any] = {OneirosError: _error_response, HTTPException: _http_error}

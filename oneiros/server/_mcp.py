@@ -40,6 +40,13 @@ _INSTRUCTIONS = (
 
 _S = TypeVar("_S", bound=msgspec.Struct)
 Golem = Annotated[str | None, Field(description="Golem id (default: the token's one golem, else the config's).")]
+Key = Annotated[
+    str | None,
+    Field(
+        description="Idempotency key: a call retried with the key it first came with writes nothing new and "
+        "answers as the first did (the same key with other arguments is refused)."
+    ),
+]
 
 
 class _Refused(ToolError):
@@ -122,6 +129,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         reevaluate_enabled: bool = True,
         dream_enabled: bool = True,
         wait: bool = True,
+        idempotency_key: Key = None,
     ) -> dict[str, Any]:
         # A tool call is a question awaiting its answer: by default it returns the cycle's end.
         def run(who: Principal) -> object:
@@ -133,7 +141,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
                 dream_enabled=dream_enabled,
                 wait=wait,
             )
-            return service.dream(who, golem_of(who, golem, "write"), body)
+            return service.dream(who, golem_of(who, golem, "write"), body, idempotency_key)
 
         return call(ctx, run)
 
@@ -161,11 +169,15 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         "one (MEMORY.md's next version drops it; the revocation stays in its history). Say why in feedback. "
         "A dream's `decisions` lists those its status allows now."
     )
-    def resolve_dream_feedback(ctx: Context, entry_id: str, decision: ReviewDecision, feedback: str) -> dict[str, Any]:
+    def resolve_dream_feedback(
+        ctx: Context, entry_id: str, decision: ReviewDecision, feedback: str, idempotency_key: Key = None
+    ) -> dict[str, Any]:
         def run(who: Principal) -> object:
             body = checked(FeedbackIn, decision=decision, feedback=feedback)
             entry = service.entry(who, checked_id("entry_id", entry_id), "write")
-            return service.app.review(entry.entry_id, body.decision, who=who.name, why=body.feedback)
+            return service.app.review(
+                entry.entry_id, body.decision, who=who.name, why=body.feedback, idempotency_key=idempotency_key
+            )
 
         return call(ctx, run)
 
@@ -187,10 +199,13 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         description="Record waking episodes (what happened, with tick, tags, significance and outcome, and "
         "where it came from: source self, user, tool, web, another_agent; trust untrusted, low, medium, high)."
     )
-    def record_episodes(ctx: Context, episodes: list[dict[str, Any]], golem: Golem = None) -> dict[str, Any]:
+    def record_episodes(
+        ctx: Context, episodes: list[dict[str, Any]], golem: Golem = None, idempotency_key: Key = None
+    ) -> dict[str, Any]:
         def run(who: Principal) -> object:
             body = checked(EpisodesIn, episodes=episodes)
-            return service.app.record_episodes(golem_of(who, golem, "write"), body.episodes)
+            chosen = golem_of(who, golem, "write")
+            return service.app.record_episodes(chosen, body.episodes, idempotency_key=idempotency_key)
 
         return call(ctx, run)
 
@@ -210,6 +225,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         entry_id: str | None = None,
         golem: Golem = None,
         explain: bool = False,
+        idempotency_key: Key = None,
     ) -> dict[str, Any]:
         def run(who: Principal) -> object:
             outcome = checked(
@@ -221,7 +237,8 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
                 regime=regime,
                 entry_id=entry_id,
             )
-            return service.app.record_outcome(golem_of(who, golem, "write"), outcome, explain=explain)
+            chosen = golem_of(who, golem, "write")
+            return service.app.record_outcome(chosen, outcome, explain=explain, idempotency_key=idempotency_key)
 
         return call(ctx, run)
 
@@ -240,8 +257,11 @@ def _agent_tools(
     report do over REST)."""
 
     @mcp.tool(description="Create the golem (the agent's dreaming self) if it does not exist yet.")
-    def create_golem(ctx: Context, golem: Golem = None, name: str = "") -> dict[str, Any]:
-        return call(ctx, lambda who: service.app.create_golem(golem_of(who, golem, "write"), name))
+    def create_golem(ctx: Context, golem: Golem = None, name: str = "", idempotency_key: Key = None) -> dict[str, Any]:
+        return call(
+            ctx,
+            lambda who: service.app.create_golem(golem_of(who, golem, "write"), name, idempotency_key=idempotency_key),
+        )
 
     @mcp.tool(
         description="Whether the golem would dream now: the decision, its trigger and every gate with its values."

@@ -35,6 +35,13 @@ _MAX_CYCLES = (
 )
 
 
+_KEY_HEADER = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "A retry with the key its first attempt came with appends nothing and answers as the first did.",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 256},
+}
 # The event stream, for its failures: a GET of the read scope that names nothing in its path.
 _EVENTS = Op("GET", "/events", "", "read", lambda _call: None)
 
@@ -91,6 +98,8 @@ def openapi(version: str) -> dict[str, Any]:
             }
             for m in _PARAM.finditer(op.path)
         ]
+        if appends(op.method, op.scope):
+            params.append(_KEY_HEADER)
         for q in op.query:
             schema: dict[str, Any] = {"type": {int: "integer", bool: "boolean"}.get(q.kind, "string")}
             if q.many:
