@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from oneiros._deps import Deps
 from oneiros._errors import ConfigError, InputError, OneirosError, Unauthenticated
 from oneiros.config._load import OneirosConfig
-from oneiros.server._auth import LOCAL, Principal, Tokens, environment_tokens, load_tokens
+from oneiros.server._auth import LOCAL, Principal, Tokens, environment_tokens
 from oneiros.server._errors import error_body
 from oneiros.server._events import LogTail, StreamFilter, stream
 from oneiros.server._inspect import static_dir
@@ -106,6 +106,9 @@ class _Guard:
 
     def __init__(self, app: ASGIApp, tokens: Tokens, max_body: int) -> None:
         self.app, self.tokens, self.max_body = app, tokens, max_body
+        # Decided once: a server started with tokens never serves without them, even once every
+        # one of them is revoked.
+        self.open = not len(tokens)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -148,13 +151,13 @@ class _Guard:
                 # streamable HTTP transport lets a server answer 405 instead.
                 await self._fail(scope, receive, send, InputError("GET /mcp: this server sends no stream; POST"), 405)
                 return
-            if not len(self.tokens):
+            if self.open:
                 problem = _local_request_problem(scope["method"], headers)
                 if problem is not None:
                     await self._fail(scope, receive, send, InputError(problem[1]), problem[0])
                     return
             try:
-                who = self.tokens.authenticate(headers.get("authorization")) if len(self.tokens) else LOCAL
+                who = LOCAL if self.open else self.tokens.authenticate(headers.get("authorization"))
             except Unauthenticated as exc:
                 await self._fail(scope, receive, send, exc)
                 return
@@ -231,7 +234,7 @@ def create_app(
 ) -> Starlette:
     """The ASGI application; the store stays the caller's to close."""
     settings = config.server
-    tokens = Tokens([*load_tokens(settings.tokens_file), *environment_tokens(os.environ)])
+    tokens = Tokens(environment_tokens(os.environ), path=settings.tokens_file)
     check_exposure(config, tokens, insecure_local)
     warm_decoders()
     service = Service(store, config, deps=deps)
