@@ -25,6 +25,8 @@
     │   └── MemoryVersionNotFound   no MEMORY.md version with this number for the golem
     ├── InputError                  user-supplied data (episodes, files)
     │   ├── EpisodeFileError
+    │   ├── MalformedInput          bytes that are not UTF-8, a lone surrogate, nesting too deep
+    │   ├── IdempotencyKeyReused    an idempotency key sent again with another request
     │   ├── UnknownId               a typed id or prefix that matches no id of its kind
     │   └── AmbiguousId             a typed prefix that matches several ids
     ├── GenerationError             a generator that could not give a usable answer
@@ -66,6 +68,7 @@ __all__ = [
     "GolemError",
     "GolemExists",
     "GolemNotFound",
+    "IdempotencyKeyReused",
     "IllegalCommand",
     "IllegalReview",
     "InputError",
@@ -73,6 +76,7 @@ __all__ = [
     "InvalidPromptTemplate",
     "InvalidSetting",
     "InvalidStoreURL",
+    "MalformedInput",
     "MalformedOutput",
     "MemoryVersionNotFound",
     "NoStore",
@@ -292,6 +296,25 @@ class EpisodeFileError(InputError):
         self.reason = reason
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"cannot read episodes from {where}: {reason}")
+
+
+class MalformedInput(InputError):
+    """Bytes or values no JSON text can hold: bytes that are not UTF-8, a lone UTF-16 surrogate, or
+    nesting deeper than oneiros reads."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        self.where = where
+        self.reason = reason
+        super().__init__(f"{where}: {reason}")
+
+
+class IdempotencyKeyReused(InputError):
+    """An idempotency key sent again with a different request than the one it first came with."""
+
+    def __init__(self, key: str, golem_id: str) -> None:
+        self.key = key
+        self.golem_id = golem_id
+        super().__init__(f"idempotency key {key!r} was used for another request on golem {golem_id!r}; use a new key")
 
 
 class UnknownId(InputError):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple, Protocol
 import msgspec
 
 from oneiros._errors import IllegalCommand, masked_url
+from oneiros.app._idempotency import once
 from oneiros.app._reads import Reading
 from oneiros.app._shapes import CycleRun, Golem, Overview, RunningCycle
 from oneiros.events._liveness import PhaseResumed
@@ -115,6 +116,7 @@ class Dreaming(Reading):
         on_phase: PhaseListener | None = None,
         on_queued_phase: Callable[[PhaseReport], None] | None = None,
         on_start: Callable[[str], None] | None = None,
+        idempotency_key: str | None = None,
     ) -> CycleRun:
         """Dream one cycle of ``golem_id`` now, with the config's settings and ``options``.
 
@@ -123,9 +125,14 @@ class Dreaming(Reading):
         phase as it ends, with its worker); else it runs in this process, in this thread
         (``on_phase`` hears each phase) or on ``background``'s. What stops a cycle from starting
         (no such golem, a golem already dreaming, no API key, an episode the engines cannot fold)
-        is raised before anything is written, re-evaluation included."""
+        is raised before anything is written, re-evaluation included. With ``idempotency_key``, the
+        same key and options again start nothing and answer as the first call did."""
         hooks = _Hooks(on_phase=on_phase, on_queued_phase=on_queued_phase, on_start=on_start)
-        run = self._dream(golem_id, options or CycleOptions(), background, hooks)
+        chosen = options or CycleOptions()
+        run = once(
+            self.store, self.deps, golem_id, idempotency_key, request=("dream", chosen), kind=CycleRun,
+            run=lambda: self._dream(golem_id, chosen, background, hooks),
+        )  # fmt: skip
         if not self.catch_up:  # reads served from the projections show the cycle it started
             self._written(self.store.head())
         return run

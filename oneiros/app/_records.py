@@ -9,6 +9,7 @@ import msgspec
 
 from oneiros._errors import EntryNotFound, GolemNotFound, MemoryVersionNotFound
 from oneiros.app._core import Core
+from oneiros.app._idempotency import once
 from oneiros.app._shapes import Appended, Entry, Golem, Memory, OutcomeMoved
 from oneiros.events._schedule import ActivityKind, ActivityRecorded
 from oneiros.events._staging import ReviewDecided, ReviewDecision
@@ -33,15 +34,21 @@ class Recording(Core):
 
     # -- golems and what they lived through ---------------------------------------------------
 
-    def create_golem(self, golem_id: str, name: str = "") -> Golem:
-        """Create ``golem_id`` (GolemExists if it is there already)."""
-        golems = self._golems()
-        golems.create(golem_id, name)
-        # The state its own append left (checked against the stream's tail), as the golems projection
-        # will hold it: the answer need not wait for that projection.
-        state = golems.state(golem_id)
-        self._written(state.position, "golems", shown=False)
-        return Golem.of(state)
+    def create_golem(self, golem_id: str, name: str = "", *, idempotency_key: str | None = None) -> Golem:
+        """Create ``golem_id`` (GolemExists if it is there already; with an ``idempotency_key`` it
+        came with before, the golem as that call answered)."""
+
+        def create() -> Golem:
+            golems = self._golems()
+            golems.create(golem_id, name)
+            # The state its own append left (checked against the stream's tail), as the golems
+            # projection will hold it: the answer need not wait for that projection.
+            state = golems.state(golem_id)
+            self._written(state.position, "golems", shown=False)
+            return Golem.of(state)
+
+        request = ("create_golem", name)
+        return once(self.store, self.deps, golem_id, idempotency_key, request=request, kind=Golem, run=create)
 
     def golem(self, golem_id: str, at: int | None = None) -> Golem:
         """The golem's state at the log head, or rebuilt as of log position ``at``."""
@@ -61,12 +68,22 @@ class Recording(Core):
             return False
         return True
 
-    def record_episodes(self, golem_id: str, episodes: Iterable[Episode]) -> Appended:
-        """Record waking episodes in one transaction; a tick recorded before is replaced."""
-        records = self._golems().record_episodes(golem_id, episodes)
-        appended = Appended.of(records)
-        self._written(appended.position, "golems", shown=False)
-        return appended
+    def record_episodes(
+        self, golem_id: str, episodes: Iterable[Episode], *, idempotency_key: str | None = None
+    ) -> Appended:
+        """Record waking episodes in one transaction; a tick recorded before is replaced. With an
+        ``idempotency_key`` it came with before (the same episodes), nothing is recorded again and
+        the answer is the first one."""
+        chosen = list(episodes)
+
+        def record() -> Appended:
+            records = self._golems().record_episodes(golem_id, chosen)
+            appended = Appended.of(records)
+            self._written(appended.position, "golems", shown=False)
+            return appended
+
+        request = ("record_episodes", chosen)
+        return once(self.store, self.deps, golem_id, idempotency_key, request=request, kind=Appended, run=record)
 
     def import_episodes(
         self,
@@ -95,16 +112,32 @@ class Recording(Core):
                 on_batch(len(batch))
         return Imported(recorded=recorded, skipped=skipped)
 
-    def record_activity(self, golem_id: str, kind: ActivityKind, detail: str = "") -> Appended:
+    def record_activity(
+        self, golem_id: str, kind: ActivityKind, detail: str = "", *, idempotency_key: str | None = None
+    ) -> Appended:
         """The golem was busy (a message in, an action, a turn): silence and fatigue count these."""
-        records = self._golems().record(golem_id, [ActivityRecorded(kind=kind, detail=detail)])
-        appended = Appended.of(records)
-        self._written(appended.position, "schedule", shown=False)
-        return appended
 
-    def record_outcome(self, golem_id: str, outcome: OutcomeInput, *, explain: bool = False) -> OutcomeMoved:
+        def record() -> Appended:
+            records = self._golems().record(golem_id, [ActivityRecorded(kind=kind, detail=detail)])
+            appended = Appended.of(records)
+            self._written(appended.position, "schedule", shown=False)
+            return appended
+
+        request = ("record_activity", [kind, detail])
+        return once(self.store, self.deps, golem_id, idempotency_key, request=request, kind=Appended, run=record)
+
+    def record_outcome(
+        self, golem_id: str, outcome: OutcomeInput, *, explain: bool = False, idempotency_key: str | None = None
+    ) -> OutcomeMoved:
         """Record a waking outcome; the sweep moves the staged entries it is relevant to, and the
         answer lists those it moved, with ``explain`` why, and why the nearest others did not."""
+        request = ("record_outcome", [outcome, explain])
+        return once(
+            self.store, self.deps, golem_id, idempotency_key, request=request, kind=OutcomeMoved,
+            run=lambda: self._record_outcome(golem_id, outcome, explain),
+        )  # fmt: skip
+
+    def _record_outcome(self, golem_id: str, outcome: OutcomeInput, explain: bool) -> OutcomeMoved:
         feedback = self._feedback()
         record = feedback.record_outcome(golem_id, outcome)
         self._written(record.position, "staging", "index")
@@ -125,12 +158,20 @@ class Recording(Core):
             raise EntryNotFound(entry_id)
         return Entry.of(found)
 
-    def review(self, entry_id: str, decision: ReviewDecision, *, who: str, why: str) -> Entry:
+    def review(
+        self, entry_id: str, decision: ReviewDecision, *, who: str, why: str, idempotency_key: str | None = None
+    ) -> Entry:
         """Decide on a staged entry (Dense-Mem's feedback): reinforce, stale, reject or promote_candidate,
         or revoke a promoted one (MEMORY.md's next version drops its line)."""
-        record = self._feedback().review(entry_id, decision, who=who, why=why)
-        self._written(record.position, "staging", "index")
-        return self.entry(entry_id)
+
+        def decide() -> Entry:
+            record = self._feedback().review(entry_id, decision, who=who, why=why)
+            self._written(record.position, "staging", "index")
+            return self.entry(entry_id)
+
+        golem_id = self.entry(entry_id).golem_id if idempotency_key is not None else ""
+        request = ("review", [entry_id, decision, who, why])
+        return once(self.store, self.deps, golem_id, idempotency_key, request=request, kind=Entry, run=decide)
 
     def reevaluate(self, golem_id: str) -> list[ReviewDecided]:
         """Dense-Mem's re_evaluate: active entries whose source episodes are all gone become stale,

@@ -116,7 +116,12 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
 ) -> None:
     """Serve the REST API (/api/v1), live events (/api/v1/events), MCP (/mcp) and /openapi.json."""
     _require_server_extra("serve")
+    import logging
+
     import uvicorn
+
+    # The server's own lines (a refused request, a failure) follow the level uvicorn's do.
+    logging.getLogger("oneiros.server").setLevel(5 if log_level == "trace" else log_level.upper())
 
     from oneiros.server._app import create_app
     from oneiros.server._traced import configure_server_tracing
@@ -216,10 +221,16 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
     config: ConfigOpt = None,
     preset: PresetOpt = None,
     as_json: JsonOpt = False,
+    expires: Annotated[
+        str | None,
+        typer.Option("--expires", help="Stop working after a span (90m, 12h, 30d, 2w) or at an ISO date (UTC)."),
+    ] = None,
 ) -> None:
     """Make a token, store its hash, and print the token once."""
+    from datetime import UTC, datetime
+
     from oneiros.fsm._service import Golems
-    from oneiros.server._auth import SCOPES, add_token
+    from oneiros.server._auth import SCOPES, add_token, expiry
 
     path = tokens or Path(_load(config, preset).server.tokens_file)
     try:
@@ -229,7 +240,8 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
         for bound in golem or ():
             Golems.check_id(bound)
         _check_tokens_file(path)
-        token = add_token(path, name, tuple(scope), tuple(golem or ()))  # type: ignore[arg-type]
+        until = expiry(expires, datetime.now(UTC)) if expires is not None else None
+        token = add_token(path, name, tuple(scope), tuple(golem or ()), until)  # type: ignore[arg-type]
     except OneirosError as exc:
         print_error(exc)
         raise typer.Exit(2) from None
@@ -258,6 +270,21 @@ def token_list(tokens: TokensOpt = None, config: ConfigOpt = None, as_json: Json
         return
     for row in rows:
         console.print(f"{row['name']}: {', '.join(row['scopes'])} · golems: {', '.join(row['golems']) or 'all'}")
+
+
+@token_app.command("revoke")
+def token_revoke(name: Annotated[str, typer.Argument(help="The token's name.")], tokens: TokensOpt = None) -> None:
+    """Remove a token: a running server refuses it within a second, without a restart."""
+    from oneiros.server._auth import revoke_token
+
+    path = tokens or Path(_load(None, None).server.tokens_file)
+    try:
+        _check_tokens_file(path)
+        revoke_token(path, name)
+    except OneirosError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    console.print(f"token {name!r} removed from {path}", markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -22,6 +22,7 @@ from typing import Annotated, Any
 import msgspec
 
 from oneiros._errors import EpisodeFileError
+from oneiros._input import DECODE_ERRORS, unreadable
 from oneiros.events._types import MAX_TICK, Episode
 
 __all__ = [
@@ -116,8 +117,8 @@ def locomo_samples(path: str | Path) -> list[LocomoSample]:
         raise EpisodeFileError(str(path), exc.strerror or str(exc)) from None
     try:
         samples = msgspec.json.decode(data, type=list[LocomoSample])
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise EpisodeFileError(str(path), f"not a LoCoMo file: {exc}") from None
+    except DECODE_ERRORS as exc:
+        raise EpisodeFileError(str(path), f"not a LoCoMo file: {unreadable(exc, data)}") from None
     if not samples:
         raise EpisodeFileError(str(path), "no conversations in file")
     return samples
@@ -221,8 +222,8 @@ def _chat_lines(path: Path) -> Iterator[tuple[int, ChatMessage]]:
                 continue
             try:
                 message = _chat.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                raise EpisodeFileError(str(path), str(exc), number) from None
+            except DECODE_ERRORS as exc:
+                raise EpisodeFileError(str(path), unreadable(exc, line), number) from None
             if not (message.speaker or message.role):
                 raise EpisodeFileError(str(path), "a message needs `speaker` or `role`", number)
             if not message.content.strip():

@@ -9,6 +9,7 @@ from pathlib import Path
 import msgspec
 
 from oneiros._errors import EpisodeFileError
+from oneiros._input import DECODE_ERRORS, unreadable
 from oneiros.events._types import Episode, EpisodeRecorded, episode_out_of_bounds
 from oneiros.store._store import EventStore
 
@@ -54,8 +55,8 @@ def episode_batches(path: str | Path, size: int = 10_000) -> Iterator[list[Episo
                 continue
             try:
                 episode = _decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                raise EpisodeFileError(str(path), str(exc), number) from None
+            except DECODE_ERRORS as exc:
+                raise EpisodeFileError(str(path), unreadable(exc, line), number) from None
             if (bad := episode_out_of_bounds(episode)) is not None:
                 raise EpisodeFileError(str(path), f"{bad[1]} - at `$.{bad[0]}`", number)
             if episode.tick in seen:

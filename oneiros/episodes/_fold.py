@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from oneiros._errors import InputError, InvalidEvent
+from oneiros._input import check_plain
 from oneiros.episodes._columns import MICROS_PER_TICK, EpisodeColumns, Vectors
 from oneiros.episodes._mentions import Mentions
 from oneiros.episodes._vectors import Embedder, embedding_matrix
@@ -44,9 +45,12 @@ sleep window at 1 tick/minute")."""
 
 
 def episodes_from_dicts(items: Iterable[dict[str, Any]]) -> list[Episode]:
-    """Episodes from plain Python mappings, each checked like a line of an episode file."""
+    """Episodes from plain Python mappings, each checked like a line of an episode file: one with
+    a lone surrogate in a string, or nested past :data:`~oneiros._input.MAX_DEPTH`, is
+    MalformedInput naming the episode and where in it."""
     out: list[Episode] = []
     for index, item in enumerate(items):
+        check_plain(item, f"episode {index}")
         try:
             out.append(msgspec.convert(item, Episode))
         except msgspec.ValidationError as exc:

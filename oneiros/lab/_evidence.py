@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from oneiros._errors import EpisodeFileError
+from oneiros._input import DECODE_ERRORS, unreadable
 from oneiros.episodes._conversations import chat_batches, locomo_samples, locomo_sessions, normalised_ids
 from oneiros.events._types import Episode
 from oneiros.projections._recall import RecallItem
@@ -126,8 +127,8 @@ def _question_lines(path: Path) -> Iterator[Question]:
                 continue
             try:
                 q = decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                raise EpisodeFileError(str(path), str(exc), number) from None
+            except DECODE_ERRORS as exc:
+                raise EpisodeFileError(str(path), unreadable(exc, line), number) from None
             if not q.evidence:
                 raise EpisodeFileError(str(path), "`evidence` names no message", number)
             answer = None if q.answer is None else str(q.answer)

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
@@ -27,11 +26,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from oneiros._deps import Deps
 from oneiros._errors import ConfigError, InputError, OneirosError, ProjectionBehind, Unauthenticated
 from oneiros.config._load import OneirosConfig
-from oneiros.server._auth import LOCAL, Principal, Tokens, environment_tokens, load_tokens
+from oneiros.server._auth import LOCAL, Principal, Tokens, environment_tokens
 from oneiros.server._consistency import CONSISTENCY_HEADER, POSITION_HEADER, RETRY_AFTER_SECONDS
 from oneiros.server._errors import error_body
 from oneiros.server._events import LogTail, StreamFilter, stream
 from oneiros.server._inspect import static_dir
+from oneiros.server._logs import log_answer, queued_log, server_log
 from oneiros.server._mcp import build_mcp
 from oneiros.server._openapi import openapi
 from oneiros.server._rest import PREFIX, json_response, principal_of, query_number, routes
@@ -43,7 +43,6 @@ from oneiros.store._store import EventStore
 __all__ = ["check_exposure", "create_app", "is_loopback"]
 
 _GUARDED = (PREFIX, "/mcp")
-_log = logging.getLogger("oneiros.server")
 _CSP = b"default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 
 
@@ -109,6 +108,9 @@ class _Guard:
 
     def __init__(self, app: ASGIApp, tokens: Tokens, max_body: int) -> None:
         self.app, self.tokens, self.max_body = app, tokens, max_body
+        # Decided once: a server started with tokens never serves without them, even once every
+        # one of them is revoked.
+        self.open = not len(tokens)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -128,8 +130,9 @@ class _Guard:
         except Exception:
             if started:
                 raise
-            # Starlette's own 500 is sent outside this middleware, without the headers above.
-            _log.exception("%s %s failed", scope.get("method"), scope.get("path"))
+            # Starlette's own 500 is sent outside this middleware, without the headers above. The
+            # traceback is formatted and written by the log's own thread (_logs), not this loop.
+            server_log.exception("%s %r failed", scope.get("method"), scope.get("path"))
             await json_response(_INTERNAL, 500)(scope, receive, secured)
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -150,13 +153,13 @@ class _Guard:
                 # streamable HTTP transport lets a server answer 405 instead.
                 await self._fail(scope, receive, send, InputError("GET /mcp: this server sends no stream; POST"), 405)
                 return
-            if not len(self.tokens):
+            if self.open:
                 problem = _local_request_problem(scope["method"], headers)
                 if problem is not None:
                     await self._fail(scope, receive, send, InputError(problem[1]), problem[0])
                     return
             try:
-                who = self.tokens.authenticate(headers.get("authorization")) if len(self.tokens) else LOCAL
+                who = LOCAL if self.open else self.tokens.authenticate(headers.get("authorization"))
             except Unauthenticated as exc:
                 await self._fail(scope, receive, send, exc)
                 return
@@ -178,13 +181,9 @@ class _Guard:
 
     @staticmethod
     async def _fail(scope: Scope, receive: Receive, send: Send, exc: OneirosError, status: int | None = None) -> None:
-        code, body = error_body(exc, status)
-        response = json_response(body, code)
-        if code == 401:
-            response.headers["www-authenticate"] = "Bearer"
-        if code == 405:
-            response.headers["allow"] = "POST"
-        await response(scope, receive, send)
+        # Only GET /mcp is refused here with a 405: the endpoint takes POST.
+        headers = {"allow": "POST"} if status == 405 else None
+        await _answer(exc, scope["method"], scope["path"], status, headers)(scope, receive, send)
 
 
 def check_exposure(config: OneirosConfig, tokens: Tokens, insecure_local: bool) -> None:
@@ -201,10 +200,14 @@ def check_exposure(config: OneirosConfig, tokens: Tokens, insecure_local: bool) 
         raise ConfigError(f"--insecure-local serves without authentication on loopback only, not on {host!r}")
 
 
-def _error_response(_request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, OneirosError)
-    code, body = error_body(exc)
+def _answer(
+    exc: OneirosError, method: str, path: str, status: int | None = None, headers: Mapping[str, str] | None = None
+) -> Response:
+    """The error's answer in the one error shape, logged in one line."""
+    code, body = error_body(exc, status)
+    log_answer(method, path, code, body)
     response = json_response(body, code)
+    response.headers.update(headers or {})
     if code == 401:
         response.headers["www-authenticate"] = "Bearer"
     if isinstance(exc, ProjectionBehind):
@@ -212,10 +215,14 @@ def _error_response(_request: Request, exc: Exception) -> Response:
     return response
 
 
-def _http_error(_request: Request, exc: Exception) -> Response:
+def _error_response(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, OneirosError)
+    return _answer(exc, request.method, request.url.path)
+
+
+def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    _code, body = error_body(InputError(f"{exc.detail}"), exc.status_code)
-    return json_response(body, exc.status_code)
+    return _answer(InputError(f"{exc.detail}"), request.method, request.url.path, exc.status_code, exc.headers)
 
 
 def _mcp_principal(ctx: Context) -> Principal:
@@ -231,7 +238,7 @@ def create_app(
 ) -> Starlette:
     """The ASGI application; the store stays the caller's to close."""
     settings = config.server
-    tokens = Tokens([*load_tokens(settings.tokens_file), *environment_tokens(os.environ)])
+    tokens = Tokens(environment_tokens(os.environ), path=settings.tokens_file)
     check_exposure(config, tokens, insecure_local)
     warm_decoders()
     service = Service(store, config, deps=deps)
@@ -275,14 +282,15 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        await asyncio.to_thread(service.start)
-        tail.start()
-        try:
-            async with mcp.session_manager.run():
-                yield
-        finally:
-            tail.close()
-            await asyncio.to_thread(service.close)
+        with queued_log():
+            await asyncio.to_thread(service.start)
+            tail.start()
+            try:
+                async with mcp.session_manager.run():
+                    yield
+            finally:
+                tail.close()
+                await asyncio.to_thread(service.close)
 
     all_routes: list[BaseRoute] = [
         *routes(service),
@@ -305,7 +313,14 @@ def create_app(
                 CORSMiddleware,
                 allow_origins=list(settings.cors_origins),
                 allow_methods=["GET", "POST"],
-                allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Mcp-Session-Id", CONSISTENCY_HEADER],
+                allow_headers=[
+                    "Authorization",
+                    "Content-Type",
+                    "Idempotency-Key",
+                    "Last-Event-ID",
+                    "Mcp-Session-Id",
+                    CONSISTENCY_HEADER,
+                ],
                 expose_headers=[POSITION_HEADER],
             ),
         )

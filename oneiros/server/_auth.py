@@ -8,10 +8,13 @@ from it, and checking one costs a microsecond, not a key-stretching pause on eve
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import secrets
+import time
 import tomllib
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
@@ -29,8 +32,10 @@ __all__ = [
     "Tokens",
     "add_token",
     "environment_tokens",
+    "expiry",
     "hash_token",
     "load_tokens",
+    "revoke_token",
 ]
 
 Scope = Literal["read", "write", "admin"]
@@ -55,6 +60,8 @@ class TokenRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     scopes: tuple[Scope, ...]
     golems: tuple[str, ...] = ()
     """The golems the token may see; empty for every golem."""
+    expires: datetime | None = None
+    """When the token stops working (UTC); None for never."""
 
 
 class _TokensFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -98,13 +105,60 @@ def load_tokens(path: str | Path) -> list[TokenRecord]:
         return []
     try:
         data = tomllib.loads(file.read_text())
-        return msgspec.convert(data, _TokensFile).tokens
+        records = msgspec.convert(data, _TokensFile).tokens
     except (tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
         raise ConfigError(f"tokens file {str(file)!r}: {exc}") from None
+    # A date-time written without an offset (TOML's local date-time) is read as UTC.
+    return [
+        msgspec.structs.replace(r, expires=r.expires.replace(tzinfo=UTC))
+        if r.expires is not None and r.expires.tzinfo is None
+        else r
+        for r in records
+    ]
 
 
-def add_token(path: str | Path, name: str, scopes: tuple[Scope, ...], golems: tuple[str, ...] = ()) -> str:
-    """Make a token, store its hash under ``name`` in ``path``, and return the token (shown once)."""
+_SPAN = re.compile(r"(\d+)([mhdw])")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def expiry(text: str, now: datetime) -> datetime:
+    """When a token given ``--expires text`` at ``now`` expires: a span (``90m``, ``12h``, ``30d``,
+    ``2w``) from now, or a date or time in ISO 8601 (UTC unless it names its offset)."""
+    span = _SPAN.fullmatch(text.strip())
+    if span is not None:
+        return now + timedelta(**{_UNITS[span.group(2)]: int(span.group(1))})
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise InputError(f"--expires {text!r} is neither a span (90m, 12h, 30d, 2w) nor an ISO date or time") from None
+    when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    if when <= now:
+        raise InputError(f"--expires {text!r} is in the past")
+    return when.astimezone(UTC)
+
+
+def _lines(record: TokenRecord) -> list[str]:
+    lines = [
+        "[[tokens]]",
+        f"name = {_toml(record.name)}",
+        f'sha256 = "{record.sha256}"',
+        f"scopes = [{', '.join(_toml(s) for s in record.scopes)}]",
+        f"golems = [{', '.join(_toml(g) for g in record.golems)}]",
+    ]
+    if record.expires is not None:
+        lines.append(f"expires = {record.expires.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}")  # a TOML date-time
+    return lines
+
+
+def add_token(
+    path: str | Path,
+    name: str,
+    scopes: tuple[Scope, ...],
+    golems: tuple[str, ...] = (),
+    expires: datetime | None = None,
+) -> str:
+    """Make a token, store its hash under ``name`` in ``path`` (until ``expires``, if given), and
+    return the token (shown once)."""
     if not _NAME.fullmatch(name):
         raise InputError(f"token name {name!r} must be 1-64 letters, digits, '.', '_' or '-'")
     if not scopes:
@@ -113,20 +167,29 @@ def add_token(path: str | Path, name: str, scopes: tuple[Scope, ...], golems: tu
     if any(t.name == name for t in existing):
         raise InputError(f"a token named {name!r} already exists in {str(path)!r}")
     token = _PREFIX + secrets.token_urlsafe(32)
-    record = TokenRecord(name=name, sha256=hash_token(token), scopes=scopes, golems=golems)
+    record = TokenRecord(name=name, sha256=hash_token(token), scopes=scopes, golems=golems, expires=expires)
     file = Path(path)
     file.parent.mkdir(parents=True, exist_ok=True)
-    lines = [
-        "[[tokens]]",
-        f"name = {_toml(name)}",
-        f'sha256 = "{record.sha256}"',
-        f"scopes = [{', '.join(_toml(s) for s in scopes)}]",
-        f"golems = [{', '.join(_toml(g) for g in golems)}]",
-    ]
     with file.open("a") as out:
-        out.write(("\n" if existing else "") + "\n".join(lines) + "\n")
+        out.write(("\n" if existing else "") + "\n".join(_lines(record)) + "\n")
     file.chmod(0o600)
     return token
+
+
+def revoke_token(path: str | Path, name: str) -> None:
+    """Remove the token named ``name`` from ``path``; a running server refuses it within a second.
+
+    The file is written whole beside the old one and moved over it, so a server reading it sees
+    the old file or the new one, never half of one."""
+    existing = load_tokens(path)
+    kept = [t for t in existing if t.name != name]
+    if len(kept) == len(existing):
+        raise InputError(f"no token named {name!r} in {str(path)!r}")
+    file = Path(path)
+    fresh = file.with_name(file.name + ".new")
+    fresh.write_text("\n".join("\n".join(_lines(t)) + "\n" for t in kept))
+    fresh.chmod(0o600)
+    os.replace(fresh, file)
 
 
 def environment_tokens(environ: Mapping[str, str]) -> list[TokenRecord]:
@@ -148,13 +211,44 @@ def _toml(text: str) -> str:
 
 
 class Tokens:
-    """The known tokens by hash, checked on every request."""
+    """The known tokens by hash, checked on every request.
 
-    def __init__(self, records: list[TokenRecord]) -> None:
-        self._by_hash = {r.sha256: r for r in records}
+    With a ``path``, its tokens are read again when the file changes (looked at once a
+    ``refresh_s`` at most): a token removed from it (``oneiros token revoke``) is refused within
+    that, without a restart. A file that cannot be read as tokens keeps the tokens read last."""
+
+    def __init__(self, records: list[TokenRecord], *, path: str | Path | None = None, refresh_s: float = 1.0) -> None:
+        self._fixed = records
+        self._path = Path(path) if path is not None else None
+        self._refresh_s = refresh_s
+        self._checked = time.monotonic()
+        self._seen = self._stamp()
+        self._by_hash = {r.sha256: r for r in [*(load_tokens(self._path) if self._path else []), *records]}
 
     def __len__(self) -> int:
         return len(self._by_hash)
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            stat = os.stat(self._path) if self._path is not None else None
+        except OSError:
+            return None
+        return None if stat is None else (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+    def _refresh(self) -> None:
+        now = time.monotonic()
+        if self._path is None or now - self._checked < self._refresh_s:
+            return
+        self._checked = now
+        stamp = self._stamp()
+        if stamp == self._seen:
+            return
+        try:
+            records = load_tokens(self._path)
+        except ConfigError:
+            return  # mid-edit by hand, say: the next look reads it again
+        self._seen = stamp
+        self._by_hash = {r.sha256: r for r in [*records, *self._fixed]}
 
     def authenticate(self, authorization: str | None) -> Principal:
         """The principal an ``Authorization: Bearer <token>`` header names; Unauthenticated if none."""
@@ -163,7 +257,11 @@ class Tokens:
         kind, _, token = authorization.partition(" ")
         if kind.lower() != "bearer" or not token.strip():
             raise Unauthenticated("the Authorization header is not 'Bearer <token>'")
+        self._refresh()
         record = self._by_hash.get(hash_token(token.strip()))
         if record is None:
             raise Unauthenticated("unknown token")
+        if record.expires is not None and datetime.now(UTC) >= record.expires:
+            when = f"{record.expires.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+            raise Unauthenticated(f"token {record.name!r} expired at {when}")
         return Principal(name=record.name, scopes=record.scopes, golems=record.golems)

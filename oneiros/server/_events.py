@@ -1,10 +1,10 @@
 """``GET /api/v1/events``: the log as Server-Sent Events (Bardo: ``mode_change``,
 ``dream_progress``, ``dream_complete``), plus every raw event on request.
 
-Each message's ``id`` is the log position of the event it comes from, set on the last message of
-that position, so a client that reconnects with ``Last-Event-ID`` resumes right after it: nothing
-missed, nothing twice. The stream follows the log itself (a PostgreSQL notification, else a short
-poll), so it sees cycles run by ``oneiros worker`` processes anywhere.
+Each message's ``id`` is the log position of the event it comes from, one message a position, so a
+client that reconnects with ``Last-Event-ID`` resumes right after it: nothing missed, nothing twice.
+The stream follows the log itself (a PostgreSQL notification, else a short poll), so it sees cycles
+run by ``oneiros worker`` processes anywhere.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from oneiros.events._content import DreamReport
 from oneiros.events._staging import golem_of_stream
 from oneiros.events._types import DreamComplete, DreamPhase, DreamStart, GenerationRecorded, ModeChanged
 from oneiros.projections._runner import RunnerSettings
@@ -53,6 +54,16 @@ class _Cycle(msgspec.Struct, kw_only=True):
     number: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+    complete: dict[str, Any] | None = None
+    """The cycle's dream_complete, held from its DreamComplete until its last phase has begun."""
+    returned: bool = False
+    """Whether a phase began after DreamComplete (the return phase): its DreamReport sends the held
+    dream_complete."""
+
+
+# What a stream reads of a golem's history before its first position: what the cycle counts and
+# where its dream_complete stands. A long-lived golem's stream is mostly episodes, skipped here.
+_HISTORY = (DreamStart, GenerationRecorded, DreamComplete, DreamPhase, DreamReport, ModeChanged)
 
 
 class _Progress:
@@ -67,28 +78,32 @@ class _Progress:
         cycle = self.cycles.get(golem_id)
         if cycle is None:
             cycle = self.cycles[golem_id] = _Cycle()
-            # Only what _count reads: a long-lived golem's stream is mostly episodes.
-            for record in self.store.read_stream(golem_id, until=position - 1, types=(DreamStart, GenerationRecorded)):
-                _count(cycle, record)
+            for record in self.store.read_stream(golem_id, until=position - 1, types=_HISTORY):
+                _bardo(record, cycle)
         return cycle
 
 
-def _count(cycle: _Cycle, record: Recorded) -> None:
+def _bardo(record: Recorded, cycle: _Cycle) -> tuple[str, dict[str, Any]] | None:
+    """The Bardo message ``record`` makes, if any, once it has moved ``cycle``.
+
+    The log has a cycle's DreamComplete before its return phase's DreamPhase (the machine completes
+    the cycle, then returns), but Bardo's stream ends a cycle with dream_complete after its last
+    progress: so dream_complete is held and sent at the return phase's DreamReport, the cycle's
+    first event after its last phase began that has no message of its own. Each position stays
+    one message."""
+    golem = record.meta.golem_id
     match record.event:
         case GenerationRecorded(tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=usd):
             cycle.tokens += tokens_in + tokens_out
             cycle.cost_usd += usd
         case DreamStart():
             cycle.number += 1
-            cycle.tokens, cycle.cost_usd = 0, 0.0
-
-
-def _bardo(record: Recorded, cycle: _Cycle) -> tuple[str, dict[str, Any]] | None:
-    golem = record.meta.golem_id
-    match record.event:
+            cycle.tokens, cycle.cost_usd, cycle.complete, cycle.returned = 0, 0.0, None, False
         case ModeChanged(to_mode=mode):
+            cycle.complete = None  # a return phase that wrote no report: the cycle ends unannounced
             return "mode_change", {"golem_id": golem, "mode": mode.lower(), "tick": record.version}
         case DreamPhase(cycle_id=cycle_id, phase=phase):
+            cycle.returned = cycle.complete is not None
             data = {
                 "golem_id": golem,
                 "cycle_id": cycle_id,
@@ -98,7 +113,7 @@ def _bardo(record: Recorded, cycle: _Cycle) -> tuple[str, dict[str, Any]] | None
             }
             return "dream_progress", data
         case DreamComplete() as complete:
-            data = {
+            cycle.complete = {
                 "golem_id": golem,
                 "cycle_id": complete.cycle_id,
                 "cycleNumber": cycle.number,
@@ -106,34 +121,39 @@ def _bardo(record: Recorded, cycle: _Cycle) -> tuple[str, dict[str, Any]] | None
                 "insightsFound": complete.insights_crystallized,
                 "costUsdc": round(cycle.cost_usd, 8),
             }
-            return "dream_complete", data
+        case DreamReport() if cycle.complete is not None and cycle.returned:
+            held, cycle.complete = cycle.complete, None
+            return "dream_complete", held
     return None
 
 
-def _message(name: str, data: dict[str, Any], position: int | None) -> bytes:
-    head = f"event: {name}\n" + (f"id: {position}\n" if position is not None else "")
-    return head.encode() + b"data: " + msgspec.json.encode(data) + b"\n\n"
+def _message(name: str, data: dict[str, Any], position: int) -> bytes:
+    return f"event: {name}\nid: {position}\n".encode() + b"data: " + msgspec.json.encode(data) + b"\n\n"
 
 
 def sse_messages(
     records: Iterable[Recorded], who: Principal, chosen: StreamFilter, progress: _Progress
 ) -> Iterable[bytes]:
-    """The messages a batch of log records makes for one client."""
+    """The messages a batch of log records makes for one client: at most one a position, with the
+    position as its id, so a client resuming after an id repeats nothing and misses nothing.
+
+    With ``raw``, a position makes its Bardo message if it has one, carrying the log event's row
+    in ``log_event``, else the row as a ``log_event`` message."""
     for record in records:
         golem = golem_of_stream(record.meta.golem_id)
         if not who.sees(golem) or (chosen.golems and golem not in chosen.golems):
             continue
-        out: list[tuple[str, dict[str, Any]]] = []
+        row = None
         if chosen.raw and (not chosen.types or record.event.type_name in chosen.types):
-            out.append((RAW_EVENT, record_row(record)))
+            row = record_row(record)
+        bardo = None
         if golem == record.meta.golem_id:  # the golem's own stream, not a side stream
-            cycle = progress.of(golem, record.position)
-            _count(cycle, record)
-            bardo = _bardo(record, cycle)
-            if bardo is not None:
-                out.append(bardo)
-        for n, (name, data) in enumerate(out, start=1):
-            yield _message(name, data, record.position if n == len(out) else None)
+            bardo = _bardo(record, progress.of(golem, record.position))
+        if bardo is not None:
+            name, data = bardo
+            yield _message(name, data if row is None else {**data, RAW_EVENT: row}, record.position)
+        elif row is not None:
+            yield _message(RAW_EVENT, row, record.position)
 
 
 class LogTail:

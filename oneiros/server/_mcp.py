@@ -10,13 +10,17 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult, TextContent
+from pydantic import Field, ValidationError
 
+from oneiros import __version__
 from oneiros._errors import InputError, OneirosError
+from oneiros._input import check_plain
 from oneiros.events._staging import ReviewDecision
 from oneiros.server._auth import Principal, Scope
 from oneiros.server._errors import error_body
+from oneiros.server._logs import server_log
 from oneiros.server._models import CycleIn, EpisodesIn, FeedbackIn, RecallIn, checked_id, checked_statuses
 from oneiros.server._service import Service
 from oneiros.validation._review import OutcomeInput
@@ -36,11 +40,56 @@ _INSTRUCTIONS = (
 
 _S = TypeVar("_S", bound=msgspec.Struct)
 Golem = Annotated[str | None, Field(description="Golem id (default: the token's one golem, else the config's).")]
+Key = Annotated[
+    str | None,
+    Field(
+        description="Idempotency key: a call retried with the key it first came with writes nothing new and "
+        "answers as the first did (the same key with other arguments is refused)."
+    ),
+]
+
+
+class _Refused(ToolError):
+    """A tool's own refusal: the text is oneiros's error shape, as the REST API answers it."""
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error's location as msgspec names one (``$.episodes[0].tick``)."""
+    return "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+
+
+def _refusal(exc: ToolError) -> str:
+    """The error shape for a tool call that failed before or inside the tool, without the SDK's
+    ``Error executing tool NAME:`` prefix: oneiros's own errors as they are; arguments that fail
+    the tool's schema (the SDK checks them with pydantic) as an InputError in msgspec's words."""
+    cause = exc.__cause__
+    if isinstance(cause, _Refused):
+        return str(cause)
+    if isinstance(cause, ValidationError):
+        reasons = "; ".join(f"{e['msg']} - at `{_where(tuple(e['loc']))}`" for e in cause.errors())
+        refused: OneirosError = InputError(f"arguments: {reasons}")
+    else:  # an unknown tool: the SDK's own words
+        refused = InputError(str(exc).partition(": ")[2] if str(exc).startswith("Error executing tool") else str(exc))
+    return msgspec.json.encode(error_body(refused)[1]).decode()
+
+
+class _Server(MCPServer):
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash: the SDK logs it and tells the model only that the tool failed
+        except ToolError as exc:
+            text = _refusal(exc)
+            server_log.info("tool %r refused: %s", name, text)
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) -> MCPServer:
     """The MCP server over ``service``; ``principal_of`` says who a tool call acts as."""
-    mcp = MCPServer(name="oneiros", instructions=_INSTRUCTIONS)
+    mcp = _Server(name="oneiros", version=__version__, instructions=_INSTRUCTIONS)
 
     def call(ctx: Context, fn: Callable[[Principal], object]) -> dict[str, Any]:
         """``fn`` as the caller, its answer in the shape the REST API gives it."""
@@ -49,11 +98,12 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
             answer: dict[str, Any] = msgspec.to_builtins(service.call(lambda: fn(principal_of(ctx)))[0])
         except OneirosError as exc:
             # The model sees the same typed error the REST API returns.
-            raise ToolError(msgspec.json.encode(error_body(exc)[1]).decode()) from None
+            raise _Refused(msgspec.json.encode(error_body(exc)[1]).decode()) from None
         return answer
 
     def checked(kind: type[_S], **arguments: Any) -> _S:
         """The tool's arguments checked as the REST route checks its body (lengths, vocabularies)."""
+        check_plain(arguments, "arguments")  # the SDK's JSON parser lets a lone surrogate escape through
         try:
             return msgspec.convert(arguments, kind)
         except msgspec.ValidationError as exc:
@@ -80,6 +130,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         reevaluate_enabled: bool = True,
         dream_enabled: bool = True,
         wait: bool = True,
+        idempotency_key: Key = None,
     ) -> dict[str, Any]:
         # A tool call is a question awaiting its answer: by default it returns the cycle's end.
         def run(who: Principal) -> object:
@@ -91,7 +142,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
                 dream_enabled=dream_enabled,
                 wait=wait,
             )
-            return service.dream(who, golem_of(who, golem, "write"), body)
+            return service.dream(who, golem_of(who, golem, "write"), body, idempotency_key)
 
         return call(ctx, run)
 
@@ -119,11 +170,15 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         "one (MEMORY.md's next version drops it; the revocation stays in its history). Say why in feedback. "
         "A dream's `decisions` lists those its status allows now."
     )
-    def resolve_dream_feedback(ctx: Context, entry_id: str, decision: ReviewDecision, feedback: str) -> dict[str, Any]:
+    def resolve_dream_feedback(
+        ctx: Context, entry_id: str, decision: ReviewDecision, feedback: str, idempotency_key: Key = None
+    ) -> dict[str, Any]:
         def run(who: Principal) -> object:
             body = checked(FeedbackIn, decision=decision, feedback=feedback)
             entry = service.entry(who, checked_id("entry_id", entry_id), "write")
-            return service.app.review(entry.entry_id, body.decision, who=who.name, why=body.feedback)
+            return service.app.review(
+                entry.entry_id, body.decision, who=who.name, why=body.feedback, idempotency_key=idempotency_key
+            )
 
         return call(ctx, run)
 
@@ -145,10 +200,13 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         description="Record waking episodes (what happened, with tick, tags, significance and outcome, and "
         "where it came from: source self, user, tool, web, another_agent; trust untrusted, low, medium, high)."
     )
-    def record_episodes(ctx: Context, episodes: list[dict[str, Any]], golem: Golem = None) -> dict[str, Any]:
+    def record_episodes(
+        ctx: Context, episodes: list[dict[str, Any]], golem: Golem = None, idempotency_key: Key = None
+    ) -> dict[str, Any]:
         def run(who: Principal) -> object:
             body = checked(EpisodesIn, episodes=episodes)
-            return service.app.record_episodes(golem_of(who, golem, "write"), body.episodes)
+            chosen = golem_of(who, golem, "write")
+            return service.app.record_episodes(chosen, body.episodes, idempotency_key=idempotency_key)
 
         return call(ctx, run)
 
@@ -168,6 +226,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         entry_id: str | None = None,
         golem: Golem = None,
         explain: bool = False,
+        idempotency_key: Key = None,
     ) -> dict[str, Any]:
         def run(who: Principal) -> object:
             outcome = checked(
@@ -179,7 +238,8 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
                 regime=regime,
                 entry_id=entry_id,
             )
-            return service.app.record_outcome(golem_of(who, golem, "write"), outcome, explain=explain)
+            chosen = golem_of(who, golem, "write")
+            return service.app.record_outcome(chosen, outcome, explain=explain, idempotency_key=idempotency_key)
 
         return call(ctx, run)
 
@@ -198,8 +258,11 @@ def _agent_tools(
     report do over REST)."""
 
     @mcp.tool(description="Create the golem (the agent's dreaming self) if it does not exist yet.")
-    def create_golem(ctx: Context, golem: Golem = None, name: str = "") -> dict[str, Any]:
-        return call(ctx, lambda who: service.app.create_golem(golem_of(who, golem, "write"), name))
+    def create_golem(ctx: Context, golem: Golem = None, name: str = "", idempotency_key: Key = None) -> dict[str, Any]:
+        return call(
+            ctx,
+            lambda who: service.app.create_golem(golem_of(who, golem, "write"), name, idempotency_key=idempotency_key),
+        )
 
     @mcp.tool(
         description="Whether the golem would dream now: the decision, its trigger and every gate with its values."

@@ -8,20 +8,61 @@ from typing import Any
 
 import msgspec
 
+from oneiros.server._idempotency import appends
 from oneiros.server._models import ErrorBody
 from oneiros.server._rest import PREFIX, Op, operations
 
-__all__ = ["openapi"]
+__all__ = ["failures", "openapi"]
 
 _PARAM = re.compile(r"\{(\w+)(?::(\w+))?\}")
 _ERRORS = {
-    "400": "Bad input (InputError, ConfigError...).",
-    "401": "No bearer token, or an unknown one (Unauthenticated).",
-    "403": "The token lacks the scope or the golem (Forbidden).",
-    "404": "No such golem, dream or cycle.",
-    "409": "The machine or the buffer refuses it now (IllegalCommand, IllegalReview, StreamConflict).",
+    "400": "Bad input: a body, query parameter or id oneiros cannot take (InputError, MalformedInput...).",
+    "401": "No bearer token, an unknown one, or an expired one (Unauthenticated).",
+    "403": "The token lacks the scope or the golem (Forbidden); without tokens, an Origin that is not loopback.",
+    "404": "No such golem, dream, cycle or MEMORY.md version.",
+    "405": "The path does not take this method; the Allow header lists those it takes.",
+    "409": "The machine or the buffer refuses it now (GolemExists, IllegalCommand, IllegalReview, StreamConflict).",
     "413": "The request body is larger than server.max_body_bytes.",
+    "415": "Without tokens (--insecure-local): a body that is not application/json.",
+    "421": "Without tokens (--insecure-local): a Host that is not a loopback name.",
+    "422": "The Idempotency-Key came before with another request (IdempotencyKeyReused).",
+    "500": "A failure of the server itself (InternalError), logged with its traceback.",
+    "503": "The store is unavailable (StoreError).",
 }
+_MAX_CYCLES = (
+    "The store is unavailable (StoreError), or the server runs server.max_cycles cycles already (WorkerError): "
+    "retry when one has ended."
+)
+
+
+_KEY_HEADER = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "A retry with the key its first attempt came with appends nothing and answers as the first did.",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 256},
+}
+# The event stream, for its failures: a GET of the read scope that names nothing in its path.
+_EVENTS = Op("GET", "/events", "", "read", lambda _call: None)
+
+
+def failures(op: Op) -> dict[str, str]:
+    """The error statuses ``op`` can answer, each with what it means: those of every guarded route,
+    404 where a path or query names something, 409 where it writes, 415 where it takes a body, 422
+    where an idempotency key can come twice."""
+    codes = {"400", "401", "403", "405", "413", "421", "500", "503"}
+    if "{" in op.path or any(q.name == "golem" for q in op.query):
+        codes.add("404")
+    if op.scope != "read":
+        codes.add("409")
+    if op.method == "POST":
+        codes.add("415")
+    if appends(op.method, op.scope):
+        codes.add("422")
+    described = {code: _ERRORS[code] for code in sorted(codes)}
+    if op.path.endswith("/cycles") and op.method == "POST":
+        described["503"] = _MAX_CYCLES
+    return described
 
 
 def _answers(op: Op, schemas: dict[str, Any]) -> dict[str, Any]:
@@ -57,6 +98,8 @@ def openapi(version: str) -> dict[str, Any]:
             }
             for m in _PARAM.finditer(op.path)
         ]
+        if appends(op.method, op.scope):
+            params.append(_KEY_HEADER)
         for q in op.query:
             schema: dict[str, Any] = {"type": {int: "integer", bool: "boolean"}.get(q.kind, "string")}
             if q.many:
@@ -64,16 +107,16 @@ def openapi(version: str) -> dict[str, Any]:
             params.append(
                 {"name": q.name, "in": "query", "required": False, "description": q.description, "schema": schema}
             )
-        failures = {
+        errors = {
             code: {"description": text, "content": {"application/json": {"schema": error_ref}}}
-            for code, text in _ERRORS.items()
+            for code, text in failures(op).items()
         }
         entry: dict[str, Any] = {
             "summary": op.summary,
             "operationId": f"{op.method.lower()}_{re.sub(r'[^a-z0-9]+', '_', path[len(PREFIX) :].lower()).strip('_')}",
             "parameters": params,
             "security": [{"bearer": [op.scope]}],
-            "responses": {str(op.status): {"description": "OK", "content": _answers(op, schemas)}, **failures},
+            "responses": {str(op.status): {"description": "OK", "content": _answers(op, schemas)}, **errors},
         }
         if op.body is not None:
             entry["requestBody"] = {
@@ -97,7 +140,11 @@ def openapi(version: str) -> dict[str, Any]:
                 "200": {
                     "description": "An event stream: `event:`, `id:` and `data:` lines (docs/server.md)",
                     "content": {"text/event-stream": {"schema": {"type": "string"}}},
-                }
+                },
+                **{
+                    code: {"description": text, "content": {"application/json": {"schema": error_ref}}}
+                    for code, text in failures(_EVENTS).items()
+                },
             },
         }
     }

@@ -14,6 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from oneiros._errors import InputError
+from oneiros._input import DECODE_ERRORS, read_error
 from oneiros.app._oneiros import Oneiros
 from oneiros.app._shapes import (
     Appended,
@@ -146,6 +147,11 @@ class Call(NamedTuple):
     def statuses(self) -> tuple[str, ...]:
         return checked_statuses(self.request.query_params.getlist("status"), "query parameter status")
 
+    @property
+    def key(self) -> str | None:
+        """The request's ``Idempotency-Key`` header, if it has one."""
+        return self.request.headers.get("idempotency-key")
+
 
 class Op(NamedTuple):
     method: str
@@ -181,13 +187,14 @@ def _diff(c: Call) -> str:
 
 def _review(c: Call) -> Entry:
     body: FeedbackIn = c.body
-    return c.app.review(c.entry("write").entry_id, body.decision, who=c.who.name, why=body.feedback)
+    entry_id = c.entry("write").entry_id
+    return c.app.review(entry_id, body.decision, who=c.who.name, why=body.feedback, idempotency_key=c.key)
 
 
 def _created(c: Call) -> Golem:
     body: GolemIn = c.body
     c.who.require("write", body.golem_id)
-    return c.app.create_golem(body.golem_id, body.name)
+    return c.app.create_golem(body.golem_id, body.name, idempotency_key=c.key)
 
 
 def _lineage(c: Call) -> EntryLineage:
@@ -218,17 +225,21 @@ OPS: tuple[Op, ...] = (
        lambda c: c.app.golem(c.golem_path(), c.number("at", None, 0)),
        query=(Query("at", int, "Log position to rebuild the state as of."),), returns=Golem),
     Op("POST", "/golems/{golem_id}/episodes", "Record waking episodes.", "write",
-       lambda c: c.app.record_episodes(c.golem_path("write"), c.body.episodes), body=EpisodesIn, status=201,
+       lambda c: c.app.record_episodes(c.golem_path("write"), c.body.episodes, idempotency_key=c.key),
+       body=EpisodesIn, status=201,
        returns=Appended),
     Op("POST", "/golems/{golem_id}/activity", "Record activity (a message, an action, a turn).", "write",
-       lambda c: c.app.record_activity(c.golem_path("write"), c.body.kind, c.body.detail), body=ActivityIn,
+       lambda c: c.app.record_activity(c.golem_path("write"), c.body.kind, c.body.detail, idempotency_key=c.key),
+       body=ActivityIn,
        status=201, returns=Appended),
     Op("POST", "/golems/{golem_id}/outcomes", "Record a waking outcome; returns the entries it moved (and why).",
-       "write", lambda c: c.app.record_outcome(c.golem_path("write"), c.body, explain=c.flag("explain")),
+       "write", lambda c: c.app.record_outcome(
+           c.golem_path("write"), c.body, explain=c.flag("explain"), idempotency_key=c.key),
        body=OutcomeInput, status=201, returns=OutcomeMoved,
        query=(Query("explain", bool, "Also say why each entry moved, and why the nearest others did not."),)),
     Op("POST", "/golems/{golem_id}/cycles", "Start a dream cycle now (Dense-Mem's run_dreaming_cycle).", "write",
-       lambda c: c.service.dream(c.who, c.path("golem_id"), c.body), body=CycleIn, status=202, returns=CycleRun),
+       lambda c: c.service.dream(c.who, c.path("golem_id"), c.body, c.key), body=CycleIn, status=202,
+       returns=CycleRun),
     Op("POST", "/golems/{golem_id}/recall", "Recall memory; related dreams come apart from results.", "read",
        lambda c: c.app.recall(c.golem_path(), c.body.query, c.body.limit, record=c.who.has("write")),
        body=RecallIn, returns=RecallResult),
@@ -301,17 +312,28 @@ def json_response(value: Any, status: int = 200) -> Response:
     return Response(_encoder.encode(value), status_code=status, media_type="application/json", headers=_HEADERS)
 
 
+async def _authorised(service: Service, who: Principal, scope: Scope, params: dict[str, Any]) -> None:
+    """Forbidden (or EntryNotFound) unless ``who`` may use ``scope`` on the path's golem or dream."""
+    if "golem_id" in params:
+        who.require(scope, checked_id("golem_id", str(params["golem_id"])))
+    if "entry_id" in params:
+        await run_in_threadpool(service.entry, who, checked_id("entry_id", str(params["entry_id"])), scope)
+
+
 def _endpoint(op: Op, service: Service) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
         who = principal_of(request)
         who.require(op.scope)
         body = None
         if op.body is not None:
+            # Who may act on what the path names is settled before the body is read: a token bound to
+            # another golem hears 403 (or, for a dream, 404 as if absent), whatever it sent.
+            await _authorised(service, who, op.scope, request.path_params)
             raw = await request.body()
             try:
                 body = msgspec.json.decode(raw or b"{}", type=op.body)
-            except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-                raise InputError(f"request body: {exc}") from None
+            except DECODE_ERRORS as exc:
+                raise read_error(exc, raw, "request body") from None
         call = Call(service, who, request, body)
         floor = floor_of(request.headers, request.query_params)
         result, written = await run_in_threadpool(service.call, functools.partial(op.run, call), floor)

@@ -125,12 +125,13 @@ class Service:
         who.require(scope, entry.golem_id)
         return entry
 
-    def dream(self, who: Principal, golem_id: str, body: CycleIn) -> CycleRun:
+    def dream(self, who: Principal, golem_id: str, body: CycleIn, idempotency_key: str | None = None) -> CycleRun:
         """Dense-Mem's ``run_dreaming_cycle``: the cycle on the queue, or on a thread of this server
         (answered once it started, unless the body asks to wait, at most ``server.cycle_wait_seconds``)."""
         who.require("write", golem_id)
         with current_span("dream", {"oneiros.golem_id": golem_id}) as span:
-            run = self.app.dream(golem_id, body.options(self.settings.cycle_wait_seconds), background=self.cycles)
+            options = body.options(self.settings.cycle_wait_seconds)
+            run = self.app.dream(golem_id, options, background=self.cycles, idempotency_key=idempotency_key)
             # The request's trace names the cycle, whose own trace starts at its root span.
             span.set_attribute("oneiros.request.cycle_id", run.cycle_id or "")
         # The server does not say where it stores its log or finds its queue.

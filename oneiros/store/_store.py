@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from types import TracebackType
 from typing import Any
 
@@ -32,6 +34,7 @@ __all__ = [
     "decode_rows",
     "open_store",
     "record_row",
+    "riding",
 ]
 
 DEFAULT_STORE_URL = "sqlite:///.oneiros/events.db"
@@ -169,6 +172,21 @@ class LogSubscription:
         return _decode(n.id, n.originator_version, n.topic, n.state)
 
 
+_RIDERS: ContextVar[list[StreamAppend] | None] = ContextVar("oneiros_riders", default=None)
+
+
+@contextmanager
+def riding(append: StreamAppend) -> Iterator[list[StreamAppend]]:
+    """Within the block, ``append`` joins the next transaction this context writes (to any store),
+    all of it or none of it; the list yielded is empty once it has been written."""
+    riders = [append]
+    token = _RIDERS.set(riders)
+    try:
+        yield riders
+    finally:
+        _RIDERS.reset(token)
+
+
 class EventStore:
     """Appends and reads events. Nothing is ever updated or deleted in place."""
 
@@ -208,6 +226,10 @@ class EventStore:
         Every write of the log comes through here (:meth:`append` included), so a subclass that
         wraps it sees them all.
         """
+        riders = _RIDERS.get()
+        own = sum(len(append.items) for append in appends)
+        if riders:
+            appends = [*appends, *riders]
         stored: list[StoredTuple] = []
         add = stored.append
         for append in appends:
@@ -222,12 +244,15 @@ class EventStore:
         if not stored and checkpoint is None:
             return []
         positions = iter(self._insert(stored, appends, checkpoint))
-        return [
+        if riders:
+            riders.clear()  # written: the next transaction goes alone
+        recorded = [
             Recorded(position, row[1], meta, event)
             for position, row, (meta, event) in zip(
                 positions, stored, (item for append in appends for item in append.items), strict=False
             )
         ]
+        return recorded[:own]  # a rider's record is its owner's to know
 
     def _insert(
         self, stored: Sequence[StoredTuple], appends: Sequence[StreamAppend], checkpoint: Checkpoint | None

@@ -61,8 +61,7 @@ def test_mcp_record_episodes_refuses_the_same_way(tmp_path: Path) -> None:
                 text: str = refused.content[0].text  # type: ignore[union-attr]
                 return text
 
-        prefix, _, shown = anyio.run(main).partition(": ")
-        assert "Error executing tool record_episodes" == prefix
+        shown = anyio.run(main)
         assert {
             "type": "InputError",
             "message": "arguments: Expected `int` <= 4223371679 - at `$.episodes[1].tick`",

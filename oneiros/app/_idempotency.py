@@ -1,0 +1,90 @@
+"""Running a write once per idempotency key (the events' side of it: ``oneiros.events._idempotency``).
+
+A write given a key records the key with its own first append, in one transaction, then the
+answer it gives. The same key again, with the same request, appends nothing and gets that answer
+back, from this process or any other on the store, before or after a restart; with another
+request it is IdempotencyKeyReused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import msgspec
+
+from oneiros._deps import Deps
+from oneiros._errors import IdempotencyKeyReused, IllegalCommand, InputError, StreamConflict
+from oneiros.events._idempotency import IdempotencyKeyUsed, idempotency_stream
+from oneiros.events._types import EventMeta
+from oneiros.store._store import EventStore, StreamAppend, riding
+
+__all__ = ["MAX_KEY", "once"]
+
+T = TypeVar("T")
+MAX_KEY = 256
+_WAIT_S = 10.0
+"""How long a retry waits for the answer of a first request still running (another thread or server)."""
+
+
+def _digest(operation: str, request: Any) -> str:
+    return hashlib.sha256(msgspec.json.encode([operation, request], order="deterministic")).hexdigest()
+
+
+def _found(store: EventStore, stream: str) -> list[IdempotencyKeyUsed]:
+    return [r.event for r in store.read_stream(stream) if isinstance(r.event, IdempotencyKeyUsed)]
+
+
+def _again(store: EventStore, golem_id: str, key: str, digest: str, kind: type[T]) -> T:
+    """The first answer to ``key``, waited for while the first request still runs."""
+    deadline = time.monotonic() + _WAIT_S
+    stream = idempotency_stream(golem_id, key)
+    while True:
+        found = _found(store, stream)
+        if found and found[0].request != digest:
+            raise IdempotencyKeyReused(key, golem_id)
+        if len(found) > 1:
+            return msgspec.json.decode(found[1].answer, type=kind)
+        if time.monotonic() > deadline:
+            raise IllegalCommand(
+                golem_id, "answering", "retry", f"the request with idempotency key {key!r} was recorded but has "
+                "not answered (it is still running, or its server stopped before answering)"
+            )  # fmt: skip
+        time.sleep(0.05)
+
+
+def once(
+    store: EventStore,
+    deps: Deps,
+    golem_id: str,
+    key: str | None,
+    *,
+    request: tuple[str, Any],
+    kind: type[T],
+    run: Callable[[], T],
+) -> T:
+    """``run()``'s answer, run only if ``key`` (None: always run) has not come with a request on
+    ``golem_id`` before; ``request`` (an operation name and its arguments) says what it asked."""
+    if key is None:
+        return run()
+    if not 1 <= len(key) <= MAX_KEY or not key.isprintable():
+        raise InputError(f"an idempotency key is 1-{MAX_KEY} printable characters, not {key[:40]!r}")
+    digest = _digest(*request)
+    stream = idempotency_stream(golem_id, key)
+    if _found(store, stream):
+        return _again(store, golem_id, key, digest, kind)
+    first = IdempotencyKeyUsed(key=key, request=digest)
+    meta = EventMeta(time=deps.clock(), event_id=deps.ids(), golem_id=stream)
+    try:
+        with riding(StreamAppend(stream, 0, [(meta, first)])) as riders:
+            answer = run()
+    except StreamConflict as exc:
+        if exc.golem_id != stream:
+            raise
+        return _again(store, golem_id, key, digest, kind)  # another request with the key appended first
+    if not riders:  # the key went with the write: its answer follows
+        answered = IdempotencyKeyUsed(key=key, request=digest, status=1, answer=msgspec.json.encode(answer).decode())
+        store.append(stream, 1, [(EventMeta(time=deps.clock(), event_id=deps.ids(), golem_id=stream), answered)])
+    return answer
