@@ -5,6 +5,7 @@ same key with another body is 422. The same through MCP and the Python API."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,13 @@ def _head(server: Server) -> int:
 
 def _post(http: httpx.Client, path: str, body: dict[str, Any], key: str) -> httpx.Response:
     return http.post(path, json=body, headers={"Idempotency-Key": key})
+
+
+def _ended(http: httpx.Client, cycle_id: str) -> None:
+    deadline = time.monotonic() + 120
+    while _ok(http.get(f"/golems/g1/cycles/{cycle_id}"))["status"] == "dreaming":
+        assert time.monotonic() < deadline, "the cycle did not end"
+        time.sleep(0.05)
 
 
 def test_a_retried_post_appends_once_across_a_restart(tmp_path: Path) -> None:
@@ -81,9 +89,9 @@ def test_two_servers_on_one_store_append_a_key_once(pg_schema: str, tmp_path: Pa
 
 
 def test_every_appending_post_takes_a_key_and_refuses_it_with_another_body(tmp_path: Path) -> None:
-    """Each POST that appends (create a golem, episodes, activity, an outcome, a decision, a cycle),
-    sent twice with one key, appends only the first time and answers the same; a key sent again
-    with another body is 422 IdempotencyKeyReused, and writes nothing."""
+    """Each POST that appends (create a golem, episodes, activity, an outcome, a decision, a cycle, a
+    recorded recall), sent twice with one key, appends only the first time and answers the same; a
+    key sent again with another body is 422 IdempotencyKeyReused, and writes nothing."""
     server = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve")
     try:
         http = server.client("admin")
@@ -96,10 +104,13 @@ def test_every_appending_post_takes_a_key_and_refuses_it_with_another_body(tmp_p
             ("/golems/g1/outcomes", {"tick": 900, "verdict": "confirms", "summary": "eth held"}),
             (f"/dreams/{entry_id}/feedback", {"decision": "reinforce", "feedback": "seen it"}),
             ("/golems/g1/cycles", {"max_outputs": 1, "wait": True}),
+            ("/golems/g1/recall", {"query": "eth range floor"}),  # an admin's recall is recorded
         ]
         for n, (path, body) in enumerate(posts):
             first = _post(http, path, body, f"key-{n}")
             assert first.status_code < 300, first.text
+            if path.endswith("/cycles"):  # a loaded machine may answer before the cycle's last event
+                _ended(http, first.json()["cycle_id"])
             head = _head(server)
             again = _post(http, path, body, f"key-{n}")
             assert (head, first.status_code, first.json()) == (_head(server), again.status_code, again.json()), path
