@@ -8,6 +8,7 @@ request it is IdempotencyKeyReused.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections.abc import Callable
@@ -84,7 +85,14 @@ def once(
         if exc.golem_id != stream:
             raise
         return _again(store, golem_id, key, digest, kind)  # another request with the key appended first
+    answered = IdempotencyKeyUsed(key=key, request=digest, status=1, answer=msgspec.json.encode(answer).decode())
+    then = (EventMeta(time=deps.clock(), event_id=deps.ids(), golem_id=stream), answered)
     if not riders:  # the key went with the write: its answer follows
-        answered = IdempotencyKeyUsed(key=key, request=digest, status=1, answer=msgspec.json.encode(answer).decode())
-        store.append(stream, 1, [(EventMeta(time=deps.clock(), event_id=deps.ids(), golem_id=stream), answered)])
+        store.append(stream, 1, [then])
+        return answer
+    # Nothing this thread wrote carried the key: a cycle the server runs appends its start on a
+    # thread of its own. The key follows the start, with the answer; a retry in between finds the
+    # golem dreaming (409) rather than starting the cycle twice.
+    with contextlib.suppress(StreamConflict):  # another request with the key recorded it first
+        store.append(stream, 0, [(meta, first), then])
     return answer

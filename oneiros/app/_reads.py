@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from oneiros._errors import CycleNotFound, GolemNotFound, InputError, MemoryVersionNotFound
+from oneiros.app._idempotency import once
 from oneiros.app._pages import Page, page_of
 from oneiros.app._records import Recording
 from oneiros.app._shapes import (
@@ -361,17 +362,27 @@ class Reading(Recording):
 
     # -- recall, the schedule, the log --------------------------------------------------------
 
-    def recall(self, golem_id: str, query: str, limit: int = 10, *, record: bool = True) -> RecallResult:
+    def recall(
+        self, golem_id: str, query: str, limit: int = 10, *, record: bool = True, idempotency_key: str | None = None
+    ) -> RecallResult:
         """What the golem knows that matches ``query``: episodes, beliefs, promoted insights and
         MEMORY.md lines; matching dreams come back apart, in ``related_dreams``. With ``record``
         the recall is logged (it counts toward recall-driven promotion); a reader that may not
-        write passes False and gets the same answer."""
-        self._fresh()
-        self._exists(golem_id)
-        result = recall_golem(self.projections.db, golem_id, query, limit, settings=self.projections.settings.recall)
-        if record:
-            record_recall(self.store, golem_id, result, self.deps)
-        return result
+        write passes False and gets the same answer. A recall retried with its ``idempotency_key``
+        is counted once."""
+
+        def recalled() -> RecallResult:
+            self._fresh()
+            self._exists(golem_id)
+            settings = self.projections.settings.recall
+            result = recall_golem(self.projections.db, golem_id, query, limit, settings=settings)
+            if record:
+                record_recall(self.store, golem_id, result, self.deps)
+            return result
+
+        key = idempotency_key if record else None  # a recall that writes nothing may run again
+        request = ("recall", [query, limit])
+        return once(self.store, self.deps, golem_id, key, request=request, kind=RecallResult, run=recalled)
 
     def should_dream(self, golem_id: str, at: datetime | None = None, tick: int = 0) -> ShouldDream:
         """Whether the golem would dream at ``at`` (now if None): every gate and trigger with the

@@ -3,12 +3,10 @@ nothing new and answers as the first did (docs/server.md)."""
 
 from __future__ import annotations
 
-from oneiros.server._auth import Scope
-
 __all__ = ["appends"]
 
 
-def appends(method: str, scope: Scope) -> bool:
-    """Whether a route appends to the log, and so takes an idempotency key: every POST but those
-    of the read scope (recall)."""
-    return method == "POST" and scope != "read"
+def appends(method: str) -> bool:
+    """Whether a route may append to the log, and so takes an idempotency key: every POST (a
+    recall too, which a token that may write records)."""
+    return method == "POST"

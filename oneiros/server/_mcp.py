@@ -188,11 +188,16 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         "it with resolve_dream_feedback if it matters. " + HYPOTHESES
     )
     def recall_memory(
-        ctx: Context, query: str, golem: Golem = None, limit: Annotated[int, Field(ge=1, le=100)] = 10
+        ctx: Context,
+        query: str,
+        golem: Golem = None,
+        limit: Annotated[int, Field(ge=1, le=100)] = 10,
+        idempotency_key: Key = None,
     ) -> dict[str, Any]:
         def run(who: Principal) -> object:
             body = checked(RecallIn, query=query, limit=limit)
-            return service.app.recall(golem_of(who, golem), body.query, body.limit, record=who.has("write"))
+            chosen, record = golem_of(who, golem), who.has("write")
+            return service.app.recall(chosen, body.query, body.limit, record=record, idempotency_key=idempotency_key)
 
         return call(ctx, run)
 

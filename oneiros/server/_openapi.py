@@ -57,7 +57,7 @@ def failures(op: Op) -> dict[str, str]:
         codes.add("409")
     if op.method == "POST":
         codes.add("415")
-    if appends(op.method, op.scope):
+    if appends(op.method):
         codes.add("422")
     described = {code: _ERRORS[code] for code in sorted(codes)}
     if op.path.endswith("/cycles") and op.method == "POST":
@@ -98,7 +98,7 @@ def openapi(version: str) -> dict[str, Any]:
             }
             for m in _PARAM.finditer(op.path)
         ]
-        if appends(op.method, op.scope):
+        if appends(op.method):
             params.append(_KEY_HEADER)
         for q in op.query:
             schema: dict[str, Any] = {"type": {int: "integer", bool: "boolean"}.get(q.kind, "string")}

@@ -241,7 +241,8 @@ OPS: tuple[Op, ...] = (
        lambda c: c.service.dream(c.who, c.path("golem_id"), c.body, c.key), body=CycleIn, status=202,
        returns=CycleRun),
     Op("POST", "/golems/{golem_id}/recall", "Recall memory; related dreams come apart from results.", "read",
-       lambda c: c.app.recall(c.golem_path(), c.body.query, c.body.limit, record=c.who.has("write")),
+       lambda c: c.app.recall(
+           c.golem_path(), c.body.query, c.body.limit, record=c.who.has("write"), idempotency_key=c.key),
        body=RecallIn, returns=RecallResult),
     Op("GET", "/golems/{golem_id}/journal", "The dream journal, newest first (?format=markdown for journal.md).",
        "read", _journal, query=(Query("format", str, "json (default) or markdown."), *_PAGE),

@@ -89,9 +89,9 @@ def test_two_servers_on_one_store_append_a_key_once(pg_schema: str, tmp_path: Pa
 
 
 def test_every_appending_post_takes_a_key_and_refuses_it_with_another_body(tmp_path: Path) -> None:
-    """Each POST that appends (create a golem, episodes, activity, an outcome, a decision, a cycle),
-    sent twice with one key, appends only the first time and answers the same; a key sent again
-    with another body is 422 IdempotencyKeyReused, and writes nothing."""
+    """Each POST that appends (create a golem, episodes, activity, an outcome, a decision, a cycle, a
+    recorded recall), sent twice with one key, appends only the first time and answers the same; a
+    key sent again with another body is 422 IdempotencyKeyReused, and writes nothing."""
     server = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve")
     try:
         http = server.client("admin")
@@ -104,6 +104,7 @@ def test_every_appending_post_takes_a_key_and_refuses_it_with_another_body(tmp_p
             ("/golems/g1/outcomes", {"tick": 900, "verdict": "confirms", "summary": "eth held"}),
             (f"/dreams/{entry_id}/feedback", {"decision": "reinforce", "feedback": "seen it"}),
             ("/golems/g1/cycles", {"max_outputs": 1, "wait": True}),
+            ("/golems/g1/recall", {"query": "eth range floor"}),  # an admin's recall is recorded
         ]
         for n, (path, body) in enumerate(posts):
             first = _post(http, path, body, f"key-{n}")

@@ -59,7 +59,7 @@ def test_an_unexpected_exception_is_a_json_500_with_the_headers_and_the_tracebac
     assert "Traceback" not in answer.text
     assert "secret internals" not in answer.text
     [logged] = [r for r in caplog.records if r.name == "oneiros.server"]
-    assert "GET /api/v1/golems failed" == logged.getMessage()
+    assert "GET '/api/v1/golems' failed" == logged.getMessage()  # the path quoted: a newline in it starts no line
     assert logged.exc_info is not None
     assert (RuntimeError, "the secret internals of a broken route") == (
         logged.exc_info[0],
