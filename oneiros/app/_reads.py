@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from oneiros._errors import CycleNotFound, GolemNotFound, InputError, MemoryVersionNotFound
+from oneiros._errors import CycleNotFound, InputError, MemoryVersionNotFound
 from oneiros.app._pages import Page, page_of
 from oneiros.app._records import Recording
 from oneiros.app._shapes import (
@@ -89,7 +89,7 @@ class Reading(Recording):
         self._fresh("golems", "index", "journal")
         state = self.projections.golem(golem_id)
         if state is None:
-            raise GolemNotFound(golem_id)
+            raise self._unknown(golem_id)
         db = self.projections.db
         runs = golem_runs(db, golem_id)
         latest = journal_entry(db, runs[-1][1]) if runs else None
@@ -249,7 +249,7 @@ class Reading(Recording):
         if cycle_id is None:
             version = self.store.stream_version(golem_id)
             if not version:
-                raise GolemNotFound(golem_id)
+                raise self._unknown(golem_id)
             # Only what the ledger reads (a long-lived golem's stream is mostly episodes), and the
             # time of the stream's last event, which the caps' windows end at.
             end = self.store.read_stream(golem_id, after_version=version - 1)[-1]
@@ -382,7 +382,7 @@ class Reading(Recording):
         self._fresh("schedule", sweep=False)
         state = self.projections.schedule(golem_id)
         if state is None:
-            raise GolemNotFound(golem_id)
+            raise self._unknown(golem_id)
         now = at if at is not None else datetime.now(UTC)
         if now.tzinfo is None:
             now = now.replace(tzinfo=UTC)
@@ -395,6 +395,7 @@ class Reading(Recording):
         """The first ``limit`` events of the log (or of ``golem_id``'s stream) after position ``after``."""
         records: list[Recorded] = []
         if golem_id is not None:
+            self.require_golem(golem_id)  # else a typo listed no event, as if the golem had none
             # Counted from stored rows, and only the events shown decoded: a golem's stream may
             # hold a million episodes.
             total = 0

@@ -46,7 +46,7 @@ class Recording(Core):
         self._fresh("golems", sweep=False)
         state = self.projections.golem(golem_id)
         if state is None:
-            raise GolemNotFound(golem_id)
+            raise self._unknown(golem_id)
         return Golem.of(state)
 
     def golem_exists(self, golem_id: str) -> bool:
@@ -59,6 +59,7 @@ class Recording(Core):
 
     def record_episodes(self, golem_id: str, episodes: Iterable[Episode]) -> Appended:
         """Record waking episodes in one transaction; a tick recorded before is replaced."""
+        self.require_golem(golem_id)
         records = self._golems().record_episodes(golem_id, episodes)
         self._written("golems")
         return Appended.of(records)
@@ -92,6 +93,7 @@ class Recording(Core):
 
     def record_activity(self, golem_id: str, kind: ActivityKind, detail: str = "") -> Appended:
         """The golem was busy (a message in, an action, a turn): silence and fatigue count these."""
+        self.require_golem(golem_id)
         records = self._golems().record(golem_id, [ActivityRecorded(kind=kind, detail=detail)])
         self._written("schedule")
         return Appended.of(records)
@@ -99,6 +101,7 @@ class Recording(Core):
     def record_outcome(self, golem_id: str, outcome: OutcomeInput, *, explain: bool = False) -> OutcomeMoved:
         """Record a waking outcome; the sweep moves the staged entries it is relevant to, and the
         answer lists those it moved, with ``explain`` why, and why the nearest others did not."""
+        self.require_golem(golem_id)
         feedback = self._feedback()
         record = feedback.record_outcome(golem_id, outcome)
         self._written("staging", "index")
@@ -129,12 +132,14 @@ class Recording(Core):
     def reevaluate(self, golem_id: str) -> list[ReviewDecided]:
         """Dense-Mem's re_evaluate: active entries whose source episodes are all gone become stale,
         proposed ones whose sources are intact reinforced; the decisions made."""
+        self.require_golem(golem_id)
         records = self._feedback().reevaluate(golem_id)
         self._written()
         return [r.event for r in records if isinstance(r.event, ReviewDecided)]
 
     def rollback_memory(self, golem_id: str, version: int, *, who: str, why: str = "") -> Memory:
         """Restore MEMORY.md ``version`` as a new, newest version."""
+        self.require_golem(golem_id)
         feedback = self._feedback()
         newest = feedback.memory_versions(golem_id)
         if not 1 <= version <= newest:

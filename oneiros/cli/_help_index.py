@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='1035b4fd99687a9c15e2056fbe10a196',
+    digest='49a09a082e4c194cb612daf37aa04be7',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(
@@ -37,7 +37,7 @@ INDEX = HelpIndex(
         ('rebuild', 'Drop a projection (or all) and build it again from the log, to the head or as of a position.'),
         ('memory', 'MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback; or the observations page: the facts dreams drew from the episodes.'),
         ('recover', 'Find golems dreaming in a phase that nothing runs, and resume it or end the cycle.'),
-        ('interrupt', "End the golem's dream cycle now, interrupted by its owner with REASON (kept in the log)."),
+        ('interrupt', "End the golem's dream cycle now, interrupted by its owner with --reason (kept in the log)."),
         ('run', 'Run the heartbeat daemon: record activity, decide each tick, dream when the config says.'),
         ('should-dream', 'Explain whether a golem would dream now: every gate and trigger with its values.'),
         ('serve', 'Serve the REST API (/api/v1), live events (/api/v1/events), MCP (/mcp) and /openapi.json.'),
@@ -45,6 +45,7 @@ INDEX = HelpIndex(
         ('worker', 'Run RQ workers that execute dream phases from the queue.'),
         ('trace', "Draw one cycle's spans, across every worker that ran it, with durations, tokens and cost."),
         ('eval', 'Measure what dreaming changes in recall, on a benchmark or your own transcripts.'),
+        ('golem', 'Create a golem (every other command takes only one that exists).'),
         ('config', 'The effective configuration.'),
         ('token', 'Bearer tokens of `oneiros serve`, kept hashed in server.tokens_file.'),
     ),

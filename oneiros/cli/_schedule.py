@@ -158,7 +158,8 @@ def run(
         float | None, typer.Option("--tick-seconds", min=0.001, help="Override daemon.tick_seconds (> 0).")
     ] = None,
     sample: Annotated[
-        bool, typer.Option("--sample", help="Give a new golem the bundled sample trading episodes (a demo).")
+        bool,
+        typer.Option("--sample", help="Create the golem if new, with the bundled sample trading episodes (a demo)."),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -183,6 +184,9 @@ def run(
     configure_logging(effective.log)
     _check_cycles_can_run(effective)
     golem_id = effective.golem
+    if not sample:  # only --sample makes the golem: a typo (or no --golem at all) must not
+        with application(effective.store_url, config=effective) as app:
+            app.require_golem(golem_id)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda _signum, _frame: stop.set())
@@ -257,8 +261,8 @@ def _check_cycles_can_run(effective: OneirosConfig) -> None:
 
 
 def _ensure_golem(golems: Golems, golem_id: str, *, sample: bool, quiet: bool) -> None:
-    """Create the daemon's golem if it is new: its episodes come from the host, the bundled sample
-    ones only when asked."""
+    """Create the daemon's golem if it is new, which only ``--sample`` asks for (with the bundled
+    sample episodes); without it the golem was checked to exist."""
     from oneiros.episodes._episodes import load_episodes, sample_episodes_path
 
     try:

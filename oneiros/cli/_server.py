@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +16,7 @@ from oneiros._errors import AddressUnavailable, ConfigError, InputError, Oneiros
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
+    application,
     catch_up_progress,
     console,
     emit_json,
@@ -182,6 +184,7 @@ def mcp(
     from oneiros.server._warm import warm_decoders
 
     effective = _load(config, preset)
+    _require_golems(store or effective.store or None, effective, golem or ())
     who = Principal(name="stdio", scopes=("read",) if read_only else ("admin",), golems=tuple(golem or ()))
     warm_decoders()  # before the projection follower's thread starts
     # A read-only agent on a URL with no store gets NoStore rather than an empty store made for it.
@@ -192,6 +195,15 @@ def mcp(
             build_mcp(service, lambda _ctx: who).run("stdio")
         finally:
             service.close()
+
+
+def _require_golems(url: str | None, effective: OneirosConfig, golems: Sequence[str]) -> None:
+    """One line and exit 2 (naming the nearest known golem) unless each of ``golems`` exists: a
+    typo would bind a token or an agent to a golem that never answers."""
+    if golems:
+        with application(url, config=effective) as app:
+            for golem in golems:
+                app.require_golem(golem)
 
 
 def _check_tokens_file(path: Path) -> None:
@@ -207,8 +219,11 @@ def _check_tokens_file(path: Path) -> None:
 def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
     name: Annotated[str, typer.Argument(help="A name for the token (shown in logs and review records).")],
     scope: Annotated[list[str], typer.Option("--scope", help="read, write or admin (repeatable).")],
-    golem: Annotated[list[str] | None, typer.Option("--golem", help="Bind to this golem (repeatable).")] = None,
+    golem: Annotated[
+        list[str] | None, typer.Option("--golem", help="Bind to this golem, which must exist (repeatable).")
+    ] = None,
     tokens: TokensOpt = None,
+    store: StoreOpt = None,
     config: ConfigOpt = None,
     preset: PresetOpt = None,
     as_json: JsonOpt = False,
@@ -217,7 +232,8 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
     from oneiros.fsm._service import Golems
     from oneiros.server._auth import SCOPES, add_token
 
-    path = tokens or Path(_load(config, preset).server.tokens_file)
+    effective = _load(config, preset)
+    path = tokens or Path(effective.server.tokens_file)
     try:
         bad = [s for s in scope if s not in SCOPES]
         if bad:
@@ -225,6 +241,11 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
         for bound in golem or ():
             Golems.check_id(bound)
         _check_tokens_file(path)
+    except OneirosError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    _require_golems(store or effective.store or None, effective, golem or ())
+    try:
         token = add_token(path, name, tuple(scope), tuple(golem or ()))  # type: ignore[arg-type]
     except OneirosError as exc:
         print_error(exc)
