@@ -39,7 +39,7 @@ from oneiros.app._shapes import (
     ShouldDream,
 )
 from oneiros.events._types import DreamStart
-from oneiros.fsm._machine import MACHINE, SEPARATOR
+from oneiros.fsm._machine import SEPARATOR, canonical_machine
 from oneiros.fsm._service import replay
 from oneiros.projections._index import (
     golem_dreams,
@@ -428,36 +428,37 @@ class Reading(Recording):
         """The GolemMode/DreamPhase machine as it declares itself: its state tree and the
         transitions each state declares (not those it inherits from its parent); and the phase
         table, whose labels the states of the phases carry."""
-        labels = {MACHINE.phase_state(p.name): p.label for p in MACHINE.phases}
+        canonical = canonical_machine()
+        labels = {canonical.phase_state(p.name): p.label for p in canonical.phases}
         states = [
             MachineState(name=s, parent=_parent(s), label=labels.get(s, s.rpartition(SEPARATOR)[2]))
-            for s in MACHINE.states
+            for s in canonical.states
         ]
         transitions: list[MachineTransition] = []
-        for state in MACHINE.states:
+        for state in canonical.states:
             parent = _parent(state)
-            for trigger in MACHINE.triggers:
-                dest = MACHINE.destination(state, trigger)
-                inherited = parent is not None and dest is not None and MACHINE.destination(parent, trigger) == dest
+            for trigger in canonical.triggers:
+                dest = canonical.destination(state, trigger)
+                inherited = parent is not None and dest is not None and canonical.destination(parent, trigger) == dest
                 if dest is None or inherited:
                     continue
                 transitions.append(MachineTransition(trigger=trigger, source=state, dest=dest, internal=dest == state))
         phases = [
             MachinePhase(
                 phase=p.name,
-                state=MACHINE.phase_state(p.name),
+                state=canonical.phase_state(p.name),
                 label=p.label,
                 stream=p.stream,
                 description=p.description,
             )
-            for p in MACHINE.phases
+            for p in canonical.phases
         ]
-        return Machine(states=states, transitions=transitions, phases=phases, initial=MACHINE.states[0])
+        return Machine(states=states, transitions=transitions, phases=phases, initial=canonical.states[0])
 
 
 def _parent(state: str) -> str | None:
     head, sep, _tail = state.rpartition(SEPARATOR)
-    return head if sep and head in MACHINE.states else None
+    return head if sep and head in canonical_machine().states else None
 
 
 def _ids(rows: Callable[[list[str]], list[_T]]) -> Callable[[list[tuple[str, str]]], list[_T]]:

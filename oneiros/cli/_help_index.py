@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='49a09a082e4c194cb612daf37aa04be7',
+    digest='9088dac564583ceb880ea507b45caa23',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(
@@ -50,3 +50,40 @@ INDEX = HelpIndex(
         ('token', 'Bearer tokens of `oneiros serve`, kept hashed in server.tokens_file.'),
     ),
 )
+
+OWNERS = {
+    'dream': 'oneiros.cli._commands',
+    'replay': 'oneiros.cli._commands',
+    'events': 'oneiros.cli._commands',
+    'status': 'oneiros.cli._commands',
+    'report': 'oneiros.cli._content',
+    'budget': 'oneiros.cli._content',
+    'pairs': 'oneiros.cli._content',
+    'eval': 'oneiros.cli._eval',
+    'golem': 'oneiros.cli._golem',
+    'import': 'oneiros.cli._import',
+    'health': 'oneiros.cli._insight',
+    'lineage': 'oneiros.cli._insight',
+    'ab': 'oneiros.cli._insight',
+    'rerun': 'oneiros.cli._lab',
+    'fork': 'oneiros.cli._lab',
+    'diff': 'oneiros.cli._lab',
+    'journal': 'oneiros.cli._projections',
+    'staging': 'oneiros.cli._projections',
+    'outcome': 'oneiros.cli._projections',
+    'review': 'oneiros.cli._projections',
+    'reevaluate': 'oneiros.cli._projections',
+    'follow': 'oneiros.cli._projections',
+    'rebuild': 'oneiros.cli._projections',
+    'memory': 'oneiros.cli._projections',
+    'recover': 'oneiros.cli._recover',
+    'interrupt': 'oneiros.cli._recover',
+    'run': 'oneiros.cli._schedule',
+    'should-dream': 'oneiros.cli._schedule',
+    'config': 'oneiros.cli._schedule',
+    'serve': 'oneiros.cli._server',
+    'mcp': 'oneiros.cli._server',
+    'token': 'oneiros.cli._server',
+    'worker': 'oneiros.cli._workers',
+    'trace': 'oneiros.cli._workers',
+}
