@@ -257,8 +257,11 @@ def table(title: str, *columns: str, whole: tuple[str, ...] = ()) -> Table:
     # No vertical rules: seven more characters for the cells at 80 columns.
     made = Table(title=title, box=box.SIMPLE_HEAD)
     for column in columns:
-        # A heading stays whole where the width allows: the cells fold first.
-        made.add_column(column, overflow="fold", no_wrap=column in whole, min_width=len(column))
+        # A heading wraps between its words but never inside one. A whole heading as the minimum
+        # made a narrow terminal's columns add up to more than its width, and the table was cut.
+        made.add_column(
+            column, overflow="fold", no_wrap=column in whole, min_width=max(map(len, column.split()), default=0)
+        )
     return made
 
 

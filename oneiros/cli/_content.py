@@ -92,7 +92,7 @@ def report(
         rem.add(escape(item))
     console.print(tree)
     columns = ("entry", "kind", "conf", "content", "validation criterion")
-    outputs = table(f"{len(staged)} staged outputs", *columns, whole=("entry",))
+    outputs = table(f"{len(staged)} staged outputs", *columns, whole=("entry", "kind"))
     short = short_ids(s.entry_id for s in staged)
     for s in staged:
         outputs.add_row(

@@ -92,11 +92,28 @@ def show(
         else:
             emit_json(data)
         return
-    table = Table(title=f"effective config (preset: {effective.preset or 'none'})")
+    lines = [
+        (key, msgspec.json.encode(masked_url(value) if key in ("store", "queue") else value).decode())
+        for key, value in _flatten(data)
+    ]
+    title = f"effective config (preset: {effective.preset or 'none'})"
+    widest = max(len(key) for key, _ in lines)
+    if console.width < 2 * widest + 40:
+        # Too narrow for a key and its variable side by side, whole: a key a line, never split.
+        console.print(
+            escape(f"{title} · any key is overridden by ONEIROS_ and the key, dots as __ (ONEIROS_SCHEDULE__MODE)"),
+            highlight=False,
+        )
+        for key, shown in lines:
+            source = _source(key, sources)
+            console.print(
+                escape(f"{key} = {shown}") + ("" if source == "default" else f"  [dim]· {escape(source)}[/dim]")
+            )
+        return
+    table = Table(title=title)
     for column in ("key", "value", "from", "override with"):
-        table.add_column(column, overflow="fold")
-    for key, value in _flatten(data):
-        shown = msgspec.json.encode(masked_url(value) if key in ("store", "queue") else value).decode()
+        table.add_column(column, overflow="fold", no_wrap=column in ("key", "override with"))
+    for key, shown in lines:
         # Values are data: a pattern such as "[/?(system|inst)]" must not be read as Rich markup.
         table.add_row(key, escape(shown), _source(key, sources), env_var(key))
     console.print(table)

@@ -41,14 +41,17 @@ TokensOpt = Annotated[
 
 def _require_server_extra(command: str) -> None:
     """One line and exit 2, not an ImportError's traceback, where the server extra is missing."""
-    from importlib import import_module
+    from importlib.util import find_spec
 
-    missing = []
-    for name in ("starlette", "uvicorn", "mcp"):  # the command imports them next anyway
+    # Found, not imported: importing MCP's SDK and its web stack takes most of a second, which
+    # `serve` spends only once it holds its port.
+    def absent(name: str) -> bool:
         try:
-            import_module(name)
-        except ImportError:
-            missing.append(name)
+            return find_spec(name) is None
+        except ImportError:  # a finder that refuses it outright
+            return True
+
+    missing = [name for name in ("starlette", "uvicorn", "mcp") if absent(name)]
     if missing:
         err_console.print(
             f"[red]error:[/red] `oneiros {command}` needs the server extra ({', '.join(missing)} missing): "
@@ -118,10 +121,6 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
 ) -> None:
     """Serve the REST API (/api/v1), live events (/api/v1/events), MCP (/mcp) and /openapi.json."""
     _require_server_extra("serve")
-    import uvicorn
-
-    from oneiros.server._app import create_app
-
     loaded = _load(config, preset)
     # The one queue setting (--queue, ONEIROS_QUEUE, `queue`) reaches the server too, unless
     # server.queue names another.
@@ -146,6 +145,10 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
         print_error(exc)
         raise typer.Exit(2) from None
     with sock, opened(store or effective.store or None, create=True) as event_store:
+        import uvicorn  # the web stack, once the port is held
+
+        from oneiros.server._app import create_app
+
         try:
             app = create_app(event_store, effective, insecure_local=insecure_local)
         except OneirosError as exc:
