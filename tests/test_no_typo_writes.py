@@ -108,7 +108,8 @@ def test_run_without_a_golem_creates_none(tmp_path: Path) -> None:
 
 
 def test_golem_create_is_explicit_and_once(tmp_path: Path) -> None:
-    """`oneiros golem create` makes the golem the other commands then take; twice is an error."""
+    """`oneiros golem create` makes the golem the other commands then take; twice is an error;
+    `run --create` makes the daemon's golem on a deployment's first start."""
     made = run("golem", "create", "dev", "--name", "the dev agent", "--json", cwd=tmp_path)
     assert 0 == made.returncode, made.stderr
     assert ("dev", "Waking") == (json.loads(made.stdout)["golem_id"], json.loads(made.stdout)["mode"])
@@ -122,3 +123,7 @@ def test_golem_create_is_explicit_and_once(tmp_path: Path) -> None:
     ran = run("run", "--ticks", "1", "--golem", "dev", "--json", cwd=tmp_path)
     assert 0 == ran.returncode, ran.stderr
     assert ("dev", 1) == (json.loads(ran.stdout)["golem_id"], json.loads(ran.stdout)["ticks"])
+    created = run("run", "--ticks", "1", "--golem", "qa", "--create", "--json", cwd=tmp_path)  # a deployment's start
+    assert 0 == created.returncode, created.stderr
+    status = {g["golem_id"] for g in json.loads(run("status", "--json", cwd=tmp_path).stdout)["golems"]}
+    assert {"dev", "qa"} == status

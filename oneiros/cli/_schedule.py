@@ -178,6 +178,10 @@ def run(
         bool,
         typer.Option("--sample", help="Create the golem if new, with the bundled sample trading episodes (a demo)."),
     ] = False,
+    create: Annotated[
+        bool,
+        typer.Option("--create", help="Create the golem if new, with no episodes (a deployment's first start)."),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the heartbeat daemon: record activity, decide each tick, dream when the config says.
@@ -201,7 +205,7 @@ def run(
     configure_logging(effective.log)
     _check_cycles_can_run(effective)
     golem_id = effective.golem
-    if not sample:  # only --sample makes the golem: a typo (or no --golem at all) must not
+    if not (sample or create):  # only --sample or --create makes the golem: a typo (or no --golem) must not
         with application(effective.store_url, config=effective) as app:
             app.require_golem(golem_id)
     stop = threading.Event()
@@ -278,8 +282,8 @@ def _check_cycles_can_run(effective: OneirosConfig) -> None:
 
 
 def _ensure_golem(golems: Golems, golem_id: str, *, sample: bool, quiet: bool) -> None:
-    """Create the daemon's golem if it is new, which only ``--sample`` asks for (with the bundled
-    sample episodes); without it the golem was checked to exist."""
+    """Create the daemon's golem if it is new, which only ``--sample`` (with the bundled sample
+    episodes) or ``--create`` asks for; without them the golem was checked to exist."""
     from oneiros.episodes._episodes import load_episodes, sample_episodes_path
 
     try:
