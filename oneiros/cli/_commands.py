@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import textwrap
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -438,9 +437,8 @@ def events(  # noqa: PLR0917 - typer maps one parameter to each option
         shown = table(f"{len(rows)} events", "pos", "golem", "v", "type", "payload", whole=("pos",))
         for row in rows:
             payload = ", ".join(f"{k}={v}" for k, v in row.payload.items() if k != "cycle_id")
-            # At most ~160 characters, ended between words: --json has the whole payload.
-            clipped = textwrap.shorten(payload, 160, placeholder=" …") if len(payload) > 160 else payload
-            shown.add_row(str(row.position), row.golem_id, str(row.version), row.type, escape(clipped))
+            # Whole, wrapped between words: a payload cut at a fixed length ended mid-word.
+            shown.add_row(str(row.position), row.golem_id, str(row.version), row.type, escape(payload))
         console.print(shown)
 
 
