@@ -77,7 +77,9 @@ def _ok(response: httpx.Response) -> Any:
 def run(url: str, token: str) -> None:
     api = httpx.Client(base_url=url + "/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=120)
     golem = f"/golems/{coder.GOLEM}"
-    _ok(api.post("/golems", json={"golem_id": coder.GOLEM, "name": "a coding agent"}))
+    created = api.post("/golems", json={"golem_id": coder.GOLEM, "name": "a coding agent"})
+    if created.status_code != 409:  # 409: an earlier run on this server created it
+        _ok(created)
 
     day = coder.work_day()
     for episode in day:
@@ -108,6 +110,12 @@ def run(url: str, token: str) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) not in (0, 2):  # a URL alone would be ignored for a server of its own: refuse it
+        print(
+            f"usage: python {sys.argv[0]} [URL TOKEN]  (a running server and a write token, or neither)",
+            file=sys.stderr,
+        )
+        return 2
     if len(argv) == 2:
         run(*argv)
         return 0

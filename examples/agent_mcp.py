@@ -58,8 +58,16 @@ async def call(client: Client, tool: str, **arguments: Any) -> Any:
     return json.loads(text)
 
 
+async def ensure_golem(client: Client) -> None:
+    """Create the agent's golem, unless an earlier run on this server did (the error says which)."""
+    result = await client.call_tool("create_golem", {"golem": coder.GOLEM, "name": "a coding agent"})
+    text = result.content[0].text  # type: ignore[union-attr]
+    if result.is_error and '"type":"GolemExists"' not in text.replace(" ", ""):
+        raise RuntimeError(f"create_golem: {text}")
+
+
 async def run(client: Client) -> None:
-    await call(client, "create_golem", golem=coder.GOLEM, name="a coding agent")
+    await ensure_golem(client)
     day = coder.work_day()
     recorded = await call(client, "record_episodes", golem=coder.GOLEM, episodes=day)
     print(f"recorded {recorded['appended']} episodes for {coder.GOLEM}")
@@ -87,6 +95,13 @@ async def run(client: Client) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) not in (0, 2):  # a URL alone would be ignored for a server of its own: refuse it
+        print(
+            f"usage: python {sys.argv[0]} [URL TOKEN]  (a running server and a write token, or neither)",
+            file=sys.stderr,
+        )
+        return 2
+
     async def go() -> None:
         async with connect(argv) as client:
             await run(client)

@@ -18,7 +18,7 @@
     │   ├── NoStore                 a command that only reads found no store at the URL (and made none)
     │   └── StoreUnavailable        the store's server did not answer in time
     ├── GolemError                  a command against a golem's state
-    │   ├── GolemNotFound
+    │   ├── GolemNotFound           .nearest: the known golem a typo most likely meant
     │   ├── GolemExists
     │   ├── IllegalCommand          the machine forbids the trigger in this state
     │   ├── CycleNotFound           no cycle with this id in the golem's stream (or none at all)
@@ -50,6 +50,8 @@ act on them without parsing messages; the message names what was wrong for a per
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 __all__ = [
     "AccessError",
@@ -238,10 +240,22 @@ class GolemError(OneirosError):
 
 
 class GolemNotFound(GolemError):
-    """No golem with this id has been created in the log."""
+    """No golem with this id has been created in the log; ``nearest`` is the known golem whose id
+    is closest to it (a typo's likely meaning), or None."""
 
-    def __init__(self, golem_id: str) -> None:
-        super().__init__(golem_id, f"golem {golem_id!r} does not exist")
+    def __init__(self, golem_id: str, nearest: str | None = None) -> None:
+        self.nearest = nearest
+        hint = f"; did you mean {nearest!r}?" if nearest is not None else ""
+        super().__init__(golem_id, f"golem {golem_id!r} does not exist{hint}")
+
+    @classmethod
+    def among(cls, golem_id: str, known: Iterable[str]) -> GolemNotFound:
+        """The error for ``golem_id``, naming the nearest of the ``known`` golem ids (difflib's
+        ratio, as git and argparse suggest a command), if any is near enough."""
+        import difflib  # noqa: PLC0415 - on the error path only: every process imports this module
+
+        close = difflib.get_close_matches(golem_id, list(known), n=1, cutoff=0.6)
+        return cls(golem_id, close[0] if close else None)
 
 
 class GolemExists(GolemError):

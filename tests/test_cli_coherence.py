@@ -321,7 +321,7 @@ def test_dream_on_a_stranded_golem_prints_the_error_and_no_progress(own: Path) -
     expected = (
         "error: golem 'g' cannot 'fall_asleep' in state 'Dreaming_HypnagogicOnset': "
         f"cycle {cycle} is in hypnagogic_onset; `oneiros status` shows who runs it, "
-        "`oneiros recover` resumes it if nothing does, `oneiros interrupt g --reason ...` ends it\n"
+        "`oneiros recover` resumes it if nothing does, `oneiros interrupt --golem g --reason ...` ends it\n"
     )
     assert expected == shown.stdout
 

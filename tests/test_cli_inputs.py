@@ -26,13 +26,18 @@ def test_run_refuses_a_tick_of_zero_or_less_and_creates_nothing(tmp_path: Path) 
         assert [] == _tree(tmp_path)
 
 
-def test_run_on_a_new_golem_gives_it_no_sample_episodes(tmp_path: Path) -> None:
-    """`run --golem typo` without --sample: the golem it creates has no episode at all."""
+def test_run_on_a_new_golem_creates_it_only_with_sample(tmp_path: Path) -> None:
+    """`run --golem typo` without --sample creates no golem (exit 2, one line); with --sample the
+    golem it creates has the sample's episodes."""
     url = f"sqlite:///{tmp_path}/events.db"
-    result = run("run", "--golem", "typo", "--ticks", "1", "--tick-seconds", "0.01", store=url, cwd=tmp_path)
-    assert 0 == result.returncode, result.stderr
+    assert 0 == run("golem", "create", "known", store=url).returncode
+    typo = run("run", "--golem", "typo", "--ticks", "1", "--tick-seconds", "0.01", store=url, cwd=tmp_path)
+    assert (2, "error: golem 'typo' does not exist\n") == (typo.returncode, typo.stderr)
+    made = run("run", "--golem", "demo", "--sample", "--ticks", "1", "--tick-seconds", "0.01", store=url, cwd=tmp_path)
+    assert 0 == made.returncode, made.stderr
     store = open_store(url)
-    assert [] == [r for r in store.read_stream("typo") if isinstance(r.event, EpisodeRecorded)]
+    assert 0 == store.stream_version("typo")
+    assert 24 == len([r for r in store.read_stream("demo") if isinstance(r.event, EpisodeRecorded)])
     store.close()
 
 

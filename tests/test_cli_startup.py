@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from oneiros.cli import app
-from oneiros.cli._app import command_modules, help_index
+from oneiros.cli._app import app_for, command_modules, command_owners, full_app, help_index
 from oneiros.cli._help import HelpIndex, fast_path, render, sources_digest
-from oneiros.cli._help_index import INDEX
+from oneiros.cli._help_index import INDEX, OWNERS
 
 _STALE = (
     "oneiros/cli/_help_index.py no longer matches the commands the app registers, so `oneiros --help` "
@@ -38,6 +38,34 @@ def test_the_help_index_is_the_help_of_the_app_as_registered() -> None:
     """The committed index holds every registered command with its one-line help, and the digest of
     the CLI's sources as they are: else the fast path is skipped, and this says how to remake it."""
     assert help_index() == INDEX, _STALE
+
+
+def test_the_index_names_each_commands_module() -> None:
+    """The committed index names, for every top-level command, the module that registers it."""
+    assert command_owners() == OWNERS, _STALE
+    assert sorted(name for name, _ in INDEX.commands) == sorted(OWNERS)
+
+
+@pytest.mark.parametrize("command", ["status", "token", "config", "golem"])
+def test_a_command_is_built_alone_and_helps_as_in_the_whole_app(command: str) -> None:
+    """`oneiros COMMAND` builds a root holding only COMMAND's module, whose help for COMMAND is
+    byte for byte the whole app's."""
+    import typer
+
+    alone = app_for([command, "--help"])
+    group = typer.main.get_command(alone)
+    with typer.Context(group) as ctx:
+        registered = set(group.list_commands(ctx))  # type: ignore[attr-defined]
+    assert {name for name, module in OWNERS.items() if module == OWNERS[command]} == registered
+    runner = CliRunner()
+    shown = runner.invoke(alone, [command, "--help"], prog_name="oneiros", env={"COLUMNS": "100"})
+    whole = runner.invoke(full_app(), [command, "--help"], prog_name="oneiros", env={"COLUMNS": "100"})
+    assert (0, whole.output) == (shown.exit_code, shown.output)
+
+
+def test_an_unknown_command_gets_the_whole_app() -> None:
+    """A name the index does not know is left to the whole app, which says what it says of it."""
+    assert full_app() is app_for(["sttaus"])
 
 
 @pytest.mark.parametrize("columns", [40, 80, 132])

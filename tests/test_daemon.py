@@ -346,6 +346,8 @@ def test_oneiros_run_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
     """``oneiros run`` under SIGTERM exits 0 and every cycle it started is closed in the log."""
     url = f"sqlite:///{tmp_path}/events.db"
     env = {**os.environ, "ONEIROS_SCHEDULE__SILENCE_SECONDS": "0", "ONEIROS_SCHEDULE__MAX_PER_DAY": "0"}
+    made = [sys.executable, "-m", "oneiros", "golem", "create", "golem", "--store", url]
+    subprocess.run(made, env=env, cwd=tmp_path, capture_output=True, check=True)
     cmd = [
         sys.executable,
         "-m",

@@ -29,20 +29,23 @@ def _run(name: str, cwd: Path, *args: str) -> list[str]:
     return result.stdout.splitlines()
 
 
-def _assert_the_loop(lines: list[str], asked: str | re.Pattern[str]) -> None:
-    """Recorded, asked, dreamt, woke up, recalled dreams apart from memories, reported an outcome."""
+def _assert_the_loop(lines: list[str], asked: str | re.Pattern[str], *, again: bool = False) -> None:
+    """Recorded, asked, dreamt, woke up, recalled dreams apart from memories, reported an outcome;
+    ``again`` (a run on a golem an earlier run made): what earlier outcomes moved may have moved."""
     assert "recorded 16 episodes for coder" == lines[0]
     if isinstance(asked, str):
         assert asked == lines[1]
     else:
         assert asked.fullmatch(lines[1]), lines[1]
     assert re.fullmatch(r"dreamt cycle [0-9a-f]{32}: .+", lines[2]), lines[2]
-    assert lines[3].startswith("woke up with: While dreaming I replayed 16 episodes"), lines[3]
+    assert lines[3].startswith("woke up with: While dreaming I replayed "), lines[3]
     recalled = next(line for line in lines if line.startswith("recall 'deploy canary': "))
     assert re.fullmatch(r"recall 'deploy canary': [1-3] memories, [1-3] dreams", recalled), recalled
     dreams = [line for line in lines if line.startswith("  dream ")]
     assert dreams, lines
-    assert all(" (proposed, confidence " in line for line in dreams), dreams
+    moved = "proposed|reinforced|promoted|refuted|stale|displaced" if again else "proposed"
+    statuses = rf" \(({moved}), confidence "
+    assert all(re.search(statuses, line) for line in dreams), dreams
     assert lines[-1].startswith("outcome recorded at log position "), lines[-1]
 
 
@@ -86,3 +89,35 @@ def test_the_mcp_loop_over_streamable_http(tmp_path: Path) -> None:
         _assert_the_loop(_run("agent_mcp.py", tmp_path, server.url, server.tokens["write"]), NOT_NOW)
     finally:
         server.stop()
+
+
+def test_the_http_and_mcp_loops_run_again_on_a_server_that_has_their_golem(tmp_path: Path) -> None:
+    """agent_http.py URL TOKEN twice, then agent_mcp.py URL TOKEN, against one running server: the
+    second run finds golem `coder` there and carries on (it printed a traceback)."""
+    server = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve")
+    try:
+        token = server.tokens["write"]
+        _assert_the_loop(_run("agent_http.py", tmp_path, server.url, token), NOT_NOW)
+        again = re.compile(r"should_dream: (yes \(\w+\)|not now \([a-z_, ]+\); dreaming on request)")
+        _assert_the_loop(_run("agent_http.py", tmp_path, server.url, token), again, again=True)
+        _assert_the_loop(_run("agent_mcp.py", tmp_path, server.url, token), again, again=True)
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("name", ["agent_http.py", "agent_mcp.py"])
+def test_a_url_without_a_token_is_refused(tmp_path: Path, name: str) -> None:
+    """`python examples/X.py URL` (no token) exits 2 with its usage, rather than ignoring the URL and
+    starting a server of its own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), "http://127.0.0.1:8420"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    usage = f"usage: python {EXAMPLES / name} [URL TOKEN]  (a running server and a write token, or neither)\n"
+    assert (2, "", usage) == (done.returncode, done.stdout, done.stderr)
+    assert [] == list(tmp_path.iterdir())

@@ -263,12 +263,13 @@ def _cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
 
 
 def test_oneiros_interrupt_ends_a_cycle_and_refuses_a_golem_awake(tmp_path: Path) -> None:
-    """`oneiros interrupt GOLEM --reason` ends a dreaming golem's cycle as its owner, with the
-    reason, in one line and exit 0; a second time the golem is awake and the one-line error says
-    so (exit 2); an unknown golem is named."""
+    """`oneiros interrupt --golem GOLEM --reason` ends a dreaming golem's cycle as its owner, with
+    the reason, in one line and exit 0; a second time (the golem by position, the deprecated form)
+    the golem is awake and the one-line error says so (exit 2); an unknown golem is named, and a
+    near one offered."""
     world = _Stranded(f"sqlite:///{tmp_path}/events.db")
     world.store.close()
-    done = _cli(tmp_path, "interrupt", "g", "--reason", "stuck since the outage")
+    done = _cli(tmp_path, "interrupt", "--golem", "g", "--reason", "stuck since the outage")
     assert (0, "interrupted cycle lost of g in nrem: stuck since the outage\n", "") == (
         done.returncode,
         done.stdout,
@@ -279,8 +280,13 @@ def test_oneiros_interrupt_ends_a_cycle_and_refuses_a_golem_awake(tmp_path: Path
         again.returncode,
         again.stderr,
     )
-    unknown = _cli(tmp_path, "interrupt", "nobody", "--reason", "x")
-    assert (2, "error: golem 'nobody' does not exist\n") == (unknown.returncode, unknown.stderr)
+    unknown = _cli(tmp_path, "interrupt", "--golem", "nobody", "--reason", "x")
+    assert (2, "error: golem 'nobody' does not exist\n") == (
+        unknown.returncode,
+        unknown.stderr,
+    )
+    typo = _cli(tmp_path, "interrupt", "--golem", "gg", "--reason", "x")
+    assert (2, "error: golem 'gg' does not exist; did you mean 'g'?\n") == (typo.returncode, typo.stderr)
     store = open_store(f"sqlite:///{tmp_path}/events.db")
     (interrupted,) = [r.event for r in store.read_stream("g") if isinstance(r.event, DreamInterrupted)]
     assert ("owner", "stuck since the outage") == (interrupted.source, interrupted.reason)

@@ -291,11 +291,23 @@ class Core:
 
     # -- lookups the use cases share ----------------------------------------------------------
 
+    def require_golem(self, golem_id: str) -> None:
+        """GolemNotFound, naming the nearest known golem, unless ``golem_id`` was created: what each
+        use case naming a golem checks before it writes, so a typo creates and records nothing.
+        One indexed lookup of the golem's stream version (its first event is its creation)."""
+        if not self.store.stream_version(golem_id):
+            raise self._unknown(golem_id)
+
+    def _unknown(self, golem_id: str) -> GolemNotFound:
+        """The error for a golem that does not exist, with the known golem nearest to its id."""
+        self._fresh("golems", sweep=False)
+        return GolemNotFound.among(golem_id, (state.golem_id for state in self.projections.golems()))
+
     def _exists(self, golem_id: str) -> None:
         """GolemNotFound unless ``golem_id`` was created: an empty list would say a golem that
         never was has no dreams, where every other read says it does not exist."""
         if self.projections.golem(golem_id) is None:
-            raise GolemNotFound(golem_id)
+            raise self._unknown(golem_id)
 
     def _staged(self, golem_id: str, statuses: Sequence[str] = ()) -> list[StagedEntry]:
         """The golem's staged entries in ``statuses`` (all if empty), in staging order, from the

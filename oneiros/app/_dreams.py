@@ -144,6 +144,7 @@ class Dreaming(Reading):
         background: Background | None,
         hooks: _Hooks,
     ) -> CycleRun:
+        self.require_golem(golem_id)
         golems = self._golems()
         state = golems.state(golem_id)
         dreams = options.reflect or options.dream
@@ -217,6 +218,7 @@ class Dreaming(Reading):
         """End the golem's cycle now, interrupted by its owner with ``reason`` (kept in the log):
         what it produced stays, a phase running anywhere finds its next append refused. An
         IllegalCommand if it is not dreaming (with ``if_dreaming``: None)."""
+        self.require_golem(golem_id)
         golems = self._golems()
 
         def attempt() -> GolemState | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from oneiros._errors import GolemNotFound, InputError, ProjectionConflict, masked_url
+from oneiros._errors import InputError, ProjectionConflict, masked_url
 from oneiros.app._dreams import Dreaming
 from oneiros.app._shapes import EntryLineage, Health, HealthMetrics, LogEvent
 from oneiros.health._health import HealthProcess, health_metrics, health_report
@@ -34,7 +34,7 @@ class Lab(Dreaming):
         cycles, the empty run, cycles and cost since a promotion, the hit rate)."""
         if golem_id is not None and not self.store.stream_version(golem_id):
             # Else a mistyped golem showed a healthy row, and a monitoring check passed it every time.
-            raise GolemNotFound(golem_id)
+            raise self._unknown(golem_id)
         process = self._validated() if self.catch_up or metrics or golem_id is None else None
         names = [golem_id] if golem_id is not None else sorted(process.golems if process is not None else ())
         out: list[Health] = []
@@ -70,7 +70,7 @@ class Lab(Dreaming):
         if self.catch_up:
             self._validated()
         if golem_id is not None and not self.store.stream_version(golem_id):
-            raise GolemNotFound(golem_id)
+            raise self._unknown(golem_id)
         return entry_lineage(self.store, entry_id, golem_id)
 
     # -- the lab ------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from oneiros._errors import CycleNotFound, GolemNotFound, InputError, MemoryVersionNotFound
+from oneiros._errors import CycleNotFound, InputError, MemoryVersionNotFound
 from oneiros.app._idempotency import once
 from oneiros.app._pages import Page, page_of
 from oneiros.app._records import Recording
@@ -40,7 +40,7 @@ from oneiros.app._shapes import (
     ShouldDream,
 )
 from oneiros.events._types import DreamStart
-from oneiros.fsm._machine import MACHINE, SEPARATOR
+from oneiros.fsm._machine import SEPARATOR, canonical_machine
 from oneiros.fsm._service import replay
 from oneiros.projections._index import (
     golem_dreams,
@@ -90,7 +90,7 @@ class Reading(Recording):
         self._fresh("golems", "index", "journal")
         state = self.projections.golem(golem_id)
         if state is None:
-            raise GolemNotFound(golem_id)
+            raise self._unknown(golem_id)
         db = self.projections.db
         runs = golem_runs(db, golem_id)
         latest = journal_entry(db, runs[-1][1]) if runs else None
@@ -250,7 +250,7 @@ class Reading(Recording):
         if cycle_id is None:
             version = self.store.stream_version(golem_id)
             if not version:
-                raise GolemNotFound(golem_id)
+                raise self._unknown(golem_id)
             # Only what the ledger reads (a long-lived golem's stream is mostly episodes), and the
             # time of the stream's last event, which the caps' windows end at.
             end = self.store.read_stream(golem_id, after_version=version - 1)[-1]
@@ -393,7 +393,7 @@ class Reading(Recording):
         self._fresh("schedule", sweep=False)
         state = self.projections.schedule(golem_id)
         if state is None:
-            raise GolemNotFound(golem_id)
+            raise self._unknown(golem_id)
         now = at if at is not None else datetime.now(UTC)
         if now.tzinfo is None:
             now = now.replace(tzinfo=UTC)
@@ -406,6 +406,7 @@ class Reading(Recording):
         """The first ``limit`` events of the log (or of ``golem_id``'s stream) after position ``after``."""
         records: list[Recorded] = []
         if golem_id is not None:
+            self.require_golem(golem_id)  # else a typo listed no event, as if the golem had none
             # Counted from stored rows, and only the events shown decoded: a golem's stream may
             # hold a million episodes.
             total = 0
@@ -438,36 +439,37 @@ class Reading(Recording):
         """The GolemMode/DreamPhase machine as it declares itself: its state tree and the
         transitions each state declares (not those it inherits from its parent); and the phase
         table, whose labels the states of the phases carry."""
-        labels = {MACHINE.phase_state(p.name): p.label for p in MACHINE.phases}
+        canonical = canonical_machine()
+        labels = {canonical.phase_state(p.name): p.label for p in canonical.phases}
         states = [
             MachineState(name=s, parent=_parent(s), label=labels.get(s, s.rpartition(SEPARATOR)[2]))
-            for s in MACHINE.states
+            for s in canonical.states
         ]
         transitions: list[MachineTransition] = []
-        for state in MACHINE.states:
+        for state in canonical.states:
             parent = _parent(state)
-            for trigger in MACHINE.triggers:
-                dest = MACHINE.destination(state, trigger)
-                inherited = parent is not None and dest is not None and MACHINE.destination(parent, trigger) == dest
+            for trigger in canonical.triggers:
+                dest = canonical.destination(state, trigger)
+                inherited = parent is not None and dest is not None and canonical.destination(parent, trigger) == dest
                 if dest is None or inherited:
                     continue
                 transitions.append(MachineTransition(trigger=trigger, source=state, dest=dest, internal=dest == state))
         phases = [
             MachinePhase(
                 phase=p.name,
-                state=MACHINE.phase_state(p.name),
+                state=canonical.phase_state(p.name),
                 label=p.label,
                 stream=p.stream,
                 description=p.description,
             )
-            for p in MACHINE.phases
+            for p in canonical.phases
         ]
-        return Machine(states=states, transitions=transitions, phases=phases, initial=MACHINE.states[0])
+        return Machine(states=states, transitions=transitions, phases=phases, initial=canonical.states[0])
 
 
 def _parent(state: str) -> str | None:
     head, sep, _tail = state.rpartition(SEPARATOR)
-    return head if sep and head in MACHINE.states else None
+    return head if sep and head in canonical_machine().states else None
 
 
 def _ids(rows: Callable[[list[str]], list[_T]]) -> Callable[[list[tuple[str, str]]], list[_T]]:

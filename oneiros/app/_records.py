@@ -57,7 +57,7 @@ class Recording(Core):
         self._fresh("golems", sweep=False)
         state = self.projections.golem(golem_id)
         if state is None:
-            raise GolemNotFound(golem_id)
+            raise self._unknown(golem_id)
         return Golem.of(state)
 
     def golem_exists(self, golem_id: str) -> bool:
@@ -74,6 +74,7 @@ class Recording(Core):
         """Record waking episodes in one transaction; a tick recorded before is replaced. With an
         ``idempotency_key`` it came with before (the same episodes), nothing is recorded again and
         the answer is the first one."""
+        self.require_golem(golem_id)
         chosen = list(episodes)
 
         def record() -> Appended:
@@ -116,6 +117,7 @@ class Recording(Core):
         self, golem_id: str, kind: ActivityKind, detail: str = "", *, idempotency_key: str | None = None
     ) -> Appended:
         """The golem was busy (a message in, an action, a turn): silence and fatigue count these."""
+        self.require_golem(golem_id)
 
         def record() -> Appended:
             records = self._golems().record(golem_id, [ActivityRecorded(kind=kind, detail=detail)])
@@ -131,6 +133,7 @@ class Recording(Core):
     ) -> OutcomeMoved:
         """Record a waking outcome; the sweep moves the staged entries it is relevant to, and the
         answer lists those it moved, with ``explain`` why, and why the nearest others did not."""
+        self.require_golem(golem_id)
         request = ("record_outcome", [outcome, explain])
         return once(
             self.store, self.deps, golem_id, idempotency_key, request=request, kind=OutcomeMoved,
@@ -176,12 +179,14 @@ class Recording(Core):
     def reevaluate(self, golem_id: str) -> list[ReviewDecided]:
         """Dense-Mem's re_evaluate: active entries whose source episodes are all gone become stale,
         proposed ones whose sources are intact reinforced; the decisions made."""
+        self.require_golem(golem_id)
         records = self._feedback().reevaluate(golem_id)
         self._written(records[-1].position if records else 0, shown=False)
         return [r.event for r in records if isinstance(r.event, ReviewDecided)]
 
     def rollback_memory(self, golem_id: str, version: int, *, who: str, why: str = "") -> Memory:
         """Restore MEMORY.md ``version`` as a new, newest version."""
+        self.require_golem(golem_id)
         feedback = self._feedback()
         newest = feedback.memory_versions(golem_id)
         if not 1 <= version <= newest:

@@ -1,7 +1,8 @@
 """The ``oneiros`` command line.
 
 ``main`` answers ``oneiros --version`` and ``oneiros --help`` before building the Typer app (see
-:mod:`oneiros.cli._help`); anything else builds it. The app (:mod:`oneiros.cli._app`) is found
+:mod:`oneiros.cli._help`); ``oneiros COMMAND ...`` builds only the module that registers COMMAND
+(named by the help index), anything else the whole app. The app (:mod:`oneiros.cli._app`) is found
 on first use of ``oneiros.cli.app``: each command module of this package that defines
 ``register(app)`` adds its commands there, with no edit here.
 """
@@ -33,6 +34,6 @@ def main() -> None:
 
     if fast_path(sys.argv[1:]):
         return
-    from oneiros.cli._app import app
+    from oneiros.cli._app import app_for
 
-    app(prog_name="oneiros")
+    app_for(sys.argv[1:])(prog_name="oneiros")

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
-from oneiros.cli._help import HelpIndex, one_line, render, sources_digest, terminal_width, version_text
+from oneiros.cli._help import HelpIndex, one_line, owner_of, render, sources_digest, terminal_width, version_text
 
-__all__ = ["app", "command_modules", "help_index"]
+__all__ = ["app", "app_for", "command_modules", "command_owners", "full_app", "help_index"]
+
+if TYPE_CHECKING:
+    app: typer.Typer
 
 _NOT_COMMANDS = frozenset({"_app", "_help", "_help_index"})
 
@@ -54,14 +58,18 @@ def _index_of(group: TyperGroup, ctx: Any) -> HelpIndex:
     return HelpIndex(sources_digest(), usage, one_line(group.help), options, commands)
 
 
-app = typer.Typer(
-    name="oneiros",
-    cls=_Root,
-    help="An event-sourced dream state for autonomous agents.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+def _new_app() -> typer.Typer:
+    """The root of the command line, with no command yet."""
+    made = typer.Typer(
+        name="oneiros",
+        cls=_Root,
+        help="An event-sourced dream state for autonomous agents.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    made.callback()(_root)
+    return made
 
 
 def _version(value: bool) -> None:
@@ -70,7 +78,6 @@ def _version(value: bool) -> None:
         raise typer.Exit
 
 
-@app.callback()
 def _root(
     show_version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
@@ -87,13 +94,52 @@ def command_modules(package: str = "oneiros.cli") -> list[ModuleType]:
     return [module for module in modules if callable(getattr(module, "register", None))]
 
 
-for _module in command_modules():
-    _module.register(app)
+_FULL: list[typer.Typer] = []
+
+
+def full_app() -> typer.Typer:
+    """The whole command line: every command module registered, in module-name order."""
+    if not _FULL:
+        made = _new_app()
+        for module in command_modules():
+            module.register(made)
+        _FULL.append(made)
+    return _FULL[0]
+
+
+def app_for(argv: Sequence[str]) -> typer.Typer:
+    """The command line that answers ``argv``: for a known command, a root holding only the module
+    that registers it (importing and building every other module's commands took most of a
+    command's time), else the whole app (the top-level help, an unknown command's error)."""
+    owner = owner_of(argv[0]) if argv else None
+    if owner is None:
+        return full_app()
+    made = _new_app()
+    importlib.import_module(owner).register(made)
+    return made
+
+
+def command_owners() -> dict[str, str]:
+    """Each top-level command's name and the module that registers it, for the lazy path."""
+    owners: dict[str, str] = {}
+    for module in command_modules():
+        probe = _new_app()
+        module.register(probe)
+        group = typer.main.get_command(probe)
+        with typer.Context(group) as ctx:
+            owners |= dict.fromkeys(group.list_commands(ctx), module.__name__)  # type: ignore[attr-defined]
+    return owners
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":  # built on first use: `oneiros COMMAND` builds only the command's module
+        return full_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def help_index() -> HelpIndex:
     """The top-level help of the app as built, for ``oneiros/cli/_help_index.py``."""
-    group = typer.main.get_command(app)
+    group = typer.main.get_command(full_app())
     assert isinstance(group, _Root)
     with typer.Context(group, info_name="oneiros") as ctx:
         return _index_of(group, ctx)

@@ -222,15 +222,22 @@ def _episode_sources(episodes: Path | None, sample: bool) -> list[Path]:
 def _record(app: Oneiros, golem_id: str, sources: dict[Path, int], *, quiet: bool) -> int:
     """Create the golem if it is new and record the episodes of ``sources`` (files checked whole,
     with their counts) it does not have yet, a batch a transaction; how many."""
+    from oneiros._errors import GolemNotFound
     from oneiros.episodes._episodes import episode_batches
 
     total = sum(sources.values())
-    if not total and not app.golem_exists(golem_id):
-        err_console.print(
-            f"[red]error:[/red] golem {golem_id!r} does not exist yet and has no episodes to dream about; "
-            "pass --episodes FILE (or --sample for the bundled demo episodes)"
-        )
-        raise typer.Exit(2)
+    if not total:
+        try:
+            app.require_golem(golem_id)
+        except GolemNotFound as exc:
+            if exc.nearest is None:  # not a typo, it seems: say how to give it something to dream about
+                print_error(
+                    f"golem {golem_id!r} does not exist yet and has no episodes to dream about; pass "
+                    "--episodes FILE (or --sample for the bundled demo episodes)"
+                )
+            else:
+                print_error(exc)
+            raise typer.Exit(2) from None
     batches = (batch for path in sources for batch in episode_batches(path))
     return record_batches(app, golem_id, batches, total, quiet=quiet).recorded
 
@@ -274,7 +281,7 @@ def _check_can_dream(app: Oneiros, golem_id: str) -> None:
     if state.mode == "Dreaming":
         detail = (
             f"cycle {state.cycle_id} is in {state.phase}; `oneiros status` shows who runs it, "
-            f"`oneiros recover` resumes it if nothing does, `oneiros interrupt {golem_id} --reason ...` ends it"
+            f"`oneiros recover` resumes it if nothing does, `oneiros interrupt --golem {golem_id} --reason ...` ends it"
         )
         raise IllegalCommand(golem_id, state.machine_state, "fall_asleep", detail)
 
@@ -309,8 +316,9 @@ def _dream_with_progress(app: Oneiros, golem_id: str, recorded: int) -> CycleRun
         return app.dream(golem_id, on_phase=on_phase)
 
 
-def replay_cmd(
+def replay_cmd(  # noqa: PLR0917 - typer maps one parameter to each option
     store: StoreOpt = None,
+    config: ConfigOpt = None,
     until: Annotated[
         int | None, typer.Option("--until", min=0, max=MAX_POSITION, help="Rebuild as of this global position.")
     ] = None,
@@ -321,15 +329,16 @@ def replay_cmd(
     """Rebuild every golem's state from the log, with no side effects."""
     from rich.progress import BarColumn, Progress, TextColumn
 
+    effective = load(config, None)
     if verify:
         if until is not None:  # else --until was dropped without a word and the head verified
             with one_line_errors():
                 raise InputError("--verify compares each projection at its own position; it takes no --until")
-        with application(store, projections=projections) as app:
+        with application(store, config=effective, projections=projections) as app:
             if not verify_projections(app, as_json):
                 raise typer.Exit(1)
         return
-    with application(store) as app:
+    with application(store, config=effective) as app:
         head = app.store.head()
         started = time.perf_counter()
         if as_json:
@@ -406,8 +415,9 @@ def _states_table(states: list[Golem], title: str) -> None:
     console.print(shown)
 
 
-def events(
+def events(  # noqa: PLR0917 - typer maps one parameter to each option
     store: StoreOpt = None,
+    config: ConfigOpt = None,
     golem: GolemFilter = None,
     after: Annotated[
         int, typer.Option("--after", min=0, max=MAX_POSITION, help="Start after this global position.")
@@ -416,7 +426,8 @@ def events(
     as_json: JsonOpt = False,
 ) -> None:
     """List the log (the first --limit events after --after)."""
-    with application(store) as app:
+    effective = load(config, None)
+    with application(store, config=effective) as app:
         page = app.events(golem, after=after, limit=limit)
     rows = page.items
     with limited(len(rows), page.total or 0, "events"):
@@ -426,7 +437,8 @@ def events(
         shown = table(f"{len(rows)} events", "pos", "golem", "v", "type", "payload", whole=("pos",))
         for row in rows:
             payload = ", ".join(f"{k}={v}" for k, v in row.payload.items() if k != "cycle_id")
-            shown.add_row(str(row.position), row.golem_id, str(row.version), row.type, payload[:120])
+            # Whole, wrapped between words: a payload cut at a fixed length ended mid-word.
+            shown.add_row(str(row.position), row.golem_id, str(row.version), row.type, escape(payload))
         console.print(shown)
 
 

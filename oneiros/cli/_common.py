@@ -101,18 +101,22 @@ def golem_of(golem: str | None, config: Path | None = None) -> str:
 
 
 @contextmanager
-def opened(url: str | None, *, create: bool = False) -> Iterator[EventStore]:
-    """Open the store (``--store``, ``$ONEIROS_STORE``, else the config's ``store`` key, else the
-    embedded default); any oneiros error becomes a one-line message and exit code 2.
+def opened(url: str | None, *, create: bool = False, config: OneirosConfig | None = None) -> Iterator[EventStore]:
+    """Open the store (``--store``, ``$ONEIROS_STORE``, else the ``store`` key of ``config``, the
+    command's config, loaded here if not given, else the embedded default); any oneiros error
+    becomes a one-line message and exit code 2.
 
     Only commands that write pass ``create=True``: one that reads says there is no store at the
     URL instead of leaving an empty one behind.
     """
-    from oneiros.config._load import load_config
     from oneiros.store._store import open_store
 
     with one_line_errors():
-        store = open_store(url or load_config().store or None, create=create)
+        if not url:
+            from oneiros.config._load import load_config
+
+            url = (config if config is not None else load_config()).store or None
+        store = open_store(url, create=create)
         try:
             yield store
         finally:
@@ -134,10 +138,13 @@ def application(
     from oneiros.app._oneiros import Oneiros
     from oneiros.config._load import load_config
 
-    with opened(url, create=create) as store:
+    if config is None:
+        with one_line_errors():
+            config = load_config()
+    with opened(url, create=create, config=config) as store:
         app = Oneiros(
             store,
-            config if config is not None else load_config(),
+            config,
             deps=deps,
             projections=projections,
             progress=lambda: catch_up_progress(store),
@@ -250,8 +257,11 @@ def table(title: str, *columns: str, whole: tuple[str, ...] = ()) -> Table:
     # No vertical rules: seven more characters for the cells at 80 columns.
     made = Table(title=title, box=box.SIMPLE_HEAD)
     for column in columns:
-        # A heading stays whole where the width allows: the cells fold first.
-        made.add_column(column, overflow="fold", no_wrap=column in whole, min_width=len(column))
+        # A heading wraps between its words but never inside one. A whole heading as the minimum
+        # made a narrow terminal's columns add up to more than its width, and the table was cut.
+        made.add_column(
+            column, overflow="fold", no_wrap=column in whole, min_width=max(map(len, column.split()), default=0)
+        )
     return made
 
 

@@ -18,7 +18,6 @@ from oneiros.cli._common import (
     emit_json,
     golem_of,
     one_line_errors,
-    opened,
     resolve_id,
     short_ids,
     table,
@@ -39,6 +38,7 @@ TierOpt = Annotated[
 
 def report(
     store: StoreOpt = None,
+    config: ConfigOpt = None,
     golem: GolemOpt = None,
     cycle: Annotated[
         str | None, typer.Option("--cycle", help="This cycle's report, or a unique prefix (default: the latest).")
@@ -52,7 +52,8 @@ def report(
 
     from oneiros.events._types import DreamStart
 
-    with application(store) as app:
+    effective = load(config, None)
+    with application(store, config=effective) as app:
         if cycle and golem is None:
             # A cycle names its golem, as rerun, fork and diff take it: looked up among the
             # default golem's alone, another golem's cycle was "no cycle matches".
@@ -63,7 +64,7 @@ def report(
             }
             cycle = resolve_id(cycle, golem_of_cycle, "cycle")
             golem = golem_of_cycle[cycle]
-        golem = golem_of(golem)
+        golem = golem or effective.golem
         where = f"the cycles of golem {golem!r}"
         cycle = resolve_id(cycle, cycle_ids(app.store, golem), "cycle", where) if cycle else None
         found = app.report(golem, cycle)
@@ -91,7 +92,7 @@ def report(
         rem.add(escape(item))
     console.print(tree)
     columns = ("entry", "kind", "conf", "content", "validation criterion")
-    outputs = table(f"{len(staged)} staged outputs", *columns, whole=("entry",))
+    outputs = table(f"{len(staged)} staged outputs", *columns, whole=("entry", "kind"))
     short = short_ids(s.entry_id for s in staged)
     for s in staged:
         outputs.add_row(
@@ -143,8 +144,9 @@ def budget(
     console.print(shown)
 
 
-def pairs(
+def pairs(  # noqa: PLR0917 - typer maps one parameter to each option
     store: StoreOpt = None,
+    config: ConfigOpt = None,
     golem: GolemOpt = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draw.")] = 0,
     embedder: Annotated[
@@ -161,10 +163,11 @@ def pairs(
     from oneiros.phases._pairs import select_distant_pairs
     from oneiros.runtime._golem_log import GolemLogs
 
-    golem = golem_of(golem)
-    with opened(store) as event_store:
-        golems = Golems(event_store)
-        golems.state(golem)
+    effective = load(config, None)
+    golem = golem or effective.golem
+    with application(store, config=effective) as app:
+        app.require_golem(golem)
+        golems = Golems(app.store)
         # The fold a cycle reads (from the latest snapshot), embedding only the memories drawn.
         memory = GolemLogs.of(golems).read(golem).memory
         episodes = memory.columns()

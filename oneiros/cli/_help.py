@@ -26,7 +26,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["HelpIndex", "fast_path", "index_source", "one_line", "render", "sources_digest", "version_text"]
+__all__ = [
+    "HelpIndex",
+    "fast_path",
+    "index_source",
+    "one_line",
+    "owner_of",
+    "render",
+    "sources_digest",
+    "version_text",
+]
 
 _HERE = Path(__file__).resolve().parent
 _INDEX_FILE = "_help_index.py"
@@ -102,20 +111,35 @@ def fast_path(argv: Sequence[str]) -> bool:
     if list(argv) == ["--version"]:
         _print(version_text())
         return True
-    if list(argv) != ["--help"]:
+    if list(argv) != ["--help"] or not _fresh_index():
         return False
+    from oneiros.cli._help_index import INDEX
+
+    _print(render(INDEX, terminal_width()))
+    return True
+
+
+def _fresh_index() -> bool:
+    """Whether the committed index was made from the CLI's sources as they are."""
     try:
         from oneiros.cli._help_index import INDEX
     except ImportError:  # no index made yet: the real app answers
         return False
     try:
-        fresh = INDEX.digest == sources_digest()
+        return INDEX.digest == sources_digest()
     except OSError:  # the sources cannot be read (an unusual install): the real app answers
         return False
-    if not fresh:
-        return False
-    _print(render(INDEX, terminal_width()))
-    return True
+
+
+def owner_of(command: str) -> str | None:
+    """The module that registers top-level ``command``, from the index; None for a name the index
+    does not know, or a stale index (the whole app is built then, which knows every command)."""
+    try:
+        from oneiros.cli._help_index import OWNERS
+    except ImportError:
+        return None
+    owner = OWNERS.get(command)
+    return owner if owner is not None and _fresh_index() else None
 
 
 def _print(text: str) -> None:
@@ -129,8 +153,8 @@ def _print(text: str) -> None:
         raise SystemExit(1) from None
 
 
-def index_source(index: HelpIndex) -> str:
-    """The text of ``_help_index.py`` holding ``index``."""
+def index_source(index: HelpIndex, owners: dict[str, str] | None = None) -> str:
+    """The text of ``_help_index.py`` holding ``index``, and ``owners``: each command's module."""
 
     def rows(pairs: tuple[tuple[str, str], ...]) -> str:
         return "".join(f"        ({name!r}, {text!r}),\n" for name, text in pairs)
@@ -146,15 +170,16 @@ def index_source(index: HelpIndex) -> str:
         f"    text={index.text!r},\n"
         f"    options=(\n{rows(index.options)}    ),\n"
         f"    commands=(\n{rows(index.commands)}    ),\n"
-        ")\n"
+        ")\n\n"
+        "OWNERS = {\n" + "".join(f"    {name!r}: {module!r},\n" for name, module in (owners or {}).items()) + "}\n"
     )
 
 
 def _write_index() -> Path:
-    from oneiros.cli._app import help_index
+    from oneiros.cli._app import command_owners, help_index
 
     path = _HERE / _INDEX_FILE
-    path.write_text(index_source(help_index()), encoding="utf-8")
+    path.write_text(index_source(help_index(), command_owners()), encoding="utf-8")
     return path
 
 

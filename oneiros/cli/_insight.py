@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from oneiros._errors import GolemNotFound, InputError
+from oneiros._errors import InputError
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
@@ -108,8 +108,8 @@ def lineage(
         loaded = load_config(config)
     with application(store, config=loaded) as app:
         # With --golem, a prefix another golem's entries share too still names one entry.
-        if golem and not app.store.stream_version(golem):
-            raise GolemNotFound(golem)  # else "no entry matches", as if the golem had none
+        if golem:
+            app.require_golem(golem)  # else "no entry matches", as if the golem had none
         where = f"the staged entries of golem {golem!r}" if golem else ""
         # The short ids the tables show (`3d48b0c1:004`) resolve too.
         found = app.lineage(resolve_id(entry, entry_ids(app.store, golem), "entry", where), golem)

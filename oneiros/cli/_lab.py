@@ -22,6 +22,7 @@ from oneiros.cli._common import (
     opened,
     resolve_id,
 )
+from oneiros.cli._config import load
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.lab._diff import CycleDiff
@@ -208,10 +209,11 @@ def _print_diff(d: CycleDiff) -> None:
         console.print("no difference in outputs, quality, tokens or cost")
 
 
-def diff(
+def diff(  # noqa: PLR0917 - typer maps one parameter to each option
     a: Annotated[str, typer.Argument(help="A cycle id (or unique prefix) in --store.")],
     b: Annotated[str, typer.Argument(help="A cycle id (or unique prefix) in --other (default: --store too).")],
     store: StoreOpt = None,
+    config: ConfigOpt = None,
     other: Annotated[str | None, typer.Option("--other", help="Store URL of B (a fork's branch).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -219,7 +221,9 @@ def diff(
     and quality, tokens, cost, calls and models where they differ."""
     import msgspec
 
-    with application(store) as app:
+    effective = load(config, None)
+
+    with application(store, config=effective) as app:
         if other is None:
             result = app.diff(_cycle_in(app.store, a), _cycle_in(app.store, b))
         else:

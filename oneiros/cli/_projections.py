@@ -23,7 +23,6 @@ from oneiros.cli._common import (
     console,
     emit_json,
     entry_ids,
-    golem_of,
     limited,
     one_line_errors,
     print_error,
@@ -31,6 +30,7 @@ from oneiros.cli._common import (
     short_ids,
     table,
 )
+from oneiros.cli._config import ConfigOpt, load
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.app._oneiros import Oneiros
@@ -54,6 +54,7 @@ def _spinner(text: str) -> AbstractContextManager[object]:
 
 def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     store: StoreOpt = None,
+    config: ConfigOpt = None,
     projections: ProjectionsOpt = None,
     golem: GolemFilter = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print journal.md (Bumblebee's shape).")] = False,
@@ -61,7 +62,8 @@ def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     as_json: JsonOpt = False,
 ) -> None:
     """One entry per dream cycle (the latest --limit): phases, counts, cost, duration and quality."""
-    with application(store, projections=projections) as app:
+    effective = load(config, None)
+    with application(store, config=effective, projections=projections) as app:
         page = app.journal(golem, limit=limit)
         entries = page.items[::-1]  # the latest --limit, oldest first
         with limited(len(entries), page.total or 0, "cycles (the latest)"):
@@ -96,6 +98,7 @@ def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 
 def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     store: StoreOpt = None,
+    config: ConfigOpt = None,
     projections: ProjectionsOpt = None,
     golem: GolemFilter = None,
     status: Annotated[
@@ -115,7 +118,8 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     if unknown:  # else a typo lists no entry, as if none had that status
         with one_line_errors():
             raise InputError(f"unknown status {unknown[0]!r}; use one of {', '.join(known)}")
-    with application(store, projections=projections) as app:
+    effective = load(config, None)
+    with application(store, config=effective, projections=projections) as app:
         page = app.entries(golem, status or (), limit=limit)
         entries = page.items
         with limited(len(entries), page.total or 0, "entries"):
@@ -199,6 +203,7 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         bool, typer.Option("--explain", help="Say why each entry moved, and why the nearest others did not.")
     ] = False,
     store: StoreOpt = None,
+    config: ConfigOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -212,8 +217,9 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         print_error(f"verdict {verdict!r} must be 'confirms' or 'contradicts'")
         raise typer.Exit(2)
     v: Verdict = "confirms" if verdict == "confirms" else "contradicts"
-    golem = golem_of(golem)
-    with application(store, create=True, projections=projections) as app:
+    effective = load(config, None)
+    golem = golem or effective.golem
+    with application(store, config=effective, projections=projections) as app:
         entry = resolve_id(entry, entry_ids(app.store), "entry") if entry else None
         moved = app.record_outcome(
             golem,
@@ -243,6 +249,7 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     reason: Annotated[str, typer.Option("--reason", help="Why.")],
     who: Annotated[str, typer.Option("--who", help="Who decides.")] = "owner",
     store: StoreOpt = None,
+    config: ConfigOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -257,7 +264,8 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         print_error(f"decision {decision!r} must be one of {', '.join(decisions)}")
         raise typer.Exit(2)
     chosen: ReviewDecision = decisions[decisions.index(decision)]
-    with application(store, projections=projections) as app:
+    effective = load(config, None)
+    with application(store, config=effective, projections=projections) as app:
         entry = app.review(resolve_id(entry_id, entry_ids(app.store), "entry"), chosen, who=who, why=reason)
         if as_json:
             emit_json(entry)
@@ -274,12 +282,15 @@ def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
 def reevaluate(
     golem: GolemOpt = None,
     store: StoreOpt = None,
+    config: ConfigOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Dense-Mem's re_evaluate: stale entries whose source episodes are gone, reinforce intact ones."""
-    golem = golem_of(golem)
-    with application(store, projections=projections) as app:  # with no log there is nothing to re-evaluate
+    effective = load(config, None)
+    golem = golem or effective.golem
+    # With no log there is nothing to re-evaluate: the store is not made.
+    with application(store, config=effective, projections=projections) as app:
         decisions = app.reevaluate(golem)
         if as_json:
             emit_json(decisions)
@@ -303,6 +314,7 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         typer.Option("--observations", help="Show the newest N observations (OpenSeed's facts, RED/YLW/GRN) instead."),
     ] = None,
     store: StoreOpt = None,
+    config: ConfigOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -310,8 +322,9 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     or the observations page: the facts dreams drew from the episodes."""
     from oneiros.app._shapes import Memory
 
-    golem = golem_of(golem)
-    with application(store, projections=projections) as app:
+    effective = load(config, None)
+    golem = golem or effective.golem
+    with application(store, config=effective, projections=projections) as app:
         if observations is not None:
             shown = app.observations(golem).items[-observations:] if observations > 0 else []
             if as_json:
@@ -343,9 +356,9 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         console.print(f"written to {written}", markup=False)
 
 
-def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
+def follow(store: StoreOpt = None, config: ConfigOpt = None, projections: ProjectionsOpt = None) -> None:
     """Keep the staging and health processes and every projection up with the log until interrupted."""
-    with application(store, projections=projections) as app:
+    with application(store, config=load(config, None), projections=projections) as app:
         stop = threading.Event()
         # SIGTERM (docker stop, systemd) stops it as Ctrl-C does: cleanly, exit 0, not killed mid-batch.
         previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
@@ -359,17 +372,19 @@ def follow(store: StoreOpt = None, projections: ProjectionsOpt = None) -> None:
             signal.signal(signal.SIGTERM, previous)
 
 
-def rebuild(
+def rebuild(  # noqa: PLR0917 - typer maps one parameter to each option
     name: Annotated[str | None, typer.Argument(help="The projection (default: all).")] = None,
     until: Annotated[
         int | None, typer.Option("--until", min=0, max=MAX_POSITION, help="Build as of this global position.")
     ] = None,
     store: StoreOpt = None,
+    config: ConfigOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Drop a projection (or all) and build it again from the log, to the head or as of a position."""
-    with application(store, projections=projections) as app, _spinner("rebuilding"):
+    effective = load(config, None)
+    with application(store, config=effective, projections=projections) as app, _spinner("rebuilding"):
         positions = app.rebuild(name, until)
         if as_json:
             emit_json(positions)

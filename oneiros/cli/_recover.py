@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from oneiros.cli._common import (
+    GolemOpt,
     JsonOpt,
     StoreOpt,
     application,
@@ -18,6 +19,7 @@ from oneiros.cli._common import (
     emit_json,
     one_line_errors,
     opened,
+    print_error,
     short_ids,
     table,
 )
@@ -133,20 +135,28 @@ def _watch(reconciler: Reconciler, results: dict[str, CycleResult], as_json: boo
     reconciler.watch(stop.wait, on_pass)
 
 
-def interrupt(
-    golem: Annotated[str, typer.Argument(help="The golem whose cycle to end.")],
+def interrupt(  # noqa: PLR0917 - typer maps one parameter to each option
     reason: Annotated[str, typer.Option("--reason", help="Why, as the log will say it.")],
+    positional: Annotated[
+        str | None, typer.Argument(metavar="[GOLEM]", help="Deprecated: use --golem.", show_default=False)
+    ] = None,
+    golem: GolemOpt = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """End the golem's dream cycle now, interrupted by its owner with REASON (kept in the log).
+    """End the golem's dream cycle now, interrupted by its owner with --reason (kept in the log).
 
     What the cycle produced so far stays; a phase running on a worker or in a `dream` finds its
     next append refused and stops. An error if the golem is not dreaming."""
+    if positional is not None and golem is not None and positional != golem:
+        print_error(f"golem {positional!r} and --golem {golem!r} disagree; give --golem only")
+        raise typer.Exit(2)
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "store", store, "--store")
+    flag(flags, "golem", golem or positional, "--golem")
     effective = load(config, None, flags)
+    golem = effective.golem
     with application(effective.store_url, config=effective) as app:
         ended = app.interrupt(golem, reason)
     assert ended is not None  # not dreaming is an IllegalCommand, said above

@@ -92,11 +92,28 @@ def show(
         else:
             emit_json(data)
         return
-    table = Table(title=f"effective config (preset: {effective.preset or 'none'})")
+    lines = [
+        (key, msgspec.json.encode(masked_url(value) if key in ("store", "queue") else value).decode())
+        for key, value in _flatten(data)
+    ]
+    title = f"effective config (preset: {effective.preset or 'none'})"
+    widest = max(len(key) for key, _ in lines)
+    if console.width < 2 * widest + 40:
+        # Too narrow for a key and its variable side by side, whole: a key a line, never split.
+        console.print(
+            escape(f"{title} · any key is overridden by ONEIROS_ and the key, dots as __ (ONEIROS_SCHEDULE__MODE)"),
+            highlight=False,
+        )
+        for key, shown in lines:
+            source = _source(key, sources)
+            console.print(
+                escape(f"{key} = {shown}") + ("" if source == "default" else f"  [dim]· {escape(source)}[/dim]")
+            )
+        return
+    table = Table(title=title)
     for column in ("key", "value", "from", "override with"):
-        table.add_column(column, overflow="fold")
-    for key, value in _flatten(data):
-        shown = msgspec.json.encode(masked_url(value) if key in ("store", "queue") else value).decode()
+        table.add_column(column, overflow="fold", no_wrap=column in ("key", "override with"))
+    for key, shown in lines:
         # Values are data: a pattern such as "[/?(system|inst)]" must not be read as Rich markup.
         table.add_row(key, escape(shown), _source(key, sources), env_var(key))
     console.print(table)
@@ -158,7 +175,12 @@ def run(
         float | None, typer.Option("--tick-seconds", min=0.001, help="Override daemon.tick_seconds (> 0).")
     ] = None,
     sample: Annotated[
-        bool, typer.Option("--sample", help="Give a new golem the bundled sample trading episodes (a demo).")
+        bool,
+        typer.Option("--sample", help="Create the golem if new, with the bundled sample trading episodes (a demo)."),
+    ] = False,
+    create: Annotated[
+        bool,
+        typer.Option("--create", help="Create the golem if new, with no episodes (a deployment's first start)."),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -183,6 +205,9 @@ def run(
     configure_logging(effective.log)
     _check_cycles_can_run(effective)
     golem_id = effective.golem
+    if not (sample or create):  # only --sample or --create makes the golem: a typo (or no --golem) must not
+        with application(effective.store_url, config=effective) as app:
+            app.require_golem(golem_id)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda _signum, _frame: stop.set())
@@ -257,8 +282,8 @@ def _check_cycles_can_run(effective: OneirosConfig) -> None:
 
 
 def _ensure_golem(golems: Golems, golem_id: str, *, sample: bool, quiet: bool) -> None:
-    """Create the daemon's golem if it is new: its episodes come from the host, the bundled sample
-    ones only when asked."""
+    """Create the daemon's golem if it is new, which only ``--sample`` (with the bundled sample
+    episodes) or ``--create`` asks for; without them the golem was checked to exist."""
     from oneiros.episodes._episodes import load_episodes, sample_episodes_path
 
     try:

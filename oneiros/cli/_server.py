@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +16,7 @@ from oneiros._errors import AddressUnavailable, ConfigError, InputError, Oneiros
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
+    application,
     catch_up_progress,
     console,
     emit_json,
@@ -39,14 +41,17 @@ TokensOpt = Annotated[
 
 def _require_server_extra(command: str) -> None:
     """One line and exit 2, not an ImportError's traceback, where the server extra is missing."""
-    from importlib import import_module
+    from importlib.util import find_spec
 
-    missing = []
-    for name in ("starlette", "uvicorn", "mcp"):  # the command imports them next anyway
+    # Found, not imported: importing MCP's SDK and its web stack takes most of a second, which
+    # `serve` spends only once it holds its port.
+    def absent(name: str) -> bool:
         try:
-            import_module(name)
-        except ImportError:
-            missing.append(name)
+            return find_spec(name) is None
+        except ImportError:  # a finder that refuses it outright
+            return True
+
+    missing = [name for name in ("starlette", "uvicorn", "mcp") if absent(name)]
     if missing:
         err_console.print(
             f"[red]error:[/red] `oneiros {command}` needs the server extra ({', '.join(missing)} missing): "
@@ -116,16 +121,6 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
 ) -> None:
     """Serve the REST API (/api/v1), live events (/api/v1/events), MCP (/mcp) and /openapi.json."""
     _require_server_extra("serve")
-    import logging
-
-    import uvicorn
-
-    # The server's own lines (a refused request, a failure) follow the level uvicorn's do.
-    logging.getLogger("oneiros.server").setLevel(5 if log_level == "trace" else log_level.upper())
-
-    from oneiros.server._app import create_app
-    from oneiros.server._traced import configure_server_tracing
-
     loaded = _load(config, preset)
     # The one queue setting (--queue, ONEIROS_QUEUE, `queue`) reaches the server too, unless
     # server.queue names another.
@@ -150,6 +145,16 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
         print_error(exc)
         raise typer.Exit(2) from None
     with sock, opened(store or effective.store or None, create=True) as event_store:
+        import logging
+
+        import uvicorn  # the web stack, once the port is held
+
+        from oneiros.server._app import create_app
+        from oneiros.server._traced import configure_server_tracing
+
+        # The server's own lines (a refused request, a failure) follow the level uvicorn's do.
+        logging.getLogger("oneiros.server").setLevel(5 if log_level == "trace" else log_level.upper())
+
         try:
             configure_server_tracing(effective)
             app = create_app(event_store, effective, insecure_local=insecure_local)
@@ -190,6 +195,7 @@ def mcp(
     from oneiros.server._warm import warm_decoders
 
     effective = _load(config, preset)
+    _require_golems(store or effective.store or None, effective, golem or ())
     who = Principal(name="stdio", scopes=("read",) if read_only else ("admin",), golems=tuple(golem or ()))
     warm_decoders()  # before the projection follower's thread starts
     # A read-only agent on a URL with no store gets NoStore rather than an empty store made for it.
@@ -201,6 +207,15 @@ def mcp(
             build_mcp(service, lambda _ctx: who).run("stdio")
         finally:
             service.close()
+
+
+def _require_golems(url: str | None, effective: OneirosConfig, golems: Sequence[str]) -> None:
+    """One line and exit 2 (naming the nearest known golem) unless each of ``golems`` exists: a
+    typo would bind a token or an agent to a golem that never answers."""
+    if golems:
+        with application(url, config=effective) as app:
+            for golem in golems:
+                app.require_golem(golem)
 
 
 def _check_tokens_file(path: Path) -> None:
@@ -216,8 +231,11 @@ def _check_tokens_file(path: Path) -> None:
 def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
     name: Annotated[str, typer.Argument(help="A name for the token (shown in logs and review records).")],
     scope: Annotated[list[str], typer.Option("--scope", help="read, write or admin (repeatable).")],
-    golem: Annotated[list[str] | None, typer.Option("--golem", help="Bind to this golem (repeatable).")] = None,
+    golem: Annotated[
+        list[str] | None, typer.Option("--golem", help="Bind to this golem, which must exist (repeatable).")
+    ] = None,
     tokens: TokensOpt = None,
+    store: StoreOpt = None,
     config: ConfigOpt = None,
     preset: PresetOpt = None,
     as_json: JsonOpt = False,
@@ -232,7 +250,8 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
     from oneiros.fsm._service import Golems
     from oneiros.server._auth import SCOPES, add_token, expiry
 
-    path = tokens or Path(_load(config, preset).server.tokens_file)
+    effective = _load(config, preset)
+    path = tokens or Path(effective.server.tokens_file)
     try:
         bad = [s for s in scope if s not in SCOPES]
         if bad:
@@ -240,6 +259,11 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
         for bound in golem or ():
             Golems.check_id(bound)
         _check_tokens_file(path)
+    except OneirosError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    _require_golems(store or effective.store or None, effective, golem or ())
+    try:
         until = expiry(expires, datetime.now(UTC)) if expires is not None else None
         token = add_token(path, name, tuple(scope), tuple(golem or ()), until)  # type: ignore[arg-type]
     except OneirosError as exc:

@@ -14,10 +14,9 @@ table; ``Golems(phases=...)`` builds one for another table.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 from itertools import pairwise
-from typing import Any, Final
-
-from transitions.extensions.nesting import HierarchicalMachine, NestedState
+from typing import TYPE_CHECKING, Any, Final
 
 from oneiros.settings._phases import PHASES, PhaseTable
 from oneiros.settings._vocabulary import DreamPhaseName
@@ -28,6 +27,7 @@ __all__ = [
     "SEPARATOR",
     "TRIGGERS",
     "Machine",
+    "canonical_machine",
     "destination",
     "machine_for",
     "next_phase",
@@ -35,8 +35,12 @@ __all__ = [
     "transition_path",
 ]
 
-SEPARATOR: Final[str] = HierarchicalMachine.state_cls.separator
-"""Between a state and its child in a state's full name (``Dreaming_NREM``)."""
+if TYPE_CHECKING:
+    from transitions.extensions.nesting import NestedState
+
+SEPARATOR: Final[str] = "_"
+"""Between a state and its child in a state's full name (``Dreaming_NREM``): transitions' own
+(:class:`Machine` checks they agree), written out so that reading a state's name loads no machine."""
 
 
 def _walk(states: dict[str, NestedState], prefix: str = "") -> Iterator[tuple[str, NestedState, str | None]]:
@@ -50,6 +54,12 @@ class Machine:
     """The machine of one phase table, read through :meth:`destination`."""
 
     def __init__(self, phases: PhaseTable) -> None:
+        # transitions loads its asyncio extension too: a machine is built on first use, so a command
+        # that only reads projections never pays for it.
+        from transitions.extensions.nesting import HierarchicalMachine  # noqa: PLC0415
+
+        if HierarchicalMachine.state_cls.separator != SEPARATOR:
+            raise RuntimeError(f"transitions separates nested states with {HierarchicalMachine.state_cls.separator!r}")
         self.phases = phases
         children = [p.state for p in phases]
         states: list[Any] = [
@@ -143,32 +153,50 @@ class Machine:
         return list(reversed(up[common:])), down[common:]
 
 
-MACHINE: Final[Machine] = Machine(PHASES)
-"""The machine of the canonical phase table."""
-MACHINE_STATES: Final[tuple[str, ...]] = MACHINE.states
-TRIGGERS: Final[tuple[str, ...]] = MACHINE.triggers
+@cache
+def canonical_machine() -> Machine:
+    """The machine of the canonical phase table, built on first use."""
+    return Machine(PHASES)
+
+
+if TYPE_CHECKING:
+    MACHINE: Machine
+    """The machine of the canonical phase table."""
+    MACHINE_STATES: tuple[str, ...]
+    TRIGGERS: tuple[str, ...]
+
+
+def __getattr__(name: str) -> Any:
+    # The canonical machine's names, built on first use (see canonical_machine).
+    if name == "MACHINE":
+        return canonical_machine()
+    if name == "MACHINE_STATES":
+        return canonical_machine().states
+    if name == "TRIGGERS":
+        return canonical_machine().triggers
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def machine_for(phases: PhaseTable) -> Machine:
     """:data:`MACHINE` for the canonical table, else a machine of ``phases``."""
-    return MACHINE if phases == PHASES else Machine(phases)
+    return canonical_machine() if phases == PHASES else Machine(phases)
 
 
 def phase_state(phase: DreamPhaseName) -> str:
     """``"Dreaming_NREM"`` for ``"nrem"`` (the canonical machine)."""
-    return MACHINE.phase_state(phase)
+    return canonical_machine().phase_state(phase)
 
 
 def destination(state: str, trigger: str) -> str | None:
     """:meth:`Machine.destination` of the canonical machine."""
-    return MACHINE.destination(state, trigger)
+    return canonical_machine().destination(state, trigger)
 
 
 def next_phase(phase: DreamPhaseName) -> DreamPhaseName | None:
     """:meth:`Machine.next_phase` of the canonical machine."""
-    return MACHINE.next_phase(phase)
+    return canonical_machine().next_phase(phase)
 
 
 def transition_path(source: str, dest: str) -> tuple[list[str], list[str]]:
     """:meth:`Machine.transition_path` of the canonical machine."""
-    return MACHINE.transition_path(source, dest)
+    return canonical_machine().transition_path(source, dest)

@@ -25,7 +25,7 @@ from pathlib import Path
 import msgspec
 
 from oneiros.events._content import DreamFragments, StagedKind
-from oneiros.events._observations import DreamObservation
+from oneiros.events._observations import DreamObservation, Priority
 from oneiros.events._staging import (
     EntryDisplaced,
     EntryExpired,
@@ -36,7 +36,6 @@ from oneiros.events._staging import (
     MemoryRolledBack,
 )
 from oneiros.events._types import DreamComplete, Event
-from oneiros.phases._return import Priority
 from oneiros.projections._db import ProjectionDB
 from oneiros.projections._runner import Projection, Rows
 from oneiros.store._store import Recorded

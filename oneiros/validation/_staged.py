@@ -17,7 +17,6 @@ from oneiros._text import content_word_set, keywords, rank
 from oneiros.events._content import DreamStaged, StagedKind
 from oneiros.events._staging import ValidationCriterion
 from oneiros.events._types import Episode, Event
-from oneiros.phases._nrem import utility
 from oneiros.projections._staging import StagedEntry
 from oneiros.settings._staging import DisplaceBy, StagingSettings
 
@@ -57,6 +56,8 @@ def entry_utility(entry: StagedEntry, episodes: Mapping[int, Episode]) -> float:
     """Bardo's utility score of a staged entry: the mean replay utility (gain x need) of the
     episodes it was drawn from, 0 for an entry drawn from none."""
     sources = [episodes[t] for t in entry.lineage.source_episode_ticks if t in episodes]
+    from oneiros.phases._nrem import utility  # noqa: PLC0415 - the NREM engine loads NumPy: a full buffer only
+
     return sum(utility(e, 1.0) for e in sources) / len(sources) if sources else 0.0
 
 

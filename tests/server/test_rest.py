@@ -180,10 +180,16 @@ def test_errors_have_one_shape_with_the_error_type_and_attributes(server: Server
             "type": "GolemNotFound",
             "message": "golem 'nope' does not exist",
             "status": 404,
-            "attributes": {"golem_id": "nope"},
+            "attributes": {"golem_id": "nope", "nearest": None},
         }
     } == missing.json()
     _dreamt(http)
+    typo = http.get("/golems/g11")  # a typo of g1's: the answer names it
+    assert (404, "golem 'g11' does not exist; did you mean 'g1'?", {"golem_id": "g11", "nearest": "g1"}) == (
+        typo.status_code,
+        typo.json()["error"]["message"],
+        typo.json()["error"]["attributes"],
+    )
     dream = _ok(http.get("/dreams", params={"golem": "g1", "limit": 1}))["items"][0]["entry_id"]
     _ok(http.post(f"/dreams/{dream}/feedback", json={"decision": "reject", "feedback": "no"}))
     illegal = http.post(f"/dreams/{dream}/feedback", json={"decision": "promote_candidate", "feedback": "after all"})
