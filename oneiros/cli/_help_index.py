@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='93cf54d9defb64f68100e85f9e2cf8ca',
+    digest='8c7ea7213cd3a45f8f6dcfdd7fbdfccb',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(

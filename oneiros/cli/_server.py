@@ -152,8 +152,10 @@ def serve(  # noqa: PLR0917 - typer maps one parameter to each option
         from oneiros.server._app import create_app
         from oneiros.server._traced import configure_server_tracing
 
-        # The server's own lines (a refused request, a failure) follow the level uvicorn's do.
-        logging.getLogger("oneiros.server").setLevel(5 if log_level == "trace" else log_level.upper())
+        # The server's own lines (a refused request, a failure) follow the level uvicorn's do, and so
+        # do the MCP SDK's (its session manager says "started" at INFO on every start).
+        for logger in ("oneiros.server", "mcp"):
+            logging.getLogger(logger).setLevel(5 if log_level == "trace" else log_level.upper())
 
         try:
             configure_server_tracing(effective)
@@ -278,7 +280,9 @@ def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
 
 @token_app.command("list")
 def token_list(tokens: TokensOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
-    """The stored tokens' names, scopes and golems (never the tokens: only their hashes are kept)."""
+    """The stored tokens' names, scopes, golems and expiry (never the tokens: only their hashes are kept)."""
+    from datetime import UTC
+
     from oneiros.server._auth import load_tokens
 
     path = tokens or Path(_load(config, None).server.tokens_file)
@@ -288,20 +292,34 @@ def token_list(tokens: TokensOpt = None, config: ConfigOpt = None, as_json: Json
     except OneirosError as exc:
         print_error(exc)
         raise typer.Exit(2) from None
-    rows = [{"name": r.name, "scopes": list(r.scopes), "golems": list(r.golems)} for r in records]
+    rows = [
+        {
+            "name": r.name,
+            "scopes": list(r.scopes),
+            "golems": list(r.golems),
+            "expires": None if r.expires is None else f"{r.expires.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}",
+        }
+        for r in records
+    ]
     if as_json:
         emit_json(rows)
         return
     for row in rows:
-        console.print(f"{row['name']}: {', '.join(row['scopes'])} · golems: {', '.join(row['golems']) or 'all'}")
+        until = f" · expires {row['expires']}" if row["expires"] else ""
+        console.print(
+            f"{row['name']}: {', '.join(row['scopes'])} · golems: {', '.join(row['golems']) or 'all'}{until}",
+            markup=False,
+        )
 
 
 @token_app.command("revoke")
-def token_revoke(name: Annotated[str, typer.Argument(help="The token's name.")], tokens: TokensOpt = None) -> None:
+def token_revoke(
+    name: Annotated[str, typer.Argument(help="The token's name.")], tokens: TokensOpt = None, config: ConfigOpt = None
+) -> None:
     """Remove a token: a running server refuses it within a second, without a restart."""
     from oneiros.server._auth import revoke_token
 
-    path = tokens or Path(_load(None, None).server.tokens_file)
+    path = tokens or Path(_load(config, None).server.tokens_file)
     try:
         _check_tokens_file(path)
         revoke_token(path, name)

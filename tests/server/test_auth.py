@@ -125,7 +125,8 @@ def test_tokens_are_stored_hashed_and_checked_by_hash(tmp_path: Path) -> None:
         f"Bearer {token}"
     )
     made = subprocess.run(
-        [sys.executable, "-m", "oneiros", "token", "add", "ops", "--scope", "admin", "--tokens", str(path), "--json"],
+        [sys.executable, "-m", "oneiros", "token", "add", "ops", "--scope", "admin", "--tokens", str(path), "--json"]
+        + ["--expires", "2099-01-01"],
         check=False,
         capture_output=True,
         text=True,
@@ -142,8 +143,8 @@ def test_tokens_are_stored_hashed_and_checked_by_hash(tmp_path: Path) -> None:
         timeout=60,
     )
     assert [
-        {"name": "agent", "scopes": ["read", "write"], "golems": ["g1"]},
-        {"name": "ops", "scopes": ["admin"], "golems": []},
+        {"name": "agent", "scopes": ["read", "write"], "golems": ["g1"], "expires": None},
+        {"name": "ops", "scopes": ["admin"], "golems": [], "expires": "2099-01-01T00:00:00Z"},
     ] == httpx.Response(200, content=listed.stdout).json()
     again = subprocess.run(
         [sys.executable, "-m", "oneiros", "token", "add", "ops", "--scope", "read", "--tokens", str(path)],
