@@ -304,12 +304,9 @@ def token_list(tokens: TokensOpt = None, config: ConfigOpt = None, as_json: Json
     if as_json:
         emit_json(rows)
         return
-    for row in rows:
+    for r, row in zip(records, rows, strict=True):
         until = f" · expires {row['expires']}" if row["expires"] else ""
-        console.print(
-            f"{row['name']}: {', '.join(row['scopes'])} · golems: {', '.join(row['golems']) or 'all'}{until}",
-            markup=False,
-        )
+        console.print(f"{r.name}: {', '.join(r.scopes)} · golems: {', '.join(r.golems) or 'all'}{until}", markup=False)
 
 
 @token_app.command("revoke")

@@ -124,9 +124,9 @@ def test_tokens_are_stored_hashed_and_checked_by_hash(tmp_path: Path) -> None:
     assert Principal(name="agent", scopes=("read", "write"), golems=("g1",)) == Tokens([record]).authenticate(
         f"Bearer {token}"
     )
+    add_ops = ["token", "add", "ops", "--scope", "admin", "--tokens", str(path), "--json", "--expires", "2099-01-01"]
     made = subprocess.run(
-        [sys.executable, "-m", "oneiros", "token", "add", "ops", "--scope", "admin", "--tokens", str(path), "--json"]
-        + ["--expires", "2099-01-01"],
+        [sys.executable, "-m", "oneiros", *add_ops],
         check=False,
         capture_output=True,
         text=True,
