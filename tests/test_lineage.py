@@ -4,8 +4,6 @@ request hash, recorded at creation, never by matching text) and every decision t
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import msgspec
@@ -24,6 +22,7 @@ from oneiros.store._store import EventStore, open_store
 from oneiros.validation._review import Feedback, OutcomeInput
 from oneiros.validation._sweep import StagingProcess
 from tests.chat_server import sample_golems
+from tests.cli_runner import run_cli
 
 HISTORIES = Path(__file__).parent / "histories"
 
@@ -164,13 +163,10 @@ def test_source_episodes_are_the_named_ticks_recorded_before_the_output() -> Non
 def test_oneiros_lineage_prints_the_tree_and_json(tmp_path: Path) -> None:
     """Through the CLI: --json names the call key and request hash of a GenerationRecorded in the
     log; the tree shows the call key; an unknown entry is one line on stderr and exit 2."""
-    run = [sys.executable, "-m", "oneiros"]
-    subprocess.run([*run, "dream", "--sample", "--json"], cwd=tmp_path, check=True, capture_output=True)
-    entries = json.loads(
-        subprocess.run([*run, "staging", "--json"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
-    )
+    run_cli(["dream", "--sample", "--json"], cwd=tmp_path, check=True)
+    entries = json.loads(run_cli(["staging", "--json"], cwd=tmp_path, check=True).stdout)
     entry = next(e["entry_id"] for e in entries if e["status"] == "proposed")
-    out = subprocess.run([*run, "lineage", entry, "--json"], cwd=tmp_path, check=True, capture_output=True, text=True)
+    out = run_cli(["lineage", entry, "--json"], cwd=tmp_path, check=True)
     found = json.loads(out.stdout)
     store = open_store(f"sqlite:///{tmp_path}/.oneiros/events.db", create=False)
     recorded = {
@@ -179,9 +175,9 @@ def test_oneiros_lineage_prints_the_tree_and_json(tmp_path: Path) -> None:
     }
     store.close()
     assert recorded[found["generation"]["call_key"]] == found["generation"]["request_hash"]
-    tree = subprocess.run([*run, "lineage", entry], cwd=tmp_path, check=True, capture_output=True, text=True)
+    tree = run_cli(["lineage", entry], cwd=tmp_path, check=True)
     assert found["generation"]["call_key"] in tree.stdout.replace("\n", "").replace(" ", "").replace("│", "")
-    bad = subprocess.run([*run, "lineage", "nope"], check=False, cwd=tmp_path, capture_output=True, text=True)
+    bad = run_cli(["lineage", "nope"], cwd=tmp_path)
     assert (2, "error: no entry matches 'nope'\n", "") == (bad.returncode, bad.stderr, bad.stdout)
     assert msgspec.json.decode(out.stdout)["entry_id"] == entry
 
@@ -189,15 +185,12 @@ def test_oneiros_lineage_prints_the_tree_and_json(tmp_path: Path) -> None:
 def test_an_outcome_without_a_summary_is_a_move_without_a_dangling_colon(tmp_path: Path) -> None:
     """An outcome recorded without --summary shows in the lineage tree as ``(tick 1000)``, where it
     showed ``(tick 1000: )``; one with a summary keeps it, as the docs show."""
-    run = [sys.executable, "-m", "oneiros"]
-    subprocess.run([*run, "dream", "--sample", "--json"], cwd=tmp_path, check=True, capture_output=True)
-    entries = json.loads(
-        subprocess.run([*run, "staging", "--json"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
-    )
+    run_cli(["dream", "--sample", "--json"], cwd=tmp_path, check=True)
+    entries = json.loads(run_cli(["staging", "--json"], cwd=tmp_path, check=True).stdout)
     entry = next(e["entry_id"] for e in entries if e["status"] == "proposed")
     for tick, summary in ((1000, ()), (1001, ("--summary", "held again"))):
-        outcome = [*run, "outcome", "--tick", str(tick), "--verdict", "confirms", "--entry", entry, *summary]
-        subprocess.run(outcome, cwd=tmp_path, check=True, capture_output=True)
-    tree = subprocess.run([*run, "lineage", entry], cwd=tmp_path, check=True, capture_output=True, text=True)
+        outcome = ["outcome", "--tick", str(tick), "--verdict", "confirms", "--entry", entry, *summary]
+        run_cli(outcome, cwd=tmp_path, check=True)
+    tree = run_cli(["lineage", entry], cwd=tmp_path, check=True)
     moves = [line.split(" (", 1)[1] for line in tree.stdout.splitlines() if " outcome confirms: " in line]
     assert ["tick 1000)", "tick 1001: held again)"] == moves
