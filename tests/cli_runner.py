@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import subprocess
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -61,6 +63,15 @@ def _console_width() -> Iterator[None]:
             c._width = width  # back to "not set", which the setter cannot say
 
 
+@contextmanager
+def _signals_back(handlers: Mapping[signal.Signals, Any]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+
+
 def run_cli(
     args: Sequence[str],
     *,
@@ -73,7 +84,10 @@ def run_cli(
     from oneiros.cli import app
 
     argv = [str(a) for a in args]
-    with _environment(env, cwd), _console_width():
+    # Long-running commands (run, recover --watch) take SIGINT and SIGTERM for themselves; this
+    # process keeps its own handlers once the command is done.
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    with _environment(env, cwd), _console_width(), _signals_back(handlers):
         result = CliRunner().invoke(app, argv, input=input, prog_name="oneiros", catch_exceptions=True)
         # A process's exit closes what it left open (an SQLite connection checkpoints its
         # write-ahead log when the last one closes); here, collecting does.

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from oneiros.events._types import EpisodeRecorded, GenerationRecorded
 from oneiros.projections._sinks import observations
 from oneiros.settings._cycle import CycleBudget, CycleSettings, EngineSettings, RemSettings
 from oneiros.store._store import EventStore
+from tests.cli_runner import run_cli
 from tests.doc_blocks import ROOT
 from tests.projections_support import World, staged
 
@@ -112,14 +111,7 @@ def test_oneiros_memory_lists_the_newest_observations(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'events.db'}"
 
     def run(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "oneiros", *args, "--store", store, "--golem", "g1"],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        done = run_cli([*args, "--store", store, "--golem", "g1"], cwd=tmp_path, env=env, check=True)
         return done.stdout
 
     run("dream", "--episodes", str(ROOT / "examples" / "episodes.jsonl"), "--json")

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -43,6 +41,7 @@ from oneiros.generators._results import (
 from oneiros.phases._rem import MODES
 from oneiros.settings._cycle import CycleBudget, CycleSettings
 from oneiros.settings._prompts import PromptSet
+from tests.cli_runner import run_cli
 
 _WORDS = [
     "breakout", "funding", "oracle", "liquidity", "spread", "rebalance", "harvest", "stop", "entry", "exit",
@@ -286,9 +285,7 @@ def test_the_sample_dream_reads_as_reasoning_on_the_cli(tmp_path: Path) -> None:
     env.pop("ONEIROS_STORE", None)
 
     def run(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "oneiros", *args], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
-        )
+        done = run_cli([*args], cwd=tmp_path, env=env)
         assert 0 == done.returncode, done.stderr
         return done.stdout
 

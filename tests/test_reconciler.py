@@ -27,6 +27,7 @@ from oneiros.runtime._reconcile import Reconciler, Resolution
 from oneiros.settings._recovery import RecoverySettings
 from oneiros.store._leases import FileLeases, Lease, LeaseStore, MemoryLeases, open_leases
 from oneiros.store._store import EventStore
+from tests.cli_runner import run_cli
 from tests.projections_support import assert_rows_equal_a_rebuild
 from tests.workers.support import check_log, phase_of
 
@@ -257,9 +258,7 @@ def _cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
         "ONEIROS_SPANS": str(tmp_path / "spans.jsonl"),
         **env,
     }
-    return subprocess.run(
-        [sys.executable, "-m", "oneiros", *args], capture_output=True, text=True, env=environ, cwd=ROOT, check=False
-    )
+    return run_cli([*args], env=environ, cwd=ROOT)
 
 
 def test_oneiros_interrupt_ends_a_cycle_and_refuses_a_golem_awake(tmp_path: Path) -> None:
