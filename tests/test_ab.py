@@ -21,7 +21,7 @@ from tests.cli_runner import run_cli
 TIMELINE = Path(__file__).parents[1] / "examples" / "ab_timeline.jsonl"
 
 
-def _ab(cwd: Path, *args: str, fresh: bool = False) -> dict[str, object]:
+def _ab(cwd: Path, *args: str, fresh: bool = False) -> dict[str, Any]:
     argv = ["ab", str(TIMELINE), "--json", *args]
     if fresh:  # a process of its own: its own hash seed, nothing cached from an earlier run
         out = subprocess.run(
@@ -29,7 +29,7 @@ def _ab(cwd: Path, *args: str, fresh: bool = False) -> dict[str, object]:
         )
     else:
         out = run_cli(argv, cwd=cwd, check=True)
-    report: dict[str, object] = json.loads(out.stdout)
+    report: dict[str, Any] = json.loads(out.stdout)
     return report
 
 
@@ -40,7 +40,7 @@ def test_the_shipped_timeline_gives_the_same_numbers_twice(tmp_path: Path) -> No
     first, second = _ab(tmp_path, fresh=True), _ab(tmp_path, fresh=True)
     assert first == second
     assert (72, 288, 6) == (first["episodes"], first["outcomes"], first["dream_points"])
-    a, b = first["arms"]  # type: ignore[misc]
+    a, b = first["arms"]
     assert ("a", True, 6) == (a["arm"], a["dreams"], a["cycles"])
     assert a["promoted"] > 0
     assert a["tokens"] > 0
@@ -70,7 +70,7 @@ def test_two_configurations_compare_their_sweeps(tmp_path: Path) -> None:
     cycles (same tokens) but keeps entries long enough for more outcomes to promote or refute."""
     (tmp_path / "roomy.toml").write_text("[staging]\ncap = 30\n")
     report = _ab(tmp_path, "--config-b", "roomy.toml")
-    a, b = report["arms"]  # type: ignore[misc]
+    a, b = report["arms"]
     assert ("dreaming, roomy.toml", a["tokens"]) == (b["label"], b["tokens"])
     assert b["promoted"] > a["promoted"]
     assert b["refuted"] > a["refuted"]
@@ -126,7 +126,7 @@ def test_two_arms_with_the_same_settings_give_the_same_numbers(tmp_path: Path) -
     """An A/A run (both arms dreaming with the same config) reports identical figures for both:
     the arms differ by their settings only, never by their ids or clock."""
     (tmp_path / "same.toml").write_text("")
-    a, b = _ab(tmp_path, "--config-a", "same.toml", "--config-b", "same.toml")["arms"]  # type: ignore[misc]
+    a, b = _ab(tmp_path, "--config-a", "same.toml", "--config-b", "same.toml")["arms"]
     assert {**a, "arm": "b"} == b
 
 

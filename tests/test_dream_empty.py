@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import pytest
@@ -57,7 +57,7 @@ def test_a_server_of_500s_ends_the_cycle_flagged_all_calls_failed(chat_server: C
     chat_server.reset(["500"] * 1_000)
     golems = sample_golems(2)
     seen: list[DreamEmpty] = []
-    golems.observers.on_event(DreamEmpty, lambda record: seen.append(record.event))
+    golems.observers.on_event(DreamEmpty, lambda record: seen.append(cast(DreamEmpty, record.event)))
     result = InProcessExecutor(golems, _openai(chat_server), HARDENED).run_cycle("g", cycle_id="c1")
     failed = _of(golems, GenerationFailed)
     (empty,) = _of(golems, DreamEmpty)

@@ -151,7 +151,7 @@ def test_fork_and_diff_on_the_command_line(tmp_path: Path) -> None:
     same = oneiros("rerun", cycle, "--store", url, "--tier", "hardened", "--json")
     assert (0, True) == (same.returncode, json.loads(same.stdout)[0]["identical"])
     live_store = open_store(url, create=False)
-    threats = [r.event for r in live_store.read_all(types=[GenerationRecorded]) if r.event.task == "threat"]  # type: ignore[attr-defined]
+    threats = [r.event for r in live_store.read_all(types=[GenerationRecorded]) if r.event.task == "threat"]
     live_store.close()
     assert len(threats) == report["model_calls"]
     shown = oneiros("diff", cycle, cycle, "--store", url, "--other", branch, "--json")

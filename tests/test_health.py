@@ -34,7 +34,7 @@ SETTINGS = HealthSettings(empty_cycles=2, no_promotion_cycles=3, cost_without_yi
 
 def _alarms(store: EventStore, golem: str = "g") -> list[tuple[str, str, str, float]]:
     return [
-        (type(r.event).__name__.removeprefix("HealthAlarm"), r.event.alarm, r.event.cycle_id, r.event.value)  # type: ignore[attr-defined]
+        (type(r.event).__name__.removeprefix("HealthAlarm"), r.event.alarm, r.event.cycle_id, r.event.value)
         for r in store.read_stream(side_stream(golem, HEALTH_STREAM))
     ]
 
@@ -88,7 +88,7 @@ def test_alarms_are_raised_and_cleared_through_real_cycles(chat_server: ChatServ
         ("Cleared", "cost_without_yield", c5, 0.0),
     ] == alarms
     last = golems.store.read_stream(side_stream("g", HEALTH_STREAM))[-1].event
-    assert f"entry {promoted} promoted by sweep" == last.detail  # type: ignore[attr-defined]
+    assert f"entry {promoted} promoted by sweep" == last.detail
 
 
 def _offline_golem(store: EventStore, cycles: int = 1) -> tuple[Golems, list[str]]:
@@ -204,7 +204,7 @@ def test_observers_in_another_process_see_each_alarm_once(tmp_path: Path) -> Non
     store = open_store(url)
     seen: list[tuple[str, str]] = []
     observers = Observers()
-    observers.on_event(HealthAlarmRaised, lambda r: seen.append((r.event.alarm, r.meta.golem_id)))  # type: ignore[attr-defined]
+    observers.on_event(HealthAlarmRaised, lambda r: seen.append((r.event.alarm, r.meta.golem_id)))
     follower = open_store(url)
     stop = threading.Event()
     thread = threading.Thread(target=follow_log, args=(follower, observers, stop), kwargs={"after": 0})

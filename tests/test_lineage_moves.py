@@ -24,7 +24,7 @@ QUERIES = ("eth range floor", "mean reversion confirmation", "second confirmatio
 
 def _world(tmp_path: Path, **settings: object) -> tuple[World, str]:
     """A golem on a SQLite store (so the CLI can read it) with one staged strategy hypothesis."""
-    world = World(open_store(f"sqlite:///{tmp_path}/events.db"), **settings)
+    world = World(open_store(f"sqlite:///{tmp_path}/events.db"), "g1", **settings)
     world.episodes(1)
     world.dream([staged("CYCLE", 0, "strategy_hypothesis", TEXT, 0.2)])
     (entry_id,) = world.entries()

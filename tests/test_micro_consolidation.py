@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -134,7 +135,7 @@ def test_retrieval_frequency_ranks_the_insights() -> None:
     assert [("c:000", 0.2)] == [(e.entry_id, e.strength) for e in events if isinstance(e, InsightStrengthened)]
 
 
-def _rig(**micro: float) -> tuple[Golems, Daemon, FixedClock]:
+def _rig(**micro: Any) -> tuple[Golems, Daemon, FixedClock]:
     clock = FixedClock(T0, step=timedelta(0))
     golems = Golems(open_store("memory://"), deps=Deps(clock=clock, ids=SequentialIds("m")))
     golems.create("g")

@@ -114,16 +114,25 @@ def _request(task: Task, episodes: list[Episode], call_key: str, **values: objec
 # Each reasoning task with a call key shaped as its engine shapes it, the result it parses into,
 # its prompt values, and the fields that must name the episodes' own content.
 _Case = tuple[Task, str, type[msgspec.Struct], dict[str, object], set[str]]
+_COUNTERFACTUALS: list[_Case] = [
+    (
+        "counterfactual",
+        f"c:rem:counterfactual:100:{b}",
+        CounterfactualResult,
+        {"branch": b, "depth": 4},
+        {"hypothesis", "lesson"},
+    )
+    for b in (1, 2, 3, 4)
+]
+_HYPOTHESES: list[_Case] = [
+    ("hypothesis", f"c:rem:creative:0:{m}", HypothesisResult, {"mode": m}, {"hypothesis"}) for m in MODES
+]
 _REASONING: list[_Case] = [
     ("pattern", "c:nrem:0:forward", PatternResult, {}, {"pattern"}),
     ("reverse", "c:nrem:0:reverse", PatternResult, {}, {"pattern"}),
     ("perturbed", "c:nrem:0:perturbed", PatternResult, {"perturbation": "a latency spike"}, {"pattern"}),
-    *[
-        ("counterfactual", f"c:rem:counterfactual:100:{b}", CounterfactualResult, {"branch": b, "depth": 4},
-         {"hypothesis", "lesson"})
-        for b in (1, 2, 3, 4)
-    ],
-    *[("hypothesis", f"c:rem:creative:0:{m}", HypothesisResult, {"mode": m}, {"hypothesis"}) for m in MODES],
+    *_COUNTERFACTUALS,
+    *_HYPOTHESES,
     ("threat", "c:rem:threat:0", ThreatResult, {"kind": "flash crash"}, {"scenario", "response"}),
     ("depotentiate", "c:rem:depotentiate:100", DepotentiationResult, {}, {"happened"}),
 ]  # fmt: skip

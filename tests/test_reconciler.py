@@ -36,7 +36,7 @@ START = datetime(2026, 5, 24, 3, 0, tzinfo=UTC)
 
 
 def _lease(holder: str, *, cycle: str = "c1", phase: str | None = "nrem", ttl: float = 60.0) -> Lease:
-    return Lease(golem_id="g", cycle_id=cycle, phase=phase, holder=holder, expires_at=time.time() + ttl)  # type: ignore[arg-type]
+    return Lease(golem_id="g", cycle_id=cycle, phase=phase, holder=holder, expires_at=time.time() + ttl)
 
 
 def test_leases_beside_every_store(store: EventStore) -> None:

@@ -17,7 +17,7 @@ from tests.projections_support import World, staged
 
 
 def _world(**settings: object) -> World:
-    world = World(open_store("memory://"), **settings)
+    world = World(open_store("memory://"), "g1", **settings)
     world.golems.record_episodes(
         world.golem,
         [

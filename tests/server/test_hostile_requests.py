@@ -203,7 +203,7 @@ def test_mcp_tools_keep_the_rest_limits(served: Server) -> None:
             ):
                 result = await client.call_tool(tool, arguments)
                 assert result.is_error
-                answers.append(json.loads(result.content[0].text.partition(": ")[2])["error"]["message"])  # type: ignore[union-attr]
+                answers.append(json.loads(result.content[0].text.partition(": ")[2])["error"]["message"])
 
     anyio.run(main)
     assert [
@@ -234,7 +234,7 @@ def test_every_mcp_tool_reports_its_own_errors_in_the_typed_json_body(served: Se
             ):
                 result = await client.call_tool(tool, arguments)
                 assert result.is_error
-                prefix, _, shown = result.content[0].text.partition(": ")  # type: ignore[union-attr]
+                prefix, _, shown = result.content[0].text.partition(": ")
                 assert f"Error executing tool {tool}" == prefix
                 errors.append(json.loads(shown)["error"])
 

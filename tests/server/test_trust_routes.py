@@ -145,7 +145,7 @@ def test_the_recall_route_promotes_under_the_openclaw_preset(served: Server) -> 
 
 def _recalls_recorded(served: Server) -> int:
     with open_store(served.store) as store:
-        return len(list(store.read_all(types=[MemoryRecalled])))  # type: ignore[attr-defined]
+        return len(list(store.read_all(types=[MemoryRecalled])))
 
 
 def _mcp_recalls(served: Server, token: str, queries: tuple[str, ...], ref: str) -> list[str]:
@@ -192,7 +192,7 @@ def test_the_mcp_record_episodes_tool_takes_source_and_trust(served: Server) -> 
                 "record_episodes", {"golem": "g1", "episodes": [{**WEB, "tick": 901, "source": "rumour"}]}
             )
             assert refused.is_error
-            prefix, _, shown = refused.content[0].text.partition(": ")  # type: ignore[union-attr]
+            prefix, _, shown = refused.content[0].text.partition(": ")
             assert "Error executing tool record_episodes" == prefix
             assert ("InputError", "arguments: Invalid enum value 'rumour' - at `$.episodes[0].source`") == (
                 json.loads(shown)["error"]["type"],
@@ -201,5 +201,5 @@ def test_the_mcp_record_episodes_tool_takes_source_and_trust(served: Server) -> 
 
     anyio.run(main)
     with open_store(served.store) as store:
-        episodes = [r.event.episode for r in store.read_all(types=[EpisodeRecorded])]  # type: ignore[attr-defined]
+        episodes = [r.event.episode for r in store.read_all(types=[EpisodeRecorded])]
     assert [(900, "another_agent", "low")] == [(e.tick, e.source, e.trust) for e in episodes]
