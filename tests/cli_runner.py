@@ -82,6 +82,7 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     """``oneiros ARGS`` in this process: its exit code, stdout and stderr as a subprocess would give them."""
     from oneiros.cli import app
+    from oneiros.cli._common import console  # noqa: F401 - built now, not under the command's COLUMNS
 
     argv = [str(a) for a in args]
     # Long-running commands (run, recover --watch) take SIGINT and SIGTERM for themselves; this
