@@ -43,7 +43,7 @@ class World:
         )
         self.tick = max(self.tick, *ticks)
 
-    def dream(self, outputs: Sequence[Event] | None = None, *, hypotheses: int = 0, insights: int = 0) -> str:
+    def dream(self, outputs: Sequence[Event] | None = None, /, *, hypotheses: int = 0, insights: int = 0) -> str:
         """One dream cycle that emits the given outputs and is then interrupted by its owner."""
         cycle = self.golems.fall_asleep(self.golem, "owner", budget_tokens=100)
         made: list[Event] = list(outputs or ())
@@ -91,7 +91,7 @@ def _with_cycle(event: Event, cycle: str) -> Event:
     import msgspec
 
     if getattr(event, "cycle_id", None) == "CYCLE":
-        return msgspec.structs.replace(event, cycle_id=cycle)  # type: ignore[type-var]
+        return msgspec.structs.replace(event, cycle_id=cycle)
     return event
 
 

@@ -52,9 +52,9 @@ def _for(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:  # noqa: PLR0911, P
         hi = t.le if t.le is not None else 2**40
         return st.integers(min_value=lo, max_value=hi)
     if isinstance(t, i.FloatType):
-        lo = t.ge if t.ge is not None else -1e9
-        hi = t.le if t.le is not None else 1e9
-        return st.floats(min_value=lo, max_value=hi, allow_nan=False)
+        low: float = t.ge if t.ge is not None else -1e9
+        high: float = t.le if t.le is not None else 1e9
+        return st.floats(min_value=low, max_value=high, allow_nan=False)
     if isinstance(t, i.LiteralType):
         return st.sampled_from(t.values)
     if isinstance(t, i.NoneType):
@@ -75,10 +75,11 @@ def _for(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:  # noqa: PLR0911, P
     if isinstance(t, i.DictType):
         return st.dictionaries(_for(t.key_type), _for(t.value_type), max_size=3)
     if isinstance(t, i.StructType):
+        cls = t.cls
         return st.fixed_dictionaries(
-            {f.name: _field(t.cls, f) for f in t.fields if f.required},
-            optional={f.name: _field(t.cls, f) for f in t.fields if not f.required},
-        ).map(lambda kw, cls=t.cls: cls(**kw))
+            {f.name: _field(cls, f) for f in t.fields if f.required},
+            optional={f.name: _field(cls, f) for f in t.fields if not f.required},
+        ).map(lambda kw: cls(**kw))
     raise NotImplementedError(f"no strategy for {t!r}; add one to tests/strategies.py")
 
 

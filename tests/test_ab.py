@@ -16,19 +16,20 @@ from oneiros.lab._ab import Arm, load_timeline, run_arm
 from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._generator import GeneratorSettings, OpenAISettings
 from tests.chat_server import HARDENED, ChatServer
+from tests.cli_runner import run_cli
 
 TIMELINE = Path(__file__).parents[1] / "examples" / "ab_timeline.jsonl"
 
 
-def _ab(cwd: Path, *args: str) -> dict[str, object]:
-    out = subprocess.run(
-        [sys.executable, "-m", "oneiros", "ab", str(TIMELINE), "--json", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    report: dict[str, object] = json.loads(out.stdout)
+def _ab(cwd: Path, *args: str, fresh: bool = False) -> dict[str, Any]:
+    argv = ["ab", str(TIMELINE), "--json", *args]
+    if fresh:  # a process of its own: its own hash seed, nothing cached from an earlier run
+        out = subprocess.run(
+            [sys.executable, "-m", "oneiros", *argv], cwd=cwd, check=True, capture_output=True, text=True
+        )
+    else:
+        out = run_cli(argv, cwd=cwd, check=True)
+    report: dict[str, Any] = json.loads(out.stdout)
     return report
 
 
@@ -36,10 +37,10 @@ def test_the_shipped_timeline_gives_the_same_numbers_twice(tmp_path: Path) -> No
     """Two runs of `oneiros ab` in fresh processes print the same report; the dreaming arm ran a
     cycle at each of the six dream points and promoted insights that later outcomes bore out, the
     arm that does not dream has nothing to show and spent nothing; nothing is left on disk."""
-    first, second = _ab(tmp_path), _ab(tmp_path)
+    first, second = _ab(tmp_path, fresh=True), _ab(tmp_path, fresh=True)
     assert first == second
     assert (72, 288, 6) == (first["episodes"], first["outcomes"], first["dream_points"])
-    a, b = first["arms"]  # type: ignore[misc]
+    a, b = first["arms"]
     assert ("a", True, 6) == (a["arm"], a["dreams"], a["cycles"])
     assert a["promoted"] > 0
     assert a["tokens"] > 0
@@ -69,7 +70,7 @@ def test_two_configurations_compare_their_sweeps(tmp_path: Path) -> None:
     cycles (same tokens) but keeps entries long enough for more outcomes to promote or refute."""
     (tmp_path / "roomy.toml").write_text("[staging]\ncap = 30\n")
     report = _ab(tmp_path, "--config-b", "roomy.toml")
-    a, b = report["arms"]  # type: ignore[misc]
+    a, b = report["arms"]
     assert ("dreaming, roomy.toml", a["tokens"]) == (b["label"], b["tokens"])
     assert b["promoted"] > a["promoted"]
     assert b["refuted"] > a["refuted"]
@@ -125,7 +126,7 @@ def test_two_arms_with_the_same_settings_give_the_same_numbers(tmp_path: Path) -
     """An A/A run (both arms dreaming with the same config) reports identical figures for both:
     the arms differ by their settings only, never by their ids or clock."""
     (tmp_path / "same.toml").write_text("")
-    a, b = _ab(tmp_path, "--config-a", "same.toml", "--config-b", "same.toml")["arms"]  # type: ignore[misc]
+    a, b = _ab(tmp_path, "--config-a", "same.toml", "--config-b", "same.toml")["arms"]
     assert {**a, "arm": "b"} == b
 
 
@@ -144,11 +145,11 @@ def test_oneiros_ab_with_recordings_calls_the_model_once_through_the_cli(
         f'[cycle.generator]\nkind = "openai"\n[cycle.generator.openai]\nbase_url = "{chat_server.url}"\ntimeout_s = 5\n'
     )
     env = {"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-test"}
-    argv = [sys.executable, "-m", "oneiros", "ab", str(timeline), "--config-a", "live.toml"]
+    argv = ["ab", str(timeline), "--config-a", "live.toml"]
     argv += ["--recordings", "recorded", "--json"]
 
     def run() -> dict[str, Any]:
-        done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+        done = run_cli(argv, cwd=tmp_path, env=env)
         assert 0 == done.returncode, done.stderr
         a, _b = json.loads(done.stdout)["arms"]
         return dict(a)

@@ -150,5 +150,7 @@ def test_the_window_permission_still_obeys_its_caps() -> None:
     for minutes in (0, 20, 40):
         log.cycle(datetime(2026, 3, 2, 2, minutes, tzinfo=UTC), trigger="window", minutes=5)
     capped = should_dream(config, log.state(), START)
-    assert (False, "inside 02:00-06:00 UTC, 3 of 3 cycles run") == (capped.dream, capped.check("window").detail)
+    window = capped.check("window")
+    assert window is not None
+    assert (False, "inside 02:00-06:00 UTC, 3 of 3 cycles run") == (capped.dream, window.detail)
     assert not should_dream(config, _busy_log(10, 1).state(), START, signals=Signals(credit_remaining=0.1)).dream

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,6 +26,7 @@ from oneiros.settings._cycle import CycleBudget, CycleSettings, ModelPrice
 from oneiros.settings._generator import OpenAISettings
 from oneiros.settings._phases import PHASES
 from tests.chat_server import ChatServer, sample_golems
+from tests.cli_runner import run_cli
 
 BUDGET = CycleBudget(
     tier="hardened",
@@ -201,14 +200,7 @@ def test_a_nan_cap_is_refused_when_loaded_naming_the_key(tmp_path: Path) -> None
 def test_a_nan_cap_in_the_environment_fails_the_cli_in_one_line(tmp_path: Path) -> None:
     """`oneiros rerun` with ONEIROS_CYCLE__BUDGET__CYCLE_USD=nan exits 2 with one line naming the key and variable."""
     env = {**os.environ, "ONEIROS_CYCLE__BUDGET__CYCLE_USD": "nan", "COLUMNS": "400"}
-    result = subprocess.run(
-        [sys.executable, "-m", "oneiros", "rerun", "--all", "--store", f"sqlite:///{tmp_path}/e.db"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        check=False,
-    )
+    result = run_cli(["rerun", "--all", "--store", f"sqlite:///{tmp_path}/e.db"], env=env, cwd=tmp_path)
     assert 2 == result.returncode
     assert (
         "error: invalid setting cycle.budget.cycle_usd = nan (from env ONEIROS_CYCLE__BUDGET__CYCLE_USD): "
@@ -275,14 +267,7 @@ def test_a_cli_cycle_against_a_lying_server_records_the_overrun_and_passes_no_ca
     url = f"sqlite:///{tmp_path}/e.db"
     env = {**os.environ, "OPENAI_API_KEY": KEY, "ONEIROS_SPANS": "off"}
     args = ["dream", "--sample", "--store", url, "--generator", "openai", "--base-url", chat_server.url]
-    result = subprocess.run(
-        [sys.executable, "-m", "oneiros", *args, "--tier", "hardened", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        check=False,
-    )
+    result = run_cli([*args, "--tier", "hardened", "--json"], env=env, cwd=tmp_path)
     assert 0 == result.returncode, result.stderr
     cycle_id = json.loads(result.stdout)["cycle_id"]
     store = open_store(url)

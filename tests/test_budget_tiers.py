@@ -47,7 +47,7 @@ def _budget_keys(struct: Any = CycleBudget, prefix: str = "") -> list[tuple[str,
             keys += _budget_keys(field.type.cls, f"{key}.")
         elif isinstance(field.type, mi.DictType):
             for model in CycleBudget().prices:
-                keys += _budget_keys(field.type.value_type.cls, f"{key}.{model}.")  # type: ignore[attr-defined]
+                keys += _budget_keys(field.type.value_type.cls, f"{key}.{model}.")
         else:
             keys.append((key, field.type))
     return keys
@@ -188,7 +188,7 @@ def test_a_v3_dream_start_is_lifted_to_the_caps_its_cycle_ran_under() -> None:
     for start, budget in zip(starts, budgets, strict=True):
         phases = [r.event for r in records if isinstance(r.event, DreamPhase)]
         recorded = [p.budget_tokens for p in phases if p.cycle_id == start.cycle_id]
-        assert [phase_budget(budget, "stable", p) for p in PHASES] == recorded  # type: ignore[arg-type]
+        assert [phase_budget(budget, "stable", p) for p in PHASES] == recorded
     line = json.loads((HISTORIES / "budget_v3.jsonl").read_text().splitlines()[9])
     assert "DreamStart.v3" == line["topic"]
     meta, event = decode_event(line["topic"], json.dumps(line["state"]).encode())

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from oneiros.store._store import open_store
+from tests.cli_runner import run_cli
 
 
 def run(
@@ -21,9 +22,7 @@ def run(
     if env_store:
         env["ONEIROS_STORE"] = env_store
     extra = ["--store", store] if store else []
-    return subprocess.run(
-        [sys.executable, "-m", "oneiros", *args, *extra], capture_output=True, text=True, env=env, cwd=cwd, check=False
-    )
+    return run_cli([*args, *extra], env=env, cwd=cwd)
 
 
 def test_dream_on_the_embedded_default(tmp_path: Path) -> None:

@@ -19,10 +19,18 @@ from hypothesis import strategies as st
 
 from oneiros._errors import AmbiguousId, UnknownId
 from oneiros.cli._common import resolve_id, short_ids
+from tests.cli_runner import run_cli
 from tests.workers.conftest import redis_url  # noqa: F401 - the fixture, shared
 
 
 def oneiros(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
+    environ |= {"COLUMNS": "80", "ONEIROS_SPANS": "off"} | (env or {})
+    return run_cli(args, cwd=cwd, env=environ)
+
+
+def oneiros_process(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """As ``oneiros`` but in a fresh interpreter, for what only a new process shows (its imports)."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
     environ |= {"COLUMNS": "80", "ONEIROS_SPANS": "off"} | (env or {})
     return subprocess.run(
@@ -359,7 +367,7 @@ def test_the_server_commands_without_the_server_extra_say_what_to_install(tmp_pa
         "sys.meta_path.insert(0, _Hide())\n"
     )
     env = {"PYTHONPATH": str(blocker)}
-    said = oneiros(tmp_path, command, env=env)
+    said = oneiros_process(tmp_path, command, env=env)
     expected = (
         f"error: `oneiros {command}` needs the server extra (starlette, uvicorn, mcp missing): "
         "pip install 'oneiros[server]'\n"

@@ -8,12 +8,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from oneiros.store._store import open_store
+from tests.cli_runner import run_cli
 from tests.workers.conftest import _free_port
 
 _MAX = str(2**63)  # one past the largest position SQLite and PostgreSQL hold
@@ -22,9 +22,7 @@ _MAX = str(2**63)  # one past the largest position SQLite and PostgreSQL hold
 def _oneiros(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_") and k != "OPENAI_API_KEY"}
     environ.update({"COLUMNS": "400", **(env or {})})  # a Typer usage error on one line of its box
-    return subprocess.run(
-        [sys.executable, "-m", "oneiros", *args], capture_output=True, text=True, env=environ, cwd=cwd, check=False
-    )
+    return run_cli(args, env=environ, cwd=cwd)
 
 
 def _said(stderr: str) -> str:

@@ -55,7 +55,7 @@ def test_a_command_is_built_alone_and_helps_as_in_the_whole_app(command: str) ->
     alone = app_for([command, "--help"])
     group = typer.main.get_command(alone)
     with typer.Context(group) as ctx:
-        registered = set(group.list_commands(ctx))  # type: ignore[attr-defined]
+        registered = set(group.list_commands(ctx))
     assert {name for name, module in OWNERS.items() if module == OWNERS[command]} == registered
     runner = CliRunner()
     shown = runner.invoke(alone, [command, "--help"], prog_name="oneiros", env={"COLUMNS": "100"})

@@ -216,7 +216,7 @@ class CountingEmbedder(HashingEmbedder):
         super().__init__(dimensions)
         self.embedded = 0
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:  # type: ignore[type-arg]
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.embedded += len(texts)
         return super().embed(texts)
 

@@ -158,7 +158,8 @@ _SECOND = _night(
 
 
 def _outputs(golems: Golems, cycle: str) -> list[DreamObservation]:
-    return [r.event for r in golems.store.read_stream("g", types=(DreamObservation,)) if r.event.cycle_id == cycle]
+    records = golems.store.read_stream("g", types=(DreamObservation,))
+    return [r.event for r in records if isinstance(r.event, DreamObservation) and r.event.cycle_id == cycle]
 
 
 def test_each_cycle_consolidates_only_the_episodes_recorded_since_the_last_one() -> None:

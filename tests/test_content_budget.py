@@ -18,6 +18,7 @@ from oneiros.generators._protocol import GenerationRequest
 from oneiros.runtime._budget import BudgetGuard, Ledger, phase_budget, worst_case_tokens
 from oneiros.settings._cycle import CycleBudget, CycleSettings, ModelPrice
 from oneiros.settings._phases import PHASES
+from oneiros.settings._vocabulary import BehavioralPhase
 
 DREAM_PHASES = PHASES.names
 
@@ -33,17 +34,17 @@ BARDO_TABLE = {
 
 
 @pytest.mark.parametrize("behavioral_phase", BEHAVIORAL_PHASES)
-def test_phase_shares_equal_the_bardo_table(behavioral_phase: str) -> None:
+def test_phase_shares_equal_the_bardo_table(behavioral_phase: BehavioralPhase) -> None:
     """Each behavioral phase shares its budget across the five dream phases exactly as Bardo's table says."""
     expected = dict(zip(DREAM_PHASES, BARDO_TABLE[behavioral_phase], strict=True))
-    assert expected == {p.name: p.shares.of(behavioral_phase) for p in PHASES}  # type: ignore[arg-type]
-    assert pytest.approx(1.0) == sum(p.shares.of(behavioral_phase) for p in PHASES)  # type: ignore[arg-type]
+    assert expected == {p.name: p.shares.of(behavioral_phase) for p in PHASES}
+    assert pytest.approx(1.0) == sum(p.shares.of(behavioral_phase) for p in PHASES)
 
 
 def test_phase_budgets_never_add_up_past_the_cycle() -> None:
     """Rounding each phase's tokens down keeps their sum within the cycle's tokens, at either tier."""
     for tier in ("core", "hardened"):
-        budget = CycleBudget(tier=tier)  # type: ignore[arg-type]
+        budget = CycleBudget(tier=tier)
         for behavioral_phase in BEHAVIORAL_PHASES:
             total = sum(phase_budget(budget, behavioral_phase, p) for p in DREAM_PHASES)
             assert total <= budget.tokens()
@@ -78,7 +79,7 @@ def test_no_sequence_of_calls_spends_past_any_cap(  # noqa: PLR0917 - hypothesis
     cycle_usd: float,
     window_usd: float,
     day_usd: float | None,
-    month_usd: float | None,
+    month_usd: float,
     day_tokens: int | None,
     cheap: float,
     dear: float,
@@ -105,14 +106,14 @@ def test_no_sequence_of_calls_spends_past_any_cap(  # noqa: PLR0917 - hypothesis
             now += timedelta(hours=hours)
             cycle += 1
         cycle_id = f"c{cycle}"
-        phase_tokens = phase_budget(budget, "stable", phase)  # type: ignore[arg-type]
+        phase_tokens = phase_budget(budget, "stable", phase)
         phase_usd = cycle_usd * PHASES.share("stable", phase)
         guard = BudgetGuard(
             budget, ledger, cycle_id=cycle_id, phase=phase, phase_tokens=phase_tokens, phase_usd=phase_usd, now=now
-        )  # type: ignore[arg-type]
+        )
         request = GenerationRequest(
             call_key=f"k{index}", phase=phase, task="pattern", prompt="x" * prompt_bytes, max_tokens=max_tokens
-        )  # type: ignore[arg-type]
+        )
         t_in, t_out = worst_case_tokens(request, budget.overhead_tokens)
         price = budget.price(model)
         if guard.refusal(t_in + t_out, price.cost(t_in, t_out)) is not None:
@@ -149,7 +150,8 @@ def test_an_orphaned_reservation_is_released_when_its_call_is_resumed() -> None:
     ledger.reserve("k", time=START, cycle_id="c", phase="nrem", tokens=100, usd=0.5)
     ledger.settle("k", time=START, cycle_id="c", phase="nrem", tokens=10, usd=0.1)
     spent = ledger.spent(cycle_id="c")
-    assert (10, pytest.approx(0.1)) == (spent.tokens, spent.usd)
+    assert 10 == spent.tokens
+    assert pytest.approx(0.1) == spent.usd
 
 
 def _golems() -> Golems:
@@ -177,7 +179,7 @@ def test_exhaustion_ends_the_phase_with_an_event_and_the_cycle_moves_on() -> Non
         if isinstance(e, BudgetReserved):
             by_phase[e.phase] = by_phase.get(e.phase, 0) + e.tokens
     for phase, held in by_phase.items():
-        assert held <= phase_budget(CycleBudget(cycle_tokens=1_500), "stable", phase)  # type: ignore[arg-type]
+        assert held <= phase_budget(CycleBudget(cycle_tokens=1_500), "stable", phase)
 
 
 def test_monthly_money_cap_refuses_a_priced_model() -> None:

@@ -77,13 +77,13 @@ def test_without_embeddings_the_dream_uses_the_temporal_fallback() -> None:
     golems = _two_cycles(settings=settings)
     by_tick = {
         r.event.episode.tick: r.event.episode for r in golems.history("g") if r.event.type_name == "EpisodeRecorded"
-    }  # type: ignore[attr-defined]
+    }
     dreams = [r.event for r in golems.history("g") if isinstance(r.event, DreamFragments)]
     assert dreams
     assert all(d.fallback for d in dreams)
     for dream in dreams:
         for a, b in dream.pairs:
-            gap = by_tick[b].time - by_tick[a].time  # type: ignore[operator]
+            gap = by_tick[b].time - by_tick[a].time
             assert gap >= timedelta(hours=24)
 
 

@@ -80,7 +80,7 @@ def test_the_cycle_works_on_the_episodes_themselves() -> None:
     history = golems.history("g1")
     summaries = {
         r.event.episode.tick: r.event.episode.summary for r in history if r.event.type_name == "EpisodeRecorded"
-    }  # type: ignore[attr-defined]
+    }
     replayed = {t for r in history if isinstance(r.event, ReplayBatch) for t in r.event.episode_ticks}
     for record in history:
         if isinstance(record.event, DreamHypothesis):

@@ -419,7 +419,7 @@ def test_bardo_intensity_sets_the_cycle_batch_and_temperature() -> None:
         decision.intensity.label() if decision.intensity else "",
     )
     assert rig.daemon.wait(10)
-    engines = rig.daemon.executor.settings.engines  # type: ignore[attr-defined]
+    engines = rig.daemon.executor.settings.engines
     assert (15, 0.9) == (engines.batch_size, engines.exploration_temperature)
     assert "high/normal x1.30" == [r.event for r in rig.of(DreamDecided)][-1].intensity
 

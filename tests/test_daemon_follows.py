@@ -41,7 +41,7 @@ def _config(tmp_path: Path, *, follow: bool) -> tuple[Path, EventStore]:
 
 
 def _health(store: EventStore) -> list[tuple[str, str]]:
-    return [(r.event.type_name, r.event.alarm) for r in store.read_stream(side_stream("g", HEALTH_STREAM))]  # type: ignore[attr-defined]
+    return [(r.event.type_name, r.event.alarm) for r in store.read_stream(side_stream("g", HEALTH_STREAM))]
 
 
 def _completed(store: EventStore) -> bool:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,7 +18,9 @@ from oneiros.events._observations import DreamObservation
 from oneiros.events._types import EpisodeRecorded, GenerationRecorded
 from oneiros.projections._sinks import observations
 from oneiros.settings._cycle import CycleBudget, CycleSettings, EngineSettings, RemSettings
+from oneiros.settings._vocabulary import Tier
 from oneiros.store._store import EventStore
+from tests.cli_runner import run_cli
 from tests.doc_blocks import ROOT
 from tests.projections_support import World, staged
 
@@ -32,7 +32,7 @@ _TRADING = (
 _FIGURE = re.compile(r"[+-]\d+\.\d%")
 
 
-def _dream(episodes_file: str, tier: str) -> tuple[str, str]:
+def _dream(episodes_file: str, tier: Tier) -> tuple[str, str]:
     """The text of every output of one offline cycle over ``episodes_file`` (every engine on, at
     ``tier``), and the episodes' own text."""
     golems = Golems(
@@ -44,7 +44,7 @@ def _dream(episodes_file: str, tier: str) -> tuple[str, str]:
     every_engine = EngineSettings(rem=RemSettings(core_tier_limits=False))
     InProcessExecutor(golems, settings=CycleSettings(budget=CycleBudget(tier=tier), engines=every_engine)).run_cycle(
         "g"
-    )  # type: ignore[arg-type]
+    )
     return _texts(golems.store, skip=(EpisodeRecorded, GenerationRecorded)), _texts(golems.store, only=EpisodeRecorded)
 
 
@@ -69,7 +69,7 @@ def _texts(store: EventStore, *, skip: tuple[type, ...] = (), only: type | None 
 
 
 @pytest.mark.parametrize("tier", ["core", "hardened"])
-def test_a_coding_agents_week_dreams_in_its_own_words(tier: str) -> None:
+def test_a_coding_agents_week_dreams_in_its_own_words(tier: Tier) -> None:
     """Dreaming examples/episodes.jsonl (a coding agent's week) offline, with every engine on: no
     trader's word appears in any output unless the episodes used it, and no outcome is written as a
     percentage, since no episode gave its outcome as one."""
@@ -112,14 +112,7 @@ def test_oneiros_memory_lists_the_newest_observations(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'events.db'}"
 
     def run(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "oneiros", *args, "--store", store, "--golem", "g1"],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        done = run_cli([*args, "--store", store, "--golem", "g1"], cwd=tmp_path, env=env, check=True)
         return done.stdout
 
     run("dream", "--episodes", str(ROOT / "examples" / "episodes.jsonl"), "--json")

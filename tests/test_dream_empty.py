@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import pytest
@@ -28,6 +27,7 @@ from oneiros.server._models import CycleIn
 from oneiros.server._service import Service
 from oneiros.settings._generator import OpenAISettings
 from tests.chat_server import HARDENED, ChatServer, sample_golems
+from tests.cli_runner import run_cli
 from tests.projections_support import World
 
 SAMPLE = Path(__file__).resolve().parent.parent / "oneiros" / "data" / "sample_episodes.jsonl"
@@ -57,7 +57,7 @@ def test_a_server_of_500s_ends_the_cycle_flagged_all_calls_failed(chat_server: C
     chat_server.reset(["500"] * 1_000)
     golems = sample_golems(2)
     seen: list[DreamEmpty] = []
-    golems.observers.on_event(DreamEmpty, lambda record: seen.append(record.event))
+    golems.observers.on_event(DreamEmpty, lambda record: seen.append(cast(DreamEmpty, record.event)))
     result = InProcessExecutor(golems, _openai(chat_server), HARDENED).run_cycle("g", cycle_id="c1")
     failed = _of(golems, GenerationFailed)
     (empty,) = _of(golems, DreamEmpty)
@@ -97,15 +97,7 @@ def test_answers_that_stage_nothing_flag_nothing_staged(chat_server: ChatServer)
 
 
 def _dream_cli(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "oneiros", "dream", "--store", f"sqlite:///{tmp_path}/events.db", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=180,
-    )
+    return run_cli(["dream", "--store", f"sqlite:///{tmp_path}/events.db", *args], cwd=tmp_path, env=env)
 
 
 def _env() -> dict[str, str]:

@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import msgspec
@@ -28,6 +27,7 @@ from oneiros.settings._prompts import DEFAULT_PROMPTS, PromptSet
 from oneiros.store._history import export_history
 from oneiros.store._store import EventStore
 from tests.chat_server import HARDENED, ChatServer, sample_golems
+from tests.cli_runner import run_cli
 
 
 def _golems() -> Golems:
@@ -117,14 +117,7 @@ def test_fork_and_diff_on_the_command_line(tmp_path: Path) -> None:
     env = {**os.environ, "ONEIROS_SPANS": "off", "COLUMNS": "400"}
 
     def oneiros(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "oneiros", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=tmp_path,
-            check=False,
-        )
+        return run_cli([*args], env=env, cwd=tmp_path)
 
     made = oneiros("dream", "--sample", "--store", url, "--tier", "hardened", "--json")
     assert 0 == made.returncode, made.stderr
@@ -158,7 +151,7 @@ def test_fork_and_diff_on_the_command_line(tmp_path: Path) -> None:
     same = oneiros("rerun", cycle, "--store", url, "--tier", "hardened", "--json")
     assert (0, True) == (same.returncode, json.loads(same.stdout)[0]["identical"])
     live_store = open_store(url, create=False)
-    threats = [r.event for r in live_store.read_all(types=[GenerationRecorded]) if r.event.task == "threat"]  # type: ignore[attr-defined]
+    threats = [r.event for r in live_store.read_all(types=[GenerationRecorded]) if r.event.task == "threat"]
     live_store.close()
     assert len(threats) == report["model_calls"]
     shown = oneiros("diff", cycle, cycle, "--store", url, "--other", branch, "--json")

@@ -4,8 +4,6 @@ garbage, overreports or answers honestly; the offline generator), exactly once a
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import time
 from datetime import UTC, datetime
@@ -29,13 +27,14 @@ from oneiros.store._store import EventStore, open_store
 from oneiros.validation._review import Feedback, OutcomeInput
 from oneiros.validation._sweep import StagingProcess
 from tests.chat_server import HARDENED, ChatServer, sample_golems
+from tests.cli_runner import run_cli
 
 SETTINGS = HealthSettings(empty_cycles=2, no_promotion_cycles=3, cost_without_yield_usd=0.0001)
 
 
 def _alarms(store: EventStore, golem: str = "g") -> list[tuple[str, str, str, float]]:
     return [
-        (type(r.event).__name__.removeprefix("HealthAlarm"), r.event.alarm, r.event.cycle_id, r.event.value)  # type: ignore[attr-defined]
+        (type(r.event).__name__.removeprefix("HealthAlarm"), r.event.alarm, r.event.cycle_id, r.event.value)
         for r in store.read_stream(side_stream(golem, HEALTH_STREAM))
     ]
 
@@ -89,7 +88,7 @@ def test_alarms_are_raised_and_cleared_through_real_cycles(chat_server: ChatServ
         ("Cleared", "cost_without_yield", c5, 0.0),
     ] == alarms
     last = golems.store.read_stream(side_stream("g", HEALTH_STREAM))[-1].event
-    assert f"entry {promoted} promoted by sweep" == last.detail  # type: ignore[attr-defined]
+    assert f"entry {promoted} promoted by sweep" == last.detail
 
 
 def _offline_golem(store: EventStore, cycles: int = 1) -> tuple[Golems, list[str]]:
@@ -172,10 +171,9 @@ def test_oneiros_health_reports_the_alarms_as_json_and_a_table(tmp_path: Path) -
     metrics; the table names the alarm; the config's [health] thresholds apply; --check exits 1
     while an alarm is raised; a looser threshold clears it at the next cycle's end, not before."""
     (tmp_path / "oneiros.toml").write_text("[health]\nno_promotion_cycles = 2\n")
-    run = [sys.executable, "-m", "oneiros"]
-    subprocess.run([*run, "dream", "--sample", "--json"], cwd=tmp_path, check=True, capture_output=True)
-    subprocess.run([*run, "dream", "--json"], cwd=tmp_path, check=True, capture_output=True)
-    out = subprocess.run([*run, "health", "--json"], cwd=tmp_path, check=True, capture_output=True, text=True)
+    run_cli(["dream", "--sample", "--json"], cwd=tmp_path, check=True)
+    run_cli(["dream", "--json"], cwd=tmp_path, check=True)
+    out = run_cli(["health", "--json"], cwd=tmp_path, check=True)
     (golem,) = json.loads(out.stdout)["golems"]
     assert "golem" == golem["golem_id"]
     assert ["no_promotion"] == [a["alarm"] for a in golem["alarms"]]
@@ -183,20 +181,18 @@ def test_oneiros_health_reports_the_alarms_as_json_and_a_table(tmp_path: Path) -
     assert {"cycles": 2, "promotions": 0, "cycles_since_promotion": 2} == {
         k: golem["metrics"][k] for k in ("cycles", "promotions", "cycles_since_promotion")
     }
-    again = subprocess.run([*run, "health", "--json"], cwd=tmp_path, check=True, capture_output=True, text=True)
+    again = run_cli(["health", "--json"], cwd=tmp_path, check=True)
     assert len(golem["history"]) == len(json.loads(again.stdout)["golems"][0]["history"])
-    table = subprocess.run([*run, "health"], cwd=tmp_path, check=True, capture_output=True, text=True)
+    table = run_cli(["health"], cwd=tmp_path, check=True)
     assert "golem: no_promotion since cycle" in table.stdout
-    checked = subprocess.run([*run, "health", "--check", "--json"], cwd=tmp_path, check=False, capture_output=True)
+    checked = run_cli(["health", "--check", "--json"], cwd=tmp_path)
     assert 1 == checked.returncode
     (tmp_path / "oneiros.toml").write_text("[health]\nno_promotion_cycles = 5\n")
     # A looser threshold clears the alarm at the next judgement only; until a cycle ends it stays raised.
-    still = subprocess.run(
-        [*run, "health", "--check", "--golem", "golem"], cwd=tmp_path, check=False, capture_output=True
-    )
+    still = run_cli(["health", "--check", "--golem", "golem"], cwd=tmp_path)
     assert 1 == still.returncode
-    subprocess.run([*run, "dream", "--json"], cwd=tmp_path, check=True, capture_output=True)
-    calm = subprocess.run([*run, "health", "--check", "--json"], cwd=tmp_path, check=False, capture_output=True)
+    run_cli(["dream", "--json"], cwd=tmp_path, check=True)
+    calm = run_cli(["health", "--check", "--json"], cwd=tmp_path)
     assert 0 == calm.returncode
     assert [] == json.loads(calm.stdout)["golems"][0]["alarms"]
 
@@ -208,7 +204,7 @@ def test_observers_in_another_process_see_each_alarm_once(tmp_path: Path) -> Non
     store = open_store(url)
     seen: list[tuple[str, str]] = []
     observers = Observers()
-    observers.on_event(HealthAlarmRaised, lambda r: seen.append((r.event.alarm, r.meta.golem_id)))  # type: ignore[attr-defined]
+    observers.on_event(HealthAlarmRaised, lambda r: seen.append((r.event.alarm, r.meta.golem_id)))
     follower = open_store(url)
     stop = threading.Event()
     thread = threading.Thread(target=follow_log, args=(follower, observers, stop), kwargs={"after": 0})

@@ -77,7 +77,7 @@ def test_hostile_episodes_through_the_api_are_refused_whole_and_the_stream_still
         assert not all(_is_clean(e) for e in episodes)
     else:
         assert all(_is_clean(e) for e in episodes)
-        assert [*episodes] == [r.event.episode for r in store.read_stream("g")[1:]]  # type: ignore[attr-defined]
+        assert [*episodes] == [r.event.episode for r in store.read_stream("g")[1:]]
     assert golems.state("g").episodes == (len(episodes) if store.head() > before else 0)
 
 

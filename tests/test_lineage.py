@@ -4,8 +4,6 @@ request hash, recorded at creation, never by matching text) and every decision t
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import msgspec
@@ -24,6 +22,7 @@ from oneiros.store._store import EventStore, open_store
 from oneiros.validation._review import Feedback, OutcomeInput
 from oneiros.validation._sweep import StagingProcess
 from tests.chat_server import sample_golems
+from tests.cli_runner import run_cli
 
 HISTORIES = Path(__file__).parent / "histories"
 
@@ -47,21 +46,15 @@ def test_lineage_names_the_exact_generation_and_each_outcome_that_moved_the_entr
         feedback.record_outcome("g", OutcomeInput(tick=tick, verdict=verdict, entry_id=entry, summary=f"at {tick}"))  # type: ignore[arg-type]
     StagingProcess(store).catch_up()
     found = entry_lineage(store, entry)
-    staged = next(r.event for r in store.read_all(types=[DreamStaged]) if r.event.entry_id == entry)  # type: ignore[attr-defined]
+    staged = next(r.event for r in store.read_all(types=[DreamStaged]) if r.event.entry_id == entry)
     assert isinstance(staged, DreamStaged)
     # The call the engine named for the staged output's source, by the source output's own digest.
-    named = {
-        s.digest: s.call_key
-        for r in store.read_all(types=[OutputsSourced])
-        for s in r.event.sources  # type: ignore[attr-defined]
-    }
+    named = {s.digest: s.call_key for r in store.read_all(types=[OutputsSourced]) for s in r.event.sources}
     sources = [r.event for r in store.read_all() if output_digest(r.event) in named]
     # The staged output's source is an output the engine named, with the call the entry carries.
     assert any(type(e).type_name == staged.source and named[output_digest(e)] == staged.call_key for e in sources)
     generations = [
-        (r.position, r.event)
-        for r in store.read_all(types=[GenerationRecorded])
-        if r.event.call_key == staged.call_key  # type: ignore[attr-defined]
+        (r.position, r.event) for r in store.read_all(types=[GenerationRecorded]) if r.event.call_key == staged.call_key
     ]
     [(position, generation)] = generations
     assert isinstance(generation, GenerationRecorded)
@@ -124,13 +117,13 @@ def test_a_v1_staged_log_lifts_and_its_lineage_falls_back_to_prompt_and_model() 
     count = import_history(store, HISTORIES / "staged_v1.jsonl")
     staged = [r.event for r in store.read_all(types=[EntryStaged])]
     assert 13 == len(staged)
-    assert {("", "")} == {(e.lineage.call_key, e.lineage.request_hash) for e in staged}  # type: ignore[attr-defined]
-    assert {""} == {r.event.call_key for r in store.read_all(types=[DreamStaged])}  # type: ignore[attr-defined]
+    assert {("", "")} == {(e.lineage.call_key, e.lineage.request_hash) for e in staged}
+    assert {""} == {r.event.call_key for r in store.read_all(types=[DreamStaged])}
     assert 128 == count
     found = entry_lineage(store, "cycle-s1:003")
-    with_prompt = next(e for e in staged if e.entry_id == "cycle-s1:003")  # type: ignore[attr-defined]
+    with_prompt = next(e for e in staged if e.entry_id == "cycle-s1:003")
     assert found.generation is not None
-    assert (False, with_prompt.lineage.prompt) == (found.exact, found.generation.prompt)  # type: ignore[attr-defined]
+    assert (False, with_prompt.lineage.prompt) == (found.exact, found.generation.prompt)
     assert [("outcome", 20, 30)] == [(m.kind, m.before_pct, m.after_pct) for m in found.moves]
 
 
@@ -152,7 +145,7 @@ def test_source_episodes_are_the_named_ticks_recorded_before_the_output() -> Non
         entry: EntryStaged = record.event  # type: ignore[assignment]
         lineage = entry.lineage
         recorded = {
-            r.event.episode.tick: r.event.episode  # type: ignore[attr-defined]
+            r.event.episode.tick: r.event.episode
             for r in store.read_stream(entry.golem_id, until=lineage.source_position, types=[EpisodeRecorded])
         }
         expected = tuple(recorded[t] for t in lineage.source_episode_ticks if t in recorded)
@@ -164,24 +157,18 @@ def test_source_episodes_are_the_named_ticks_recorded_before_the_output() -> Non
 def test_oneiros_lineage_prints_the_tree_and_json(tmp_path: Path) -> None:
     """Through the CLI: --json names the call key and request hash of a GenerationRecorded in the
     log; the tree shows the call key; an unknown entry is one line on stderr and exit 2."""
-    run = [sys.executable, "-m", "oneiros"]
-    subprocess.run([*run, "dream", "--sample", "--json"], cwd=tmp_path, check=True, capture_output=True)
-    entries = json.loads(
-        subprocess.run([*run, "staging", "--json"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
-    )
+    run_cli(["dream", "--sample", "--json"], cwd=tmp_path, check=True)
+    entries = json.loads(run_cli(["staging", "--json"], cwd=tmp_path, check=True).stdout)
     entry = next(e["entry_id"] for e in entries if e["status"] == "proposed")
-    out = subprocess.run([*run, "lineage", entry, "--json"], cwd=tmp_path, check=True, capture_output=True, text=True)
+    out = run_cli(["lineage", entry, "--json"], cwd=tmp_path, check=True)
     found = json.loads(out.stdout)
     store = open_store(f"sqlite:///{tmp_path}/.oneiros/events.db", create=False)
-    recorded = {
-        r.event.call_key: r.event.request_hash  # type: ignore[attr-defined]
-        for r in store.read_all(types=[GenerationRecorded])
-    }
+    recorded = {r.event.call_key: r.event.request_hash for r in store.read_all(types=[GenerationRecorded])}
     store.close()
     assert recorded[found["generation"]["call_key"]] == found["generation"]["request_hash"]
-    tree = subprocess.run([*run, "lineage", entry], cwd=tmp_path, check=True, capture_output=True, text=True)
+    tree = run_cli(["lineage", entry], cwd=tmp_path, check=True)
     assert found["generation"]["call_key"] in tree.stdout.replace("\n", "").replace(" ", "").replace("│", "")
-    bad = subprocess.run([*run, "lineage", "nope"], check=False, cwd=tmp_path, capture_output=True, text=True)
+    bad = run_cli(["lineage", "nope"], cwd=tmp_path)
     assert (2, "error: no entry matches 'nope'\n", "") == (bad.returncode, bad.stderr, bad.stdout)
     assert msgspec.json.decode(out.stdout)["entry_id"] == entry
 
@@ -189,15 +176,12 @@ def test_oneiros_lineage_prints_the_tree_and_json(tmp_path: Path) -> None:
 def test_an_outcome_without_a_summary_is_a_move_without_a_dangling_colon(tmp_path: Path) -> None:
     """An outcome recorded without --summary shows in the lineage tree as ``(tick 1000)``, where it
     showed ``(tick 1000: )``; one with a summary keeps it, as the docs show."""
-    run = [sys.executable, "-m", "oneiros"]
-    subprocess.run([*run, "dream", "--sample", "--json"], cwd=tmp_path, check=True, capture_output=True)
-    entries = json.loads(
-        subprocess.run([*run, "staging", "--json"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
-    )
+    run_cli(["dream", "--sample", "--json"], cwd=tmp_path, check=True)
+    entries = json.loads(run_cli(["staging", "--json"], cwd=tmp_path, check=True).stdout)
     entry = next(e["entry_id"] for e in entries if e["status"] == "proposed")
     for tick, summary in ((1000, ()), (1001, ("--summary", "held again"))):
-        outcome = [*run, "outcome", "--tick", str(tick), "--verdict", "confirms", "--entry", entry, *summary]
-        subprocess.run(outcome, cwd=tmp_path, check=True, capture_output=True)
-    tree = subprocess.run([*run, "lineage", entry], cwd=tmp_path, check=True, capture_output=True, text=True)
+        outcome = ["outcome", "--tick", str(tick), "--verdict", "confirms", "--entry", entry, *summary]
+        run_cli(outcome, cwd=tmp_path, check=True)
+    tree = run_cli(["lineage", entry], cwd=tmp_path, check=True)
     moves = [line.split(" (", 1)[1] for line in tree.stdout.splitlines() if " outcome confirms: " in line]
     assert ["tick 1000)", "tick 1001: held again)"] == moves

@@ -5,8 +5,6 @@ recall-driven promotion with each recall that counted, in the tree and the JSON 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ from oneiros.projections._lineage import entry_lineage
 from oneiros.projections._recall import RecallItem, RecallResult
 from oneiros.settings._trust import TrustSettings
 from oneiros.validation._recalls import record_recall
+from tests.cli_runner import run_cli
 from tests.projections_support import World, staged
 
 OPENCLAW = load_config(preset="openclaw", path="/dev/null", environ={}).staging
@@ -25,7 +24,7 @@ QUERIES = ("eth range floor", "mean reversion confirmation", "second confirmatio
 
 def _world(tmp_path: Path, **settings: object) -> tuple[World, str]:
     """A golem on a SQLite store (so the CLI can read it) with one staged strategy hypothesis."""
-    world = World(open_store(f"sqlite:///{tmp_path}/events.db"), **settings)
+    world = World(open_store(f"sqlite:///{tmp_path}/events.db"), "g1", **settings)
     world.episodes(1)
     world.dream([staged("CYCLE", 0, "strategy_hypothesis", TEXT, 0.2)])
     (entry_id,) = world.entries()
@@ -34,10 +33,8 @@ def _world(tmp_path: Path, **settings: object) -> tuple[World, str]:
 
 def _cli(tmp_path: Path, entry_id: str, *extra: str) -> str:
     store = f"sqlite:///{tmp_path}/events.db"
-    done = subprocess.run(
-        [sys.executable, "-m", "oneiros", "lineage", entry_id, "--store", store, *extra],
-        capture_output=True, text=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"}, check=False,
-    )  # fmt: skip
+    env = {"PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+    done = run_cli(["lineage", entry_id, "--store", store, *extra], cwd=tmp_path, env=env)
     assert 0 == done.returncode, done.stderr
     return done.stdout
 

@@ -111,7 +111,7 @@ def test_death_during_a_dream_ends_the_cycle_interrupted_and_keeps_its_outputs()
     types = [r.event.type_name for r in golems.history("g1")][-3:]
     assert ["DreamHypothesis", "DreamInterrupted", "ModeChanged"] == types
     interrupted = golems.history("g1")[-2].event
-    assert ("death", "rem", "credit exhausted") == (interrupted.source, interrupted.phase, interrupted.reason)  # type: ignore[attr-defined]
+    assert ("death", "rem", "credit exhausted") == (interrupted.source, interrupted.phase, interrupted.reason)
     with pytest.raises(IllegalCommand):
         golems.fall_asleep("g1", "owner", budget_tokens=10)
 

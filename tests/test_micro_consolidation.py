@@ -8,11 +8,10 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
-import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -31,6 +30,7 @@ from oneiros.scheduling._schedule_state import fold_schedule
 from oneiros.scheduling._scheduler import should_dream
 from oneiros.settings._scheduling import DaemonSettings, MicroConsolidationSettings, ScheduleSettings
 from oneiros.store._store import Recorded
+from tests.cli_runner import run_cli
 
 T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 SOURCE = Episode(tick=1, summary="bought the range floor", tags=("eth",), regime="ranging", outcome=Outcome(pnl=0.02))
@@ -135,7 +135,7 @@ def test_retrieval_frequency_ranks_the_insights() -> None:
     assert [("c:000", 0.2)] == [(e.entry_id, e.strength) for e in events if isinstance(e, InsightStrengthened)]
 
 
-def _rig(**micro: float) -> tuple[Golems, Daemon, FixedClock]:
+def _rig(**micro: Any) -> tuple[Golems, Daemon, FixedClock]:
     clock = FixedClock(T0, step=timedelta(0))
     golems = Golems(open_store("memory://"), deps=Deps(clock=clock, ids=SequentialIds("m")))
     golems.create("g")
@@ -224,14 +224,7 @@ def test_oneiros_run_drives_the_fiber(tmp_path: Path) -> None:
     golems.record_episodes("golem", [_contrary(golems, 2000, "golem")])
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
     env["ONEIROS_DAEMON__MICRO__EVERY_SECONDS"] = "0.001"
-    done = subprocess.run(
-        [sys.executable, "-m", "oneiros", "run", "--store", url, "--ticks", "3", "--tick-seconds", "0.01", "--json"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run_cli(["run", "--store", url, "--ticks", "3", "--tick-seconds", "0.01", "--json"], cwd=tmp_path, env=env)
     assert 0 == done.returncode, done.stderr
     history = open_store(url).read_stream("golem")
     assert [2000] == sorted({r.event.episode_tick for r in history if isinstance(r.event, EpisodePrioritized)})

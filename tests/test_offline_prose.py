@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -43,6 +41,7 @@ from oneiros.generators._results import (
 from oneiros.phases._rem import MODES
 from oneiros.settings._cycle import CycleBudget, CycleSettings
 from oneiros.settings._prompts import PromptSet
+from tests.cli_runner import run_cli
 
 _WORDS = [
     "breakout", "funding", "oracle", "liquidity", "spread", "rebalance", "harvest", "stop", "entry", "exit",
@@ -115,16 +114,25 @@ def _request(task: Task, episodes: list[Episode], call_key: str, **values: objec
 # Each reasoning task with a call key shaped as its engine shapes it, the result it parses into,
 # its prompt values, and the fields that must name the episodes' own content.
 _Case = tuple[Task, str, type[msgspec.Struct], dict[str, object], set[str]]
+_COUNTERFACTUALS: list[_Case] = [
+    (
+        "counterfactual",
+        f"c:rem:counterfactual:100:{b}",
+        CounterfactualResult,
+        {"branch": b, "depth": 4},
+        {"hypothesis", "lesson"},
+    )
+    for b in (1, 2, 3, 4)
+]
+_HYPOTHESES: list[_Case] = [
+    ("hypothesis", f"c:rem:creative:0:{m}", HypothesisResult, {"mode": m}, {"hypothesis"}) for m in MODES
+]
 _REASONING: list[_Case] = [
     ("pattern", "c:nrem:0:forward", PatternResult, {}, {"pattern"}),
     ("reverse", "c:nrem:0:reverse", PatternResult, {}, {"pattern"}),
     ("perturbed", "c:nrem:0:perturbed", PatternResult, {"perturbation": "a latency spike"}, {"pattern"}),
-    *[
-        ("counterfactual", f"c:rem:counterfactual:100:{b}", CounterfactualResult, {"branch": b, "depth": 4},
-         {"hypothesis", "lesson"})
-        for b in (1, 2, 3, 4)
-    ],
-    *[("hypothesis", f"c:rem:creative:0:{m}", HypothesisResult, {"mode": m}, {"hypothesis"}) for m in MODES],
+    *_COUNTERFACTUALS,
+    *_HYPOTHESES,
     ("threat", "c:rem:threat:0", ThreatResult, {"kind": "flash crash"}, {"scenario", "response"}),
     ("depotentiate", "c:rem:depotentiate:100", DepotentiationResult, {}, {"happened"}),
 ]  # fmt: skip
@@ -286,9 +294,7 @@ def test_the_sample_dream_reads_as_reasoning_on_the_cli(tmp_path: Path) -> None:
     env.pop("ONEIROS_STORE", None)
 
     def run(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "oneiros", *args], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
-        )
+        done = run_cli([*args], cwd=tmp_path, env=env)
         assert 0 == done.returncode, done.stderr
         return done.stdout
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from oneiros.events._content import DreamStaged, WakeUpSummary
 from oneiros.events._observations import DreamObservation
 from oneiros.events._schedule import DreamDirected
 from oneiros.events._types import DreamPhase, DreamStart
+from tests.cli_runner import run_cli
 
 START = datetime(2026, 2, 12, 9, 32, tzinfo=UTC)
 
@@ -81,9 +80,7 @@ def test_oneiros_run_with_the_openseed_preset(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
 
     def oneiros(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "oneiros", *args], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
-        )
+        done = run_cli([*args], cwd=tmp_path, env=env)
         assert 0 == done.returncode, done.stderr
         return done.stdout
 

@@ -36,12 +36,12 @@ def test_dream_then_journal_staging_outcome_review_verify(env: dict[str, str]) -
     journal = _json(env, "journal")
     assert [dream["cycle_id"]] == [e["cycle_id"] for e in journal]  # type: ignore[index]
     staging = _json(env, "staging")
-    assert 10 == sum(1 for e in staging if e["status"] == "proposed")  # type: ignore[attr-defined, index]
-    first = next(e for e in staging if e["status"] == "proposed" and e["kind"] == "novel_insight")  # type: ignore[attr-defined, index]
+    assert 10 == len([e for e in staging if e["status"] == "proposed"])
+    first = next(e for e in staging if e["status"] == "proposed" and e["kind"] == "novel_insight")
     moved = _json(
         env, "outcome", "--golem", "golem", "--tick", "1000", "--verdict", "confirms", "--entry", first["entry_id"]
     )
-    assert [(first["entry_id"], round(first["confidence"] + 0.1, 2))] == [  # type: ignore[index]
+    assert [(first["entry_id"], round(first["confidence"] + 0.1, 2))] == [
         (e["entry_id"], e["confidence"])
         for e in moved["entries"]  # type: ignore[index]
     ]
@@ -69,17 +69,17 @@ def test_dream_then_journal_staging_outcome_review_verify(env: dict[str, str]) -
         for p in verify["projections"]  # type: ignore[index]
     ]
     markdown = _run(env, "journal", "--markdown")
-    assert "#dream #consolidation" in markdown.stdout  # type: ignore[attr-defined]
+    assert "#dream #consolidation" in markdown.stdout
 
 
 def test_illegal_review_exits_2_with_message(env: dict[str, str]) -> None:
     """Reviewing an entry whose status forbids the decision prints the error and exits 2."""
     _json(env, "dream", "--sample")
-    entry = next(e["entry_id"] for e in _json(env, "staging") if e["status"] == "proposed")  # type: ignore[attr-defined, index]
+    entry = next(e["entry_id"] for e in _json(env, "staging") if e["status"] == "proposed")
     _json(env, "review", entry, "--decision", "reject", "--reason", "no")
     result = _run(env, "review", entry, "--decision", "reinforce", "--reason", "yes")
-    assert 2 == result.exit_code  # type: ignore[attr-defined]
-    assert f"error: entry '{entry}' is rejected; decision 'reinforce' is not allowed" == " ".join(result.stderr.split())  # type: ignore[attr-defined]
+    assert 2 == result.exit_code
+    assert f"error: entry '{entry}' is rejected; decision 'reinforce' is not allowed" == " ".join(result.stderr.split())
 
 
 def test_an_outcome_lists_only_the_entries_it_moved(env: dict[str, str]) -> None:
@@ -91,10 +91,10 @@ def test_an_outcome_lists_only_the_entries_it_moved(env: dict[str, str]) -> None
     _json(env, "dream", "--sample")
     _json(env, "dream")
     shown = _run(env, "outcome", "--golem", "golem", "--tick", "1000", "--verdict", "confirms", "--tag", "nothing")
-    lines = shown.output.splitlines()  # type: ignore[attr-defined]
-    assert (0, "0 entries moved") == (shown.exit_code, lines[0].split("; ")[-1])  # type: ignore[attr-defined]
+    lines = shown.output.splitlines()
+    assert (0, "0 entries moved") == (shown.exit_code, lines[0].split("; ")[-1])
     assert ["  it shares no word with the criterion or text of any of the 10 active entries"] == lines[1:]
-    active = next(e["entry_id"] for e in _json(env, "staging", "--status", "proposed"))  # type: ignore[attr-defined, index]
+    active = next(e["entry_id"] for e in _json(env, "staging", "--status", "proposed"))
     moved = _json(env, "outcome", "--golem", "golem", "--tick", "1001", "--verdict", "confirms", "--entry", active)
     assert [active] == [e["entry_id"] for e in moved["entries"]]  # type: ignore[index]
 
@@ -106,12 +106,12 @@ def test_bad_verdict_and_decision_are_refused(env: dict[str, str]) -> None:
     assert (2, "error: verdict 'maybe' must be 'confirms' or 'contradicts'") == (
         verdict.exit_code,
         verdict.stderr.strip(),
-    )  # type: ignore[attr-defined]
+    )
     decision = _run(env, "review", "x", "--decision", "promote", "--reason", "r")
-    assert 2 == decision.exit_code  # type: ignore[attr-defined]
+    assert 2 == decision.exit_code
     assert "error: decision 'promote' must be one of reinforce, stale, reject, promote_candidate, revoke" == " ".join(
         decision.stderr.split()
-    )  # type: ignore[attr-defined]
+    )
 
 
 def test_verify_right_after_a_dream_compares_every_projection_at_the_head(env: dict[str, str]) -> None:
@@ -145,7 +145,7 @@ def test_memory_shows_diffs_writes_and_rolls_back(env: dict[str, str], tmp_path:
     """Promotions by review write MEMORY.md versions; the command shows the newest, diffs two,
     writes the file and rolls back to an earlier version as a new one."""
     _json(env, "dream", "--sample")
-    first, second = [e["entry_id"] for e in _json(env, "staging") if e["status"] == "proposed"][:2]  # type: ignore[attr-defined, index]
+    first, second = [e["entry_id"] for e in _json(env, "staging") if e["status"] == "proposed"][:2]
     for entry in (first, second):
         _json(env, "review", entry, "--decision", "promote_candidate", "--reason", "confirmed")
     shown = _json(env, "memory", "--golem", "golem")
@@ -187,8 +187,8 @@ def test_an_error_naming_bracketed_text_prints_it_whole(env: dict[str, str]) -> 
     _json(env, "dream", "--sample")
     verdict = _run(env, "outcome", "--golem", "golem", "--tick", "1", "--verdict", "[bold]yes")
     assert (2, "error: verdict '[bold]yes' must be 'confirms' or 'contradicts'") == (
-        verdict.exit_code,  # type: ignore[attr-defined]
-        verdict.stderr.strip(),  # type: ignore[attr-defined]
+        verdict.exit_code,
+        verdict.stderr.strip(),
     )
 
 

@@ -137,7 +137,7 @@ def test_sigkill_while_following_leaves_rows_equal_to_a_rebuild(
     head = store.head()
     assert head == live.position("audit")
     outputs = sum(1 for _ in store.read_all(types=[DreamStaged]))
-    staged = [r.event.entry_id for r in store.read_all(types=[EntryStaged])]  # type: ignore[attr-defined]
+    staged = [r.event.entry_id for r in store.read_all(types=[EntryStaged])]
     assert outputs == len(staged) == len(set(staged))
     seen = {key: msgspec.json.decode(d, type=_Seen).times for _k, key, d in live.scan("audit")}
     # Positions are compared as sets, not counted up to the head: PostgreSQL's sequence leaves gaps

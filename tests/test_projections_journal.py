@@ -32,7 +32,7 @@ def test_complete_cycle_has_summaries_counts_cost_and_duration() -> None:
     assert complete.heuristics_proposed == len(entry.hypotheses)
     assert complete.insights_crystallized == len(entry.insights)
     assert sum(p.tokens for p in entry.phases) == entry.tokens_in + entry.tokens_out > 0
-    staged = [r for r in world.store.read_all(types=[DreamStaged]) if r.event.cycle_id == cycle]  # type: ignore[attr-defined]
+    staged = [r for r in world.store.read_all(types=[DreamStaged]) if r.event.cycle_id == cycle]
     assert len(staged) == entry.staged > 0
     assert entry.bardo is not None
     assert entry.self_assessed_pct is not None

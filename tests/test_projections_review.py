@@ -112,10 +112,10 @@ def test_reevaluate_stales_entries_whose_sources_are_gone(world: World) -> None:
     world.golems._commit(world.golems.state(world.golem), [EpisodesForgotten(ticks=(1,))])
     world.episodes(3)
     unaware = world.feedback.reevaluate(world.golem)
-    assert {"reinforce"} == {r.event.decision for r in unaware}  # type: ignore[attr-defined]
+    assert {"reinforce"} == {r.event.decision for r in unaware}
     feedback = Feedback(world.store, deps=world.deps, removed=_forgotten)
     decisions = feedback.reevaluate(world.golem)
-    assert {"stale"} == {r.event.decision for r in decisions}  # type: ignore[attr-defined]
+    assert {"stale"} == {r.event.decision for r in decisions}
     after = world.entries()
     assert {"stale"} == {after[e].status for e in entries}
     assert "source episodes gone: 1" == after[next(iter(entries))].reviews[-1].why

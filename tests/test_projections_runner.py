@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from oneiros._errors import ProjectionConflict, UnknownProjection
 from oneiros.events._types import DreamStart, Event
 from oneiros.projections._db import ProjectionDB, open_projection_db
-from oneiros.projections._runner import ProjectionRunner, Rows, wait_for
+from oneiros.projections._runner import ProjectionRunner, Rows, RunnerSettings, wait_for
 from oneiros.store._store import EventStore, Recorded, open_store
 from tests.conftest import postgres_url
 from tests.projections_support import World
@@ -41,7 +41,7 @@ class StartsOnly:
     types: tuple[type[Event], ...] = (DreamStart,)
 
     def apply(self, record: Recorded, rows: Rows) -> None:
-        rows.put("start", record.event.cycle_id, _Seen(times=record.position))  # type: ignore[attr-defined]
+        rows.put("start", record.event.cycle_id, _Seen(times=record.position))
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -119,8 +119,7 @@ def test_unknown_projection_is_refused() -> None:
     assert f"unknown projection 'dreams'; expected one of {known}" == str(caught.value)
 
 
-def _settings():  # type: ignore[no-untyped-def]
-    from oneiros.projections._runner import RunnerSettings
+def _settings() -> RunnerSettings:
 
     return RunnerSettings(poll_interval_s=0.005)
 
@@ -194,7 +193,7 @@ def test_staging_rows_match_the_staging_process_memory() -> None:
     process.load()
 
     def view(e: object) -> tuple[object, ...]:
-        return (e.entry_id, e.status, e.confidence_pct, e.confirmations, e.contradictions)  # type: ignore[attr-defined]
+        return (e.entry_id, e.status, e.confidence_pct, e.confirmations, e.contradictions)
 
     assert sorted(map(view, world.projections.staging("g1"))) == sorted(map(view, process.books["g1"].entries.values()))
 

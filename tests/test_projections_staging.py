@@ -130,7 +130,7 @@ def test_cap_displaces_lowest_utility_entry() -> None:
     after = world.entries()
     assert ["displaced"] == [after[second_hyp].status]
     assert f"displaced by {max(set(after) - set(entries))}" == after[second_hyp].resolved_by
-    assert 3 == sum(1 for e in after.values() if e.active)
+    assert 3 == len([e for e in after.values() if e.active])
 
 
 def test_entries_expire_after_configured_ticks() -> None:
@@ -218,8 +218,8 @@ def _hunches(event: Event) -> StagedOutput | None:
             return StagedOutput(
                 kind=lambda _e: "novel_insight",
                 confidence_pct=lambda _e, _s: 25,
-                text=lambda e: e.text,  # type: ignore[attr-defined]
-                criterion=lambda e, _eps: ValidationCriterion(all_of=("eth",), description=e.text),  # type: ignore[attr-defined]
+                text=lambda e: e.text,
+                criterion=lambda e, _eps: ValidationCriterion(all_of=("eth",), description=e.text),
             )
     return staged_output(event)
 
@@ -235,6 +235,5 @@ def test_a_hosts_own_output_is_staged_where_the_process_is_told_how(world: World
     StagingProcess(world.store, world.staging, staged=_hunches).catch_up()
     staged = [r.event for r in world.store.read_all(types=[EntryStaged])]
     assert [("novel_insight", 25, "eth wakes early"), ("strategy_hypothesis", 20, "hypothesis 0")] == sorted(
-        (e.kind, e.confidence_pct, e.text.split(" of ")[0])  # type: ignore[attr-defined]
-        for e in staged
+        (e.kind, e.confidence_pct, e.text.split(" of ")[0]) for e in staged
     )

@@ -137,7 +137,7 @@ def test_the_top_level_exports_the_whole_error_tree() -> None:
     ``oneiros`` exports is one."""
 
     def subclasses(cls: type) -> set[type]:
-        found = set(cls.__subclasses__())
+        found: set[type] = set(cls.__subclasses__())
         for sub in list(found):
             found |= subclasses(sub)
         return found
@@ -159,7 +159,7 @@ def test_the_documented_error_tree_names_every_error() -> None:
     """docs/errors.md and the tree in oneiros/_errors.py list every OneirosError subclass there is."""
 
     def subclasses(cls: type) -> set[type]:
-        found = set(cls.__subclasses__())
+        found: set[type] = set(cls.__subclasses__())
         for sub in list(found):
             found |= subclasses(sub)
         return found

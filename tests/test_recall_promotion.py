@@ -24,7 +24,9 @@ TEXT = "Enter ETH mean reversion trades at the range floor after a second confir
 
 
 def _world(**settings: object) -> tuple[World, str]:
-    world = World(open_store("memory://"), **{"promotion": OPENCLAW.promotion, "recall": OPENCLAW.recall, **settings})
+    world = World(
+        open_store("memory://"), "g1", **{"promotion": OPENCLAW.promotion, "recall": OPENCLAW.recall, **settings}
+    )
     world.episodes(1)
     world.dream([staged("CYCLE", 0, "strategy_hypothesis", TEXT, 0.2)])
     (entry_id,) = world.entries()

@@ -27,6 +27,7 @@ from oneiros.runtime._reconcile import Reconciler, Resolution
 from oneiros.settings._recovery import RecoverySettings
 from oneiros.store._leases import FileLeases, Lease, LeaseStore, MemoryLeases, open_leases
 from oneiros.store._store import EventStore
+from tests.cli_runner import run_cli
 from tests.projections_support import assert_rows_equal_a_rebuild
 from tests.workers.support import check_log, phase_of
 
@@ -35,7 +36,7 @@ START = datetime(2026, 5, 24, 3, 0, tzinfo=UTC)
 
 
 def _lease(holder: str, *, cycle: str = "c1", phase: str | None = "nrem", ttl: float = 60.0) -> Lease:
-    return Lease(golem_id="g", cycle_id=cycle, phase=phase, holder=holder, expires_at=time.time() + ttl)  # type: ignore[arg-type]
+    return Lease(golem_id="g", cycle_id=cycle, phase=phase, holder=holder, expires_at=time.time() + ttl)
 
 
 def test_leases_beside_every_store(store: EventStore) -> None:
@@ -257,9 +258,7 @@ def _cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
         "ONEIROS_SPANS": str(tmp_path / "spans.jsonl"),
         **env,
     }
-    return subprocess.run(
-        [sys.executable, "-m", "oneiros", *args], capture_output=True, text=True, env=environ, cwd=ROOT, check=False
-    )
+    return run_cli([*args], env=environ, cwd=ROOT)
 
 
 def test_oneiros_interrupt_ends_a_cycle_and_refuses_a_golem_awake(tmp_path: Path) -> None:

@@ -54,7 +54,8 @@ class OnSQLiteFile(OnSQLite):
 
     def setUp(self) -> None:
         self._tmp = tempfile.TemporaryDirectory()
-        self.db_name = os.path.join(self._tmp.name, "events.db")
+        # eventsourcing declares db_name a ClassVar, but its recorder tests read it per test: one file each.
+        self.db_name = os.path.join(self._tmp.name, "events.db")  # type: ignore[misc]
 
     def tearDown(self) -> None:
         self._tmp.cleanup()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from oneiros.settings._prompts import DEFAULT_PROMPTS, PromptSet
 from oneiros.store._history import export_history, import_history
 from oneiros.store._store import EventStore
 from tests.chat_server import HARDENED, ChatServer, sample_golems
+from tests.cli_runner import run_cli
 
 HISTORIES = Path(__file__).parent / "histories"
 
@@ -219,14 +219,7 @@ def test_rerun_on_the_command_line(tmp_path: Path) -> None:
     env = {**os.environ, "ONEIROS_SPANS": "off", "COLUMNS": "400"}
 
     def oneiros(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "oneiros", *args, "--store", url],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=tmp_path,
-            check=False,
-        )
+        return run_cli([*args, "--store", url], env=env, cwd=tmp_path)
 
     for _ in range(2):
         assert 0 == oneiros("dream", "--sample", "--json").returncode

@@ -14,6 +14,7 @@ from oneiros.fsm._golem import fold
 from oneiros.runtime._golem_log import GolemLog
 from oneiros.store._snapshots import unseal
 from oneiros.store._store import open_store
+from tests.cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,13 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def dream(url: str, every: str, *extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "ONEIROS_STORE"}
     env["ONEIROS_SNAPSHOTS__EVERY"] = every
-    return subprocess.run(
-        [sys.executable, "-m", "oneiros", "dream", "--json", "--sample", "--seed", "3", "--store", url, *extra],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
+    return run_cli(["dream", "--json", "--sample", "--seed", "3", "--store", url, *extra], env=env)
 
 
 def _completed(result: subprocess.CompletedProcess[str]) -> None:
@@ -55,12 +50,7 @@ def test_dreams_leave_snapshots_and_a_damaged_one_changes_nothing(tmp_path: Path
     history = store.read_stream("golem")
     full = fold("golem", history)
     assert (24, 3, 0) == (full.episodes, full.cycles_completed, full.cycles_interrupted)
-    status = subprocess.run(
-        [sys.executable, "-m", "oneiros", "status", "--json", "--store", url],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    status = run_cli(["status", "--json", "--store", url], check=True)
     (row,) = json.loads(status.stdout)["golems"]
     assert (full.version, full.episodes, full.cycles_completed) == (
         row["version"],

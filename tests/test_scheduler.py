@@ -474,7 +474,8 @@ def test_dream_intensity_from_epistemic_fitness(fitness: float, expected: tuple[
 def test_three_clock_intensity(life: float, accuracy: float, hayflick: float, rate: float, mode: str) -> None:
     """dreamIntensity = 1 + econ*0.5 + epistemic*0.3 + stochastic*0.2, and the modes the clocks impose."""
     i = dream_intensity(settings().intensity, fitness=1.0, accuracy=accuracy, life_hours=life, hayflick=hayflick)
-    assert (pytest.approx(rate), mode) == (i.rate, i.mode)
+    assert mode == i.mode
+    assert pytest.approx(rate) == i.rate
 
 
 # -- OpenSeed: fatigue, voluntary sleep, deep sleep --------------------------------------------

@@ -14,6 +14,7 @@ from oneiros.cli import app
 from oneiros.episodes._episodes import load_episodes
 from oneiros.events._content import DreamStaged
 from oneiros.settings._cycle import CycleSettings, EngineSettings, IntegrationSettings
+from oneiros.settings._vocabulary import StagedKind
 
 WEEK = Path(__file__).resolve().parents[1] / "examples" / "episodes.jsonl"
 runner = CliRunner()
@@ -43,7 +44,7 @@ def test_max_staged_keeps_reasoning_before_fragments_in_the_cycles_order() -> No
         expected = sorted(range(len(every)), key=lambda i: (order.index(kinds[i]), i))[:cap]
         assert [(every[i].kind, every[i].content) for i in sorted(expected)] == [(s.kind, s.content) for s in kept]
         assert "creative_prediction" not in {s.kind for s in kept}
-    fragments_first = ("creative_prediction", *(k for k in order if k != "creative_prediction"))
+    fragments_first: tuple[StagedKind, ...] = ("creative_prediction", *(k for k in order if k != "creative_prediction"))
     again = _staged(IntegrationSettings(max_staged=3, staged_first=fragments_first))
     assert ["creative_prediction"] * 3 == [s.kind for s in again]
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,11 +12,12 @@ import pytest
 from oneiros.events._staging import EntryDisplaced
 from oneiros.events._types import Episode, Outcome
 from oneiros.store._store import open_store
+from tests.cli_runner import run_cli
 from tests.projections_support import World, staged
 
 
 def _world(**settings: object) -> World:
-    world = World(open_store("memory://"), **settings)
+    world = World(open_store("memory://"), "g1", **settings)
     world.golems.record_episodes(
         world.golem,
         [
@@ -73,13 +72,8 @@ def test_an_outcome_after_a_long_waking_gap_still_reaches_its_entry(
 
 
 def _oneiros(cwd: Path, *args: str, **env: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "oneiros", *args],
-        cwd=cwd,
-        env={**{k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}, **env},
-        capture_output=True,
-        text=True,
-        check=False,
+    done = run_cli(
+        [*args], cwd=cwd, env={**{k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}, **env}
     )
     assert 0 == done.returncode, done.stderr
     return done.stdout

@@ -57,7 +57,7 @@ def test_a_conflicting_batch_writes_nothing(store: EventStore) -> None:
     assert ("a", 1) == (caught.value.golem_id, caught.value.expected_version)
     assert "stream 'a' moved past version 1: another writer appended first" == str(caught.value)
     assert head == store.head()
-    assert ["", ""] == [r.event.name for r in store.read_stream("a")]  # type: ignore[attr-defined]
+    assert ["", ""] == [r.event.name for r in store.read_stream("a")]
 
 
 def test_two_writers_of_one_version_one_wins(store: EventStore) -> None:

@@ -6,6 +6,7 @@ caught up together (one event at a time) give."""
 from __future__ import annotations
 
 import tempfile
+from typing import cast
 
 import msgspec
 import pytest
@@ -38,7 +39,11 @@ _types = st.one_of(
     st.sampled_from((EpisodeRecorded, GolemCreated, ModeChanged, DreamStart)),
     st.sampled_from(sorted(registered_events().values(), key=lambda c: c.type_name)),
 )
-_appends = st.lists(st.tuples(st.sampled_from(_STREAMS), _types.flatmap(events_of), st.data()), min_size=1, max_size=30)
+_appends = st.lists(
+    st.tuples(st.sampled_from(_STREAMS), _types.flatmap(lambda cls: events_of(cast(type[Event], cls))), st.data()),
+    min_size=1,
+    max_size=30,
+)
 
 
 def _logged(store: EventStore, appends: list[tuple[str, Event, st.DataObject]]) -> None:

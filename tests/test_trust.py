@@ -44,7 +44,7 @@ def test_source_and_trust_round_trip_through_jsonl_and_the_log(
     assert [episode] == load_episodes(path)
     store = open_store("memory://")
     World(store).golems.record_episodes("g1", [episode])
-    assert [episode] == [r.event.episode for r in store.read_all(types=[EpisodeRecorded])]  # type: ignore[attr-defined]
+    assert [episode] == [r.event.episode for r in store.read_all(types=[EpisodeRecorded])]
 
 
 def test_episodes_without_a_source_are_unspecified_and_trusted_by_default() -> None:
@@ -80,7 +80,7 @@ def test_the_v2_episode_golden_log_lifts_to_v3_as_the_golems_own() -> None:
     assert 181 == import_history(store, HISTORIES / "episodes_v2.jsonl")
     state = replay(store)["golden-episodes-v2"]
     assert ("Waking", 181, 24, 1) == (state.mode, state.version, state.episodes, state.cycles_completed)
-    episodes = [r.event.episode for r in store.read_all(types=[EpisodeRecorded])]  # type: ignore[attr-defined]
+    episodes = [r.event.episode for r in store.read_all(types=[EpisodeRecorded])]
     assert 24 * [("self", "high")] == [(e.source, e.trust) for e in episodes]
     assert "Bought ETH at range floor; bounced 2% within the hour" == episodes[0].summary
     StagingProcess(store).catch_up()
@@ -150,7 +150,7 @@ def test_quarantine_follows_the_source_episodes_trust() -> None:
         "episode 1 from tool, trust medium; minimum trust high",
         None,
         None,
-    ) == (got[(1,)].episodes, got[(1,)].why, got[(2,)], got[(3,)])  # type: ignore[union-attr]
+    ) == (got[(1,)].episodes, got[(1,)].why, got[(2,)], got[(3,)])
 
 
 def test_a_flagged_trusted_episode_still_quarantines() -> None:
@@ -160,7 +160,7 @@ def test_a_flagged_trusted_episode_still_quarantines() -> None:
     world.dream([staged("CYCLE", 0, "novel_insight", "an insight", 0.3, ticks=(1,))])
     [entry] = world.entries().values()
     assert "episode 1 from user, trust high, flagged promote_to_memory you_must; minimum trust medium" == (
-        entry.quarantine.why  # type: ignore[union-attr]
+        entry.quarantine.why
     )
 
 

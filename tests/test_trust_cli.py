@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from oneiros.episodes._episodes import sample_episodes_path
+from tests.cli_runner import run_cli
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -38,14 +37,7 @@ def _cli(tmp_path: Path) -> Any:
     url = f"sqlite:///{tmp_path}/events.db"
 
     def oneiros(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "oneiros", *args, "--store", url],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = run_cli([*args, "--store", url], cwd=tmp_path, env=env)
         assert 0 == done.returncode, done.stderr
         return done.stdout
 

@@ -13,6 +13,7 @@ import pytest
 
 from oneiros._errors import ConfigError, InvalidStoreURL, NoStore
 from oneiros.store._store import open_store
+from tests.cli_runner import run_cli
 from tests.conftest import PG_HOST, PG_PORT, require_server
 from tests.workers.conftest import (
     _free_port,
@@ -22,7 +23,12 @@ from tests.workers.conftest import (
 
 def _oneiros(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
-    # Bounded: a server that starts when it should not is killed when the time is up.
+    return run_cli(args, env={**environ, "COLUMNS": "400"}, cwd=cwd)
+
+
+def _oneiros_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
+    # In a process of its own and bounded: a server that starts when it should not is killed when the time is up.
     return subprocess.run(
         [sys.executable, "-m", "oneiros", *args],
         capture_output=True,
@@ -126,7 +132,7 @@ def test_a_malformed_server_queue_is_refused_at_start_and_masked(tmp_path: Path)
 
     queue = "redis://:S3cret@127.0.0.1:notaport/0"
     port = str(_free_port())
-    served = _oneiros(
+    served = _oneiros_process(
         "serve", "--insecure-local", "--port", port, "--store", "memory://", "--queue", queue, cwd=tmp_path
     )
     expected = (

@@ -56,7 +56,7 @@ def test_verify_compares_the_live_rows_at_the_position_it_read() -> None:
             world.update()  # commits the outcome's rows and position after verify read the position
         return digest(name)
 
-    projections.db.digest = digest_while_a_runner_commits  # type: ignore[method-assign]
+    projections.db.digest = digest_while_a_runner_commits  # type: ignore[method-assign, assignment]
     results = projections.verify()
     assert moved
     assert [] == [(r.projection, r.live[:8], r.rebuilt[:8]) for r in results if not r.ok]

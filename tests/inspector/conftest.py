@@ -40,6 +40,16 @@ def _missing() -> str | None:
     return None
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that drives Chromium is marked ``browser``: ``scripts/test`` installs Chromium only
+    when one is selected, and ``--quick`` leaves them out. They share one pytest-xdist worker
+    (``--dist loadgroup``), so Chromium starts once per module there rather than on every worker."""
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
 @pytest.fixture(scope="module")  # Playwright's sync API holds an event loop: close it before other modules run
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One headless Chromium for the browser tests, with a fresh profile directory."""

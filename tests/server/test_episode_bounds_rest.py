@@ -58,7 +58,7 @@ def test_mcp_record_episodes_refuses_the_same_way(tmp_path: Path) -> None:
                 episodes = [{"tick": 1, "summary": "ok"}, {"tick": 2**63, "summary": "far"}]
                 refused = await client.call_tool("record_episodes", {"golem": "g1", "episodes": episodes})
                 assert refused.is_error
-                text: str = refused.content[0].text  # type: ignore[union-attr]
+                text: str = refused.content[0].text
                 return text
 
         shown = anyio.run(main)

@@ -203,7 +203,7 @@ def test_mcp_tools_keep_the_rest_limits(served: Server) -> None:
             ):
                 result = await client.call_tool(tool, arguments)
                 assert result.is_error
-                answers.append(json.loads(result.content[0].text)["error"]["message"])  # type: ignore[union-attr]
+                answers.append(json.loads(result.content[0].text)["error"]["message"])
 
     anyio.run(main)
     assert [
@@ -234,7 +234,7 @@ def test_every_mcp_tool_reports_its_own_errors_in_the_typed_json_body(served: Se
             ):
                 result = await client.call_tool(tool, arguments)
                 assert result.is_error
-                errors.append(json.loads(result.content[0].text)["error"])  # type: ignore[union-attr]
+                errors.append(json.loads(result.content[0].text)["error"])
 
     anyio.run(main)
     statuses = "proposed, reinforced, stale, rejected, promoted, refuted, displaced, expired, revoked"

@@ -97,7 +97,7 @@ def test_every_appending_post_takes_a_key_and_refuses_it_with_another_body(tmp_p
         http = server.client("admin")
         _dreamt(http)
         entry_id = _ok(http.get("/dreams", params={"golem": "g1", "limit": 1}))["items"][0]["entry_id"]
-        posts = [
+        posts: list[tuple[str, dict[str, Any]]] = [
             ("/golems", {"golem_id": "g2"}),
             ("/golems/g1/episodes", _EPISODE),
             ("/golems/g1/activity", {"kind": "message"}),
@@ -139,7 +139,7 @@ def test_mcp_and_the_python_api_take_the_key_too(tmp_path: Path) -> None:
                 for _ in range(2):
                     arguments = {"golem": "g1", "idempotency_key": "m1", **_EPISODE}
                     result = await client.call_tool("record_episodes", arguments)
-                    texts.append(result.content[0].text)  # type: ignore[union-attr]
+                    texts.append(result.content[0].text)
 
         anyio.run(main)
     finally:

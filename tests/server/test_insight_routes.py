@@ -30,7 +30,7 @@ def _health(http: httpx.Client, golem: str) -> dict[str, Any]:
     # The follower records the alarm shortly after the cycle's events: wait for it, briefly.
     deadline = time.monotonic() + 30
     while True:
-        health = _ok(http.get(f"/golems/{golem}/health"))
+        health: dict[str, Any] = _ok(http.get(f"/golems/{golem}/health"))
         if health["alarms"] or time.monotonic() > deadline:
             return health
         time.sleep(0.2)

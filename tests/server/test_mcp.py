@@ -151,7 +151,7 @@ def test_a_read_token_cannot_run_a_cycle_over_mcp(server: Server) -> None:
         async with _http(server, "read")() as client:
             refused = await client.call_tool("run_dreaming_cycle", {"golem": "g1"})
             assert refused.is_error
-            error = json.loads(refused.content[0].text)["error"]  # type: ignore[union-attr]
+            error = json.loads(refused.content[0].text)["error"]
             assert ("Forbidden", "token 'reader' has no access to the 'write' scope") == (
                 error["type"],
                 error["message"],

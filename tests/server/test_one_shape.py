@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+from tests.cli_runner import run_cli
 from tests.server.conftest import Server, start_server
 from tests.server.test_mcp import _call, _http
 from tests.server.test_rest import _ok
@@ -22,9 +21,7 @@ pytestmark = pytest.mark.timeout(240)
 
 def _oneiros(cwd: Path, *args: str) -> Any:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")} | {"ONEIROS_SPANS": "off"}
-    done = subprocess.run(
-        [sys.executable, "-m", "oneiros", *args], cwd=cwd, env=environ, capture_output=True, text=True, check=True
-    )
+    done = run_cli([*args], cwd=cwd, env=environ, check=True)
     return json.loads(done.stdout)
 
 

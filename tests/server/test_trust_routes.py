@@ -145,7 +145,7 @@ def test_the_recall_route_promotes_under_the_openclaw_preset(served: Server) -> 
 
 def _recalls_recorded(served: Server) -> int:
     with open_store(served.store) as store:
-        return len(list(store.read_all(types=[MemoryRecalled])))  # type: ignore[attr-defined]
+        return len(list(store.read_all(types=[MemoryRecalled])))
 
 
 def _mcp_recalls(served: Server, token: str, queries: tuple[str, ...], ref: str) -> list[str]:
@@ -192,7 +192,7 @@ def test_the_mcp_record_episodes_tool_takes_source_and_trust(served: Server) -> 
                 "record_episodes", {"golem": "g1", "episodes": [{**WEB, "tick": 901, "source": "rumour"}]}
             )
             assert refused.is_error
-            shown = refused.content[0].text  # type: ignore[union-attr]
+            shown = refused.content[0].text
             assert ("InputError", "arguments: Invalid enum value 'rumour' - at `$.episodes[0].source`") == (
                 json.loads(shown)["error"]["type"],
                 json.loads(shown)["error"]["message"],
@@ -200,5 +200,5 @@ def test_the_mcp_record_episodes_tool_takes_source_and_trust(served: Server) -> 
 
     anyio.run(main)
     with open_store(served.store) as store:
-        episodes = [r.event.episode for r in store.read_all(types=[EpisodeRecorded])]  # type: ignore[attr-defined]
+        episodes = [r.event.episode for r in store.read_all(types=[EpisodeRecorded])]
     assert [(900, "another_agent", "low")] == [(e.tick, e.source, e.trust) for e in episodes]

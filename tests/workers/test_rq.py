@@ -55,7 +55,7 @@ def test_job_payload_in_redis_is_json_with_ids_only(redis_url: str, sqlite_url: 
     assert not data.startswith(b"\x80")  # every pickle protocol >= 2 opens with PROTO
     with pytest.raises(pickle.UnpicklingError):
         pickle.loads(data)
-    expected = [
+    expected: list[object] = [
         "oneiros.workers._rq.phase_job",
         None,
         [],
@@ -102,16 +102,15 @@ def test_duplicate_phase_job_appends_nothing(redis_url: str, sqlite_url: str, tm
     head = store.head()
     done = Job.fetch(phase_job_id(cycle_id, "nrem"), connection=connection, serializer=JsonSerializer)
     queue = Queue(FAST.queue, connection=connection, serializer=JsonSerializer)
+    assert done.func_name is not None
     again = queue.enqueue_call(done.func_name, kwargs=done.kwargs, job_id=done.id, meta=done.meta)
     make_worker(_config(sqlite_url, tmp_path), connection).work(burst=True)
     assert head == store.head()
     result = again.latest_result()
     assert result is not None
-    assert (False, "nrem", 0) == (
-        result.return_value["ran"],
-        result.return_value["phase"],
-        result.return_value["events_appended"],
-    )
+    returned = result.return_value
+    assert returned is not None
+    assert (False, "nrem", 0) == (returned["ran"], returned["phase"], returned["events_appended"])
 
 
 def test_phase_failing_for_good_interrupts_the_cycle(redis_url: str, sqlite_url: str, tmp_path: Path) -> None:
@@ -147,6 +146,7 @@ def test_reconciler_ends_a_cycle_whose_job_failed_without_callback(
     registry.add(job, ttl=FAST.failure_ttl)
     Result.create_failure(job, FAST.failure_ttl, "Traceback...\nWork-horse terminated unexpectedly")
     queue = Queue(FAST.queue, connection=connection, serializer=JsonSerializer)
+    assert job.func_name is not None
     ghost = queue.enqueue_call(job.func_name, kwargs={**job.kwargs, "golem_id": "ghost"}, job_id="ghost-job")
     registry.add(ghost, ttl=FAST.failure_ttl, exc_string="GolemNotFound")
     reconciler = Reconciler(golems, RecoverySettings(), jobs=RqPhaseJobs(connection, FAST, RecoverySettings()))
