@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='8c7ea7213cd3a45f8f6dcfdd7fbdfccb',
+    digest='a471d7b0d199d62059fd6036babe5421',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(

@@ -77,5 +77,5 @@ def test_oneiros_errors_come_without_the_sdk_prefix_and_the_version_is_the_packa
     an empty string)."""
     errors, version = _refusals(served, [("should_dream", {"golem": "nope"})])
     missing = {"type": "GolemNotFound", "message": "golem 'nope' does not exist", "status": 404}
-    assert [missing | {"attributes": {"golem_id": "nope"}}] == errors
+    assert [missing | {"attributes": {"golem_id": "nope", "nearest": None}}] == errors
     assert oneiros.__version__ == version
