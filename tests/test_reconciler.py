@@ -160,6 +160,22 @@ def test_a_stranded_in_process_cycle_is_resumed_to_its_end() -> None:
     assert msgspec.to_builtins(replay(world.store)["g"]) == msgspec.to_builtins(state)
 
 
+def test_a_cycle_this_process_runs_is_never_stranded_before_its_thread_takes_the_lease() -> None:
+    """A cycle on a live thread of the reconciler's own process (a server's) is running, lease or
+    none, however long since its last event; once the thread is gone it counts as stranded."""
+    world = _Stranded()
+    world.clock.advance(timedelta(minutes=5))
+    alive = {"lost"}
+    reconciler = Reconciler(
+        world.golems, RecoverySettings(), run=lambda g, c: world.ran.append((g, c)), own=lambda: alive
+    )
+    (running,) = reconciler.pass_once()
+    assert (("running", "on a thread of this process"), []) == ((running.action, running.detail), world.ran)
+    alive.clear()
+    (resumed,) = reconciler.pass_once()
+    assert ("resumed", [("g", "lost")]) == (resumed.action, world.ran)
+
+
 def test_a_live_lease_keeps_the_reconciler_away_and_a_lapsed_one_does_not() -> None:
     """A process holding the golem's lease on the cycle is running it, however old its last
     event; once that lease lapses the phase counts as stranded."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Literal, Protocol
 
 import msgspec
@@ -30,7 +30,7 @@ from oneiros.events._types import DreamPhase, DreamPhaseName, ModeChanged
 from oneiros.fsm._golem import GolemState
 from oneiros.fsm._service import Golems
 from oneiros.settings._recovery import RecoverySettings
-from oneiros.store._leases import open_leases
+from oneiros.store._leases import Lease, open_leases
 from oneiros.store._snapshots import read_cycle
 from oneiros.store._store import Recorded
 
@@ -89,11 +89,15 @@ class Reconciler:
         *,
         jobs: PhaseJobs | None = None,
         run: Callable[[str, str], object] | None = None,
+        own: Callable[[], Collection[str]] | None = None,
     ) -> None:
         self.golems = golems
         self.settings = settings or RecoverySettings()
         self.jobs = jobs
         self.run = run
+        # The cycles this process runs on live threads: never stranded, even before their thread
+        # takes the golem's lease (on a loaded machine that can take longer than the grace).
+        self.own = own
         self.leases = open_leases(golems.store)
         self._dreaming: set[str] = set()
         self._position = 0
@@ -141,8 +145,9 @@ class Reconciler:
         if state.mode != "Dreaming" or state.cycle_id is None or state.phase is None:
             return None
         lease = self.leases.get(golem_id)
-        if lease is not None and lease.covers(state.cycle_id, state.phase) and lease.in_force():
-            return _resolved(state, "running", f"held by {lease.holder}")
+        running = self._running(state, lease)
+        if running is not None:
+            return running
         cycle = self._cycle(state)
         attempts = sum(1 for r in cycle if isinstance(r.event, PhaseResumed) and r.event.phase == state.phase)
         look = self._look(state, attempts)
@@ -156,6 +161,14 @@ class Reconciler:
         held = lease is not None and lease.covers(state.cycle_id, state.phase)
         why = "no lease" if not held else "its holder is gone" if lease and lease.gone() else "its lease lapsed"
         return self._resume(state, cycle, attempts, why)
+
+    def _running(self, state: GolemState, lease: Lease | None) -> Resolution | None:
+        """The phase as running, when a thread of this process or a lease in force carries it."""
+        if self.own is not None and state.cycle_id in self.own():
+            return _resolved(state, "running", "on a thread of this process")
+        if lease is not None and lease.covers(state.cycle_id, state.phase) and lease.in_force():
+            return _resolved(state, "running", f"held by {lease.holder}")
+        return None
 
     def _look(self, state: GolemState, attempts: int) -> Resolution | str | None:
         """What the queue says: a resolution when a job is live or the queue cannot be asked, why

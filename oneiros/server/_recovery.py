@@ -54,7 +54,7 @@ class ServerReconciler:
 
     def start(self) -> None:
         """A pass now, then one every ``recovery.interval_seconds`` until :meth:`close`."""
-        reconciler = Reconciler(self._golems(), self.config.recovery, run=self._resume)
+        reconciler = Reconciler(self._golems(), self.config.recovery, run=self._resume, own=self.cycles.running)
         self._thread = threading.Thread(
             target=reconciler.watch, args=(self._stop.wait,), name="oneiros-reconciler", daemon=True
         )
