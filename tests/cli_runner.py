@@ -60,7 +60,7 @@ def _console_width() -> Iterator[None]:
         yield
     finally:
         for c, width in saved:
-            c._width = width  # back to "not set", which the setter cannot say
+            c._width = width  # as it was (None: read COLUMNS at every print), which the setter cannot say
 
 
 @contextmanager
@@ -69,7 +69,8 @@ def _signals_back(handlers: Mapping[signal.Signals, Any]) -> Iterator[None]:
         yield
     finally:
         for sig, handler in handlers.items():
-            signal.signal(sig, handler)
+            if handler is not None:  # None: set outside Python, nothing this process can put back
+                signal.signal(sig, handler)
 
 
 def run_cli(

@@ -35,6 +35,7 @@ from oneiros import (
 from oneiros.config._load import load_config
 from oneiros.daemon._daemon import Daemon, Message, interactive_history, session_key
 from oneiros.episodes._episodes import sample_episodes_path
+from oneiros.events._liveness import PhaseResumed
 from oneiros.events._schedule import ActivityRecorded, DreamDecided, FatigueWarned, MessageHeld, MessagesReleased
 from oneiros.events._types import DreamComplete, DreamInterrupted, DreamStart, ModeChanged
 from oneiros.generators._offline import OfflineGenerator
@@ -422,6 +423,38 @@ def test_bardo_intensity_sets_the_cycle_batch_and_temperature() -> None:
     engines = rig.daemon.executor.settings.engines
     assert (15, 0.9) == (engines.batch_size, engines.exploration_temperature)
     assert "high/normal x1.30" == [r.event for r in rig.of(DreamDecided)][-1].intensity
+
+
+def test_the_heartbeat_leaves_its_own_cycle_alone_before_the_thread_takes_the_lease(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cycle the daemon's own thread runs is not stranded while that thread lives, even before it
+    holds the golem's lease (as on a loaded machine): a heartbeat then does not resume the cycle a
+    second time, and a message held meanwhile is handed over when the one cycle ends."""
+    import oneiros.runtime._executor as executor_module
+
+    real = executor_module.holding
+    go = threading.Event()
+
+    def late(*args: Any, **kwargs: Any) -> Any:
+        assert go.wait(10), "the test never let the cycle take its lease"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(executor_module, "holding", late)
+    rig = Rig("ethos", datetime(2026, 3, 2, 12, 0, tzinfo=UTC), ONEIROS_SCHEDULE__SILENCE_SECONDS="600")
+    rig.generator.hold = False
+    rig.daemon.direct()
+    rig.advance(timedelta(seconds=147))
+    rig.daemon.tick()
+    deadline = time.monotonic() + 10
+    while not rig.of(DreamStart) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert "held" == rig.daemon.receive("while it dreams")
+    rig.advance(timedelta(seconds=105))  # past the reconciler's grace, on the daemon's clock
+    rig.daemon.tick()
+    go.set()
+    assert rig.daemon.wait(10)
+    assert ([], ["while it dreams"]) == (rig.of(PhaseResumed), [m.text for m in rig.delivered])
 
 
 _STEPS = st.lists(

@@ -240,7 +240,10 @@ class Daemon:
             now = self.golems.deps.clock()
             if self.state.mode == "Dying":
                 self._stopped.set()
-            if self.state.mode == "Dreaming":
+            if self.state.mode == "Dreaming" and self._thread is None:
+                # Not while this daemon's own cycle thread lives: before it takes the golem's lease
+                # the cycle looks stranded, and a resume would run it twice (held messages then
+                # stayed held: the heartbeat waited on the second thread only).
                 self._reconcile()
             if self._thread is not None or self.state.mode != "Waking":
                 return None
