@@ -76,6 +76,9 @@ def test_the_request_returns_before_the_cycle_ends_and_the_cycle_completes(
 
     chat.release.set()
     _wait(lambda: _ok(http.get(f"/golems/g1/cycles/{cycle_id}"))["status"] != "dreaming", "the cycle to end", 90)
+    # The sweep stages the cycle's outputs after the cycle's end is in the log, as the follower
+    # reaches it: the entry's count follows within moments.
+    _wait(lambda: _ok(http.get(f"/golems/g1/cycles/{cycle_id}"))["staged"] > 0, "the sweep to stage", 30)
     entry = _ok(http.get(f"/golems/g1/cycles/{cycle_id}"))
     assert ("complete", 3) == (entry["status"], entry["staged"])
     assert "complete" == _cycle(http, "g2", {"max_outputs": 2})["status"]  # the slot is free again
