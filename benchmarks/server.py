@@ -241,6 +241,7 @@ def _episode(tick: int) -> dict[str, Any]:
 
 def write_latency(store_url: str, work: Path, samples: int, runs: int) -> dict[str, float]:
     """p50 ms of one episode POSTed to a server against the same append through the Python API,
+    and against ``GET /healthz`` on the same connection (the floor HTTP, auth and JSON set),
     interleaved; medians over ``runs`` rounds."""
     store = open_store(store_url)
     served = Served(store_url, work)
@@ -252,10 +253,15 @@ def write_latency(store_url: str, work: Path, samples: int, runs: int) -> dict[s
             tick = 0
             server_p50: list[float] = []
             api_p50: list[float] = []
+            floor_p50: list[float] = []
             for _ in range(runs):
                 via_server: list[float] = []
                 via_api: list[float] = []
+                floor: list[float] = []
                 for _ in range(samples):
+                    started = time.perf_counter()
+                    client.get(served.url + "/healthz")
+                    floor.append((time.perf_counter() - started) * 1000)
                     tick += 1
                     body = {"episodes": [_episode(tick)]}
                     started = time.perf_counter()
@@ -268,11 +274,19 @@ def write_latency(store_url: str, work: Path, samples: int, runs: int) -> dict[s
                     via_api.append((time.perf_counter() - started) * 1000)
                 server_p50.append(_percentiles(via_server)[0])
                 api_p50.append(_percentiles(via_api)[0])
+                floor_p50.append(_percentiles(floor)[0])
     finally:
         served.stop()
         store.close()
-    server, api = statistics.median(server_p50), statistics.median(api_p50)
-    return {"server_p50_ms": round(server, 2), "api_p50_ms": round(api, 2), "ratio": round(server / api, 2)}
+    server, api, http = (statistics.median(p) for p in (server_p50, api_p50, floor_p50))
+    return {
+        "server_p50_ms": round(server, 2),
+        "api_p50_ms": round(api, 2),
+        "ratio": round(server / api, 2),
+        "healthz_p50_ms": round(http, 2),
+        # what the server adds beyond a request that does almost nothing, against the append itself
+        "ratio_beyond_http": round(max(server - http, 0.0) / api, 2),
+    }
 
 
 def _client(url: str, token: str, writers: int, seconds: float, start_at: float) -> int:
@@ -356,7 +370,8 @@ def writes(samples: int, runs: int, writers: int, seconds: float) -> dict[str, A
         figures |= {f"write_{k}_postgres": v for k, v in postgres.items()}
     except Exception as exc:  # null where no PostgreSQL server is reachable
         print(f"PostgreSQL writes skipped: {exc}", file=sys.stderr)
-        figures |= {f"write_{k}_postgres": None for k in ("server_p50_ms", "api_p50_ms", "ratio")}
+        keys = ("server_p50_ms", "api_p50_ms", "ratio", "healthz_p50_ms", "ratio_beyond_http")
+        figures |= {f"write_{k}_postgres": None for k in keys}
     finally:
         _drop_schema(schema)
     return figures | scale_out(writers, seconds, runs)
