@@ -211,14 +211,7 @@ def postgres_sse() -> dict[str, Any]:
         print(f"PostgreSQL skipped: {exc}", file=sys.stderr)
         return {"sse_p50_ms_postgres": None, "sse_baseline_poll_ms_postgres": None}
     finally:
-        try:
-            import psycopg
-
-            with psycopg.connect("host=127.0.0.1 dbname=test user=postgres", autocommit=True) as conn:
-                for name in (schema, f"{schema}_proj"):
-                    conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
-        except Exception:  # cleanup of a server that may be absent
-            pass
+        _drop_schema(schema)
 
 
 def _drop_schema(schema: str) -> None:
