@@ -113,8 +113,10 @@ def test_four_workers_run_fifty_cycles(redis_url: str, pg_url: str, workers: Wor
     assert 0 == sum(s.cycles_interrupted for s in states.values())
 
 
+# Each call takes 0.6 s so that NREM outlasts the poll that spots its first generation: at 0.3 s, on
+# a loaded machine, the phase once finished before the kill landed and there was nothing to resume.
 @pytest.mark.parametrize(
-    "workers", [("sleep:0.3", "fork"), ("sleep:0.3", "simple")], indirect=True, ids=["fork", "simple"]
+    "workers", [("sleep:0.6", "fork"), ("sleep:0.6", "simple")], indirect=True, ids=["fork", "simple"]
 )
 def test_killed_worker_resumes_from_the_log(redis_url: str, pg_url: str, workers: Workers, spans: Path) -> None:
     """SIGKILL to a worker (and its work-horse, for the forking class) mid-NREM: another worker
