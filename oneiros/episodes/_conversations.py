@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 
@@ -31,6 +31,7 @@ __all__ = [
     "LocomoSession",
     "chat_batches",
     "count_chat_messages",
+    "json_lines",
     "locomo_date",
     "locomo_samples",
     "locomo_sessions",
@@ -209,9 +210,12 @@ class ChatMessage(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 
 
 _chat = msgspec.json.Decoder(ChatMessage)
+T = TypeVar("T")
 
 
-def _chat_lines(path: Path) -> Iterator[tuple[int, ChatMessage]]:
+def json_lines(path: Path, decoder: msgspec.json.Decoder[T]) -> Iterator[tuple[int, T]]:
+    """Each line of a JSON-lines file that is not blank, decoded, with its number; a file that
+    cannot be opened or a line that cannot be read is an EpisodeFileError naming it."""
     try:
         lines = path.open("rb")
     except OSError as exc:
@@ -221,14 +225,18 @@ def _chat_lines(path: Path) -> Iterator[tuple[int, ChatMessage]]:
             if not line.strip():
                 continue
             try:
-                message = _chat.decode(line)
+                yield number, decoder.decode(line)
             except DECODE_ERRORS as exc:
                 raise EpisodeFileError(str(path), unreadable(exc, line), number) from None
-            if not (message.speaker or message.role):
-                raise EpisodeFileError(str(path), "a message needs `speaker` or `role`", number)
-            if not message.content.strip():
-                raise EpisodeFileError(str(path), "`content` is empty", number)
-            yield number, message
+
+
+def _chat_lines(path: Path) -> Iterator[tuple[int, ChatMessage]]:
+    for number, message in json_lines(path, _chat):
+        if not (message.speaker or message.role):
+            raise EpisodeFileError(str(path), "a message needs `speaker` or `role`", number)
+        if not message.content.strip():
+            raise EpisodeFileError(str(path), "`content` is empty", number)
+        yield number, message
 
 
 def chat_batches(path: str | Path, first_tick: int = 1, size: int = 10_000) -> Iterator[list[Episode]]:

@@ -22,8 +22,7 @@ from typing import Any
 import msgspec
 
 from oneiros._errors import EpisodeFileError
-from oneiros._input import DECODE_ERRORS, unreadable
-from oneiros.episodes._conversations import chat_batches, locomo_samples, locomo_sessions, normalised_ids
+from oneiros.episodes._conversations import chat_batches, json_lines, locomo_samples, locomo_sessions, normalised_ids
 from oneiros.events._types import Episode
 from oneiros.projections._recall import RecallItem
 
@@ -116,28 +115,16 @@ class _QuestionLine(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _question_lines(path: Path) -> Iterator[Question]:
-    decoder = msgspec.json.Decoder(_QuestionLine)
-    try:
-        lines = path.open("rb")
-    except OSError as exc:
-        raise EpisodeFileError(str(path), exc.strerror or str(exc)) from None
-    with lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                q = decoder.decode(line)
-            except DECODE_ERRORS as exc:
-                raise EpisodeFileError(str(path), unreadable(exc, line), number) from None
-            if not q.evidence:
-                raise EpisodeFileError(str(path), "`evidence` names no message", number)
-            answer = None if q.answer is None else str(q.answer)
-            yield Question(
-                question=q.question,
-                evidence=tuple(str(e) for e in q.evidence),
-                category=q.category or "all",
-                answer=answer,
-            )
+    for number, q in json_lines(path, msgspec.json.Decoder(_QuestionLine)):
+        if not q.evidence:
+            raise EpisodeFileError(str(path), "`evidence` names no message", number)
+        answer = None if q.answer is None else str(q.answer)
+        yield Question(
+            question=q.question,
+            evidence=tuple(str(e) for e in q.evidence),
+            category=q.category or "all",
+            answer=answer,
+        )
 
 
 def chat_conversation(transcript: str | Path, questions: str | Path, *, name: str, gap: timedelta) -> Conversation:
