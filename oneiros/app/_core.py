@@ -294,8 +294,8 @@ class Core:
     def require_golem(self, golem_id: str) -> None:
         """GolemNotFound, naming the nearest known golem, unless ``golem_id`` was created: what each
         use case naming a golem checks before it writes, so a typo creates and records nothing.
-        One indexed lookup of the golem's stream version (its first event is its creation)."""
-        if not self.store.stream_version(golem_id):
+        Nothing read for a golem this thread's commands already hold, else one indexed lookup."""
+        if not self._golems().created(golem_id):
             raise self._unknown(golem_id)
 
     def _unknown(self, golem_id: str) -> GolemNotFound:

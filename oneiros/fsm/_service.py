@@ -96,6 +96,11 @@ class Golems:
             raise GolemNotFound(golem_id)
         return state
 
+    def created(self, golem_id: str) -> bool:
+        """Whether ``golem_id`` was created: a golem whose state this process holds was (the log
+        never takes a creation back), else one indexed lookup of its stream's version."""
+        return golem_id in self._known or bool(self.store.stream_version(golem_id))
+
     def _current(self, golem_id: str) -> GolemState:
         """The state at the head: the last state known (here, or in a snapshot) plus the events
         after it, in one stream read; the whole stream when nothing known agrees with the log."""
