@@ -37,11 +37,13 @@ _T = TypeVar("_T")
 
 def served_config(config: OneirosConfig) -> OneirosConfig:
     """``config`` as the server's cycles run with it: on ``server.queue`` when it names one, else in
-    the server with the generator ``server.generator`` names (reaching an OpenAI-compatible server
-    as ``[cycle.generator.openai]`` says, as for ``oneiros dream``)."""
+    the server with the generator ``server.generator`` names, else ``cycle.generator``'s (reaching an
+    OpenAI-compatible server as ``[cycle.generator.openai]`` says, as for ``oneiros dream``)."""
     server = config.server
     if server.queue:
         return msgspec.structs.replace(config, queue=server.queue)
+    if server.generator is None:
+        return msgspec.structs.replace(config, queue="")
     generator = msgspec.structs.replace(config.cycle.generator, kind=server.generator)
     cycle = msgspec.structs.replace(config.cycle, generator=generator)
     return msgspec.structs.replace(config, queue="", cycle=cycle)

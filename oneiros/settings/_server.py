@@ -36,9 +36,10 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """How long a request that asked to wait for its cycle (``"wait": true``, MCP's
     ``run_dreaming_cycle``) waits before it answers with the cycle still running: the RQ
     executor's own wait."""
-    generator: str = "offline"
+    generator: str | None = None
     """The generator of cycles the server runs itself (no ``queue``): ``offline``, ``openai`` or
-    ``module:factory``, as ``oneiros worker --generator`` takes."""
+    ``module:factory``, as ``oneiros worker --generator`` takes; unset, the cycle's own
+    (``cycle.generator.kind``), as ``oneiros dream`` uses it."""
     cors_origins: tuple[str, ...] = ()
     """Origins allowed to call the API from a browser. Empty: no CORS headers at all."""
     max_body_bytes: _Positive = 1_048_576

@@ -105,14 +105,16 @@ def test_stopping_the_server_mid_cycle_records_the_cycle_interrupted(held: tuple
     assert "Waking" == Golems(store).state("g1").mode
 
 
+@pytest.mark.parametrize("variable", ["ONEIROS_SERVER__GENERATOR", "ONEIROS_CYCLE__GENERATOR__KIND"])
 def test_a_cycle_with_the_openai_generator_and_no_key_is_refused_before_anything_is_written(
-    tmp_path: Path,
+    tmp_path: Path, variable: str
 ) -> None:
-    """``server.generator = "openai"`` with no API key: ``POST .../cycles`` is a 400 ConfigError in
-    the words ``oneiros fork`` and ``dream`` use, and the log is as it was (before, the cycle ran and
-    recorded an empty cycle of fallbacks)."""
+    """``server.generator = "openai"``, or ``cycle.generator.kind = "openai"`` with no
+    ``server.generator`` (before, the server ran such cycles offline), with no API key:
+    ``POST .../cycles`` is a 400 ConfigError in the words ``oneiros fork`` and ``dream`` use, and
+    the log is as it was (before, the cycle ran and recorded an empty cycle of fallbacks)."""
     url = f"sqlite:///{tmp_path}/events.db"
-    env = {"ONEIROS_SERVER__GENERATOR": "openai", "OPENAI_API_KEY": ""}
+    env = {variable: "openai", "OPENAI_API_KEY": ""}
     server = start_server(url, tmp_path / "serve", env=env)
     try:
         http = server.client("write")
