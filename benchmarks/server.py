@@ -1,6 +1,7 @@
 """``oneiros serve`` latency: reads on a 100k-event store, append-to-SSE delivery, and writes.
 
-    python benchmarks/server.py [--events 100000] [--samples 200] [--runs 3] [--part all|reads|writes]
+    python benchmarks/server.py [--events 100000] [--samples 200] [--runs 3] [--part all|reads|writes|scale]
+        [--writers 4] [--seconds 5] [--server-cores 0.3]
 
 A real server process (uvicorn) over a SQLite store of ``--events`` events (dream cycles of 50
 golems, the staging process's decisions), measured from a keep-alive httpx client:
@@ -30,6 +31,9 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
+import http.client
+import json
 import multiprocessing
 import os
 import statistics
@@ -67,8 +71,44 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class CpuCap:
+    """A CPU quota for one process (Linux cgroups, v2 or v1, writable by root): ``cores`` of CPU
+    time per 100 ms period, so a server can stand for one on a small machine of its own. None where
+    cgroups cannot be written (the figures then say the servers ran uncapped)."""
+
+    PERIOD_US = 100_000
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def make(cls, name: str, cores: float) -> CpuCap | None:
+        quota = int(cores * cls.PERIOD_US)
+        v2, v1 = Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cpu")
+        try:
+            if (v2 / "cgroup.controllers").exists() and "cpu" in (v2 / "cgroup.subtree_control").read_text():
+                (v2 / name).mkdir()
+                (v2 / name / "cpu.max").write_text(f"{quota} {cls.PERIOD_US}")
+                return cls(v2 / name)
+            if (v1 / "cpu.cfs_quota_us").exists():
+                (v1 / name).mkdir()
+                (v1 / name / "cpu.cfs_period_us").write_text(str(cls.PERIOD_US))
+                (v1 / name / "cpu.cfs_quota_us").write_text(str(quota))
+                return cls(v1 / name)
+        except OSError:
+            pass
+        return None
+
+    def add(self, pid: int) -> None:
+        (self.path / "cgroup.procs").write_text(str(pid))
+
+    def remove(self) -> None:
+        with contextlib.suppress(OSError):
+            self.path.rmdir()
+
+
 class Served:
-    def __init__(self, store_url: str, work: Path, *, follow: bool = True) -> None:
+    def __init__(self, store_url: str, work: Path, *, follow: bool = True, cap: CpuCap | None = None) -> None:
         work.mkdir(parents=True, exist_ok=True)
         self.token = add_token(work / "tokens.toml", "bench", ("admin",))
         self.port = _free_port()
@@ -79,6 +119,8 @@ class Served:
         self.log = (work / "serve.log").open("wb")
         started = time.perf_counter()
         self.proc = subprocess.Popen(command, cwd=work, env=env, stdout=self.log, stderr=self.log)
+        if cap is not None:  # before the server starts its threads, which join the process's group
+            cap.add(self.proc.pid)
         self.url = f"http://127.0.0.1:{self.port}"
         while True:
             try:
@@ -232,76 +274,113 @@ def _episode(tick: int) -> dict[str, Any]:
     return {**_EPISODE, "tick": tick}
 
 
+class Lean:
+    """A keep-alive HTTP/1.1 client on the standard library's ``http.client``: a request costs this
+    process about 0.1 ms, where httpx's costs 0.4 ms (measured here against a bare uvicorn app), so
+    the server's share of a round trip is what the figures show."""
+
+    def __init__(self, served: Served) -> None:
+        self.connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=60)
+        self.headers = {**served.headers, "Content-Type": "application/json"}
+
+    def get(self, path: str) -> int:
+        self.connection.request("GET", path, headers=self.headers)
+        answer = self.connection.getresponse()
+        answer.read()
+        return answer.status
+
+    def post(self, path: str, body: Any) -> int:
+        self.connection.request("POST", path, body=json.dumps(body), headers=self.headers)
+        answer = self.connection.getresponse()
+        answer.read()
+        return answer.status
+
+    def close(self) -> None:
+        self.connection.close()
+
+
 def write_latency(store_url: str, work: Path, samples: int, runs: int) -> dict[str, float]:
-    """p50 ms of one episode POSTed to a server against the same append through the Python API,
-    and against ``GET /healthz`` on the same connection (the floor HTTP, auth and JSON set),
-    interleaved; medians over ``runs`` rounds."""
+    """p50 ms of one episode POSTed to a server (from the lean client, and from httpx) against the
+    same append through the Python API, and ``GET /healthz`` on the same connection (the floor HTTP
+    and auth set), interleaved; medians over ``runs`` rounds."""
     store = open_store(store_url)
     served = Served(store_url, work)
+    lean = Lean(served)
+    kinds = ("server", "api", "healthz", "server_httpx", "healthz_httpx")
+    p50s: dict[str, list[float]] = {kind: [] for kind in kinds}
     try:
         golems = Golems(store)
         golems.create("api")
-        with httpx.Client(base_url=served.url + "/api/v1", headers=served.headers, timeout=60) as client:
-            assert client.post("/golems", json={"golem_id": "http"}).status_code == 201
+        with httpx.Client(base_url=served.url, headers=served.headers, timeout=60) as client:
+            assert client.post("/api/v1/golems", json={"golem_id": "http"}).status_code == 201
             tick = 0
-            server_p50: list[float] = []
-            api_p50: list[float] = []
-            floor_p50: list[float] = []
+
+            def timed(kind: str, call: Any, *args: Any) -> Any:
+                started = time.perf_counter()
+                answer = call(*args)
+                times[kind].append((time.perf_counter() - started) * 1000)
+                return answer
+
             for _ in range(runs):
-                via_server: list[float] = []
-                via_api: list[float] = []
-                floor: list[float] = []
+                times: dict[str, list[float]] = {kind: [] for kind in kinds}
                 for _ in range(samples):
-                    started = time.perf_counter()
-                    client.get(served.url + "/healthz")
-                    floor.append((time.perf_counter() - started) * 1000)
+                    timed("healthz", lean.get, "/healthz")
+                    tick += 1
+                    status = timed("server", lean.post, "/api/v1/golems/http/episodes", {"episodes": [_episode(tick)]})
+                    assert status == 201, status
+                    timed("healthz_httpx", client.get, "/healthz")
                     tick += 1
                     body = {"episodes": [_episode(tick)]}
-                    started = time.perf_counter()
-                    answer = client.post("/golems/http/episodes", json=body)
-                    via_server.append((time.perf_counter() - started) * 1000)
+                    answer = timed("server_httpx", client.post, "/api/v1/golems/http/episodes", json=body)
                     assert answer.status_code == 201, answer.text
                     episode = msgspec.convert(_episode(tick), Episode)
-                    started = time.perf_counter()
-                    golems.record_episodes("api", [episode])
-                    via_api.append((time.perf_counter() - started) * 1000)
-                server_p50.append(_percentiles(via_server)[0])
-                api_p50.append(_percentiles(via_api)[0])
-                floor_p50.append(_percentiles(floor)[0])
+                    timed("api", golems.record_episodes, "api", [episode])
+                for kind, values in times.items():
+                    p50s[kind].append(_percentiles(values)[0])
     finally:
+        lean.close()
         served.stop()
         store.close()
-    server, api, http = (statistics.median(p) for p in (server_p50, api_p50, floor_p50))
+    p50 = {kind: statistics.median(values) for kind, values in p50s.items()}
+    api = p50["api"]
     return {
-        "server_p50_ms": round(server, 2),
+        "server_p50_ms": round(p50["server"], 2),
         "api_p50_ms": round(api, 2),
-        "ratio": round(server / api, 2),
-        "healthz_p50_ms": round(http, 2),
+        "ratio": round(p50["server"] / api, 2),
+        "healthz_p50_ms": round(p50["healthz"], 2),
         # what the server adds beyond a request that does almost nothing, against the append itself
-        "ratio_beyond_http": round(max(server - http, 0.0) / api, 2),
+        "ratio_beyond_http": round(max(p50["server"] - p50["healthz"], 0.0) / api, 2),
+        "server_httpx_p50_ms": round(p50["server_httpx"], 2),
+        "ratio_httpx": round(p50["server_httpx"] / api, 2),
     }
 
 
-def _client(url: str, token: str, writers: int, seconds: float, start_at: float) -> int:
+def _client(url: str, port: int, token: str, writers: int, seconds: float, start_at: float) -> int:
     """In a process of its own (the GIL of one client process would cap every server): ``writers``
     threads, each recording one episode at a time into a golem of its own from ``start_at`` (wall
     clock) for ``seconds``; how many writes answered."""
     counts: list[int] = []
     lock = threading.Lock()
-    headers = {"Authorization": f"Bearer {token}"}
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
 
     def write() -> None:
         golem = f"w-{uuid.uuid4().hex[:8]}"
         done = 0
-        with httpx.Client(base_url=url + "/api/v1", headers=headers, timeout=60) as client:
-            answer = client.post("/golems", json={"golem_id": golem})
-            assert answer.status_code == 201, answer.text
-            time.sleep(max(0.0, start_at - time.time()))
-            deadline = time.perf_counter() + seconds
-            while time.perf_counter() < deadline:
-                answer = client.post(f"/golems/{golem}/episodes", json={"episodes": [_episode(done + 1)]})
-                assert answer.status_code == 201, answer.text
-                done += 1
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+        def post(path: str, body: Any) -> None:
+            connection.request("POST", "/api/v1" + path, body=json.dumps(body), headers=headers)
+            answer = connection.getresponse()
+            text = answer.read()
+            assert answer.status == 201, text
+
+        post("/golems", {"golem_id": golem})
+        time.sleep(max(0.0, start_at - time.time()))
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            post(f"/golems/{golem}/episodes", {"episodes": [_episode(done + 1)]})
+            done += 1
+        connection.close()
         with lock:
             counts.append(done)
 
@@ -318,40 +397,56 @@ def _throughput(servers: list[Served], writers: int, seconds: float) -> float:
     start_at = time.time() + 3  # every client has made its golems by then
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(len(servers), mp_context=context) as pool:
-        done = [pool.submit(_client, s.url, s.token, writers, seconds, start_at) for s in servers]
+        done = [pool.submit(_client, s.url, s.port, s.token, writers, seconds, start_at) for s in servers]
         return sum(f.result() for f in done) / seconds
 
 
-def scale_out(writers: int, seconds: float, runs: int) -> dict[str, Any]:
+def scale_out(writers: int, seconds: float, runs: int, cores: float | None) -> dict[str, Any]:
     """Writes/s with 1, 2 and 3 servers on one PostgreSQL store (a fresh schema per count),
-    median over ``runs`` rounds each."""
+    median over ``runs`` rounds each; with ``cores``, each server capped to that much CPU (where
+    cgroups can be written), so that on a small machine each stands for a server on a machine of
+    its own and the client processes and PostgreSQL do not take what the next server would use."""
+    suffix = "" if cores is None else "_capped"
     figures: dict[str, Any] = {}
     for count in (1, 2, 3):
         schema = f"bench_{uuid.uuid4().hex[:8]}"
         url = PG.format(schema=schema)
+        caps: list[CpuCap] = []
+        key = f"writes_per_s_{count}_servers_postgres{suffix}"
         try:
             with tempfile.TemporaryDirectory() as tmp:
                 open_store(url).close()  # made once, before the servers race to make it
+                if cores is not None:
+                    caps = [c for i in range(count) if (c := CpuCap.make(f"oneiros-bench-{schema}-{i}", cores))]
+                    if len(caps) < count:
+                        raise RuntimeError("cgroups cannot be written here (needs root and a cpu controller)")
                 # One follower keeps the shared projections up; the other servers serve from them
                 # (server.follow = false): N followers would each apply every event.
-                servers = [Served(url, Path(tmp) / f"s{i}", follow=i == 0) for i in range(count)]
+                servers = [
+                    Served(url, Path(tmp) / f"s{i}", follow=i == 0, cap=caps[i] if caps else None)
+                    for i in range(count)
+                ]
                 try:
                     rates = [_throughput(servers, writers, seconds) for _ in range(runs)]
                 finally:
                     for served in servers:
                         served.stop()
-            figures[f"writes_per_s_{count}_servers_postgres"] = round(statistics.median(rates), 1)
-        except Exception as exc:  # null where no PostgreSQL server is reachable
-            print(f"PostgreSQL scale-out skipped: {exc}", file=sys.stderr)
-            figures[f"writes_per_s_{count}_servers_postgres"] = None
+            figures[key] = round(statistics.median(rates), 1)
+        except Exception as exc:  # null where no PostgreSQL server is reachable, or no cgroup writable
+            print(f"PostgreSQL scale-out{suffix} skipped: {exc}", file=sys.stderr)
+            figures[key] = None
         finally:
+            for cap in caps:
+                cap.remove()
             _drop_schema(schema)
-    one, three = figures["writes_per_s_1_servers_postgres"], figures["writes_per_s_3_servers_postgres"]
-    figures["writes_3_servers_vs_1"] = round(three / one, 2) if one and three else None
+    one, three = figures[f"writes_per_s_1_servers_postgres{suffix}"], figures[f"writes_per_s_3_servers_postgres{suffix}"]
+    figures[f"writes_3_servers_vs_1{suffix}"] = round(three / one, 2) if one and three else None
+    if cores is not None:
+        figures["server_cpu_cap_cores"] = cores
     return figures
 
 
-def writes(samples: int, runs: int, writers: int, seconds: float) -> dict[str, Any]:
+def write_latencies(samples: int, runs: int) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         sqlite = write_latency(f"sqlite:///{tmp}/writes.db", Path(tmp) / "sqlite", samples, runs)
@@ -363,11 +458,10 @@ def writes(samples: int, runs: int, writers: int, seconds: float) -> dict[str, A
         figures |= {f"write_{k}_postgres": v for k, v in postgres.items()}
     except Exception as exc:  # null where no PostgreSQL server is reachable
         print(f"PostgreSQL writes skipped: {exc}", file=sys.stderr)
-        keys = ("server_p50_ms", "api_p50_ms", "ratio", "healthz_p50_ms", "ratio_beyond_http")
-        figures |= {f"write_{k}_postgres": None for k in keys}
+        figures |= {f"write_{k}_postgres": None for k in sqlite}
     finally:
         _drop_schema(schema)
-    return figures | scale_out(writers, seconds, runs)
+    return figures
 
 
 def main() -> None:
@@ -375,14 +469,18 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--part", choices=("all", "reads", "writes"), default="all")
     parser.add_argument("--writers", type=int, default=4, help="client threads per server (scale-out)")
     parser.add_argument("--seconds", type=float, default=5.0, help="length of a scale-out round")
+    parser.add_argument("--server-cores", type=float, default=0.3, help="CPU cap of each server (capped scale-out)")
+    parser.add_argument("--part", choices=("all", "reads", "writes", "scale"), default="all")
     args = parser.parse_args()
     figures: dict[str, Any] = {"samples": args.samples, "runs": args.runs}
-    if args.part != "reads":
-        figures |= writes(args.samples, args.runs, args.writers, args.seconds)
-    if args.part != "writes":
+    if args.part in ("all", "writes"):
+        figures |= write_latencies(args.samples, args.runs)
+    if args.part in ("all", "writes", "scale"):
+        for cores in (None, args.server_cores):
+            figures |= scale_out(args.writers, args.seconds, args.runs, cores)
+    if args.part in ("all", "reads"):
         figures |= reads_and_sse(args.events, args.samples, args.runs)
     emit(figures)
 
