@@ -315,9 +315,9 @@ def write_latency(store_url: str, work: Path, samples: int, runs: int) -> dict[s
             assert client.post("/api/v1/golems", json={"golem_id": "http"}).status_code == 201
             tick = 0
 
-            def timed(kind: str, call: Any, *args: Any) -> Any:
+            def timed(kind: str, call: Any, *args: Any, **kwargs: Any) -> Any:
                 started = time.perf_counter()
-                answer = call(*args)
+                answer = call(*args, **kwargs)
                 times[kind].append((time.perf_counter() - started) * 1000)
                 return answer
 
@@ -355,7 +355,7 @@ def write_latency(store_url: str, work: Path, samples: int, runs: int) -> dict[s
     }
 
 
-def _client(url: str, port: int, token: str, writers: int, seconds: float, start_at: float) -> int:
+def _client(port: int, token: str, writers: int, seconds: float, start_at: float) -> int:
     """In a process of its own (the GIL of one client process would cap every server): ``writers``
     threads, each recording one episode at a time into a golem of its own from ``start_at`` (wall
     clock) for ``seconds``; how many writes answered."""
@@ -397,7 +397,7 @@ def _throughput(servers: list[Served], writers: int, seconds: float) -> float:
     start_at = time.time() + 3  # every client has made its golems by then
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(len(servers), mp_context=context) as pool:
-        done = [pool.submit(_client, s.url, s.port, s.token, writers, seconds, start_at) for s in servers]
+        done = [pool.submit(_client, s.port, s.token, writers, seconds, start_at) for s in servers]
         return sum(f.result() for f in done) / seconds
 
 
@@ -423,8 +423,7 @@ def scale_out(writers: int, seconds: float, runs: int, cores: float | None) -> d
                 # One follower keeps the shared projections up; the other servers serve from them
                 # (server.follow = false): N followers would each apply every event.
                 servers = [
-                    Served(url, Path(tmp) / f"s{i}", follow=i == 0, cap=caps[i] if caps else None)
-                    for i in range(count)
+                    Served(url, Path(tmp) / f"s{i}", follow=i == 0, cap=caps[i] if caps else None) for i in range(count)
                 ]
                 try:
                     rates = [_throughput(servers, writers, seconds) for _ in range(runs)]
@@ -439,7 +438,8 @@ def scale_out(writers: int, seconds: float, runs: int, cores: float | None) -> d
             for cap in caps:
                 cap.remove()
             _drop_schema(schema)
-    one, three = figures[f"writes_per_s_1_servers_postgres{suffix}"], figures[f"writes_per_s_3_servers_postgres{suffix}"]
+    one = figures[f"writes_per_s_1_servers_postgres{suffix}"]
+    three = figures[f"writes_per_s_3_servers_postgres{suffix}"]
     figures[f"writes_3_servers_vs_1{suffix}"] = round(three / one, 2) if one and three else None
     if cores is not None:
         figures["server_cpu_cap_cores"] = cores

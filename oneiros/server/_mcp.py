@@ -48,6 +48,17 @@ Key = Annotated[
     ),
 ]
 
+Position = Annotated[
+    int | None,
+    Field(
+        ge=0,
+        le=2**63 - 1,
+        description="A log position this read must include: the `position` a write answered, through this "
+        "server or another on the store (a consistency token). The read waits for what it reads to reach it, "
+        "at most server.consistency_seconds, then answers ProjectionBehind (retry shortly).",
+    ),
+]
+
 
 class _Refused(ToolError):
     """A tool's own refusal: the text is oneiros's error shape, as the REST API answers it."""
@@ -91,11 +102,12 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
     """The MCP server over ``service``; ``principal_of`` says who a tool call acts as."""
     mcp = _Server(name="oneiros", version=__version__, instructions=_INSTRUCTIONS)
 
-    def call(ctx: Context, fn: Callable[[Principal], object]) -> dict[str, Any]:
-        """``fn`` as the caller, its answer in the shape the REST API gives it."""
+    def call(ctx: Context, fn: Callable[[Principal], object], floor: int | None = None) -> dict[str, Any]:
+        """``fn`` as the caller, its reads including log position ``floor``, its answer in the shape
+        the REST API gives it."""
         try:
             # As a REST request: its reads include every write this server answered.
-            answer: dict[str, Any] = msgspec.to_builtins(service.call(lambda: fn(principal_of(ctx)))[0])
+            answer: dict[str, Any] = msgspec.to_builtins(service.call(lambda: fn(principal_of(ctx)), floor or 0)[0])
         except OneirosError as exc:
             # The model sees the same typed error the REST API returns.
             raise _Refused(msgspec.json.encode(error_body(exc)[1]).decode()) from None
@@ -113,8 +125,8 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         return service.golem(who, scope, checked_id("golem", golem) if golem else None)
 
     @mcp.tool(description="Dreaming status: effective config, latest run, and how many dreams await review.")
-    def dreaming_status(ctx: Context, golem: Golem = None) -> dict[str, Any]:
-        return call(ctx, lambda who: service.app.status(golem_of(who, golem)))
+    def dreaming_status(ctx: Context, golem: Golem = None, min_position: Position = None) -> dict[str, Any]:
+        return call(ctx, lambda who: service.app.status(golem_of(who, golem)), min_position)
 
     @mcp.tool(
         description="Run one dreaming cycle now. Phases: reflect (NREM replay), reevaluate (stale or reinforce "
@@ -149,20 +161,22 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
     @mcp.tool(description="List dreams by status (proposed, reinforced, stale, rejected, promoted...). " + HYPOTHESES)
     def list_dreams(
         ctx: Context,
+        *,
         golem: Golem = None,
         status: str | None = None,
         limit: Annotated[int, Field(ge=1, le=500)] = 20,
         cursor: str | None = None,
+        min_position: Position = None,
     ) -> dict[str, Any]:
         def run(who: Principal) -> object:
             statuses = checked_statuses([status or ""])
             return service.app.entries(golem_of(who, golem), statuses, limit=limit, cursor=cursor, newest_first=True)
 
-        return call(ctx, run)
+        return call(ctx, run, min_position)
 
     @mcp.tool(description="Fetch one dream (a staged entry) by its entry_id. " + HYPOTHESES)
-    def get_dream(ctx: Context, entry_id: str) -> dict[str, Any]:
-        return call(ctx, lambda who: service.entry(who, checked_id("entry_id", entry_id)))
+    def get_dream(ctx: Context, entry_id: str, min_position: Position = None) -> dict[str, Any]:
+        return call(ctx, lambda who: service.entry(who, checked_id("entry_id", entry_id)), min_position)
 
     @mcp.tool(
         description="Resolve the user's feedback on a dream: reinforce, stale, reject or promote_candidate "
@@ -190,16 +204,18 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
     def recall_memory(
         ctx: Context,
         query: str,
+        *,
         golem: Golem = None,
         limit: Annotated[int, Field(ge=1, le=100)] = 10,
         idempotency_key: Key = None,
+        min_position: Position = None,
     ) -> dict[str, Any]:
         def run(who: Principal) -> object:
             body = checked(RecallIn, query=query, limit=limit)
             chosen, record = golem_of(who, golem), who.has("write")
             return service.app.recall(chosen, body.query, body.limit, record=record, idempotency_key=idempotency_key)
 
-        return call(ctx, run)
+        return call(ctx, run, min_position)
 
     @mcp.tool(
         description="Record waking episodes (what happened, with tick, tags, significance and outcome, and "
@@ -255,7 +271,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
 def _agent_tools(
     mcp: MCPServer,
     service: Service,
-    call: Callable[[Context, Callable[[Principal], object]], dict[str, Any]],
+    call: Callable[[Context, Callable[[Principal], object], int | None], dict[str, Any]],
     golem_of: Callable[[Principal, str | None, Scope], str],
 ) -> None:
     """What an agent needs around the dreaming tools: a golem of its own, whether it would dream
@@ -267,21 +283,24 @@ def _agent_tools(
         return call(
             ctx,
             lambda who: service.app.create_golem(golem_of(who, golem, "write"), name, idempotency_key=idempotency_key),
+            None,
         )
 
     @mcp.tool(
         description="Whether the golem would dream now: the decision, its trigger and every gate with its values."
     )
-    def should_dream(ctx: Context, golem: Golem = None) -> dict[str, Any]:
-        return call(ctx, lambda who: service.app.should_dream(golem_of(who, golem, "read")))
+    def should_dream(ctx: Context, golem: Golem = None, min_position: Position = None) -> dict[str, Any]:
+        return call(ctx, lambda who: service.app.should_dream(golem_of(who, golem, "read")), min_position)
 
     @mcp.tool(
         description="What the golem woke up with after a cycle (default: its latest): the wake-up summary, the "
         "dream report and the staged outputs. " + HYPOTHESES
     )
-    def wake_up(ctx: Context, golem: Golem = None, cycle_id: str | None = None) -> dict[str, Any]:
+    def wake_up(
+        ctx: Context, golem: Golem = None, cycle_id: str | None = None, min_position: Position = None
+    ) -> dict[str, Any]:
         def run(who: Principal) -> object:
             chosen = checked_id("cycle_id", cycle_id) if cycle_id else None
             return service.app.report(golem_of(who, golem, "read"), chosen)
 
-        return call(ctx, run)
+        return call(ctx, run, min_position)

@@ -5,15 +5,18 @@ server on the store, answers from projections that include the write."""
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.server.conftest import Server, start_server
+from tests.server.test_mcp import _call, _http
 from tests.server.test_rest import _episodes, _ok
 
 pytestmark = pytest.mark.timeout(300)
@@ -94,3 +97,27 @@ def test_a_position_the_projections_do_not_reach_in_time_is_a_503_with_retry_aft
         )
     finally:
         server.stop()
+
+
+def test_mcp_reads_take_the_position_a_write_answered(pair: tuple[Server, Server]) -> None:
+    """Over MCP as over REST: episodes recorded through one server's MCP endpoint answer with their
+    log position, and ``dreaming_status`` on the other server with ``min_position`` counts them, every
+    time; a position past the head is ProjectionBehind in oneiros's error shape."""
+    writer, reader = pair
+    _ok(writer.client("admin").post("/golems", json={"golem_id": "g1"}), 201)
+    ticks = itertools.count(1)
+
+    async def main() -> None:
+        async with _http(writer, "write")() as wrote, _http(reader, "read")() as reads:
+            recorded = 0
+            for size in (1, 3, 2, 5, 1):
+                answer = await _call(wrote, "record_episodes", golem="g1", episodes=_batch(ticks, size))
+                recorded += size
+                status = await _call(reads, "dreaming_status", golem="g1", min_position=answer["position"])
+                golem = status["golem"]
+                assert (recorded, True) == (golem["episodes"], golem["position"] >= answer["position"])
+            ahead = await reads.call_tool("should_dream", {"golem": "g1", "min_position": answer["position"] + 50})
+            error = json.loads(ahead.content[0].text)["error"]
+            assert (True, "ProjectionBehind", 503) == (ahead.is_error, error["type"], error["status"])
+
+    anyio.run(main)
