@@ -57,7 +57,16 @@ def serve_command(store: str, port: int, *extra: str) -> list[str]:
     return [sys.executable, "-m", "oneiros", "serve", "--store", store, "--port", str(port), *extra]
 
 
-def start_server(store: str, work: Path, *extra: str, env: dict[str, str] | None = None, tokens: bool = True) -> Server:
+def start_server(
+    store: str,
+    work: Path,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    tokens: bool = True,
+    launcher: tuple[str, ...] = (),
+) -> Server:
+    """``oneiros serve`` on ``store`` in ``work``, answering; ``launcher`` runs it (as
+    ``opentelemetry-instrument`` runs an application)."""
     work.mkdir(parents=True, exist_ok=True)
     made = make_tokens(work / "tokens.toml") if tokens else {}
     port = _free_port()
@@ -71,7 +80,8 @@ def start_server(store: str, work: Path, *extra: str, env: dict[str, str] | None
     }
     environ |= env or {}
     with log.open("wb") as out:
-        proc = subprocess.Popen(serve_command(store, port, *extra), cwd=work, stdout=out, stderr=out, env=environ)
+        command = [*launcher, *serve_command(store, port, *extra)]
+        proc = subprocess.Popen(command, cwd=work, stdout=out, stderr=out, env=environ)
     server = Server(f"http://127.0.0.1:{port}", store, made, proc, log)
     deadline = time.monotonic() + 60
     while True:

@@ -8,7 +8,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ import pytest
 
 from oneiros.settings import PHASES
 from tests.server.conftest import start_server
+from tests.workers.conftest import _free_port
 from tests.server.test_rest import _dreamt, _episodes, _ok
 from tests.workers.support import Workers, worker_command
 
@@ -127,3 +131,102 @@ def test_under_an_applications_provider_oneiros_adds_its_span_file_and_no_otlp_e
         check=False,
     )
     assert ("1 1", "") == (done.stdout.strip(), done.stderr.strip()[-500:])
+
+
+class _Collector:
+    """An OTLP/HTTP receiver (protobuf, as the OTLP exporter sends by default) on a free port: every
+    span each export request carried, exported twice if it came twice."""
+
+    def __init__(self) -> None:
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+            ExportTraceServiceResponse,
+        )
+
+        self.spans: list[dict[str, Any]] = []
+        lock = threading.Lock()
+        spans = self.spans
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                request = ExportTraceServiceRequest()
+                request.ParseFromString(self.rfile.read(int(self.headers["Content-Length"])))
+                with lock:
+                    for resource in request.resource_spans:
+                        for scope in resource.scope_spans:
+                            spans.extend(
+                                {
+                                    "name": span.name,
+                                    "trace_id": span.trace_id.hex(),
+                                    "span_id": span.span_id.hex(),
+                                    "parent_id": span.parent_span_id.hex() or None,
+                                    "attributes": {kv.key: kv.value.string_value for kv in span.attributes},
+                                }
+                                for span in scope.spans
+                            )
+                answer = ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", _free_port()), Handler)
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def collector() -> Iterator[_Collector]:
+    made = _Collector()
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def test_under_opentelemetry_instrument_each_span_of_a_served_cycle_is_exported_once(
+    tmp_path: Path, collector: _Collector
+) -> None:
+    """``opentelemetry-instrument oneiros serve`` with the usual OTLP variables: the collector gets
+    the cycle's trace, one root ``cycle`` span with a span per phase, and no span twice (before,
+    oneiros added an OTLP exporter of its own to the provider the instrumentation had installed)."""
+    instrument = str(Path(sys.executable).with_name("opentelemetry-instrument"))
+    env = {
+        "OTEL_TRACES_EXPORTER": "otlp",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint,
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+    }
+    server = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve", env=env, launcher=(instrument,))
+    try:
+        cycle_id = _dreamt(server.client("admin"))["cycle_id"]
+        wanted = {"cycle", *(f"phase {name}" for name in PHASES.names)}
+        deadline = time.monotonic() + 60
+        while True:
+            roots = [
+                s for s in collector.spans if s["name"] == "cycle" and s["attributes"].get("oneiros.cycle_id") == cycle_id
+            ]
+            traced = [s for s in collector.spans if roots and s["trace_id"] == roots[0]["trace_id"]]
+            if wanted <= {s["name"] for s in traced}:
+                break
+            assert time.monotonic() < deadline, (collector.spans, server.log.read_text()[-2000:])
+            time.sleep(0.2)
+        server.stop()  # the batch processor flushes what is left on the way out
+        ids = [s["span_id"] for s in collector.spans]
+        traced = [s for s in collector.spans if s["trace_id"] == roots[0]["trace_id"]]
+        assert ([], ["cycle"]) == (
+            sorted({i for i in ids if ids.count(i) > 1}),
+            [s["name"] for s in traced if s["parent_id"] is None],
+        )
+    finally:
+        server.stop()
