@@ -20,8 +20,8 @@ import pytest
 
 from oneiros.settings import PHASES
 from tests.server.conftest import start_server
-from tests.workers.conftest import _free_port
 from tests.server.test_rest import _dreamt, _episodes, _ok
+from tests.workers.conftest import _free_port
 from tests.workers.support import Workers, worker_command
 
 pytestmark = pytest.mark.timeout(180)
@@ -214,7 +214,9 @@ def test_under_opentelemetry_instrument_each_span_of_a_served_cycle_is_exported_
         deadline = time.monotonic() + 60
         while True:
             roots = [
-                s for s in collector.spans if s["name"] == "cycle" and s["attributes"].get("oneiros.cycle_id") == cycle_id
+                s
+                for s in collector.spans
+                if (s["name"], s["attributes"].get("oneiros.cycle_id")) == ("cycle", cycle_id)
             ]
             traced = [s for s in collector.spans if roots and s["trace_id"] == roots[0]["trace_id"]]
             if wanted <= {s["name"] for s in traced}:
