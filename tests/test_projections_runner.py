@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from oneiros._errors import ProjectionConflict, UnknownProjection
 from oneiros.events._types import DreamStart, Event
-from oneiros.projections._db import ProjectionDB, open_projection_db
+from oneiros.projections._db import Commit, ProjectionDB, open_projection_db
 from oneiros.projections._runner import ProjectionRunner, Rows, RunnerSettings, wait_for
 from oneiros.store._store import EventStore, Recorded, open_store
 from tests.conftest import postgres_url
@@ -108,6 +108,24 @@ def test_second_runner_cannot_commit_the_same_stretch(db: ProjectionDB) -> None:
         db.commit("audit", 0, 5, [("seen", "y", b"{}")])
     assert "projection 'audit' moved from position 0 to 3: another runner committed first" == str(caught.value)
     assert [("seen", "x", b"{}")] == db.scan("audit")
+
+
+def test_one_projection_moved_by_another_runner_stops_every_commit_made_with_it(db: ProjectionDB) -> None:
+    """A follower commits every projection of a stretch together: when another runner moved one of
+    them first, the commit raises naming it and writes nothing for any of them (the follower then
+    brings each up on its own)."""
+    db.commit("audit", 0, 3, [("seen", "x", b"{}")])
+    together = [Commit("starts", 0, 5, [("start", "a", b"{}")]), Commit("audit", 0, 5, [("seen", "y", b"{}")])]
+    with pytest.raises(ProjectionConflict) as caught:
+        db.commit_many(together)
+    assert "projection 'audit' moved from position 0 to 3: another runner committed first" == str(caught.value)
+    assert ([("seen", "x", b"{}")], [], {"audit": 3}) == (
+        db.scan("audit"),
+        db.scan("starts"),
+        db.positions(["audit", "starts"]),
+    )
+    db.commit_many([Commit("starts", 0, 5, [("start", "a", b"{}")]), Commit("audit", 3, 5, [("seen", "y", b"{}")])])
+    assert {"audit": 5, "starts": 5} == db.positions(["audit", "starts"])
 
 
 def test_unknown_projection_is_refused() -> None:

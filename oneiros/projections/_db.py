@@ -36,7 +36,7 @@ from oneiros._errors import InvalidStoreURL, ProjectionConflict
 from oneiros.store._presence import check_reachable
 from oneiros.store._urls import PostgresURL, parse_postgres_url
 
-__all__ = ["Okapi", "ProjectionDB", "RowWrite", "TermWrites", "default_projection_url", "open_projection_db"]
+__all__ = ["Commit", "Okapi", "ProjectionDB", "RowWrite", "TermWrites", "default_projection_url", "open_projection_db"]
 
 ROWS = "oneiros_projection_rows"
 TERMS = "oneiros_projection_terms"
@@ -44,6 +44,17 @@ TERMS = "oneiros_projection_terms"
 RowWrite = tuple[str, str, bytes | None]
 # (golem, term, doc) -> (tf, len, part) to write, or None to delete
 TermWrites = Mapping[tuple[str, str, int], tuple[int, int, int] | None]
+
+
+class Commit(NamedTuple):
+    """One projection's part of a commit: its rows and postings written, and its position moved
+    from ``expected`` (what it read from) to ``position``."""
+
+    projection: str
+    expected: int
+    position: int
+    writes: Sequence[RowWrite]
+    terms: TermWrites | None = None
 
 
 class Okapi(NamedTuple):
@@ -107,40 +118,66 @@ class ProjectionDB(TrackingRecorder):
         """The last log position the projection's rows include (0 when never built)."""
         return self.max_tracking_id(projection) or 0
 
+    def positions(self, projections: Sequence[str]) -> dict[str, int]:
+        """The position of each of ``projections`` (absent: never built), in one query."""
+        marks = ", ".join("?" * len(projections))
+        sql = self._sql(
+            f"SELECT application_name AS name, MAX(notification_id) AS position FROM {self.tracking_table} "
+            f"WHERE application_name IN ({marks}) GROUP BY application_name"
+        )
+        with self._transaction(commit=False) as c:
+            c.execute(sql, tuple(projections))
+            return {row["name"]: int(row["position"] or 0) for row in c.fetchall()}
+
     def commit(
         self, projection: str, expected: int, position: int, writes: Sequence[RowWrite], terms: TermWrites | None = None
     ) -> None:
         """Write ``writes`` (and the postings ``terms``) and move the position from ``expected`` to
         ``position``, all or nothing."""
-        upsert = self._sql(
-            f"INSERT INTO {self.rows_table} (projection, kind, key, data) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (projection, kind, key) DO UPDATE SET data = excluded.data"
-        )
-        delete = self._sql(f"DELETE FROM {self.rows_table} WHERE projection = ? AND kind = ? AND key = ?")
+        self.commit_many([Commit(projection, expected, position, writes, terms)])
+
+    def commit_many(self, commits: Sequence[Commit]) -> None:
+        """Several projections' commits in one transaction, all or nothing: ProjectionConflict,
+        naming the first projection another runner moved, and nothing written. A follower applies
+        each stretch of the log to every projection; one transaction for all of them rather than one
+        each made a one-event stretch about three times cheaper (benchmarks/server.py)."""
+        ordered = sorted(commits, key=lambda each: each.projection)  # locks taken in one order
         try:
             with self._transaction(commit=True) as c:
-                self._lock(c, projection)
-                found = self._current(c, projection)
-                if found != expected:
-                    raise ProjectionConflict(projection, expected, found)
-                # In key order: SQLite then fills its b-tree page after page rather than all over
-                # it, which made writing a projection's rows up to a third faster.
-                puts = sorted((projection, k, key, d) for k, key, d in writes if d is not None)
-                dels = [(projection, k, key) for k, key, d in writes if d is None]
-                if puts:
-                    c.executemany(upsert, puts)
-                if dels:
-                    c.executemany(delete, dels)
-                if terms:
-                    self._write_terms(c, projection, terms)
-                if position > expected:
-                    self._record_position(c, Tracking(projection, position))
+                for each in ordered:
+                    self._lock(c, each.projection)
+                    found = self._current(c, each.projection)
+                    if found != each.expected:
+                        raise ProjectionConflict(each.projection, each.expected, found)
+                for each in ordered:
+                    self._write(c, each)
         except OperationalError as exc:
             # SQLite: another process committed between this transaction's read and its write
             # (a stale snapshot cannot be upgraded), which is the same race the check above catches.
             if "locked" not in str(exc) and "busy" not in str(exc).lower():
                 raise
-            raise ProjectionConflict(projection, expected, self.position(projection)) from None
+            first = ordered[0].projection
+            raise ProjectionConflict(first, ordered[0].expected, self.position(first)) from None
+
+    def _write(self, c: Any, commit: Commit) -> None:
+        projection, writes = commit.projection, commit.writes
+        upsert = self._sql(
+            f"INSERT INTO {self.rows_table} (projection, kind, key, data) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (projection, kind, key) DO UPDATE SET data = excluded.data"
+        )
+        delete = self._sql(f"DELETE FROM {self.rows_table} WHERE projection = ? AND kind = ? AND key = ?")
+        # In key order: SQLite then fills its b-tree page after page rather than all over
+        # it, which made writing a projection's rows up to a third faster.
+        puts = sorted((projection, k, key, d) for k, key, d in writes if d is not None)
+        dels = [(projection, k, key) for k, key, d in writes if d is None]
+        if puts:
+            c.executemany(upsert, puts)
+        if dels:
+            c.executemany(delete, dels)
+        if commit.terms:
+            self._write_terms(c, projection, commit.terms)
+        if commit.position > commit.expected:
+            self._record_position(c, Tracking(projection, commit.position))
 
     def _write_terms(self, c: Any, projection: str, terms: TermWrites) -> None:
         gone = [(projection, golem, term, doc) for (golem, term, doc), v in terms.items() if v is None]

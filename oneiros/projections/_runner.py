@@ -16,13 +16,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 import msgspec
 
 from oneiros._errors import ProjectionConflict
 from oneiros.events._types import Event
-from oneiros.projections._db import ProjectionDB, RowWrite, TermWrites
+from oneiros.projections._db import Commit, ProjectionDB, RowWrite, TermWrites
 from oneiros.projections._follow import follow_log
 from oneiros.store._store import EventStore, Recorded, Tally
 
@@ -218,11 +218,11 @@ class _Held:
 _Apply = Callable[[Recorded, Rows], None]
 
 
-def _applier(projection: Projection) -> tuple[_Apply, _Held | None]:
-    """``projection.apply``, or for a batching projection what holds its events, and the holder
+def _applier(projection: Projection, batching: bool) -> tuple[_Apply, _Held | None]:
+    """``projection.apply``, or for a ``batching`` projection what holds its events, and the holder
     that :meth:`ProjectionRunner._commit` flushes."""
-    if isinstance(projection, BatchingProjection):
-        held = _Held(projection)
+    if batching:
+        held = _Held(cast("BatchingProjection", projection))  # the runner checked it once
         return held.add, held
     return projection.apply, None
 
@@ -248,6 +248,8 @@ class ProjectionRunner:
         self.on_commit = on_commit
         self._types = {p.name: frozenset(p.types) for p in self.projections}
         self._layouts: dict[str, int] = {p.name: getattr(p, "layout", 0) for p in self.projections}
+        # Once: an isinstance of a runtime-checkable Protocol inspects the class each time (40 us).
+        self._batching = {p.name: isinstance(p, BatchingProjection) for p in self.projections}
         self._renewed = False
 
     def _renew(self) -> None:
@@ -291,7 +293,7 @@ class ProjectionRunner:
         and have not seen it yet, and all of them commit at the same batch ends."""
         kept = self.settings.kept_rows
         rows = {p.name: Rows(self.db, p.name, empty=starts[p.name] == 0, kept=kept) for p in projections}
-        appliers = {p.name: _applier(p) for p in projections}
+        appliers = {p.name: _applier(p, self._batching[p.name]) for p in projections}
         held = {name: holder for name, (_apply, holder) in appliers.items()}
         by_type: dict[type[Event], list[tuple[int, _Apply, Rows]]] = {}
         every = [(starts[p.name], appliers[p.name][0], rows[p.name]) for p in projections if not p.types]
@@ -338,7 +340,7 @@ class ProjectionRunner:
             return self._advance_tallying(projection, rows, start, target, stop=stop)
         committed = start
         batch = self.settings.batch_events
-        apply, held = _applier(projection)
+        apply, held = _applier(projection, self._batching[projection.name])
         records = self.store.read_all(after=start, until=target, types=projection.types)
         for applied, record in enumerate(records, start=1):
             apply(record, rows)
@@ -371,11 +373,18 @@ class ProjectionRunner:
         return committed
 
     def _commit(self, name: str, expected: int, position: int, rows: Rows, held: _Held | None = None) -> None:
+        self.db.commit_many([self._prepared(name, expected, position, rows, held)])
+        self._committed(name, position, rows)
+
+    def _prepared(self, name: str, expected: int, position: int, rows: Rows, held: _Held | None) -> Commit:
+        """What projection ``name`` writes to move from ``expected`` to ``position``."""
         if held is not None:
             held.flush(rows)
         if expected == 0 and self._layouts.get(name):
             rows.put("layout", "", _Layout(layout=self._layouts[name]))
-        self.db.commit(name, expected, position, rows.writes(), rows.term_writes())
+        return Commit(name, expected, position, rows.writes(), rows.term_writes())
+
+    def _committed(self, name: str, position: int, rows: Rows) -> None:
         rows.committed()
         if self.on_commit is not None:
             self.on_commit(name, position)
@@ -383,31 +392,43 @@ class ProjectionRunner:
     def take(self, batch: Sequence[Recorded]) -> None:
         """Apply a stretch of the log a subscription delivered; each projection records its end.
 
-        A projection another runner moved meanwhile (a conflict, or a position short of the
-        batch's start) is brought up from the store instead, so nothing is applied twice or skipped.
+        Every projection that stood where the stretch begins commits in one transaction. One that
+        another runner moved meanwhile (a conflict, or a position short of the stretch's start) is
+        brought up from the store on its own instead, so nothing is applied twice or skipped.
         """
         self._renew()
         first, last = batch[0].position, batch[-1].position
+        at = self.db.positions([p.name for p in self.projections])
+        together: list[tuple[Projection, Rows, _Held | None, int]] = []
+        alone: list[Projection] = []
         for projection in self.projections:
+            start = at.get(projection.name, 0)
+            if start >= last:
+                continue
+            if start < first - 1:
+                alone.append(projection)
+                continue
+            types = self._types[projection.name]
+            rows = Rows(self.db, projection.name, empty=start == 0, kept=self.settings.kept_rows)
+            apply, held = _applier(projection, self._batching[projection.name])
+            for record in batch:
+                # No types reads every event, as the store's read does.
+                if record.position > start and (not types or type(record.event) in types):
+                    apply(record, rows)
+            together.append((projection, rows, held, start))
+        try:
+            commits = [self._prepared(p.name, start, last, rows, held) for p, rows, held, start in together]
+            self.db.commit_many(commits)
+        except ProjectionConflict:
+            alone = [p for p, *_ in together] + alone
+        else:
+            for projection, rows, _held, _start in together:
+                self._committed(projection.name, last, rows)
+        for projection in alone:
             try:
-                start = self.db.position(projection.name)
-                if start >= last:
-                    continue
-                if start < first - 1:
-                    start = self._advance(projection, first - 1)
-                types = self._types[projection.name]
-                rows = Rows(self.db, projection.name, empty=start == 0, kept=self.settings.kept_rows)
-                apply, held = _applier(projection)
-                for record in batch:
-                    # No types reads every event, as the store's read does.
-                    if record.position > start and (not types or type(record.event) in types):
-                        apply(record, rows)
-                self._commit(projection.name, start, last, rows, held)
+                self._advance(projection, last)
             except ProjectionConflict:
-                try:
-                    self._advance(projection, last)
-                except ProjectionConflict:
-                    continue  # the other runner is ahead and carries on; so will this one
+                continue  # the other runner is ahead and carries on; so will this one
 
     def rebuild(self, name: str | None = None, until: int | None = None) -> dict[str, int]:
         """Drop projection ``name`` (every one if None) and build it again, to ``until`` if given."""
