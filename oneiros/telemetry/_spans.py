@@ -73,8 +73,15 @@ _UNRECORDED = _Unrecorded()
 
 
 def tracing_on() -> bool:
-    """Whether this process traces: OpenTelemetry's API is loaded (by oneiros or by the application)."""
-    return "opentelemetry.trace" in sys.modules
+    """Whether this process records spans: OpenTelemetry's API is loaded and a tracer provider is
+    installed (by oneiros or by the application). Until one is, a span records nothing, and making
+    one only costs: a library can load the API without tracing anything (the MCP SDK does, so
+    every request of an untraced server made spans that went nowhere)."""
+    if "opentelemetry.trace" not in sys.modules:
+        return False
+    from opentelemetry import trace  # noqa: PLC0415 - loaded already
+
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
 def _has_destination(settings: TracingSettings) -> bool:
