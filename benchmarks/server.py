@@ -17,10 +17,16 @@ Writes (issue 30), on a fresh store of each backend:
 
 - write p50 of ``POST /golems/{id}/episodes`` (one episode) against the same append through the
   Python API in this process (``Golems.record_episodes``), interleaved in each round: the server
-  answers once the append committed, so the ratio is HTTP, auth and JSON over the append itself;
+  answers once the append committed, so the ratio is HTTP, auth and JSON over the append itself.
+  The client is a keep-alive ``http.client`` connection (``Lean``: its own cost is about 0.1 ms a
+  request); the same from httpx (0.4 ms of its own) is reported beside it (``*_httpx``);
 - writes/s with 1, 2 and 3 server processes on one PostgreSQL store, each server written by a
   client process of ``--writers`` threads (a golem each) for ``--seconds``; the first server
   follows the log, the others serve from the projections it keeps (``server.follow = false``).
+  Twice: uncapped, and with each server capped to ``--server-cores`` of CPU by a cgroup (``*_capped``,
+  where this process may write cgroups, as root): on a two-core machine one uncapped server, its
+  client and PostgreSQL already take the whole CPU, so only capped servers, each standing for a
+  server on a small machine of its own, can show whether more servers add throughput.
 
 Figures are medians over ``--runs`` rounds. Goals (issue 13): p50 <= 5 ms for the reads; SSE p50
 <= 50 ms on SQLite, <= 10 ms on PostgreSQL. Goals (issue 30): write p50 <= 2x the Python API's;
