@@ -42,6 +42,7 @@ import http.client
 import json
 import multiprocessing
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -70,8 +71,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _free_port() -> int:
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -285,9 +284,9 @@ class Lean:
     process about 0.1 ms, where httpx's costs 0.4 ms (measured here against a bare uvicorn app), so
     the server's share of a round trip is what the figures show."""
 
-    def __init__(self, served: Served) -> None:
-        self.connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=60)
-        self.headers = {**served.headers, "Content-Type": "application/json"}
+    def __init__(self, port: int, headers: dict[str, str]) -> None:
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.headers = {**headers, "Content-Type": "application/json"}
 
     def get(self, path: str) -> int:
         self.connection.request("GET", path, headers=self.headers)
@@ -305,18 +304,47 @@ class Lean:
         self.connection.close()
 
 
+class Floor:
+    """``benchmarks/_floor_app.py`` on uvicorn over the same store: the least a Python server can
+    do to record an episode (no auth, routing, follower or consistency), as a floor."""
+
+    def __init__(self, store_url: str, work: Path) -> None:
+        self.port = _free_port()
+        env = {**os.environ, "FLOOR_STORE": store_url, "PYTHONPATH": str(ROOT)}
+        command = [sys.executable, "-m", "uvicorn", "benchmarks._floor_app:app", "--port", str(self.port)]
+        self.log = (work / "floor.log").open("wb")
+        self.proc = subprocess.Popen([*command, "--log-level", "warning"], cwd=ROOT, env=env, stderr=self.log)
+        deadline = time.perf_counter() + 60
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    break
+            except OSError:
+                if self.proc.poll() is not None or time.perf_counter() > deadline:
+                    raise RuntimeError((work / "floor.log").read_text()) from None
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+        self.log.close()
+
+
 def write_latency(store_url: str, work: Path, samples: int, runs: int) -> dict[str, float]:
     """p50 ms of one episode POSTed to a server (from the lean client, and from httpx) against the
-    same append through the Python API, and ``GET /healthz`` on the same connection (the floor HTTP
-    and auth set), interleaved; medians over ``runs`` rounds."""
+    same append through the Python API, ``GET /healthz`` on the same connection (the floor HTTP
+    and auth set) and the same POST to the floor app (``Floor``), interleaved; medians over
+    ``runs`` rounds."""
     store = open_store(store_url)
     served = Served(store_url, work)
-    lean = Lean(served)
-    kinds = ("server", "api", "healthz", "server_httpx", "healthz_httpx")
+    floor = Floor(store_url, work)
+    lean, lean_floor = Lean(served.port, served.headers), Lean(floor.port, {})
+    kinds = ("server", "api", "healthz", "server_httpx", "healthz_httpx", "floor")
     p50s: dict[str, list[float]] = {kind: [] for kind in kinds}
     try:
         golems = Golems(store)
         golems.create("api")
+        golems.create("floor")
         with httpx.Client(base_url=served.url, headers=served.headers, timeout=60) as client:
             assert client.post("/api/v1/golems", json={"golem_id": "http"}).status_code == 201
             tick = 0
@@ -341,10 +369,16 @@ def write_latency(store_url: str, work: Path, samples: int, runs: int) -> dict[s
                     assert answer.status_code == 201, answer.text
                     episode = msgspec.convert(_episode(tick), Episode)
                     timed("api", golems.record_episodes, "api", [episode])
+                    status = timed(
+                        "floor", lean_floor.post, "/api/v1/golems/floor/episodes", {"episodes": [_episode(tick)]}
+                    )
+                    assert status == 201, status
                 for kind, values in times.items():
                     p50s[kind].append(_percentiles(values)[0])
     finally:
         lean.close()
+        lean_floor.close()
+        floor.stop()
         served.stop()
         store.close()
     p50 = {kind: statistics.median(values) for kind, values in p50s.items()}
@@ -358,6 +392,8 @@ def write_latency(store_url: str, work: Path, samples: int, runs: int) -> dict[s
         "ratio_beyond_http": round(max(p50["server"] - p50["healthz"], 0.0) / api, 2),
         "server_httpx_p50_ms": round(p50["server_httpx"], 2),
         "ratio_httpx": round(p50["server_httpx"] / api, 2),
+        "floor_p50_ms": round(p50["floor"], 2),
+        "floor_ratio": round(p50["floor"] / api, 2),
     }
 
 
