@@ -84,7 +84,10 @@ class Recording(Core):
             return appended
 
         request = ("record_episodes", chosen)
-        return once(self.store, self.deps, golem_id, idempotency_key, request=request, kind=Appended, run=record)
+        return once(
+            self.store, self.deps, golem_id, idempotency_key, request=request, kind=Appended, run=record,
+            rebuild=Appended.of,
+        )  # fmt: skip
 
     def import_episodes(
         self,
@@ -126,7 +129,10 @@ class Recording(Core):
             return appended
 
         request = ("record_activity", [kind, detail])
-        return once(self.store, self.deps, golem_id, idempotency_key, request=request, kind=Appended, run=record)
+        return once(
+            self.store, self.deps, golem_id, idempotency_key, request=request, kind=Appended, run=record,
+            rebuild=Appended.of,
+        )  # fmt: skip
 
     def record_outcome(
         self, golem_id: str, outcome: OutcomeInput, *, explain: bool = False, idempotency_key: str | None = None

@@ -5,7 +5,9 @@ The stream ``<golem>:idempotency:<digest of the key>`` holds version 1, the key 
 asked (a digest of it), written with the request's own events, so a key is recorded if and only if
 they are; the stream's version 1 can be taken once, so of two servers handling the same key one
 appends and the other conflicts. Version 2 holds the answer the first request got, once it has one:
-a retry gets it back rather than running again.
+a retry gets it back rather than running again. A write whose answer is only the events it wrote
+(episodes, activity) can have that answer rebuilt from the log if its first request stopped before
+version 2 was written: version 1 says how many of the events just before it were that write.
 """
 
 from __future__ import annotations
@@ -37,3 +39,7 @@ class IdempotencyKeyUsed(Event, frozen=True, kw_only=True):
     """SHA-256 of the operation and its arguments: the same key with another request is refused."""
     status: int = 0
     answer: str = ""
+    rode: int = 0
+    """Version 1: how many events of the request's write came just before this one in its
+    transaction (0: none, or recorded before ``rode`` existed). They are the write a retry finds
+    when its first request stopped before answering, and its answer is rebuilt from them."""

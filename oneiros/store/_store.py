@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import TracebackType
@@ -29,6 +29,7 @@ __all__ = [
     "EventStore",
     "LogSubscription",
     "Recorded",
+    "Rider",
     "StreamAppend",
     "Tally",
     "decode_rows",
@@ -172,14 +173,19 @@ class LogSubscription:
         return _decode(n.id, n.originator_version, n.topic, n.state)
 
 
-_RIDERS: ContextVar[list[StreamAppend] | None] = ContextVar("oneiros_riders", default=None)
+Rider = StreamAppend | Callable[[int], StreamAppend]
+"""An append that joins another transaction: as it is, or made once the number of events it rides
+behind is known (they lie just before it in the log)."""
+
+_RIDERS: ContextVar[list[Rider] | None] = ContextVar("oneiros_riders", default=None)
 
 
 @contextmanager
-def riding(append: StreamAppend) -> Iterator[list[StreamAppend]]:
+def riding(append: Rider) -> Iterator[list[Rider]]:
     """Within the block, ``append`` joins the next transaction this context writes (to any store),
-    all of it or none of it; the list yielded is empty once it has been written."""
-    riders = [append]
+    after that transaction's own events, all of it or none of it; the list yielded is empty once it
+    has been written."""
+    riders: list[Rider] = [append]
     token = _RIDERS.set(riders)
     try:
         yield riders
@@ -229,7 +235,7 @@ class EventStore:
         riders = _RIDERS.get()
         own = sum(len(append.items) for append in appends)
         if riders:
-            appends = [*appends, *riders]
+            appends = [*appends, *(rider(own) if callable(rider) else rider for rider in riders)]
         stored: list[StoredTuple] = []
         add = stored.append
         for append in appends:

@@ -153,3 +153,56 @@ def test_mcp_and_the_python_api_take_the_key_too(tmp_path: Path) -> None:
             app.record_episodes("g1", episodes_from_dicts([{"tick": 9, "summary": "x"}]), idempotency_key="m1")
         recorded = [r for r in opened.read_stream("g1") if r.event.type_name == "EpisodeRecorded"]
         assert 1 == len(recorded)
+
+
+class _Killed(BaseException):
+    """What a SIGKILL leaves behind: the request stops where it is, nothing after runs."""
+
+
+def test_a_retry_gets_the_answer_its_first_request_died_before_giving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process records episodes and activity with keys and dies between the write (the key rides
+    in its transaction) and storing the answer. Retried through a server on that store: each
+    answers 201 at once with the positions the first write took, and nothing is appended again
+    (before, a retry waited 10 s for an answer that never came, then got 409)."""
+    store = f"sqlite:///{tmp_path}/events.db"
+    with open_store(store) as opened:
+        app = Oneiros(opened, load_config())
+        app.create_golem("g1")
+        appended = opened.append
+
+        def dies_before_answering(golem_id: str, expected_version: int, items: Any) -> Any:
+            if ":idempotency:" in golem_id and expected_version == 1:
+                raise _Killed
+            return appended(golem_id, expected_version, items)
+
+        monkeypatch.setattr(opened, "append", dies_before_answering)
+        episodes = episodes_from_dicts([dict(_EPISODE["episodes"][0], tick=t) for t in (7, 8)])
+        with pytest.raises(_Killed):
+            app.record_episodes("g1", episodes, idempotency_key="died-1")
+        with pytest.raises(_Killed):
+            app.record_activity("g1", "message", "hello", idempotency_key="died-2")
+        written = [r for r in opened.read_stream("g1") if r.event.type_name in ("EpisodeRecorded", "ActivityRecorded")]
+        head = opened.head()
+    server = start_server(store, tmp_path / "serve")
+    try:
+        http = server.client("write")
+        body = {"episodes": [dict(_EPISODE["episodes"][0], tick=t) for t in (7, 8)]}
+        started = time.monotonic()
+        again = _post(http, "/golems/g1/episodes", body, "died-1")
+        activity = _post(http, "/golems/g1/activity", {"kind": "message", "detail": "hello"}, "died-2")
+        waited = time.monotonic() - started
+        assert head == _head(server)
+    finally:
+        server.stop()
+    positions = [r.position for r in written]
+    assert (201, {"appended": 2, "positions": positions[:2], "position": positions[1]}) == (
+        again.status_code,
+        again.json(),
+    )
+    assert (201, {"appended": 1, "positions": positions[2:], "position": positions[2]}) == (
+        activity.status_code,
+        activity.json(),
+    )
+    assert waited < 5, waited
