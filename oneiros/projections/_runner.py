@@ -267,7 +267,8 @@ class ProjectionRunner:
         return self.db.position(name)
 
     def low_position(self) -> int:
-        return min((self.db.position(p.name) for p in self.projections), default=0)
+        at = self.db.positions([p.name for p in self.projections])
+        return min((at.get(p.name, 0) for p in self.projections), default=0)
 
     def catch_up(self, until: int | None = None, stop: threading.Event | None = None) -> dict[str, int]:
         """Bring every projection to the head (or to ``until``); returns their positions. Once
@@ -276,7 +277,8 @@ class ProjectionRunner:
         self._renew()
         head = self.store.head()
         target = head if until is None else min(until, head)
-        starts = {p.name: self.db.position(p.name) for p in self.projections}
+        at = self.db.positions([p.name for p in self.projections])
+        starts = {p.name: at.get(p.name, 0) for p in self.projections}
         behind = [p for p in self.projections if starts[p.name] < target]
         if len(behind) > 1:
             self._advance_together(behind, starts, target, stop)
@@ -326,10 +328,12 @@ class ProjectionRunner:
         rows: dict[str, Rows],
         held: dict[str, _Held | None],
     ) -> None:
-        for p in projections:
-            if position > committed[p.name]:
-                self._commit(p.name, committed[p.name], position, rows[p.name], held[p.name])
-                committed[p.name] = position
+        moving = [p.name for p in projections if position > committed[p.name]]
+        commits = [self._prepared(name, committed[name], position, rows[name], held[name]) for name in moving]
+        self.db.commit_many(commits)
+        for name in moving:
+            self._committed(name, position, rows[name])
+            committed[name] = position
 
     def _advance(self, projection: Projection, target: int, stop: threading.Event | None = None) -> int:
         start = self.db.position(projection.name)

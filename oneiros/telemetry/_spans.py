@@ -77,11 +77,23 @@ def tracing_on() -> bool:
     installed (by oneiros or by the application). Until one is, a span records nothing, and making
     one only costs: a library can load the API without tracing anything (the MCP SDK does, so
     every request of an untraced server made spans that went nowhere)."""
+    if _recording:
+        return True
     if "opentelemetry.trace" not in sys.modules:
         return False
     from opentelemetry import trace  # noqa: PLC0415 - loaded already
 
-    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    return _recorded(not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider))
+
+
+_recording = False
+"""Whether a tracer provider was seen installed: it is set once per process, so once is enough."""
+
+
+def _recorded(installed: bool) -> bool:
+    global _recording  # noqa: PLW0603 - a fact about the process, learnt once
+    _recording = installed
+    return installed
 
 
 def _has_destination(settings: TracingSettings) -> bool:
