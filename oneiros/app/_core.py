@@ -224,11 +224,10 @@ class Core:
                 return name, at, position
         if processes:
             target = max(target, self.store.head())
-        db = self.projections.db
+        positions = self.projections.db.positions(names)
         for name in names:
-            at = db.position(name)
-            if at < target:
-                return name, at, target
+            if (reached := positions.get(name, 0)) < target:
+                return name, reached, target
         return None
 
     def rebuild(self, name: str | None = None, until: int | None = None) -> dict[str, int]:
