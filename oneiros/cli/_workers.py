@@ -13,6 +13,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
 
+import msgspec
 import typer
 from rich.markup import escape
 
@@ -103,6 +104,10 @@ def worker(
     flag(flags, "log.format", log_format, "--log-format")
     rq_flag(flags, settings)
     effective = load(config, preset, flags)
+    if not effective.queue and effective.server.queue:
+        # A file that names only the queue `oneiros serve` hands its cycles to: that is the queue
+        # its workers serve (the worker refused it, found walking a server with workers).
+        effective = msgspec.structs.replace(effective, queue=effective.server.queue)
     if not effective.queue:
         raise fail(ConfigError("no queue configured: set --queue, ONEIROS_QUEUE or `queue` in oneiros.toml"))
     try:

@@ -210,6 +210,24 @@ def test_a_worker_without_a_queue_says_which_settings_name_one(monkeypatch: pyte
     assert expected == " ".join(result.output.split())
 
 
+def test_a_worker_serves_the_queue_the_server_hands_its_cycles_to(
+    redis_url: str, sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An oneiros.toml naming only ``server.queue`` (the queue `oneiros serve` enqueues cycles on):
+    `oneiros worker --burst` on it serves that queue, finds no job and exits 0, rather than saying
+    no queue is configured."""
+    from typer.testing import CliRunner
+
+    from oneiros.cli import app
+
+    monkeypatch.delenv("ONEIROS_QUEUE", raising=False)
+    open_store(sqlite_url).close()  # a worker serves a store that exists
+    config = tmp_path / "oneiros.toml"
+    config.write_text(f'store = "{sqlite_url}"\n\n[server]\nqueue = "{redis_url}"\n')
+    result = CliRunner().invoke(app, ["worker", "--burst", "--config", str(config)])
+    assert (0, "no phase job was waiting") == (result.exit_code, " ".join(result.output.split()))
+
+
 def test_a_cycle_recorded_before_settings_runs_with_the_workers_own(
     redis_url: str, sqlite_url: str, tmp_path: Path
 ) -> None:
