@@ -38,6 +38,7 @@ import msgspec
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import Callback, Queue, Retry, SimpleWorker, Worker
 from rq.job import Job, JobStatus, get_current_job
 
@@ -406,11 +407,32 @@ class _PhaseWorkerMixin:
     def execute_job(self, job: Job, queue: Queue) -> None:
         try:
             super().execute_job(job, queue)  # type: ignore[misc]  # the mixin precedes an RQ worker class
-        except RedisConnectionError as exc:
+        except (RedisConnectionError, RedisTimeoutError) as exc:
             # RQ's bookkeeping after the job could not reach Redis (restarted, or gone). The phase's
             # events are committed or not, as the log says; the reconciler resumes what is left.
             _log.warning("job %s: queue unreachable after the job (%s); waiting for it", job.id, exc)
             self._wait_for_redis()
+
+    # RQ retries a dequeue that cannot connect, but quits its work loop, exit status 0, on a Redis
+    # *timeout*: what a restarted Redis gave a worker's heartbeat or blocking pop now and then (the
+    # liveness test saw a worker quit). Both calls wait for Redis and try again instead.
+
+    def dequeue_job_and_maintain_ttl(self, timeout: int | None, max_idle_time: int | None = None) -> Any:
+        while True:
+            try:
+                return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)  # type: ignore[misc]
+            except RedisTimeoutError as exc:
+                _log.warning("queue timed out while waiting for a job (%s); waiting for it", exc)
+                self._wait_for_redis()
+
+    def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
+        while True:
+            try:
+                super().heartbeat(timeout, pipeline)  # type: ignore[misc]
+                return
+            except RedisTimeoutError as exc:
+                _log.warning("queue timed out on the worker's heartbeat (%s); waiting for it", exc)
+                self._wait_for_redis()
 
     def _wait_for_redis(self) -> None:
         pause = 0.5

@@ -21,12 +21,15 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import msgspec
 import pytest
 from redis import Redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from oneiros import Golems, open_store
 from oneiros.events._liveness import PhaseResumed
@@ -40,6 +43,7 @@ from oneiros.settings._runtime import RqSettings
 from oneiros.store._leases import open_leases
 from oneiros.store._store import EventStore
 from oneiros.workers._dispatch import RqExecutor
+from oneiros.workers._rq import SimplePhaseWorker
 from tests.conftest import postgres_url
 from tests.projections_support import assert_rows_equal_a_rebuild
 from tests.workers.conftest import RedisServer
@@ -141,6 +145,34 @@ def _mid_nrem(store: EventStore, golem_id: str) -> bool:
     return any(isinstance(r.event, GenerationRecorded) and r.event.phase == "nrem" for r in records)
 
 
+def test_a_worker_waits_out_a_redis_timeout_rather_than_quitting(redis_server: RedisServer) -> None:
+    """A Redis that stops answering for 1.5 s (its process SIGSTOPped, then SIGCONTed) times out a
+    worker's heartbeat and its blocking pop: RQ's own loop quits on such a timeout (exit status 0,
+    the worker gone, as the Redis-restart test once saw). The phase worker waits for Redis and
+    carries on: the heartbeat returns, and the pop finds the queue empty."""
+    assert redis_server.proc is not None
+    pid = redis_server.proc.pid
+    # No retries of redis-py's own (ten by default, which outlast a short stall): the timeout
+    # reaches the worker.
+    connection = Redis.from_url(redis_server.url, retry=Retry(NoBackoff(), 0))
+    worker = SimplePhaseWorker(["phases"], connection=connection)
+    # RQ raised the socket timeout above its blocking pop's; a stall longer than that is what a
+    # worker meets when Redis stops answering. 0.2 s stands for it here.
+    connection.connection_pool.connection_kwargs["socket_timeout"] = 0.2
+    connection.connection_pool.reset()  # connections made from now on take it
+    # A pop that does not block (None, as in burst mode): a blocking one outlasts the 0.2 s timeout.
+    for call in (worker.heartbeat, lambda: worker.dequeue_job_and_maintain_ttl(None)):
+        os.kill(pid, signal.SIGSTOP)
+        resume = threading.Timer(1.5, os.kill, (pid, signal.SIGCONT))
+        resume.start()
+        started = time.monotonic()
+        try:
+            answer = call()
+        finally:
+            resume.join()
+        assert (None, True) == (answer, time.monotonic() - started >= 1.0)
+
+
 def test_cycles_caught_by_a_redis_restart_resume_within_a_minute(
     redis_server: RedisServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -165,7 +197,7 @@ def test_cycles_caught_by_a_redis_restart_resume_within_a_minute(
         redis_server.start()
         back = time.time()
         _wait(lambda: not _dreaming(golems, ids), 120, "cycles still dreaming after Redis came back", follower)
-        exited = [(p.args[-1] if False else p.pid, p.returncode) for p in workers.procs if p.poll() is not None]
+        exited = [(p.pid, p.returncode) for p in workers.procs if p.poll() is not None]
         assert [] == exited, "a worker exited when Redis went away"
     finally:
         workers.stop()
