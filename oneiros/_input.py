@@ -20,7 +20,8 @@ a value nested past this was made to exhaust the reader."""
 
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError)
 """What msgspec raises on bytes it cannot read: invalid UTF-8 escapes as ``UnicodeDecodeError``
-and nesting past the interpreter's recursion limit as ``RecursionError``, neither a DecodeError."""
+before msgspec 0.23 (a ``DecodeError`` from 0.23 on), and nesting past the interpreter's recursion
+limit as ``RecursionError``, not a DecodeError."""
 
 # A high surrogate escape with no low one after it, or a low one with no high one before it.
 _HIGH, _LOW = rb"\\u[dD][89abAB][0-9a-fA-F]{2}", rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
@@ -30,12 +31,15 @@ _LONE = re.compile(_HIGH + b"(?!" + _LOW + b")|(?<!" + _HIGH + b")" + _LOW)
 def decode_problem(exc: BaseException, raw: bytes) -> str | None:
     """Why ``raw`` is malformed rather than merely invalid, when ``exc`` (one of
     :data:`DECODE_ERRORS`) says it is: not UTF-8, a lone surrogate, too deep; else None."""
-    if isinstance(exc, UnicodeDecodeError):
-        # msgspec's offset is within the string it decoded, not the body: find the byte again.
+    if isinstance(exc, UnicodeDecodeError | msgspec.DecodeError):
+        # msgspec before 0.23 raised UnicodeDecodeError with an offset within the string it decoded,
+        # not the body; 0.23 raises a DecodeError ("Invalid UTF-8 encoded string") with no offset at
+        # all. Either way the body itself says where its first bad byte is.
         try:
             raw.decode()
         except UnicodeDecodeError as whole:
             return f"not UTF-8: byte 0x{raw[whole.start]:02x} at offset {whole.start}"
+    if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8: {exc.reason}"  # pragma: no cover - the decoder found a byte the codec did not
     if isinstance(exc, RecursionError):
         return "nested too deep to read"
