@@ -1,5 +1,7 @@
 """What every use case of the application layer stands on: the store, the config, the projections
-and how they are kept up with the log, and the golems' commands."""
+and how they are kept up with the log, and the golems' commands. One :class:`Core` per
+:class:`~oneiros.app.Oneiros`, shared by the parts it composes (never a base class: the parts call
+it, and the concerns they declare, ``oneiros.app._concerns``, call it for them)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, TypeVar
 
 from oneiros._deps import Deps
 from oneiros._errors import CycleNotFound, GolemNotFound, ProjectionBehind, ProjectionConflict
@@ -17,12 +18,13 @@ from oneiros.config._load import OneirosConfig, load_config
 from oneiros.daemon._catch_up import follow, update
 from oneiros.fsm._service import Golems
 from oneiros.health._health import PROCESS_NAME as HEALTH_PROCESS
+from oneiros.health._health import HealthProcess
 from oneiros.projections._db import default_projection_url, open_projection_db
 from oneiros.projections._index import golem_dreams, journal_entry, staged_entries
 from oneiros.projections._journal import JournalEntry
 from oneiros.projections._service import Projections, ProjectionSettings, VerifyResult
 from oneiros.projections._staging import StagedEntry
-from oneiros.store._store import EventStore, open_store
+from oneiros.store._store import EventStore, open_store, watching
 from oneiros.validation._review import Feedback
 from oneiros.validation._sweep import PROCESS_NAME as STAGING_PROCESS
 from oneiros.validation._sweep import StagingProcess
@@ -36,7 +38,10 @@ Progress = Callable[[], AbstractContextManager[Callable[[str, int], None] | None
 """Made around each catch-up: a context that gives what hears each step (what is moving, and the
 log position it reached), or None. ``oneiros`` draws its progress bar with one."""
 
+_T = TypeVar("_T")
 _SETTLE_ATTEMPTS = 20
+"""How many times a catch-up starts again from where another process left the read models before
+it gives up (ProjectionConflict): a follower that keeps committing first is not caught up with."""
 # A follower of another process moves shared projections without waking this one: look again this
 # often while a read waits for a position.
 _LOOK_AGAIN_SECONDS = 0.02
@@ -59,7 +64,8 @@ class Consistency:
 
 
 class Core:
-    """The store and config an application works on, and the read models beside the store.
+    """The store and config an application works on, the read models beside the store, and each
+    thread's golem commands.
 
     ``catch_up`` says who keeps the read models up with the log: with True (the default; the
     command line, a script) each read first brings the validation sweep and the projections it
@@ -74,13 +80,14 @@ class Core:
 
     def __init__(
         self,
-        store: str | EventStore | None = None,
-        config: OneirosConfig | None = None,
+        store: str | EventStore | None,
+        config: OneirosConfig | None,
         *,
-        deps: Deps | None = None,
-        projections: str | None = None,
-        catch_up: bool = True,
-        progress: Progress | None = None,
+        deps: Deps | None,
+        projections: str | None,
+        catch_up: bool,
+        progress: Progress | None,
+        golems: Callable[[EventStore], Golems],
     ) -> None:
         self.config = config if config is not None else load_config()
         self._owned = not isinstance(store, EventStore)
@@ -88,6 +95,7 @@ class Core:
         self.deps = deps if deps is not None else Deps(seed=self.config.cycle.seed or 0)
         self.catch_up = catch_up
         self.progress = progress
+        self._make_golems = golems
         self._projections_url = projections
         self._projections: Projections | None = None
         # One thread of this process settles the projections at a time.
@@ -98,8 +106,6 @@ class Core:
         # Each thread its own golems and folds: they cache what they read, and are not shared.
         self._local = threading.local()
 
-    # -- lifetime ---------------------------------------------------------------------------
-
     def close(self) -> None:
         """Close the projections, and the store if this application opened it."""
         if self._projections is not None:
@@ -107,14 +113,6 @@ class Core:
             self._projections = None
         if self._owned:
             self.store.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     # -- the read models ----------------------------------------------------------------------
 
@@ -140,15 +138,23 @@ class Core:
         projections ``reads`` (every one if none) to the log head. The one place writes and reads
         wait for the read models; ``on_progress`` hears what is moving and the position it reached."""
         with self._moving, self._progress(on_progress) as hear:
-            for _attempt in range(_SETTLE_ATTEMPTS):
-                try:
-                    if sweep:
-                        update(self.projections, self.config.staging, self.config.health, reads, hear)
-                    else:
-                        self.projections.update(reads, hear)
-                    return
-                except ProjectionConflict:
-                    continue  # another process moved them first; catch up from where it got
+            if sweep:
+                _settled(lambda: update(self.projections, self.config.staging, self.config.health, reads, hear))
+            else:
+                _settled(lambda: self.projections.update(reads, hear))
+
+    def health_process(self) -> HealthProcess:
+        """The staging and health processes brought to the head (each decision once, as every
+        reading command does); the health process, which holds what the alarms judge."""
+
+        def validated() -> HealthProcess:
+            StagingProcess(self.store, self.config.staging).catch_up()
+            process = HealthProcess(self.store, self.config.health)
+            process.catch_up()
+            return process.loaded()
+
+        with self._moving:
+            return _settled(validated)
 
     @contextmanager
     def _progress(self, given: Callable[[str, int], None] | None) -> Iterator[Callable[[str, int], None] | None]:
@@ -243,7 +249,7 @@ class Core:
         self.settle()
         return self.projections.verify()
 
-    def _fresh(self, *reads: str, sweep: bool = True) -> None:
+    def fresh(self, *reads: str, sweep: bool = True) -> None:
         """Before a read of ``reads``: caught up here, unless a follower keeps them up; then up to
         the position the call asked for."""
         if self.catch_up:
@@ -253,40 +259,52 @@ class Core:
         if held is not None:
             self._await(reads, held.floor, sweep=sweep)
 
-    def _written(self, position: int, *reads: str, shown: bool = True) -> None:
+    def written(self, position: int, *reads: str, shown: bool = True) -> None:
         """After a write that reached log position ``position``: the projections ``reads`` (every
         one if none) caught up to it, or, where a follower serves reads, the call's reads to come
         will include it, and those the answer shows (``shown``) have reached it."""
-        held: Consistency | None = getattr(self._local, "consistency", None)
-        if held is not None:
-            held.wrote(position)
+        self._wrote(position)
         if self.catch_up:
             self.settle(reads)
         elif shown:
             self._await(reads, position)
 
+    def _wrote(self, position: int) -> None:
+        held: Consistency | None = getattr(self._local, "consistency", None)
+        if held is not None:
+            held.wrote(position)
+
+    @contextmanager
+    def writing(self, reads: Sequence[str], *, shown: bool = True) -> Iterator[None]:
+        """A write inside the block: each transaction it commits raises what this call's reads to
+        come must include, as it commits (a read the write makes for its answer waits for it);
+        once the block ends, :meth:`written` on the last position it reached."""
+        with self.consistent() as held, watching(held.wrote):
+            yield
+        self.written(held.written, *reads, shown=shown)
+
     # -- commands -----------------------------------------------------------------------------
 
-    def _golems(self) -> Golems:
+    def golems(self) -> Golems:
         """This thread's golems: the commands, with the state each golem had when last read."""
         held: Golems | None = getattr(self._local, "golems", None)
         if held is None:
-            held = Golems(self.store, deps=self.deps, snapshots=self.config.snapshots, races=self.config.races)
+            held = self._make_golems(self.store)
             self._local.golems = held
         return held
 
-    def _logs(self) -> GolemLogs:
+    def logs(self) -> GolemLogs:
         """This thread's folds of the golems' logs (what a cycle reads), shared with its golems."""
         from oneiros.runtime._golem_log import GolemLogs  # noqa: PLC0415 - NumPy, on first use
 
         held: GolemLogs | None = getattr(self._local, "logs", None)
         if held is None:
-            held = GolemLogs.of(self._golems())
+            held = GolemLogs.of(self.golems())
             self._local.logs = held
         return held
 
-    def _feedback(self) -> Feedback:
-        return Feedback(self.store, deps=self.deps, golems=self._golems())
+    def feedback(self) -> Feedback:
+        return Feedback(self.store, deps=self.deps, golems=self.golems())
 
     # -- lookups the use cases share ----------------------------------------------------------
 
@@ -294,28 +312,40 @@ class Core:
         """GolemNotFound, naming the nearest known golem, unless ``golem_id`` was created: what each
         use case naming a golem checks before it writes, so a typo creates and records nothing.
         Nothing read for a golem this thread's commands already hold, else one indexed lookup."""
-        if not self._golems().created(golem_id):
-            raise self._unknown(golem_id)
+        if not self.golems().created(golem_id):
+            raise self.unknown(golem_id)
 
-    def _unknown(self, golem_id: str) -> GolemNotFound:
+    def unknown(self, golem_id: str) -> GolemNotFound:
         """The error for a golem that does not exist, with the known golem nearest to its id."""
-        self._fresh("golems", sweep=False)
+        self.fresh("golems", sweep=False)
         return GolemNotFound.among(golem_id, (state.golem_id for state in self.projections.golems()))
 
-    def _exists(self, golem_id: str) -> None:
+    def exists(self, golem_id: str) -> None:
         """GolemNotFound unless ``golem_id`` was created: an empty list would say a golem that
         never was has no dreams, where every other read says it does not exist."""
         if self.projections.golem(golem_id) is None:
-            raise self._unknown(golem_id)
+            raise self.unknown(golem_id)
 
-    def _staged(self, golem_id: str, statuses: Sequence[str] = ()) -> list[StagedEntry]:
+    def staged(self, golem_id: str, statuses: Sequence[str] = ()) -> list[StagedEntry]:
         """The golem's staged entries in ``statuses`` (all if empty), in staging order, from the
         index (one golem's rows, not the buffer's)."""
         db = self.projections.db
         return staged_entries(db, [entry_id for _key, entry_id in golem_dreams(db, golem_id, statuses)])
 
-    def _journal_entry(self, golem_id: str, cycle_id: str) -> JournalEntry:
+    def journal_entry(self, golem_id: str, cycle_id: str) -> JournalEntry:
         found = journal_entry(self.projections.db, cycle_id)
         if found is None or found.golem_id != golem_id:
             raise CycleNotFound(golem_id, cycle_id)
         return found
+
+
+def _settled(step: Callable[[], _T]) -> _T:
+    """``step()``, run again from where another process left the read models each time it moved
+    them first (a ProjectionConflict), at most ``_SETTLE_ATTEMPTS`` times; then the last conflict
+    is raised: an answer from read models this process could not bring up would be stale unsaid."""
+    for _attempt in range(_SETTLE_ATTEMPTS - 1):
+        try:
+            return step()
+        except ProjectionConflict:
+            continue  # another process moved them first; catch up from where it got
+    return step()

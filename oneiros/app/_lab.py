@@ -3,28 +3,51 @@ forking and comparing recorded cycles (docs/insight.md, docs/dream-cycle.md)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from oneiros._errors import InputError, ProjectionConflict, masked_url
-from oneiros.app._dreams import Dreaming
+import msgspec
+
+from oneiros._deps import rng_for
+from oneiros._errors import InputError, masked_url
+from oneiros.app._concerns import use_case
+from oneiros.app._core import Core
 from oneiros.app._shapes import EntryLineage, Health, HealthMetrics, LogEvent
-from oneiros.health._health import HealthProcess, health_metrics, health_report
+from oneiros.health._health import health_metrics, health_report
 from oneiros.projections._lineage import entry_lineage
-from oneiros.settings._cycle import CycleSettings
+from oneiros.settings._cycle import CycleSettings, EngineSettings
 from oneiros.store._store import EventStore, open_store
-from oneiros.validation._sweep import StagingProcess
 
 if TYPE_CHECKING:  # the lab loads the runtime (NumPy): on first use only
     from oneiros.lab._diff import CycleDiff
     from oneiros.lab._rerun import RerunReport
 
-__all__ = ["Lab"]
-
-_ATTEMPTS = 20
+__all__ = ["Lab", "Pair", "Pairs"]
 
 
-class Lab(Dreaming):
+class Pair(msgspec.Struct, frozen=True, kw_only=True):
+    """Two memories a dream would draw together: their ticks, their summaries, and how alike their
+    vectors are (None without an embedder)."""
+
+    first: int
+    second: int
+    first_summary: str
+    second_summary: str
+    similarity: float | None
+
+
+class Pairs(msgspec.Struct, frozen=True, kw_only=True):
+    """The distant memory pairs a dream would draw now (Bumblebee's selection); ``fallback`` when
+    the draw fell back to random temporal pairs."""
+
+    fallback: bool
+    pairs: list[Pair]
+
+
+class Lab:
     """The use cases of insight and the lab."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
 
     # -- insight ------------------------------------------------------------------------------
 
@@ -32,14 +55,14 @@ class Lab(Dreaming):
         """The dreaming health of ``golem_id`` (every golem's if None): the alarms raised now, and
         every one raised and cleared, with ``metrics`` what the health process holds of each (the
         cycles, the empty run, cycles and cost since a promotion, the hit rate)."""
-        if golem_id is not None and not self.store.stream_version(golem_id):
+        if golem_id is not None and not self.core.store.stream_version(golem_id):
             # Else a mistyped golem showed a healthy row, and a monitoring check passed it every time.
-            raise self._unknown(golem_id)
-        process = self._validated() if self.catch_up or metrics or golem_id is None else None
+            raise self.core.unknown(golem_id)
+        process = self.core.health_process() if self.core.catch_up or metrics or golem_id is None else None
         names = [golem_id] if golem_id is not None else sorted(process.golems if process is not None else ())
         out: list[Health] = []
         for name in names:
-            report = health_report(self.store, name)
+            report = health_report(self.core.store, name)
             known = process.golems.get(name) if process is not None else None
             out.append(
                 Health(
@@ -51,27 +74,50 @@ class Lab(Dreaming):
             )
         return out
 
-    def _validated(self) -> HealthProcess:
-        """The staging and health processes brought to the head (each decision once, as every
-        reading command does); the health process, which holds what the alarms judge."""
-        for _attempt in range(_ATTEMPTS):
-            try:
-                StagingProcess(self.store, self.config.staging).catch_up()
-                process = HealthProcess(self.store, self.config.health)
-                process.catch_up()
-                return process.loaded()
-            except ProjectionConflict:
-                continue  # a follower (oneiros follow, a server) decided first: carry on from there
-        raise ProjectionConflict(HealthProcess.name, 0, None)
-
     def lineage(self, entry_id: str, golem_id: str | None = None) -> EntryLineage:
         """Where a staged entry came from, exactly: its source episodes, the output and generator
         call it came from, the prompt template, model, tokens and cost, and every move since."""
-        if self.catch_up:
-            self._validated()
-        if golem_id is not None and not self.store.stream_version(golem_id):
-            raise self._unknown(golem_id)
-        return entry_lineage(self.store, entry_id, golem_id)
+        if self.core.catch_up:
+            self.core.health_process()
+        if golem_id is not None and not self.core.store.stream_version(golem_id):
+            raise self.core.unknown(golem_id)
+        return entry_lineage(self.core.store, entry_id, golem_id)
+
+    @use_case(golem="created")
+    def pairs(self, golem_id: str, *, seed: int = 0, embedder: Literal["hashing", "none"] = "hashing") -> Pairs:
+        """The distant memory pairs a dream of ``golem_id`` would draw now, with seed ``seed``."""
+        import numpy as np  # noqa: PLC0415 - NumPy, on first use
+
+        from oneiros.episodes._vectors import make_embedder  # noqa: PLC0415
+        from oneiros.phases._pairs import select_distant_pairs  # noqa: PLC0415
+
+        # The fold a cycle reads (from the latest snapshot), embedding only the memories drawn.
+        memory = self.core.logs().read(golem_id).memory
+        episodes = memory.columns()
+        vectors = memory.vectors(make_embedder(embedder), embedder)
+        rng = np.random.default_rng(rng_for(seed, golem_id, "pairs").getrandbits(64))
+        draw = select_distant_pairs(episodes.seconds, episodes.significance, vectors, EngineSettings().rem.pairs, rng)
+
+        def similarity(a: int, b: int) -> float | None:
+            if vectors is None:
+                return None
+            if isinstance(vectors, np.ndarray):
+                return round(float(vectors[a] @ vectors[b]), 4)
+            return round(float(vectors.row(a) @ vectors.row(b)), 4)
+
+        return Pairs(
+            fallback=draw.fallback,
+            pairs=[
+                Pair(
+                    first=episodes[a].tick,
+                    second=episodes[b].tick,
+                    first_summary=episodes[a].summary,
+                    second_summary=episodes[b].summary,
+                    similarity=similarity(a, b),
+                )
+                for a, b in draw.pairs
+            ],
+        )
 
     # -- the lab ------------------------------------------------------------------------------
 
@@ -84,7 +130,7 @@ class Lab(Dreaming):
 
         # Never called: it only says which model and temperature each request goes out with.
         shape_of = make_generator(settings.generator, seed=seed, env={}) if settings is not None else None
-        return rerun_cycle(self.store, cycle_id, settings, shape_of=shape_of, seed=seed)
+        return rerun_cycle(self.core.store, cycle_id, settings, shape_of=shape_of, seed=seed)
 
     def fork(self, cycle_id: str, into: str, settings: CycleSettings, *, seed: int = 0) -> RerunReport:
         """Re-run a cycle with other ``settings`` in the new, empty branch store ``into``: recorded
@@ -98,8 +144,8 @@ class Lab(Dreaming):
         live = make_generator(settings.generator, seed=seed)
         branch = open_store(into)
         try:
-            _check_branch(self.store, branch)
-            return fork_cycle(self.store, cycle_id, settings, generator=live, into=branch, seed=seed)
+            _check_branch(self.core.store, branch)
+            return fork_cycle(self.core.store, cycle_id, settings, generator=live, into=branch, seed=seed)
         finally:
             branch.close()
 
@@ -108,7 +154,7 @@ class Lab(Dreaming):
         produced that the other did not, and quality, tokens, cost, calls and models."""
         from oneiros.lab._diff import diff_cycles, summarize_cycle  # noqa: PLC0415
 
-        return diff_cycles(summarize_cycle(self.store, a), summarize_cycle(other or self.store, b))
+        return diff_cycles(summarize_cycle(self.core.store, a), summarize_cycle(other or self.core.store, b))
 
 
 def _check_branch(live: EventStore, branch: EventStore) -> None:

@@ -1,5 +1,6 @@
 """The writes: creating a golem, recording what it lived through (episodes, activity, outcomes),
-and deciding on what it dreamt (reviews, re-evaluation, MEMORY.md rollbacks)."""
+recall (logged: it counts toward promotion), and deciding on what it dreamt (reviews,
+re-evaluation, MEMORY.md rollbacks)."""
 
 from __future__ import annotations
 
@@ -7,19 +8,22 @@ from collections.abc import Callable, Iterable, Sequence
 
 import msgspec
 
-from oneiros._errors import EntryNotFound, GolemNotFound, MemoryVersionNotFound
+from oneiros._errors import MemoryVersionNotFound
+from oneiros.app._concerns import use_case
 from oneiros.app._core import Core
-from oneiros.app._idempotency import once
-from oneiros.app._shapes import Appended, Entry, Golem, Memory, OutcomeMoved
+from oneiros.app._reads import Reads
+from oneiros.app._shapes import Appended, Entry, Golem, Memory, OutcomeMoved, RecallResult
 from oneiros.events._schedule import ActivityKind, ActivityRecorded
 from oneiros.events._staging import ReviewDecided, ReviewDecision
 from oneiros.events._types import Episode
-from oneiros.projections._index import staged_entry
+from oneiros.projections._recall import recall_golem
 from oneiros.projections._sinks import memory_version
+from oneiros.store._store import Recorded
 from oneiros.validation._explain import explain_outcome
+from oneiros.validation._recalls import record_recall
 from oneiros.validation._review import OutcomeInput
 
-__all__ = ["Imported", "Recording"]
+__all__ = ["Imported", "Records"]
 
 
 class Imported(msgspec.Struct, frozen=True, kw_only=True):
@@ -29,65 +33,39 @@ class Imported(msgspec.Struct, frozen=True, kw_only=True):
     skipped: int
 
 
-class Recording(Core):
-    """The use cases that write."""
+def _entry_golem(part: Records, entry_id: str) -> str:
+    """The golem whose key stream holds a review's idempotency key: the entry's."""
+    return part.reads.entry(entry_id).golem_id
+
+
+class Records:
+    """The use cases that write: creating golems, recording what they lived through, deciding on
+    what they dreamt."""
+
+    def __init__(self, core: Core, reads: Reads) -> None:
+        self.core = core
+        self.reads = reads
 
     # -- golems and what they lived through ---------------------------------------------------
 
+    @use_case(idempotent=("name",), writes=("golems",), shown=False)
     def create_golem(self, golem_id: str, name: str = "", *, idempotency_key: str | None = None) -> Golem:
         """Create ``golem_id`` (GolemExists if it is there already; with an ``idempotency_key`` it
         came with before, the golem as that call answered)."""
+        golems = self.core.golems()
+        golems.create(golem_id, name)
+        # The state its own append left (checked against the stream's tail), as the golems
+        # projection will hold it: the answer need not wait for that projection.
+        return Golem.of(golems.state(golem_id))
 
-        def create() -> Golem:
-            golems = self._golems()
-            golems.create(golem_id, name)
-            # The state its own append left (checked against the stream's tail), as the golems
-            # projection will hold it: the answer need not wait for that projection.
-            state = golems.state(golem_id)
-            self._written(state.position, "golems", shown=False)
-            return Golem.of(state)
-
-        request = ("create_golem", name)
-        return once(self.store, self.deps, golem_id, idempotency_key, request=request, kind=Golem, run=create)
-
-    def golem(self, golem_id: str, at: int | None = None) -> Golem:
-        """The golem's state at the log head, or rebuilt as of log position ``at``."""
-        if at is not None:
-            return Golem.of(self._golems().state(golem_id, until=at))
-        self._fresh("golems", sweep=False)
-        state = self.projections.golem(golem_id)
-        if state is None:
-            raise self._unknown(golem_id)
-        return Golem.of(state)
-
-    def golem_exists(self, golem_id: str) -> bool:
-        """Whether ``golem_id`` was created, from its own stream."""
-        try:
-            self._golems().state(golem_id)
-        except GolemNotFound:
-            return False
-        return True
-
+    @use_case(golem="created", idempotent=("episodes",), writes=("golems",), shown=False, rebuild=Appended.of)
     def record_episodes(
         self, golem_id: str, episodes: Iterable[Episode], *, idempotency_key: str | None = None
     ) -> Appended:
         """Record waking episodes in one transaction; a tick recorded before is replaced. With an
         ``idempotency_key`` it came with before (the same episodes), nothing is recorded again and
         the answer is the first one."""
-        self.require_golem(golem_id)
-        chosen = list(episodes)
-
-        def record() -> Appended:
-            records = self._golems().record_episodes(golem_id, chosen)
-            appended = Appended.of(records)
-            self._written(appended.position, "golems", shown=False)
-            return appended
-
-        request = ("record_episodes", chosen)
-        return once(
-            self.store, self.deps, golem_id, idempotency_key, request=request, kind=Appended, run=record,
-            rebuild=Appended.of,
-        )  # fmt: skip
+        return Appended.of(self.core.golems().record_episodes(golem_id, list(episodes)))
 
     def import_episodes(
         self,
@@ -100,15 +78,15 @@ class Recording(Core):
         already: ``count_episodes``, an importer's plan) whose ticks it does not have yet, a batch a
         transaction, so an import cut short is finished by running it again. ``on_batch`` hears how
         many episodes each batch held."""
-        golems = self._golems()
-        if not self.golem_exists(golem_id):
+        golems = self.core.golems()
+        if not self.reads.golem_exists(golem_id):
             golems.create(golem_id)
         # From the fold a cycle reads anyway (a snapshot and what came since), not a full read.
         known: set[int] | None = None
         recorded = skipped = 0
         for batch in batches:
             if known is None:
-                known = set(self._logs().read(golem_id).memory.columns().ticks.tolist())
+                known = set(self.core.logs().read(golem_id).memory.columns().ticks.tolist())
             new = [e for e in batch if e.tick not in known]
             recorded += len(golems.record_episodes(golem_id, new)) if new else 0
             skipped += len(batch) - len(new)
@@ -116,87 +94,76 @@ class Recording(Core):
                 on_batch(len(batch))
         return Imported(recorded=recorded, skipped=skipped)
 
+    @use_case(golem="created", idempotent=("kind", "detail"), writes=("schedule",), shown=False, rebuild=Appended.of)
     def record_activity(
         self, golem_id: str, kind: ActivityKind, detail: str = "", *, idempotency_key: str | None = None
     ) -> Appended:
         """The golem was busy (a message in, an action, a turn): silence and fatigue count these."""
-        self.require_golem(golem_id)
+        return Appended.of(self.core.golems().record(golem_id, [ActivityRecorded(kind=kind, detail=detail)]))
 
-        def record() -> Appended:
-            records = self._golems().record(golem_id, [ActivityRecorded(kind=kind, detail=detail)])
-            appended = Appended.of(records)
-            self._written(appended.position, "schedule", shown=False)
-            return appended
-
-        request = ("record_activity", [kind, detail])
-        return once(
-            self.store, self.deps, golem_id, idempotency_key, request=request, kind=Appended, run=record,
-            rebuild=Appended.of,
-        )  # fmt: skip
-
+    @use_case(golem="created", idempotent=("outcome", "explain"), writes=("staging", "index"))
     def record_outcome(
         self, golem_id: str, outcome: OutcomeInput, *, explain: bool = False, idempotency_key: str | None = None
     ) -> OutcomeMoved:
         """Record a waking outcome; the sweep moves the staged entries it is relevant to, and the
         answer lists those it moved, with ``explain`` why, and why the nearest others did not."""
-        self.require_golem(golem_id)
-        request = ("record_outcome", [outcome, explain])
-        return once(
-            self.store, self.deps, golem_id, idempotency_key, request=request, kind=OutcomeMoved,
-            run=lambda: self._record_outcome(golem_id, outcome, explain),
-        )  # fmt: skip
+        return self._moved(golem_id, self.core.feedback().record_outcome(golem_id, outcome), explain)
 
-    def _record_outcome(self, golem_id: str, outcome: OutcomeInput, explain: bool) -> OutcomeMoved:
-        feedback = self._feedback()
-        record = feedback.record_outcome(golem_id, outcome)
-        self._written(record.position, "staging", "index")
-        moved = feedback.moved_by(record)
+    @use_case(reads=("staging", "index"))
+    def _moved(self, golem_id: str, record: Recorded, explain: bool) -> OutcomeMoved:
+        """What the sweep moved because of the outcome at ``record``, once it has decided on it."""
+        moved = self.core.feedback().moved_by(record)
         return OutcomeMoved(
             position=record.position,
-            entries=[Entry.of(e) for e in self._staged(golem_id) if e.entry_id in moved],
-            explain=explain_outcome(self.store, record, self.config.staging) if explain else None,
+            entries=[Entry.of(e) for e in self.core.staged(golem_id) if e.entry_id in moved],
+            explain=explain_outcome(self.core.store, record, self.core.config.staging) if explain else None,
         )
+
+    # -- recall ------------------------------------------------------------------------------
+
+    @use_case(idempotent=("query", "limit"), only_if="record", reads=(), golem="exists")
+    def recall(
+        self, golem_id: str, query: str, limit: int = 10, *, record: bool = True, idempotency_key: str | None = None
+    ) -> RecallResult:
+        """What the golem knows that matches ``query``: episodes, beliefs, promoted insights and
+        MEMORY.md lines; matching dreams come back apart, in ``related_dreams``. With ``record``
+        the recall is logged (it counts toward recall-driven promotion); a reader that may not
+        write passes False and gets the same answer. A recall retried with its ``idempotency_key``
+        is counted once."""
+        settings = self.core.projections.settings.recall
+        result = recall_golem(self.core.projections.db, golem_id, query, limit, settings=settings)
+        if record:
+            record_recall(self.core.store, golem_id, result, self.core.deps)
+        return result
 
     # -- decisions on what it dreamt ----------------------------------------------------------
 
-    def entry(self, entry_id: str) -> Entry:
-        """One staged entry by its exact id (EntryNotFound if there is none)."""
-        self._fresh("staging")
-        found = staged_entry(self.projections.db, entry_id)
-        if found is None:
-            raise EntryNotFound(entry_id)
-        return Entry.of(found)
-
+    @use_case(idempotent=("entry_id", "decision", "who", "why"), keyed_by=_entry_golem, writes=("staging", "index"))
     def review(
         self, entry_id: str, decision: ReviewDecision, *, who: str, why: str, idempotency_key: str | None = None
     ) -> Entry:
         """Decide on a staged entry (Dense-Mem's feedback): reinforce, stale, reject or promote_candidate,
         or revoke a promoted one (MEMORY.md's next version drops its line)."""
+        self.core.feedback().review(entry_id, decision, who=who, why=why)
+        return self.reads.entry(entry_id)
 
-        def decide() -> Entry:
-            record = self._feedback().review(entry_id, decision, who=who, why=why)
-            self._written(record.position, "staging", "index")
-            return self.entry(entry_id)
-
-        golem_id = self.entry(entry_id).golem_id if idempotency_key is not None else ""
-        request = ("review", [entry_id, decision, who, why])
-        return once(self.store, self.deps, golem_id, idempotency_key, request=request, kind=Entry, run=decide)
-
+    @use_case(golem="created", writes=(), shown=False)
     def reevaluate(self, golem_id: str) -> list[ReviewDecided]:
         """Dense-Mem's re_evaluate: active entries whose source episodes are all gone become stale,
         proposed ones whose sources are intact reinforced; the decisions made."""
-        self.require_golem(golem_id)
-        records = self._feedback().reevaluate(golem_id)
-        self._written(records[-1].position if records else 0, shown=False)
+        records = self.core.feedback().reevaluate(golem_id)
         return [r.event for r in records if isinstance(r.event, ReviewDecided)]
 
+    @use_case(golem="created", writes=("memory",))
     def rollback_memory(self, golem_id: str, version: int, *, who: str, why: str = "") -> Memory:
         """Restore MEMORY.md ``version`` as a new, newest version."""
-        self.require_golem(golem_id)
-        feedback = self._feedback()
+        feedback = self.core.feedback()
         newest = feedback.memory_versions(golem_id)
         if not 1 <= version <= newest:
             raise MemoryVersionNotFound(golem_id, version, newest)
-        record = feedback.rollback_memory(golem_id, version, who=who, why=why)
-        self._written(record.position, "memory")
-        return Memory(memory=memory_version(self.projections.db, golem_id))
+        feedback.rollback_memory(golem_id, version, who=who, why=why)
+        return self._memory(golem_id)
+
+    @use_case(reads=("memory",))
+    def _memory(self, golem_id: str) -> Memory:
+        return Memory(memory=memory_version(self.core.projections.db, golem_id))

@@ -120,6 +120,7 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     import msgspec
 
     from oneiros._deps import Deps
+    from oneiros.app._dreams import can_fall_asleep
     from oneiros.episodes._episodes import count_episodes, sample_episodes_path
     from oneiros.generators._factory import check_api_key
     from oneiros.runtime._process import load_generator
@@ -142,7 +143,7 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
         recorded = _record(app, golem_id, sources, quiet=as_json)
         if sample and not as_json:
             console.print(f"sample episodes: {sample_episodes_path()}", soft_wrap=True, highlight=False)
-        _check_can_dream(app, golem_id)  # a golem that cannot fall asleep says so before any progress is drawn
+        can_fall_asleep(app.state(golem_id))  # a golem that cannot fall asleep says so before any progress is drawn
         if effective.queue:
             run = _dream_on_queue(app, golem_id, wait=wait, as_json=as_json)
         else:
@@ -270,20 +271,6 @@ def _recording_progress(total: int, *, quiet: bool) -> Iterator[Callable[[int], 
     ) as progress:
         task = progress.add_task("recording", total=total)
         yield lambda n: progress.advance(task, n)
-
-
-def _check_can_dream(app: Oneiros, golem_id: str) -> None:
-    """Raise the machine's own IllegalCommand when ``golem_id`` cannot fall asleep now, saying what
-    to do where it is dreaming: the cycle may still run elsewhere, or be stranded by a crash."""
-    from oneiros._errors import IllegalCommand
-
-    state = app.state(golem_id)
-    if state.mode == "Dreaming":
-        detail = (
-            f"cycle {state.cycle_id} is in {state.phase}; `oneiros status` shows who runs it, "
-            f"`oneiros recover` resumes it if nothing does, `oneiros interrupt --golem {golem_id} --reason ...` ends it"
-        )
-        raise IllegalCommand(golem_id, state.machine_state, "fall_asleep", detail)
 
 
 def _dream_with_progress(app: Oneiros, golem_id: str, recorded: int) -> CycleRun:

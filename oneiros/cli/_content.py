@@ -3,7 +3,7 @@ which distant memories the next dream would pair."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import typer
 
@@ -17,13 +17,11 @@ from oneiros.cli._common import (
     cycle_ids,
     emit_json,
     golem_of,
-    one_line_errors,
     resolve_id,
     short_ids,
     table,
 )
 from oneiros.cli._config import ConfigOpt, load
-from oneiros.settings._cycle import EngineSettings
 
 __all__ = ["register"]
 
@@ -116,13 +114,6 @@ def budget(
     cycle ran with (recorded in its DreamStart), or with --config, or before any cycle, the
     config's (oneiros.toml, ONEIROS_*); --tier shows those caps at another tier (a cap someone set
     holds there; the ones the tier gave follow it)."""
-    from typing import get_args
-
-    from oneiros.settings._vocabulary import Tier
-
-    if tier is not None and tier not in get_args(Tier):  # CycleBudget takes any string; no caps would show
-        with one_line_errors():
-            raise InputError(f"unknown tier {tier!r}; use {' or '.join(get_args(Tier))}")
     # The caps every other process enforces: the defaults alone ignored a configured month_usd.
     effective = load(config, None)
     golem = golem_of(golem)
@@ -155,58 +146,24 @@ def pairs(  # noqa: PLR0917 - typer maps one parameter to each option
     as_json: JsonOpt = False,
 ) -> None:
     """The distant memory pairs a dream would draw now (Bumblebee's selection)."""
-    import numpy as np
-
-    from oneiros._deps import rng_for
-    from oneiros.episodes._vectors import make_embedder
-    from oneiros.fsm._service import Golems
-    from oneiros.phases._pairs import select_distant_pairs
-    from oneiros.runtime._golem_log import GolemLogs
-
     effective = load(config, None)
     golem = golem or effective.golem
     with application(store, config=effective) as app:
-        app.require_golem(golem)
-        golems = Golems(app.store)
-        # The fold a cycle reads (from the latest snapshot), embedding only the memories drawn.
-        memory = GolemLogs.of(golems).read(golem).memory
-        episodes = memory.columns()
-        settings = EngineSettings().rem.pairs
-        vectors = memory.vectors(make_embedder(embedder), embedder)
-        rng = np.random.default_rng(rng_for(seed, golem, "pairs").getrandbits(64))
-        draw = select_distant_pairs(episodes.seconds, episodes.significance, vectors, settings, rng)
-
-        def similarity(a: int, b: int) -> float | None:
-            if vectors is None:
-                return None
-            if isinstance(vectors, np.ndarray):
-                return round(float(vectors[a] @ vectors[b]), 4)
-            return round(float(vectors.row(a) @ vectors.row(b)), 4)
-
-        rows: list[dict[str, Any]] = [
-            {
-                "first": episodes[a].tick,
-                "second": episodes[b].tick,
-                "first_summary": episodes[a].summary,
-                "second_summary": episodes[b].summary,
-                "similarity": similarity(a, b),
-            }
-            for a, b in draw.pairs
-        ]
-        if as_json:
-            emit_json({"fallback": draw.fallback, "pairs": rows})
-            return
-        title = f"{len(rows)} distant pairs" + (" (random temporal fallback)" if draw.fallback else "")
-        drawn = table(title, "tick", "memory", "tick", "memory", "cosine")
-        for row in rows:
-            drawn.add_row(
-                str(row["first"]),
-                row["first_summary"],
-                str(row["second"]),
-                row["second_summary"],
-                "-" if row["similarity"] is None else f"{row['similarity']:.3f}",
-            )
-        console.print(drawn)
+        drawn = app.pairs(golem, seed=seed, embedder=embedder)
+    if as_json:
+        emit_json(drawn)
+        return
+    title = f"{len(drawn.pairs)} distant pairs" + (" (random temporal fallback)" if drawn.fallback else "")
+    shown = table(title, "tick", "memory", "tick", "memory", "cosine")
+    for pair in drawn.pairs:
+        shown.add_row(
+            str(pair.first),
+            pair.first_summary,
+            str(pair.second),
+            pair.second_summary,
+            "-" if pair.similarity is None else f"{pair.similarity:.3f}",
+        )
+    console.print(shown)
 
 
 def register(app: typer.Typer) -> None:

@@ -26,8 +26,8 @@ from oneiros.cli._common import (
 from oneiros.cli._config import ConfigOpt, QueueOpt, flag, load
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
-    from oneiros.config._load import OneirosConfig
-    from oneiros.fsm._service import Golems
+    from collections.abc import Callable
+
     from oneiros.runtime._executor import CycleResult
     from oneiros.runtime._reconcile import Reconciler, Resolution
 
@@ -50,43 +50,28 @@ def recover(
     reusing every generator response already recorded; after recovery.attempts resumes, or when
     its job failed for good, the cycle ends interrupted with the reason. Exit 1 when the queue
     could not be reached."""
-    from oneiros._deps import Deps
-    from oneiros.fsm._service import Golems
+    from oneiros.app._oneiros import Oneiros
 
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "store", store, "--store")
     flag(flags, "queue", queue, "--queue")
     effective = load(config, None, flags)
-    with opened(effective.store_url) as event_store:
-        golems = Golems(event_store, deps=Deps(seed=effective.cycle.seed or 0), snapshots=effective.snapshots)
+    with opened(effective.store_url) as event_store, Oneiros(event_store, effective) as app:
         results: dict[str, CycleResult] = {}
-        reconciler = _reconciler(golems, effective, results)
         if watch:
+
+            def here(golem_id: str, _cycle_id: str, resume: Callable[[], CycleResult]) -> None:
+                results[golem_id] = resume()
+
+            with one_line_errors():
+                reconciler = app.reconciler(resume_on=here)
             _watch(reconciler, results, as_json)
             return
         with one_line_errors():
-            found = reconciler.pass_once()
+            found = app.recover(resumed=results.__setitem__)
         _show(found, results, as_json)
         if any(r.action == "unreachable" for r in found):
             raise typer.Exit(1)
-
-
-def _reconciler(golems: Golems, effective: OneirosConfig, results: dict[str, CycleResult]) -> Reconciler:
-    from oneiros.cli._workers import redis_at
-    from oneiros.runtime._executor import InProcessExecutor
-    from oneiros.runtime._reconcile import Reconciler
-    from oneiros.workers._rq import RqPhaseJobs
-
-    if effective.queue:
-        with one_line_errors():
-            jobs = RqPhaseJobs(redis_at(effective.queue), effective.rq, effective.recovery)
-        return Reconciler(golems, effective.recovery, jobs=jobs)
-    executor = InProcessExecutor(golems, settings=effective.cycle, recovery=effective.recovery)
-
-    def run(golem_id: str, cycle_id: str) -> None:
-        results[golem_id] = executor.resume_cycle(golem_id, cycle_id)
-
-    return Reconciler(golems, effective.recovery, run=run)
 
 
 def _row(resolution: Resolution, results: dict[str, CycleResult]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from oneiros.cli._common import (
 )
 from oneiros.cli._config import ConfigOpt, PresetOpt, QueueOpt, fail, flag, load
 from oneiros.cli._projections import ProjectionsOpt
-from oneiros.cli._workers import check_queue, queue_executor, redis_at
+from oneiros.cli._workers import check_queue, redis_at
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from rich.table import Table
@@ -32,7 +32,6 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.app._shapes import ShouldDream
     from oneiros.config._load import OneirosConfig
     from oneiros.fsm._service import Golems
-    from oneiros.runtime._executor import Executor
 
 __all__ = ["register"]
 
@@ -190,10 +189,8 @@ def run(
     while the heartbeat goes on; without one it runs in this process. SIGTERM or SIGINT stops it
     cleanly: a running cycle finishes (or, past the grace period, is recorded as interrupted)
     before the process exits."""
-    from oneiros._deps import Deps
-    from oneiros.daemon._daemon import Daemon
+    from oneiros.app._oneiros import Oneiros
     from oneiros.daemon._follower import LogFollower
-    from oneiros.fsm._service import Golems
     from oneiros.telemetry._logging import configure_logging
 
     flags: dict[str, Any] = {}
@@ -211,23 +208,9 @@ def run(
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda _signum, _frame: stop.set())
-    with opened(effective.store_url, create=True) as event_store:
-        golems = Golems(
-            event_store,
-            deps=Deps(seed=effective.cycle.seed or 0),
-            snapshots=effective.snapshots,
-            races=effective.races,
-        )
-        _ensure_golem(golems, golem_id, sample=sample, quiet=as_json)
-        executor = _executor(golems, effective)
-        daemon = Daemon(
-            golems,
-            golem_id,
-            executor,
-            schedule=effective.schedule,
-            daemon=effective.daemon,
-            recovery=effective.recovery,
-        )
+    with opened(effective.store_url, create=True) as event_store, Oneiros(event_store, effective) as app:
+        _ensure_golem(app.factory.golems(event_store), golem_id, sample=sample, quiet=as_json)
+        daemon = app.heartbeat(golem_id)
         where = f"on {masked_url(effective.queue)} ({effective.rq.queue})" if effective.queue else "in-process"
         if not as_json:
             every = f"heartbeat every {effective.daemon.tick_seconds:g}s"
@@ -296,17 +279,6 @@ def _ensure_golem(golems: Golems, golem_id: str, *, sample: bool, quiet: bool) -
     if not quiet:
         with_what = " with the bundled sample episodes" if sample else " with no episodes yet"
         console.print(f"created golem [bold]{golem_id}[/bold]{with_what}")
-
-
-def _executor(golems: Golems, effective: OneirosConfig) -> Executor:
-    """The workers of the configured queue, or this process when there is none."""
-    from oneiros.runtime._executor import InProcessExecutor
-    from oneiros.runtime._process import load_generator
-
-    if effective.queue:
-        return queue_executor(golems, effective, poll_interval=min(1.0, effective.daemon.tick_seconds))
-    generator = load_generator(effective.cycle.generator, effective.cycle.seed or 0)
-    return InProcessExecutor(golems, generator, effective.cycle, recovery=effective.recovery)
 
 
 def register(app: typer.Typer) -> None:

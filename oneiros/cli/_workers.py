@@ -34,12 +34,9 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from redis import Redis
     from rich.tree import Tree
 
-    from oneiros.config._load import OneirosConfig
-    from oneiros.fsm._service import Golems
     from oneiros.telemetry._spanfile import SpanRecord
-    from oneiros.workers._dispatch import RqExecutor
 
-__all__ = ["check_queue", "queue_executor", "redis_at", "register"]
+__all__ = ["check_queue", "redis_at", "register"]
 
 _STORE_POLL_SECONDS = 2.0  # how often a worker started before its store looks for it again
 _QUEUE_CONNECT_TIMEOUT_S = 5.0
@@ -92,7 +89,8 @@ def worker(
     A worker needs the store, the queue and the secrets (API keys in its environment): each phase
     runs with the settings its cycle recorded when it started, whatever this worker's config says.
     Every worker also reconciles: it resumes phases nothing runs any more (`oneiros recover`)."""
-    from oneiros.runtime._process import WorkerConfig
+    from oneiros._deps import Deps
+    from oneiros.app._factory import Factory
     from oneiros.telemetry._logging import configure_logging
     from oneiros.workers._rq import make_worker, reconciling
 
@@ -111,13 +109,7 @@ def worker(
     if not effective.queue:
         raise fail(ConfigError("no queue configured: set --queue, ONEIROS_QUEUE or `queue` in oneiros.toml"))
     try:
-        worker_config = WorkerConfig(
-            store_url=effective.store_url,
-            rq=effective.rq,
-            cycle=effective.cycle,
-            tracing=effective.tracing,
-            recovery=effective.recovery,
-        )
+        worker_config = Factory(effective, Deps()).worker_config()
         connection = redis_at(effective.queue)
     except ConfigError as exc:
         raise fail(exc) from None
@@ -224,13 +216,6 @@ def _die_with(parent: int) -> Callable[[], None] | None:
             os.kill(os.getpid(), signal.SIGTERM)
 
     return arm
-
-
-def queue_executor(golems: Golems, effective: OneirosConfig, poll_interval: float = 0.2) -> RqExecutor:
-    """The executor that hands cycles to the workers of the configured queue."""
-    from oneiros.workers._dispatch import RqExecutor
-
-    return RqExecutor(golems, redis_at(effective.queue), effective.rq, effective.cycle, poll_interval=poll_interval)
 
 
 def _totals(spans: Sequence[SpanRecord]) -> tuple[int, float]:

@@ -43,6 +43,7 @@ from oneiros.events._schedule import (
 )
 from oneiros.events._types import BehavioralPhase, Event, InterruptSource
 from oneiros.fsm._service import Golems
+from oneiros.runtime._builds import Builder, Plain
 from oneiros.runtime._executor import CycleResult, Executor
 from oneiros.runtime._reconcile import Reconciler
 from oneiros.scheduling._schedule_state import ScheduleState
@@ -97,6 +98,7 @@ class Daemon:
         on_message: Callable[[Message], None] | None = None,
         background: bool = True,
         recovery: RecoverySettings | None = None,
+        builds: Builder | None = None,
     ) -> None:
         self.golems = golems
         self.golem_id = golem_id
@@ -123,7 +125,9 @@ class Daemon:
         self._deep = False
         self._paused_until: datetime | None = None
         self._stopped = threading.Event()
-        self.reconciler = self._make_reconciler(recovery or RecoverySettings())
+        # The application's factory where there is one (Factory.daemon), else this layer's default.
+        recovery = recovery or RecoverySettings()
+        self.reconciler = self._make_reconciler(builds or Plain(recovery=recovery), recovery)
         self._reconciled_at: float | None = None
 
     # -- what the host tells the daemon ------------------------------------------------------
@@ -268,13 +272,13 @@ class Daemon:
                 self._start(decision, now)
             return decision
 
-    def _make_reconciler(self, recovery: RecoverySettings) -> Reconciler:
+    def _make_reconciler(self, builds: Builder, recovery: RecoverySettings) -> Reconciler:
         # The queue's jobs when the executor hands cycles to workers (RqExecutor.phase_jobs); the
         # daemon's own cycle thread when it runs them in-process (InProcessExecutor.resume_cycle).
         phase_jobs = getattr(self.executor, "phase_jobs", None)
         jobs = phase_jobs(recovery) if callable(phase_jobs) else None
         runs = jobs is None and callable(getattr(self.executor, "resume_cycle", None))
-        return Reconciler(self.golems, recovery, jobs=jobs, run=self._resume if runs else None)
+        return builds.reconciler(self.golems, jobs=jobs, run=self._resume if runs else None)
 
     def _reconcile(self) -> None:
         now = time.monotonic()

@@ -38,12 +38,11 @@ from oneiros.events._staging import (
     Verdict,
 )
 from oneiros.events._types import Episode, GenerationRecorded, episode_out_of_bounds
-from oneiros.fsm._service import Golems
 from oneiros.generators._factory import make_generator
 from oneiros.generators._protocol import Generator
 from oneiros.lab._rerun import RecordedGenerator
 from oneiros.projections._staging import StagedEntry
-from oneiros.runtime._executor import InProcessExecutor
+from oneiros.runtime._builds import Builder, Plain
 from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._staging import StagingSettings
 from oneiros.store._history import export_history, import_history
@@ -186,11 +185,13 @@ def _after_promotion(store: EventStore, entries: dict[str, StagedEntry], setting
     return confirmed, contradicted
 
 
-def run_arm(steps: Sequence[TimelineStep], arm: Arm) -> ArmReport:
-    """Replay ``steps`` under ``arm`` in a fresh in-memory store."""
+def run_arm(steps: Sequence[TimelineStep], arm: Arm, builds: Builder | None = None) -> ArmReport:
+    """Replay ``steps`` under ``arm`` in a fresh in-memory store, with golems and executors of
+    ``builds`` (the application's factory; this layer's default if None)."""
+    builds = builds or Plain()
     store = open_store("memory://")
     deps = Deps(clock=FixedClock(START, timedelta(seconds=1)), ids=SequentialIds("ab-"), seed=arm.cycle.seed or 0)
-    golems = Golems(store, deps=deps)
+    golems = builds.golems(store, deps=deps)
     golems.create(GOLEM)
     feedback = Feedback(store, deps=deps)
     live = _generator(arm) if arm.dreams else None
@@ -213,7 +214,7 @@ def run_arm(steps: Sequence[TimelineStep], arm: Arm) -> ArmReport:
             generator: Generator = live
             if recorded is not None:
                 generator = RecordedGenerator(recorded, cycle_id, shape_of=live, live=live)
-            InProcessExecutor(golems, generator, settings=arm.cycle).run_cycle(GOLEM, cycle_id=cycle_id)
+            builds.in_process(golems, generator, arm.cycle).run_cycle(GOLEM, cycle_id=cycle_id)
             if isinstance(generator, RecordedGenerator):
                 model_calls += generator.model_calls
                 recorded_calls += generator.recorded_calls
@@ -264,7 +265,7 @@ def _report(store: EventStore, arm: Arm, cycles: int, model_calls: int, recorded
     )
 
 
-def run_ab(path: Path, arms: Sequence[Arm]) -> ABReport:
+def run_ab(path: Path, arms: Sequence[Arm], builds: Builder | None = None) -> ABReport:
     """Replay the timeline at ``path`` under each arm, one after the other, each in its own store."""
     steps = load_timeline(path)
     return ABReport(
@@ -273,5 +274,5 @@ def run_ab(path: Path, arms: Sequence[Arm]) -> ABReport:
         episodes=sum(s.episode is not None for s in steps),
         outcomes=sum(s.outcome is not None for s in steps),
         dream_points=sum(s.dream for s in steps),
-        arms=tuple(run_arm(steps, arm) for arm in arms),
+        arms=tuple(run_arm(steps, arm, builds) for arm in arms),
     )

@@ -38,6 +38,7 @@ from oneiros.lab._answer import AnswerReport, AnswerSettings, Reader, answers_pa
 from oneiros.lab._evidence import Conversation, Question, Session, evidence_recall
 from oneiros.projections._recall import RecallItem, RecallSettings, recall_golem
 from oneiros.projections._service import Projections
+from oneiros.runtime._builds import Builder, Plain
 from oneiros.runtime._executor import InProcessExecutor
 from oneiros.scheduling._schedule_state import ScheduleState
 from oneiros.scheduling._scheduler import should_dream
@@ -150,8 +151,11 @@ def build_arm(
     *,
     generator: Generator | None = None,
     progress: Progress | None = None,
+    builds: Builder | None = None,
 ) -> tuple[int, float]:
-    """Record every conversation into the arm's store, dreaming as the arm says; (cycles, seconds)."""
+    """Record every conversation into the arm's store, dreaming as the arm says; (cycles, seconds).
+    Golems and executors come from ``builds`` (the application's factory; this layer's default if None)."""
+    builds = builds or Plain()
     started = time.perf_counter()
     cycles = 0
     sessions_total = sum(len(c.sessions) for c in conversations)
@@ -165,9 +169,9 @@ def build_arm(
             # Ids in sequence, not random: cycle ids seed the dream's draws and ids break ties in
             # recall's ranking, so a fresh run gives the same figures as the last one.
             ids = SequentialIds(conversation.name)
-            golems = Golems(store, deps=Deps(clock=clock, ids=ids, seed=config.cycle.seed or 0))
+            golems = builds.golems(store, deps=Deps(clock=clock, ids=ids, seed=config.cycle.seed or 0))
             golems.create(conversation.name)
-            executor = InProcessExecutor(golems, generator, config.cycle) if arm == "dream" else None
+            executor = builds.in_process(golems, generator, config.cycle) if arm == "dream" else None
             night = _Night(store, conversation.name, clock, config, settings.step)
             for n, session in enumerate(conversation.sessions):
                 _move_to(clock, session.when)
@@ -282,6 +286,7 @@ def evaluate(
     rescore: bool = False,
     progress: Progress | None = None,
     reader: Generator | None = None,
+    builds: Builder | None = None,
 ) -> dict[str, ArmReport]:
     """Each arm built in ``directory`` and scored; with ``rescore``, read from the stores a run
     before kept there (the recall index rebuilt from each log, no generator made or called)."""
@@ -296,7 +301,9 @@ def evaluate(
             raise InputError(f"{path} exists already: keep each run in a new directory, or score it with --from")
         started = time.perf_counter()
         if not rescore:
-            build_arm(arm, conversations, directory, config, settings, generator=generator, progress=progress)
+            build_arm(
+                arm, conversations, directory, config, settings, generator=generator, progress=progress, builds=builds
+            )
         report = score_arm(
             arm, conversations, directory, config, settings, progress=progress, rebuild=rescore, reader=reader
         )

@@ -33,7 +33,6 @@ from oneiros.events._types import (
     GenerationRecorded,
     ModeChanged,
 )
-from oneiros.fsm._service import Golems
 from oneiros.generators._factory import make_generator
 from oneiros.generators._protocol import (
     Generation,
@@ -44,6 +43,7 @@ from oneiros.generators._protocol import (
     request_shape,
 )
 from oneiros.lab._diff import cycle_start
+from oneiros.runtime._builds import Builder, Plain
 from oneiros.runtime._metered import generation_of, matches
 from oneiros.runtime._phase import run_phase
 from oneiros.settings._cycle import CycleSettings
@@ -350,6 +350,7 @@ def rerun_cycle(
     seed: int = 0,
     live: Generator | None = None,
     scratch: EventStore | None = None,
+    builds: Builder | None = None,
 ) -> RerunReport:
     """Re-execute ``cycle_id`` from its starting position in ``scratch`` (a fresh in-memory store
     by default) and compare it with the recording in ``store``, which is only read.
@@ -378,7 +379,7 @@ def rerun_cycle(
     start_time = cycle.records[0].meta.time
     # Every event at the cycle's start time: budget windows and days fall where they fell then.
     clock = FixedClock(start_time, timedelta(0))
-    golems = Golems(target, deps=Deps(clock=clock, ids=SequentialIds("rerun"), seed=seed))
+    golems = (builds or Plain()).golems(target, deps=Deps(clock=clock, ids=SequentialIds("rerun"), seed=seed))
     first_phase = next(r.event for r in cycle.records if isinstance(r.event, DreamPhase))
     assert isinstance(first_phase, DreamPhase)
     golems.fall_asleep(

@@ -24,11 +24,14 @@ from oneiros.fsm._service import Golems
 from oneiros.generators._factory import make_generator
 from oneiros.generators._offline import OfflineGenerator
 from oneiros.generators._protocol import Generation, GenerationRequest, Generator
+from oneiros.runtime._builds import Plain
 from oneiros.runtime._golem_log import GolemLogs
+from oneiros.runtime._reconcile import PhaseJobs, Reconciler
 from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._generator import GeneratorSettings
+from oneiros.settings._races import RaceSettings
 from oneiros.settings._recovery import RecoverySettings
-from oneiros.settings._runtime import RqSettings, TracingSettings
+from oneiros.settings._runtime import RqSettings, SnapshotSettings, TracingSettings
 from oneiros.store._leases import LeaseStore, open_leases
 from oneiros.store._store import EventStore, open_store
 from oneiros.telemetry._spans import TracedGenerator, TracedStore, current_trace_context, ensure_tracing
@@ -55,6 +58,10 @@ class WorkerConfig(msgspec.Struct, frozen=True, kw_only=True):
     tracing: TracingSettings = TracingSettings()
     recovery: RecoverySettings = RecoverySettings()
     """Phase leases and the worker's reconciler."""
+    snapshots: SnapshotSettings = SnapshotSettings()
+    """When the worker's golems write a snapshot, as every other process's do."""
+    races: RaceSettings = RaceSettings()
+    """How the worker's golems retry a write another process raced."""
 
 
 class DelayedGenerator:
@@ -113,10 +120,16 @@ class Runtime:
         self.store: EventStore = TracedStore(open_with_retries(config.store_url, create=create))
         self._generators: dict[bytes, Generator] = {}
         self._logs: GolemLogs | None = None
+        # What the application's factory made this config from (Factory.worker_config) builds with.
+        self.builds = Plain(snapshots=config.snapshots, races=config.races, recovery=config.recovery)
 
     def golems(self) -> Golems:
         """A golem service whose events carry the current trace context."""
-        return Golems(self.store, deps=Deps(), trace_context=current_trace_context)
+        return self.builds.golems(self.store, deps=Deps(), trace_context=current_trace_context)
+
+    def reconciler(self, jobs: PhaseJobs) -> Reconciler:
+        """The worker's reconciler: stranded phases of this store, re-enqueued on ``jobs``."""
+        return self.builds.reconciler(self.golems(), jobs=jobs)
 
     def leases(self) -> LeaseStore:
         """Where this process's phase jobs hold their leases: beside the store."""

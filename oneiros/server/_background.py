@@ -22,7 +22,7 @@ from oneiros._errors import WorkerError
 from oneiros.events._types import DreamStart
 from oneiros.fsm._observers import Observers
 from oneiros.fsm._service import Golems
-from oneiros.store._store import EventStore, Recorded
+from oneiros.store._store import Recorded
 
 __all__ = ["BackgroundCycles"]
 
@@ -33,9 +33,9 @@ class BackgroundCycles:
     """The cycles this server is running, each on a thread, at most ``limit`` at once."""
 
     def __init__(
-        self, store: EventStore, limit: int, grace_seconds: float, on_end: Callable[[], None] | None = None
+        self, golems: Callable[[], Golems], limit: int, grace_seconds: float, on_end: Callable[[], None] | None = None
     ) -> None:
-        self.store = store
+        self.golems = golems  # the application's (its factory's), to end the cycles still running at close
         self.on_end = on_end
         self.limit = limit
         self.grace_seconds = grace_seconds
@@ -155,7 +155,7 @@ class BackgroundCycles:
         for _golem, thread in running.values():
             thread.join(max(0.0, deadline - time.monotonic()))
         late = {cycle: golem for cycle, (golem, thread) in running.items() if thread.is_alive()}
-        golems = Golems(self.store)
+        golems = self.golems()
         for cycle_id, golem_id in late.items():
             _log.warning("cycle %s still running after %ss; interrupting it", cycle_id, self.grace_seconds)
             golems.end_cycle(golem_id, cycle_id, "owner", "server stopped")

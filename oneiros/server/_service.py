@@ -12,6 +12,7 @@ No lock is held across a request: any number of servers can run side by side on 
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import TypeVar
@@ -64,13 +65,16 @@ class Service:
         self._acknowledged = 0
         self._acknowledging = threading.Lock()
         self.cycles = BackgroundCycles(
-            store, self.settings.max_cycles, self.settings.shutdown_grace_seconds, on_end=self.app.settle
+            functools.partial(self.app.factory.golems, store),
+            self.settings.max_cycles,
+            self.settings.shutdown_grace_seconds,
+            on_end=self.app.settle,
         )
         served = self.app.config
         # With a queue the workers reconcile; without one the server runs cycles, so it does (unless
         # it may not write: `oneiros mcp --read-only`).
         recovers = reconcile and not served.queue
-        self.reconciler = ServerReconciler(store, served, self.cycles, self.app.deps) if recovers else None
+        self.reconciler = ServerReconciler(self.app, self.cycles) if recovers else None
 
     # -- keeping the projections up ---------------------------------------------------------
 

@@ -36,6 +36,7 @@ __all__ = [
     "open_store",
     "record_row",
     "riding",
+    "watching",
 ]
 
 DEFAULT_STORE_URL = "sqlite:///.oneiros/events.db"
@@ -193,6 +194,21 @@ def riding(append: Rider) -> Iterator[list[Rider]]:
         _RIDERS.reset(token)
 
 
+_WATCHERS: ContextVar[Callable[[int], None] | None] = ContextVar("oneiros_watchers", default=None)
+
+
+@contextmanager
+def watching(heard: Callable[[int], None]) -> Iterator[None]:
+    """Within the block, ``heard`` gets the log position of the last event of its own (not a
+    rider's) of each transaction this context commits (to any store): how a use case that writes
+    knows what its reads must include."""
+    token = _WATCHERS.set(heard)
+    try:
+        yield
+    finally:
+        _WATCHERS.reset(token)
+
+
 class EventStore:
     """Appends and reads events. Nothing is ever updated or deleted in place."""
 
@@ -258,6 +274,8 @@ class EventStore:
                 positions, stored, (item for append in appends for item in append.items), strict=False
             )
         ]
+        if own and (heard := _WATCHERS.get()) is not None:
+            heard(recorded[own - 1].position)
         return recorded[:own]  # a rider's record is its owner's to know
 
     def _insert(

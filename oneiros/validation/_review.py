@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from oneiros._deps import Deps
-from oneiros._errors import EntryNotFound, IllegalReview, InputError
+from oneiros._errors import EntryNotFound, GolemNotFound, IllegalReview, InputError
 from oneiros.events._content import EpisodeTriaged
 from oneiros.events._staging import (
     FEEDBACK_STREAM,
@@ -103,7 +103,10 @@ class Feedback:
 
     def record_outcome(self, golem_id: str, outcome: OutcomeInput) -> Recorded:
         """Record a waking outcome for the validation sweep."""
-        (self.golems or Golems(self.store, deps=self.deps)).state(golem_id)
+        if self.golems is not None:
+            self.golems.state(golem_id)
+        elif not self.store.stream_version(golem_id):  # a golem's stream begins with its creation
+            raise GolemNotFound(golem_id)
         if outcome.entry_id is not None and outcome.entry_id not in self.entries(golem_id):
             raise EntryNotFound(outcome.entry_id)
         if not 0 <= outcome.tick <= MAX_TICK:  # the episodes' bound: a tick is one moment of the golem

@@ -58,7 +58,6 @@ from oneiros.store._leases import open_leases
 from oneiros.telemetry._logging import log_fields
 from oneiros.telemetry._spans import (
     current_span,
-    current_trace_context,
     flush_spans,
     outcome_attributes,
     traced_phase,
@@ -526,7 +525,7 @@ def check_worker_store(connection: Redis) -> list[str]:
     worker pointed at the wrong store). Opens the store of the process's runtime (after
     :func:`make_worker`), which must exist: a worker never creates one (:class:`NoStore`)."""
     rt = runtime(create=False)
-    golems = Golems(rt.store)
+    golems = rt.golems()
     missing = []
     for golem_id in waiting_golems(connection, rt.config.rq.queue):
         try:
@@ -559,8 +558,7 @@ def reconciling(connection: Redis) -> Iterator[Reconciler]:
     work-horse, still reconciles)."""
     rt = runtime()
     config = rt.config
-    golems = Golems(rt.store, trace_context=current_trace_context)
-    reconciler = Reconciler(golems, config.recovery, jobs=RqPhaseJobs(connection, config.rq, config.recovery))
+    reconciler = rt.reconciler(RqPhaseJobs(connection, config.rq, config.recovery))
     stop = threading.Event()
     try:
         reconciler.pass_once()

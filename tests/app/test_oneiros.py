@@ -133,3 +133,21 @@ def test_dense_mems_toggles_shape_the_cycle(app: Oneiros) -> None:
     only = app.dream("g1", CycleOptions(reflect=False, dream=False, reevaluate=True))
     assert (None, "reevaluated") == (only.cycle_id, only.status)
     assert 1 == app.golem("g1").cycles_completed
+
+
+def test_the_app_judges_a_tier_and_a_golem_that_cannot_fall_asleep(app: Oneiros) -> None:
+    """The application, not a front end, refuses a tier there is not (InputError naming the ones
+    there are) and a dream of a golem already dreaming (the machine's IllegalCommand, saying how to
+    resume or end the cycle): REST and MCP say what the CLI says, and nothing is written."""
+    from oneiros import IllegalCommand, InputError
+
+    with pytest.raises(InputError, match=r"^unknown tier 'ultra'; use core or hardened$"):
+        app.budget("g1", tier="ultra")
+    cycle = app.state("g1")
+    app.factory.golems(app.store).fall_asleep("g1", "owner", budget_tokens=100)
+    head = app.store.head()
+    with pytest.raises(IllegalCommand) as raised:
+        app.dream("g1")
+    assert cycle.mode == "Waking"
+    assert "`oneiros interrupt --golem g1 --reason ...` ends it" in str(raised.value)
+    assert head == app.store.head()

@@ -115,7 +115,8 @@ def test_a_cycle_over_a_stored_tick_past_the_bound_is_a_400_that_writes_nothing(
 
 def test_a_cycle_of_a_golem_still_dreaming_is_a_409_that_writes_nothing(tmp_path: Path) -> None:
     """A golem stranded mid-cycle cannot fall asleep: ``POST .../cycles`` is the machine's 409
-    IllegalCommand, and the log is exactly as it was (before, re-evaluation wrote first)."""
+    IllegalCommand, saying (as the CLI does) how to resume or end the cycle, and the log is exactly
+    as it was (before, re-evaluation wrote first)."""
     from oneiros import Golems, open_store
 
     served, url = _dreamt_golem(tmp_path)
@@ -124,10 +125,13 @@ def test_a_cycle_of_a_golem_still_dreaming_is_a_409_that_writes_nothing(tmp_path
             Golems(store).fall_asleep("g1", "owner", budget_tokens=100)
             head = store.head()
         answer = served.client("write").post("/golems/g1/cycles", json={"wait": True})
+        message = answer.json()["error"]["message"]
         assert (409, "golem 'g1' cannot 'fall_asleep' in state 'Dreaming_HypnagogicOnset'") == (
             answer.status_code,
-            answer.json()["error"]["message"],
+            message.partition(": cycle ")[0],
         )
+        # What the command line says too: where the cycle is and how to resume or end it.
+        assert "`oneiros recover` resumes it if nothing does" in message
         with open_store(url) as store:
             assert head == store.head()
     finally:

@@ -1,0 +1,142 @@
+"""The application layer's shape, checked on the package's source: one flat facade over parts it
+composes (no part a base class), one composition root that builds the golems and the executors,
+and use cases whose cross-cutting concerns are declared, not written into their bodies."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from oneiros._errors import ProjectionConflict
+from oneiros.app import Oneiros
+from oneiros.app._concerns import declared
+from oneiros.app._core import _SETTLE_ATTEMPTS, _settled
+from oneiros.app._dreams import Dreams
+from oneiros.app._lab import Lab
+from oneiros.app._reads import Reads
+from oneiros.app._records import Records
+
+PACKAGE = Path(__file__).parent.parent / "oneiros"
+PARTS = (Reads, Records, Dreams, Lab)
+
+# What only the composition root builds, and where else a constructor call may stand: the lowest
+# layer's default builder (what the layers below the app are given when no application is: a
+# worker process, a lab run on a scratch store), and the executor itself, which re-wraps the golems
+# it is given with tracing and resumes a cycle as the executor it is.
+BUILT_BY_THE_ROOT = {"Golems", "InProcessExecutor", "RqExecutor", "Reconciler", "Daemon"}
+ROOT = "oneiros/app/_factory.py"
+LOWEST_DEFAULTS = {"oneiros/runtime/_builds.py", "oneiros/runtime/_executor.py"}
+
+
+def _modules(under: str = "") -> Iterator[tuple[str, ast.Module]]:
+    for path in sorted((PACKAGE / under).rglob("*.py")):
+        yield str(path.relative_to(PACKAGE.parent)), ast.parse(path.read_text())
+
+
+def test_no_class_of_the_app_layer_is_a_base_of_another() -> None:
+    """The facade and its parts compose: no class of oneiros/app (bar the result Structs, which are
+    data) derives from another class defined there."""
+    trees = list(_modules("app"))
+    defined = {node.name for _name, tree in trees for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    found = []
+    for name, tree in trees:
+        if name.endswith("_shapes.py"):
+            continue  # result Structs: a row that extends another row is data, not behaviour
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases = {ast.unparse(base).split("[")[0] for base in node.bases}
+                found += [f"{name}: {node.name}({base})" for base in bases & defined]
+    assert [] == found
+
+
+def test_the_facade_derives_from_nothing() -> None:
+    """``Oneiros`` is one flat class: every use case is reached on it, none inherited."""
+    assert (object,) == Oneiros.__bases__
+    assert all(part.__bases__ == (object,) for part in PARTS)
+
+
+def _called(call: ast.Call) -> str:
+    """The name a call calls: ``f(...)`` or ``x.f(...)`` both give ``f``."""
+    return call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", "")
+
+
+def test_only_the_composition_root_builds_golems_and_executors() -> None:
+    """``Golems(...)``, the executors, the reconciler and the daemon are called into being only by
+    the facade's factory module (and the lowest layer's own defaults), so every process builds
+    them with the same settings."""
+    found = []
+    for name, tree in _modules():
+        if name == ROOT or name in LOWEST_DEFAULTS:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and (called := _called(node)) in BUILT_BY_THE_ROOT:
+                found.append(f"{name}:{node.lineno} {called}(...)")
+    assert [] == found
+
+
+def test_every_write_that_takes_a_key_declares_it() -> None:
+    """A use case with an ``idempotency_key`` says which of its arguments make up the request: a
+    retry is then answered as the first call was, by the declaration, not by its body."""
+    forwarded = {"Dreams.dream"}  # its options defaulted, the key goes to Dreams._dream, which declares it
+    keyed = []
+    for part in PARTS:
+        for name, method in inspect.getmembers(part, inspect.isfunction):
+            if f"{part.__name__}.{name}" in forwarded:
+                assert declared(getattr(part, f"_{name}")) is not None
+            elif "idempotency_key" in inspect.signature(method).parameters:
+                declaration = declared(method)
+                keyed.append((f"{part.__name__}.{name}", declaration is not None and declaration.idempotent))
+    assert keyed
+    assert [] == [name for name, idempotent in keyed if not idempotent]
+
+
+def test_no_use_case_body_catches_up_or_checks_a_golem_by_hand() -> None:
+    """The concerns are declared: a part's methods call no ``fresh``, ``written``, ``require_golem``
+    or ``once`` of their own, bar the few whose reads depend on an argument (named here)."""
+    by_hand = {"fresh", "written", "require_golem", "once", "exists"}
+    allowed = {
+        "Reads._sink",  # reads the sink its caller names
+        "Reads.events",  # a golem's stream read page by page, or the whole log
+        "Dreams.dream",  # a cycle another thread or worker runs writes where no watch hears it
+        "Dreams.interrupt",  # retried on a race, each attempt reading the golem's stream afresh
+    }
+    found = []
+    for part in PARTS:
+        tree = ast.parse(inspect.getsource(inspect.getmodule(part)))  # type: ignore[arg-type]
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == part.__name__):
+            for method in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
+                where = f"{part.__name__}.{method.name}"
+                calls = (_by_hand(node) for node in ast.walk(method) if isinstance(node, ast.Call))
+                found += [f"{where}: {called}" for called in calls if called in by_hand and where not in allowed]
+    assert [] == found
+
+
+def _by_hand(call: ast.Call) -> str:
+    """What ``self.core.f(...)`` or ``once(...)`` calls; "" for any other call."""
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    on = call.func.value if isinstance(call.func, ast.Attribute) else None
+    return call.func.attr if on is not None and ast.unparse(on) == "self.core" else ""
+
+
+def test_settle_catches_up_after_conflicts_and_raises_when_it_cannot() -> None:
+    """One retry policy: a catch-up that another process overtook starts again from there, up to
+    its attempts; one overtaken every time raises the typed ProjectionConflict, never an answer
+    from read models left behind."""
+    tries: list[int] = []
+
+    def overtaken(times: int) -> str:
+        tries.append(1)
+        if len(tries) <= times:
+            raise ProjectionConflict("journal", 3, 7)
+        return "caught up"
+
+    assert "caught up" == _settled(lambda: overtaken(_SETTLE_ATTEMPTS - 1))
+    tries.clear()
+    with pytest.raises(ProjectionConflict, match="journal"):
+        _settled(lambda: overtaken(_SETTLE_ATTEMPTS))
+    assert _SETTLE_ATTEMPTS == len(tries)
