@@ -140,3 +140,34 @@ def test_settle_catches_up_after_conflicts_and_raises_when_it_cannot() -> None:
     with pytest.raises(ProjectionConflict, match="journal"):
         _settled(lambda: overtaken(_SETTLE_ATTEMPTS))
     assert _SETTLE_ATTEMPTS == len(tries)
+
+
+def test_every_process_builds_golems_with_the_configs_settings(tmp_path: Path) -> None:
+    """The facade's golems, a worker's (built from the config the factory hands ``oneiros worker``)
+    and the reconcilers of both carry the config's snapshot, race and recovery settings: before, a
+    worker's golems and ``oneiros recover``'s took the defaults."""
+    import msgspec
+
+    from oneiros.config._load import OneirosConfig
+    from oneiros.runtime._process import Runtime
+    from oneiros.settings._races import RaceSettings
+    from oneiros.settings._recovery import RecoverySettings
+    from oneiros.settings._runtime import SnapshotSettings
+
+    url = f"sqlite:///{tmp_path}/events.db"
+    config = msgspec.structs.replace(
+        OneirosConfig(store=url),
+        snapshots=SnapshotSettings(every=7),
+        races=RaceSettings(attempts=9),
+        recovery=msgspec.structs.replace(RecoverySettings(), attempts=2),
+    )
+    with Oneiros(url, config) as app:
+        worker = Runtime(app.factory.worker_config())
+        try:
+            built = [app.factory.golems(app.store), worker.golems()]
+            reconcilers = [app.reconciler(), worker.reconciler(jobs=None)]
+            assert [(7, 9)] * 2 == [(g.snapshot_settings.every, g.races.attempts) for g in built]
+            assert [2, 2] == [r.settings.attempts for r in reconcilers]
+            assert [(7, 9)] * 2 == [(r.golems.snapshot_settings.every, r.golems.races.attempts) for r in reconcilers]
+        finally:
+            worker.store.close()

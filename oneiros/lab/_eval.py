@@ -102,7 +102,9 @@ def _reference_night(golems: Golems, golem: str, session: Session, config: Oneir
         for speaker, text, refs in session.observations
         if text.strip()
     ]
-    for _ in range(3):  # onset -> NREM -> REM -> integration
+    # From the first phase to the one that closes the cycle's work (the phase table's last but
+    # one); complete() then records the outputs and moves to the phase it wakes from.
+    for _phase in golems.phases.names[1:-1]:
         golems.advance(golem, budget_tokens=0)
     golems.complete(golem, budget_tokens=0, outputs=outputs)
     golems.wake(golem)

@@ -127,7 +127,7 @@ class Runtime:
         """A golem service whose events carry the current trace context."""
         return self.builds.golems(self.store, deps=Deps(), trace_context=current_trace_context)
 
-    def reconciler(self, jobs: PhaseJobs) -> Reconciler:
+    def reconciler(self, jobs: PhaseJobs | None) -> Reconciler:
         """The worker's reconciler: stranded phases of this store, re-enqueued on ``jobs``."""
         return self.builds.reconciler(self.golems(), jobs=jobs)
 
