@@ -100,9 +100,7 @@ def test_no_use_case_body_catches_up_or_checks_a_golem_by_hand() -> None:
     by_hand = {"fresh", "written", "require_golem", "once", "exists"}
     allowed = {
         "Reads._sink",  # reads the sink its caller names
-        "Reads.events",  # a golem's stream read page by page, or the whole log
         "Dreams.dream",  # a cycle another thread or worker runs writes where no watch hears it
-        "Dreams.interrupt",  # retried on a race, each attempt reading the golem's stream afresh
     }
     found = []
     for part in PARTS:

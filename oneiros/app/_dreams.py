@@ -211,11 +211,11 @@ class Dreams:
         background.wait(cycle_id, options.timeout)
         return _ended(run, cycle_result(golems, golem_id, cycle_id))
 
+    @use_case(golem="created")
     def interrupt(self, golem_id: str, reason: str, *, if_dreaming: bool = False) -> Interrupted | None:
         """End the golem's cycle now, interrupted by its owner with ``reason`` (kept in the log):
         what it produced stays, a phase running anywhere finds its next append refused. An
         IllegalCommand if it is not dreaming (with ``if_dreaming``: None)."""
-        self.core.require_golem(golem_id)
         golems = self.core.golems()
 
         def attempt() -> GolemState | None:

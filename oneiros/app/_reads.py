@@ -139,7 +139,6 @@ class Reads:
             raise EntryNotFound(entry_id)
         return Entry.of(found)
 
-    @use_case(reads=("golems", "index", "staging"), golem="exists")
     def entries(
         self,
         golem_id: str | None = None,
@@ -151,17 +150,23 @@ class Reads:
     ) -> Page[Entry]:
         """Staged entries in ``statuses`` (all if empty) of ``golem_id`` (every golem's if None), in
         staging order or newest first."""
+        # Every golem's: the buffer alone, so a large import does not wait for the golems' index.
+        keyed = self._every_entry(statuses) if golem_id is None else self._golem_entries(golem_id, statuses)
         db = self.core.projections.db
 
         def rows(ids: list[str]) -> list[Entry]:
             return [Entry.of(e) for e in staged_entries(db, ids)]
 
-        if golem_id is None:
-            every = self.core.projections.staging(None, statuses)
-            keyed = [(f"{e.staged_position:015d}", e.entry_id) for e in every]
-        else:
-            keyed = golem_dreams(db, golem_id, statuses)
         return page_of(keyed, lambda kv: kv[0], limit, cursor, _ids(rows), newest_first=newest_first)
+
+    @use_case(reads=("staging",))
+    def _every_entry(self, statuses: Sequence[str]) -> list[tuple[str, str]]:
+        every = self.core.projections.staging(None, statuses)
+        return [(f"{e.staged_position:015d}", e.entry_id) for e in every]
+
+    @use_case(reads=("golems", "index", "staging"), golem="exists")
+    def _golem_entries(self, golem_id: str, statuses: Sequence[str]) -> list[tuple[str, str]]:
+        return golem_dreams(self.core.projections.db, golem_id, statuses)
 
     def entry_history(self, entry_id: str) -> EntryHistory:
         """A staged entry's events in order; each confidence step carries the outcome behind it."""
@@ -414,11 +419,11 @@ class Reads:
         )
         return ShouldDream.of(golem_id, now, decision)
 
+    @use_case(golem="created")  # else a typo listed no event, as if the golem had none
     def events(self, golem_id: str | None = None, *, after: int = 0, limit: int = 200) -> Page[LogEvent]:
         """The first ``limit`` events of the log (or of ``golem_id``'s stream) after position ``after``."""
         records: list[Recorded] = []
         if golem_id is not None:
-            self.core.require_golem(golem_id)  # else a typo listed no event, as if the golem had none
             # Counted from stored rows, and only the events shown decoded: a golem's stream may
             # hold a million episodes.
             total = 0
