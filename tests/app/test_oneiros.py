@@ -151,3 +151,24 @@ def test_the_app_judges_a_tier_and_a_golem_that_cannot_fall_asleep(app: Oneiros)
     assert cycle.mode == "Waking"
     assert "`oneiros interrupt --golem g1 --reason ...` ends it" in str(raised.value)
     assert head == app.store.head()
+
+
+def test_where_a_follower_serves_reads_a_write_reads_its_own_write_outside_any_consistency(app: Oneiros) -> None:
+    """A write declared with its read models waits for them itself: with ``catch_up=False`` and no
+    ``consistent`` block around the call, an outcome's answer lists the entry the sweep moved for it
+    (the follower's decision on the outcome, read once it has been made), and a review answers with
+    the status it recorded."""
+    run = app.dream("g1", CycleOptions(max_outputs=2))
+    first, second = app.entries("g1", ["proposed"]).items[:2]
+    stop = threading.Event()
+    with Oneiros(app.store, _config(), catch_up=False) as served:
+        follower = threading.Thread(target=served.follow, args=(stop,))
+        follower.start()
+        try:
+            moved = served.record_outcome("g1", OutcomeInput(tick=900, verdict="confirms", entry_id=first.entry_id))
+            reviewed = served.review(second.entry_id, "reject", who="me", why="no")
+        finally:
+            stop.set()
+            follower.join()
+    assert run.status == "complete"
+    assert ([first.entry_id], "rejected") == ([e.entry_id for e in moved.entries], reviewed.status)
