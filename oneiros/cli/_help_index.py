@@ -1,12 +1,12 @@
-"""Made by ``python -m oneiros.cli._help``: do not edit. The top-level help as the app registers it."""
+"""Made by ``python -m oneiros.cli._app``: do not edit. The top-level help as the app registers it."""
 
 # ruff: noqa: E501
 
-from oneiros.cli._help import HelpIndex
+from oneiros.cli._help_shape import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='695fc80196133f0586e3993a35bc1da0',
+    digest='8d1ff6d5efc42c6b0ec67d3b23d7aeb6',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(

@@ -12,7 +12,7 @@ import msgspec
 import numpy as np
 
 from oneiros._text import article, keywords, rank
-from oneiros.episodes._columns import columns_of
+from oneiros.episodes._fold import columns_of
 from oneiros.episodes._vectors import HashingEmbedder, make_embedder
 from oneiros.events._content import (
     CreditAssigned,

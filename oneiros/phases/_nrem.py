@@ -12,8 +12,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from oneiros.episodes._columns import columns_of
-from oneiros.episodes._fold import episode_time
+from oneiros.episodes._fold import columns_of, episode_time
 from oneiros.events._content import CreditAssigned, EpisodeTriaged, ReplayStrengthened, TriageDecision
 from oneiros.events._types import Episode, Event, ReplayBatch
 from oneiros.generators._protocol import Task

@@ -3,7 +3,7 @@ completions; a cheap low-temperature judge keeps the novel ones as creative pred
 
 from __future__ import annotations
 
-from oneiros.episodes._columns import columns_of
+from oneiros.episodes._fold import columns_of
 from oneiros.events._content import HypnagogicPrediction, WakingResidue
 from oneiros.events._types import Episode, Event
 from oneiros.generators._offline import keywords

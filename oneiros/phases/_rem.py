@@ -7,8 +7,7 @@ from typing import Final
 
 import numpy as np
 
-from oneiros.episodes._columns import columns_of
-from oneiros.episodes._fold import EpisodeMemory
+from oneiros.episodes._fold import EpisodeMemory, columns_of
 from oneiros.episodes._vectors import make_embedder
 from oneiros.events._content import (
     CreativeMode,
