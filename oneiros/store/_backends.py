@@ -43,7 +43,7 @@ from oneiros.store._rows import (
     stored_rows,
     tracking_refused,
 )
-from oneiros.store._urls import PostgresURL, parse_postgres_url
+from oneiros.store._urls import PostgresURL, StoreURL
 
 __all__ = [
     "EVENTS_TABLE",
@@ -390,38 +390,16 @@ class PostgresBackend:
         self.datastore.close()
 
 
-def locate_store(url: str) -> tuple[str, Any]:
-    """``("memory", None)``, ``("sqlite", path)`` or ``("postgresql", PostgresURL)`` for a valid store URL."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        raise InvalidStoreURL(url, "expected scheme://..., one of memory://, sqlite:///PATH, postgresql://...")
-    if scheme == "memory":
-        return "memory", None
-    if scheme == "sqlite":
-        if not rest.startswith("/") or rest == "/":
-            raise InvalidStoreURL(url, "expected sqlite:///relative/path.db or sqlite:////absolute/path.db")
-        return "sqlite", rest[1:]
-    if scheme in ("postgresql", "postgres"):
-        parts = parse_postgres_url(url)
+def open_backend(where: StoreURL) -> Backend:
+    """A backend for the store ``where`` names."""
+    if where.kind == "memory":
+        return MemoryBackend(where.url)
+    if where.kind == "sqlite":
+        if Path(where.path).is_dir():  # sqlite3 opens a directory, then eventsourcing fails on first use
+            raise InvalidStoreURL(where.url, f"cannot open SQLite file {where.path!r}: it is a directory")
         try:
-            import psycopg  # noqa: F401, PLC0415 - the optional extra; see PostgresBackend
-        except ImportError:  # pragma: no cover - depends on the install
-            raise InvalidStoreURL(url, "PostgreSQL needs the extra: pip install 'oneiros[postgres]'") from None
-        return "postgresql", parts
-    raise InvalidStoreURL(url, f"unknown scheme {scheme!r}; expected memory, sqlite or postgresql")
-
-
-def open_backend(url: str) -> Backend:
-    """A backend for ``memory://``, ``sqlite:///relative.db``, ``sqlite:////abs.db`` or
-    ``postgresql://user:password@host:port/dbname?schema=name&connect_timeout=5``."""
-    kind, target = locate_store(url)
-    if kind == "memory":
-        return MemoryBackend(url)
-    if kind == "sqlite":
-        if Path(target).is_dir():  # sqlite3 opens a directory, then eventsourcing fails on first use
-            raise InvalidStoreURL(url, f"cannot open SQLite file {target!r}: it is a directory")
-        try:
-            return SQLiteBackend(url, target)
+            return SQLiteBackend(where.url, where.path)
         except (sqlite3.Error, OSError) as exc:
-            raise InvalidStoreURL(url, f"cannot open SQLite file {target!r}: {exc}") from None
-    return PostgresBackend(url, target)
+            raise InvalidStoreURL(where.url, f"cannot open SQLite file {where.path!r}: {exc}") from None
+    assert where.postgres is not None  # the parse gives a PostgreSQL URL its parts
+    return PostgresBackend(where.url, where.postgres)
