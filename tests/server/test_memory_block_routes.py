@@ -3,7 +3,9 @@ shape, within the budget, and record nothing whatever the token's scopes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -13,6 +15,7 @@ from oneiros.store._store import open_store
 from tests.server.conftest import Server, start_server
 from tests.server.test_mcp import _call, _http
 from tests.server.test_rest import _cycle, _episodes, _ok
+from tests.test_cli_coherence import ok
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
@@ -88,3 +91,19 @@ def test_without_a_query_the_block_is_memory_alone(served: Server) -> None:
     """An empty body answers MEMORY.md's lines alone, at the config's default budget."""
     block = _ok(served.client("read").post("/golems/g1/memory-block", json={}))
     assert (None, 1000, {"memory"}) == (block["query"], block["budget_tokens"], {i["section"] for i in block["items"]})
+
+
+def test_the_commands_json_is_the_rest_answer(served: Server, tmp_path: Path) -> None:
+    """`oneiros recall QUERY --json` on the server's store prints exactly what a read token's
+    POST /golems/g1/recall answers, and `--block --json` what POST .../memory-block answers."""
+
+    def command(*args: str) -> Any:
+        return json.loads(ok(tmp_path, "recall", "eth range", "--golem", "g1", *args, "--store", served.store).stdout)
+
+    reader = served.client("read")
+    rest = _ok(reader.post("/golems/g1/recall", json={"query": "eth range", "limit": 7}))
+    assert rest["results"]
+    assert rest == command("--limit", "7", "--json")
+    for budget in (250, 5000):  # some lines left out; every line in
+        block = _ok(reader.post("/golems/g1/memory-block", json={"query": "eth range", "budget_tokens": budget}))
+        assert block == command("--block", "--budget-tokens", str(budget), "--json")
