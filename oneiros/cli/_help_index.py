@@ -6,7 +6,7 @@ from oneiros.cli._help_shape import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='8d1ff6d5efc42c6b0ec67d3b23d7aeb6',
+    digest='5955bbd56cc4fca350407e3cf1278365',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(
@@ -36,6 +36,7 @@ INDEX = HelpIndex(
         ('follow', 'Keep the staging and health processes and every projection up with the log until interrupted.'),
         ('rebuild', 'Drop a projection (or all) and build it again from the log, to the head or as of a position.'),
         ('memory', 'MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback; or the observations page: the facts dreams drew from the episodes.'),
+        ('recall', "What a golem knows that matches QUERY, in recall's one ranking: results and related dreams (hypotheses), with the turns each stands for and when. Records no recall; --json is the REST answer's shape."),
         ('recover', 'Find golems dreaming in a phase that nothing runs, and resume it or end the cycle.'),
         ('interrupt', "End the golem's dream cycle now, interrupted by its owner with --reason (kept in the log)."),
         ('run', 'Run the heartbeat daemon: record activity, decide each tick, dream when the config says.'),
@@ -76,6 +77,7 @@ OWNERS = {
     'follow': 'oneiros.cli._projections',
     'rebuild': 'oneiros.cli._projections',
     'memory': 'oneiros.cli._projections',
+    'recall': 'oneiros.cli._recall',
     'recover': 'oneiros.cli._recover',
     'interrupt': 'oneiros.cli._recover',
     'run': 'oneiros.cli._schedule',
