@@ -26,8 +26,8 @@ _BREAKS = ("\n\n", "\n", " ")
 
 def summary_parts(text: str, limit: int = SUMMARY_LIMIT) -> list[str]:
     """``text`` as one part when it fits in ``limit`` characters, else as parts of at most ``limit``
-    that join back into it; code blocks are parts of their own, and no part is only whitespace
-    unless the text is."""
+    that join back into it; code blocks are parts of their own, and a part is only whitespace
+    only where neither part beside it has room for it."""
     if limit < 2:
         raise ValueError("a part holds at least two characters")
     if len(text) <= limit:
