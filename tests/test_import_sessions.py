@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oneiros.episodes._sessions import claude_code_golems
 from oneiros.events._types import Episode, EpisodeRecorded
 from oneiros.store._store import open_store
 from tests.test_cli import run
@@ -198,3 +203,40 @@ def test_bad_input_is_one_line_naming_what_and_nothing_is_written(tmp_path: Path
         assert 1 == len(result.stderr.strip().splitlines()), result.stderr
         assert said in result.stderr, result.stderr
     assert not (tmp_path / "e.db").exists()
+
+
+# Short texts of any characters, and long ones (18,000 to 60,000) repeating a piece of spaces,
+# line breaks and backticks, the characters the splitter cuts at.
+_long = st.builds(
+    lambda piece, times: piece * times, st.text(alphabet="ab \n`", min_size=20, max_size=30), st.integers(900, 2000)
+)
+_said = st.one_of(st.text(min_size=1, max_size=30), _long)
+
+
+@settings(max_examples=25, deadline=None)  # texts of up to 40,000 characters; a shared machine's load
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), _said, st.booleans()), min_size=1, max_size=8))
+def test_every_event_s_text_is_kept_whole_and_in_order(events: list[tuple[str, str, bool]]) -> None:
+    """Any session of user and assistant texts, each a string or a text block, short or over the
+    cap: the episodes, read in order, give back each event's text (that says something) under its
+    uuid, parts under the cap and numbered <uuid>#1 ... only when there are several, ticks 1, 2 ..."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.jsonl"
+        path.write_text(
+            "".join(
+                _event(f"e{n}", f"e{n - 1}" if n else None, f"2026-03-02T09:{n:02}:00Z", role,
+                       [{"type": "text", "text": text}] if as_block else text)
+                for n, (role, text, as_block) in enumerate(events)
+            )
+        )  # fmt: skip
+        (golem,) = claude_code_golems([path], "g")
+    episodes = golem.episodes
+    kept = [(f"e{n}", role, text) for n, (role, text, _) in enumerate(events) if text.strip()]
+
+    assert list(range(1, len(episodes) + 1)) == [e.tick for e in episodes]
+    assert all(len(e.summary) <= 16_384 for e in episodes)
+    for uuid, role, text in kept:
+        mine = [e for e in episodes if e.ref == uuid or (e.ref or "").startswith(uuid + "#")]
+        assert text == "".join(e.summary for e in mine)
+        assert {role} == {e.speaker for e in mine}
+        assert [uuid] == [e.ref for e in mine] if len(mine) == 1 else [f"{uuid}#{n}" for n in range(1, len(mine) + 1)]
+    assert [u for u, _, _ in kept] == list(dict.fromkeys((e.ref or "").split("#")[0] for e in episodes))

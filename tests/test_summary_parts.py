@@ -11,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oneiros.episodes._conversations import chat_batches
-from oneiros.episodes._parts import SUMMARY_LIMIT, part_refs, summary_parts
+from oneiros.episodes._parts import SUMMARY_LIMIT, part_refs, refs_of, summary_parts
 from oneiros.events._types import Episode
+from oneiros.lab._evidence import evidence_recall
+from oneiros.projections._recall import RecallItem
 
 # Text made of the characters a cut looks at (spaces, newlines, fences) as well as any other.
 _pieces = st.one_of(
@@ -91,3 +93,13 @@ def test_a_chat_message_over_16_kb_is_recorded_in_parts_that_keep_its_id(tmp_pat
     assert long == "".join(e.summary for e in episodes[1:4])
     assert all(len(e.summary) <= SUMMARY_LIMIT for e in episodes)
     assert {"assistant"} == {e.speaker for e in episodes[1:4]}
+
+
+def test_recall_of_a_part_counts_as_recall_of_its_turn() -> None:
+    """Evaluation asks for turns by their ids: recalling part m2#2 of a long message covers the
+    evidence m2; a source's own id that ends in #7 still matches itself; m3 stays uncovered."""
+    ranked = [RecallItem(kind="episode", ref="0", text="", score=0.0, source_refs=("m2#2", "issue#7"))]
+
+    assert ("m2#2", "m2") == refs_of("m2#2")
+    assert ("m2",) == refs_of("m2")
+    assert 2 / 3 == evidence_recall(["m2", "issue#7", "m3"], ranked, 5)

@@ -4,7 +4,9 @@ Each turn becomes one episode that keeps its speaker, its time and its own id (`
 a dream draws from it names the turn. Ticks count the turns from ``first_tick`` in the order they
 were said. LoCoMo dates a session, not its turns: a session's turns are given its date and time
 plus one minute per turn before them, so they stay in order and the days between sessions stay days.
-A shared image's caption is kept in the text: ``[shares a photo of a dog ...]``.
+A shared image's caption is kept in the text: ``[shares a photo of a dog ...]``. A turn longer
+than an episode's summary holds is recorded in parts, ``<id>#1``, ``<id>#2`` ..., each its own
+tick (:func:`turn_episodes`, ``_parts``).
 
 A chat transcript is one message a line: ``speaker`` (or ``role``), ``content``, ``time`` (RFC 3339;
 without a zone, UTC) and optionally ``id``; a message without one is known by its line number. It is

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["SUMMARY_LIMIT", "part_refs", "summary_parts"]
+__all__ = ["SUMMARY_LIMIT", "part_refs", "refs_of", "summary_parts"]
 
 SUMMARY_LIMIT = 16_384
 """The most characters an episode's summary holds (``Summary``'s ``max_length``)."""
@@ -22,6 +22,7 @@ SUMMARY_LIMIT = 16_384
 # the fences with the code. An unclosed fence runs to the end of the text, as Markdown renders it.
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*(?:\n|\Z)|\Z)", re.MULTILINE | re.DOTALL)
 _BREAKS = ("\n\n", "\n", " ")
+_PART = re.compile(r"(.+)#[1-9]\d*", re.DOTALL)
 
 
 def summary_parts(text: str, limit: int = SUMMARY_LIMIT) -> list[str]:
@@ -41,6 +42,13 @@ def summary_parts(text: str, limit: int = SUMMARY_LIMIT) -> list[str]:
 def part_refs(ref: str, count: int) -> list[str]:
     """The ids of a message's ``count`` parts: its own id when it is whole, else ``<id>#1`` ..."""
     return [ref] if count == 1 else [f"{ref}#{n}" for n in range(1, count + 1)]
+
+
+def refs_of(ref: str) -> tuple[str, ...]:
+    """The ids an episode's ``ref`` stands for: itself and, for a part ``<id>#<n>``, the message's
+    ``<id>`` too (both, since an id of the source's own may end in ``#<n>``)."""
+    found = _PART.fullmatch(ref)
+    return (ref, found.group(1)) if found else (ref,)
 
 
 def _segments(text: str) -> list[str]:
