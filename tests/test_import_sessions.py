@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -240,3 +241,25 @@ def test_every_event_s_text_is_kept_whole_and_in_order(events: list[tuple[str, s
         assert {role} == {e.speaker for e in mine}
         assert [uuid] == [e.ref for e in mine] if len(mine) == 1 else [f"{uuid}#{n}" for n in range(1, len(mine) + 1)]
     assert [u for u, _, _ in kept] == list(dict.fromkeys((e.ref or "").split("#")[0] for e in episodes))
+
+
+def test_an_unmarked_compaction_summary_and_odd_bookkeeping_lines_are_passed_over(tmp_path: Path) -> None:
+    """A summary from before Claude Code marked it (the first user message after a compact
+    boundary, in the words Claude Code opens it with) is not imported; a later user message is;
+    a line of another kind whose timestamp is a number (another tool's history) is passed over; a
+    time without a zone is taken as UTC."""
+    path = tmp_path / "old.jsonl"
+    summary = "This session is being continued from a previous conversation. The user asked..."
+    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "b", "timestamp": "2026-03-07T10:00:00Z"}
+    path.write_text(
+        json.dumps({"display": "/clear", "timestamp": 1772877600000, "project": "/home/dev/shop"}) + "\n"
+        + _event("o-1", None, "2026-03-07T09:00:00", "user", "first question")
+        + json.dumps(boundary) + "\n"
+        + _event("o-2", "b", "2026-03-07T10:00:01Z", "user", summary)
+        + _event("o-3", "o-2", "2026-03-07T10:01:00Z", "user", "second question")
+    )  # fmt: skip
+
+    (golem,) = claude_code_golems([path], "g")
+
+    assert ["o-1", "o-3"] == [e.ref for e in golem.episodes]
+    assert datetime(2026, 3, 7, 9, tzinfo=UTC) == golem.episodes[0].time

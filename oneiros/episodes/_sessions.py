@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
 import msgspec
 
@@ -63,22 +63,38 @@ class _Message(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class _Event(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    """One line of a session file."""
+    """One line of a session file. ``timestamp`` and ``message`` are read for what they must be only
+    on a user or assistant event: bookkeeping lines (another tool's history, a snapshot) may give
+    them other shapes, and are passed over whatever they hold."""
 
-    type: str = ""
-    uuid: str | None = None
+    type: Any = ""
+    subtype: Any = None
+    uuid: Any = None
+    parent_uuid: Any = None
+    timestamp: Any = None
+    is_sidechain: Any = False
+    agent_id: Any = None
+    is_meta: Any = False
+    is_compact_summary: Any = False
+    message: Any = None
+
+
+class _Spoken(msgspec.Struct, frozen=True, kw_only=True):
+    """The fields of a user or assistant event the import reads, as they must be."""
+
+    uuid: Annotated[str, msgspec.Meta(min_length=1)]
+    timestamp: datetime
+    message: _Message
     parent_uuid: str | None = None
-    session_id: str | None = None
-    timestamp: datetime | None = None
-    is_sidechain: bool = False
+    is_sidechain: bool | None = False
     agent_id: str | None = None
-    is_meta: bool = False
-    is_compact_summary: bool = False
-    message: _Message | None = None
 
 
 _event = msgspec.json.Decoder(_Event)
 _SPOKEN = ("user", "assistant")
+_CONTINUED = "This session is being continued from a previous conversation"
+"""How the summary a compaction leaves in the user's name begins, for files from before Claude
+Code marked it ``isCompactSummary``."""
 
 
 class SessionGolem(NamedTuple):
@@ -169,11 +185,17 @@ def _file_episodes(
 ) -> Iterator[tuple[str, list[Episode]]]:
     """(golem, the event's episodes, ticked from 0) for each event of ``path`` that says something."""
     tools: dict[str, str] = {}
-    for number, event in json_lines(path, _event):
-        if event.type not in _SPOKEN or event.is_meta or event.is_compact_summary or event.message is None:
+    compacted = False
+    for number, line in json_lines(path, _event):
+        if line.type == "system" and line.subtype == "compact_boundary":
+            compacted = True
+        if line.type not in _SPOKEN or line.is_meta is True or line.is_compact_summary is True:
             continue
-        if not event.uuid or event.timestamp is None:
-            raise EpisodeFileError(str(path), f"a {event.type} event needs `uuid` and `timestamp`", number)
+        event = _spoken(path, number, line)
+        if compacted and line.type == "user":
+            compacted = False
+            if isinstance(event.message.content, str) and event.message.content.startswith(_CONTINUED):
+                continue
         if event.uuid in seen:
             continue
         seen.add(event.uuid)
@@ -182,9 +204,19 @@ def _file_episodes(
             root = roots.setdefault(event.uuid, roots.get(event.parent_uuid or "", event.uuid))
             target = f"{golem}-{event.agent_id or 'sidechain-' + root[:8]}"
         pieces = list(_pieces(event.message, tools))
-        if not pieces:
-            continue
-        yield target, piece_episodes(path, number, pieces, ref=event.uuid, when=event.timestamp, role=event.type)
+        if pieces:
+            yield target, piece_episodes(path, number, pieces, ref=event.uuid, when=event.timestamp, role=line.type)
+
+
+def _spoken(path: Path, number: int, line: _Event) -> _Spoken:
+    """A user or assistant event's fields as they must be, or an error naming the file and line."""
+    if not line.uuid or line.timestamp is None:
+        raise EpisodeFileError(str(path), f"a {line.type} event needs `uuid` and `timestamp`", number)
+    fields = {f: getattr(line, f) for f in _Spoken.__struct_fields__}
+    try:
+        return msgspec.convert(fields, _Spoken)
+    except msgspec.ValidationError as exc:
+        raise EpisodeFileError(str(path), f"a {line.type} event: {exc}", number) from None
 
 
 def _pieces(message: _Message, tools: dict[str, str]) -> Iterator[Piece]:
@@ -235,6 +267,7 @@ def piece_episodes(
     """The episodes of one event's pieces (line ``number`` of ``path``, said by ``role``, ``user``
     or ``assistant``), ticked from 0, with the ids ``<ref>`` or ``<ref>#1`` ..."""
     made: list[Episode] = []
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)  # a time without a zone is UTC, as in a chat
     for piece in pieces:
         speaker, source, tags = _who(role, piece)
         try:
