@@ -182,8 +182,8 @@ def test_a_codex_rollout_becomes_episodes_with_line_ids(tmp_path: Path) -> None:
 
 def test_bad_input_is_one_line_naming_what_and_nothing_is_written(tmp_path: Path) -> None:
     """A line that is not JSON names the file and the line; a user event without a timestamp too;
-    a missing path names it; an unknown format lists the known ones: exit 2, one line on stderr,
-    no store left behind."""
+    a session with nothing said and a missing path name it; an unknown format lists the known
+    ones: exit 2, one line on stderr, no store left behind."""
     url = f"sqlite:///{tmp_path}/e.db"
     project = _project(tmp_path)
     with (project / _FIRST).open("a") as session:
@@ -192,8 +192,11 @@ def test_bad_input_is_one_line_naming_what_and_nothing_is_written(tmp_path: Path
     no_time = {"type": "user", "uuid": "t-2", "parentUuid": "t-1", "sessionId": "s", "message": {"role": "user"}}
     untimed.write_text(_event("t-1", None, "2026-03-06T10:00:00Z", "user", "ok") + json.dumps(no_time) + "\n")
 
+    titled = tmp_path / "titled.jsonl"
+    titled.write_text(json.dumps({"type": "summary", "summary": "Fix the test", "leafUuid": "x"}) + "\n")
     cases = [
         (str(project), "claude-code", f"{project / _FIRST}:14: Input data was truncated"),
+        (str(titled), "claude-code", f"{titled}: no user or assistant message in the session files"),
         (str(untimed), "claude-code", f"{untimed}:2: a user event needs `uuid` and `timestamp`"),
         (str(tmp_path / "nowhere"), "claude-code", f"{tmp_path / 'nowhere'}: no such file or folder"),
         (str(untimed), "gemini", "unknown --format 'gemini'; use locomo, chat-jsonl, episodes, claude-code or codex"),

@@ -150,10 +150,16 @@ def _session_plans(path: Path, fmt: Format, golem: str, first_tick: int, *, quie
     read = codex_golems if fmt == "codex" else claude_code_golems
     with _progress("reading sessions", len(files), quiet=quiet or len(files) == 1, transient=True) as advance:
         golems = read(files, golem, first_tick, on_file=lambda _path: advance(1))
-    return [
+    plans = [
         _Plan(g.golem, len(g.episodes), lambda e=g.episodes: _chunks(e), g.sessions)  # type: ignore[misc]
         for g in golems
+        if g.episodes
     ]
+    if not plans:
+        from oneiros._errors import EpisodeFileError
+
+        raise EpisodeFileError(str(path), "no user or assistant message in the session files")
+    return plans
 
 
 def _chunks(episodes: list[Episode]) -> Iterator[list[Episode]]:
