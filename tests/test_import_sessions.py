@@ -16,6 +16,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from oneiros import Oneiros
 from oneiros.episodes._sessions import claude_code_golems
 from oneiros.events._types import Episode, EpisodeRecorded
 from oneiros.store._store import open_store
@@ -266,3 +267,22 @@ def test_an_unmarked_compaction_summary_and_odd_bookkeeping_lines_are_passed_ove
 
     assert ["o-1", "o-3"] == [e.ref for e in golem.episodes]
     assert datetime(2026, 3, 7, 9, tzinfo=UTC) == golem.episodes[0].time
+
+
+def test_an_import_by_ref_never_overwrites_what_the_golem_has() -> None:
+    """Into a golem that has ticks 1 to 3 already (recorded some other way), episodes planned at
+    ticks 1 and 2 with ids a and b are recorded after them, at 4 and 5, and the first three are
+    untouched; run again, both are skipped by their ids."""
+    with Oneiros("memory://") as app:
+        app.create_golem("g")
+        app.record_episodes("g", [Episode(tick=t, summary=f"own {t}") for t in (1, 2, 3)])
+        planned = [Episode(tick=1, summary="first", ref="a"), Episode(tick=2, summary="second", ref="b")]
+
+        first = app.import_episodes("g", [planned], by_ref=True)
+        again = app.import_episodes("g", [planned], by_ref=True)
+        episodes = [r.event.episode for r in app.store.read_stream("g") if isinstance(r.event, EpisodeRecorded)]
+
+    assert ((2, 0), (0, 2)) == ((first.recorded, first.skipped), (again.recorded, again.skipped))
+    assert [(1, "own 1"), (2, "own 2"), (3, "own 3"), (4, "first"), (5, "second")] == [
+        (e.tick, e.summary) for e in episodes
+    ]
