@@ -279,8 +279,9 @@ def chat_batches(path: str | Path, first_tick: int = 1, size: int = 10_000) -> I
 
 
 def count_chat_messages(path: str | Path) -> int:
-    """How many messages a transcript holds, every line checked as :func:`chat_batches` checks it,
-    none kept: a transcript is validated whole before anything is written."""
+    """How many episodes a transcript's messages make (a long one several), every line checked as
+    :func:`chat_batches` checks it, none kept: a transcript is validated whole before anything is
+    written."""
     count = sum(len(batch) for batch in chat_batches(path))
     if not count:
         raise EpisodeFileError(str(path), "no messages in file")
