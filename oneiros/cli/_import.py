@@ -55,7 +55,7 @@ def import_cmd(  # noqa: PLR0917 - typer maps one parameter to each option
     file: Annotated[
         Path,
         typer.Argument(
-            metavar="PATH",
+            metavar="path",
             help="The conversation to record: a file, or for claude-code and codex a folder of session files.",
             show_default=False,
         ),
