@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from oneiros.app._items import Keeping
 from oneiros.app._lab import Lab
 
 __all__ = ["Oneiros"]
 
 
-class Oneiros(Lab):
+class Oneiros(Lab, Keeping):
     """oneiros over one store: record what a golem lives through, dream, read what dreaming
     produced, decide on it, and look into how dreaming goes.
 
