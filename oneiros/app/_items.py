@@ -23,7 +23,6 @@ __all__ = ["Keeping", "StoredItem"]
 _SUMMARY_MAX = 16_384
 """An episode's summary holds at most this much (``events._types.Summary``): a longer text is
 recorded cut there, while the item keeps its whole value."""
-_TAG_MAX = 128
 _REF_MAX = 256
 
 
@@ -113,7 +112,6 @@ class Keeping(Core):
                     tick=tick,
                     summary=said,
                     time=self.deps.clock(),
-                    tags=tuple(label[:_TAG_MAX] for label in ns[1:]),
                     ref=ref if len(ref) <= _REF_MAX else None,
                 )
                 events.append(EpisodeRecorded(episode=episode))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
@@ -79,9 +80,11 @@ class OneirosStore(BaseStore):
         self._owned = not isinstance(oneiros, Oneiros)
         self.oneiros = oneiros if isinstance(oneiros, Oneiros) else Oneiros(oneiros)
         self.settings = settings or StoreSettings()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="oneiros-store")
 
     def close(self) -> None:
         """Close the oneiros this store opened (one it was given stays open)."""
+        self._worker.shutdown()
         if self._owned:
             self.oneiros.close()
 
@@ -117,8 +120,10 @@ class OneirosStore(BaseStore):
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """:meth:`batch` on a worker thread: oneiros's calls block, the event loop must not."""
-        return await asyncio.to_thread(self.batch, list(ops))
+        """:meth:`batch` on the store's own thread: oneiros's calls block, and the event loop must
+        not; one thread runs every call in the order it was made, so ``gather(aput, adelete, aput)``
+        on one key ends as a caller reading it in order expects."""
+        return await asyncio.get_running_loop().run_in_executor(self._worker, self.batch, list(ops))
 
     # -- the operations -------------------------------------------------------------------------
 
