@@ -31,8 +31,8 @@ PUBLIC = {
         "Recorded", "replay", "sample_episodes_path", "SequentialIds", "Transition",
     ],
     "oneiros.app": [
-        "CycleOptions", "CycleRun", "DreamingStatus", "Entry", "Golem", "Oneiros", "OutcomeInput", "OutcomeMoved",
-        "Page", "Report", "StoredItem",
+        "CycleOptions", "CycleRun", "DreamingStatus", "Entry", "Golem", "MemoryBlock", "MemoryBlockItem", "Oneiros",
+        "OutcomeInput", "OutcomeMoved", "Page", "Report", "StoredItem",
     ],
     "oneiros.cli": [
         "app", "main",
@@ -57,9 +57,9 @@ PUBLIC = {
     ],
     "oneiros.settings": [
         "CycleBudget", "CycleSettings", "DaemonSettings", "EngineSettings", "GeneratorSettings", "HealthSettings",
-        "LogSettings", "ModelPrice", "OpenAISettings", "PHASES", "PhaseSpec", "PhaseTable", "PhaseValues",
-        "PromptSet", "RaceSettings", "RecoverySettings", "RqSettings", "ScheduleSettings", "ServerSettings",
-        "SnapshotSettings", "StagingSettings", "Tier", "TracingSettings",
+        "LogSettings", "MemoryBlockSettings", "ModelPrice", "OpenAISettings", "PHASES", "PhaseSpec", "PhaseTable",
+        "PhaseValues", "PromptSet", "RaceSettings", "RecoverySettings", "RqSettings", "ScheduleSettings",
+        "ServerSettings", "SnapshotSettings", "StagingSettings", "Tier", "TracingSettings",
     ],
     "oneiros.telemetry": [
         "configure_tracing",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from oneiros.app._items import Keeping
 from oneiros.app._lab import Lab
+from oneiros.app._memory_block import MemoryBlock, memory_block
 
 __all__ = ["Oneiros"]
 
@@ -24,3 +25,9 @@ class Oneiros(Lab, Keeping):
     ...     app.create_golem("g1").mode
     'Waking'
     """
+
+    def memory_block(self, golem_id: str, query: str | None = None, *, budget_tokens: int | None = None) -> MemoryBlock:
+        """What the golem knows, as a prompt section of at most ``budget_tokens`` tokens (the
+        config's ``memory_block.budget_tokens`` if None): MEMORY.md's lines, then what recall ranks
+        for ``query``, each line whole, dated and naming its turns. A read: records no recall."""
+        return memory_block(self, golem_id, query, budget_tokens=budget_tokens)

@@ -46,6 +46,7 @@ __all__ = [
     "RecallResult",
     "RecallSettings",
     "Standing",
+    "episode_refs",
     "episode_text",
     "recall",
     "recall_golem",
@@ -341,17 +342,25 @@ def _outside(
 
 def _with_refs(db: ProjectionDB, golem_id: str, items: list[RecallItem]) -> list[RecallItem]:
     """Items scored outside the index name their episodes' own ids too."""
-    wanted = sorted({t for i in items if i.source_ticks and not i.source_refs for t in i.source_ticks})
+    wanted = {t for i in items if i.source_ticks and not i.source_refs for t in i.source_ticks}
     if not wanted:
         return items
-    found = db.get_many("recall", "tick", [_tick_key(golem_id, t) for t in wanted])
-    refs = {t: msgspec.json.decode(d, type=_Tick).ref for t in wanted if (d := found.get(_tick_key(golem_id, t)))}
+    refs = episode_refs(db, golem_id, wanted)
     return [
         msgspec.structs.replace(i, source_refs=tuple(r for t in i.source_ticks if (r := refs.get(t))))
         if i.source_ticks and not i.source_refs
         else i
         for i in items
     ]
+
+
+def episode_refs(db: ProjectionDB, golem_id: str, ticks: Iterable[int]) -> dict[int, str]:
+    """The own ids (``Episode.ref``) of the golem's episodes recorded with ``ticks``, of those that
+    have one, read in one query."""
+    wanted = sorted(set(ticks))
+    found = db.get_many("recall", "tick", [_tick_key(golem_id, t) for t in wanted])
+    decoded = {t: msgspec.json.decode(d, type=_Tick).ref for t in wanted if (d := found.get(_tick_key(golem_id, t)))}
+    return {t: ref for t, ref in decoded.items() if ref}
 
 
 def _fused(query: str, items: list[RecallItem], embedder_name: str) -> list[RecallItem]:
