@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"health", "workers"},
     {"daemon", "lab"},
     {"app"},
-    {"server"},
+    {"server", "integrations"},
     {"cli"},  # it launches the server (`oneiros serve`, `oneiros mcp`)
 ]
 HEAVY = ("rq", "redis", "opentelemetry", "numpy")
