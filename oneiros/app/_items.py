@@ -39,6 +39,12 @@ class StoredItem(msgspec.Struct, frozen=True, kw_only=True):
     tick: int | None = None
 
 
+def _own(item: StoredItem) -> StoredItem:
+    """``item`` with a value of the caller's own: a caller that edits what it read (to put it back
+    changed) must not change what the fold holds, which only the log may."""
+    return msgspec.structs.replace(item, value=msgspec.json.decode(msgspec.json.encode(item.value)))
+
+
 class _Items:
     """One golem's items folded from its ItemKept and ItemForgotten events, to stream ``version``."""
 
@@ -73,11 +79,12 @@ class Keeping(Core):
     def items(self, golem_id: str) -> list[StoredItem]:
         """The golem's items as the log holds them now, in the order they were first kept; none
         for a golem that does not exist (a read never creates one)."""
-        return list(self._items(golem_id).live.values())
+        return [_own(item) for item in self._items(golem_id).live.values()]
 
     def item(self, golem_id: str, namespace: Sequence[str], key: str) -> StoredItem | None:
         """The item under ``key`` in ``namespace``, or None."""
-        return self._items(golem_id).live.get((tuple(namespace), key))
+        found = self._items(golem_id).live.get((tuple(namespace), key))
+        return None if found is None else _own(found)
 
     def keep_item(
         self, golem_id: str, namespace: Sequence[str], key: str, value: Mapping[str, Any], *, text: str | None
@@ -128,7 +135,7 @@ class Keeping(Core):
         """Forget the item under ``key`` in ``namespace``: an event, its episode left in the log.
         False, and nothing written, when there is no such item."""
         ns = tuple(namespace)
-        if self.item(golem_id, ns, key) is None:
+        if (ns, key) not in self._items(golem_id).live:
             return False
 
         def build(state: GolemState) -> list[Event]:

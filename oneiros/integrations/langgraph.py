@@ -22,7 +22,7 @@ from typing import Any, Self
 
 import msgspec
 
-from oneiros import ConfigError, InputError
+from oneiros import ConfigError, GolemNotFound, InputError
 from oneiros.app import Oneiros, StoredItem
 
 try:
@@ -139,10 +139,7 @@ class OneirosStore(BaseStore):
         return (label,) if self.settings.golem is not None else (golem, label)
 
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
-        golem = self._golem(namespace)
-        if not self.oneiros.golem_exists(golem):
-            return None
-        found = self.oneiros.item(golem, namespace, key)
+        found = self.oneiros.item(self._golem(namespace), namespace, key)
         return None if found is None else _item(found)
 
     def _put(self, op: PutOp) -> None:
@@ -160,19 +157,15 @@ class OneirosStore(BaseStore):
         self.oneiros.keep_item(golem, op.namespace, op.key, value, text=text)
 
     def _delete(self, namespace: tuple[str, ...], key: str) -> None:
-        golem = self._golem(namespace)
-        if self.oneiros.golem_exists(golem):
-            self.oneiros.forget_item(golem, namespace, key)
+        self.oneiros.forget_item(self._golem(namespace), namespace, key)
 
-    def _golems(self, prefix: tuple[str, ...]) -> list[str]:
-        """The golems whose items a read under ``prefix`` may see (those that exist)."""
+    def _golems(self, prefix: Sequence[str]) -> list[str]:
+        """The golems whose items a read under ``prefix`` may see (one that does not exist has none)."""
         if self.settings.golem is not None:
-            wanted = [self.settings.golem]
-        elif prefix and prefix[0] != "*":
-            wanted = [prefix[0]]
-        else:
-            return [golem.golem_id for golem in self.oneiros.golems().items]
-        return [golem for golem in wanted if self.oneiros.golem_exists(golem)]
+            return [self.settings.golem]
+        if prefix and prefix[0] != "*":
+            return [prefix[0]]
+        return [golem.golem_id for golem in self.oneiros.golems().items]
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix, wanted = op.namespace_prefix, op.filter or {}
@@ -195,10 +188,13 @@ class OneirosStore(BaseStore):
         dreams = self._dream_namespace(golem)
         show_dreams = dreams is not None and _under(dreams, op.namespace_prefix)
         depth = len(items) + op.offset + op.limit
-        recalled = self.oneiros.recall(golem, query, depth, record=self.settings.record_recalls)
+        try:
+            hits = self.oneiros.recall(golem, query, depth, record=self.settings.record_recalls).ranking()
+        except GolemNotFound:  # a prefix naming no golem: nothing to rank
+            hits = []
         ranked: list[SearchItem] = []
         seen: set[tuple[tuple[str, ...], str]] = set()
-        for hit in recalled.ranking():
+        for hit in hits:
             if hit.kind == "episode":
                 item = by_tick.get(int(hit.ref))
                 if item is not None and (item.namespace, item.key) not in seen:

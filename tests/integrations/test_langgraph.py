@@ -429,3 +429,19 @@ def test_importing_without_langgraph_names_the_extra() -> None:
     root = Path(__file__).resolve().parents[2]
     result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert "pip install 'oneiros[langgraph]'" in result.stdout
+
+
+def test_editing_a_value_read_changes_nothing_until_it_is_put(lg_store: OneirosStore) -> None:
+    """What get and search give is the caller's own: editing it changes no later read, only a put
+    (an event) does."""
+    lg_store.put(("hank",), "k", {"text": "tea", "tags": ["green"]})
+    got = lg_store.get(("hank",), "k")
+    assert got is not None
+    got.value["text"] = "coffee"
+    got.value["tags"].append("black")
+    lg_store.search(("hank",))[0].value["text"] = "juice"
+    again = lg_store.get(("hank",), "k")
+    assert again is not None
+    assert {"text": "tea", "tags": ["green"]} == again.value
+    lg_store.put(("hank",), "k", got.value)
+    assert {"text": "coffee", "tags": ["green", "black"]} == (lg_store.get(("hank",), "k") or got).value
