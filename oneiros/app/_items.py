@@ -13,8 +13,9 @@ import msgspec
 
 from oneiros._errors import GolemExists, InputError
 from oneiros.app._core import Core
+from oneiros.events._codec import encode_event
 from oneiros.events._items import ItemForgotten, ItemKept
-from oneiros.events._types import Episode, EpisodeRecorded, Event
+from oneiros.events._types import Episode, EpisodeRecorded, Event, EventMeta
 from oneiros.fsm._golem import GolemState
 from oneiros.fsm._service import Golems
 
@@ -100,6 +101,17 @@ class Keeping(Core):
         except (TypeError, msgspec.EncodeError) as exc:
             raise InputError(f"the value of item {key!r} in {ns!r} is not JSON: {exc}") from None
         said = (text or "").strip()[:_SUMMARY_MAX]
+        path = "/".join((*ns, key))
+        ref = path if len(path) <= _REF_MAX else None
+
+        def episode(tick: int) -> EpisodeRecorded:
+            return EpisodeRecorded(episode=Episode(tick=tick, summary=said, time=self.deps.clock(), ref=ref))
+
+        # Checked as the store will check them before the golem is created: an item the log
+        # refuses (a key or label too long) leaves no golem behind it either.
+        trial = EventMeta(time=self.deps.clock(), event_id="trial", golem_id=golem_id)
+        for event in (ItemKept(namespace=ns, key=key, value=held, tick=0), *((episode(0),) if said else ())):
+            encode_event(trial, event)
         golems = self._golems()
         if not golems.created(golem_id):
             # Another writer may create it first: the item goes to the same golem.
@@ -114,14 +126,7 @@ class Keeping(Core):
                 tick = items.ticks.get((ns, key))
                 if tick is None:
                     tick = self._next_tick(golem_id, items)
-                ref = "/".join((*ns, key))
-                episode = Episode(
-                    tick=tick,
-                    summary=said,
-                    time=self.deps.clock(),
-                    ref=ref if len(ref) <= _REF_MAX else None,
-                )
-                events.append(EpisodeRecorded(episode=episode))
+                events.append(episode(tick))
             events.append(ItemKept(namespace=ns, key=key, value=held, tick=tick))
             return events
 

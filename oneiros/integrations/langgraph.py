@@ -187,6 +187,8 @@ class OneirosStore(BaseStore):
         by_tick = {i.tick: i for i in items if i.tick is not None}
         dreams = self._dream_namespace(golem)
         show_dreams = dreams is not None and _under(dreams, op.namespace_prefix)
+        if not items and not show_dreams:
+            return []  # nothing recall could rank here: ask nothing, log no recall
         depth = len(items) + op.offset + op.limit
         try:
             hits = self.oneiros.recall(golem, query, depth, record=self.settings.record_recalls).ranking()

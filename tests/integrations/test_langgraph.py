@@ -16,6 +16,7 @@ come back in a query's ranking, and a compiled ``StateGraph`` reads and writes t
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import sys
 import threading
@@ -30,7 +31,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import InvalidNamespaceError, PutOp
 from typing_extensions import TypedDict
 
-from oneiros import InputError, Oneiros
+from oneiros import InputError, InvalidEvent, Oneiros
 from oneiros.events._items import ItemForgotten, ItemKept
 from oneiros.events._types import EpisodeRecorded
 from oneiros.integrations.langgraph import OneirosStore, StoreSettings, item_text
@@ -445,3 +446,18 @@ def test_editing_a_value_read_changes_nothing_until_it_is_put(lg_store: OneirosS
     assert {"text": "tea", "tags": ["green"]} == again.value
     lg_store.put(("hank",), "k", got.value)
     assert {"text": "coffee", "tags": ["green", "black"]} == (lg_store.get(("hank",), "k") or got).value
+
+
+@pytest.mark.parametrize(
+    ("namespace", "key", "field"),
+    [(("ivy",), "k" * 2000, "key"), (("ivy", "l" * 300), "k", "namespace[1]")],
+)
+def test_an_item_the_log_refuses_writes_nothing_not_even_its_golem(
+    lg_store: OneirosStore, namespace: tuple[str, ...], key: str, field: str
+) -> None:
+    """A key or label longer than the log holds is one InvalidEvent naming the field, and leaves
+    no golem, item or episode behind."""
+    with pytest.raises(InvalidEvent, match=re.escape(f"field {field}")):
+        lg_store.put(namespace, key, {"text": "too long"})
+    assert not lg_store.oneiros.golem_exists("ivy")
+    assert 0 == lg_store.oneiros.store.head()
