@@ -20,12 +20,16 @@ import re
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+pytest.importorskip("langgraph", reason="the langgraph extra is not installed")
+
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import InvalidNamespaceError, PutOp
@@ -35,8 +39,24 @@ from oneiros import InputError, InvalidEvent, Oneiros
 from oneiros.events._items import ItemForgotten, ItemKept
 from oneiros.events._types import EpisodeRecorded
 from oneiros.integrations.langgraph import OneirosStore, StoreSettings, item_text
+from tests.conftest import postgres_url
 
 DOC = {"foo": "bar"}
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A store URL of this test's own, on each backend that keeps its log across processes."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path_factory.mktemp('store')}/events.db"
+    return postgres_url(request.getfixturevalue("pg_schema"))
+
+
+@pytest.fixture
+def lg_store(store_url: str) -> Iterator[OneirosStore]:
+    """An OneirosStore over a fresh store, closed afterwards."""
+    with OneirosStore(store_url) as opened:
+        yield opened
 
 
 def _keys(found: list[Any]) -> list[str]:
