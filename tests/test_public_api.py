@@ -32,7 +32,7 @@ PUBLIC = {
     ],
     "oneiros.app": [
         "CycleOptions", "CycleRun", "DreamingStatus", "Entry", "Golem", "MemoryBlock", "MemoryBlockItem", "Oneiros",
-        "OutcomeInput", "OutcomeMoved", "Page", "Report",
+        "OutcomeInput", "OutcomeMoved", "Page", "Report", "StoredItem",
     ],
     "oneiros.cli": [
         "app", "main",
@@ -75,6 +75,7 @@ PRIVATE = [
     "oneiros.episodes",
     "oneiros.fsm",
     "oneiros.health",
+    "oneiros.integrations",
     "oneiros.lab",
     "oneiros.projections",
     "oneiros.runtime",

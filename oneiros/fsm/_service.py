@@ -183,6 +183,12 @@ class Golems:
         decisions, held messages): legal while waking or dreaming, never once dying."""
         return self._command(golem_id, "record", lambda _s: list(events))
 
+    def record_built(self, golem_id: str, build: Build) -> list[Recorded]:
+        """As :meth:`record`, with the events built by ``build`` from the golem's state, and built
+        again on a fresh read whenever the append loses a race: for events that claim something
+        the stream must not hold twice (an episode's new tick)."""
+        return self._command(golem_id, "record", build)
+
     def fall_asleep(
         self,
         golem_id: str,
