@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from oneiros._errors import InputError, OneirosError, masked_url
+from oneiros._text import counted
 from oneiros.cli._common import (
     MAX_POSITION,
     GolemFilter,
@@ -252,8 +253,8 @@ def record_batches(
         imported = app.import_episodes(golem_id, batches, on_batch=advance)
     if imported.skipped:  # an import run again finishes what it had not recorded; say what it left alone
         skipped = imported.skipped
-        episodes = "episode whose tick" if skipped == 1 else "episodes whose ticks"
-        err_console.print(escape(f"skipped {skipped:,} {episodes} golem {golem_id!r} already has"), highlight=False)
+        episodes = counted(skipped, "episode whose tick", "episodes whose ticks")
+        err_console.print(escape(f"skipped {episodes} golem {golem_id!r} already has"), highlight=False)
     return imported
 
 
@@ -294,7 +295,7 @@ def _dream_with_progress(app: Oneiros, golem_id: str, recorded: int) -> CycleRun
     from oneiros.settings._vocabulary import DreamPhaseName
 
     if recorded:
-        console.print(f"recorded {recorded} episodes for [bold]{golem_id}[/bold]")
+        console.print(f"recorded {counted(recorded, 'episode')} for [bold]{golem_id}[/bold]")
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -311,7 +312,7 @@ def _dream_with_progress(app: Oneiros, golem_id: str, recorded: int) -> CycleRun
             index = names.index(phase)
             spent[0] += outcome.tokens_spent
             following = f"dreaming: {names[index + 1]}" if index + 1 < len(names) else "awake"
-            progress.update(task, advance=1, description=f"{following} · {spent[0]} tokens so far")
+            progress.update(task, advance=1, description=f"{following} · {counted(spent[0], 'token')} so far")
 
         return app.dream(golem_id, on_phase=on_phase)
 
@@ -386,7 +387,9 @@ def status(
     running = overview.running
     if running:
         under_way = table(
-            f"{len(running)} cycles under way", "golem", "cycle", "phase", "worker", "age", whole=("cycle", "phase")
+            f"{counted(len(running), 'cycle')} under way",
+            *("golem", "cycle", "phase", "worker", "age"),
+            whole=("cycle", "phase"),
         )
         short = short_ids(row.cycle_id for row in running)
         for row in running:
@@ -434,7 +437,7 @@ def events(  # noqa: PLR0917 - typer maps one parameter to each option
         if as_json:
             emit_json(rows)
             return
-        shown = table(f"{len(rows)} events", "pos", "golem", "v", "type", "payload", whole=("pos",))
+        shown = table(counted(len(rows), "event"), "pos", "golem", "v", "type", "payload", whole=("pos",))
         for row in rows:
             payload = ", ".join(f"{k}={v}" for k, v in row.payload.items() if k != "cycle_id")
             # Whole, wrapped between words: a payload cut at a fixed length ended mid-word.

@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from oneiros._errors import InputError
+from oneiros._text import counted
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
@@ -229,8 +230,8 @@ def _print_ab(report: Any) -> None:
     from rich.table import Table
 
     title = (
-        f"A/B on {report.timeline}: {report.episodes} episodes, {report.outcomes} outcomes, "
-        f"{report.dream_points} dream points"
+        f"A/B on {report.timeline}: {counted(report.episodes, 'episode')}, {counted(report.outcomes, 'outcome')}, "
+        f"{counted(report.dream_points, 'dream point')}"
     )
     table = Table(title=escape(title))
     table.add_column("")

@@ -13,6 +13,7 @@ import typer
 from rich.markup import escape
 
 from oneiros._errors import InputError, masked_url
+from oneiros._text import counted
 from oneiros.cli._common import (
     MAX_POSITION,
     GolemFilter,
@@ -75,8 +76,8 @@ def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
                 console.print(text, markup=False, highlight=False, soft_wrap=True)
                 return
             shown = table(
-                f"dream journal · {len(entries)} cycles · replay: episodes replayed · hyp/cf/ins: hypotheses, "
-                "counterfactuals, insights",
+                f"dream journal · {counted(len(entries), 'cycle')} · replay: episodes replayed · hyp/cf/ins: "
+                "hypotheses, counterfactuals, insights",
                 *("cycle", "golem", "status", "replay", "hyp/cf/ins", "staged", "tokens", "quality"),
                 whole=("cycle", "status"),
             )
@@ -130,7 +131,7 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
             # only take the text's room: the title names it instead.
             golems = {e.golem_id for e in entries}
             only = golem or (next(iter(golems)) if len(golems) == 1 else None)
-            title = f"staging buffer · {len(entries)} entries" + (f" of {only}" if only else "")
+            title = f"staging buffer · {counted(len(entries), 'entry')}" + (f" of {only}" if only else "")
             short = short_ids(e.entry_id for e in entries)
             if console.width < _WIDE:
                 _staging_blocks(title, entries, short, only)
@@ -229,7 +230,7 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         if as_json:
             emit_json(moved)
             return
-        console.print(f"outcome recorded at position {moved.position}; {len(moved.entries)} entries moved")
+        console.print(f"outcome recorded at position {moved.position}; {counted(len(moved.entries), 'entry')} moved")
         if not explain:
             for e in moved.entries:
                 held = " (quarantined: only a review promotes it)" if e.quarantine is not None and e.active else ""
@@ -295,7 +296,7 @@ def reevaluate(
         if as_json:
             emit_json(decisions)
             return
-        console.print(f"{len(decisions)} decisions")
+        console.print(counted(len(decisions), "decision"))
         for d in decisions:
             console.print(escape(f"  {d.entry_id}: {d.decision} ({d.why})"))
 

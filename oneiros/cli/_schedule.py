@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from oneiros._errors import GolemNotFound, OneirosError, masked_url
+from oneiros._text import counted
 from oneiros.cli._common import (
     MAX_POSITION,
     JsonOpt,
@@ -262,7 +263,10 @@ def run(
         if as_json:
             emit_json(summary)
         else:
-            console.print(f"stopped after {count} ticks, {len(daemon.results)} cycles; golem is {daemon.state.mode}")
+            console.print(
+                f"stopped after {counted(count, 'tick')}, {counted(len(daemon.results), 'cycle')}; "
+                f"golem is {daemon.state.mode}"
+            )
 
 
 def _check_cycles_can_run(effective: OneirosConfig) -> None:
