@@ -301,6 +301,12 @@ def reevaluate(
             console.print(escape(f"  {d.entry_id}: {d.decision} ({d.why})"))
 
 
+_OBSERVATIONS = 20
+"""How many observations ``memory --observations`` shows without ``--limit``: a screenful. It took a
+number of its own (``--observations N``), so README's ``memory --observations`` failed with
+"requires an argument"."""
+
+
 def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     golem: GolemOpt = None,
     diff: Annotated[tuple[int, int] | None, typer.Option("--diff", help="Show the diff between two versions.")] = None,
@@ -311,8 +317,20 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     reason: Annotated[str, typer.Option("--reason", help="Why (for --rollback).")] = "",
     who: Annotated[str, typer.Option("--who", help="Who (for --rollback).")] = "owner",
     observations: Annotated[
+        bool,
+        typer.Option(
+            "--observations",
+            help="Show the newest --limit observations (OpenSeed's facts, RED/YLW/GRN) instead.",
+        ),
+    ] = False,
+    limit: Annotated[
         int | None,
-        typer.Option("--observations", help="Show the newest N observations (OpenSeed's facts, RED/YLW/GRN) instead."),
+        typer.Option(
+            "--limit",
+            min=0,
+            max=MAX_POSITION,
+            help=f"With --observations: how many, newest last (default {_OBSERVATIONS}).",
+        ),
     ] = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
@@ -323,11 +341,15 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     or the observations page: the facts dreams drew from the episodes."""
     from oneiros.app._shapes import Memory
 
+    if limit is not None and not observations:  # else it was dropped without a word
+        with one_line_errors():
+            raise InputError("--limit counts observations: it goes with --observations")
     effective = load(config, None)
     golem = golem or effective.golem
     with application(store, config=effective, projections=projections) as app:
-        if observations is not None:
-            shown = app.observations(golem).items[-observations:] if observations > 0 else []
+        if observations:
+            count = _OBSERVATIONS if limit is None else limit
+            shown = app.observations(golem).items[-count:] if count > 0 else []
             if as_json:
                 emit_json(shown)
                 return

@@ -14,6 +14,7 @@ from oneiros._errors import GolemNotFound, OneirosError, masked_url
 from oneiros._text import counted
 from oneiros.cli._common import (
     MAX_POSITION,
+    GolemOpt,
     JsonOpt,
     StoreOpt,
     application,
@@ -36,8 +37,6 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.runtime._executor import Executor
 
 __all__ = ["register"]
-
-GolemOpt = Annotated[str | None, typer.Option("--golem", help="Golem id (default: the config's golem).")]
 
 config_app = typer.Typer(help="The effective configuration.", no_args_is_help=True)
 

@@ -331,7 +331,7 @@ def journal_markdown(entries: Iterable[JournalEntry]) -> str:
         if entry.empty:
             status = f"{status}, EMPTY: {entry.empty}"
         lines.append(
-            f"<!-- cycle {entry.cycle_id} · {status} · {entry.staged} staged · "
+            f"<!-- cycle {entry.cycle_id} of {entry.golem_id} · {status} · {entry.staged} staged · "
             f"{counted(entry.tokens_in + entry.tokens_out, 'token')} · ${entry.cost_usd:.4f} · "
             f"{counted(entry.duration_ticks, 'tick')} · quality {entry.quality_pct}% -->"
         )
