@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -46,6 +47,10 @@ ProjectionsOpt = Annotated[
     ),
 ]
 LimitOpt = Annotated[int, typer.Option("--limit", min=1, max=MAX_POSITION, help="At most this many rows.")]
+IdsOpt = Annotated[
+    bool,
+    typer.Option("--ids", help="Print only the ids, one a line, for a shell variable: ID=$(oneiros ... --ids)."),
+]
 
 
 def _spinner(text: str) -> AbstractContextManager[object]:
@@ -61,12 +66,16 @@ def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     markdown: Annotated[bool, typer.Option("--markdown", help="Print journal.md (Bumblebee's shape).")] = False,
     limit: LimitOpt = 200,
     as_json: JsonOpt = False,
+    ids: IdsOpt = False,
 ) -> None:
     """One entry per dream cycle (the latest --limit): phases, counts, cost, duration and quality."""
     effective = load(config, None)
     with application(store, config=effective, projections=projections) as app:
         page = app.journal(golem, limit=limit)
         entries = page.items[::-1]  # the latest --limit, oldest first
+        if ids:  # a README block takes a cycle id this way where a reader copies one from a table
+            _print_ids(e.cycle_id for e in entries)
+            return
         with limited(len(entries), page.total or 0, "cycles (the latest)"):
             if as_json:
                 emit_json(entries)
@@ -107,6 +116,7 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     ] = None,
     limit: LimitOpt = 200,
     as_json: JsonOpt = False,
+    ids: IdsOpt = False,
 ) -> None:
     """The staging buffer (the first --limit entries): every dream output with its confidence,
     status and criterion."""
@@ -123,6 +133,9 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     with application(store, config=effective, projections=projections) as app:
         page = app.entries(golem, status or (), limit=limit)
         entries = page.items
+        if ids:
+            _print_ids(e.entry_id for e in entries)
+            return
         with limited(len(entries), page.total or 0, "entries"):
             if as_json:
                 emit_json(entries)
@@ -158,6 +171,12 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
                     *((escape(e.quarantine.why) if e.quarantine is not None else "",) if held else ()),
                 )
             console.print(shown)
+
+
+def _print_ids(ids: Iterable[str]) -> None:
+    """Whole ids, one a line, nothing else: what ``$(...)`` takes."""
+    for one in ids:
+        console.print(one, markup=False, highlight=False, soft_wrap=True)
 
 
 _WIDE = 120
