@@ -81,6 +81,7 @@ def test_oneiros_errors_come_without_the_sdk_prefix_and_the_version_is_the_packa
     assert oneiros.__version__ == version
 
 
+@pytest.mark.slow  # starts a server
 def test_every_tool_refuses_an_argument_it_does_not_take_naming_the_nearest(served: Server) -> None:
     """`recall_memory` with `golem_id` (the REST and Python name) answered is_error false with the
     default golem's empty results, the key dropped: an argument a tool does not declare is an
@@ -100,6 +101,7 @@ def test_every_tool_refuses_an_argument_it_does_not_take_naming_the_nearest(serv
     ] == errors
 
 
+@pytest.mark.slow  # starts a server
 def test_an_unknown_golem_in_another_case_or_a_letter_off_names_the_golem(served: Server) -> None:
     """`G1`, `g2` and `gl` for `g1` got no hint before (difflib's ratio was under its cutoff)."""
     errors, _ = _refusals(served, [("should_dream", {"golem": typed}) for typed in ("G1", "g2", "gl")])
