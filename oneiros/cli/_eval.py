@@ -239,7 +239,7 @@ def _show_answers(reports: dict[str, ArmReport], k: int) -> None:
         return
     first = next(iter(answered.values()))
     categories = sorted(first.f1, key=lambda c: (c == "overall", _ORDER.index(c) if c in _ORDER else 9, c))
-    title = f"answer token-F1 from the first {k} items: {first.model}, prompt {first.prompt_version}"
+    title = f"answer token-F1 from the first {counted(k, 'item')}: {first.model}, prompt {first.prompt_version}"
     shown = table(title, "arm", *categories, "tokens", "usd", "calls", whole=("arm",))
     for arm, a in answered.items():
         cells = [f"{a.f1.get(c, 0.0):.3f}" for c in categories]

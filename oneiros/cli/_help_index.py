@@ -6,7 +6,7 @@ from oneiros.cli._help import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='1a7020a9f66fca8f1a63429f59ee8631',
+    digest='28d80ec2f896b47bdea11745a69c84f7',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text="An event-sourced dream state for autonomous agents. --golem G confines any command to golem G. Without it, a command that lists (status, events, journal, staging, replay, health) shows every golem, each row naming its own; every other command works on the config's golem (oneiros.toml's `golem`, $ONEIROS_GOLEM, else 'golem').",
     options=(
