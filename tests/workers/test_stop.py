@@ -41,6 +41,8 @@ WITHIN = 5.0
 PATIENCE = 65.0
 """How long a try waits for a worker to exit before it kills it: past redis-py's 60 s wait, so a
 worker that hangs shows how long it would have taken instead of only that it took too long."""
+# A hanging worker costs a try PATIENCE; the suite's 300 s per test would cut a long run short.
+TIMEOUT = 120 + int(TRIES * (PATIENCE + 20))
 # Onset makes five generator calls: half a second each keeps the job running well past the SIGTERM.
 SLOW = CycleSettings(generator=GeneratorSettings(kind="sleep:0.5"))
 
@@ -139,6 +141,7 @@ def _one_try(attempt: int, redis_url: str, store_url: str, golems: Golems, golem
     )
 
 
+@pytest.mark.timeout(TIMEOUT)
 def test_sigterm_stops_idle_and_busy_workers_within_seconds(redis_url: str, tmp_path: Path) -> None:
     """Each try: an idle worker exits 0 within 5 s of SIGTERM and leaves RQ's registry; a busy one
     (SIGTERM mid-phase) finishes its phase job (FINISHED, the phase committed, the next phase queued
@@ -151,6 +154,7 @@ def test_sigterm_stops_idle_and_busy_workers_within_seconds(redis_url: str, tmp_
         logs = tmp_path / f"try-{attempt}"
         logs.mkdir()
         tries.append(_one_try(attempt, redis_url, store_url, golems, golem_id, logs=logs))
+        print(f"try {attempt}: {msgspec.json.encode(tries[-1]).decode()}", flush=True)
     store.close()
     idle = [t.idle_seconds for t in tries]
     busy = [t.busy_seconds for t in tries]
