@@ -414,11 +414,9 @@ class _PhaseWorkerMixin:
     pubsub: PubSub | None
     _commands: CommandListener | None = None
 
-    # RQ's teardown waited on redis-py's listener thread with no bound (see ``_commands.py``): this
-    # worker's listener stops within ``JOIN_SECONDS`` whatever it is doing. RQ's ``pubsub`` still
-    # names the subscription; its ``pubsub_thread`` stays None (the listener's ``thread`` is ours).
-
     def subscribe(self) -> None:
+        # RQ's teardown waited on redis-py's listener thread with no bound (``_commands.py`` says
+        # why); ours stops within its JOIN_SECONDS. RQ's ``pubsub_thread`` stays None.
         listener = CommandListener(self.connection, self.pubsub_channel_name, self.handle_payload)
         self._commands = listener.start()
         self.pubsub = listener.pubsub
@@ -596,10 +594,8 @@ def reconciling(connection: Redis) -> Iterator[Reconciler]:
         yield reconciler
     finally:
         stop.set()
-        # A pass under way when the worker stops gets a few seconds to end; one stuck on a store or a
-        # queue that does not answer is left to die with the process, which must not wait on it. Each
-        # of a pass's writes is a transaction of its own, and what a cut pass left undone the next
-        # reconciler finds as it finds a killed worker's phase.
+        # A pass stuck on a store or queue that does not answer is left to die with the process: each
+        # of its writes is a transaction, and what it left undone the next reconciler finds.
         thread.join(_RECONCILER_JOIN_SECONDS)
         if thread.is_alive():
             _log.warning("reconciler pass still under way after %s s; stopping without it", _RECONCILER_JOIN_SECONDS)
