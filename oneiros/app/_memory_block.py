@@ -178,7 +178,11 @@ def memory_block(
     memory = _memory_lines(db, golem_id, entries)
     from_memory = {i.entry_id for i in memory if i.entry_id}
     recalled = [
-        i for i in ranked if i.kind != "memory" and not (i.kind in ("belief", "insight") and i.ref in from_memory)
+        i
+        for i in ranked
+        if i.kind != "memory"
+        and not (i.kind in ("belief", "insight") and i.ref in from_memory)
+        and (i.kind != "dream" or settings.hypotheses)
     ]
     cycles = {e.cycle_id for e in entries.values()}
     dreamt = {j.cycle_id: j.started_at.date().isoformat() for j in journal_entries(db, sorted(cycles))}

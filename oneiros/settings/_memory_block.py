@@ -23,4 +23,9 @@ class MemoryBlockSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkn
     budget_tokens: Annotated[int, msgspec.Meta(ge=1)] = 1000
     """The block's size when a caller names none."""
     limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 20
+    hypotheses: bool = False
+    """Whether staged dreams that recall ranks (proposed or reinforced, not yet validated) join the
+    block, marked as hypotheses. Off: a prompt is paid for by the token, and a dream is a hypothesis
+    to review, never something to act on (Dense-Mem); what dreams observed of the record (dated
+    facts, threads) and what validation promoted join either way."""
     """How many results and related dreams recall ranks for the block (each list at most this many)."""

@@ -157,3 +157,17 @@ def test_any_text_renders_as_one_line(text: str, speaker: str | None, query: str
     line = _recalled(item, {}, {}).line
     assert [line] == line.splitlines()
     assert [_recall_heading(query)] == _recall_heading(query).splitlines()
+
+
+def test_unvalidated_dreams_join_the_block_only_when_asked(app: Oneiros) -> None:
+    """A staged dream recall ranks for the query stays out of the block by default (a hypothesis,
+    never a fact, and a prompt pays for every token); with ``hypotheses`` it joins, marked so."""
+    from oneiros.app._memory_block import memory_block
+
+    staged = app.entries("g1", ["proposed"]).items[0]
+    query = " ".join(staged.text.split()[:8])
+    assert any(i.kind == "dream" for i in app.recall("g1", query, record=False).ranking())
+    plain = app.memory_block("g1", query, budget_tokens=5000)
+    assert not any("[hypothesis]" in line for line in _lines(plain))
+    asked = memory_block(app, "g1", query, budget_tokens=5000, settings=MemoryBlockSettings(hypotheses=True))
+    assert any("[hypothesis]" in line for line in _lines(asked))
