@@ -76,12 +76,16 @@ class SessionItems:
 
     def items(self, limit: int | None = None) -> list[str]:
         """The newest ``limit`` items (every one if None), oldest first."""
+        return [item for _tick, item in self.entries(limit)]
+
+    def entries(self, limit: int | None = None) -> list[tuple[int, str]]:
+        """The newest ``limit`` items (every one if None) with their episodes' ticks, oldest first."""
         with self._lock:
             view = self._caught_up()
             ticks = view.ordered()
             if limit is not None:
                 ticks = ticks[-limit:] if limit > 0 else []
-            return [view.items[tick] for tick in ticks]
+            return [(tick, view.items[tick]) for tick in ticks]
 
     def add(self, episodes: Sequence[Episode]) -> list[int]:
         """Record ``episodes`` (each carrying its ``item``) at the golem's next free ticks, in one

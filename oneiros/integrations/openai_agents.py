@@ -12,7 +12,8 @@ loop, in a worker thread.
 What dreaming learned comes back through :meth:`OneirosSession.memory_block` (MEMORY.md's lines,
 then what recall ranks for a query, within a token budget) and :meth:`OneirosSession.instructions`,
 which gives ``Agent(instructions=...)`` the agent's own instructions followed by the block for the
-newest user message. See docs/integrations/openai-agents.md.
+newest user message (leaving out the turns the model is given as history anyway).
+See docs/integrations/openai-agents.md.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any, Self, cast
 from oneiros import ConfigError, EventStore, GolemNotFound, InputError
 from oneiros._input import check_plain
 from oneiros.app import MemoryBlock, Oneiros
+from oneiros.app._memory_block import render_block, tokenizer
 from oneiros.app._sessions import SessionItems
 from oneiros.events._types import Episode
 from oneiros.fsm._service import Golems
@@ -131,8 +133,7 @@ class OneirosSession:
         block for the session's newest user message (MEMORY.md alone before there is one)."""
 
         async def instructions(_context: RunContextWrapper[Any], _agent: Agent[Any]) -> str:
-            query = await asyncio.to_thread(self._last_user_text)
-            block = await self.memory_block(query)
+            block = await asyncio.to_thread(self._block_for_turn)
             return "\n\n".join(part for part in (base, block.text) if part)
 
         return instructions
@@ -169,12 +170,29 @@ class OneirosSession:
                 items=[],
             )
 
-    def _last_user_text(self) -> str | None:
-        for text in reversed(self._items.items()):
-            item = json.loads(text)
+    def _block_for_turn(self) -> MemoryBlock:
+        """The block for the newest user message, without the turns the model is given anyway (the
+        history ``get_items`` hands the run, as the settings' limit cuts it): recall finds the
+        message itself first, and repeating history only spends the budget."""
+        entries = self._items.entries()
+        query, asked = None, len(entries)
+        for index in range(len(entries) - 1, -1, -1):
+            item = json.loads(entries[index][1])
             if isinstance(item, dict) and item.get("role") == "user" and (said := _text_of(item.get("content"))):
-                return said
-        return None
+                query, asked = said, index
+                break
+        # The run read its history before it added this turn's input: the ``limit`` items before it.
+        limit = resolve_session_limit(None, self.session_settings)
+        shown = entries[asked - min(limit, asked) :] if limit is not None else entries
+        block = self._block(query, self.budget_tokens)
+        ticks = {str(tick) for tick, _text in shown}
+        kept = [i for i in block.items if not (i.kind == "episode" and i.ref in ticks)]
+        if len(kept) == len(block.items):
+            return block
+        count = tokenizer(block.tokenizer)
+        return render_block(
+            self.session_id, query, kept, budget_tokens=block.budget_tokens, count=count, tokenizer_name=block.tokenizer
+        )
 
 
 def episode_of(item: Mapping[str, Any], where: str = "session item") -> Episode:
