@@ -75,6 +75,7 @@ PRIVATE = [
     "oneiros.episodes",
     "oneiros.fsm",
     "oneiros.health",
+    "oneiros.integrations",
     "oneiros.lab",
     "oneiros.projections",
     "oneiros.runtime",

@@ -42,18 +42,17 @@ class SessionView:
         self.version = 0
 
     def apply(self, record: Recorded) -> None:
-        event = record.event
-        if isinstance(event, EpisodeRecorded):
-            tick = event.episode.tick
-            self.next_tick = max(self.next_tick, tick + 1)
-            if event.episode.item is not None:
-                self.items[tick] = event.episode.item
-            else:  # recorded again without an item: that tick is no longer the session's
+        match record.event:
+            case EpisodeRecorded(episode=episode):
+                self.next_tick = max(self.next_tick, episode.tick + 1)
+                if episode.item is not None:
+                    self.items[episode.tick] = episode.item
+                else:  # recorded again without an item: that tick is no longer the session's
+                    self.items.pop(episode.tick, None)
+            case SessionItemPopped(tick=tick):
                 self.items.pop(tick, None)
-        elif isinstance(event, SessionItemPopped):
-            self.items.pop(event.tick, None)
-        elif isinstance(event, SessionCleared):
-            self.items.clear()
+            case SessionCleared():
+                self.items.clear()
         self.version = record.version
 
     def ordered(self) -> list[int]:
