@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from agents import Agent, RunConfig, Runner
 from agents.items import ModelResponse, TResponseInputItem, TResponseStreamEvent
@@ -334,10 +335,12 @@ def test_runner_history_persists_across_runs_and_restarts(tmp_path: Path) -> Non
     assert ["I deployed on Friday without a canary", "the deploy was rolled back"] == history
     assert "You are terse." == model.calls[0][0]  # nothing dreamt or recalled yet beyond the turn
 
-    with Oneiros(url, deps=Deps(seed=3)) as app:
-        app.record_episodes("alice", load_episodes(str(ROOT / "examples" / "episodes.jsonl")))
+    with Oneiros(url, deps=Deps(seed=3)) as app:  # a week of work besides, at ticks after the session's
+        week = load_episodes(str(ROOT / "examples" / "episodes.jsonl"))
+        app.record_episodes("alice", [msgspec.structs.replace(e, tick=e.tick + 100) for e in week])
         assert app.dream("alice").complete is not None
     run(turn("should I deploy on Friday?"))
+    assert 5 == len(model.calls[-1][1])  # the four items of the two runs before, and this one
     instructions = str(model.calls[-1][0])
     assert instructions.startswith("You are terse.\n\n")
     assert "## Recalled for: should I deploy on Friday?" in instructions
