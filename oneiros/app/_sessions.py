@@ -17,8 +17,9 @@ import msgspec
 
 from oneiros._errors import GolemExists
 from oneiros.app._core import Core
+from oneiros.events._codec import encode_event
 from oneiros.events._sessions import SessionCleared, SessionItemPopped
-from oneiros.events._types import Episode, EpisodeRecorded, Event
+from oneiros.events._types import Episode, EpisodeRecorded, Event, EventMeta
 from oneiros.fsm._golem import GolemState
 from oneiros.store._store import Recorded
 
@@ -94,10 +95,14 @@ class SessionItems:
             return []
         with self._lock:
             golems = self.app._golems()
+            now = self.app.deps.clock()
             if not golems.created(self.golem_id):
+                # The first items make the golem: an item the log would refuse must not leave an empty one.
+                meta = EventMeta(time=now, event_id="unwritten", golem_id=self.golem_id)
+                for episode in episodes:
+                    encode_event(meta, EpisodeRecorded(episode=episode))
                 with contextlib.suppress(GolemExists):  # another writer created it first: theirs is ours
                     golems.create(self.golem_id)
-            now = self.app.deps.clock()
 
             def build(state: GolemState) -> list[Event]:
                 first = self._caught_up(state.version).next_tick

@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 
-from oneiros import ConfigError, Deps, InputError, Oneiros, load_episodes
+from oneiros import ConfigError, Deps, InputError, InvalidEvent, Oneiros, load_episodes
 from oneiros.app._sessions import SessionItems
 from oneiros.events._sessions import SessionCleared, SessionItemPopped
 from oneiros.events._types import Episode, EpisodeRecorded
@@ -161,6 +161,16 @@ def test_an_item_that_is_not_json_is_refused_and_nothing_is_written(app: Oneiros
     with pytest.raises(InputError, match=r"^session item 0 is not JSON: Out of range float"):
         run(session.add_items(nan))
     assert ["kept"] == texts(run(session.get_items()))
+
+
+def test_a_first_item_the_log_refuses_leaves_no_golem_behind(app: Oneiros) -> None:
+    """An item past the event size cap is InvalidEvent; when it was the session's first, no empty
+    golem is left behind either."""
+    session = OneirosSession("alice", app)
+    with pytest.raises(InvalidEvent, match=r"^EpisodeRecorded: \d+ bytes encoded; an event may take at most"):
+        run(session.add_items([said("user", "x" * 1_100_000)]))
+    assert not app.golem_exists("alice")
+    assert [] == run(session.get_items())
 
 
 def test_a_session_id_that_cannot_name_a_golem_is_a_clear_error() -> None:
