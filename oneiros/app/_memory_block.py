@@ -21,7 +21,7 @@ import msgspec
 from oneiros._errors import InputError, InvalidSetting
 from oneiros.projections._db import ProjectionDB
 from oneiros.projections._index import journal_entries
-from oneiros.projections._recall import RecallItem, Standing, episode_refs
+from oneiros.projections._recall import RecallItem, RecallResult, Standing, episode_refs, episode_times
 from oneiros.projections._sinks import memory_version
 from oneiros.projections._staging import StagedEntry
 from oneiros.settings._memory_block import MemoryBlockSettings
@@ -29,7 +29,16 @@ from oneiros.settings._memory_block import MemoryBlockSettings
 if TYPE_CHECKING:
     from oneiros.app._reads import Reading
 
-__all__ = ["MemoryBlock", "MemoryBlockItem", "Tokenizer", "memory_block", "render_block", "tokenizer"]
+__all__ = [
+    "MemoryBlock",
+    "MemoryBlockItem",
+    "Tokenizer",
+    "memory_block",
+    "render_block",
+    "tokenizer",
+    "turn_times",
+    "within_budget",
+]
 
 Tokenizer = Callable[[str], int]
 """What counts a text's tokens."""
@@ -143,19 +152,22 @@ def memory_block(
     query: str | None = None,
     *,
     budget_tokens: int | None = None,
+    limit: int | None = None,
     settings: MemoryBlockSettings | None = None,
 ) -> MemoryBlock:
     """The golem's memory block for ``query`` (MEMORY.md alone if None), within ``budget_tokens``
-    (the settings' default if None). Writes nothing."""
+    and of recall's first ``limit`` results and related dreams (the settings' if None). Writes nothing."""
     settings = settings or app.config.memory_block
     budget = settings.budget_tokens if budget_tokens is None else budget_tokens
     if budget < 1:
         raise InputError(f"a memory block's budget is at least 1 token, not {budget}")
+    if limit is not None and limit < 1:
+        raise InputError(f"a memory block's recall limit is at least 1, not {limit}")
     count = tokenizer(settings.tokenizer)
     ranked: list[RecallItem] = []
     if query is not None and query.strip():
         # Recall first: it brings every projection the block reads up to the log, and checks the golem.
-        result = app.recall(golem_id, query, settings.limit, record=False)
+        result = app.recall(golem_id, query, settings.limit if limit is None else limit, record=False)
         ranked = result.ranking()
     else:
         query = None
@@ -178,6 +190,29 @@ def memory_block(
     return render_block(
         golem_id, query, candidates, budget_tokens=budget, count=count, tokenizer_name=settings.tokenizer
     )
+
+
+def within_budget(result: RecallResult, budget_tokens: int, count: Tokenizer) -> RecallResult:
+    """``result`` cut to the longest prefix of its ranking whose texts, one a line, fit
+    ``budget_tokens``: the first item that does not fit ends it, so what is kept is still the
+    ranking's top. Each list keeps its items of that prefix, in order."""
+    kept: list[str] = []
+    refs: set[tuple[str, str]] = set()
+    for item in result.ranking():
+        if count("\n".join([*kept, _one_line(item.text)])) > budget_tokens:
+            break
+        kept.append(_one_line(item.text))
+        refs.add((item.kind, item.ref))
+    return msgspec.structs.replace(
+        result,
+        results=[i for i in result.results if (i.kind, i.ref) in refs],
+        related_dreams=[i for i in result.related_dreams if (i.kind, i.ref) in refs],
+    )
+
+
+def turn_times(app: Reading, golem_id: str, items: Sequence[RecallItem]) -> dict[int, str]:
+    """The times of the turns ``items`` stand for (ISO 8601), by tick, where they have one."""
+    return episode_times(app.projections.db, golem_id, (t for i in items for t in i.source_ticks))
 
 
 def _recall_heading(query: str | None) -> str:

@@ -25,8 +25,12 @@ class Oneiros(Lab):
     'Waking'
     """
 
-    def memory_block(self, golem_id: str, query: str | None = None, *, budget_tokens: int | None = None) -> MemoryBlock:
+    def memory_block(
+        self, golem_id: str, query: str | None = None, *, budget_tokens: int | None = None, limit: int | None = None
+    ) -> MemoryBlock:
         """What the golem knows, as a prompt section of at most ``budget_tokens`` tokens (the
         config's ``memory_block.budget_tokens`` if None): MEMORY.md's lines, then what recall ranks
-        for ``query``, each line whole, dated and naming its turns. A read: records no recall."""
-        return memory_block(self, golem_id, query, budget_tokens=budget_tokens)
+        for ``query`` (its first ``limit`` results and related dreams; the config's
+        ``memory_block.limit`` if None), each line whole, dated and naming its turns. A read:
+        records no recall."""
+        return memory_block(self, golem_id, query, budget_tokens=budget_tokens, limit=limit)

@@ -4,7 +4,7 @@ episodes said, by rule (``_prose.py``), in the JSON shapes a model is asked for.
 An observation restates one thing an episode said as a fact about whoever said it, dated: a
 sentence whose "yesterday" or "last week" now names the day; an answer joined to the question
 before it (sources: both episodes); an image an episode shared; and, whole, every episode that
-mattered (its significance at or above the prompt's threshold). A sentence that adds nothing to
+mattered (its significance at or above the request's threshold). A sentence that adds nothing to
 its episode is not restated: the episode itself is already what recall finds.
 """
 
@@ -19,16 +19,13 @@ from typing import Final
 import msgspec
 
 from oneiros._text import FUNCTION_WORDS, keywords
-from oneiros.generators._lines import SaidLine, read_said_lines
+from oneiros.generators._lines import SaidLine
 from oneiros.generators._prose import CHITCHAT, day_text, is_small_talk, resolve_dates, sentences, third_person
 from oneiros.generators._protocol import GenerationRequest
 
 __all__ = ["CONSOLIDATION", "priority_of"]
 
 _IMAGE: Final = re.compile(r"\s*\[shares? ([^\]]+)\]")
-_SALIENT: Final = re.compile(r"significance (\d+(?:\.\d+)?) or more")
-_SUBJECT: Final = re.compile(r"^Subject: (.+)$", re.MULTILINE)
-_CAP: Final = re.compile(r"at most (\d+) of them")
 _DEFAULT_SALIENT = 0.7
 
 
@@ -122,15 +119,17 @@ def _question(line: SaidLine | None, voice: _Voice) -> str:
     return voice.fact(" ".join(asked), line)[0] if asked else ""
 
 
-def _found(request: GenerationRequest, pattern: re.Pattern[str]) -> str | None:
-    match = pattern.search(request.prompt)
-    return match.group(1).strip() if match else None
+def _said(request: GenerationRequest) -> list[SaidLine]:
+    """The request's episodes as their said lines show them, the one said before them first."""
+    given = request.given
+    before = [SaidLine.of(given.before, context=True)] if given.before is not None else []
+    return [*before, *(SaidLine.of(e) for e in given.episodes)]
 
 
 def _observe(request: GenerationRequest) -> str:
-    lines = read_said_lines(request.prompt)
+    lines = _said(request)
     voice = _Voice(lines)
-    salient = float(_found(request, _SALIENT) or _DEFAULT_SALIENT)
+    salient = request.given.salient if request.given.salient is not None else _DEFAULT_SALIENT
     facts: list[_Fact] = []
     for index, line in enumerate(lines):
         if not line.context:
@@ -154,8 +153,8 @@ def _clause(line: SaidLine, subject: str, voice: _Voice, limit: int = 200) -> st
 
 
 def _thread(request: GenerationRequest) -> str:
-    lines = read_said_lines(request.prompt)
-    subject = _found(request, _SUBJECT) or "this"
+    lines = _said(request)
+    subject = request.given.subject or "this"
     voice = _Voice(lines)
     parts = [_clause(line, subject, voice) for line in lines]
     return _json(thread=f"{subject}, across days. " + " | ".join(parts))
@@ -163,10 +162,10 @@ def _thread(request: GenerationRequest) -> str:
 
 def _summary(request: GenerationRequest) -> str:
     """What the episodes talked about most, as a list of words, and the episodes (at most the
-    prompt's cap) that hold most of them; only those episodes' words are named."""
-    lines = read_said_lines(request.prompt)
+    request's cap) that hold most of them; only those episodes' words are named."""
+    lines = _said(request)
     voice = _Voice(lines)
-    cap = int(_found(request, _CAP) or 3)
+    cap = request.given.cap if request.given.cap is not None else 3
     excluded = FUNCTION_WORDS | CHITCHAT
 
     def words(line: SaidLine) -> set[str]:

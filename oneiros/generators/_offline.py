@@ -35,7 +35,7 @@ _FOLDS = ("a room folds into sleep", "a tide folds into sand", "a page folds int
 
 
 def _partial(d: Draft) -> str:
-    theme = d.found(r"theme: ([^.\s]+)\.", "")
+    theme = d.given.theme or ""
     words = list(dict.fromkeys([w for w in (theme,) if w and w != "none"] + topics(d.scenes, 6)))
     while len(words) < 3:
         words.append(("sleep", "water", "the hour")[len(words)])

@@ -34,7 +34,7 @@ from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
 
 from oneiros._errors import InvalidStoreURL, ProjectionConflict
 from oneiros.store._presence import check_reachable
-from oneiros.store._urls import PostgresURL, parse_postgres_url
+from oneiros.store._urls import PostgresURL, StoreURL
 
 __all__ = ["Commit", "Okapi", "ProjectionDB", "RowWrite", "TermWrites", "default_projection_url", "open_projection_db"]
 
@@ -454,30 +454,19 @@ def _postgres_projection_db(url: str, parts: PostgresURL) -> ProjectionDB:
 
 def default_projection_url(store_url: str) -> str:
     """Where a store's projections live unless told otherwise: a sibling SQLite file, a sibling
-    PostgreSQL schema, or memory for an in-memory store."""
-    scheme, _, rest = store_url.partition("://")
-    if scheme == "sqlite":
-        path = Path(rest[1:])
-        return f"sqlite:///{path.with_name(path.stem + '.projections.db')}"
-    if scheme in ("postgresql", "postgres"):
-        base, _, query = store_url.partition("?")
-        params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
-        schema = params.get("schema", "public")
-        params["schema"] = "oneiros_projections" if schema == "public" else f"{schema}_proj"
-        return base + "?" + "&".join(f"{k}={v}" for k, v in params.items())
-    return "memory://"
+    PostgreSQL schema, or memory for an in-memory store (:meth:`StoreURL.projections`)."""
+    return StoreURL.parse(store_url).projections()
 
 
 def open_projection_db(url: str) -> ProjectionDB:
     """``memory://``, ``sqlite:///path.db`` or ``postgresql://user@host:port/db?schema=name``."""
-    scheme, sep, rest = url.partition("://")
-    if scheme == "memory" and sep:
+    where = StoreURL.parse(url)
+    if where.kind == "memory":
         return SQLiteProjectionDB(url, ":memory:")
-    if scheme == "sqlite" and rest.startswith("/") and rest != "/":
+    if where.kind == "sqlite":
         try:
-            return SQLiteProjectionDB(url, rest[1:])
+            return SQLiteProjectionDB(url, where.path)
         except (OperationalError, OSError) as exc:
-            raise InvalidStoreURL(url, f"cannot open SQLite file {rest[1:]!r}: {exc}") from None
-    if scheme in ("postgresql", "postgres"):
-        return _postgres_projection_db(url, parse_postgres_url(url))
-    raise InvalidStoreURL(url, "expected memory://, sqlite:///PATH or postgresql://... for the projections")
+            raise InvalidStoreURL(url, f"cannot open SQLite file {where.path!r}: {exc}") from None
+    assert where.postgres is not None  # the parse gives a PostgreSQL URL its parts
+    return _postgres_projection_db(url, where.postgres)

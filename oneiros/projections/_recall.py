@@ -48,6 +48,7 @@ __all__ = [
     "Standing",
     "episode_refs",
     "episode_text",
+    "episode_times",
     "recall",
     "recall_golem",
 ]
@@ -361,6 +362,18 @@ def episode_refs(db: ProjectionDB, golem_id: str, ticks: Iterable[int]) -> dict[
     found = db.get_many("recall", "tick", [_tick_key(golem_id, t) for t in wanted])
     decoded = {t: msgspec.json.decode(d, type=_Tick).ref for t in wanted if (d := found.get(_tick_key(golem_id, t)))}
     return {t: ref for t, ref in decoded.items() if ref}
+
+
+def episode_times(db: ProjectionDB, golem_id: str, ticks: Iterable[int]) -> dict[int, str]:
+    """The times (ISO 8601) of the golem's episodes recorded with ``ticks``, of those that have one."""
+    wanted = sorted(set(ticks))
+    found = db.get_many("recall", "tick", [_tick_key(golem_id, t) for t in wanted])
+    docs = {t: msgspec.json.decode(d, type=_Tick).doc for t in wanted if (d := found.get(_tick_key(golem_id, t)))}
+    rows = db.get_many("recall", "doc", [f"{golem_id}/{doc}" for doc in docs.values()])
+    times = {
+        t: msgspec.json.decode(d, type=_Doc).time for t, doc in docs.items() if (d := rows.get(f"{golem_id}/{doc}"))
+    }
+    return {t: time for t, time in times.items() if time}
 
 
 def _fused(query: str, items: list[RecallItem], embedder_name: str) -> list[RecallItem]:

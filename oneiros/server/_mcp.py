@@ -21,7 +21,15 @@ from oneiros.events._staging import ReviewDecision
 from oneiros.server._auth import Principal, Scope
 from oneiros.server._errors import error_body
 from oneiros.server._logs import server_log
-from oneiros.server._models import CycleIn, EpisodesIn, FeedbackIn, RecallIn, checked_id, checked_statuses
+from oneiros.server._models import (
+    CycleIn,
+    EpisodesIn,
+    FeedbackIn,
+    MemoryBlockIn,
+    RecallIn,
+    checked_id,
+    checked_statuses,
+)
 from oneiros.server._service import Service
 from oneiros.validation._review import OutcomeInput
 
@@ -214,6 +222,25 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
             body = checked(RecallIn, query=query, limit=limit)
             chosen, record = golem_of(who, golem), who.has("write")
             return service.app.recall(chosen, body.query, body.limit, record=record, idempotency_key=idempotency_key)
+
+        return call(ctx, run, min_position)
+
+    @mcp.tool(
+        description="What the golem knows as a prompt section (`text`) of at most budget_tokens tokens: MEMORY.md's "
+        "lines first, then what recall ranks for query, each line whole, dated and naming the turns it stands for; "
+        "lines marked [hypothesis] are dreams, not memory. Records no recall. " + HYPOTHESES
+    )
+    def memory_block(
+        ctx: Context,
+        query: str | None = None,
+        *,
+        golem: Golem = None,
+        budget_tokens: Annotated[int | None, Field(ge=1, le=1_000_000)] = None,
+        min_position: Position = None,
+    ) -> dict[str, Any]:
+        def run(who: Principal) -> object:
+            body = checked(MemoryBlockIn, query=query, budget_tokens=budget_tokens)
+            return service.app.memory_block(golem_of(who, golem), body.query, budget_tokens=body.budget_tokens)
 
         return call(ctx, run, min_position)
 

@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from oneiros._errors import InputError
 from oneiros._input import DECODE_ERRORS, read_error
+from oneiros.app._memory_block import MemoryBlock
 from oneiros.app._oneiros import Oneiros
 from oneiros.app._shapes import (
     Appended,
@@ -49,6 +50,7 @@ from oneiros.server._models import (
     EpisodesIn,
     FeedbackIn,
     GolemIn,
+    MemoryBlockIn,
     RecallIn,
     WhoAmI,
     checked_id,
@@ -244,6 +246,9 @@ OPS: tuple[Op, ...] = (
        lambda c: c.app.recall(
            c.golem_path(), c.body.query, c.body.limit, record=c.who.has("write"), idempotency_key=c.key),
        body=RecallIn, returns=RecallResult),
+    Op("POST", "/golems/{golem_id}/memory-block", "Recall as a prompt section within a token budget; records nothing.",
+       "read", lambda c: c.app.memory_block(c.golem_path(), c.body.query, budget_tokens=c.body.budget_tokens),
+       body=MemoryBlockIn, returns=MemoryBlock),
     Op("GET", "/golems/{golem_id}/journal", "The dream journal, newest first (?format=markdown for journal.md).",
        "read", _journal, query=(Query("format", str, "json (default) or markdown."), *_PAGE),
        returns=Page[JournalEntry]),

@@ -144,3 +144,16 @@ def test_render_keeps_whole_lines_in_order_within_budget(items: list[MemoryBlock
     kept = iter(ordered)
     assert all(any(k is c for c in kept) for k in block.items)  # a subsequence of the candidates
     assert len(ordered) == len(block.items) + block.left_out
+
+
+@given(text=st.text(max_size=200), speaker=st.none() | st.text(max_size=20), query=st.text(max_size=60))
+def test_any_text_renders_as_one_line(text: str, speaker: str | None, query: str) -> None:
+    """Whatever a turn or a query holds (newlines, carriage returns, Unicode line separators), its
+    line in the block is one line: a quoted turn can never start a line, or a heading, of its own."""
+    from oneiros.app._memory_block import _recall_heading, _recalled
+    from oneiros.projections._recall import RecallItem
+
+    item = RecallItem(kind="episode", ref="1", text=text, score=0.0, speaker=speaker, source_ticks=(1,))
+    line = _recalled(item, {}, {}).line
+    assert [line] == line.splitlines()
+    assert [_recall_heading(query)] == _recall_heading(query).splitlines()

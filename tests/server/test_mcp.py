@@ -29,6 +29,7 @@ TOOLS = {
     "get_dream",
     "resolve_dream_feedback",
     "recall_memory",
+    "memory_block",
     "record_episodes",
     "record_outcome",
     "create_golem",
