@@ -3,6 +3,7 @@ of the result Structs below (the shape ``--json``, the REST API and the MCP tool
 """
 
 from oneiros.app._dreams import CycleOptions
+from oneiros.app._items import StoredItem
 from oneiros.app._memory_block import MemoryBlock, MemoryBlockItem
 from oneiros.app._oneiros import Oneiros
 from oneiros.app._shapes import CycleRun, DreamingStatus, Entry, Golem, OutcomeMoved, Page, Report
@@ -21,4 +22,5 @@ __all__ = [
     "OutcomeMoved",
     "Page",
     "Report",
+    "StoredItem",
 ]

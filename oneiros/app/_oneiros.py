@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from oneiros.app._items import Keeping
 from oneiros.app._lab import Lab
 from oneiros.app._memory_block import MemoryBlock, memory_block
 
 __all__ = ["Oneiros"]
 
 
-class Oneiros(Lab):
+class Oneiros(Lab, Keeping):
     """oneiros over one store: record what a golem lives through, dream, read what dreaming
     produced, decide on it, and look into how dreaming goes.
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from oneiros.cli._common import GOLEM_RULE
 from oneiros.cli._help import (
     INDEX_PATH,
     HelpIndex,
@@ -74,7 +75,7 @@ def _new_app() -> typer.Typer:
     made = typer.Typer(
         name="oneiros",
         cls=_Root,
-        help="An event-sourced dream state for autonomous agents.",
+        help=f"An event-sourced dream state for autonomous agents. {GOLEM_RULE}",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import msgspec
 import typer
 
+from oneiros._text import counted
 from oneiros.cli._common import JsonOpt, console, emit_json, err_console, one_line_errors, table
 from oneiros.cli._config import ConfigOpt, flag, load
 
@@ -227,7 +228,7 @@ def _show(source: str, reports: dict[str, ArmReport], questions: int, skipped: i
     console.print(spent)
     counts = ", ".join(f"{c} {n}" for c, n in first.questions.items() if c != "overall")
     console.print(
-        f"{questions} questions ({counts}); {skipped} left out (another category, or no evidence); "
+        f"{counted(questions, 'question')} ({counts}); {skipped} left out (another category, or no evidence); "
         "turns: the mean number of turns an item of the first k stands for"
     )
 
@@ -238,7 +239,7 @@ def _show_answers(reports: dict[str, ArmReport], k: int) -> None:
         return
     first = next(iter(answered.values()))
     categories = sorted(first.f1, key=lambda c: (c == "overall", _ORDER.index(c) if c in _ORDER else 9, c))
-    title = f"answer token-F1 from the first {k} items: {first.model}, prompt {first.prompt_version}"
+    title = f"answer token-F1 from the first {counted(k, 'item')}: {first.model}, prompt {first.prompt_version}"
     shown = table(title, "arm", *categories, "tokens", "usd", "calls", whole=("arm",))
     for arm, a in answered.items():
         cells = [f"{a.f1.get(c, 0.0):.3f}" for c in categories]

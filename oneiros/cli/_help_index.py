@@ -6,23 +6,23 @@ from oneiros.cli._help_shape import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='70c45894b578bc0a5683cbd2992d9cc7',
+    digest='5836d2bb72133ac37db9092040a99b8a',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
-    text='An event-sourced dream state for autonomous agents.',
+    text="An event-sourced dream state for autonomous agents. --golem G confines any command to golem G. Without it, a command that lists (status, events, journal, staging, replay, health) shows every golem, each row naming its own; every other command works on the config's golem (oneiros.toml's `golem`, $ONEIROS_GOLEM, else 'golem').",
     options=(
         ('--version', 'Print the version and exit.'),
         ('--help', 'Show this message and exit.'),
     ),
     commands=(
         ('dream', 'Run one dream cycle now, or hand it to `oneiros worker` when a queue is configured.'),
-        ('replay', "Rebuild every golem's state from the log, with no side effects."),
+        ('replay', "Rebuild every golem's state (or --golem's) from the log, with no side effects."),
         ('events', 'List the log (the first --limit events after --after).'),
-        ('status', "Each golem's mode, phase and stream version, the log's global position, and the cycles under way with their phase, the worker running it and their age."),
+        ('status', "Each golem's mode, phase and stream version (or --golem's), the log's global position, and the cycles under way with their phase, the worker running it and their age."),
         ('report', "The DreamReport and wake-up summary of a golem's latest (or a given) cycle; --cycle alone names its golem."),
         ('budget', "What dreaming has spent against each cap, as of the golem's latest event: the caps its last cycle ran with (recorded in its DreamStart), or with --config, or before any cycle, the config's (oneiros.toml, ONEIROS_*); --tier shows those caps at another tier (a cap someone set holds there; the ones the tier gave follow it)."),
         ('pairs', "The distant memory pairs a dream would draw now (Bumblebee's selection)."),
         ('import', "Record a conversation as episodes: every turn with its speaker, time and own id (LoCoMo's D3:12, a message's id, a session event's uuid), checked whole before anything is written; run again, it records only the turns the golem does not have yet."),
-        ('health', "A golem's dreaming health: cycles that staged nothing, cycles without a promotion, the validation hit rate, cost without yield and budget overruns, with the alarms raised now."),
+        ('health', "Each golem's dreaming health (or --golem's): cycles that staged nothing, cycles without a promotion, the validation hit rate, cost without yield and budget overruns, with the alarms raised now."),
         ('lineage', 'Where a staged entry came from, exactly: its source episodes, the output and the generator call (call key and request hash) it came from, the prompt template and its version, the model, tokens and cost, and every move: its quarantine, each outcome or review that moved its confidence, each recall that returned it, and how it was promoted (sweep, review or recalls).'),
         ('ab', "Offline A/B: replay a recorded timeline twice, each arm in its own throwaway store (arm a: dreaming with this directory's config; arm b: not dreaming), and compare insights promoted, their precision, the sweep's hit rate, tokens and cost."),
         ('rerun', 'Re-execute past cycles from their starting position in a scratch copy, every generator response read from the log (no model is called, the live golem is never written), and say whether each is identical or exactly where and why it diverges. Exit 1 if any diverges.'),

@@ -5,6 +5,7 @@
 from oneiros.events import (  # noqa: F401
     _codec,
     _idempotency,
+    _items,
     _lineage,
     _liveness,
     _micro,

@@ -176,12 +176,16 @@ class Golems:
         checked: list[Event] = [EpisodeRecorded(episode=episode) for episode in given]
         return self._command(golem_id, "record_episode", lambda _s: checked)
 
+    def record(self, golem_id: str, events: Sequence[Event]) -> list[Recorded]:
+        """Record events that are neither episodes nor dream outputs (activity, requests, scheduler
+        decisions, held messages): legal while waking or dreaming, never once dying."""
+        return self._command(golem_id, "record", lambda _s: list(events))
+
     def record_built(self, golem_id: str, build: Build) -> list[Recorded]:
-        """Record host events (episodes among them) that ``build`` makes from the golem's state as
-        the append finds it. After a lost race they are built again from the state read afresh, so
-        events that depend on what the stream holds (the next free tick, the newest item) never
-        land past a change they did not see. Episodes past the bounds are refused as in
-        :meth:`record_episodes`."""
+        """As :meth:`record`, with the events built by ``build`` from the golem's state, and built
+        again on a fresh read whenever the append loses a race: for events that claim something
+        the stream must not hold twice (an episode's new tick, the newest session item). Episodes
+        past the bounds are refused as by :meth:`record_episodes`."""
 
         def checked(state: GolemState) -> list[Event]:
             events = build(state)
@@ -189,11 +193,6 @@ class Golems:
             return events
 
         return self._command(golem_id, "record", checked)
-
-    def record(self, golem_id: str, events: Sequence[Event]) -> list[Recorded]:
-        """Record events that are neither episodes nor dream outputs (activity, requests, scheduler
-        decisions, held messages): legal while waking or dreaming, never once dying."""
-        return self._command(golem_id, "record", lambda _s: list(events))
 
     def fall_asleep(
         self,

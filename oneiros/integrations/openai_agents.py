@@ -211,7 +211,7 @@ def episode_of(item: Mapping[str, Any], where: str = "session item") -> Episode:
     ref = item.get("id") or item.get("call_id")
     return Episode(
         tick=0,
-        summary=_clipped(summary or str(item.get("type") or "item"), _SUMMARY_CHARS),
+        summary=_clipped(summary, _SUMMARY_CHARS),
         speaker=_clipped(speaker, _SPEAKER_CHARS) if speaker else None,
         source=source,
         ref=_clipped(ref, _REF_CHARS) if isinstance(ref, str) and ref else None,
@@ -221,19 +221,23 @@ def episode_of(item: Mapping[str, Any], where: str = "session item") -> Episode:
 
 def _described(item: Mapping[str, Any]) -> tuple[str, str | None, EpisodeSource]:
     """``(summary, speaker, source)`` of an item: a message's words, a tool call's name and
-    arguments, a tool's output, a reasoning summary; another kind by its type and any text in it."""
+    arguments, a tool's output, a reasoning summary; another kind by its type and any text in it.
+    The summary is never blank (the log refuses a blank one): an item with no words is named by
+    its kind."""
     kind = item.get("type") or ("message" if "role" in item else "item")
+    named = str(kind).strip() or "item"
     if kind == "message":
         role = str(item.get("role") or "")
-        return _text_of(item.get("content")), role or None, _SOURCES.get(role, "unspecified")
+        said = _text_of(item.get("content")) or "(said nothing)"
+        return said, role or None, _SOURCES.get(role, "unspecified")
     if kind == "function_call":
         return f"called {item.get('name', 'a tool')}({item.get('arguments', '')})", None, "self"
     if kind == "function_call_output":
-        return _text_of(item.get("output")), "tool", "tool"
+        return _text_of(item.get("output")) or "a tool returned nothing", "tool", "tool"
     if kind == "reasoning":
-        return _text_of(item.get("summary")), None, "self"
+        return _text_of(item.get("summary")) or "reasoned", None, "self"
     text = _text_of(item.get("content")) or _text_of(item.get("output"))
-    return (f"{kind}: {text}" if text else str(kind)), None, "unspecified"
+    return (f"{named}: {text}" if text else named), None, "unspecified"
 
 
 def _text_of(content: object) -> str:

@@ -15,7 +15,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent
 from pydantic import Field, ValidationError
 
 from oneiros import __version__
-from oneiros._errors import InputError, OneirosError
+from oneiros._errors import InputError, OneirosError, nearest_name
 from oneiros._input import check_plain
 from oneiros.events._staging import ReviewDecision
 from oneiros.server._auth import Principal, Scope
@@ -96,6 +96,11 @@ class _Server(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        unknown = await self._unknown_argument(name, arguments)
+        if unknown is not None:
+            text = msgspec.json.encode(error_body(unknown)[1]).decode()
+            server_log.info("tool %r refused: %s", name, text)
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -104,6 +109,24 @@ class _Server(MCPServer):
             text = _refusal(exc)
             server_log.info("tool %r refused: %s", name, text)
             return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+    async def _unknown_argument(self, name: str, arguments: dict[str, Any]) -> InputError | None:
+        """An InputError naming the first argument ``name``'s schema does not declare, and the
+        nearest one it does; None when every argument is declared (or the tool is unknown, which the
+        SDK refuses). The SDK dropped an unknown key in silence: ``recall_memory`` called with
+        ``golem_id`` (the REST and Python name) answered for the default golem, not an error.
+        Read from the tool's declared schema, so it holds for every tool, one added later too."""
+        declared = next((tool.input_schema for tool in await self.list_tools() if tool.name == name), None)
+        if declared is None:
+            return None
+        known = list(declared.get("properties", {}))
+        for key in arguments:
+            if key not in known:
+                nearest = nearest_name(key, known)
+                takes = f"it takes {', '.join(known)}" if known else "it takes none"
+                hint = f"did you mean {nearest!r}?" if nearest is not None else takes
+                return InputError(f"arguments: unknown argument {key!r}; {hint} - at `$.{key}`")
+        return None
 
 
 def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) -> MCPServer:

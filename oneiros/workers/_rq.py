@@ -434,6 +434,24 @@ class _PhaseWorkerMixin:
                 _log.warning("queue timed out on the worker's heartbeat (%s); waiting for it", exc)
                 self._wait_for_redis()
 
+    def unsubscribe(self) -> None:
+        # RQ sends UNSUBSCRIBE, then stops its pubsub thread. When that thread read the reply first,
+        # it went round its loop again and waited for a subscription (up to 60 s), and redis >= 8's
+        # stop() joins it without a bound: a worker told to stop (the SIGTERM of a dying
+        # supervisor) hung that long 2 runs in 5. Stopping the loop before the reply arrives
+        # means the reply is the thread's last read.
+        thread: Any = getattr(self, "pubsub_thread", None)
+        pubsub: Any = getattr(self, "pubsub", None)
+        if thread is None or pubsub is None:
+            return
+        try:
+            thread.stop(timeout=0)  # redis >= 8: clears the flag; a zero wait is no wait
+        except TypeError:
+            thread.stop()  # redis < 8 only clears the flag
+        pubsub.unsubscribe()
+        thread.join(timeout=1)
+        pubsub.close()
+
     def _wait_for_redis(self) -> None:
         pause = 0.5
         while True:
