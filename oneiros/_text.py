@@ -186,10 +186,10 @@ def plural(noun: str) -> str:
 
 
 def counted(count: int, noun: str, plural_form: str | None = None) -> str:
-    """``count`` and ``noun`` in the number it takes: "1 entry", "2 entries", "0 ticks" (a count
+    """``count`` and ``noun`` in the number it takes: "1 entry", "2 entries", "0 ticks", "12,000 episodes" (a count
     the CLI prints said "1 entries moved", "stopped after 1 ticks"). ``plural_form`` where the
     plural is not :func:`plural`'s."""
-    return f"{count} {noun if count == 1 else plural_form or plural(noun)}"
+    return f"{count:,} {noun if count == 1 else plural_form or plural(noun)}"
 
 
 _CALENDAR = frozenset(

@@ -33,8 +33,8 @@ def test_plural(noun: str, many: str) -> None:
 
 @given(count=st.integers(0, 10**9), noun=st.sampled_from(["entry", "tick", "cycle", "episode", "decision"]))
 def test_one_takes_the_singular_and_every_other_count_the_plural(count: int, noun: str) -> None:
-    """1 is singular; 0 and every other count plural."""
-    assert f"{count} {noun if count == 1 else plural(noun)}" == counted(count, noun)
+    """1 is singular; 0 and every other count plural; thousands are grouped, as the CLI's tables do."""
+    assert f"{count:,} {noun if count == 1 else plural(noun)}" == counted(count, noun)
 
 
 def test_the_cli_says_1_tick_and_1_entry(tmp_path: Path) -> None:
