@@ -206,6 +206,11 @@ class Episode(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     ref: Ref | None = None
     """The episode's own id where it came from (a LoCoMo dialog id ``D3:12``, a chat message's id), so
     whatever a dream draws from it can be traced back to the turn."""
+    item: str | None = None
+    """An agent framework's own record of the episode, as the JSON text it gave (an OpenAI Agents
+    SDK session item), kept byte for byte so the framework gets back exactly what it recorded.
+    Dreaming reads ``summary``, never this; the event's size cap bounds it. Since EpisodeRecorded v3
+    (an added field with a default: old logs decode unchanged)."""
 
 
 @event_type("GolemCreated")
