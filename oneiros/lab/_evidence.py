@@ -23,6 +23,7 @@ import msgspec
 
 from oneiros._errors import EpisodeFileError
 from oneiros.episodes._conversations import chat_batches, json_lines, locomo_samples, locomo_sessions, normalised_ids
+from oneiros.episodes._parts import refs_of
 from oneiros.events._types import Episode
 from oneiros.projections._recall import RecallItem
 
@@ -140,7 +141,7 @@ def chat_conversation(transcript: str | Path, questions: str | Path, *, name: st
             sessions[-1].append(episode)
     if not sessions:
         raise EpisodeFileError(str(transcript), "no messages in file")
-    known = {e.ref for s in sessions for e in s}
+    known = {r for s in sessions for e in s if e.ref for r in refs_of(e.ref)}
     asked = list(_question_lines(Path(questions)))
     for n, q in enumerate(asked, start=1):
         unknown = [e for e in q.evidence if e not in known]
@@ -156,8 +157,9 @@ def chat_conversation(transcript: str | Path, questions: str | Path, *, name: st
 
 
 def evidence_recall(evidence: Sequence[str], ranked: Sequence[RecallItem], k: int) -> float:
-    """The share of ``evidence`` among the turns the first ``k`` items stand for."""
-    covered = {ref for item in ranked[:k] for ref in item.source_refs}
+    """The share of ``evidence`` among the turns the first ``k`` items stand for (a part of a long
+    turn, ``<id>#2``, stands for its turn)."""
+    covered = {r for item in ranked[:k] for ref in item.source_refs for r in refs_of(ref)}
     return sum(1 for e in evidence if e in covered) / len(evidence)
 
 
