@@ -251,11 +251,11 @@ def score_arm(
                         sums[kk][key] = sums[kk].get(key, 0.0) + got
                     turns[kk] += [len(i.source_refs) for i in ranked[:kk]]
                 if budgets.wanted(question):
+                    depth = settings.budget_depth
                     deeper = recall_golem(
-                        projections.db, conversation.name, question.question, settings.budget_depth,
-                        settings=settings.recall,
-                    ).ranking()  # fmt: skip
-                    budgets.score(question, deeper)
+                        projections.db, conversation.name, question.question, depth, settings=settings.recall
+                    )
+                    budgets.score(question, deeper.ranking())
                 if answering:
                     asked_items.append((f"answer:{conversation.name}:{asked}", question, ranked))
                 for key in (question.category, OVERALL):
