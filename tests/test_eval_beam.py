@@ -263,6 +263,8 @@ def test_the_current_fact_must_rank_above_the_outdated_one() -> None:
         ("The deploy moved to Render because the", "cut"),
         ("Dana asked for the schedule of sprint two,", "cut"),
         ("### Step 1: set up the project", "markup"),
+        ("Evaluate the decision: ### Pros and cons of each.", "markup"),
+        ("The perimeter is \\( a + b + c \\) here.", "markup"),
         ("Use **Caching** for the dashboard.", "markup"),
         ("Run `flask run` to start.", "markup"),
         ("The layout is app/ |-- app.py |-- models.py", "markup"),
@@ -286,6 +288,7 @@ def test_each_text_quality_rule_catches_its_flaw(text: str, flaw: str) -> None:
         "I'll check it, and we've agreed that that plan had had its day.",
         'Dana said "ship it on Friday."',
         "The API answers in 250 ms (after caching)",
+        "Dana codes in C# and F# daily; ticket #42 is closed.",
     ],
 )
 def test_clean_text_has_no_flaw(text: str) -> None:

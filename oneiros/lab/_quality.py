@@ -4,7 +4,8 @@ reader would stumble on, by simple rules (docs/evaluation.md has them with examp
 * **cut**: ends mid-thought, in ``...`` (or ``…``), or with no sentence end (``.``, ``!``, ``?``,
   maybe inside a closing quote or bracket) after a last word that cannot end a sentence (an
   article, a preposition, a conjunction, a comma or colon);
-* **markup**: carries markdown or code: a heading (a line opening with ``#``), ``**`` or ``__``,
+* **markup**: carries markdown or code: a heading (a line opening with ``#``, or ``##`` to
+  ``######`` before a space anywhere), ``**`` or ``__``, LaTeX (``\\(``, ``\\[``, ``\\text{``),
   a backtick, a tree drawing (``|--``, ``├``, ``└``, ``│``), a table row (a line opening with ``|``, or a
   ``|---`` rule);
 * **ungrammatical**: a contraction on a word that is no pronoun ("user and others'll"), a word
@@ -108,7 +109,9 @@ _DANGLING_WORDS = frozenset(
         "its",
     ]
 )
-_HEADING = re.compile(r"(?m)^\s{0,3}#{1,6}\s")
+# A heading opens a line; run into a thread's text it is still two to six hashes before a space.
+_HEADING = re.compile(r"(?m)^\s{0,3}#{1,6}\s|(?:^|\s)#{2,6}\s")
+_LATEX = re.compile(r"\\[(\[]|\\[a-z]+\{")
 _EMPHASIS = re.compile(r"\*\*|__")
 _TREE = re.compile(r"\|--|\+--|[├└│]")
 # A table row opens with a pipe or is a header rule; a pipe between words is how a thread joins its turns.
@@ -173,7 +176,7 @@ def _cut(text: str) -> bool:
 
 
 def _markup(text: str) -> bool:
-    return any(p.search(text) for p in (_HEADING, _EMPHASIS, _TREE, _TABLE)) or "`" in text
+    return any(p.search(text) for p in (_HEADING, _EMPHASIS, _TREE, _TABLE, _LATEX)) or "`" in text
 
 
 def _ungrammatical(text: str) -> bool:
