@@ -6,7 +6,7 @@ from oneiros.cli._help_shape import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='8d1ff6d5efc42c6b0ec67d3b23d7aeb6',
+    digest='9fa0151c8cd6119ec0c2269c8485a275',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text='An event-sourced dream state for autonomous agents.',
     options=(
@@ -21,7 +21,7 @@ INDEX = HelpIndex(
         ('report', "The DreamReport and wake-up summary of a golem's latest (or a given) cycle; --cycle alone names its golem."),
         ('budget', "What dreaming has spent against each cap, as of the golem's latest event: the caps its last cycle ran with (recorded in its DreamStart), or with --config, or before any cycle, the config's (oneiros.toml, ONEIROS_*); --tier shows those caps at another tier (a cap someone set holds there; the ones the tier gave follow it)."),
         ('pairs', "The distant memory pairs a dream would draw now (Bumblebee's selection)."),
-        ('import', "Record a conversation as episodes: every turn with its speaker, time and own id (LoCoMo's D3:12, a message's id), checked whole before anything is written; run again, it records only the turns the golem does not have yet."),
+        ('import', "Record a conversation as episodes: every turn with its speaker, time and own id (LoCoMo's D3:12, a message's id, a session event's uuid), checked whole before anything is written; run again, it records only the turns the golem does not have yet."),
         ('health', "A golem's dreaming health: cycles that staged nothing, cycles without a promotion, the validation hit rate, cost without yield and budget overruns, with the alarms raised now."),
         ('lineage', 'Where a staged entry came from, exactly: its source episodes, the output and the generator call (call key and request hash) it came from, the prompt template and its version, the model, tokens and cost, and every move: its quarantine, each outcome or review that moved its confidence, each recall that returned it, and how it was promoted (sweep, review or recalls).'),
         ('ab', "Offline A/B: replay a recorded timeline twice, each arm in its own throwaway store (arm a: dreaming with this directory's config; arm b: not dreaming), and compare insights promoted, their precision, the sweep's hit rate, tokens and cost."),
