@@ -2,8 +2,9 @@
 reader would stumble on, by simple rules (docs/evaluation.md has them with examples):
 
 * **cut**: ends mid-thought, in ``...`` (or ``…``), or with no sentence end (``.``, ``!``, ``?``,
-  maybe inside a closing quote or bracket) after a last word that cannot end a sentence (an
-  article, a preposition, a conjunction, a comma or colon);
+  maybe inside a closing quote or bracket) after a comma, colon, dash or opening bracket, or a
+  last word no sentence ends on (an article, a conjunction, a preposition that needs an object,
+  a possessive);
 * **markup**: carries markdown or code: a heading (a line opening with ``#``, or ``##`` to
   ``######`` before a space anywhere), ``**`` or ``__``, LaTeX (``\\(``, ``\\[``, ``\\text{``),
   a backtick, a tree drawing (``|--``, ``├``, ``└``, ``│``), a table row (a line opening with ``|``, or a
@@ -35,79 +36,14 @@ _MONTHS = (
 )
 _ELLIPSIS = re.compile(r"(\.\.\.|…)[\"')\]]*$")
 _CLOSERS = "\"')]”’»"
+# Words no sentence ends on: articles, conjunctions, prepositions that need an object, possessives.
+# (Particles and auxiliaries, "log on", "it is", "like that", can end one, so they are not here.)
 _DANGLING_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "nor",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "from",
-        "into",
-        "onto",
-        "about",
-        "as",
-        "than",
-        "that",
-        "which",
-        "who",
-        "whose",
-        "whom",
-        "if",
-        "because",
-        "while",
-        "when",
-        "where",
-        "so",
-        "then",
-        "like",
-        "over",
-        "under",
-        "between",
-        "after",
-        "before",
-        "during",
-        "via",
-        "per",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "has",
-        "have",
-        "had",
-        "do",
-        "does",
-        "did",
-        "will",
-        "would",
-        "can",
-        "could",
-        "should",
-        "may",
-        "might",
-        "must",
-        "my",
-        "your",
-        "our",
-        "their",
-        "his",
-        "her",
-        "its",
-    ]
+    (
+        *("a", "an", "the", "and", "or", "but", "nor", "because", "than", "if", "whose"),
+        *("of", "to", "with", "from", "into", "onto", "for", "by", "at", "via", "per", "between", "during"),
+        *("my", "your", "our", "their", "its"),
+    )
 )
 # A heading opens a line; run into a thread's text it is still two to six hashes before a space.
 _HEADING = re.compile(r"(?m)^\s{0,3}#{1,6}\s|(?:^|\s)#{2,6}\s")
