@@ -164,13 +164,15 @@ def test_beam_folders_are_found_in_numeric_order_and_bad_ones_are_one_line(tmp_p
 def test_eval_beam_end_to_end_and_again_from_the_kept_logs(tmp_path: Path) -> None:
     """`oneiros eval beam DIR --json`: recall per ability at k and at each budget, the knowledge
     update's order, the text quality and what was left out; scored again with --from, every figure
-    is the same and no generator is called. A bad --budget-tokens is one line."""
+    is the same and no generator is called. A bad --budget-tokens or --tokenizer is one line, told
+    before any arm is built."""
     _folder(tmp_path / "chats", "1")
     kept = tmp_path / "arms"
 
     first = run("eval", "beam", str(tmp_path / "chats"), "--keep", str(kept), "--json", "--budget-tokens", "50,4000")
     again = run("eval", "beam", str(tmp_path / "chats"), "--from", str(kept), "--json", "--budget-tokens", "50,4000")
     bad = run("eval", "beam", str(tmp_path / "chats"), "--budget-tokens", "250,lots")
+    unknown = run("eval", "beam", str(tmp_path / "chats"), "--tokenizer", "words", "--keep", str(tmp_path / "no"))
 
     assert 0 == first.returncode, first.stderr
     out, rerun = json.loads(first.stdout), json.loads(again.stdout)
@@ -196,6 +198,11 @@ def test_eval_beam_end_to_end_and_again_from_the_kept_logs(tmp_path: Path) -> No
     assert ["error: --budget-tokens 'lots' is not a whole number of tokens above 0 (e.g. 250,500,1000)"] == (
         bad.stderr.strip().splitlines()
     )
+    assert 2 == unknown.returncode
+    assert ["error: unknown tokenizer 'words': use chars/4 or tiktoken:<encoding> (cl100k_base)"] == (
+        unknown.stderr.strip().splitlines()
+    )
+    assert not (tmp_path / "no").exists()
 
 
 def test_budgets_leave_recall_at_k_as_it_was(tmp_path: Path) -> None:
