@@ -11,7 +11,8 @@ scored again from their kept logs (no generator) and ``identical_on_rerun``
 says whether every figure came out the same. ``vs_issue_bm25`` is the ``none`` arm's recall@10 over
 the plain BM25 row issue 29 reports, per category (each at least 1 is the goal); ``goals`` says, at
 each k, whether the dream arm is at least the reference in multi-hop, temporal and single-hop and at
-least ``none`` in every category (issue 29's goals).
+least ``none`` in every category (issue 29's goals). ``dream_at_least_none_at_budgets`` says, at
+each budget, whether the dream arm is at least ``none`` in every category (issue 36's goal).
 
 The data set is read where it lies (CC BY-NC 4.0: never copied into the repository).
 
