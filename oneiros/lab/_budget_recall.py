@@ -14,11 +14,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 
+import msgspec
+
 from oneiros._errors import InputError
+from oneiros.episodes._parts import refs_of
 from oneiros.lab._answer import memory_line
+from oneiros.lab._evidence import Question, evidence_recall
 from oneiros.projections._recall import RecallItem
 
-__all__ = ["TokenCount", "budget_prefix", "current_first", "token_counter"]
+__all__ = ["BudgetFigures", "BudgetScores", "TokenCount", "budget_prefix", "current_first", "token_counter"]
 
 TokenCount = Callable[[str], int]
 _CHARS_A_TOKEN = 4
@@ -78,3 +82,55 @@ def current_first(
     covered = [frozenset(r for ref in item.source_refs for r in refs(ref)) for item in ranked]
     new, old = _first_place(current, covered), _first_place(outdated, covered)
     return new < old
+
+
+class BudgetFigures(msgspec.Struct, frozen=True, kw_only=True):
+    recall: dict[int, dict[str, float]]
+    """Evidence recall per category and overall of the prefix that fits each budget."""
+    items: dict[int, float]
+    """The mean number of items that fit each budget."""
+    updates: int
+    """Knowledge-update questions whose current and outdated turns are told apart."""
+    current_first: float | None
+    """The share of those whose current turn ranks above the outdated one; None with none."""
+
+
+class BudgetScores:
+    """Evidence recall at each of ``budgets`` and the knowledge updates' order, summed over the
+    questions as they are asked, each from its ranking."""
+
+    def __init__(self, budgets: Sequence[int], tokenizer: str | None) -> None:
+        self.budgets = tuple(budgets)
+        self.count = token_counter(tokenizer) if self.budgets else None
+        self.sums: dict[int, dict[str, float]] = {b: {} for b in self.budgets}
+        self.items: dict[int, int] = dict.fromkeys(self.budgets, 0)
+        self.asked = 0
+        self.updates = 0
+        self.first = 0
+
+    def wanted(self, question: Question) -> bool:
+        """Whether ``question`` needs a ranking scored here at all."""
+        return bool(self.budgets) or bool(question.current)
+
+    def score(self, question: Question, ranked: Sequence[RecallItem], keys: Sequence[str]) -> None:
+        """Add ``question``'s figures from ``ranked`` under each of ``keys`` (its category, overall)."""
+        if self.count is not None:
+            self.asked += 1
+            for budget in self.budgets:
+                prefix = budget_prefix(ranked, budget, self.count)
+                self.items[budget] += len(prefix)
+                got = evidence_recall(question.evidence, prefix, len(prefix))
+                for key in keys:
+                    self.sums[budget][key] = self.sums[budget].get(key, 0.0) + got
+        if question.current:
+            self.updates += 1
+            self.first += current_first(question.current, question.outdated, ranked, refs_of)
+
+    def figures(self, counts: dict[str, int]) -> BudgetFigures:
+        """The means, ``counts`` giving each key's questions."""
+        return BudgetFigures(
+            recall={b: {key: round(v / counts[key], 4) for key, v in by.items()} for b, by in self.sums.items()},
+            items={b: round(n / self.asked, 2) if self.asked else 0.0 for b, n in self.items.items()},
+            updates=self.updates,
+            current_first=round(self.first / self.updates, 4) if self.updates else None,
+        )
