@@ -6,7 +6,7 @@ from oneiros.cli._help_shape import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='5836d2bb72133ac37db9092040a99b8a',
+    digest='13934c4c728b01ed6aa4cfc6dc1f1e67',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text="An event-sourced dream state for autonomous agents. --golem G confines any command to golem G. Without it, a command that lists (status, events, journal, staging, replay, health) shows every golem, each row naming its own; every other command works on the config's golem (oneiros.toml's `golem`, $ONEIROS_GOLEM, else 'golem').",
     options=(

@@ -47,6 +47,10 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     evidence: tuple[str, ...]
     category: str = "all"
     answer: str | None = None
+    current: tuple[str, ...] = ()
+    """For a knowledge update: the turns that state the current fact (BEAM's ``updated_info``)."""
+    outdated: tuple[str, ...] = ()
+    """And those that state the fact it replaced, which a reader should get after the current."""
 
 
 class Session(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,6 +71,8 @@ class Conversation(msgspec.Struct, frozen=True, kw_only=True):
     questions: list[Question]
     skipped: int = 0
     """Questions left out: another category, or evidence naming no turn."""
+    left_out: dict[str, int] = {}
+    """Why they were left out, where the reader says: reason -> questions."""
 
     @property
     def has_reference(self) -> bool:
