@@ -74,7 +74,7 @@ async def day_one(store_url: str) -> None:
         # The night: the golem dreams on what it lived through (the daemon would, on its schedule).
         run = session.oneiros.dream(SESSION)
         done = run.complete
-        print(f"dreamt cycle {run.cycle_id}: {done.episodes_replayed if done else 0} episodes replayed")
+        print(f"dreamt cycle {run.cycle_id}: episodes replayed {done.episodes_replayed if done else 0}")
 
 
 async def day_two(store_url: str) -> None:
