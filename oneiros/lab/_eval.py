@@ -29,13 +29,16 @@ import msgspec
 
 from oneiros._deps import Deps, FixedClock, SequentialIds
 from oneiros.config._load import OneirosConfig
+from oneiros.episodes._parts import refs_of
 from oneiros.events._content import DreamStaged
 from oneiros.events._observations import DreamObservation
 from oneiros.events._types import DreamComplete, Event, GenerationRecorded
 from oneiros.fsm._service import Golems
 from oneiros.generators._protocol import Generator
 from oneiros.lab._answer import AnswerReport, AnswerSettings, Reader, answers_path
+from oneiros.lab._budget_recall import budget_prefix, current_first, token_counter
 from oneiros.lab._evidence import Conversation, Question, Session, evidence_recall
+from oneiros.lab._quality import TextQuality, text_quality
 from oneiros.projections._recall import RecallItem, RecallSettings, recall_golem
 from oneiros.projections._service import Projections
 from oneiros.runtime._executor import InProcessExecutor
@@ -62,6 +65,12 @@ class EvalSettings(msgspec.Struct, frozen=True, kw_only=True):
     recall: RecallSettings = RecallSettings()
     answer: AnswerSettings | None = None
     """The answer step's settings; None: no answers (the default: it needs a model)."""
+    budgets: tuple[int, ...] = ()
+    """Context budgets in tokens at which evidence recall is scored too (docs/evaluation.md)."""
+    tokenizer: str | None = None
+    """How a budget's tokens are counted: None for characters / 4, or ``tiktoken:<encoding>``."""
+    budget_depth: int = 50
+    """How deep the ranking a budget takes its prefix from is (recall's limit for it)."""
 
 
 class ArmReport(msgspec.Struct, kw_only=True):
@@ -81,6 +90,16 @@ class ArmReport(msgspec.Struct, kw_only=True):
     questions: dict[str, int] = {}
     answer: AnswerReport | None = None
     """Token F1 of answers read from the first items, and what answering cost (apart from dreaming)."""
+    budget_recall: dict[int, dict[str, float]] = {}
+    """Evidence recall per category and overall of the ranking's prefix that fits each budget."""
+    budget_items: dict[int, float] = {}
+    """The mean number of items that fit each budget."""
+    updates: int = 0
+    """Knowledge-update questions whose current and outdated turns are told apart."""
+    current_first: float | None = None
+    """The share of those where the current fact's turn ranks above the outdated one's."""
+    quality: TextQuality = TextQuality()
+    """The shares of the arm's dream outputs cut, with markup, or ungrammatical."""
 
 
 def arm_store_url(directory: Path, arm: str) -> str:
@@ -211,6 +230,7 @@ def score_arm(
     sums: dict[int, dict[str, float]] = {kk: {} for kk in settings.ks}
     counts: dict[str, int] = {}
     turns: dict[int, list[int]] = {kk: [] for kk in settings.ks}
+    budgets = _Budgets(settings)
     answering = reader is not None and settings.answer is not None
     asked_items: list[tuple[str, Question, list[RecallItem]]] = []
     with open_store(arm_store_url(directory, arm)) as store, Projections(store) as projections:
@@ -230,6 +250,12 @@ def score_arm(
                     for key in (question.category, OVERALL):
                         sums[kk][key] = sums[kk].get(key, 0.0) + got
                     turns[kk] += [len(i.source_refs) for i in ranked[:kk]]
+                if budgets.wanted(question):
+                    depth = settings.budget_depth
+                    deeper = recall_golem(
+                        projections.db, conversation.name, question.question, depth, settings=settings.recall
+                    )
+                    budgets.score(question, deeper.ranking())
                 if answering:
                     asked_items.append((f"answer:{conversation.name}:{asked}", question, ranked))
                 for key in (question.category, OVERALL):
@@ -242,6 +268,8 @@ def score_arm(
             source_turns={kk: round(sum(t) / len(t), 3) if t else 0.0 for kk, t in turns.items()},
             questions=counts,
         )
+        budgets.report(report, counts)
+        report.quality = text_quality(store, conversations)
         _spend(store, conversations, report)
     if reader is not None and settings.answer is not None:
         if progress is not None:
@@ -253,6 +281,45 @@ def score_arm(
         if progress is not None:
             progress(arm, "answering", len(asked_items), len(asked_items))
     return report
+
+
+class _Budgets:
+    """Evidence recall at each context budget, and the knowledge updates' order, summed over the
+    questions (from a ranking ``settings.budget_depth`` deep, asked apart from recall@k's, so
+    recall@k stays what it was)."""
+
+    def __init__(self, settings: EvalSettings) -> None:
+        self.budgets = settings.budgets
+        self.count = token_counter(settings.tokenizer) if settings.budgets else None
+        self.sums: dict[int, dict[str, float]] = {b: {} for b in self.budgets}
+        self.items: dict[int, int] = dict.fromkeys(self.budgets, 0)
+        self.asked = 0
+        self.updates = 0
+        self.first = 0
+
+    def wanted(self, question: Question) -> bool:
+        return bool(self.budgets) or bool(question.current)
+
+    def score(self, question: Question, ranked: list[RecallItem]) -> None:
+        if self.count is not None:
+            self.asked += 1
+            for budget in self.budgets:
+                prefix = budget_prefix(ranked, budget, self.count)
+                self.items[budget] += len(prefix)
+                got = evidence_recall(question.evidence, prefix, len(prefix))
+                for key in (question.category, OVERALL):
+                    self.sums[budget][key] = self.sums[budget].get(key, 0.0) + got
+        if question.current:
+            self.updates += 1
+            self.first += current_first(question.current, question.outdated, ranked, refs_of)
+
+    def report(self, report: ArmReport, counts: dict[str, int]) -> None:
+        report.budget_recall = {
+            b: {key: round(v / counts[key], 4) for key, v in by.items()} for b, by in self.sums.items()
+        }
+        report.budget_items = {b: round(n / self.asked, 2) if self.asked else 0.0 for b, n in self.items.items()}
+        report.updates = self.updates
+        report.current_first = round(self.first / self.updates, 4) if self.updates else None
 
 
 def _spend(store: EventStore, conversations: Sequence[Conversation], report: ArmReport) -> None:
