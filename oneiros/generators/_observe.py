@@ -24,7 +24,7 @@ from oneiros.generators._prose import CHITCHAT, day_text, is_small_talk, resolve
 from oneiros.generators._protocol import GenerationRequest
 from oneiros.generators._units import ASSISTANTS, Units, committed, units
 
-__all__ = ["CONSOLIDATION", "priority_of"]
+__all__ = ["CONSOLIDATION", "priority_of", "said_of"]
 
 _IMAGE: Final = re.compile(r"\s*\[shares? ([^\]]+)\]")
 _DEFAULT_SALIENT = 0.7
@@ -155,6 +155,12 @@ def _question(line: SaidLine | None, voice: _Voice, raws: dict[int, str]) -> str
     said = units(_IMAGE.sub("", raws.get(line.tick, line.text))).sentences
     asked = [s for s in said if s.endswith("?") and not is_small_talk(s, voice.names)]
     return voice.fact(" ".join(asked), line)[0] if asked else ""
+
+
+def said_of(request: GenerationRequest) -> list[tuple[SaidLine, str]]:
+    """The request's episodes as said lines, each with its text as written."""
+    raws = _raws(request)
+    return [(line, raws.get(line.tick, line.text)) for line in _said(request)]
 
 
 def _raws(request: GenerationRequest) -> dict[int, str]:

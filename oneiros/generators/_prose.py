@@ -50,6 +50,8 @@ def _rules(pairs: tuple[tuple[str, str], ...]) -> tuple[_Rule, ...]:
     return tuple((re.compile(pattern), replacement) for pattern, replacement in pairs)
 
 
+_ADVERBS = "always|never|usually|really|generally|also|just|still|often|mostly"
+_VERBS = "prefer|like|love|want|need|use|work|live|plan|hate|know|keep|write|run|build|mean|ask|think|enjoy"
 _FIRST: Final = _rules(
     (
         (r"\bAm I\b", "Is {S}"),
@@ -63,6 +65,11 @@ _FIRST: Final = _rules(
         (r"\bI'll\b", "{S} will"),
         (r"\bI'd\b", "{S} would"),
         (r"\bI was\b", "{S} was"),
+        (r"\bI don't\b", "{S} doesn't"),
+        (r"\bI do not\b", "{S} does not"),
+        # A present-tense verb after "I" agrees with the name that replaces it ("Ann prefers").
+        (rf"\bI ({_ADVERBS}) ({_VERBS})\b", "{S} \\1 \\2s"),
+        (rf"\bI ({_VERBS})\b", "{S} \\1s"),
         (r"\bI\b", "{S}"),
         (r"\b[Mm]yself\b", "themselves"),
         (r"\b[Mm]y\b", "{S}'s"),

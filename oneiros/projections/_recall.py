@@ -94,7 +94,7 @@ class _Tick(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class _Doc(msgspec.Struct, frozen=True, kw_only=True):
-    kind: Literal["episode", "observation"]
+    kind: Literal["episode", "observation", "profile"]
     ref: str
     text: str
     indexed: str
@@ -122,8 +122,9 @@ def _tick_key(golem: str, tick: int) -> str:
 
 class RecallIndex:
     """Rows ``doc/<golem>/<doc>`` (an episode or a dream observation, ``doc`` its log position),
-    ``tick/<golem>/<tick>`` (the document of the episode with that tick), ``stats/<golem>``
-    (documents and terms), and each document's term postings."""
+    ``tick/<golem>/<tick>`` (the document of the episode with that tick), ``profile/<golem>/<key>``
+    (the document of the current profile entry on that thing), ``stats/<golem>`` (documents and
+    terms), and each document's term postings."""
 
     name = "recall"
     layout = 3
@@ -149,6 +150,8 @@ class RecallIndex:
                 case EpisodeRecorded(episode=episode):
                     entry = self._episode(golem, doc, episode, rows, golem_stats)
                 case DreamObservation():
+                    if event.kind == "profile" and event.key:
+                        self._supersede(golem, event.key, doc, rows, golem_stats)
                     entry = self._observation(golem, record.meta.event_id, event, rows)
                 case _:
                     raise TypeError(f"recall indexes episodes and dream observations, not {type(event).__name__}")
@@ -188,11 +191,28 @@ class RecallIndex:
         )
 
     @staticmethod
+    def _supersede(golem: str, key: str, doc: int, rows: Rows, stats: _Stats) -> None:
+        """A profile entry supersedes the golem's earlier one on the same thing: recall finds only
+        the current one (the profile read model keeps both, with when each held)."""
+        key_row = f"{golem}/{key}"
+        before = rows.get("profile", key_row, _Tick)
+        if before is not None:
+            old = rows.get("doc", f"{golem}/{before.doc}", _Doc)
+            if old is not None:
+                counts = term_counts(old.indexed)
+                rows.unpost(golem, before.doc, counts)
+                rows.delete("doc", f"{golem}/{before.doc}")
+                if counts:
+                    stats.docs -= 1
+                    stats.length -= sum(counts.values())
+        rows.put("profile", key_row, _Tick(doc=doc))
+
+    @staticmethod
     def _observation(golem: str, event_id: str, event: DreamObservation, rows: Rows) -> _Doc:
         ticks = event.source_episode_ticks
         refs = [t.ref for t in (rows.get("tick", _tick_key(golem, tick), _Tick) for tick in ticks) if t and t.ref]
         return _Doc(
-            kind="observation",
+            kind="profile" if event.kind == "profile" else "observation",
             ref=event_id,
             text=event.text,
             indexed=event.text,
@@ -402,7 +422,8 @@ def _grouped(ranked: Sequence[RecallItem], summaries: AbstractSet[str] = frozens
     the episode itself (a dream that restates one episode adds nothing a reader does not get from
     the episode); whatever takes a place keeps the relevance of what stood there. An item whose
     episodes are all stood for above it is left out, so each place brings an episode of its own.
-    An item naming no episode is always kept."""
+    An item naming no episode is always kept, and so is a profile entry: what the user stands by,
+    which its turn alone does not say is current."""
     facts: dict[int, RecallItem] = {}
     fuller: dict[int, RecallItem] = {}
     for i in ranked:
@@ -415,6 +436,10 @@ def _grouped(ranked: Sequence[RecallItem], summaries: AbstractSet[str] = frozens
     kept: list[RecallItem] = []
     for found in ranked:
         shown = found
+        if found.kind == "profile":
+            covered |= set(found.source_ticks)
+            kept.append(found)
+            continue
         if len(found.source_ticks) == 1:
             tick = found.source_ticks[0]
             shown = fuller.get(tick) or facts.get(tick) or found
