@@ -8,10 +8,13 @@ import json
 import re
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from oneiros.app._oneiros import Oneiros
+from oneiros.events._observations import DreamObservation
 from oneiros.events._types import Episode
 from oneiros.generators._lines import said_lines
 from oneiros.generators._offline import OfflineGenerator
@@ -161,3 +164,34 @@ def test_no_observation_or_thread_carries_markup_or_ends_mid_sentence(messages: 
     thread = str(_ask("thread", episodes, subject="deploy")["thread"])
     for text in [*_texts(episodes), *([thread] if thread else [])]:
         assert not {"markup", "cut"} & set(flaws(text)), text
+
+
+def test_a_later_value_supersedes_the_earlier_in_recall_and_both_stay_in_the_log(tmp_path: Path) -> None:
+    """A turn that gives a new value with an update cue ("now") becomes a fact keyed by what it is
+    about; a later one on the same thing supersedes it, so recall ranks the newest value's turn
+    above the outdated ones, while the log keeps every fact."""
+    with Oneiros(f"sqlite:///{tmp_path}/events.db") as app:
+        app.create_golem("g")
+        said = [
+            "The dashboard API averages 300 ms per request on the staging cluster today.",
+            "The dashboard API now averages 280 ms after the cache change.",
+            "Lunch was good, the cluster is quiet.",
+            "The dashboard API now averages 250 ms after the index change.",
+        ]
+        app.record_episodes(
+            "g", [Episode(tick=i + 1, summary=t, speaker="user", time=_SPOKEN) for i, t in enumerate(said)]
+        )
+        app.dream("g")
+        keyed = [
+            r.event
+            for r in app.store.read_stream("g", types=(DreamObservation,))
+            if isinstance(r.event, DreamObservation) and r.event.key
+        ]
+        assert [(o.key, o.source_episode_ticks) for o in keyed] == [
+            ("value:dashboard api", (2,)),
+            ("value:dashboard api", (4,)),
+        ]
+        ranked = app.recall("g", "what does the dashboard API average?", record=False).ranking()
+        ticks = [i.source_ticks[0] for i in ranked if i.source_ticks]
+        assert ticks[0] == 4
+        assert ticks.index(4) < ticks.index(2)

@@ -52,6 +52,44 @@ class _Fact(msgspec.Struct, frozen=True, kw_only=True):
     about: str | None = None
 
 
+class _Update(_Fact, frozen=True, kw_only=True):
+    """A fact that gives a new value for something said before ("now", "changed to"): its ``key``
+    names the thing, so the one said last is current and an earlier one on it superseded."""
+
+    key: str
+
+
+_UPDATE_CUE: Final = re.compile(
+    r"\b(?:now|no longer|changed to|updated to|moved to|switched to|instead of|has been changed|"
+    r"was changed|is changing to|went up to|went down to|dropped to|rose to|increased to|decreased to)\b",
+    re.IGNORECASE,
+)
+_VALUE: Final = re.compile(
+    r"\d|\b(?:v\d|version|january|february|march|april|may|june|july|august|"
+    r"september|october|november|december)\b",
+    re.IGNORECASE,
+)
+_SUBJECT_END: Final = re.compile(
+    r"\s(?:is|are|was|were|has|have|had|will|now|averages|costs|takes|runs|uses|sits|stands|moved|changed|"
+    r"switched|went|dropped|rose|increased|decreased)\b",
+    re.IGNORECASE,
+)
+_SUBJECT_WORDS = 3
+
+
+def _updated_key(sentence: str) -> str | None:
+    """What an update is about: the content words before its verb ("The dashboard API now averages
+    250 ms" is about "dashboard api"); None unless it both cues an update and gives a value."""
+    if not _UPDATE_CUE.search(sentence) or not _VALUE.search(sentence):
+        return None
+    end = _SUBJECT_END.search(sentence)
+    if end is None:
+        return None
+    words = [w.lower() for w in re.findall(r"[A-Za-z][\w-]*", sentence[: end.start()])]
+    content = [w for w in words if w not in FUNCTION_WORDS and w not in CHITCHAT][-_SUBJECT_WORDS:]
+    return f"value:{' '.join(content)}" if content else None
+
+
 class _Voice:
     """Who speaks in a request, so "you" can name the other party when there is exactly one."""
 
@@ -125,6 +163,11 @@ def _observations_of(
         if sentence.endswith("?") or is_small_talk(sentence, voice.names):
             continue
         text, days, resolved = resolve_dates(sentence, line.when.date())
+        key = _updated_key(sentence)
+        if key is not None:
+            text = voice.named(third_person(text, line.speaker, voice.other(line.speaker)), line)
+            yield _Update(text=head + text, ticks=(line.tick,), priority=level, subject=line.speaker, key=key)
+            continue
         if not resolved:
             continue  # it says nothing its episode does not: recall finds the episode itself
         text = voice.named(third_person(text, line.speaker, voice.other(line.speaker)), line)

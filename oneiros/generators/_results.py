@@ -78,6 +78,8 @@ class ObservedFact(msgspec.Struct, frozen=True, kw_only=True):
     priority: Priority = "GRN"
     subject: str | None = None
     about: str | None = None
+    key: str | None = None
+    """What a fact giving a new value is about: a later fact with the same key supersedes it."""
 
 
 class ObservationResult(msgspec.Struct, frozen=True):
