@@ -436,24 +436,20 @@ def _grouped(ranked: Sequence[RecallItem], summaries: AbstractSet[str] = frozens
     the episode itself (a dream that restates one episode adds nothing a reader does not get from
     the episode); whatever takes a place keeps the relevance of what stood there. An item whose
     episodes are all stood for above it is left out, so each place brings an episode of its own.
-    An item naming no episode is always kept, and so is a profile entry: what the user stands by,
-    which its turn alone does not say is current."""
+    An item naming no episode is always kept. A profile entry takes its turn's place as a fuller
+    form does (the turn alone does not say what the user stands by, or that it is current)."""
     facts: dict[int, RecallItem] = {}
     fuller: dict[int, RecallItem] = {}
     for i in ranked:
         if i.standing == "fact" and len(i.source_ticks) == 1:
             facts.setdefault(i.source_ticks[0], i)
-        elif i.kind == "observation" and len(i.source_ticks) > 1 and i.ref not in summaries:
+        elif (i.kind == "observation" and len(i.source_ticks) > 1 and i.ref not in summaries) or i.kind == "profile":
             for tick in i.source_ticks:
                 fuller.setdefault(tick, i)
     covered: set[int] = set()
     kept: list[RecallItem] = []
     for found in ranked:
         shown = found
-        if found.kind == "profile":
-            covered |= set(found.source_ticks)
-            kept.append(found)
-            continue
         if len(found.source_ticks) == 1:
             tick = found.source_ticks[0]
             shown = fuller.get(tick) or facts.get(tick) or found
