@@ -41,6 +41,7 @@ _MARKERS: list[tuple[str, Task]] = [
     ('{"observations"', "observe"),
     ('{"thread"', "thread"),
     ('{"summary"', "summary"),
+    ('{"profile"', "profile"),
     ('{"scores"', "novelty"),
     ('"outcome"', "counterfactual"),
     ('"severity"', "threat"),

@@ -119,7 +119,7 @@ def test_a_shared_image_is_kept_and_a_salient_episode_restated_whole() -> None:
     facts = _observe([shared, deploy])
     assert [
         ("24 November 2026: Ann shared a photo of a red boat.", [3], "GRN"),
-        ("24 November 2026: Deployed without a canary; errors doubled", [4], "RED"),
+        ("24 November 2026: Deployed without a canary; errors doubled.", [4], "RED"),
     ] == [(f["text"], f["ticks"], f["priority"]) for f in facts]
 
 

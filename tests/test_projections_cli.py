@@ -63,6 +63,7 @@ def test_dream_then_journal_staging_outcome_review_verify(env: dict[str, str]) -
         "schedule",
         "index",
         "recall",
+        "profile",
     ]
     assert names == [
         p["projection"]

@@ -1,11 +1,12 @@
 """The memory block: what a golem knows, rendered as a prompt section within a token budget.
 
-First what it holds for sure (the newest MEMORY.md's promoted lines; issue 36's profile will go
-here), then what recall ranks for the query, results and related dreams in the one ranking, each
-dream marked a hypothesis. Every line names its date and the turns it stands for, so the model (and
-whoever reads its answer) can go back to them. A line is whole or absent: one that does not fit is
-left out, and a shorter one further down may still take the room. The block is a read: recall runs
-with ``record=False``, so asking for it never counts toward recall-driven promotion.
+First the user's profile (core memory: standing instructions, preferences, who they are), then
+what it holds for sure (the newest MEMORY.md's promoted lines), then what recall ranks for the
+query, results and related dreams in the one ranking, each dream marked a hypothesis. Every line
+names its date and the turns it stands for, so the model (and whoever reads its answer) can go
+back to them. A line is whole or absent: one that does not fit is left out, and a shorter one
+further down may still take the room. The block is a read: recall runs with ``record=False``, so
+asking for it never counts toward recall-driven promotion.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 import msgspec
 
 from oneiros._errors import InputError, InvalidSetting
+from oneiros.app._profile import profile_items
 from oneiros.projections._db import ProjectionDB
 from oneiros.projections._index import journal_entries
 from oneiros.projections._recall import RecallItem, RecallResult, Standing, episode_refs, episode_times
@@ -28,6 +30,7 @@ from oneiros.settings._memory_block import MemoryBlockSettings
 
 if TYPE_CHECKING:
     from oneiros.app._reads import Reading
+
 
 __all__ = [
     "MemoryBlock",
@@ -43,8 +46,9 @@ __all__ = [
 Tokenizer = Callable[[str], int]
 """What counts a text's tokens."""
 
-Section = Literal["memory", "recall"]
+Section = Literal["profile", "memory", "recall"]
 
+PROFILE_HEADING = "## Who I work for (profile)"
 MEMORY_HEADING = "## What I know (MEMORY.md)"
 _SPACE = re.compile(r"\s+")
 _CHARS = re.compile(r"chars/([1-9][0-9]*)")
@@ -54,7 +58,7 @@ class MemoryBlockItem(msgspec.Struct, frozen=True, kw_only=True):
     """One line of the block and what it stands for. ``line`` quotes data, never an instruction."""
 
     section: Section
-    """``memory`` (a MEMORY.md line) or ``recall`` (ranked for the query)."""
+    """``profile`` (the user's profile), ``memory`` (a MEMORY.md line) or ``recall`` (ranked for the query)."""
     kind: str
     """``memory``, or the recall item's kind: episode, observation, belief, insight, dream."""
     ref: str
@@ -120,10 +124,14 @@ def render_block(
     count: Tokenizer,
     tokenizer_name: str = "chars/4",
 ) -> MemoryBlock:
-    """The block of ``candidates`` (MEMORY.md lines first, then recall's, each one line) that fits
+    """The block of ``candidates`` (the profile's lines, MEMORY.md's, then recall's, each one line) that fits
     ``budget_tokens``: each line in order if the whole text with it still fits, its section's
     heading coming in with the section's first line."""
-    headings: dict[Section, str] = {"memory": MEMORY_HEADING, "recall": _recall_heading(query)}
+    headings: dict[Section, str] = {
+        "profile": PROFILE_HEADING,
+        "memory": MEMORY_HEADING,
+        "recall": _recall_heading(query),
+    }
     lines: list[str] = []
     kept: list[MemoryBlockItem] = []
     opened: set[Section] = set()
@@ -177,10 +185,11 @@ def memory_block(
     entries = {e.entry_id: e for e in app._staged(golem_id)}
     memory = _memory_lines(db, golem_id, entries)
     from_memory = {i.entry_id for i in memory if i.entry_id}
+    # The profile is shown whole first: a profile entry recall ranks is not shown twice.
     recalled = [
         i
         for i in ranked
-        if i.kind != "memory"
+        if i.kind not in ("memory", "profile")
         and not (i.kind in ("belief", "insight") and i.ref in from_memory)
         and (i.kind != "dream" or settings.hypotheses)
     ]
@@ -188,6 +197,7 @@ def memory_block(
     dreamt = {j.cycle_id: j.started_at.date().isoformat() for j in journal_entries(db, sorted(cycles))}
     refs = episode_refs(db, golem_id, (t for i in memory for t in i.source_ticks))
     candidates = [
+        *_profile_lines(app, golem_id),
         *(_dated(i, dreamt, entries, refs) for i in memory),
         *(_recalled(i, dreamt, entries) for i in recalled),
     ]
@@ -234,6 +244,23 @@ def _source(ticks: Sequence[int], refs: Sequence[str]) -> str:
     if ticks:
         return ("tick " if len(ticks) == 1 else "ticks ") + ", ".join(str(t) for t in ticks)
     return ""
+
+
+def _profile_lines(app: Reading, golem_id: str) -> list[MemoryBlockItem]:
+    """The profile's entries in force, each a line with the day it was said and its turns."""
+    return [
+        MemoryBlockItem(
+            section="profile",
+            kind="profile",
+            ref=item.ref,
+            line=_line(item.text, day, _source(item.source_ticks, item.source_refs)),
+            date=day,
+            source_ticks=item.source_ticks,
+            source_refs=item.source_refs,
+        )
+        for item in profile_items(app, golem_id)
+        for day in [item.since[:10] if item.since else None]
+    ]
 
 
 def _line(text: str, *notes: str | None) -> str:

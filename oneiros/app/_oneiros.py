@@ -5,6 +5,8 @@ from __future__ import annotations
 from oneiros.app._items import Keeping
 from oneiros.app._lab import Lab
 from oneiros.app._memory_block import MemoryBlock, memory_block
+from oneiros.app._profile import profile_items
+from oneiros.projections._profile import ProfileItem
 
 __all__ = ["Oneiros"]
 
@@ -35,3 +37,9 @@ class Oneiros(Lab, Keeping):
         ``memory_block.limit`` if None), each line whole, dated and naming its turns. A read:
         records no recall."""
         return memory_block(self, golem_id, query, budget_tokens=budget_tokens, limit=limit)
+
+    def profile(self, golem_id: str, *, history: bool = False) -> list[ProfileItem]:
+        """The golem's profile (core memory): the user's standing instructions, preferences and
+        facts about themselves the dreams found, each naming its turns; with ``history``, the
+        entries later ones replaced too, with when each held."""
+        return profile_items(self, golem_id, history=history)

@@ -14,6 +14,7 @@ import msgspec
 from oneiros._errors import CycleNotFound, InputError, MemoryVersionNotFound
 from oneiros.app._idempotency import once
 from oneiros.app._pages import Page, page_of
+from oneiros.app._profile import profile_items
 from oneiros.app._records import Recording
 from oneiros.app._shapes import (
     Belief,
@@ -234,6 +235,7 @@ class Reading(Recording):
             staged=staged,
             quality_pct=quality,
             quality_basis=basis,
+            profile=profile_items(self, golem_id),
         )
 
     def budget(

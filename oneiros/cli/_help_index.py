@@ -6,7 +6,7 @@ from oneiros.cli._help_shape import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='13934c4c728b01ed6aa4cfc6dc1f1e67',
+    digest='8b5c8a75e009700b9f2f7a8ee84e4746',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text="An event-sourced dream state for autonomous agents. --golem G confines any command to golem G. Without it, a command that lists (status, events, journal, staging, replay, health) shows every golem, each row naming its own; every other command works on the config's golem (oneiros.toml's `golem`, $ONEIROS_GOLEM, else 'golem').",
     options=(
@@ -35,7 +35,7 @@ INDEX = HelpIndex(
         ('reevaluate', "Dense-Mem's re_evaluate: stale entries whose source episodes are gone, reinforce intact ones."),
         ('follow', 'Keep the staging and health processes and every projection up with the log until interrupted.'),
         ('rebuild', 'Drop a projection (or all) and build it again from the log, to the head or as of a position.'),
-        ('memory', 'MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback; or the observations page: the facts dreams drew from the episodes.'),
+        ('memory', "MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback; or the observations page: the facts dreams drew from the episodes; or the user's profile."),
         ('recall', "What a golem knows that matches QUERY, in recall's one ranking: results and related dreams (hypotheses), with the turns each stands for and when. Records no recall; --json is the REST answer's shape."),
         ('recover', 'Find golems dreaming in a phase that nothing runs, and resume it or end the cycle.'),
         ('interrupt', "End the golem's dream cycle now, interrupted by its owner with --reason (kept in the log)."),

@@ -37,6 +37,7 @@ from oneiros.cli._config import ConfigOpt, load
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.app._oneiros import Oneiros
     from oneiros.app._shapes import Entry
+    from oneiros.projections._profile import ProfileItem
 
 __all__ = ["ProjectionsOpt", "register", "verify_projections"]
 
@@ -351,13 +352,20 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
             help=f"With --observations: how many, newest last (default {_OBSERVATIONS}).",
         ),
     ] = None,
+    profile: Annotated[
+        bool,
+        typer.Option("--profile", help="Show the user's profile (standing instructions, preferences, who they are)."),
+    ] = False,
+    history: Annotated[
+        bool, typer.Option("--history", help="With --profile: the entries later ones replaced too.")
+    ] = False,
     store: StoreOpt = None,
     config: ConfigOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback;
-    or the observations page: the facts dreams drew from the episodes."""
+    or the observations page: the facts dreams drew from the episodes; or the user's profile."""
     from oneiros.app._shapes import Memory
 
     if limit is not None and not observations:  # else it was dropped without a word
@@ -366,6 +374,9 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     effective = load(config, None)
     golem = golem or effective.golem
     with application(store, config=effective, projections=projections) as app:
+        if profile:
+            _profile(app.profile(golem, history=history), as_json)
+            return
         if observations:
             count = _OBSERVATIONS if limit is None else limit
             shown = app.observations(golem).items[-count:] if count > 0 else []
@@ -396,6 +407,20 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     console.print(newest.content, markup=False, highlight=False)
     if written is not None:
         console.print(f"written to {written}", markup=False)
+
+
+def _profile(items: list[ProfileItem], as_json: bool) -> None:
+    if as_json:
+        emit_json(items)
+        return
+    if not items:
+        console.print("no profile yet: no dream has found an instruction, a preference or a fact about the user")
+    for item in items:
+        held = "" if item.current else f" (until {(item.until or '?')[:10]})"
+        turns = ", ".join(item.source_refs or [str(t) for t in item.source_ticks])
+        console.print(
+            f"{(item.since or '')[:10]} [{item.key}] {item.text}{held} ({turns})", markup=False, highlight=False
+        )
 
 
 def follow(store: StoreOpt = None, config: ConfigOpt = None, projections: ProjectionsOpt = None) -> None:

@@ -15,6 +15,7 @@ from oneiros._deps import rng_for
 from oneiros._text import keywords
 from oneiros.generators._observe import CONSOLIDATION
 from oneiros.generators._phrases import pick, topics
+from oneiros.generators._profile import PROFILE
 from oneiros.generators._protocol import Generation, GenerationRequest
 from oneiros.generators._reasoning import REASONING, Draft
 
@@ -115,12 +116,12 @@ def _dream(d: Draft) -> str:
 
 
 def _consolidating(d: Draft) -> str:
-    return CONSOLIDATION[d.request.task](d.request)
+    return {**CONSOLIDATION, **PROFILE}[d.request.task](d.request)
 
 
 _WRITERS = {
     **REASONING,
-    **dict.fromkeys(CONSOLIDATION, _consolidating),
+    **dict.fromkeys({**CONSOLIDATION, **PROFILE}, _consolidating),
     "partial": _partial,
     "novelty": _novelty,
     "dream": _dream,

@@ -113,6 +113,7 @@ def _observations(steps: Steps, result: ObservationResult | None, known: set[int
                 about=_about(fact.about),
                 source_episode_ticks=ticks,
                 priority=fact.priority,
+                key=" ".join(fact.key.split())[:_SUBJECT] or None if fact.key else None,
             )
             out.append(steps.made(observation))
     return out

@@ -20,6 +20,7 @@ from oneiros.generators._results import PatternResult
 from oneiros.phases._common import Steps, episode_lines, json_parser
 from oneiros.phases._consolidate import observe_night
 from oneiros.phases._context import PhaseContext
+from oneiros.phases._profile import profile_night
 from oneiros.settings._cycle import EngineSettings
 
 __all__ = ["ReplayPick", "batches", "gain", "need", "nrem", "select_replay", "triage", "utility"]
@@ -167,6 +168,7 @@ def nrem(ctx: PhaseContext) -> list[Event]:
             break
         outputs.extend(_replay(steps, index, batch, rng.random(), strength))
     outputs.extend(observe_night(steps, ctx.night_episodes()))
+    outputs.extend(profile_night(steps, ctx.night_episodes()))
     return outputs + steps.closing()
 
 

@@ -93,8 +93,18 @@ class _Tick(msgspec.Struct, frozen=True, kw_only=True):
     ref: str | None = None
 
 
+class _Outdated(msgspec.Struct, frozen=True, kw_only=True):
+    """An episode whose fact a later one on the same thing superseded (``by``: that fact's document)."""
+
+    by: int
+
+
+_OUTDATED_WEIGHT = 0.5
+"""What an outdated turn's relevance is multiplied by, so the turn of the value in force ranks above it."""
+
+
 class _Doc(msgspec.Struct, frozen=True, kw_only=True):
-    kind: Literal["episode", "observation"]
+    kind: Literal["episode", "observation", "profile"]
     ref: str
     text: str
     indexed: str
@@ -122,8 +132,10 @@ def _tick_key(golem: str, tick: int) -> str:
 
 class RecallIndex:
     """Rows ``doc/<golem>/<doc>`` (an episode or a dream observation, ``doc`` its log position),
-    ``tick/<golem>/<tick>`` (the document of the episode with that tick), ``stats/<golem>``
-    (documents and terms), and each document's term postings."""
+    ``tick/<golem>/<tick>`` (the document of the episode with that tick), ``key/<golem>/<key>``
+    (the document of the current profile entry or value on that thing), ``outdated/<golem>/<tick>``
+    (an episode whose fact a later one superseded), ``stats/<golem>`` (documents and
+    terms), and each document's term postings."""
 
     name = "recall"
     layout = 3
@@ -149,6 +161,8 @@ class RecallIndex:
                 case EpisodeRecorded(episode=episode):
                     entry = self._episode(golem, doc, episode, rows, golem_stats)
                 case DreamObservation():
+                    if event.key:
+                        self._supersede(golem, event.key, doc, rows, golem_stats)
                     entry = self._observation(golem, record.meta.event_id, event, rows)
                 case _:
                     raise TypeError(f"recall indexes episodes and dream observations, not {type(event).__name__}")
@@ -188,11 +202,31 @@ class RecallIndex:
         )
 
     @staticmethod
+    def _supersede(golem: str, key: str, doc: int, rows: Rows, stats: _Stats) -> None:
+        """A profile entry or a fact giving a new value supersedes the golem's earlier one on the
+        same thing (its ``key``): recall finds only the current one (the log keeps both, and the
+        profile read model both entries, with when each held)."""
+        key_row = f"{golem}/{key}"
+        before = rows.get("key", key_row, _Tick)
+        if before is not None:
+            old = rows.get("doc", f"{golem}/{before.doc}", _Doc)
+            if old is not None:
+                for tick in old.ticks:  # what the replaced fact's turns said is outdated now
+                    rows.put("outdated", _tick_key(golem, tick), _Outdated(by=doc))
+                counts = term_counts(old.indexed)
+                rows.unpost(golem, before.doc, counts)
+                rows.delete("doc", f"{golem}/{before.doc}")
+                if counts:
+                    stats.docs -= 1
+                    stats.length -= sum(counts.values())
+        rows.put("key", key_row, _Tick(doc=doc))
+
+    @staticmethod
     def _observation(golem: str, event_id: str, event: DreamObservation, rows: Rows) -> _Doc:
         ticks = event.source_episode_ticks
         refs = [t.ref for t in (rows.get("tick", _tick_key(golem, tick), _Tick) for tick in ticks) if t and t.ref]
         return _Doc(
-            kind="observation",
+            kind="profile" if event.kind == "profile" else "observation",
             ref=event_id,
             text=event.text,
             indexed=event.text,
@@ -402,13 +436,14 @@ def _grouped(ranked: Sequence[RecallItem], summaries: AbstractSet[str] = frozens
     the episode itself (a dream that restates one episode adds nothing a reader does not get from
     the episode); whatever takes a place keeps the relevance of what stood there. An item whose
     episodes are all stood for above it is left out, so each place brings an episode of its own.
-    An item naming no episode is always kept."""
+    An item naming no episode is always kept. A profile entry takes its turn's place as a fuller
+    form does (the turn alone does not say what the user stands by, or that it is current)."""
     facts: dict[int, RecallItem] = {}
     fuller: dict[int, RecallItem] = {}
     for i in ranked:
         if i.standing == "fact" and len(i.source_ticks) == 1:
             facts.setdefault(i.source_ticks[0], i)
-        elif i.kind == "observation" and len(i.source_ticks) > 1 and i.ref not in summaries:
+        elif (i.kind == "observation" and len(i.source_ticks) > 1 and i.ref not in summaries) or i.kind == "profile":
             for tick in i.source_ticks:
                 fuller.setdefault(tick, i)
     covered: set[int] = set()
@@ -424,6 +459,24 @@ def _grouped(ranked: Sequence[RecallItem], summaries: AbstractSet[str] = frozens
         covered |= ticks
         kept.append(shown if shown is found else msgspec.structs.replace(shown, relevance=found.relevance))
     return [msgspec.structs.replace(i, rank=n) for n, i in enumerate(kept, start=1)]
+
+
+def _demoted(db: ProjectionDB, golem_id: str, items: list[RecallItem]) -> list[RecallItem]:
+    """``items`` with each episode whose fact was superseded (a later value on the same thing)
+    weighted down, so the current value's turn ranks first."""
+    episodes = [i for i in items if i.kind == "episode" and i.source_ticks]
+    if not episodes:
+        return items
+    keys = [_tick_key(golem_id, i.source_ticks[0]) for i in episodes]
+    outdated = db.get_many("recall", "outdated", keys)
+    if not outdated:
+        return items
+    return [
+        msgspec.structs.replace(i, relevance=i.relevance * _OUTDATED_WEIGHT)
+        if i.kind == "episode" and i.source_ticks and _tick_key(golem_id, i.source_ticks[0]) in outdated
+        else i
+        for i in items
+    ]
 
 
 def _ordered(items: Iterable[RecallItem]) -> list[RecallItem]:
@@ -454,7 +507,7 @@ def recall(
         *_indexed(db, golem_id, scorer, per_part, words, summaries=summaries),
         *_outside(db, staging, golem_id, scorer, words),
     ]
-    found = [i for i in found if i.relevance > 0]
+    found = _demoted(db, golem_id, [i for i in found if i.relevance > 0])
     if fusing:
         found = _fused(query, found, settings.embedder)
     ranked = _ordered(found)

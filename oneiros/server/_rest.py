@@ -42,6 +42,7 @@ from oneiros.app._shapes import (
     Run,
     ShouldDream,
 )
+from oneiros.projections._profile import ProfileItem
 from oneiros.server._auth import Principal, Scope
 from oneiros.server._consistency import POSITION_HEADER, floor_of
 from oneiros.server._models import (
@@ -262,6 +263,10 @@ OPS: tuple[Op, ...] = (
     Op("GET", "/golems/{golem_id}/observations", "Observations with RED/YLW/GRN priority (OpenSeed).", "read",
        lambda c: c.app.observations(c.golem_path(), c.limit(), c.cursor()), query=_PAGE,
        returns=Page[Observation]),
+    Op("GET", "/golems/{golem_id}/profile", "The user's profile (core memory): standing instructions, preferences, "
+       "facts about themselves, each naming its turns (?history=true: the replaced entries too).", "read",
+       lambda c: c.app.profile(c.golem_path(), history=c.flag("history")),
+       query=(Query("history", bool, "Include the entries later ones replaced."),), returns=list[ProfileItem]),
     Op("GET", "/golems/{golem_id}/memory", "The newest MEMORY.md (Ethos); null before any promotion.", "read",
        lambda c: Memory(memory=c.app.memory(c.golem_path())), returns=Memory),
     Op("GET", "/golems/{golem_id}/memory/versions", "Every MEMORY.md version, newest first.", "read",

@@ -211,6 +211,10 @@ class ConsolidationSettings(msgspec.Struct, frozen=True, kw_only=True):
     turns per recall slot, not better recall (docs/evaluation.md)."""
     thread_sources: int = 3
     """Most episodes one thread joins: the night's and the latest earlier ones (at most ``MENTIONS_KEPT``)."""
+    profile: bool = True
+    """NREM finds the user's profile (core memory) in the night's turns: standing instructions,
+    preferences, facts about themselves and their project, each a ``DreamObservation`` of kind
+    ``profile`` whose ``key`` a later entry on the same thing supersedes (issue 36)."""
     summaries: bool = False
     """One summary of each night's episodes per speaker: off, since they added nothing a reader
     could use that observations did not (docs/evaluation.md)."""

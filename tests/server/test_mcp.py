@@ -35,6 +35,7 @@ TOOLS = {
     "create_golem",
     "should_dream",
     "wake_up",
+    "profile",
 }
 
 
