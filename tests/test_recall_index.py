@@ -70,11 +70,9 @@ def _postings(db: ProjectionDB) -> dict[tuple[str, int], Counter[str]]:
     """(golem, tick) -> term counts, read back from the postings through the document rows."""
     docs = {key: msgspec.json.decode(data) for _kind, key, data in db.scan("recall", "doc")}
     found: dict[tuple[str, int], Counter[str]] = {}
-    with db._transaction(commit=False) as c:  # the table itself: what the ranking reads
-        c.execute(db._sql(f"SELECT golem, term, doc, tf FROM {db.terms_table} WHERE projection = ?"), ("recall",))
-        for r in c.fetchall():
-            tick = int(docs[f"{r['golem']}/{r['doc']}"]["ref"])
-            found.setdefault((str(r["golem"]), tick), Counter())[str(r["term"])] = int(r["tf"])
+    for golem, term, doc, tf, _length, _part in db.postings("recall"):  # the blocks themselves: what ranking reads
+        tick = int(docs[f"{golem}/{doc}"]["ref"])
+        found.setdefault((golem, tick), Counter())[term] = tf
     return found
 
 

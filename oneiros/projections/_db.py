@@ -11,11 +11,13 @@ What eventsourcing does not give, and this adds: the position moves by compare-a
 tracking insert only refuses to go backwards, which would let a second runner that started from the
 same position apply the same events again), and a projection can be dropped.
 
-Beside the rows, a table of **term postings** ``(projection, golem, term, doc, tf, len, part)``:
-what a projection that ranks text (the recall index) writes in the same transaction as its rows and
-position, and reads with :meth:`ProjectionDB.term_counts` and :meth:`ProjectionDB.term_top`, one
-BM25 in SQL that both engines run the same way. A JSON row per term would be rewritten whole each
-time a document joined it; a postings row is written once.
+Beside the rows, a table of **term postings in blocks** ``(projection, golem, term, part, first)``
+(``_postings.py``): what a projection that ranks text (the recall index) writes in the same
+transaction as its rows and position, one row per term a commit touched, and reads with
+:meth:`ProjectionDB.term_counts` and :meth:`ProjectionDB.term_top` (BM25's top k, pruned by
+MaxScore), the same on both engines. A row per posting made catching up an index cost a statement
+row per word of every episode (2,400 episodes a second) and a ranking read every posting of every
+query term.
 """
 
 from __future__ import annotations
@@ -33,17 +35,20 @@ from eventsourcing.persistence import IntegrityError, OperationalError, Tracking
 from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
 
 from oneiros._errors import InvalidStoreURL, ProjectionConflict
+from oneiros.projections._postings import OPEN, BlockInfo, Postings
 from oneiros.store._presence import check_reachable
 from oneiros.store._urls import PostgresURL, parse_postgres_url
 
-__all__ = ["Commit", "Okapi", "ProjectionDB", "RowWrite", "TermWrites", "default_projection_url", "open_projection_db"]
+__all__ = ["Commit", "Okapi", "ProjectionDB", "RowWrite", "default_projection_url", "open_projection_db"]
 
 ROWS = "oneiros_projection_rows"
-TERMS = "oneiros_projection_terms"
+TERMS = "oneiros_projection_postings"
+_LEGACY_TERMS = "oneiros_projection_terms"
+"""A row per posting, before postings were kept in blocks; the recall index's layout 4 rebuilds
+its postings into the blocks, so the old table is dropped when a database is opened."""
 # (kind, key, data); data None deletes the row
 RowWrite = tuple[str, str, bytes | None]
-# (golem, term, doc) -> (tf, len, part) to write, or None to delete
-TermWrites = Mapping[tuple[str, str, int], tuple[int, int, int] | None]
+_BLOCK_COLUMNS = "lo, hi, n, max_tf, min_len"
 
 
 class Commit(NamedTuple):
@@ -54,7 +59,7 @@ class Commit(NamedTuple):
     expected: int
     position: int
     writes: Sequence[RowWrite]
-    terms: TermWrites | None = None
+    terms: Postings | None = None
 
 
 class Okapi(NamedTuple):
@@ -74,8 +79,6 @@ class ProjectionDB(TrackingRecorder):
     rows_table: str = ROWS
     terms_table: str = TERMS
     tracking_table: str = "tracking"
-    text_order: ClassVar[str] = ""
-    """What makes text order by code point (the digest's order must not depend on the engine)."""
     real: ClassVar[str] = "REAL"
 
     if TYPE_CHECKING:
@@ -130,7 +133,7 @@ class ProjectionDB(TrackingRecorder):
             return {row["name"]: int(row["position"] or 0) for row in c.fetchall()}
 
     def commit(
-        self, projection: str, expected: int, position: int, writes: Sequence[RowWrite], terms: TermWrites | None = None
+        self, projection: str, expected: int, position: int, writes: Sequence[RowWrite], terms: Postings | None = None
     ) -> None:
         """Write ``writes`` (and the postings ``terms``) and move the position from ``expected`` to
         ``position``, all or nothing."""
@@ -179,67 +182,200 @@ class ProjectionDB(TrackingRecorder):
         if commit.position > commit.expected:
             self._record_position(c, Tracking(projection, commit.position))
 
-    def _write_terms(self, c: Any, projection: str, terms: TermWrites) -> None:
-        gone = [(projection, golem, term, doc) for (golem, term, doc), v in terms.items() if v is None]
+    def _write_terms(self, c: Any, projection: str, postings: Postings) -> None:
+        """Each term's removed postings taken out of its blocks, then its added ones appended to its
+        open block, cut into whole blocks as it fills: one upsert statement for the whole batch."""
+        from oneiros.projections import _topk as pp  # noqa: PLC0415 - NumPy, only where postings are written
+
+        puts: list[tuple[Any, ...]] = []
+        gone: list[tuple[Any, ...]] = []
+
+        def row(key: tuple[str, str, int], first: int, block: Any) -> tuple[Any, ...]:
+            docs, tfs, lens = block["doc"], block["tf"], block["len"]
+            lo, hi, n, max_tf, min_len = int(docs[0]), int(docs[-1]), len(block), int(tfs.max()), int(lens.min())
+            return (projection, *key, first, lo, hi, n, max_tf, min_len, pp.pack(block))
+
+        for key, removed in postings.removed.items():
+            for first, data in self._blocks_holding(c, projection, key, min(removed), max(removed)):
+                block = pp.unpack(data)
+                kept = pp.without(block, removed)
+                if len(kept) == 0:
+                    gone.append((projection, *key, first))
+                elif len(kept) < len(block):
+                    puts.append(row(key, first, kept))
+        # Removals first: a term's open block may lose a posting, then gain some.
+        self._write_blocks(c, puts, gone)
+        added: dict[tuple[str, str, int], Any] = {}
+        for (golem, part), docs in postings.added.items():
+            dropped = [doc for g, doc in postings.dropped if g == golem]
+            added.update(((golem, term, part), found) for term, found in pp.counted(docs, dropped).items())
+        tails = {} if postings.fresh or not added else self._open_blocks(c, projection, list(added))
+        puts, gone = [], []
+        for key, found in added.items():
+            tail = tails.get(key)
+            closed, rest = pp.merge_blocks(None if tail is None else pp.unpack(tail), found)
+            puts += [row(key, int(block["doc"][0]), block) for block in closed]
+            if rest is not None:
+                puts.append(row(key, OPEN, rest))
+            elif tail is not None:
+                gone.append((projection, *key, OPEN))
+        self._write_blocks(c, puts, gone)
+
+    def _write_blocks(self, c: Any, puts: list[tuple[Any, ...]], gone: list[tuple[Any, ...]]) -> None:
+        """Upsert the block rows ``puts`` and delete the blocks keyed ``gone``."""
         if gone:
             c.executemany(
                 self._sql(
-                    f"DELETE FROM {self.terms_table} WHERE projection = ? AND golem = ? AND term = ? AND doc = ?"
+                    f"DELETE FROM {self.terms_table} "
+                    "WHERE projection = ? AND golem = ? AND term = ? AND part = ? AND first = ?"
                 ),
                 gone,
             )
-        # Sorted, as the rows are: the postings b-tree is filled in key order.
-        puts = sorted((projection, *key, *v) for key, v in terms.items() if v is not None)
         if puts:
+            # Sorted, as the rows are: the blocks' b-tree is filled in key order.
+            puts.sort(key=lambda r: r[:5])
             c.executemany(
                 self._sql(
-                    f"INSERT INTO {self.terms_table} (projection, golem, term, doc, tf, len, part) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+                    f"INSERT INTO {self.terms_table} (projection, golem, term, part, first, {_BLOCK_COLUMNS}, data) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (projection, golem, term, part, first) "
+                    "DO UPDATE SET lo = excluded.lo, hi = excluded.hi, n = excluded.n, max_tf = excluded.max_tf, "
+                    "min_len = excluded.min_len, data = excluded.data"
                 ),
                 puts,
             )
 
+    def _blocks_holding(self, c: Any, projection: str, key: tuple[str, str, int], lo: int, hi: int) -> list[Any]:
+        """``(first, data)`` of the blocks of ``key`` whose documents range over some of ``lo..hi``."""
+        c.execute(
+            self._sql(
+                f"SELECT first, data FROM {self.terms_table} WHERE projection = ? AND golem = ? AND term = ? "
+                "AND part = ? AND lo <= ? AND hi >= ?"
+            ),
+            (projection, *key, hi, lo),
+        )
+        return [(int(r["first"]), bytes(r["data"])) for r in c.fetchall()]
+
+    def _open_blocks(self, c: Any, projection: str, keys: Sequence[tuple[str, str, int]]) -> dict[Any, bytes]:
+        """The open block of each of ``keys`` that has one, in one query per 500 terms of a golem."""
+        wanted = set(keys)
+        by_golem: dict[str, list[str]] = {}
+        for golem, term, _part in keys:
+            by_golem.setdefault(golem, []).append(term)
+        found: dict[Any, bytes] = {}
+        for golem, terms in by_golem.items():
+            unique = list(dict.fromkeys(terms))
+            for start in range(0, len(unique), 500):
+                chunk = unique[start : start + 500]
+                marks = ", ".join("?" * len(chunk))
+                c.execute(
+                    self._sql(
+                        f"SELECT term, part, data FROM {self.terms_table} WHERE projection = ? AND golem = ? "
+                        f"AND term IN ({marks}) AND first = ?"
+                    ),
+                    [projection, golem, *chunk, OPEN],
+                )
+                for r in c.fetchall():
+                    key = (golem, str(r["term"]), int(r["part"]))
+                    if key in wanted:
+                        found[key] = bytes(r["data"])
+        return found
+
+    def term_blocks(self, projection: str, golem: str, terms: Sequence[str]) -> list[BlockInfo]:
+        """The blocks of ``golem``'s postings of ``terms``, without their postings, in document order."""
+        with self._transaction(commit=False) as c:
+            return self._term_blocks(c, projection, golem, terms)
+
+    def _term_blocks(self, c: Any, projection: str, golem: str, terms: Sequence[str]) -> list[BlockInfo]:
+        if not terms:
+            return []
+        marks = ", ".join("?" * len(terms))
+        c.execute(
+            self._sql(
+                f"SELECT term, part, first, {_BLOCK_COLUMNS} FROM {self.terms_table} "
+                f"WHERE projection = ? AND golem = ? AND term IN ({marks}) ORDER BY lo"
+            ),
+            [projection, golem, *terms],
+        )
+        return [
+            BlockInfo(str(r["term"]), *(int(r[f]) for f in ("part", "first", "lo", "hi", "n", "max_tf", "min_len")))
+            for r in c.fetchall()
+        ]
+
     def term_counts(self, projection: str, golem: str, terms: Sequence[str]) -> dict[str, int]:
         """How many of ``golem``'s documents hold each of ``terms`` (those none holds are left out)."""
-        if not terms:
-            return {}
-        marks = ", ".join("?" * len(terms))
-        sql = (
-            f"SELECT term, COUNT(*) AS n FROM {self.terms_table} "
-            f"WHERE projection = ? AND golem = ? AND term IN ({marks}) GROUP BY term"
-        )
-        with self._transaction(commit=False) as c:
-            c.execute(self._sql(sql), [projection, golem, *terms])
-            return {str(r["term"]): int(r["n"]) for r in c.fetchall()}
+        counts: dict[str, int] = {}
+        for block in self.term_blocks(projection, golem, terms):
+            counts[block.term] = counts.get(block.term, 0) + block.n
+        return counts
+
+    def _snapshot(self, c: Any) -> None:
+        """Make the reads of the transaction just begun see one state of the database (SQLite's
+        read transaction does already)."""
 
     def term_top(
         self, projection: str, golem: str, weights: Mapping[str, float], okapi: Okapi, per_part: int
     ) -> list[tuple[int, int, float]]:
         """``(doc, part, score)`` of the ``per_part`` best documents of each part, by Okapi BM25:
         the sum over the terms a document holds of ``weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b *
-        len / avgdl))``, the weight being the term's idf. Ties go to the later document."""
+        len / avgdl))``, the weight being the term's idf. Ties go to the later document. What cannot
+        enter a part's best is skipped unscored (MaxScore, ``_postings.py``)."""
+        from oneiros.projections._topk import top_k  # noqa: PLC0415 - NumPy, only where postings are read
+
         if not weights or per_part <= 0:
             return []
-        real = self.real
-        query = ", ".join(f"(CAST(? AS TEXT), CAST(? AS {real}))" for _ in weights)
-        sql = (
-            f"WITH q (term, w) AS (VALUES {query}), "
-            "s AS (SELECT t.doc AS doc, t.part AS part, "
-            f"SUM(q.w * t.tf * CAST(? AS {real}) / (t.tf + CAST(? AS {real}) * "
-            f"(CAST(? AS {real}) + CAST(? AS {real}) * t.len))) AS score "
-            f"FROM {self.terms_table} t JOIN q ON t.term = q.term "
-            "WHERE t.projection = ? AND t.golem = ? GROUP BY t.doc, t.part) "
-            "SELECT doc, part, score FROM (SELECT doc, part, score, "
-            "ROW_NUMBER() OVER (PARTITION BY part ORDER BY score DESC, doc DESC) AS r FROM s) ranked "
-            "WHERE r <= ? ORDER BY score DESC, doc DESC"
-        )
         k1, b, avgdl = okapi
-        params: list[Any] = [v for term, w in sorted(weights.items()) for v in (term, w)]
-        # 1 - b + b * len / avgdl, as (1 - b) + (b / avgdl) * len: one multiplication a posting.
-        params += [k1 + 1, k1, 1 - b, b / avgdl if avgdl > 0 else 0.0, projection, golem, per_part]
+        constants = (k1 + 1, k1, 1 - b, b / avgdl if avgdl > 0 else 0.0)
+        found: list[tuple[int, int, float]] = []
         with self._transaction(commit=False) as c:
-            c.execute(self._sql(sql), params)
-            return [(int(r["doc"]), int(r["part"]), float(r["score"])) for r in c.fetchall()]
+            self._snapshot(c)
+            parts: dict[int, dict[str, list[BlockInfo]]] = {}
+            for block in self._term_blocks(c, projection, golem, sorted(weights)):
+                parts.setdefault(block.part, {}).setdefault(block.term, []).append(block)
+            for part, blocks in sorted(parts.items()):
+
+                def load(term: str, chosen: Sequence[BlockInfo], part: int = part) -> Any:
+                    return self._load_blocks(c, projection, (golem, term, part), chosen)
+
+                found += [(doc, part, score) for doc, score in top_k(blocks, weights, constants, per_part, load)]
+        found.sort(key=lambda hit: (-hit[2], -hit[0]))
+        return found
+
+    def _load_blocks(self, c: Any, projection: str, key: tuple[str, str, int], blocks: Sequence[BlockInfo]) -> Any:
+        """The postings of ``blocks`` (of one ``(golem, term, part)``) in document order."""
+        from oneiros.projections._topk import unpack  # noqa: PLC0415 - NumPy, only where postings are read
+
+        data: dict[int, bytes] = {}
+        firsts = [b.first for b in blocks]
+        for start in range(0, len(firsts), 500):
+            chunk = firsts[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            c.execute(
+                self._sql(
+                    f"SELECT first, data FROM {self.terms_table} WHERE projection = ? AND golem = ? AND term = ? "
+                    f"AND part = ? AND first IN ({marks})"
+                ),
+                [projection, *key, *chunk],
+            )
+            data.update((int(r["first"]), bytes(r["data"])) for r in c.fetchall())
+        return unpack(b"".join(data[b.first] for b in sorted(blocks, key=lambda b: b.lo) if b.first in data))
+
+    def postings(self, projection: str) -> list[tuple[str, str, int, int, int, int]]:
+        """Every posting of ``projection`` as ``(golem, term, doc, tf, len, part)``, ordered by
+        golem, term (by code point) and document."""
+        from oneiros.projections._topk import unpack  # noqa: PLC0415 - NumPy, only where postings are read
+
+        out: list[tuple[str, str, int, int, int, int]] = []
+        with self._transaction(commit=False) as c:
+            c.execute(
+                self._sql(f"SELECT golem, term, part, data FROM {self.terms_table} WHERE projection = ?"), (projection,)
+            )
+            for r in c.fetchall():
+                golem, term, part = str(r["golem"]), str(r["term"]), int(r["part"])
+                out += [
+                    (golem, term, int(p["doc"]), int(p["tf"]), int(p["len"]), part) for p in unpack(bytes(r["data"]))
+                ]
+        out.sort(key=lambda p: p[:3])
+        return out
 
     def get(self, projection: str, kind: str, key: str) -> bytes | None:
         with self._transaction(commit=False) as c:
@@ -299,16 +435,10 @@ class ProjectionDB(TrackingRecorder):
         h = hashlib.sha256()
         for kind, key, data in self.scan(projection):
             h.update(kind.encode() + b"\0" + key.encode() + b"\0" + data + b"\0")
-        order = self.text_order
-        sql = (
-            f"SELECT golem, term, doc, tf, len, part FROM {self.terms_table} WHERE projection = ? "
-            f"ORDER BY golem{order}, term{order}, doc"
-        )
-        with self._transaction(commit=False) as c:
-            c.execute(self._sql(sql), (projection,))
-            for r in c.fetchall():
-                fields = (r["golem"], r["term"], r["doc"], r["tf"], r["len"], r["part"])
-                h.update(b"\1" + "\0".join(map(str, fields)).encode())
+        # The postings as a list, not as the blocks that hold them: how a term's postings are cut into
+        # blocks depends on where commits fell, which a rebuild and a live follower do not share.
+        for fields in self.postings(projection):
+            h.update(b"\1" + "\0".join(map(str, fields)).encode())
         return h.hexdigest()
 
     def position_and_digest(self, projection: str) -> tuple[int, str]:
@@ -346,8 +476,9 @@ class SQLiteProjectionDB(SQLiteTrackingRecorder, ProjectionDB):
             # WITHOUT ROWID table's whole rows in its key b-tree, which made writing them 3x slower.
             f"CREATE TABLE IF NOT EXISTS {ROWS} (projection TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, "
             "data BLOB NOT NULL, PRIMARY KEY (projection, kind, key))",
-            # WITHOUT ROWID: a term's postings lie together in the key b-tree, read in one range.
-            f"CREATE TABLE IF NOT EXISTS {TERMS} ({_TERM_COLUMNS}) WITHOUT ROWID",
+            # A rowid table: a block is up to 16 KB, which a WITHOUT ROWID table would keep in its key b-tree.
+            f"CREATE TABLE IF NOT EXISTS {TERMS} ({_TERM_COLUMNS.format(blob='BLOB')})",
+            f"DROP TABLE IF EXISTS {_LEGACY_TERMS}",
         ]
 
     @contextmanager
@@ -368,8 +499,9 @@ class SQLiteProjectionDB(SQLiteTrackingRecorder, ProjectionDB):
 
 
 _TERM_COLUMNS = (
-    "projection TEXT NOT NULL, golem TEXT NOT NULL, term TEXT NOT NULL, doc BIGINT NOT NULL, "
-    "tf INTEGER NOT NULL, len INTEGER NOT NULL, part INTEGER NOT NULL, PRIMARY KEY (projection, golem, term, doc)"
+    "projection TEXT NOT NULL, golem TEXT NOT NULL, term TEXT NOT NULL, part INTEGER NOT NULL, first BIGINT NOT NULL, "
+    "lo BIGINT NOT NULL, hi BIGINT NOT NULL, n INTEGER NOT NULL, max_tf INTEGER NOT NULL, min_len INTEGER NOT NULL, "
+    "data {blob} NOT NULL, PRIMARY KEY (projection, golem, term, part, first)"
 )
 
 
@@ -401,7 +533,6 @@ def _postgres_projection_db(url: str, parts: PostgresURL) -> ProjectionDB:
 
     class PostgresProjectionDB(PostgresTrackingRecorder, ProjectionDB):
         mark = "%s"
-        text_order = ' COLLATE "C"'
         real = "DOUBLE PRECISION"
 
         def __init__(self) -> None:
@@ -430,9 +561,12 @@ def _postgres_projection_db(url: str, parts: PostgresURL) -> ProjectionDB:
                 ).format(Identifier(schema), Identifier(ROWS))
             )
             self.sql_create_statements.append(
-                SQL("CREATE TABLE IF NOT EXISTS {0}.{1} (" + _TERM_COLUMNS + ")").format(
+                SQL("CREATE TABLE IF NOT EXISTS {0}.{1} (" + _TERM_COLUMNS.format(blob="BYTEA") + ")").format(
                     Identifier(schema), Identifier(TERMS)
                 )
+            )
+            self.sql_create_statements.append(
+                SQL("DROP TABLE IF EXISTS {0}.{1}").format(Identifier(schema), Identifier(_LEGACY_TERMS))
             )
             _create(self)
 
@@ -440,6 +574,10 @@ def _postgres_projection_db(url: str, parts: PostgresURL) -> ProjectionDB:
         def _transaction(self, *, commit: bool) -> Iterator[Any]:
             with self.datastore.transaction(commit=commit) as c:
                 yield c
+
+        def _snapshot(self, c: Any) -> None:
+            # READ COMMITTED takes a snapshot per statement; a ranking reads a term's blocks in several.
+            c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
 
         def _lock(self, c: Any, projection: str) -> None:
             # Two runners that both saw no tracking row would otherwise both insert one; the
