@@ -44,7 +44,7 @@ def terms_of(texts: Sequence[str]) -> list[list[str]]:
     words = [_WORD.findall(text.lower()) for text in texts]
     distinct = list(set().union(*words) - STOP_WORDS)
     stem = dict(zip(distinct, _stemmer().stemWords(distinct) if distinct else [], strict=True))
-    return [[s for w in each if (s := stem.get(w))] for each in words]
+    return [[s for s in map(stem.get, each) if s] for each in words]
 
 
 def spelled_terms(text: str) -> list[tuple[str, str]]:
