@@ -190,10 +190,12 @@ class ProjectionDB(TrackingRecorder):
         puts: list[tuple[Any, ...]] = []
         gone: list[tuple[Any, ...]] = []
 
-        def row(key: tuple[str, str, int], first: int, block: Any) -> tuple[Any, ...]:
-            docs, tfs, lens = block["doc"], block["tf"], block["len"]
-            lo, hi, n, max_tf, min_len = int(docs[0]), int(docs[-1]), len(block), int(tfs.max()), int(lens.min())
-            return (projection, *key, first, lo, hi, n, max_tf, min_len, pp.pack(block))
+        def row(key: tuple[str, str, int], first: int, block: Any, bounds: tuple[int, int] | None = None) -> Any:
+            # A batch's blocks of a term share its highest frequency and shortest document: a bound
+            # of each (what MaxScore needs is each term's, the highest of its blocks').
+            max_tf, min_len = bounds or (int(block["tf"].max()), int(block["len"].min()))
+            docs = block["doc"]
+            return (projection, *key, first, int(docs[0]), int(docs[-1]), len(block), max_tf, min_len, pp.pack(block))
 
         for key, removed in postings.removed.items():
             for first, data in self._blocks_holding(c, projection, key, min(removed), max(removed)):
@@ -213,10 +215,13 @@ class ProjectionDB(TrackingRecorder):
         puts, gone = [], []
         for key, found in added.items():
             tail = tails.get(key)
-            closed, rest = pp.merge_blocks(None if tail is None else pp.unpack(tail), found)
-            puts += [row(key, int(block["doc"][0]), block) for block in closed]
+            bounds = (found.max_tf, found.min_len)
+            if tail is not None:
+                bounds = (max(bounds[0], tail[1]), min(bounds[1], tail[2]))
+            closed, rest = pp.merge_blocks(None if tail is None else pp.unpack(tail[0]), found.postings)
+            puts += [row(key, int(block["doc"][0]), block, bounds) for block in closed]
             if rest is not None:
-                puts.append(row(key, OPEN, rest))
+                puts.append(row(key, OPEN, rest, bounds))
             elif tail is not None:
                 gone.append((projection, *key, OPEN))
         self._write_blocks(c, puts, gone)
@@ -255,13 +260,16 @@ class ProjectionDB(TrackingRecorder):
         )
         return [(int(r["first"]), bytes(r["data"])) for r in c.fetchall()]
 
-    def _open_blocks(self, c: Any, projection: str, keys: Sequence[tuple[str, str, int]]) -> dict[Any, bytes]:
-        """The open block of each of ``keys`` that has one, in one query per 500 terms of a golem."""
+    def _open_blocks(
+        self, c: Any, projection: str, keys: Sequence[tuple[str, str, int]]
+    ) -> dict[Any, tuple[bytes, int, int]]:
+        """The open block of each of ``keys`` that has one (its postings, highest frequency and
+        shortest document), in one query per 500 terms of a golem."""
         wanted = set(keys)
         by_golem: dict[str, list[str]] = {}
         for golem, term, _part in keys:
             by_golem.setdefault(golem, []).append(term)
-        found: dict[Any, bytes] = {}
+        found: dict[Any, tuple[bytes, int, int]] = {}
         for golem, terms in by_golem.items():
             unique = list(dict.fromkeys(terms))
             for start in range(0, len(unique), 500):
@@ -269,7 +277,8 @@ class ProjectionDB(TrackingRecorder):
                 marks = ", ".join("?" * len(chunk))
                 c.execute(
                     self._sql(
-                        f"SELECT term, part, data FROM {self.terms_table} WHERE projection = ? AND golem = ? "
+                        f"SELECT term, part, max_tf, min_len, data FROM {self.terms_table} "
+                        "WHERE projection = ? AND golem = ? "
                         f"AND term IN ({marks}) AND first = ?"
                     ),
                     [projection, golem, *chunk, OPEN],
@@ -277,7 +286,7 @@ class ProjectionDB(TrackingRecorder):
                 for r in c.fetchall():
                     key = (golem, str(r["term"]), int(r["part"]))
                     if key in wanted:
-                        found[key] = bytes(r["data"])
+                        found[key] = (bytes(r["data"]), int(r["max_tf"]), int(r["min_len"]))
         return found
 
     def term_blocks(self, projection: str, golem: str, terms: Sequence[str]) -> list[BlockInfo]:

@@ -2,8 +2,9 @@
 
 A term's postings in one part of a golem's index (episodes, dream observations) lie in blocks of
 :data:`BLOCK` postings in document order, each one row of the projection database: its first
-document (the key), its lowest and highest document, how many postings it holds, its highest term
-frequency and shortest document (what bounds any of its postings' share of a score), and the
+document (the key), its lowest and highest document, how many postings it holds, a term frequency
+none of them exceeds and a length none of them is under (the highest and shortest of the batches
+that wrote it: what bounds any of its postings' share of a score), and the
 postings packed as little-endian arrays (document, term frequency, document length). The newest
 block of a term is kept open under the key :data:`OPEN` and filled by each commit until it holds a
 whole block; a commit writes one row per term it touched, never one per posting, which is what

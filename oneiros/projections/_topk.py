@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from oneiros.projections._postings import BLOCK, BlockInfo
 
-__all__ = ["bound", "counted", "merge_blocks", "pack", "top_k", "unpack", "without"]
+__all__ = ["Counted", "bound", "counted", "merge_blocks", "pack", "top_k", "unpack", "without"]
 
 _POSTING = np.dtype([("doc", "<i8"), ("tf", "<u4"), ("len", "<u4")])
 
@@ -32,8 +33,17 @@ def without(postings: npt.NDArray[np.void], docs: set[int]) -> npt.NDArray[np.vo
     return kept
 
 
-def counted(added: Sequence[tuple[int, Sequence[str]]], dropped: Iterable[int]) -> dict[str, npt.NDArray[np.void]]:
-    """Each term's postings (in document order) from the documents ``added`` with their terms,
+class Counted(NamedTuple):
+    """A term's postings of a batch (document order), with their highest frequency and shortest
+    document."""
+
+    postings: npt.NDArray[np.void]
+    max_tf: int
+    min_len: int
+
+
+def counted(added: Sequence[tuple[int, Sequence[str]]], dropped: Iterable[int]) -> dict[str, Counted]:
+    """Each term's postings from the documents ``added`` (in increasing order) with their terms,
     leaving out ``dropped`` documents: counted in bulk, by sorting."""
     gone = set(dropped)
     if gone:
@@ -44,19 +54,29 @@ def counted(added: Sequence[tuple[int, Sequence[str]]], dropped: Iterable[int]) 
     index = {term: n for n, term in enumerate(dict.fromkeys(terms))}
     ids = np.fromiter(map(index.__getitem__, terms), dtype=np.int64, count=len(terms))
     sizes = np.fromiter((len(t) for _doc, t in added), dtype=np.int64, count=len(added))
-    at = np.repeat(np.fromiter((doc for doc, _t in added), dtype=np.int64, count=len(added)), sizes)
-    lengths_of, lengths = np.unique(at, return_counts=True)
-    low, span = int(lengths_of[0]), int(lengths_of[-1] - lengths_of[0]) + 1
-    keys, tfs = np.unique(ids * span + (at - low), return_counts=True)
+    docs = np.fromiter((doc for doc, _t in added), dtype=np.int64, count=len(added))
+    low, span = int(docs[0]), int(docs[-1] - docs[0]) + 1
+    keys, tfs = np.unique(ids * span + (np.repeat(docs, sizes) - low), return_counts=True)
     term_ids, doc_at = np.divmod(keys, span)
+    if span <= 4 * len(docs) + 4096:  # documents close together (a catch-up): look lengths up directly
+        by_doc = np.zeros(span, dtype=np.int64)
+        by_doc[docs - low] = sizes
+        lengths = by_doc[doc_at]
+    else:
+        lengths = sizes[np.searchsorted(docs, doc_at + low)]
     out = np.empty(len(keys), dtype=_POSTING)
     out["doc"] = doc_at + low
     out["tf"] = tfs
-    out["len"] = lengths[np.searchsorted(lengths_of, out["doc"])]
-    names = list(index)
+    out["len"] = lengths
     starts = np.flatnonzero(np.diff(term_ids, prepend=-1))
     ends = [*starts[1:].tolist(), len(keys)]
-    return {names[int(term_ids[a])]: out[a:b] for a, b in zip(starts.tolist(), ends, strict=True)}
+    highest = np.maximum.reduceat(tfs, starts).tolist()
+    shortest = np.minimum.reduceat(lengths, starts).tolist()
+    names = list(index)
+    return {
+        names[int(term_ids[a])]: Counted(out[a:b], highest[n], shortest[n])
+        for n, (a, b) in enumerate(zip(starts.tolist(), ends, strict=True))
+    }
 
 
 def merge_blocks(
