@@ -305,8 +305,9 @@ class ProjectionDB(TrackingRecorder):
             ),
             [projection, golem, *terms],
         )
+        # Both drivers give the integer columns as int already.
         return [
-            BlockInfo(str(r["term"]), *(int(r[f]) for f in ("part", "first", "lo", "hi", "n", "max_tf", "min_len")))
+            BlockInfo(r["term"], r["part"], r["first"], r["lo"], r["hi"], r["n"], r["max_tf"], r["min_len"])
             for r in c.fetchall()
         ]
 
