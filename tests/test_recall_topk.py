@@ -214,9 +214,31 @@ def test_recall_answers_as_with_the_exhaustive_ranking(
         return out
 
     pruned = answers()
-    monkeypatch.setattr(ranked_db, "term_top", lambda _p, *args: _exhaustive(ranked_db, *args))
+    monkeypatch.setattr(ranked_db, "term_top", lambda _p, *args, **_blocks: _exhaustive(ranked_db, *args))
     assert answers() == pruned
     assert sum(len(a) for a in pruned) > 1000
+
+
+def test_blocks_read_before_a_commit_are_read_again() -> None:
+    """A ranking handed the blocks a reader saw before a commit changed them (the open block grew,
+    or closed into a block of its own) ranks what the database holds now, as a ranking that reads
+    the blocks itself does, rather than what the stale description names."""
+    rng = random.Random(7)
+    corpus = [("g", tick, "harbor " + " ".join(rng.choices(["storm", "tide", "w1"], k=3))) for tick in range(1500)]
+    store = _store(corpus[:1000], 10, rng)
+    db = open_projection_db("memory://")
+    runner = ProjectionRunner(store, db, [RecallIndex()])
+    runner.catch_up()
+    scorer = _Scorer(db, "g", "harbor storm", RecallSettings())
+    stale = db.term_blocks("recall", "g", ["harbor", "storm"])
+    metas = [EventMeta(time=_T0, event_id=f"x{n}", golem_id="g") for n in range(500)]
+    episodes = [EpisodeRecorded(episode=Episode(tick=t, summary=text)) for _g, t, text in corpus[1000:]]
+    store.append("g", store.head(), list(zip(metas, episodes, strict=True)))
+    runner.catch_up()
+
+    fresh = db.term_top("recall", "g", scorer.indexed, scorer.okapi(), 40)
+    assert fresh == db.term_top("recall", "g", scorer.indexed, scorer.okapi(), 40, blocks=stale)
+    assert max(doc for doc, _part, _score in fresh) > 1000  # the new episodes are among the best
 
 
 _postings = st.lists(

@@ -22,6 +22,10 @@ class Okapi(NamedTuple):
     avgdl: float
 
 
+class _Moved(Exception):
+    """A block read is not the block its description said: a commit came between the two reads."""
+
+
 class PostingBlocks:
     """What :class:`~oneiros.projections._db.ProjectionDB` does with term postings: its engines
     supply the parameter mark, the table's name and transactions."""
@@ -176,30 +180,59 @@ class PostingBlocks:
         read transaction does already)."""
 
     def term_top(
-        self, projection: str, golem: str, weights: Mapping[str, float], okapi: Okapi, per_part: int
+        self,
+        projection: str,
+        golem: str,
+        weights: Mapping[str, float],
+        okapi: Okapi,
+        per_part: int,
+        *,
+        blocks: Sequence[BlockInfo] | None = None,
     ) -> list[tuple[int, int, float]]:
         """``(doc, part, score)`` of the ``per_part`` best documents of each part, by Okapi BM25:
         the sum over the terms a document holds of ``weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b *
         len / avgdl))``, the weight being the term's idf. Ties go to the later document. What cannot
-        enter a part's best is skipped unscored (MaxScore, ``_postings.py``)."""
-        from oneiros.projections._topk import top_k  # noqa: PLC0415 - NumPy, only where postings are read
-
+        enter a part's best is skipped unscored (MaxScore, ``_postings.py``). ``blocks``, the
+        terms' blocks as :meth:`term_blocks` read them just before, saves reading them again; a
+        block that changed since (a commit between) makes it read them again."""
         if not weights or per_part <= 0:
             return []
+        if blocks is not None:
+            try:
+                return self._term_top(projection, golem, weights, okapi, per_part, blocks=blocks)
+            except _Moved:
+                pass
+        return self._term_top(projection, golem, weights, okapi, per_part, blocks=None)
+
+    def _term_top(
+        self,
+        projection: str,
+        golem: str,
+        weights: Mapping[str, float],
+        okapi: Okapi,
+        per_part: int,
+        *,
+        blocks: Sequence[BlockInfo] | None,
+    ) -> list[tuple[int, int, float]]:
+        from oneiros.projections._topk import top_k  # noqa: PLC0415 - NumPy, only where postings are read
+
         k1, b, avgdl = okapi
         constants = (k1 + 1, k1, 1 - b, b / avgdl if avgdl > 0 else 0.0)
         found: list[tuple[int, int, float]] = []
         with self._transaction(commit=False) as c:
             self._snapshot(c)
             parts: dict[int, dict[str, list[BlockInfo]]] = {}
-            for block in self._term_blocks(c, projection, golem, sorted(weights)):
-                parts.setdefault(block.part, {}).setdefault(block.term, []).append(block)
-            for part, blocks in sorted(parts.items()):
+            if blocks is None:
+                blocks = self._term_blocks(c, projection, golem, sorted(weights))
+            for block in blocks:
+                if block.term in weights:
+                    parts.setdefault(block.part, {}).setdefault(block.term, []).append(block)
+            for part, of_part in sorted(parts.items()):
 
                 def load(term: str, chosen: Sequence[BlockInfo], part: int = part) -> Any:
                     return self._load_blocks(c, projection, (golem, term, part), chosen)
 
-                found += [(doc, part, score) for doc, score in top_k(blocks, weights, constants, per_part, load)]
+                found += [(doc, part, score) for doc, score in top_k(of_part, weights, constants, per_part, load)]
         found.sort(key=lambda hit: (-hit[2], -hit[0]))
         return found
 
@@ -208,19 +241,25 @@ class PostingBlocks:
         from oneiros.projections._topk import unpack  # noqa: PLC0415 - NumPy, only where postings are read
 
         data: dict[int, bytes] = {}
-        firsts = [b.first for b in blocks]
+        expected = {b.first: b.n for b in blocks}
+        firsts = list(expected)
         for start in range(0, len(firsts), 500):
             chunk = firsts[start : start + 500]
             marks = ", ".join("?" * len(chunk))
             c.execute(
                 self._sql(
-                    f"SELECT first, data FROM {self.terms_table} WHERE projection = ? AND golem = ? AND term = ? "
+                    f"SELECT first, n, data FROM {self.terms_table} WHERE projection = ? AND golem = ? AND term = ? "
                     f"AND part = ? AND first IN ({marks})"
                 ),
                 [projection, *key, *chunk],
             )
-            data.update((int(r["first"]), bytes(r["data"])) for r in c.fetchall())
-        return unpack(b"".join(data[b.first] for b in sorted(blocks, key=lambda b: b.lo) if b.first in data))
+            for r in c.fetchall():
+                if r["n"] != expected[r["first"]]:
+                    raise _Moved
+                data[r["first"]] = bytes(r["data"])
+        if len(data) != len(expected):
+            raise _Moved
+        return unpack(b"".join(data[b.first] for b in sorted(blocks, key=lambda b: b.lo)))
 
     def postings(self, projection: str) -> list[tuple[str, str, int, int, int, int]]:
         """Every posting of ``projection`` as ``(golem, term, doc, tf, len, part)``, ordered by

@@ -265,7 +265,10 @@ class _Scorer:
         stats = msgspec.json.decode(data, type=_Stats) if data else _Stats()
         self.docs = stats.docs
         self.avgdl = stats.length / stats.docs if stats.docs else 0.0
-        held = db.term_counts("recall", golem, self.terms)
+        self.blocks = db.term_blocks("recall", golem, self.terms)
+        held: dict[str, int] = {}
+        for block in self.blocks:
+            held[block.term] = held.get(block.term, 0) + block.n
         self.idf = {t: idf(self.docs, held.get(t, 0)) for t in self.terms}
         self.indexed = {t: w for t, w in self.idf.items() if held.get(t)}
 
@@ -286,7 +289,7 @@ def _indexed(
 ) -> list[RecallItem]:
     """The index's best ``per_part`` of each part as items; the refs of summaries among them are
     added to ``summaries``."""
-    hits = db.term_top("recall", golem_id, scorer.indexed, scorer.okapi(), per_part)
+    hits = db.term_top("recall", golem_id, scorer.indexed, scorer.okapi(), per_part, blocks=scorer.blocks)
     rows = db.get_many("recall", "doc", [f"{golem_id}/{doc}" for doc, _part, _score in hits])
     out: list[RecallItem] = []
     for doc, _part, relevance in hits:
