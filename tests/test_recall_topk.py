@@ -141,7 +141,8 @@ def _same_but_for_last_bit_ties(
         assert len(mine) == min(k, len(theirs))
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+# PostgreSQL's run of the exhaustive reference takes a minute or two (hash aggregates of every posting).
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
 def ranked_db(request: pytest.FixtureRequest, tmp_path: object) -> Iterator[ProjectionDB]:
     url = (
         f"sqlite:///{tmp_path}/proj.db"
