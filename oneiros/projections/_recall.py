@@ -37,7 +37,7 @@ from oneiros.projections._index import PENDING, golem_dreams, staged_entries
 from oneiros.projections._runner import Rows
 from oneiros.projections._sinks import beliefs, memory_version
 from oneiros.projections._staging import StagedEntry
-from oneiros.projections._terms import bm25_weight, idf, term_counts, unique_terms
+from oneiros.projections._terms import bm25_weight, idf, term_counts, terms, terms_of, unique_terms
 from oneiros.store._store import Recorded
 
 __all__ = [
@@ -126,6 +126,16 @@ def episode_text(episode: Episode) -> str:
     return " ".join((said, *episode.tags, *regime))
 
 
+def _indexed_text(event: Event) -> str:
+    match event:
+        case EpisodeRecorded(episode=episode):
+            return episode_text(episode)
+        case DreamObservation(text=text):
+            return text
+        case _:
+            raise TypeError(f"recall indexes episodes and dream observations, not {type(event).__name__}")
+
+
 def _tick_key(golem: str, tick: int) -> str:
     return f"{golem}/{tick:012d}"
 
@@ -138,9 +148,10 @@ class RecallIndex:
     terms), and each document's term postings."""
 
     name = "recall"
-    layout = 3
+    layout = 4
     """1: word rows of the newest 1000 ticks each, scored by the share of query words; 2: BM25; 3: each
-    document says whether it restates its episodes (rows of 2 would read every summary as one)."""
+    document says whether it restates its episodes (rows of 2 would read every summary as one); 4:
+    postings in blocks (``_postings.py``) rather than a row each."""
     types: tuple[type[Event], ...] = (EpisodeRecorded, DreamObservation)
 
     def __init__(self, settings: RecallSettings | None = None) -> None:
@@ -150,9 +161,15 @@ class RecallIndex:
         self.apply_batch((record,), rows)
 
     def apply_batch(self, records: Sequence[Recorded], rows: Rows) -> None:
-        # The statistics row of a golem is edited once per stretch, not once per document.
+        # Every text of the stretch is cut into terms at once (one call of the stemmer), and the
+        # statistics row of a golem is edited once per stretch, not once per document.
+        texts = [_indexed_text(record.event) for record in records]
+        ticks = [
+            _tick_key(r.meta.golem_id, r.event.episode.tick) for r in records if isinstance(r.event, EpisodeRecorded)
+        ]
+        rows.prefetch("tick", ticks, _Tick)
         stats: dict[str, _Stats] = {}
-        for record in records:
+        for record, found in zip(records, terms_of(texts), strict=True):
             golem, event, doc = record.meta.golem_id, record.event, record.position
             golem_stats = stats.get(golem)
             if golem_stats is None:
@@ -164,14 +181,13 @@ class RecallIndex:
                     if event.key:
                         self._supersede(golem, event.key, doc, rows, golem_stats)
                     entry = self._observation(golem, record.meta.event_id, event, rows)
-                case _:
-                    raise TypeError(f"recall indexes episodes and dream observations, not {type(event).__name__}")
-            counts = term_counts(entry.indexed)
+                case _:  # pragma: no cover - _indexed_text refused it already
+                    raise TypeError(type(event).__name__)
             rows.put("doc", f"{golem}/{doc}", entry)
-            if counts:
-                rows.post(golem, doc, counts, _EPISODES if entry.kind == "episode" else _OBSERVATIONS)
+            if found:
+                rows.post(golem, doc, found, _EPISODES if entry.kind == "episode" else _OBSERVATIONS)
                 golem_stats.docs += 1
-                golem_stats.length += sum(counts.values())
+                golem_stats.length += len(found)
         for golem, golem_stats in stats.items():
             rows.put("stats", golem, golem_stats)
 
@@ -183,12 +199,12 @@ class RecallIndex:
             # The tick recorded again: the later episode is the one recall finds, as dreams see it.
             old = rows.get("doc", f"{golem}/{before.doc}", _Doc)
             if old is not None:
-                counts = term_counts(old.indexed)
-                rows.unpost(golem, before.doc, counts)
+                found = terms(old.indexed)
+                rows.unpost(golem, before.doc, set(found), _EPISODES)
                 rows.delete("doc", f"{golem}/{before.doc}")
-                if counts:
+                if found:
                     stats.docs -= 1
-                    stats.length -= sum(counts.values())
+                    stats.length -= len(found)
         rows.put("tick", key, _Tick(doc=doc, ref=episode.ref))
         return _Doc(
             kind="episode",
@@ -285,7 +301,10 @@ class _Scorer:
         stats = msgspec.json.decode(data, type=_Stats) if data else _Stats()
         self.docs = stats.docs
         self.avgdl = stats.length / stats.docs if stats.docs else 0.0
-        held = db.term_counts("recall", golem, self.terms)
+        self.blocks = db.term_blocks("recall", golem, self.terms)
+        held: dict[str, int] = {}
+        for block in self.blocks:
+            held[block.term] = held.get(block.term, 0) + block.n
         self.idf = {t: idf(self.docs, held.get(t, 0)) for t in self.terms}
         self.indexed = {t: w for t, w in self.idf.items() if held.get(t)}
 
@@ -306,7 +325,7 @@ def _indexed(
 ) -> list[RecallItem]:
     """The index's best ``per_part`` of each part as items; the refs of summaries among them are
     added to ``summaries``."""
-    hits = db.term_top("recall", golem_id, scorer.indexed, scorer.okapi(), per_part)
+    hits = db.term_top("recall", golem_id, scorer.indexed, scorer.okapi(), per_part, blocks=scorer.blocks)
     rows = db.get_many("recall", "doc", [f"{golem_id}/{doc}" for doc, _part, _score in hits])
     out: list[RecallItem] = []
     for doc, _part, relevance in hits:
