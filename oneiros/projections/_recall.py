@@ -229,12 +229,12 @@ class RecallIndex:
             if old is not None:
                 for tick in old.ticks:  # what the replaced fact's turns said is outdated now
                     rows.put("outdated", _tick_key(golem, tick), _Outdated(by=doc))
-                counts = term_counts(old.indexed)
-                rows.unpost(golem, before.doc, counts)
+                found = terms(old.indexed)
+                rows.unpost(golem, before.doc, set(found), _OBSERVATIONS)
                 rows.delete("doc", f"{golem}/{before.doc}")
-                if counts:
+                if found:
                     stats.docs -= 1
-                    stats.length -= sum(counts.values())
+                    stats.length -= len(found)
         rows.put("key", key_row, _Tick(doc=doc))
 
     @staticmethod
