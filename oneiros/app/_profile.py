@@ -4,18 +4,27 @@ turns; the memory block puts it first and ``wake_up`` carries it (issue 36)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from oneiros.projections._profile import ProfileItem, profile_of
 from oneiros.projections._recall import episode_refs
+from oneiros.projections._service import Projections
 
-if TYPE_CHECKING:  # the reads build on this module
-    from oneiros.app._reads import Reading
+
+class _Reader(Protocol):
+    """What the profile reads through: the read models, kept up with the log, and the golem check."""
+
+    @property
+    def projections(self) -> Projections: ...
+
+    def _fresh(self, *names: str, sweep: bool = ...) -> None: ...
+
+    def _exists(self, golem_id: str) -> None: ...
 
 __all__ = ["profile_items"]
 
 
-def profile_items(app: Reading, golem_id: str, *, history: bool = False) -> list[ProfileItem]:
+def profile_items(app: _Reader, golem_id: str, *, history: bool = False) -> list[ProfileItem]:
     """The golem's profile: the entries in force (with ``history``, the superseded ones too), in
     the order they were first said."""
     app._fresh("golems", "profile", "recall")
