@@ -21,6 +21,7 @@ class _Reader(Protocol):
 
     def _exists(self, golem_id: str) -> None: ...
 
+
 __all__ = ["profile_items"]
 
 
