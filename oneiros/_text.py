@@ -5,7 +5,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-__all__ = ["FUNCTION_WORDS", "IMAGERY", "STOPWORDS", "article", "content_words", "entities", "keywords", "rank"]
+__all__ = [
+    "FUNCTION_WORDS",
+    "IMAGERY",
+    "STOPWORDS",
+    "article",
+    "content_words",
+    "counted",
+    "entities",
+    "keywords",
+    "plural",
+    "rank",
+]
 
 _WORD = re.compile(r"[a-z][a-z0-9'-]{2,}")
 FUNCTION_WORDS = frozenset(
@@ -157,6 +168,28 @@ def article(word: str) -> str:
         # "an unknown", but "a user", "a unit": a sounded "you" takes "a".
         return "a" if lower.startswith(("uni", "use", "usu", "uti", "ura", "ubi")) else "an"
     return "an" if lower[0] in "aeio" else "a"
+
+
+def plural(noun: str) -> str:
+    """``noun``'s plural, for the nouns oneiros counts: "entry" "entries", "hypothesis"
+    "hypotheses", "batch" "batches", else an s; of several words, the last one's ("staged output")."""
+    head, space, word = noun.rpartition(" ")
+    if word.endswith("is"):
+        word = word[:-2] + "es"
+    elif word.endswith("y") and word[-2:-1] not in ("a", "e", "o", "u", ""):
+        word = word[:-1] + "ies"
+    elif word.endswith(("s", "x", "z", "ch", "sh")):
+        word += "es"
+    else:
+        word += "s"
+    return head + space + word
+
+
+def counted(count: int, noun: str, plural_form: str | None = None) -> str:
+    """``count`` and ``noun`` in the number it takes: "1 entry", "2 entries", "0 ticks", "12,000 episodes" (a count
+    the CLI prints said "1 entries moved", "stopped after 1 ticks"). ``plural_form`` where the
+    plural is not :func:`plural`'s."""
+    return f"{count:,} {noun if count == 1 else plural_form or plural(noun)}"
 
 
 _CALENDAR = frozenset(

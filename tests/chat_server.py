@@ -20,6 +20,7 @@ from oneiros.episodes._episodes import load_episodes, sample_episodes_path
 from oneiros.generators._offline import OfflineGenerator
 from oneiros.generators._protocol import GenerationRequest, Task
 from oneiros.settings._cycle import CycleBudget, CycleSettings
+from tests.prompt_reader import inputs_of
 
 __all__ = ["ACTIONS", "HARDENED", "ChatServer", "sample_golems"]
 
@@ -40,6 +41,7 @@ _MARKERS: list[tuple[str, Task]] = [
     ('{"observations"', "observe"),
     ('{"thread"', "thread"),
     ('{"summary"', "summary"),
+    ('{"profile"', "profile"),
     ('{"scores"', "novelty"),
     ('"outcome"', "counterfactual"),
     ('"severity"', "threat"),
@@ -141,6 +143,7 @@ class ChatServer:
             task=task,
             prompt=prompt,
             fragments=tuple(line for line in prompt.splitlines() if line.startswith("- ")),
+            given=inputs_of(prompt),
         )
         return self.offline.generate(request).text
 

@@ -12,7 +12,8 @@ block needs:
 - ``background=PREFIX,PREFIX``: lines starting with one of these (``oneiros serve``) are long-running:
   they run in the background, must still be running when the rest of the block is done, and are
   stopped then;
-- ``fresh``: an ``sh`` block runs in an empty folder instead of one holding the sample store.
+- ``fresh``: an ``sh`` block runs in an empty folder instead of one holding the sample store, with
+  no ``$CYCLE`` or ``$ENTRY``; README's blocks always do, as a newcomer runs them.
 """
 
 from __future__ import annotations

@@ -39,6 +39,17 @@ def _field(cls: type, field: msgspec.inspect.Field) -> st.SearchStrategy[Any]:
     return override if override is not None else _for(field.type)
 
 
+_json: st.SearchStrategy[Any] = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(-1e9, 1e9, allow_nan=False)
+    | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+
+
 def _for(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:  # noqa: PLR0911, PLR0912 - one branch per msgspec type
     i = msgspec.inspect
     if isinstance(t, i.StrType) and t.pattern is not None:
@@ -64,7 +75,8 @@ def _for(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:  # noqa: PLR0911, P
     if isinstance(t, i.DateTimeType):
         return st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))
     if isinstance(t, i.VarTupleType | i.ListType | i.FrozenSetType | i.SetType):
-        inner = st.lists(_for(t.item_type), max_size=4)
+        least = t.min_length or 0
+        inner = st.lists(_for(t.item_type), min_size=least, max_size=max(least, 4))
         if isinstance(t, i.VarTupleType):
             return inner.map(tuple)
         if isinstance(t, i.FrozenSetType):
@@ -72,6 +84,8 @@ def _for(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:  # noqa: PLR0911, P
         return inner
     if isinstance(t, i.TupleType):
         return st.tuples(*(_for(x) for x in t.item_types))
+    if isinstance(t, i.AnyType):  # a JSON value (an item's value holds any)
+        return _json
     if isinstance(t, i.DictType):
         return st.dictionaries(_for(t.key_type), _for(t.value_type), max_size=3)
     if isinstance(t, i.StructType):

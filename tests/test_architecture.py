@@ -16,12 +16,15 @@ from oneiros.app import Oneiros
 from oneiros.app._concerns import declared
 from oneiros.app._core import _SETTLE_ATTEMPTS, _settled
 from oneiros.app._dreams import Dreams
+from oneiros.app._items import Items
+from oneiros.app._knowledge import Knowledge
 from oneiros.app._lab import Lab
 from oneiros.app._reads import Reads
 from oneiros.app._records import Records
+from oneiros.app._sessions import Sessions
 
 PACKAGE = Path(__file__).parent.parent / "oneiros"
-PARTS = (Reads, Records, Dreams, Lab)
+PARTS = (Reads, Records, Dreams, Lab, Knowledge, Items, Sessions)
 
 # What only the composition root builds, and where else a constructor call may stand: the lowest
 # layer's default builder (what the layers below the app are given when no application is: a

@@ -175,3 +175,26 @@ def test_ctrl_c_during_an_in_process_dream_ends_the_cycle_interrupted(tmp_path: 
     assert f"error: interrupted cycle {state.cycle_id} of golem in {ended[0].phase}: {reason}\n" == err
     assert ("Waking", 1) == (after.mode, after.cycles_interrupted)
     assert [(state.cycle_id, "owner", reason)] == [(e.cycle_id, e.source, e.reason) for e in ended]
+
+
+def test_events_prints_payload_values_as_json(tmp_path: Path) -> None:
+    """`oneiros events` printed Python's repr (tuples, None, single quotes); each value is JSON now,
+    as `--json` gives it: the episode's tags a list, its empty fields null."""
+    import os
+
+    url = f"sqlite:///{tmp_path}/e.db"
+    run(
+        "dream",
+        "--json",
+        "--golem",
+        "g1",
+        "--episodes",
+        str(Path(__file__).parents[1] / "examples" / "episodes.jsonl"),
+        store=url,
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ONEIROS_STORE"} | {"COLUMNS": "2000"}
+    shown = run_cli(["events", "--golem", "g1", "--after", "1", "--limit", "1", "--store", url], env=env).stdout
+    payload = shown.split("EpisodeRecorded", 1)[1].strip()
+    assert payload.startswith('episode={"tick": 1, "summary": ')
+    episode = json.loads(payload.removeprefix("episode="))
+    assert (list, None) == (type(episode["tags"]), episode["embedding"])

@@ -20,7 +20,7 @@ from oneiros.cli._help_index import INDEX, OWNERS
 
 _STALE = (
     "oneiros/cli/_help_index.py no longer matches the commands the app registers, so `oneiros --help` "
-    "takes the slow path: run `python -m oneiros.cli._help` and commit oneiros/cli/_help_index.py"
+    "takes the slow path: run `python -m oneiros.cli._app` and commit oneiros/cli/_help_index.py"
 )
 _REAL = "import sys; from oneiros.cli import app; sys.argv[0] = 'oneiros'; app(prog_name='oneiros')"
 _LOADED = (

@@ -22,7 +22,7 @@ from oneiros.events._types import Episode, GenerationRecorded
 from oneiros.generators._lines import said_lines
 from oneiros.generators._offline import OfflineGenerator
 from oneiros.generators._prose import resolve_dates, third_person
-from oneiros.generators._protocol import GenerationRequest
+from oneiros.generators._protocol import GenerationRequest, TaskInputs
 from oneiros.runtime._golem_log import GolemLog, GolemLogs
 from oneiros.settings._cycle import ConsolidationSettings, CycleSettings, EngineSettings
 from oneiros.settings._prompts import PromptSet
@@ -35,7 +35,8 @@ def _observe(
 ) -> list[dict[str, object]]:
     """What the offline generator answers an observe step over ``episodes``."""
     prompt = PromptSet().render("observe", episodes=said_lines(episodes, before), salient=salient, sources=2)
-    request = GenerationRequest(call_key="c:nrem:observe:0", phase="nrem", task="observe", prompt=prompt)
+    given = TaskInputs(episodes=tuple(episodes), before=before, salient=salient)
+    request = GenerationRequest(call_key="c:nrem:observe:0", phase="nrem", task="observe", prompt=prompt, given=given)
     found: list[dict[str, object]] = json.loads(OfflineGenerator().generate(request).text)["observations"]
     return found
 
@@ -118,7 +119,7 @@ def test_a_shared_image_is_kept_and_a_salient_episode_restated_whole() -> None:
     facts = _observe([shared, deploy])
     assert [
         ("24 November 2026: Ann shared a photo of a red boat.", [3], "GRN"),
-        ("24 November 2026: Deployed without a canary; errors doubled", [4], "RED"),
+        ("24 November 2026: Deployed without a canary; errors doubled.", [4], "RED"),
     ] == [(f["text"], f["ticks"], f["priority"]) for f in facts]
 
 
@@ -276,3 +277,25 @@ def test_the_mentions_index_read_in_stretches_is_the_index_read_at_once(texts: l
     assert msgspec.to_builtins(expected) == msgspec.to_builtins(pieces.mentions(len(episodes)))
     restored = EpisodeMemory.from_bytes(pieces.to_bytes())
     assert msgspec.to_builtins(expected) == msgspec.to_builtins(restored.mentions(len(episodes)))
+
+
+def test_a_users_own_prompt_changes_what_a_model_is_told_not_what_the_offline_generator_reads() -> None:
+    """The offline generator writes from the request's inputs, not from the prompt's text: an observe
+    prompt rewritten in a user's own words (no threshold, no episode lines in oneiros's format)
+    gets the same observations, threshold included."""
+    turns = [
+        Episode(tick=1, summary="What made you pick that shelter?", speaker="Ann", time=_SPOKEN),
+        Episode(tick=2, summary="I moved to Lisbon last week.", speaker="Bob", time=_SPOKEN, significance=0.9),
+    ]
+    given = TaskInputs(episodes=tuple(turns), salient=0.8)
+    ours = GenerationRequest(
+        call_key="c:nrem:observe:0",
+        phase="nrem",
+        task="observe",
+        prompt=PromptSet().render("observe", episodes=said_lines(turns), salient=0.8, sources=2),
+        given=given,
+    )
+    theirs = msgspec.structs.replace(ours, prompt="Summarise these turns for me, briefly please.")
+    assert OfflineGenerator().generate(ours).text == OfflineGenerator().generate(theirs).text
+    facts = json.loads(OfflineGenerator().generate(theirs).text)["observations"]
+    assert any(f["ticks"] == [2] and "Lisbon" in f["text"] for f in facts)

@@ -33,7 +33,7 @@ from oneiros import (
     open_store,
 )
 from oneiros.config._load import load_config
-from oneiros.daemon._daemon import Daemon, Message, interactive_history, session_key
+from oneiros.daemon._daemon import Daemon, Lifecycle, Message, interactive_history, session_key
 from oneiros.episodes._episodes import sample_episodes_path
 from oneiros.events._liveness import PhaseResumed
 from oneiros.events._schedule import ActivityRecorded, DreamDecided, FatigueWarned, MessageHeld, MessagesReleased
@@ -309,6 +309,45 @@ def test_deep_sleep_pauses_and_holds_messages_for_three_hundred_seconds() -> Non
     rig.advance(timedelta(seconds=2))
     rig.daemon.tick()
     assert ["wake up"] == [m.text for m in rig.delivered]
+
+
+def test_the_lifecycle_moves_only_through_its_declared_states() -> None:
+    """The daemon's part of a dream is one declared state: a started cycle is STARTING, a wake
+    interrupt while its thread still returns makes it WOKEN, the thread's end makes it AWAKE; a deep
+    cycle's end is PAUSED until the pause is over; after shutdown it is STOPPED and ticks decide nothing."""
+    rig = Rig("openseed", datetime(2026, 3, 2, 12, 0, tzinfo=UTC))
+
+    def lifecycle() -> Lifecycle:  # read afresh each time: the daemon moves it between two reads
+        return rig.daemon.lifecycle
+
+    rig.daemon.direct()
+    assert rig.daemon.tick() is not None
+    assert rig.generator.entered.wait(10)
+    assert Lifecycle.STARTING == lifecycle()
+    assert rig.daemon.interrupt("owner", "needed now")
+    assert Lifecycle.WOKEN == lifecycle()
+    rig.generator.release.set()
+    assert rig.daemon.wait(10)
+    assert Lifecycle.AWAKE == lifecycle()
+    rig.generator.hold = False
+    seen = []
+    while not any(r.event.deep for r in rig.of(DreamDecided) if r.event.dream):
+        rig.advance(timedelta(seconds=1))
+        rig.daemon.direct()
+        rig.daemon.tick()
+        assert rig.daemon.wait(10)
+        seen.append(lifecycle())
+    assert Lifecycle.PAUSED == seen[-1]
+    assert {Lifecycle.AWAKE} == set(seen[:-1])
+    rig.advance(timedelta(seconds=300))
+    rig.daemon.tick()
+    assert Lifecycle.AWAKE == lifecycle()
+    rig.daemon.shutdown()
+    assert Lifecycle.STOPPED == lifecycle()
+    started = len(rig.of(DreamStart))
+    rig.daemon.direct()
+    assert None is rig.daemon.tick()
+    assert started == len(rig.of(DreamStart))
 
 
 def test_shutdown_past_the_grace_period_records_the_interrupt() -> None:

@@ -105,8 +105,10 @@ def test_the_observations_page_shows_facts_with_their_levels_and_no_dream_images
 
 
 def test_oneiros_memory_lists_the_newest_observations(tmp_path: Path) -> None:
-    """``oneiros memory --observations N`` prints the newest N facts of the observations page, one a
-    line with its level and the minute it was made; ``--json`` gives the same rows."""
+    """``oneiros memory --observations --limit N`` prints the newest N facts of the observations
+    page, one a line with its level and the minute it was made; ``--json`` gives the same rows.
+    ``--observations`` alone, last, as README shows it (it failed: "requires an argument"), prints
+    the newest 20; ``--limit`` without it is refused, not dropped."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONEIROS_")}
     env |= {"ONEIROS_SPANS": "off", "COLUMNS": "400"}
     store = f"sqlite:///{tmp_path / 'events.db'}"
@@ -116,9 +118,20 @@ def test_oneiros_memory_lists_the_newest_observations(tmp_path: Path) -> None:
         return done.stdout
 
     run("dream", "--episodes", str(ROOT / "examples" / "episodes.jsonl"), "--json")
-    rows = json.loads(run("memory", "--observations", "2", "--json"))
+    rows = json.loads(run("memory", "--observations", "--limit", "2", "--json"))
     assert 2 == len(rows)
     assert {"GRN", "YLW", "RED"} >= {r["priority"] for r in rows}
     assert [f"{r['priority']} {r['time']} {r['text']}" for r in rows] == run(
-        "memory", "--observations", "2"
+        "memory", "--observations", "--limit", "2"
     ).splitlines()
+    every = json.loads(run("memory", "--observations", "--json"))
+    assert rows == every[-2:]
+    assert 2 < len(every) <= 20
+    readme = run_cli(["memory", "--store", store, "--golem", "g1", "--observations"], cwd=tmp_path, env=env)
+    assert (0, "") == (readme.returncode, readme.stderr)
+    assert len(every) == len(readme.stdout.splitlines())
+    alone = run_cli(["memory", "--store", store, "--golem", "g1", "--limit", "2"], cwd=tmp_path, env=env)
+    assert (2, "error: --limit counts observations: it goes with --observations\n") == (
+        alone.returncode,
+        alone.stderr,
+    )

@@ -38,6 +38,7 @@ def test_max_tick_is_the_last_minute_a_datetime_holds() -> None:
         ({"tick": 1_732_500_000_000, "summary": "ms"}, "Expected `int` <= 4223371679 - at `$.tick`"),
         ({"tick": 2**63, "summary": "x"}, "Expected `int` <= 4223371679 - at `$.tick`"),
         ({"tick": -1, "summary": "x"}, "Expected `int` >= 0 - at `$.tick`"),
+        ({"tick": 3, "summary": " \t "}, "Expected `str` with a character other than whitespace - at `$.summary`"),
         (
             {"tick": 3, "summary": "x", "outcome": {"pnl": 1e308}},
             "Expected `float` <= 1000000000000.0 - at `$.outcome.pnl`",
@@ -91,7 +92,8 @@ def test_a_second_import_skips_the_ticks_recorded_and_says_so(tmp_path: Path) ->
 
 
 def test_an_out_of_bounds_episode_from_python_writes_nothing() -> None:
-    """``record_episodes`` refuses the batch like the store refuses a NaN, naming the field."""
+    """``record_episodes`` refuses the batch like the store refuses a NaN, naming the field; a
+    summary of only whitespace too."""
     golems = Golems(open_store("memory://"))
     golems.create("g1")
     head = golems.store.head()
@@ -101,6 +103,11 @@ def test_an_out_of_bounds_episode_from_python_writes_nothing() -> None:
     with pytest.raises(InvalidEvent) as caught:
         golems.record_episodes("g1", [Episode(tick=3, summary="nan", outcome=Outcome(pnl=float("nan")))])
     assert "EpisodeRecorded field episode.outcome.pnl: expected a finite number, got NaN or infinity" == str(
+        caught.value
+    )
+    with pytest.raises(InvalidEvent) as caught:  # a summary of only spaces was recorded
+        golems.record_episodes("g1", [Episode(tick=4, summary="   ")])
+    assert "EpisodeRecorded field episode.summary: expected `str` with a character other than whitespace" == str(
         caught.value
     )
     assert head == golems.store.head()

@@ -5,28 +5,22 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 
-# Bottom first, as in docs/architecture.md and the import-linter contract in pyproject.toml.
-LAYERS: list[set[str]] = [
-    {"_errors", "_deps", "_text"},
-    {"settings"},
-    {"events"},
-    {"store"},
-    {"fsm"},
-    {"episodes", "generators"},
-    {"phases"},
-    {"scheduling"},
-    {"config"},
-    {"projections", "telemetry"},
-    {"validation", "runtime"},
-    {"health", "workers"},
-    {"daemon", "lab"},
-    {"app"},
-    {"server"},
-    {"cli"},  # it launches the server (`oneiros serve`, `oneiros mcp`)
-]
+
+def _layers() -> list[set[str]]:
+    """The layers bottom first, as pyproject's import-linter contract writes them (the one list of
+    them: lint-imports checks the imports, this file what importing each package loads)."""
+    with (Path(__file__).resolve().parent.parent / "pyproject.toml").open("rb") as file:
+        contracts = tomllib.load(file)["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["type"] == "layers")
+    return [{part.strip() for part in layer.split("|")} for layer in reversed(layers) if layer != "__main__"]
+
+
+LAYERS = _layers()
 HEAVY = ("rq", "redis", "opentelemetry", "numpy")
 _PROBE = """
 import json, sys
@@ -73,3 +67,16 @@ def test_the_top_level_names_load_on_first_use() -> None:
     from oneiros.fsm._service import Golems
 
     assert Golems is oneiros.Golems
+
+
+def test_the_architecture_page_draws_the_layers_pyproject_declares() -> None:
+    """docs/architecture.md's layer picture names the packages of pyproject's layers, top first, one
+    layer a line: a layer added, moved or renamed in the contract fails here until the page follows."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    picture = page.split("## Layers and packages", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+    drawn = []
+    for line in picture.strip("\n").splitlines():
+        # "<group>  <packages joined by ' · '>  <what they own>": the packages are the second column.
+        columns = [c for c in line[len(" interfaces    ") :].split("  ") if c.strip()]
+        drawn.append({name.strip() for name in columns[0].split("·")})
+    assert list(reversed(LAYERS)) == drawn

@@ -24,6 +24,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "token add": ("agent", "--scope", "read", "--tokens", "tokens.toml"),
     "interrupt": ("--reason", "stuck"),
     "run": ("--ticks", "1"),
+    "recall": ("deploys",),
 }
 
 # Commands that record episodes create the golem they record into, explicitly: `dream --episodes`

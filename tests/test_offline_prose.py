@@ -25,9 +25,9 @@ from oneiros.events._content import (
     ThreatSimulated,
 )
 from oneiros.events._types import DreamCounterfactual, DreamHypothesis, DreamInsight, Episode, Outcome, ReplayBatch
-from oneiros.generators._lines import episode_line, episode_lines, read_episode_lines
+from oneiros.generators._lines import EpisodeLine, episode_line, episode_lines
 from oneiros.generators._offline import OfflineGenerator, dali_cut
-from oneiros.generators._protocol import GenerationRequest, Task
+from oneiros.generators._protocol import GenerationRequest, Task, TaskInputs
 from oneiros.generators._results import (
     CounterfactualResult,
     DepotentiationResult,
@@ -102,12 +102,14 @@ def assert_mentions(text: str, episodes: list[Episode]) -> None:
 
 
 def _request(task: Task, episodes: list[Episode], call_key: str, **values: object) -> GenerationRequest:
+    stated = {name: value for name, value in values.items() if name in TaskInputs.__struct_fields__}
     return GenerationRequest(
         call_key=call_key,
         phase="rem",
         task=task,
         prompt=PromptSet().render(task, episodes=episode_lines(episodes), episode=episode_line(episodes[0]), **values),
         fragments=tuple(e.summary for e in episodes),
+        given=msgspec.convert({"episodes": episodes, **stated}, TaskInputs, from_attributes=True),
     )
 
 
@@ -177,6 +179,7 @@ def test_fragments_and_thread_stay_dreamlike_and_partials_end_whole(episodes: li
             task="dream",
             prompt=PromptSet().render("dream", name="g", pairs=episode_lines(episodes)),
             fragments=tuple(e.summary for e in episodes),
+            given=TaskInputs(episodes=tuple(episodes)),
         )
     )
     parsed = parse_dream("c:rem:dream", dream.text)
@@ -191,6 +194,7 @@ def test_fragments_and_thread_stay_dreamlike_and_partials_end_whole(episodes: li
             prompt=PromptSet().render("partial", theme="none", episodes=episode_lines(episodes, figures=False)),
             fragments=tuple(e.summary for e in episodes),
             max_tokens=80,
+            given=TaskInputs(episodes=tuple(episodes)),
         )
     ).text
     assert partial.endswith("."), partial
@@ -205,17 +209,18 @@ def test_the_dali_cut_keeps_whole_clauses(limit: int, expected: str) -> None:
 
 
 @settings(max_examples=80, deadline=None)
-@given(episodes=episode_sets(max_size=4), figures=st.booleans())
-def test_episode_lines_read_back(episodes: list[Episode], figures: bool) -> None:
-    """What the engines write into a prompt, the offline generator reads back: tick, regime, tags,
-    summary and (with figures) the PnL to the line's precision."""
-    read = read_episode_lines(episode_lines(episodes, figures=figures))
-    assert [e.tick for e in episodes] == [r.tick for r in read]
-    assert [e.summary for e in episodes] == [r.summary for r in read]
-    assert [tuple(e.tags) for e in episodes] == [r.tags for r in read]
-    assert [("" if e.regime == "unknown" else e.regime) for e in episodes] == [r.regime for r in read]
-    expected = [round(e.outcome.pnl, 4) for e in episodes] if figures else [None] * len(episodes)
-    assert expected == [r.pnl if r.pnl is None else round(r.pnl, 4) for r in read]
+@given(episodes=episode_sets(max_size=4))
+def test_the_offline_generator_reads_what_the_prompt_line_shows(episodes: list[Episode]) -> None:
+    """What the offline generator reads of an episode is what the engines' prompt line shows a
+    model: tick, regime, tags, summary and the PnL to the line's precision, each also in the line."""
+    for episode in episodes:
+        read, line = EpisodeLine.of(episode), episode_line(episode)
+        assert (episode.tick, episode.summary, tuple(episode.tags)) == (read.tick, read.summary, read.tags)
+        assert ("" if episode.regime == "unknown" else episode.regime) == read.regime
+        assert round(episode.outcome.pnl, 4) == read.pnl
+        assert f"tick {read.tick}" in line
+        assert read.summary in line
+        assert f"{episode.outcome.pnl:+.4f}" in line
 
 
 def test_a_decisions_branches_take_different_alternatives() -> None:
@@ -232,7 +237,9 @@ def test_a_decisions_branches_take_different_alternatives() -> None:
         parse_json(
             "k",
             "counterfactual",
-            OfflineGenerator(3).generate(_request("counterfactual", [loss], f"c:rem:counterfactual:211:{b}")).text,
+            OfflineGenerator(3)
+            .generate(_request("counterfactual", [loss], f"c:rem:counterfactual:211:{b}", branch=b))
+            .text,
             CounterfactualResult,
         )
         for b in (1, 2, 3)

@@ -189,7 +189,8 @@ def test_readmes_outcome_moves_entries_on_readmes_golem_and_explain_says_why(tmp
     printed = runner.invoke(app, argv, env=env)
     assert 0 == printed.exit_code, printed.output
     lines = printed.output.splitlines()
-    assert lines[0].endswith(f"{len(answer['entries'])} entries moved")
+    moved = len(answer["entries"])
+    assert lines[0].endswith(f"{moved} {'entry' if moved == 1 else 'entries'} moved")
     assert ["moved:", "nearest not moved:"] == [line for line in lines if line.endswith(":")]
 
 

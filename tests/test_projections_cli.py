@@ -63,6 +63,7 @@ def test_dream_then_journal_staging_outcome_review_verify(env: dict[str, str]) -
         "schedule",
         "index",
         "recall",
+        "profile",
     ]
     assert names == [
         p["projection"]
@@ -206,3 +207,14 @@ def test_status_shows_what_a_replay_of_the_log_shows(env: dict[str, str]) -> Non
         second["golems"],  # type: ignore[index]
     )
     assert [("golem", 2), ("other", 1)] == [(g["golem_id"], g["cycles_completed"]) for g in second["golems"]]  # type: ignore[index]
+
+
+def test_ids_print_whole_ids_one_a_line_for_a_shell_variable(env: dict[str, str]) -> None:
+    """`staging --ids` and `journal --ids` print the ids --json gives, whole, one a line and nothing
+    else, even where --limit cut the list: README's blocks take an id with ENTRY=$(... --ids)."""
+    _json(env, "dream", "--sample")
+    entries = [e["entry_id"] for e in _json(env, "staging", "--status", "proposed", "--limit", "2")]
+    shown = CliRunner().invoke(app, ["staging", "--status", "proposed", "--limit", "2", "--ids"], env=env)
+    assert (0, entries, "") == (shown.exit_code, shown.stdout.splitlines(), shown.stderr)
+    cycles = [e["cycle_id"] for e in _json(env, "journal")]
+    assert cycles == CliRunner().invoke(app, ["journal", "--ids"], env=env).stdout.splitlines()

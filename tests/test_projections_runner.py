@@ -133,7 +133,7 @@ def test_unknown_projection_is_refused() -> None:
     world = World(open_store("memory://"))
     with pytest.raises(UnknownProjection) as caught:
         world.projections.runner(["dreams"])
-    known = "journal, staging, beliefs, noise, observations, memory, golems, schedule, index, recall"
+    known = "journal, staging, beliefs, noise, observations, memory, golems, schedule, index, recall, profile"
     assert f"unknown projection 'dreams'; expected one of {known}" == str(caught.value)
 
 

@@ -31,6 +31,8 @@ READERS: list[tuple[str, ...]] = [
     ("health",),
     ("lineage", "some-entry"),
     ("reevaluate", "--golem", "g"),
+    ("recall", "eth", "--golem", "g"),
+    ("recall", "eth", "--golem", "g", "--block"),
     ("mcp", "--read-only"),
 ]
 

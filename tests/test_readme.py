@@ -20,7 +20,8 @@ _KINDS = (
     (
         "figures",
         re.compile(
-            r"<!-- cycle [0-9a-f]{32} · complete · \d+ staged · \d+ tokens · \$0\.0000 · \d+ ticks · quality \d+% -->"
+            r"<!-- cycle [0-9a-f]{32} of \S+ · complete · \d+ staged · [\d,]+ tokens? · \$0\.0000 · \d+ ticks? · "
+            r"quality \d+% -->"
         ),
     ),
     ("blank", re.compile(r"")),

@@ -21,7 +21,7 @@ from oneiros.projections._db import ProjectionDB, open_projection_db
 from oneiros.projections._index import GolemIndex
 from oneiros.projections._recall import RecallIndex, RecallSettings, episode_text, recall
 from oneiros.projections._runner import ProjectionRunner, RunnerSettings
-from oneiros.projections._terms import terms
+from oneiros.projections._terms import terms, terms_of
 from oneiros.store._store import EventStore, open_store
 from tests.conftest import postgres_url
 from tests.projections_support import World, staged
@@ -70,11 +70,9 @@ def _postings(db: ProjectionDB) -> dict[tuple[str, int], Counter[str]]:
     """(golem, tick) -> term counts, read back from the postings through the document rows."""
     docs = {key: msgspec.json.decode(data) for _kind, key, data in db.scan("recall", "doc")}
     found: dict[tuple[str, int], Counter[str]] = {}
-    with db._transaction(commit=False) as c:  # the table itself: what the ranking reads
-        c.execute(db._sql(f"SELECT golem, term, doc, tf FROM {db.terms_table} WHERE projection = ?"), ("recall",))
-        for r in c.fetchall():
-            tick = int(docs[f"{r['golem']}/{r['doc']}"]["ref"])
-            found.setdefault((str(r["golem"]), tick), Counter())[str(r["term"])] = int(r["tf"])
+    for golem, term, doc, tf, _length, _part in db.postings("recall"):  # the blocks themselves: what ranking reads
+        tick = int(docs[f"{golem}/{doc}"]["ref"])
+        found.setdefault((golem, tick), Counter())[term] = tf
     return found
 
 
@@ -315,3 +313,14 @@ def test_an_embedder_fuses_a_second_ranking_by_reciprocal_rank() -> None:
     assert {i.ref for i in plain.results} == {i.ref for i in fused.results}
     assert all(0 < i.relevance <= 2 / 61 for i in fused.results)
     assert "2" == fused.results[0].ref
+
+
+_PIECES = st.sampled_from([*_WORDS, "The", "was", " ", "-", "é", "ß", "1", "_", "x"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts=st.lists(st.lists(_PIECES, max_size=12).map("".join), max_size=8))
+def test_a_batch_of_texts_is_cut_into_the_terms_each_text_has_alone(texts: list[str]) -> None:
+    """Cutting a batch's texts at once (each distinct word stemmed once) gives each text the terms,
+    in order and with repeats, that it has alone: the index and the query read text the same way."""
+    assert [terms(text) for text in texts] == terms_of(texts)

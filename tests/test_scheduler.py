@@ -156,7 +156,8 @@ def test_daily_cap_allows_the_second_cycle_not_the_third(done: int, dreams: bool
     assert dreams == decision.dream
     check = decision.check("daily_cap")
     assert check is not None
-    assert (f"{done} cycles today < 2" if dreams else "2 cycles today >= 2") == check.detail
+    below = f"{done} {'cycle' if done == 1 else 'cycles'} today < 2"
+    assert (below if dreams else "2 cycles today >= 2") == check.detail
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,8 @@ of the result Structs below (the shape ``--json``, the REST API and the MCP tool
 """
 
 from oneiros.app._dreams import CycleOptions
+from oneiros.app._items import StoredItem
+from oneiros.app._memory_block import MemoryBlock, MemoryBlockItem
 from oneiros.app._oneiros import Oneiros
 from oneiros.app._shapes import CycleRun, DreamingStatus, Entry, Golem, OutcomeMoved, Page, Report
 from oneiros.validation._review import OutcomeInput
@@ -13,9 +15,12 @@ __all__ = [
     "DreamingStatus",
     "Entry",
     "Golem",
+    "MemoryBlock",
+    "MemoryBlockItem",
     "Oneiros",
     "OutcomeInput",
     "OutcomeMoved",
     "Page",
     "Report",
+    "StoredItem",
 ]

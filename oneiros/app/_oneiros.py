@@ -20,9 +20,12 @@ from oneiros._deps import Deps
 from oneiros.app._core import Consistency, Core, Progress
 from oneiros.app._dreams import Dreams
 from oneiros.app._factory import Factory
+from oneiros.app._items import Items
+from oneiros.app._knowledge import Knowledge
 from oneiros.app._lab import Lab
 from oneiros.app._reads import Reads
 from oneiros.app._records import Records
+from oneiros.app._sessions import Sessions
 from oneiros.app._shapes import Machine
 from oneiros.config._load import OneirosConfig, load_config
 from oneiros.projections._service import Projections, VerifyResult
@@ -119,6 +122,9 @@ class Oneiros:
         self.records = Records(self.core, self.reads)
         self.dreams = Dreams(self.core, self.factory)
         self.lab = Lab(self.core)
+        self.knowledge = Knowledge(self.core)
+        self.item_store = Items(self.core)
+        self.sessions = Sessions(self.core)
 
     # -- what it works on ---------------------------------------------------------------------
 
@@ -316,6 +322,34 @@ class Oneiros:
     diff = _Use("lab", Lab.diff)
     """Two cycles side by side (``b`` in ``other``, a fork's branch, if given): what each produced that the other did
     not, and quality, tokens, cost, calls and models."""
+
+    memory_block = _Use("knowledge", Knowledge.memory_block)
+    """What the golem knows, as a prompt section of at most ``budget_tokens`` tokens: its profile, MEMORY.md's lines,
+    then what recall ranks for ``query``, each line whole, dated and naming its turns. A read: records no recall."""
+    profile = _Use("knowledge", Knowledge.profile)
+    """The golem's profile (core memory): the user's standing instructions, preferences and facts about themselves the
+    dreams found, each naming its turns; with ``history``, the entries later ones replaced too."""
+
+    items = _Use("item_store", Items.items)
+    """The golem's items (an agent framework's key-value store) as the log holds them now, in the order first kept."""
+    item = _Use("item_store", Items.item)
+    """The item under ``key`` in ``namespace``, or None."""
+    keep_item = _Use("item_store", Items.keep_item)
+    """Keep ``value`` under ``key`` in ``namespace`` for ``golem_id`` (created if it is new); ``text`` is recorded as
+    the item's episode, which recall finds and dreams replay."""
+    forget_item = _Use("item_store", Items.forget_item)
+    """Forget the item under ``key`` in ``namespace`` (an event; its episode stays); False when there is none."""
+
+    session_items = _Use("sessions", Sessions.session_items)
+    """The newest ``limit`` items of the session of ``golem_id`` (an agent framework's session), oldest first."""
+    session_entries = _Use("sessions", Sessions.session_entries)
+    """The session's newest ``limit`` items with the tick of each item's episode, oldest first."""
+    append_session_items = _Use("sessions", Sessions.append_session_items)
+    """Record episodes carrying session items at the golem's next free ticks, in one transaction; the ticks taken."""
+    pop_session_item = _Use("sessions", Sessions.pop_session_item)
+    """Take the newest item out of the session and return it; None when it shows none."""
+    clear_session = _Use("sessions", Sessions.clear_session)
+    """Take every item out of the session; how many it showed."""
 
     @staticmethod
     def machine() -> Machine:

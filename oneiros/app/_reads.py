@@ -15,6 +15,7 @@ from oneiros._errors import CycleNotFound, EntryNotFound, GolemNotFound, InputEr
 from oneiros.app._concerns import use_case
 from oneiros.app._core import Core
 from oneiros.app._pages import Page, page_of
+from oneiros.app._profile import profile_items
 from oneiros.app._shapes import (
     Belief,
     Budget,
@@ -240,7 +241,7 @@ class Reads:
             rows.append(LogEvent.of(record))
         return Page(items=rows, next_cursor=str(rows[-1].position) if more else None)
 
-    @use_case(reads=("golems", "index", "journal"), golem="exists")
+    @use_case(reads=("golems", "index", "journal", "profile", "recall"), golem="exists")
     def report(self, golem_id: str, cycle_id: str | None = None) -> Report:
         """What the golem woke up with after cycle ``cycle_id`` (default: its latest that made a
         report): the DreamReport, the wake-up summary and the staged outputs."""
@@ -270,6 +271,7 @@ class Reads:
             staged=staged,
             quality_pct=quality,
             quality_basis=basis,
+            profile=profile_items(self.core.projections.db, golem_id),
         )
 
     def budget(

@@ -27,7 +27,8 @@ __all__ = ["Imported", "Records"]
 
 
 class Imported(msgspec.Struct, frozen=True, kw_only=True):
-    """Episodes recorded from files, and those skipped because the golem had their ticks already."""
+    """Episodes recorded from files, and those skipped because the golem had them already (their
+    ticks, or their refs for an import ``by_ref``)."""
 
     recorded: int
     skipped: int
@@ -73,21 +74,44 @@ class Records:
         batches: Iterable[Sequence[Episode]],
         *,
         on_batch: Callable[[int], None] | None = None,
+        by_ref: bool = False,
     ) -> Imported:
         """Create ``golem_id`` if it is new and record the episodes of ``batches`` (checked whole
         already: ``count_episodes``, an importer's plan) whose ticks it does not have yet, a batch a
         transaction, so an import cut short is finished by running it again. ``on_batch`` hears how
-        many episodes each batch held."""
+        many episodes each batch held.
+
+        ``by_ref``: an episode is known by its ``ref`` instead (a session event's id): one whose ref
+        the golem has (or that has none) is skipped, and the others are ticked on after its last tick where their own
+        would not follow it, so files that grew, or a folder that gained a session between older
+        ones, record only what is new and never overwrite an episode."""
         golems = self.core.golems()
         if not self.reads.golem_exists(golem_id):
             golems.create(golem_id)
         # From the fold a cycle reads anyway (a snapshot and what came since), not a full read.
         known: set[int] | None = None
+        refs: set[str] = set()
+        after = 0
         recorded = skipped = 0
         for batch in batches:
             if known is None:
-                known = set(self.core.logs().read(golem_id).memory.columns().ticks.tolist())
-            new = [e for e in batch if e.tick not in known]
+                columns = self.core.logs().read(golem_id).memory.columns()
+                known = set(columns.ticks.tolist())
+                if by_ref:
+                    refs = {e.ref for e in columns if e.ref is not None}
+                    after = max(known, default=-1) + 1
+            if by_ref:
+                new = []
+                for episode in batch:
+                    if episode.ref is None or episode.ref in refs:
+                        continue
+                    refs.add(episode.ref)
+                    after = max(after, episode.tick) + 1
+                    new.append(
+                        episode if episode.tick == after - 1 else msgspec.structs.replace(episode, tick=after - 1)
+                    )
+            else:
+                new = [e for e in batch if e.tick not in known]
             recorded += len(golems.record_episodes(golem_id, new)) if new else 0
             skipped += len(batch) - len(new)
             if on_batch is not None:

@@ -22,6 +22,7 @@ from oneiros.events._types import DreamComplete
 from oneiros.fsm._golem import GolemState
 from oneiros.projections._journal import JournalEntry, PhaseSummary
 from oneiros.projections._lineage import EntryLineage
+from oneiros.projections._profile import ProfileItem
 from oneiros.projections._recall import RecallResult
 from oneiros.projections._sinks import Belief, MemoryVersion, NoiseFragment, Observation
 from oneiros.projections._staging import ACTIVE, ReviewNote, StagedEntry
@@ -317,6 +318,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     """The cycle's quality as the journal has it (recalibrated as its outputs are validated)."""
     quality_basis: str | None = None
     """What ``quality_pct`` is made of, in one line."""
+    profile: list[ProfileItem] = msgspec.field(default_factory=list)
+    """The user's profile in force as the golem wakes (``ProfileItem``s): standing instructions,
+    preferences, facts about themselves."""
 
 
 class CapSpend(msgspec.Struct, frozen=True, kw_only=True):

@@ -11,20 +11,32 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
-from oneiros.cli._help import HelpIndex, one_line, owner_of, render, sources_digest, terminal_width, version_text
+from oneiros.cli._common import GOLEM_RULE
+from oneiros.cli._help import (
+    INDEX_PATH,
+    HelpIndex,
+    index_source,
+    one_line,
+    owner_of,
+    render,
+    sources_digest,
+    terminal_width,
+    version_text,
+)
 
 __all__ = ["app", "app_for", "command_modules", "command_owners", "full_app", "help_index"]
 
 if TYPE_CHECKING:
     app: typer.Typer
 
-_NOT_COMMANDS = frozenset({"_app", "_help", "_help_index"})
+_NOT_COMMANDS = frozenset({"_app", "_help", "_help_index", "_help_shape"})
 
 
 class _Root(TyperGroup):
@@ -63,7 +75,7 @@ def _new_app() -> typer.Typer:
     made = typer.Typer(
         name="oneiros",
         cls=_Root,
-        help="An event-sourced dream state for autonomous agents.",
+        help=f"An event-sourced dream state for autonomous agents. {GOLEM_RULE}",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
@@ -143,3 +155,13 @@ def help_index() -> HelpIndex:
     assert isinstance(group, _Root)
     with typer.Context(group, info_name="oneiros") as ctx:
         return _index_of(group, ctx)
+
+
+def write_help_index() -> Path:
+    """Write ``_help_index.py``, the copy of the top-level help the fast path answers from."""
+    INDEX_PATH.write_text(index_source(help_index(), command_owners()), encoding="utf-8")
+    return INDEX_PATH
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_help_index()}")

@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from oneiros._errors import InputError, OneirosError, masked_url
+from oneiros._text import counted
 from oneiros.cli._common import (
     MAX_POSITION,
     GolemFilter,
@@ -253,8 +254,8 @@ def record_batches(
         imported = app.import_episodes(golem_id, batches, on_batch=advance)
     if imported.skipped:  # an import run again finishes what it had not recorded; say what it left alone
         skipped = imported.skipped
-        episodes = "episode whose tick" if skipped == 1 else "episodes whose ticks"
-        err_console.print(escape(f"skipped {skipped:,} {episodes} golem {golem_id!r} already has"), highlight=False)
+        episodes = counted(skipped, "episode whose tick", "episodes whose ticks")
+        err_console.print(escape(f"skipped {episodes} golem {golem_id!r} already has"), highlight=False)
     return imported
 
 
@@ -281,7 +282,7 @@ def _dream_with_progress(app: Oneiros, golem_id: str, recorded: int) -> CycleRun
     from oneiros.settings._vocabulary import DreamPhaseName
 
     if recorded:
-        console.print(f"recorded {recorded} episodes for [bold]{golem_id}[/bold]")
+        console.print(f"recorded {counted(recorded, 'episode')} for [bold]{golem_id}[/bold]")
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -298,7 +299,7 @@ def _dream_with_progress(app: Oneiros, golem_id: str, recorded: int) -> CycleRun
             index = names.index(phase)
             spent[0] += outcome.tokens_spent
             following = f"dreaming: {names[index + 1]}" if index + 1 < len(names) else "awake"
-            progress.update(task, advance=1, description=f"{following} · {spent[0]} tokens so far")
+            progress.update(task, advance=1, description=f"{following} · {counted(spent[0], 'token')} so far")
 
         return app.dream(golem_id, on_phase=on_phase)
 
@@ -306,6 +307,7 @@ def _dream_with_progress(app: Oneiros, golem_id: str, recorded: int) -> CycleRun
 def replay_cmd(  # noqa: PLR0917 - typer maps one parameter to each option
     store: StoreOpt = None,
     config: ConfigOpt = None,
+    golem: GolemFilter = None,
     until: Annotated[
         int | None, typer.Option("--until", min=0, max=MAX_POSITION, help="Rebuild as of this global position.")
     ] = None,
@@ -313,7 +315,7 @@ def replay_cmd(  # noqa: PLR0917 - typer maps one parameter to each option
     verify: Annotated[bool, typer.Option("--verify", help="Rebuild every projection and compare digests.")] = False,
     projections: Annotated[str | None, typer.Option("--projections", envvar="ONEIROS_PROJECTIONS")] = None,
 ) -> None:
-    """Rebuild every golem's state from the log, with no side effects."""
+    """Rebuild every golem's state (or --golem's) from the log, with no side effects."""
     from rich.progress import BarColumn, Progress, TextColumn
 
     effective = load(config, None)
@@ -326,6 +328,8 @@ def replay_cmd(  # noqa: PLR0917 - typer maps one parameter to each option
                 raise typer.Exit(1)
         return
     with application(store, config=effective) as app:
+        if golem:
+            app.require_golem(golem)
         head = app.store.head()
         started = time.perf_counter()
         if as_json:
@@ -341,6 +345,7 @@ def replay_cmd(  # noqa: PLR0917 - typer maps one parameter to each option
                 task = progress.add_task("replay", total=min(head, until) if until is not None else head)
                 states = app.replay(until, on_progress=lambda p: progress.update(task, completed=p))
         elapsed = time.perf_counter() - started
+        states = [s for s in states if s.golem_id == golem] if golem else states
         position = min(head, until) if until is not None else head
         if as_json:
             emit_json({"position": position, "head": head, "golems": states})
@@ -348,15 +353,16 @@ def replay_cmd(  # noqa: PLR0917 - typer maps one parameter to each option
         _states_table(states, f"replayed to position {position} of {head} in {elapsed * 1000:.1f} ms")
 
 
-def status(
+def status(  # noqa: PLR0917 - typer maps one parameter to each option
     store: StoreOpt = None,
     config: ConfigOpt = None,
+    golem: GolemFilter = None,
     queue: QueueOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Each golem's mode, phase and stream version, the log's global position, and the cycles under
-    way with their phase, the worker running it and their age."""
+    """Each golem's mode, phase and stream version (or --golem's), the log's global position, and
+    the cycles under way with their phase, the worker running it and their age."""
     flags: dict[str, tuple[Any, str]] = {}
     flag(flags, "store", store, "--store")
     flag(flags, "queue", queue, "--queue")
@@ -365,7 +371,17 @@ def status(
     with application(effective.store_url, config=effective, projections=projections) as app:
         # From the golems projection, not a replay: a replay folds the whole log on every call
         # (3.7 s at a million episodes).
+        if golem:
+            app.require_golem(golem)
         overview = app.overview()
+    if golem:
+        import msgspec
+
+        overview = msgspec.structs.replace(
+            overview,
+            golems=[g for g in overview.golems if g.golem_id == golem],
+            running=[r for r in overview.running if r.golem_id == golem],
+        )
     if as_json:
         emit_json(overview)
         return
@@ -373,7 +389,9 @@ def status(
     running = overview.running
     if running:
         under_way = table(
-            f"{len(running)} cycles under way", "golem", "cycle", "phase", "worker", "age", whole=("cycle", "phase")
+            f"{counted(len(running), 'cycle')} under way",
+            *("golem", "cycle", "phase", "worker", "age"),
+            whole=("cycle", "phase"),
         )
         short = short_ids(row.cycle_id for row in running)
         for row in running:
@@ -421,12 +439,20 @@ def events(  # noqa: PLR0917 - typer maps one parameter to each option
         if as_json:
             emit_json(rows)
             return
-        shown = table(f"{len(rows)} events", "pos", "golem", "v", "type", "payload", whole=("pos",))
+        shown = table(counted(len(rows), "event"), "pos", "golem", "v", "type", "payload", whole=("pos",))
         for row in rows:
-            payload = ", ".join(f"{k}={v}" for k, v in row.payload.items() if k != "cycle_id")
+            # Each value as JSON, as --json gives it and a reader pastes it: Python's repr printed
+            # tuples, None and single quotes.
+            payload = ", ".join(f"{k}={_json_value(v)}" for k, v in row.payload.items() if k != "cycle_id")
             # Whole, wrapped between words: a payload cut at a fixed length ended mid-word.
             shown.add_row(str(row.position), row.golem_id, str(row.version), row.type, escape(payload))
         console.print(shown)
+
+
+def _json_value(value: object) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def register(app: typer.Typer) -> None:

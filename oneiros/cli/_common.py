@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.store._store import EventStore
 
 __all__ = [
+    "GOLEM_RULE",
     "MAX_POSITION",
     "GolemFilter",
     "GolemOpt",
@@ -52,11 +53,21 @@ StoreOpt = Annotated[
     typer.Option("--store", envvar="ONEIROS_STORE", help="Store URL (default sqlite:///.oneiros/events.db)."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
+# One rule for which golem a command covers (README, "Using it"): --golem names one golem for any
+# command. Without it, a command that lists (status, events, journal, staging, replay, health)
+# covers every golem, each row naming its own, and every other command works on the config's golem.
+GOLEM_RULE = (
+    "--golem G confines any command to golem G. Without it, a command that lists (status, events, "
+    "journal, staging, replay, health) shows every golem, each row naming its own; every other "
+    "command works on the config's golem (oneiros.toml's `golem`, $ONEIROS_GOLEM, else 'golem')."
+)
 GolemOpt = Annotated[
     str | None,
     typer.Option("--golem", help="The golem to work on (default: the config's golem, $ONEIROS_GOLEM, else 'golem')."),
 ]
-GolemFilter = Annotated[str | None, typer.Option("--golem", help="Only this golem (default: every golem).")]
+GolemFilter = Annotated[
+    str | None, typer.Option("--golem", help="Only this golem (default: every golem, each row naming its own).")
+]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 import typer
 
 from oneiros._errors import InputError
+from oneiros._text import counted
 from oneiros.cli._common import (
     GolemOpt,
     JsonOpt,
@@ -74,23 +75,23 @@ def report(
     dream, summary, staged, quality = found.report, found.wake_up, found.staged, found.quality_pct
     j = dream.journal
     title = f"[bold]dream {dream.cycle_id}[/bold] · quality {quality}%"
-    tree = Tree(f"{title} · {j.tokens_spent} tokens · ${j.total_cost_usd:.4f}")
+    tree = Tree(f"{title} · {counted(j.tokens_spent, 'token')} · ${j.total_cost_usd:.4f}")
     if found.quality_basis:
         tree.add(escape(f"quality: {found.quality_basis}"))
-    nrem = tree.add(f"NREM: {j.phase1_summary.episodes_replayed} episodes replayed")
+    nrem = tree.add(f"NREM: {counted(j.phase1_summary.episodes_replayed, 'episode')} replayed")
     t = j.phase1_summary.triage_decisions
     nrem.add(f"triage: preserve {t.preserve}, abstract {t.abstract}, forget {t.forget}")
     for pattern in j.phase1_summary.patterns_found:
         nrem.add(escape(pattern))
     rem = tree.add(
-        f"REM: {j.phase2_summary.counterfactuals_generated} counterfactuals, "
-        f"{j.phase2_summary.emotional_episodes_processed} episodes depotentiated"
+        f"REM: {counted(j.phase2_summary.counterfactuals_generated, 'counterfactual')}, "
+        f"{counted(j.phase2_summary.emotional_episodes_processed, 'episode')} depotentiated"
     )
     for item in (*j.phase2_summary.creative_hypotheses, *j.phase2_summary.threats_simulated):
         rem.add(escape(item))
     console.print(tree)
     columns = ("entry", "kind", "conf", "content", "validation criterion")
-    outputs = table(f"{len(staged)} staged outputs", *columns, whole=("entry", "kind"))
+    outputs = table(counted(len(staged), "staged output"), *columns, whole=("entry", "kind"))
     short = short_ids(s.entry_id for s in staged)
     for s in staged:
         outputs.add_row(

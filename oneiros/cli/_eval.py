@@ -1,5 +1,6 @@
-"""``oneiros eval locomo FILE`` and ``oneiros eval chat FILE --questions Q``: does dreaming help
-recall find what a question needs (docs/evaluation.md)."""
+"""``oneiros eval locomo FILE``, ``oneiros eval chat FILE --questions Q`` and ``oneiros eval beam
+DIR``: does dreaming help recall find what a question needs, at k items and at a budget of tokens
+(docs/evaluation.md)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import msgspec
 import typer
 
+from oneiros._text import counted
 from oneiros.cli._common import JsonOpt, console, emit_json, err_console, one_line_errors, table
 from oneiros.cli._config import ConfigOpt, flag, load
 
@@ -59,6 +61,26 @@ AnswerOpt = Annotated[
         "(cycle.generator.openai) and report LoCoMo's token F1; 0: no answers.",
     ),
 ]
+BudgetOpt = Annotated[
+    str,
+    typer.Option(
+        "--budget-tokens",
+        help="Comma-separated context budgets in tokens: evidence recall of the ranking's prefix that fits each.",
+    ),
+]
+TokenizerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tokenizer", help="How budget tokens are counted: chars/4 (default) or tiktoken:<encoding> (needs tiktoken)."
+    ),
+]
+
+
+class _Scoring(msgspec.Struct, frozen=True):
+    """The scoring options every eval command shares: budgets and how their tokens are counted."""
+
+    budgets: str = "250,500,1000,2000"
+    tokenizer: str | None = None
 
 
 def locomo(  # noqa: PLR0917 - typer maps one parameter to each option
@@ -71,6 +93,8 @@ def locomo(  # noqa: PLR0917 - typer maps one parameter to each option
     generator: GeneratorOpt = None,
     base_url: BaseUrlOpt = None,
     answer: AnswerOpt = 0,
+    budget_tokens: BudgetOpt = "250,500,1000,2000",
+    tokenizer: TokenizerOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Evidence recall@5 and @10 per LoCoMo category, each conversation lived by a golem without
@@ -79,7 +103,8 @@ def locomo(  # noqa: PLR0917 - typer maps one parameter to each option
 
     with one_line_errors():
         conversations = locomo_conversations(file)
-    _run(str(file), conversations, arms, keep, from_dir, as_json, (preset, generator, base_url, config), answer)
+    loading = (preset, generator, base_url, config)
+    _run(str(file), conversations, arms, keep, from_dir, as_json, loading, answer, _Scoring(budget_tokens, tokenizer))
 
 
 def chat(  # noqa: PLR0917 - typer maps one parameter to each option
@@ -98,6 +123,8 @@ def chat(  # noqa: PLR0917 - typer maps one parameter to each option
     generator: GeneratorOpt = None,
     base_url: BaseUrlOpt = None,
     answer: AnswerOpt = 0,
+    budget_tokens: BudgetOpt = "250,500,1000,2000",
+    tokenizer: TokenizerOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Evidence recall@5 and @10 of your own questions over your own transcript, lived by a golem
@@ -108,7 +135,54 @@ def chat(  # noqa: PLR0917 - typer maps one parameter to each option
 
     with one_line_errors():
         conversation = chat_conversation(file, questions, name=file.stem, gap=timedelta(hours=session_gap))
-    _run(str(file), [conversation], arms, keep, from_dir, as_json, (preset, generator, base_url, config), answer)
+    loading = (preset, generator, base_url, config)
+    _run(str(file), [conversation], arms, keep, from_dir, as_json, loading, answer, _Scoring(budget_tokens, tokenizer))
+
+
+def beam(  # noqa: PLR0917 - typer maps one parameter to each option
+    directory: Annotated[
+        Path,
+        typer.Argument(help="BEAM's chats/100K (a folder of chat folders) or one chat folder.", show_default=False),
+    ],
+    chats: Annotated[
+        str | None, typer.Option("--chats", help="Comma-separated chat folders to run (1,2,...); default all.")
+    ] = None,
+    arms: ArmsOpt = "none,dream",
+    keep: KeepOpt = None,
+    from_dir: FromOpt = None,
+    as_json: JsonOpt = False,
+    preset: EvalPresetOpt = "bumblebee",
+    generator: GeneratorOpt = None,
+    base_url: BaseUrlOpt = None,
+    answer: AnswerOpt = 0,
+    budget_tokens: BudgetOpt = "250,500,1000,2000",
+    tokenizer: TokenizerOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Evidence recall per BEAM memory ability (abstention left out), at k items and at budgets of
+    tokens, each chat lived by a golem without dreams and with the configured dreams; the share of
+    knowledge updates whose current fact ranks above the outdated one; the dreams' text quality."""
+    from oneiros.lab._beam import beam_conversations
+
+    picked = [c.strip() for c in chats.split(",") if c.strip()] if chats else None
+    with one_line_errors():
+        conversations = beam_conversations(directory, picked)
+    loading = (preset, generator, base_url, config)
+    scoring = _Scoring(budget_tokens, tokenizer)
+    _run(str(directory), conversations, arms, keep, from_dir, as_json, loading, answer, scoring)
+
+
+def _budgets(text: str) -> tuple[int, ...]:
+    from oneiros._errors import InputError
+
+    out: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if not part.isdigit() or int(part) < 1:
+            raise InputError(f"--budget-tokens {part!r} is not a whole number of tokens above 0 (e.g. 250,500,1000)")
+        out.append(int(part))
+    return tuple(sorted(set(out)))
 
 
 def _run(  # noqa: PLR0917 - the two commands' shared options, passed on as they came
@@ -120,10 +194,12 @@ def _run(  # noqa: PLR0917 - the two commands' shared options, passed on as they
     as_json: bool,
     loading: tuple[str, str | None, str | None, Path | None],
     answer: int = 0,
+    scoring: _Scoring | None = None,
 ) -> None:
     from oneiros._errors import InputError
     from oneiros.generators._factory import check_api_key
     from oneiros.lab._answer import AnswerSettings
+    from oneiros.lab._budget_recall import token_counter
     from oneiros.lab._eval import ARMS, EvalSettings, evaluate
     from oneiros.runtime._process import load_generator
 
@@ -132,7 +208,11 @@ def _run(  # noqa: PLR0917 - the two commands' shared options, passed on as they
     flag(flags, "cycle.generator.kind", generator, "--generator")
     flag(flags, "cycle.generator.openai.base_url", base_url, "--base-url")
     effective = load(config, preset, flags)
+    scoring = scoring or _Scoring()
     with one_line_errors():
+        budgets = _budgets(scoring.budgets)
+        if budgets:
+            token_counter(scoring.tokenizer)  # an unknown tokenizer is told before any arm is built
         if arms is None:
             arms = ",".join(ARMS)
             if not any(c.has_reference for c in conversations):
@@ -161,7 +241,9 @@ def _run(  # noqa: PLR0917 - the two commands' shared options, passed on as they
                 conversations,
                 directory,
                 effective,
-                EvalSettings(answer=AnswerSettings(k=answer) if answer else None),
+                EvalSettings(
+                    answer=AnswerSettings(k=answer) if answer else None, budgets=budgets, tokenizer=scoring.tokenizer
+                ),
                 chosen,  # type: ignore[arg-type]
                 generator=made,
                 rescore=from_dir is not None,
@@ -170,17 +252,25 @@ def _run(  # noqa: PLR0917 - the two commands' shared options, passed on as they
             )
     questions = sum(len(c.questions) for c in conversations)
     skipped = sum(c.skipped for c in conversations)
+    left_out: dict[str, int] = {}
+    for c in conversations:
+        for reason, n in c.left_out.items():
+            left_out[reason] = left_out.get(reason, 0) + n
     payload = {
         "file": source,
         "conversations": len(conversations),
         "questions": questions,
         "skipped_questions": skipped,
+        "left_out": left_out,
+        "budget_tokens": list(budgets),
+        "tokenizer": scoring.tokenizer or "chars/4",
         "arms": {arm: _arm_json(r) for arm, r in reports.items()},
     }
     if as_json:
         emit_json(payload)
         return
-    _show(source, reports, questions, skipped)
+    _show(source, reports, questions, skipped, left_out)
+    _show_reader(reports, scoring.tokenizer or "chars/4")
     _show_answers(reports, answer)
 
 
@@ -196,6 +286,10 @@ def _arm_json(report: ArmReport) -> dict[str, Any]:
         "questions": report.questions,
     }
     out |= {f"source_turns@{k}": v for k, v in report.source_turns.items()}
+    out |= {f"recall@{b}tokens": v for b, v in report.budget_recall.items()}
+    out |= {f"items@{b}tokens": v for b, v in report.budget_items.items()}
+    out |= {"updates": report.updates, "current_first": report.current_first}
+    out["quality"] = msgspec.to_builtins(report.quality)
     if report.answer is not None:
         out["answer"] = msgspec.to_builtins(report.answer)
     return out
@@ -204,15 +298,44 @@ def _arm_json(report: ArmReport) -> dict[str, Any]:
 _ORDER = ("multi-hop", "temporal", "open-domain", "single-hop")
 
 
-def _show(source: str, reports: dict[str, ArmReport], questions: int, skipped: int) -> None:
+def _categories(report: ArmReport) -> list[str]:
+    return sorted(report.questions, key=lambda c: (c == "overall", _ORDER.index(c) if c in _ORDER else 9, c))
+
+
+def _heading(category: str) -> str:
+    # BEAM's abilities are snake_case: spaced, a narrow terminal folds them between words.
+    return category.replace("_", " ")
+
+
+_WIDE = 6
+"""More categories than this (BEAM's ten) are shown a row each, the arms across, to fit 80 columns."""
+
+
+def _recall_table(
+    title: str, categories: list[str], figures: dict[str, dict[str, float]], last: tuple[str, dict[str, str]]
+) -> None:
+    """One measure per category and arm (``figures``: arm -> category -> value): a row an arm, or a
+    row a category when there are many; ``last`` a column (or row) more, its name and each arm's."""
+    name, extra = last
+    if len(categories) <= _WIDE:
+        shown = table(title, "arm", *map(_heading, categories), name, whole=("arm",))
+        for arm, by in figures.items():
+            shown.add_row(arm, *(f"{by.get(c, 0.0):.3f}" for c in categories), extra[arm])
+    else:
+        shown = table(title, "category", *figures)
+        for c in categories:
+            shown.add_row(_heading(c), *(f"{by.get(c, 0.0):.3f}" for by in figures.values()))
+        shown.add_row(name, *extra.values())
+    console.print(shown)
+
+
+def _show(source: str, reports: dict[str, ArmReport], questions: int, skipped: int, left_out: dict[str, int]) -> None:
     first = next(iter(reports.values()))
-    categories = sorted(first.questions, key=lambda c: (c == "overall", _ORDER.index(c) if c in _ORDER else 9, c))
+    categories = _categories(first)
     for k in sorted(first.recall):
-        shown = table(f"evidence recall@{k}: {source}", "arm", *categories, "turns", whole=("arm",))
-        for arm, report in reports.items():
-            cells = [f"{report.recall[k].get(c, 0.0):.3f}" for c in categories]
-            shown.add_row(arm, *cells, f"{report.source_turns.get(k, 0.0):.2f}")
-        console.print(shown)
+        turns = {arm: f"{r.source_turns.get(k, 0.0):.2f}" for arm, r in reports.items()}
+        figures = {arm: r.recall[k] for arm, r in reports.items()}
+        _recall_table(f"evidence recall@{k}: {source}", categories, figures, ("turns", turns))
     spent = table("what dreaming made and cost", "arm", "cycles", "outputs", "tokens", "usd", "seconds", "calls")
     for arm, r in reports.items():
         spent.add_row(
@@ -226,10 +349,31 @@ def _show(source: str, reports: dict[str, ArmReport], questions: int, skipped: i
         )
     console.print(spent)
     counts = ", ".join(f"{c} {n}" for c, n in first.questions.items() if c != "overall")
+    why = ", ".join(f"{n} {reason}" for reason, n in left_out.items()) or "another category, or no evidence"
     console.print(
-        f"{questions} questions ({counts}); {skipped} left out (another category, or no evidence); "
+        f"{counted(questions, 'question')} ({counts}); {skipped} left out ({why}); "
         "turns: the mean number of turns an item of the first k stands for"
     )
+
+
+def _show_reader(reports: dict[str, ArmReport], tokenizer: str) -> None:
+    """Recall at each budget, the knowledge updates' order and the dreams' text quality."""
+    first = next(iter(reports.values()))
+    categories = _categories(first)
+    for budget in sorted(first.budget_recall):
+        items = {arm: f"{r.budget_items.get(budget, 0.0):.1f}" for arm, r in reports.items()}
+        figures = {arm: r.budget_recall[budget] for arm, r in reports.items()}
+        _recall_table(f"evidence recall at {budget:,} tokens ({tokenizer})", categories, figures, ("items", items))
+    if first.updates:
+        order = ", ".join(f"{arm} {r.current_first or 0.0:.3f}" for arm, r in reports.items())
+        console.print(f"knowledge updates, current fact ranked above the outdated: {order} (of {first.updates})")
+    quality = table("dream outputs' text quality (share)", "arm", "outputs", "cut", "markup", "ungrammatical", "any")
+    for arm, r in reports.items():
+        q = r.quality
+        quality.add_row(
+            arm, str(q.outputs), f"{q.cut:.3f}", f"{q.markup:.3f}", f"{q.ungrammatical:.3f}", f"{q.flawed:.3f}"
+        )
+    console.print(quality)
 
 
 def _show_answers(reports: dict[str, ArmReport], k: int) -> None:
@@ -238,7 +382,7 @@ def _show_answers(reports: dict[str, ArmReport], k: int) -> None:
         return
     first = next(iter(answered.values()))
     categories = sorted(first.f1, key=lambda c: (c == "overall", _ORDER.index(c) if c in _ORDER else 9, c))
-    title = f"answer token-F1 from the first {k} items: {first.model}, prompt {first.prompt_version}"
+    title = f"answer token-F1 from the first {counted(k, 'item')}: {first.model}, prompt {first.prompt_version}"
     shown = table(title, "arm", *categories, "tokens", "usd", "calls", whole=("arm",))
     for arm, a in answered.items():
         cells = [f"{a.f1.get(c, 0.0):.3f}" for c in categories]
@@ -281,4 +425,5 @@ def _progress(*, quiet: bool) -> Iterator[Progress | None]:
 def register(app: typer.Typer) -> None:
     eval_app.command("locomo")(locomo)
     eval_app.command("chat")(chat)
+    eval_app.command("beam")(beam)
     app.add_typer(eval_app, name="eval")

@@ -5,7 +5,7 @@ module (most of the log, config and settings packages behind them), which costs 
 Python itself takes to start. The top-level help is rendered here, by :func:`render`, on both paths:
 the real app's root group (:mod:`oneiros.cli._app`) feeds it the commands it actually registered, and
 the fast path feeds it :data:`oneiros.cli._help_index.INDEX`, a copy of the same made by
-``python -m oneiros.cli._help``.
+``python -m oneiros.cli._app``.
 
 The copy can go stale when a command module changes, so it carries a digest of every module of this
 package, checked on each use (reading and hashing them takes well under a millisecond). When the
@@ -24,9 +24,11 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+
+from oneiros.cli._help_shape import HelpIndex
 
 __all__ = [
+    "INDEX_PATH",
     "HelpIndex",
     "fast_path",
     "index_source",
@@ -39,17 +41,8 @@ __all__ = [
 
 _HERE = Path(__file__).resolve().parent
 _INDEX_FILE = "_help_index.py"
+INDEX_PATH = _HERE / _INDEX_FILE
 _MIN_WIDTH = 40
-
-
-class HelpIndex(NamedTuple):
-    """What the top-level help shows: usage, the app's help text, its options and its commands."""
-
-    digest: str
-    usage: str
-    text: str
-    options: tuple[tuple[str, str], ...]
-    commands: tuple[tuple[str, str], ...]
 
 
 def sources_digest(directory: Path = _HERE) -> str:
@@ -160,9 +153,9 @@ def index_source(index: HelpIndex, owners: dict[str, str] | None = None) -> str:
         return "".join(f"        ({name!r}, {text!r}),\n" for name, text in pairs)
 
     return (
-        '"""Made by ``python -m oneiros.cli._help``: do not edit. The top-level help as the app registers it."""\n\n'
+        '"""Made by ``python -m oneiros.cli._app``: do not edit. The top-level help as the app registers it."""\n\n'
         "# ruff: noqa: E501\n\n"
-        "from oneiros.cli._help import HelpIndex\n\n"
+        "from oneiros.cli._help_shape import HelpIndex\n\n"
         "# fmt: off\n"
         "INDEX = HelpIndex(\n"
         f"    digest={index.digest!r},\n"
@@ -173,15 +166,3 @@ def index_source(index: HelpIndex, owners: dict[str, str] | None = None) -> str:
         ")\n\n"
         "OWNERS = {\n" + "".join(f"    {name!r}: {module!r},\n" for name, module in (owners or {}).items()) + "}\n"
     )
-
-
-def _write_index() -> Path:
-    from oneiros.cli._app import command_owners, help_index
-
-    path = _HERE / _INDEX_FILE
-    path.write_text(index_source(help_index(), command_owners()), encoding="utf-8")
-    return path
-
-
-if __name__ == "__main__":
-    print(f"wrote {_write_index()}")

@@ -1,28 +1,28 @@
-"""Made by ``python -m oneiros.cli._help``: do not edit. The top-level help as the app registers it."""
+"""Made by ``python -m oneiros.cli._app``: do not edit. The top-level help as the app registers it."""
 
 # ruff: noqa: E501
 
-from oneiros.cli._help import HelpIndex
+from oneiros.cli._help_shape import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='76d2c9b23c486fea434fef70c92abf57',
+    digest='03bc8381a978ffa5d67538213921b160',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
-    text='An event-sourced dream state for autonomous agents.',
+    text="An event-sourced dream state for autonomous agents. --golem G confines any command to golem G. Without it, a command that lists (status, events, journal, staging, replay, health) shows every golem, each row naming its own; every other command works on the config's golem (oneiros.toml's `golem`, $ONEIROS_GOLEM, else 'golem').",
     options=(
         ('--version', 'Print the version and exit.'),
         ('--help', 'Show this message and exit.'),
     ),
     commands=(
         ('dream', 'Run one dream cycle now, or hand it to `oneiros worker` when a queue is configured.'),
-        ('replay', "Rebuild every golem's state from the log, with no side effects."),
+        ('replay', "Rebuild every golem's state (or --golem's) from the log, with no side effects."),
         ('events', 'List the log (the first --limit events after --after).'),
-        ('status', "Each golem's mode, phase and stream version, the log's global position, and the cycles under way with their phase, the worker running it and their age."),
+        ('status', "Each golem's mode, phase and stream version (or --golem's), the log's global position, and the cycles under way with their phase, the worker running it and their age."),
         ('report', "The DreamReport and wake-up summary of a golem's latest (or a given) cycle; --cycle alone names its golem."),
         ('budget', "What dreaming has spent against each cap, as of the golem's latest event: the caps its last cycle ran with (recorded in its DreamStart), or with --config, or before any cycle, the config's (oneiros.toml, ONEIROS_*); --tier shows those caps at another tier (a cap someone set holds there; the ones the tier gave follow it)."),
         ('pairs', "The distant memory pairs a dream would draw now (Bumblebee's selection)."),
-        ('import', "Record a conversation as episodes: every turn with its speaker, time and own id (LoCoMo's D3:12, a message's id), checked whole before anything is written; run again, it records only the turns the golem does not have yet."),
-        ('health', "A golem's dreaming health: cycles that staged nothing, cycles without a promotion, the validation hit rate, cost without yield and budget overruns, with the alarms raised now."),
+        ('import', "Record a conversation as episodes: every turn with its speaker, time and own id (LoCoMo's D3:12, a message's id, a session event's uuid), checked whole before anything is written; run again, it records only the turns the golem does not have yet."),
+        ('health', "Each golem's dreaming health (or --golem's): cycles that staged nothing, cycles without a promotion, the validation hit rate, cost without yield and budget overruns, with the alarms raised now."),
         ('lineage', 'Where a staged entry came from, exactly: its source episodes, the output and the generator call (call key and request hash) it came from, the prompt template and its version, the model, tokens and cost, and every move: its quarantine, each outcome or review that moved its confidence, each recall that returned it, and how it was promoted (sweep, review or recalls).'),
         ('ab', "Offline A/B: replay a recorded timeline twice, each arm in its own throwaway store (arm a: dreaming with this directory's config; arm b: not dreaming), and compare insights promoted, their precision, the sweep's hit rate, tokens and cost."),
         ('rerun', 'Re-execute past cycles from their starting position in a scratch copy, every generator response read from the log (no model is called, the live golem is never written), and say whether each is identical or exactly where and why it diverges. Exit 1 if any diverges.'),
@@ -35,7 +35,8 @@ INDEX = HelpIndex(
         ('reevaluate', "Dense-Mem's re_evaluate: stale entries whose source episodes are gone, reinforce intact ones."),
         ('follow', 'Keep the staging and health processes and every projection up with the log until interrupted.'),
         ('rebuild', 'Drop a projection (or all) and build it again from the log, to the head or as of a position.'),
-        ('memory', 'MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback; or the observations page: the facts dreams drew from the episodes.'),
+        ('memory', "MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback; or the observations page: the facts dreams drew from the episodes; or the user's profile."),
+        ('recall', "What a golem knows that matches QUERY, in recall's one ranking: results and related dreams (hypotheses), with the turns each stands for and when. Records no recall; --json is the REST answer's shape."),
         ('recover', 'Find golems dreaming in a phase that nothing runs, and resume it or end the cycle.'),
         ('interrupt', "End the golem's dream cycle now, interrupted by its owner with --reason (kept in the log)."),
         ('run', 'Run the heartbeat daemon: record activity, decide each tick, dream when the config says.'),
@@ -76,6 +77,7 @@ OWNERS = {
     'follow': 'oneiros.cli._projections',
     'rebuild': 'oneiros.cli._projections',
     'memory': 'oneiros.cli._projections',
+    'recall': 'oneiros.cli._recall',
     'recover': 'oneiros.cli._recover',
     'interrupt': 'oneiros.cli._recover',
     'run': 'oneiros.cli._schedule',

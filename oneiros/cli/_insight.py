@@ -12,7 +12,9 @@ import typer
 from rich.markup import escape
 
 from oneiros._errors import InputError
+from oneiros._text import counted
 from oneiros.cli._common import (
+    GolemFilter,
     JsonOpt,
     StoreOpt,
     application,
@@ -35,7 +37,7 @@ ConfigOpt = Annotated[
 
 
 def health(
-    golem: Annotated[str | None, typer.Option("--golem", help="Only this golem.")] = None,
+    golem: GolemFilter = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
     check: Annotated[
@@ -43,7 +45,7 @@ def health(
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """A golem's dreaming health: cycles that staged nothing, cycles without a promotion, the
+    """Each golem's dreaming health (or --golem's): cycles that staged nothing, cycles without a promotion, the
     validation hit rate, cost without yield and budget overruns, with the alarms raised now.
 
     The table's columns: cycles dreamt; empty run, the latest cycles in a row that staged nothing;
@@ -93,7 +95,9 @@ def _print_health(rows: list[Health]) -> None:
 
 def lineage(
     entry: Annotated[str, typer.Argument(help="The staged entry's id, or a unique prefix of it.")],
-    golem: Annotated[str | None, typer.Option("--golem", help="Only this golem's entries.")] = None,
+    golem: Annotated[
+        str | None, typer.Option("--golem", help="Look for the entry among this golem's only (default: every golem's).")
+    ] = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
@@ -229,8 +233,8 @@ def _print_ab(report: Any) -> None:
     from rich.table import Table
 
     title = (
-        f"A/B on {report.timeline}: {report.episodes} episodes, {report.outcomes} outcomes, "
-        f"{report.dream_points} dream points"
+        f"A/B on {report.timeline}: {counted(report.episodes, 'episode')}, {counted(report.outcomes, 'outcome')}, "
+        f"{counted(report.dream_points, 'dream point')}"
     )
     table = Table(title=escape(title))
     table.add_column("")

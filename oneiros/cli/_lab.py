@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from oneiros._errors import InputError, masked_url
+from oneiros._text import counted
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
@@ -83,8 +84,8 @@ def _cycle_in(store: EventStore, typed: str) -> str:
 def _print(report: RerunReport) -> None:
     where = f"cycle [bold]{report.cycle_id}[/bold] of {report.golem_id}"
     counts = (
-        f"{report.events_compared} events, {report.recorded_calls} calls read from the log, "
-        f"{report.model_calls} model calls"
+        f"{counted(report.events_compared, 'event')}, {counted(report.recorded_calls, 'call')} read from the "
+        f"log, {counted(report.model_calls, 'model call')}"
     )
     if report.identical:
         # A cycle that did not complete is re-run only as far as the log goes: say how far.
@@ -173,8 +174,9 @@ def fork(  # noqa: PLR0917 - typer maps one parameter to each option
         emit_json({**msgspec.to_builtins(report), "branch": into})
         return
     console.print(
-        f"forked cycle [bold]{report.cycle_id}[/bold] into {escape(into)}: {report.recorded_calls} calls read "
-        f"from the log, {report.model_calls} model calls, {len(report.divergences)} differences",
+        f"forked cycle [bold]{report.cycle_id}[/bold] into {escape(into)}: {counted(report.recorded_calls, 'call')} "
+        f"read from the log, {counted(report.model_calls, 'model call')}, "
+        f"{counted(len(report.divergences), 'difference')}",
         soft_wrap=True,
     )
 

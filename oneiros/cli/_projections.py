@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -13,6 +14,7 @@ import typer
 from rich.markup import escape
 
 from oneiros._errors import InputError, masked_url
+from oneiros._text import counted
 from oneiros.cli._common import (
     MAX_POSITION,
     GolemFilter,
@@ -35,6 +37,7 @@ from oneiros.cli._config import ConfigOpt, load
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.app._oneiros import Oneiros
     from oneiros.app._shapes import Entry
+    from oneiros.projections._profile import ProfileItem
 
 __all__ = ["ProjectionsOpt", "register", "verify_projections"]
 
@@ -45,6 +48,10 @@ ProjectionsOpt = Annotated[
     ),
 ]
 LimitOpt = Annotated[int, typer.Option("--limit", min=1, max=MAX_POSITION, help="At most this many rows.")]
+IdsOpt = Annotated[
+    bool,
+    typer.Option("--ids", help="Print only the ids, one a line, for a shell variable: ID=$(oneiros ... --ids)."),
+]
 
 
 def _spinner(text: str) -> AbstractContextManager[object]:
@@ -60,12 +67,16 @@ def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     markdown: Annotated[bool, typer.Option("--markdown", help="Print journal.md (Bumblebee's shape).")] = False,
     limit: LimitOpt = 200,
     as_json: JsonOpt = False,
+    ids: IdsOpt = False,
 ) -> None:
     """One entry per dream cycle (the latest --limit): phases, counts, cost, duration and quality."""
     effective = load(config, None)
     with application(store, config=effective, projections=projections) as app:
         page = app.journal(golem, limit=limit)
         entries = page.items[::-1]  # the latest --limit, oldest first
+        if ids:  # a README block takes a cycle id this way where a reader copies one from a table
+            _print_ids(e.cycle_id for e in entries)
+            return
         with limited(len(entries), page.total or 0, "cycles (the latest)"):
             if as_json:
                 emit_json(entries)
@@ -75,8 +86,8 @@ def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
                 console.print(text, markup=False, highlight=False, soft_wrap=True)
                 return
             shown = table(
-                f"dream journal · {len(entries)} cycles · replay: episodes replayed · hyp/cf/ins: hypotheses, "
-                "counterfactuals, insights",
+                f"dream journal · {counted(len(entries), 'cycle')} · replay: episodes replayed · hyp/cf/ins: "
+                "hypotheses, counterfactuals, insights",
                 *("cycle", "golem", "status", "replay", "hyp/cf/ins", "staged", "tokens", "quality"),
                 whole=("cycle", "status"),
             )
@@ -106,6 +117,7 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     ] = None,
     limit: LimitOpt = 200,
     as_json: JsonOpt = False,
+    ids: IdsOpt = False,
 ) -> None:
     """The staging buffer (the first --limit entries): every dream output with its confidence,
     status and criterion."""
@@ -122,6 +134,9 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     with application(store, config=effective, projections=projections) as app:
         page = app.entries(golem, status or (), limit=limit)
         entries = page.items
+        if ids:
+            _print_ids(e.entry_id for e in entries)
+            return
         with limited(len(entries), page.total or 0, "entries"):
             if as_json:
                 emit_json(entries)
@@ -130,7 +145,7 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
             # only take the text's room: the title names it instead.
             golems = {e.golem_id for e in entries}
             only = golem or (next(iter(golems)) if len(golems) == 1 else None)
-            title = f"staging buffer · {len(entries)} entries" + (f" of {only}" if only else "")
+            title = f"staging buffer · {counted(len(entries), 'entry')}" + (f" of {only}" if only else "")
             short = short_ids(e.entry_id for e in entries)
             if console.width < _WIDE:
                 _staging_blocks(title, entries, short, only)
@@ -157,6 +172,12 @@ def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
                     *((escape(e.quarantine.why) if e.quarantine is not None else "",) if held else ()),
                 )
             console.print(shown)
+
+
+def _print_ids(ids: Iterable[str]) -> None:
+    """Whole ids, one a line, nothing else: what ``$(...)`` takes."""
+    for one in ids:
+        console.print(one, markup=False, highlight=False, soft_wrap=True)
 
 
 _WIDE = 120
@@ -229,7 +250,7 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
         if as_json:
             emit_json(moved)
             return
-        console.print(f"outcome recorded at position {moved.position}; {len(moved.entries)} entries moved")
+        console.print(f"outcome recorded at position {moved.position}; {counted(len(moved.entries), 'entry')} moved")
         if not explain:
             for e in moved.entries:
                 held = " (quarantined: only a review promotes it)" if e.quarantine is not None and e.active else ""
@@ -295,9 +316,15 @@ def reevaluate(
         if as_json:
             emit_json(decisions)
             return
-        console.print(f"{len(decisions)} decisions")
+        console.print(counted(len(decisions), "decision"))
         for d in decisions:
             console.print(escape(f"  {d.entry_id}: {d.decision} ({d.why})"))
+
+
+_OBSERVATIONS = 20
+"""How many observations ``memory --observations`` shows without ``--limit``: a screenful. It took a
+number of its own (``--observations N``), so README's ``memory --observations`` failed with
+"requires an argument"."""
 
 
 def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
@@ -310,23 +337,49 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     reason: Annotated[str, typer.Option("--reason", help="Why (for --rollback).")] = "",
     who: Annotated[str, typer.Option("--who", help="Who (for --rollback).")] = "owner",
     observations: Annotated[
+        bool,
+        typer.Option(
+            "--observations",
+            help="Show the newest --limit observations (OpenSeed's facts, RED/YLW/GRN) instead.",
+        ),
+    ] = False,
+    limit: Annotated[
         int | None,
-        typer.Option("--observations", help="Show the newest N observations (OpenSeed's facts, RED/YLW/GRN) instead."),
+        typer.Option(
+            "--limit",
+            min=0,
+            max=MAX_POSITION,
+            help=f"With --observations: how many, newest last (default {_OBSERVATIONS}).",
+        ),
     ] = None,
+    profile: Annotated[
+        bool,
+        typer.Option("--profile", help="Show the user's profile (standing instructions, preferences, who they are)."),
+    ] = False,
+    history: Annotated[
+        bool, typer.Option("--history", help="With --profile: the entries later ones replaced too.")
+    ] = False,
     store: StoreOpt = None,
     config: ConfigOpt = None,
     projections: ProjectionsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """MEMORY.md as dream promotions wrote it (Ethos): the newest version, a diff, a file, a rollback;
-    or the observations page: the facts dreams drew from the episodes."""
+    or the observations page: the facts dreams drew from the episodes; or the user's profile."""
     from oneiros.app._shapes import Memory
 
+    if limit is not None and not observations:  # else it was dropped without a word
+        with one_line_errors():
+            raise InputError("--limit counts observations: it goes with --observations")
     effective = load(config, None)
     golem = golem or effective.golem
     with application(store, config=effective, projections=projections) as app:
-        if observations is not None:
-            shown = app.observations(golem).items[-observations:] if observations > 0 else []
+        if profile:
+            _profile(app.profile(golem, history=history), as_json)
+            return
+        if observations:
+            count = _OBSERVATIONS if limit is None else limit
+            shown = app.observations(golem).items[-count:] if count > 0 else []
             if as_json:
                 emit_json(shown)
                 return
@@ -354,6 +407,20 @@ def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
     console.print(newest.content, markup=False, highlight=False)
     if written is not None:
         console.print(f"written to {written}", markup=False)
+
+
+def _profile(items: list[ProfileItem], as_json: bool) -> None:
+    if as_json:
+        emit_json(items)
+        return
+    if not items:
+        console.print("no profile yet: no dream has found an instruction, a preference or a fact about the user")
+    for item in items:
+        held = "" if item.current else f" (until {(item.until or '?')[:10]})"
+        turns = ", ".join(item.source_refs or [str(t) for t in item.source_ticks])
+        console.print(
+            f"{(item.since or '')[:10]} [{item.key}] {item.text}{held} ({turns})", markup=False, highlight=False
+        )
 
 
 def follow(store: StoreOpt = None, config: ConfigOpt = None, projections: ProjectionsOpt = None) -> None:

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from oneiros._errors import GolemNotFound, OneirosError, masked_url
+from oneiros._text import counted
 from oneiros.cli._common import (
     MAX_POSITION,
+    GolemOpt,
     JsonOpt,
     StoreOpt,
     application,
@@ -34,8 +36,6 @@ if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from oneiros.fsm._service import Golems
 
 __all__ = ["register"]
-
-GolemOpt = Annotated[str | None, typer.Option("--golem", help="Golem id (default: the config's golem).")]
 
 config_app = typer.Typer(help="The effective configuration.", no_args_is_help=True)
 
@@ -245,7 +245,10 @@ def run(
         if as_json:
             emit_json(summary)
         else:
-            console.print(f"stopped after {count} ticks, {len(daemon.results)} cycles; golem is {daemon.state.mode}")
+            console.print(
+                f"stopped after {counted(count, 'tick')}, {counted(len(daemon.results), 'cycle')}; "
+                f"golem is {daemon.state.mode}"
+            )
 
 
 def _check_cycles_can_run(effective: OneirosConfig) -> None:

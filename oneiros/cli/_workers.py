@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from oneiros._errors import ConfigError, InputError, masked_url
+from oneiros._text import counted
 from oneiros.cli._common import (
     JsonOpt,
     StoreOpt,
@@ -134,7 +135,7 @@ def worker(
         err_console.print("no phase job was waiting")
     failed = _failed_jobs(rq_worker)
     if failed:
-        print_error(f"{failed} phase job(s) failed; the log says why")
+        print_error(f"{counted(failed, 'phase job')} failed; the log says why")
         raise typer.Exit(1)
 
 
@@ -241,7 +242,7 @@ def _label(span: SpanRecord, below: Sequence[SpanRecord]) -> str:
     else:
         tokens, cost = _totals(below)
         if tokens:
-            text += f" · {tokens} tokens · ${cost:.6f}"
+            text += f" · {counted(tokens, 'token')} · ${cost:.6f}"
         if "rq.attempt" in a:
             text += f" · attempt {a['rq.attempt']} · {a.get('host.name', '?')} pid {span.pid}"
     if span.status == "ERROR":
@@ -266,7 +267,10 @@ def draw_trace(spans: Sequence[SpanRecord], cycle_id: str) -> Tree:
         return out
 
     tokens, cost = _totals(spans)
-    tree = Tree(f"cycle {cycle_id} · trace {spans[0].trace_id} · {len(spans)} spans · {tokens} tokens · ${cost:.6f}")
+    tree = Tree(
+        f"cycle {cycle_id} · trace {spans[0].trace_id} · {counted(len(spans), 'span')} · {counted(tokens, 'token')} "
+        f"· ${cost:.6f}"
+    )
 
     def add(node: Tree, span: SpanRecord) -> None:
         branch = node.add(_label(span, descendants(span)))

@@ -37,6 +37,7 @@ from oneiros.config._presets import PRESETS, preset_layer
 from oneiros.settings._cycle import TIER_CAPS, CycleSettings
 from oneiros.settings._files import read_toml
 from oneiros.settings._health import HealthSettings
+from oneiros.settings._memory_block import MemoryBlockSettings
 from oneiros.settings._races import RaceSettings
 from oneiros.settings._recovery import RecoverySettings
 from oneiros.settings._runtime import LogSettings, RqSettings, SnapshotSettings, TracingSettings
@@ -96,6 +97,8 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
     tracing: TracingSettings = TracingSettings()
     log: LogSettings = LogSettings()
     server: ServerSettings = ServerSettings()
+    memory_block: MemoryBlockSettings = MemoryBlockSettings()
+    """How ``memory_block`` (recall as a prompt section) counts tokens, and its default budget."""
 
     @property
     def store_url(self) -> str:

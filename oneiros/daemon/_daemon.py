@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from typing import Literal
 
 import msgspec
@@ -55,7 +56,7 @@ from oneiros.settings._scheduling import DaemonSettings, ScheduleSettings
 from oneiros.store._snapshots import read_stream_paged
 from oneiros.store._store import Recorded
 
-__all__ = ["SESSION_PREFIX", "Daemon", "Delivery", "Message", "interactive_history", "session_key"]
+__all__ = ["SESSION_PREFIX", "Daemon", "Delivery", "Lifecycle", "Message", "interactive_history", "session_key"]
 
 _log = logging.getLogger("oneiros.daemon")
 SESSION_PREFIX = "dream:"
@@ -76,6 +77,35 @@ def session_key(golem_id: str, now: datetime) -> str:
 def interactive_history(records: Sequence[Recorded]) -> list[Recorded]:
     """The records a conversation view shows: everything outside dream sessions (Ethos)."""
     return [r for r in records if not (r.meta.cycle_id or "").startswith(SESSION_PREFIX)]
+
+
+class Lifecycle(StrEnum):
+    """Where the daemon's own part of a dream stands; the golem's mode is the log's (``state.mode``).
+
+    A cycle this daemon starts runs on its cycle thread (STARTING) until ``run_cycle`` returns
+    (RETURNED: a queue's workers may still be running its phases, so the log says when it ends). A
+    wake interrupt while the thread still returns makes it WOKEN: awake whatever the thread does
+    next. A deep cycle's end holds the golem asleep for the deep-sleep pause (PAUSED). STOPPED is
+    final: after death or shutdown nothing starts again."""
+
+    AWAKE = "awake"
+    STARTING = "starting"
+    RETURNED = "returned"
+    WOKEN = "woken"
+    PAUSED = "paused"
+    STOPPED = "stopped"
+
+
+_MOVES: dict[Lifecycle, frozenset[Lifecycle]] = {
+    Lifecycle.AWAKE: frozenset({Lifecycle.STARTING, Lifecycle.STOPPED}),
+    Lifecycle.STARTING: frozenset({Lifecycle.RETURNED, Lifecycle.WOKEN, Lifecycle.STOPPED}),
+    Lifecycle.RETURNED: frozenset({Lifecycle.AWAKE, Lifecycle.PAUSED, Lifecycle.STARTING, Lifecycle.STOPPED}),
+    Lifecycle.WOKEN: frozenset({Lifecycle.AWAKE, Lifecycle.STARTING, Lifecycle.STOPPED}),
+    # A cycle another process started while the pause held may need resuming here.
+    Lifecycle.PAUSED: frozenset({Lifecycle.AWAKE, Lifecycle.STARTING, Lifecycle.STOPPED}),
+    Lifecycle.STOPPED: frozenset(),
+}
+"""Each state's next states, as rq's ``WorkerStatus`` moves: a move not listed is a bug, refused."""
 
 
 class Daemon:
@@ -120,11 +150,9 @@ class Daemon:
         self.results: list[CycleResult] = []
         self._lock = threading.RLock()
         self._thread: threading.Thread | None = None
-        self._starting = False
-        self._woken = False
-        self._deep = False
-        self._paused_until: datetime | None = None
-        self._stopped = threading.Event()
+        self.lifecycle = Lifecycle.AWAKE
+        self._deep = False  # whether the cycle of STARTING or RETURNED was a deep one
+        self._paused_until = datetime.min.replace(tzinfo=UTC)  # the end of PAUSED
         # The application's factory where there is one (Factory.daemon), else this layer's default.
         recovery = recovery or RecoverySettings()
         self.reconciler = self._make_reconciler(builds or Plain(recovery=recovery), recovery)
@@ -136,8 +164,7 @@ class Daemon:
     def dreaming(self) -> bool:
         """Asleep: a cycle is running or starting, or the deep-sleep pause holds."""
         self._catch_up()
-        starting = self._starting and not self._woken
-        return starting or self.state.mode == "Dreaming" or self._paused_until is not None
+        return self.lifecycle in (Lifecycle.STARTING, Lifecycle.PAUSED) or self.state.mode == "Dreaming"
 
     def activity(self, kind: ActivityKind = "turn", detail: str = "") -> str | None:
         """Record that the golem was busy; returns OpenSeed's fatigue warning when it is due."""
@@ -187,13 +214,10 @@ class Daemon:
             _log.info("wake interrupt from %s ignored: not enabled", source)
             return False
         with self._lock:
-            woke = self._interrupt(source, reason)
-            if self._paused_until is not None:
-                woke = True
-                self._paused_until = None
+            woke = self._interrupt(source, reason) or self.lifecycle is Lifecycle.PAUSED
             if woke:
-                self._woken = True
                 self._deep = False
+                self._move(Lifecycle.WOKEN if self.lifecycle is Lifecycle.STARTING else Lifecycle.AWAKE)
                 # Awake as far as the log goes: what was held goes out now, even if the cycle's
                 # thread is still returning from a generator call (its next append is refused).
                 self._release()
@@ -212,7 +236,7 @@ class Daemon:
         emergency = self._emergency()
         self._appended(lambda: self.golems.die(self.golem_id, reason) if self._mode() != "Dying" else [])
         self.wait()
-        self._stopped.set()
+        self._move(Lifecycle.STOPPED)
         return emergency
 
     def _emergency(self) -> CycleResult | None:
@@ -234,16 +258,18 @@ class Daemon:
     @property
     def stopped(self) -> bool:
         """True once the golem died or :meth:`shutdown` ran."""
-        return self._stopped.is_set()
+        return self.lifecycle is Lifecycle.STOPPED
 
     def tick(self) -> Decision | None:
         """One heartbeat: returns the scheduler's decision, or None while asleep or dead."""
         with self._lock:
+            if self.lifecycle is Lifecycle.STOPPED:
+                return None  # final: a daemon that shut down or saw its golem die starts nothing again
             self._finish_if_done()
             self._catch_up()
             now = self.golems.deps.clock()
             if self.state.mode == "Dying":
-                self._stopped.set()
+                self._move(Lifecycle.STOPPED)
             if self.state.mode == "Dreaming" and self._thread is None:
                 # Not while this daemon's own cycle thread lives: before it takes the golem's lease
                 # the cycle looks stranded, and a resume would run it twice (held messages then
@@ -251,10 +277,10 @@ class Daemon:
                 self._reconcile()
             if self._thread is not None or self.state.mode != "Waking":
                 return None
-            if self._paused_until is not None:
+            if self.lifecycle is Lifecycle.PAUSED:
                 if now < self._paused_until:
                     return None
-                self._paused_until = None
+                self._move(Lifecycle.AWAKE)
                 self._release()
             self.ticks += 1
             self._micro_consolidate(now)
@@ -300,8 +326,9 @@ class Daemon:
             except Exception:  # the thread must not die silently; the log keeps what the cycle wrote
                 _log.exception("resumed cycle %s failed to run", cycle_id)
 
-        self._woken = False
-        self._on_cycle_thread(run)
+        self._deep = False
+        self._move(Lifecycle.STARTING)
+        self._on_cycle_thread(self._returning(run))
 
     def _on_cycle_thread(self, run: Callable[[], None]) -> None:
         """Run a cycle on the daemon's cycle thread (``background``), else here and now."""
@@ -353,7 +380,7 @@ class Daemon:
             self._interrupt("owner", "daemon stopped")
             # The log is closed now; a generator call that never returns must not hold the exit.
             self.wait(self.settings.shutdown_grace_seconds)
-        self._stopped.set()
+        self._move(Lifecycle.STOPPED)
 
     # -- machinery ---------------------------------------------------------------------------
 
@@ -425,8 +452,7 @@ class Daemon:
         cycle_id = self._session_key()
         self._apply_intensity(decision)
         self._deep = decision.deep
-        self._starting = True
-        self._woken = False
+        self._move(Lifecycle.STARTING)
 
         def run() -> None:
             try:
@@ -435,10 +461,8 @@ class Daemon:
                 )
             except Exception:  # the thread must not die silently; the log keeps what the cycle wrote
                 _log.exception("cycle %s failed to run", cycle_id)
-            finally:
-                self._starting = False
 
-        self._on_cycle_thread(run)
+        self._on_cycle_thread(self._returning(run))
         if not self.background:
             self._finish_if_done()
         _log.info("cycle %s started at %s by %s", cycle_id, now.isoformat(), trigger)
@@ -465,15 +489,38 @@ class Daemon:
             return
         self._thread = None
         self._catch_up()
-        if self._starting or self.state.mode == "Dreaming":
-            return
-        if self._deep and self.state.mode == "Waking":
+        if self.lifecycle in (Lifecycle.STARTING, Lifecycle.PAUSED) or self.state.mode == "Dreaming":
+            return  # asleep still: the pause holds, or the log has a cycle running (ours or another's)
+        if self.lifecycle is Lifecycle.RETURNED and self._deep and self.state.mode == "Waking":
             self._deep = False
             self._paused_until = self.golems.deps.clock() + timedelta(seconds=self.settings.deep_sleep_pause_seconds)
+            self._move(Lifecycle.PAUSED)
             return
         self._deep = False
-        if self._paused_until is None:
-            self._release()
+        self._move(Lifecycle.AWAKE)  # a STOPPED daemon stays stopped, and still hands over what it held
+        self._release()
+
+    def _returning(self, run: Callable[[], None]) -> Callable[[], None]:
+        """``run``, then STARTING becomes RETURNED (a WOKEN or STOPPED daemon stays as it is)."""
+
+        def returning() -> None:
+            try:
+                run()
+            finally:
+                with self._lock:
+                    if self.lifecycle is Lifecycle.STARTING:
+                        self._move(Lifecycle.RETURNED)
+
+        return returning
+
+    def _move(self, to: Lifecycle) -> None:
+        """Enter ``to``: staying put is nothing, STOPPED stays STOPPED, any other move must be listed."""
+        with self._lock:
+            if to is self.lifecycle or self.lifecycle is Lifecycle.STOPPED:
+                return
+            if to not in _MOVES[self.lifecycle]:
+                raise RuntimeError(f"daemon lifecycle cannot move from {self.lifecycle} to {to}")
+            self.lifecycle = to
 
     def _release(self) -> None:
         held = self.state.held

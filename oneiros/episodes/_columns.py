@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from oneiros.events._types import Episode
 
-__all__ = ["EpisodeColumns", "Vectors", "columns_of", "episode_micros"]
+__all__ = ["EpisodeColumns", "Vectors", "episode_micros"]
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -213,13 +213,3 @@ class _ByTick(Mapping[int, Episode]):
 
     def __len__(self) -> int:
         return len(self._columns)
-
-
-def columns_of(episodes: Sequence[Episode]) -> EpisodeColumns:
-    """``episodes`` as columns: itself when it already is, else built (a later tick replaces an
-    earlier one, as in the episode memory)."""
-    if isinstance(episodes, EpisodeColumns):
-        return episodes
-    from oneiros.episodes._fold import EpisodeMemory  # noqa: PLC0415 - the memory builds on this module
-
-    return EpisodeMemory(episodes).columns()

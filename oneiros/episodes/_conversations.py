@@ -4,7 +4,9 @@ Each turn becomes one episode that keeps its speaker, its time and its own id (`
 a dream draws from it names the turn. Ticks count the turns from ``first_tick`` in the order they
 were said. LoCoMo dates a session, not its turns: a session's turns are given its date and time
 plus one minute per turn before them, so they stay in order and the days between sessions stay days.
-A shared image's caption is kept in the text: ``[shares a photo of a dog ...]``.
+A shared image's caption is kept in the text: ``[shares a photo of a dog ...]``. A turn longer
+than an episode's summary holds is recorded in parts, ``<id>#1``, ``<id>#2`` ..., each its own
+tick (:func:`turn_episodes`, ``_parts``).
 
 A chat transcript is one message a line: ``speaker`` (or ``role``), ``content``, ``time`` (RFC 3339;
 without a zone, UTC) and optionally ``id``; a message without one is known by its line number. It is
@@ -23,6 +25,7 @@ import msgspec
 
 from oneiros._errors import EpisodeFileError
 from oneiros._input import DECODE_ERRORS, unreadable
+from oneiros.episodes._parts import part_refs, summary_parts
 from oneiros.events._types import MAX_TICK, Episode
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "locomo_samples",
     "locomo_sessions",
     "normalised_ids",
+    "turn_episodes",
 ]
 
 _TURN_STEP = timedelta(minutes=1)
@@ -161,8 +165,9 @@ def locomo_sessions(
                     path, f"{sample.sample_id} turn {ref}: the id is already used by an earlier turn"
                 )
             seen.add(ref)
-            episodes.append(_turn_episode(path, tick, text, speaker=turn.speaker, ref=ref, when=when + n * _TURN_STEP))
-            tick += 1
+            parts = turn_episodes(path, tick, text, speaker=turn.speaker, ref=ref, when=when + n * _TURN_STEP)
+            episodes.extend(parts)
+            tick += len(parts)
         if not episodes:
             continue
         observed = _observed(sample.observation.get(f"session_{number}_observation"))
@@ -186,15 +191,23 @@ def _observed(facts: object) -> list[tuple[str, str, tuple[str, ...]]]:
     return out
 
 
-def _turn_episode(path: str, tick: int, text: str, *, speaker: str, ref: str, when: datetime) -> Episode:
-    if tick > MAX_TICK:
-        raise EpisodeFileError(path, f"turn {ref}: tick {tick} is past the largest, {MAX_TICK}")
+def turn_episodes(
+    path: str, tick: int, text: str, *, speaker: str, ref: str, when: datetime, **more: Any
+) -> list[Episode]:
+    """A turn as episodes ticked from ``tick``: one, or the parts of a turn longer than a summary
+    holds (:func:`~oneiros.episodes._parts.summary_parts`), ``<ref>#1``, ``<ref>#2`` ... in order.
+    ``more`` is any other field of the episodes (``source``, ``tags``)."""
+    parts = summary_parts(text)
+    if tick + len(parts) - 1 > MAX_TICK:
+        raise EpisodeFileError(path, f"turn {ref}: tick {tick + len(parts) - 1} is past the largest, {MAX_TICK}")
+    fields = {"speaker": speaker, "time": when, "source": "user", **more}
     try:
-        return msgspec.convert(
-            {"tick": tick, "summary": text, "speaker": speaker, "ref": ref, "time": when, "source": "user"},
-            Episode,
-            from_attributes=False,
-        )
+        return [
+            msgspec.convert(
+                {"tick": tick + n, "summary": part, "ref": part_ref, **fields}, Episode, from_attributes=False
+            )
+            for n, (part, part_ref) in enumerate(zip(parts, part_refs(ref, len(parts)), strict=True))
+        ]
     except msgspec.ValidationError as exc:
         raise EpisodeFileError(path, f"turn {ref}: {exc}") from None
 
@@ -253,12 +266,12 @@ def chat_batches(path: str | Path, first_tick: int = 1, size: int = 10_000) -> I
         when = message.time if message.time.tzinfo else message.time.replace(tzinfo=UTC)
         speaker: Any = message.speaker or message.role
         try:
-            episode = _turn_episode(str(path), tick, message.content, speaker=speaker, ref=ref, when=when)
+            parts = turn_episodes(str(path), tick, message.content, speaker=speaker, ref=ref, when=when)
         except EpisodeFileError as exc:
             raise EpisodeFileError(str(path), exc.reason, number) from None
-        batch.append(episode)
-        tick += 1
-        if len(batch) == size:
+        batch.extend(parts)
+        tick += len(parts)
+        if len(batch) >= size:
             yield batch
             batch = []
     if batch:
@@ -266,8 +279,9 @@ def chat_batches(path: str | Path, first_tick: int = 1, size: int = 10_000) -> I
 
 
 def count_chat_messages(path: str | Path) -> int:
-    """How many messages a transcript holds, every line checked as :func:`chat_batches` checks it,
-    none kept: a transcript is validated whole before anything is written."""
+    """How many episodes a transcript's messages make (a long one several), every line checked as
+    :func:`chat_batches` checks it, none kept: a transcript is validated whole before anything is
+    written."""
     count = sum(len(batch) for batch in chat_batches(path))
     if not count:
         raise EpisodeFileError(str(path), "no messages in file")

@@ -34,6 +34,7 @@ __all__ = [
     "SECONDS_PER_TICK",
     "EpisodeMemory",
     "EpisodeMemoryState",
+    "columns_of",
     "episode_seconds",
     "episode_time",
     "episodes_from_dicts",
@@ -509,3 +510,11 @@ def episode_seconds(episodes: Sequence[Episode]) -> npt.NDArray[np.float64]:
         dtype=np.float64,
         count=len(episodes),
     )
+
+
+def columns_of(episodes: Sequence[Episode]) -> EpisodeColumns:
+    """``episodes`` as columns: itself when it already is, else built (a later tick replaces an
+    earlier one, as in the episode memory)."""
+    if isinstance(episodes, EpisodeColumns):
+        return episodes
+    return EpisodeMemory(episodes).columns()

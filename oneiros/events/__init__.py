@@ -2,7 +2,18 @@
 
 # Importing a module registers its event types (and _upcasters its upcasters) by type name: every
 # module is imported here, so whatever imports any part of the vocabulary can decode the whole log.
-from oneiros.events import _codec, _idempotency, _lineage, _liveness, _micro, _quarantine, _recall, _upcasters  # noqa: F401
+from oneiros.events import (  # noqa: F401
+    _codec,
+    _idempotency,
+    _items,
+    _lineage,
+    _liveness,
+    _micro,
+    _quarantine,
+    _recall,
+    _sessions,
+    _upcasters,
+)
 from oneiros.events._content import BudgetExhausted, DreamReport, DreamStaged, DreamSuppressed, WakeUpSummary
 from oneiros.events._health import HealthAlarmCleared, HealthAlarmRaised
 from oneiros.events._observations import DreamObservation

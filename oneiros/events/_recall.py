@@ -18,10 +18,11 @@ __all__ = ["RECALL_STREAM", "MemoryRecalled", "RecallHit", "RecallKind"]
 
 RECALL_STREAM = "recall"
 
-RecallKind = Literal["episode", "belief", "insight", "memory", "dream", "observation"]
+RecallKind = Literal["episode", "belief", "insight", "memory", "dream", "observation", "profile"]
 """What a hit is: a waking episode, a belief, a promoted insight, a MEMORY.md line, a staged dream
-(proposed or reinforced), or a dream's observation, thread or summary (``DreamObservation``); the
-last two are returned apart from the results, as ``related_dreams``."""
+(proposed or reinforced), a dream's observation, thread or summary (``DreamObservation``), or a
+profile entry (a ``DreamObservation`` of kind ``profile``); the last three are returned apart from
+the results, as ``related_dreams``."""
 
 
 class RecallHit(msgspec.Struct, frozen=True, kw_only=True):

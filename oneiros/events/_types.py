@@ -167,7 +167,10 @@ while 1e308 made every cycle's credit infinite. Checked at input like :data:`MAX
 def episode_out_of_bounds(episode: Episode) -> tuple[str, str] | None:
     """``(field, what)`` for the first value of ``episode`` past :data:`MAX_TICK` or
     :data:`MAX_FIGURE` (``("tick", "Expected `int` <= 4223371679")``, in msgspec's words), or
-    None. NaN and infinities are out of bounds too."""
+    None. NaN and infinities are out of bounds too, and so is a summary of only whitespace: this
+    is the one check every way an episode comes in makes (a file, REST, MCP, Python)."""
+    if not episode.summary.strip():  # msgspec's min_length passes "   ", which says nothing to dream on
+        return "summary", "Expected `str` with a character other than whitespace"
     if not 0 <= episode.tick <= MAX_TICK:
         return "tick", f"Expected `int` {'>= 0' if episode.tick < 0 else f'<= {MAX_TICK}'}"
     o = episode.outcome
@@ -203,6 +206,11 @@ class Episode(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     ref: Ref | None = None
     """The episode's own id where it came from (a LoCoMo dialog id ``D3:12``, a chat message's id), so
     whatever a dream draws from it can be traced back to the turn."""
+    item: str | None = None
+    """An agent framework's own record of the episode, as the JSON text it gave (an OpenAI Agents
+    SDK session item), kept byte for byte so the framework gets back exactly what it recorded.
+    Dreaming reads ``summary``, never this; the event's size cap bounds it. Since EpisodeRecorded v3
+    (an added field with a default: old logs decode unchanged)."""
 
 
 @event_type("GolemCreated")

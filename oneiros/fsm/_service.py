@@ -172,9 +172,7 @@ class Golems:
         """Record waking episodes, all or none: the store refuses the batch before writing anything if
         one value cannot be stored as it is (a range, NaN, bad Unicode), naming the field."""
         given = list(episodes)
-        for episode in given:  # bounds the schema cannot hold: stored episodes past them still replay
-            if (bad := episode_out_of_bounds(episode)) is not None:
-                raise InvalidEvent("EpisodeRecorded", bad[1][:1].lower() + bad[1][1:], f"episode.{bad[0]}")
+        _check_bounds(given)
         checked: list[Event] = [EpisodeRecorded(episode=episode) for episode in given]
         return self._command(golem_id, "record_episode", lambda _s: checked)
 
@@ -182,6 +180,19 @@ class Golems:
         """Record events that are neither episodes nor dream outputs (activity, requests, scheduler
         decisions, held messages): legal while waking or dreaming, never once dying."""
         return self._command(golem_id, "record", lambda _s: list(events))
+
+    def record_built(self, golem_id: str, build: Build) -> list[Recorded]:
+        """As :meth:`record`, with the events built by ``build`` from the golem's state, and built
+        again on a fresh read whenever the append loses a race: for events that claim something
+        the stream must not hold twice (an episode's new tick, the newest session item). Episodes
+        past the bounds are refused as by :meth:`record_episodes`."""
+
+        def checked(state: GolemState) -> list[Event]:
+            events = build(state)
+            _check_bounds([e.episode for e in events if isinstance(e, EpisodeRecorded)])
+            return events
+
+        return self._command(golem_id, "record", checked)
 
     def fall_asleep(
         self,
@@ -476,6 +487,14 @@ class Golems:
         self.remember(after, records[-1])
         self.observers.dispatch(state, records, self.machine)
         return records
+
+
+def _check_bounds(episodes: Iterable[Episode]) -> None:
+    """InvalidEvent for the first episode past the bounds the schema cannot hold (stored episodes
+    past them still replay), naming the field."""
+    for episode in episodes:
+        if (bad := episode_out_of_bounds(episode)) is not None:
+            raise InvalidEvent("EpisodeRecorded", bad[1][:1].lower() + bad[1][1:], f"episode.{bad[0]}")
 
 
 def _interruption(source: InterruptSource, reason: str) -> Build:

@@ -1,15 +1,16 @@
-"""Episodes as prompt lines, and those lines read back.
+"""Episodes as prompt lines, and the same episodes as the offline generator reads them.
 
-The engines write every episode into a prompt with :func:`episode_line`; a model reads it as text,
-and the offline generator reads it back with :func:`read_episode_lines` so that what it writes can
-use the same facts a model would (the regime, tags and outcome), not only the summaries. Both live
-here so the two sides of the format cannot drift apart.
+The engines write every episode into a prompt with :func:`episode_line` (or :func:`said_line`, for
+what was said) and hand the episodes themselves to the request (``TaskInputs``). A model reads the
+lines; the offline generator reads the episodes as :class:`EpisodeLine` and :class:`SaidLine`,
+which hold exactly what the lines show (the same rounding, the same one-line text), so what it
+writes uses the facts a model would see, and a user's own prompt template changes nothing for it.
+Both live here so the two sides cannot drift apart.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -22,8 +23,6 @@ __all__ = [
     "SaidLine",
     "episode_line",
     "episode_lines",
-    "read_episode_lines",
-    "read_said_lines",
     "said_line",
     "said_lines",
 ]
@@ -70,35 +69,19 @@ class EpisodeLine(msgspec.Struct, frozen=True, kw_only=True):
     pnl: float | None = None
     arousal: float = 0.0
 
-
-_LINE = re.compile(
-    r"\[(?:[^\]·]*? · )?tick (?P<tick>\d+) · (?P<regime>[^\]·]*?)(?: · (?P<tags>#[^\]]*))?\] "
-    r"(?P<summary>.+?)(?: \(outcome (?P<pnl>[^,()]+), surprise [^,()]+, arousal (?P<arousal>[^,()]+)\))?[ \t]*$",
-    re.MULTILINE,
-)
-
-
-def _number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
-def read_episode_lines(text: str) -> list[EpisodeLine]:
-    """Every :func:`episode_line` in ``text``, in order."""
-    return [
-        EpisodeLine(
-            summary=m["summary"],
-            tick=int(m["tick"]),
-            regime="" if m["regime"] == "unknown" else m["regime"],
-            tags=tuple(t.lstrip("#") for t in (m["tags"] or "").split() if t.lstrip("#")),
-            pnl=None if m["pnl"] is None else _number(m["pnl"]),
-            arousal=(None if m["arousal"] is None else _number(m["arousal"])) or 0.0,
+    @classmethod
+    def of(cls, episode: Episode) -> EpisodeLine:
+        """What :func:`episode_line` shows of ``episode``: its one-line summary, regime and tags as
+        written there, and its outcome and arousal to the digits printed."""
+        regime = _one_line(episode.regime.replace("]", " ").replace("·", " "))
+        return cls(
+            summary=_one_line(episode.summary),
+            tick=episode.tick,
+            regime="" if regime == "unknown" else regime,
+            tags=tuple(t for t in (_tag(tag).lstrip("#") for tag in episode.tags) if t),
+            pnl=_number(f"{episode.outcome.pnl:+.4f}"),
+            arousal=_number(f"{episode.arousal:.2f}") or 0.0,
         )
-        for m in _LINE.finditer(text)
-    ]
 
 
 # --- what was said or done, for observations --------------------------------------------------------
@@ -146,14 +129,25 @@ class SaidLine(msgspec.Struct, frozen=True, kw_only=True):
     context: bool = False
     """Marked ``~``: said just before the episodes, for what they answer; not one of them."""
 
-
-_SAID = re.compile(
-    r"^(?P<mark>[-~]) \[tick (?P<tick>\d+) · (?P<when>\d{4}-\d\d-\d\d \d\d:\d\d|untimed) · (?P<who>[^\]·]*?)"
-    r"(?: · significance (?P<sig>[^ ·\]]+))?(?: · outcome (?P<outcome>[^ ·\]]+))?"
-    r"(?: · surprise (?P<surprise>[^ ·\]]+))?"
-    r"\] (?P<text>.+?)[ \t]*$",
-    re.MULTILINE,
-)
+    @classmethod
+    def of(cls, episode: Episode, *, context: bool = False) -> SaidLine:
+        """What :func:`said_line` shows of ``episode``: time to the minute, who, the figures that
+        are not the defaults to the digits printed, and the text on one line."""
+        o = episode.outcome
+        when = episode.time.strftime("%Y-%m-%d %H:%M") if episode.time is not None else None
+        who = _one_line(episode.speaker.replace("]", " ").replace("·", " ")) if episode.speaker else SELF
+        return cls(
+            tick=episode.tick,
+            text=_one_line(episode.summary),
+            when=None if when is None else datetime.strptime(when, "%Y-%m-%d %H:%M").replace(tzinfo=UTC),
+            speaker=None if who in ("", SELF) else who,
+            significance=_figure(f"{episode.significance:.2f}", _SIGNIFICANCE)
+            if episode.significance != _SIGNIFICANCE
+            else _SIGNIFICANCE,
+            outcome=_figure(f"{o.pnl:+.4f}", 0.0) if o.pnl else 0.0,
+            surprise=_figure(f"{o.surprise:.2f}", 0.0) if o.surprise else 0.0,
+            context=context,
+        )
 
 
 def _figure(text: str | None, default: float) -> float:
@@ -161,18 +155,9 @@ def _figure(text: str | None, default: float) -> float:
     return default if found is None else found
 
 
-def read_said_lines(text: str) -> list[SaidLine]:
-    """Every :func:`said_line` in ``text``, in order."""
-    return [
-        SaidLine(
-            tick=int(m["tick"]),
-            text=m["text"],
-            when=None if m["when"] == "untimed" else datetime.strptime(m["when"], "%Y-%m-%d %H:%M").replace(tzinfo=UTC),
-            speaker=None if m["who"] == SELF else m["who"],
-            significance=_figure(m["sig"], _SIGNIFICANCE),
-            outcome=_figure(m["outcome"], 0.0),
-            surprise=_figure(m["surprise"], 0.0),
-            context=m["mark"] == "~",
-        )
-        for m in _SAID.finditer(text)
-    ]
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None

@@ -4,7 +4,7 @@ episodes said, by rule (``_prose.py``), in the JSON shapes a model is asked for.
 An observation restates one thing an episode said as a fact about whoever said it, dated: a
 sentence whose "yesterday" or "last week" now names the day; an answer joined to the question
 before it (sources: both episodes); an image an episode shared; and, whole, every episode that
-mattered (its significance at or above the prompt's threshold). A sentence that adds nothing to
+mattered (its significance at or above the request's threshold). A sentence that adds nothing to
 its episode is not restated: the episode itself is already what recall finds.
 """
 
@@ -19,16 +19,14 @@ from typing import Final
 import msgspec
 
 from oneiros._text import FUNCTION_WORDS, keywords
-from oneiros.generators._lines import SaidLine, read_said_lines
-from oneiros.generators._prose import CHITCHAT, day_text, is_small_talk, resolve_dates, sentences, third_person
+from oneiros.generators._lines import SaidLine
+from oneiros.generators._prose import CHITCHAT, day_text, is_small_talk, resolve_dates, third_person
 from oneiros.generators._protocol import GenerationRequest
+from oneiros.generators._units import ASSISTANTS, Units, committed, units
 
-__all__ = ["CONSOLIDATION", "priority_of"]
+__all__ = ["CONSOLIDATION", "priority_of", "said_of"]
 
 _IMAGE: Final = re.compile(r"\s*\[shares? ([^\]]+)\]")
-_SALIENT: Final = re.compile(r"significance (\d+(?:\.\d+)?) or more")
-_SUBJECT: Final = re.compile(r"^Subject: (.+)$", re.MULTILINE)
-_CAP: Final = re.compile(r"at most (\d+) of them")
 _DEFAULT_SALIENT = 0.7
 
 
@@ -52,6 +50,44 @@ class _Fact(msgspec.Struct, frozen=True, kw_only=True):
     priority: str = "GRN"
     subject: str | None = None
     about: str | None = None
+
+
+class _Update(_Fact, frozen=True, kw_only=True):
+    """A fact that gives a new value for something said before ("now", "changed to"): its ``key``
+    names the thing, so the one said last is current and an earlier one on it superseded."""
+
+    key: str
+
+
+_UPDATE_CUE: Final = re.compile(
+    r"\b(?:now|no longer|changed to|updated to|moved to|switched to|instead of|has been changed|"
+    r"was changed|is changing to|went up to|went down to|dropped to|rose to|increased to|decreased to)\b",
+    re.IGNORECASE,
+)
+_VALUE: Final = re.compile(
+    r"\d|\b(?:v\d|version|january|february|march|april|may|june|july|august|"
+    r"september|october|november|december)\b",
+    re.IGNORECASE,
+)
+_SUBJECT_END: Final = re.compile(
+    r"\s(?:is|are|was|were|has|have|had|will|now|averages|costs|takes|runs|uses|sits|stands|moved|changed|"
+    r"switched|went|dropped|rose|increased|decreased)\b",
+    re.IGNORECASE,
+)
+_SUBJECT_WORDS = 3
+
+
+def _updated_key(sentence: str) -> str | None:
+    """What an update is about: the content words before its verb ("The dashboard API now averages
+    250 ms" is about "dashboard api"); None unless it both cues an update and gives a value."""
+    if not _UPDATE_CUE.search(sentence) or not _VALUE.search(sentence):
+        return None
+    end = _SUBJECT_END.search(sentence)
+    if end is None:
+        return None
+    words = [w.lower() for w in re.findall(r"[A-Za-z][\w-]*", sentence[: end.start()])]
+    content = [w for w in words if w not in FUNCTION_WORDS and w not in CHITCHAT][-_SUBJECT_WORDS:]
+    return f"value:{' '.join(content)}" if content else None
 
 
 class _Voice:
@@ -83,16 +119,36 @@ def _head(line: SaidLine) -> str:
     return f"{day_text(line.when.date())}: " if line.when is not None else ""
 
 
-def _observations_of(line: SaidLine, before: SaidLine | None, voice: _Voice, salient: float) -> Iterator[_Fact]:
+def _assistant(line: SaidLine) -> bool:
+    return line.speaker is not None and line.speaker.lower() in ASSISTANTS
+
+
+def _kept(line: SaidLine, raw: str) -> Units:
+    """What of ``line`` a fact may be made of: every whole sentence of what it said, but of an
+    assistant's turn only what it decided or committed to, never its explanations."""
+    found = units(_IMAGE.sub("", raw))
+    if _assistant(line):
+        return Units(sentences=tuple(s for s in found.sentences if committed(s)), artifacts=found.artifacts)
+    return found
+
+
+def _observations_of(
+    line: SaidLine, before: SaidLine | None, voice: _Voice, salient: float, raws: dict[int, str]
+) -> Iterator[_Fact]:
     head, level = _head(line), priority_of(line)
-    image = _IMAGE.search(line.text)
-    said = _IMAGE.sub("", line.text).strip()
+    raw = raws.get(line.tick, line.text)
+    image = _IMAGE.search(raw)
+    kept = _kept(line, raw)
+    said = " ".join(kept.sentences)
+    who = line.speaker or "I"
     if image is not None:
-        who = line.speaker or "I"
         yield _Fact(text=f"{head}{who} shared {image.group(1).strip()}.", ticks=(line.tick,), subject=line.speaker)
-    asked = _question(before, voice) if before is not None and before.speaker != line.speaker else ""
+    for artifact in kept.artifacts:
+        # Code is kept apart: named by what it is, never pasted into a fact.
+        yield _Fact(text=f"{head}{who} shared {artifact}.", ticks=(line.tick,), subject=line.speaker)
+    asked = _question(before, voice, raws) if before is not None and before.speaker != line.speaker else ""
     if asked and before is not None and line.speaker is not None and said:
-        answer, _ = voice.fact(said, line)
+        answer, _ = voice.fact(_fitting(kept.sentences), line)
         text = f"{head}{before.speaker} asked: {asked} {line.speaker} answered: {answer}"
         yield _Fact(text=text, ticks=(before.tick, line.tick), priority=level, subject=line.speaker)
     if line.significance >= salient and said:
@@ -103,10 +159,15 @@ def _observations_of(line: SaidLine, before: SaidLine | None, voice: _Voice, sal
         return
     if line.when is None:
         return
-    for sentence in sentences(said):
+    for sentence in kept.sentences:
         if sentence.endswith("?") or is_small_talk(sentence, voice.names):
             continue
         text, days, resolved = resolve_dates(sentence, line.when.date())
+        key = _updated_key(sentence)
+        if key is not None:
+            text = voice.named(third_person(text, line.speaker, voice.other(line.speaker)), line)
+            yield _Update(text=head + text, ticks=(line.tick,), priority=level, subject=line.speaker, key=key)
+            continue
         if not resolved:
             continue  # it says nothing its episode does not: recall finds the episode itself
         text = voice.named(third_person(text, line.speaker, voice.other(line.speaker)), line)
@@ -114,59 +175,94 @@ def _observations_of(line: SaidLine, before: SaidLine | None, voice: _Voice, sal
         yield _Fact(text=head + text, ticks=(line.tick,), priority=level, subject=line.speaker, about=about)
 
 
-def _question(line: SaidLine | None, voice: _Voice) -> str:
+_ANSWER = 600
+"""An answer joined to its question keeps its leading whole sentences up to this many characters."""
+
+
+def _fitting(kept: Sequence[str], limit: int = _ANSWER) -> str:
+    """The leading sentences of ``kept`` that fit in ``limit`` characters (the first one always)."""
+    out: list[str] = []
+    size = 0
+    for sentence in kept:
+        if out and size + len(sentence) + 1 > limit:
+            break
+        out.append(sentence)
+        size += len(sentence) + 1
+    return " ".join(out)
+
+
+def _question(line: SaidLine | None, voice: _Voice, raws: dict[int, str]) -> str:
     """The question sentences of ``line`` that ask something, as facts of its speaker."""
     if line is None or line.speaker is None:
         return ""
-    asked = [s for s in sentences(_IMAGE.sub("", line.text)) if s.endswith("?") and not is_small_talk(s, voice.names)]
+    said = units(_IMAGE.sub("", raws.get(line.tick, line.text))).sentences
+    asked = [s for s in said if s.endswith("?") and not is_small_talk(s, voice.names)]
     return voice.fact(" ".join(asked), line)[0] if asked else ""
 
 
-def _found(request: GenerationRequest, pattern: re.Pattern[str]) -> str | None:
-    match = pattern.search(request.prompt)
-    return match.group(1).strip() if match else None
+def said_of(request: GenerationRequest) -> list[tuple[SaidLine, str]]:
+    """The request's episodes as said lines, each with its text as written."""
+    raws = _raws(request)
+    return [(line, raws.get(line.tick, line.text)) for line in _said(request)]
+
+
+def _raws(request: GenerationRequest) -> dict[int, str]:
+    """Each episode's text as it was written, its lines and markdown intact: the structure a
+    said line flattens is what tells a heading, a list item and a code block apart."""
+    given = request.given
+    every = [*([given.before] if given.before is not None else []), *given.episodes]
+    return {e.tick: e.summary for e in every}
+
+
+def _said(request: GenerationRequest) -> list[SaidLine]:
+    """The request's episodes as their said lines show them, the one said before them first."""
+    given = request.given
+    before = [SaidLine.of(given.before, context=True)] if given.before is not None else []
+    return [*before, *(SaidLine.of(e) for e in given.episodes)]
 
 
 def _observe(request: GenerationRequest) -> str:
-    lines = read_said_lines(request.prompt)
+    lines = _said(request)
+    raws = _raws(request)
     voice = _Voice(lines)
-    salient = float(_found(request, _SALIENT) or _DEFAULT_SALIENT)
+    salient = request.given.salient if request.given.salient is not None else _DEFAULT_SALIENT
     facts: list[_Fact] = []
     for index, line in enumerate(lines):
         if not line.context:
             before = lines[index - 1] if index else None
-            facts.extend(_observations_of(line, before, voice, salient))
+            facts.extend(_observations_of(line, before, voice, salient, raws))
     return msgspec.json.encode({"observations": facts}).decode()
 
 
-def _clause(line: SaidLine, subject: str, voice: _Voice, limit: int = 200) -> str:
-    """The sentence of ``line`` that names ``subject`` (its first sentence when none does), as a
-    dated fact, cut at ``limit`` characters on a word."""
-    said = _IMAGE.sub("", line.text).strip() or line.text
-    every = sentences(said) or [said]
+def _clause(line: SaidLine, raw: str, subject: str, voice: _Voice, limit: int = 200) -> str | None:
+    """The whole sentence of ``line`` that names ``subject`` (its first sentence when none does),
+    as a dated fact; None when that sentence is longer than ``limit`` characters or the line says
+    no whole sentence: a clause is dropped, never cut."""
+    every = _kept(line, raw).sentences
+    if not every:
+        return None
     word = re.compile(rf"\b{re.escape(subject)}", re.IGNORECASE)
     chosen = next((s for s in every if word.search(s)), every[0])
     text, _ = voice.fact(chosen, line)
     text = voice.named(text, line)
-    if len(text) > limit:
-        text = text[:limit].rsplit(" ", 1)[0] + " ..."
-    return _head(line) + text
+    return None if len(text) > limit else _head(line) + text
 
 
 def _thread(request: GenerationRequest) -> str:
-    lines = read_said_lines(request.prompt)
-    subject = _found(request, _SUBJECT) or "this"
+    lines = _said(request)
+    raws = _raws(request)
+    subject = request.given.subject or "this"
     voice = _Voice(lines)
-    parts = [_clause(line, subject, voice) for line in lines]
-    return _json(thread=f"{subject}, across days. " + " | ".join(parts))
+    parts = [c for line in lines if (c := _clause(line, raws.get(line.tick, line.text), subject, voice))]
+    return _json(thread=f"{subject}, across days. " + " | ".join(parts) if parts else "")
 
 
 def _summary(request: GenerationRequest) -> str:
     """What the episodes talked about most, as a list of words, and the episodes (at most the
-    prompt's cap) that hold most of them; only those episodes' words are named."""
-    lines = read_said_lines(request.prompt)
+    request's cap) that hold most of them; only those episodes' words are named."""
+    lines = _said(request)
     voice = _Voice(lines)
-    cap = int(_found(request, _CAP) or 3)
+    cap = request.given.cap if request.given.cap is not None else 3
     excluded = FUNCTION_WORDS | CHITCHAT
 
     def words(line: SaidLine) -> set[str]:

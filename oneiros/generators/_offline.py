@@ -15,6 +15,7 @@ from oneiros._deps import rng_for
 from oneiros._text import keywords
 from oneiros.generators._observe import CONSOLIDATION
 from oneiros.generators._phrases import pick, topics
+from oneiros.generators._profile import PROFILE
 from oneiros.generators._protocol import Generation, GenerationRequest
 from oneiros.generators._reasoning import REASONING, Draft
 
@@ -35,7 +36,7 @@ _FOLDS = ("a room folds into sleep", "a tide folds into sand", "a page folds int
 
 
 def _partial(d: Draft) -> str:
-    theme = d.found(r"theme: ([^.\s]+)\.", "")
+    theme = d.given.theme or ""
     words = list(dict.fromkeys([w for w in (theme,) if w and w != "none"] + topics(d.scenes, 6)))
     while len(words) < 3:
         words.append(("sleep", "water", "the hour")[len(words)])
@@ -115,12 +116,12 @@ def _dream(d: Draft) -> str:
 
 
 def _consolidating(d: Draft) -> str:
-    return CONSOLIDATION[d.request.task](d.request)
+    return {**CONSOLIDATION, **PROFILE}[d.request.task](d.request)
 
 
 _WRITERS = {
     **REASONING,
-    **dict.fromkeys(CONSOLIDATION, _consolidating),
+    **dict.fromkeys({**CONSOLIDATION, **PROFILE}, _consolidating),
     "partial": _partial,
     "novelty": _novelty,
     "dream": _dream,

@@ -50,6 +50,8 @@ def _rules(pairs: tuple[tuple[str, str], ...]) -> tuple[_Rule, ...]:
     return tuple((re.compile(pattern), replacement) for pattern, replacement in pairs)
 
 
+_ADVERBS = "always|never|usually|really|generally|also|just|still|often|mostly"
+_VERBS = "prefer|like|love|want|need|use|work|live|plan|hate|know|keep|write|run|build|mean|ask|think|enjoy"
 _FIRST: Final = _rules(
     (
         (r"\bAm I\b", "Is {S}"),
@@ -63,16 +65,25 @@ _FIRST: Final = _rules(
         (r"\bI'll\b", "{S} will"),
         (r"\bI'd\b", "{S} would"),
         (r"\bI was\b", "{S} was"),
+        (r"\bI don't\b", "{S} doesn't"),
+        (r"\bI do not\b", "{S} does not"),
+        # A present-tense verb after "I" agrees with the name that replaces it ("Ann prefers").
+        (rf"\bI ({_ADVERBS}) ({_VERBS})\b", "{S} \\1 \\2s"),
+        (rf"\bI ({_VERBS})\b", "{S} \\1s"),
         (r"\bI\b", "{S}"),
-        (r"\b[Mm]yself\b", "{S}"),
+        (r"\b[Mm]yself\b", "themselves"),
         (r"\b[Mm]y\b", "{S}'s"),
         (r"\b[Mm]ine\b", "{S}'s"),
         (r"\b[Mm]e\b", "{S}"),
         (r"\b[Ww]e're\b", "{S} and others are"),
         (r"\b[Ww]e've\b", "{S} and others have"),
+        (r"\b[Ww]e'll\b", "{S} and others will"),
+        (r"\b[Ww]e'd\b", "{S} and others would"),
         (r"\b[Ww]e\b", "{S} and others"),
+        (r"\b[Oo]urselves\b", "themselves"),
+        (r"\b[Oo]urs\b", "{S}'s"),
         (r"\b[Oo]ur\b", "{S}'s"),
-        (r"\b[Oo]urselves\b", "{S} and others"),
+        (r"\bus\b", "{S} and others"),
     )
 )
 _SECOND: Final = _rules(
@@ -117,7 +128,9 @@ def third_person(text: str, speaker: str | None, other: str | None = None) -> st
     if other:
         for pattern, replacement in _SECOND:
             out = pattern.sub(replacement.replace("{O}", other), out)
-    return out
+    # A rewrite that opens the text with a lower-case name ("user and others hired ...") still
+    # opens a sentence.
+    return out[:1].upper() + out[1:] if text[:1].isupper() else out
 
 
 # --- relative dates ----------------------------------------------------------------------------------
@@ -181,6 +194,16 @@ def _fixed(today: date) -> dict[str, Callable[[], _Resolved]]:
 
 
 _WEEKDAY: Final = re.compile(r"(last|this|next|on) (\w+day)")
+_MONTHS: Final = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december",
+)  # fmt: skip
+_ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
+_MONTH_NAME = r"(january|february|march|april|may|june|july|august|september|october|november|december)"
+# A weekday the speaker dated themselves ("on Friday 20 March", "next Monday, March 9th, 2026"):
+# the date is what it names, so it is resolved to that date rather than to the weekday.
+_DATED: Final = rf"(?:,? (?:{_ORDINAL} (?:of )?{_MONTH_NAME}|{_MONTH_NAME} {_ORDINAL})(?:,? (\d{{4}}))?)"
+_WEEKDAY_DATED: Final = re.compile(rf"(?:last|this|next|on) \w+day{_DATED}")
 _AGO: Final = re.compile(r"(\d+|[a-z]+(?: of)?|a few|a couple of) (day|week|month|year)s? ago")
 
 
@@ -191,6 +214,23 @@ def _weekday(how: str, name: str, today: date) -> _Resolved | None:
     if how in ("last", "on"):
         return _on(today - timedelta(days=(today.weekday() - wd) % 7 or 7))
     return _on(today + timedelta(days=(wd - today.weekday()) % 7 or 7))
+
+
+def _dated(found: re.Match[str], today: date) -> _Resolved | None:
+    """The date a weekday phrase names itself; without a year, the one nearest to ``today``."""
+    day_of, name_of, name_first, day_first, year = found.groups()
+    number, name = (day_of, name_of) if day_of else (day_first, name_first)
+    month_number = _MONTHS.index(name) + 1
+    years = [int(year)] if year else [today.year - 1, today.year, today.year + 1]
+    candidates = []
+    for y in years:
+        try:
+            candidates.append(date(y, month_number, int(number)))
+        except ValueError:
+            continue
+    if not candidates:
+        return None
+    return _on(min(candidates, key=lambda d: abs((d - today).days)))
 
 
 def _ago(count: str, unit: str, today: date) -> _Resolved | None:
@@ -211,6 +251,8 @@ def _resolve(phrase: str, today: date) -> _Resolved | None:
     fixed = _fixed(today).get(p)
     if fixed is not None:
         return fixed()
+    if dated := _WEEKDAY_DATED.fullmatch(p):
+        return _dated(dated, today)
     if weekday := _WEEKDAY.fullmatch(p):
         return _weekday(weekday.group(1), weekday.group(2), today)
     if ago := _AGO.fullmatch(p):
@@ -221,7 +263,8 @@ def _resolve(phrase: str, today: date) -> _Resolved | None:
 _RELATIVE: Final = re.compile(
     r"\b(the day before yesterday|yesterday|last night|today|tonight|tomorrow|"
     r"this (?:morning|afternoon|evening)|(?:last|this|next) (?:week|weekend|month|year)|"
-    r"(?:last|this|next|on) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"(?:last|this|next|on) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    rf"{_DATED}?|"
     r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|few|a couple of|several) "
     r"(?:day|week|month|year)s? ago|recently|lately)\b",
     re.IGNORECASE,

@@ -7,6 +7,7 @@ from typing import Protocol
 
 import msgspec
 
+from oneiros.events._types import Episode
 from oneiros.settings._vocabulary import DreamPhaseName, Task, Tier
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "Generator",
     "RequestShape",
     "Task",
+    "TaskInputs",
     "Tier",
     "model_of",
     "request_hash",
@@ -22,9 +24,42 @@ __all__ = [
 ]
 
 
+class TaskInputs(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What a task works from, as data: the episodes its prompt lists and the figures its prompt
+    states. The prompt is rendered from these for a model; a generator that writes by rule (the
+    offline one) reads them here, so a user's own prompt template changes what a model is told and
+    nothing else. Not part of the request's hash: the prompt rendered from them is."""
+
+    episodes: tuple[Episode, ...] = ()
+    """The episodes the prompt lists, in its order."""
+    before: Episode | None = None
+    """The episode said just before them: context for what they answer, not one of them (observe)."""
+    salient: float | None = None
+    """Observe: episodes of this significance or more are restated whole."""
+    cap: int | None = None
+    """Summary: the most episodes a summary may name."""
+    subject: str | None = None
+    """Thread: what the thread follows across days."""
+    theme: str | None = None
+    """Partial: the residue's theme word."""
+    branch: int | None = None
+    """Counterfactual: which branch of the decision this call explores (1 first)."""
+    mode: str | None = None
+    """Creative hypothesis: combinational, exploratory or transformational."""
+    tag: str | None = None
+    """Insight: the tag the theme's episodes share."""
+    kind: str | None = None
+    """Threat: the kind of threat rehearsed."""
+
+    def stated(self) -> dict[str, object]:
+        """The figures set here, by name, as a prompt template takes them."""
+        named = ("salient", "cap", "subject", "theme", "branch", "mode", "tag", "kind")
+        return {name: value for name in named if (value := getattr(self, name)) is not None}
+
+
 class GenerationRequest(msgspec.Struct, frozen=True, kw_only=True):
     """What a phase asks for. ``call_key`` names the call within its cycle so a re-run finds its
-    recorded response instead of asking again."""
+    recorded response instead of asking again; ``given`` holds what the prompt was rendered from."""
 
     call_key: str
     phase: DreamPhaseName
@@ -35,6 +70,7 @@ class GenerationRequest(msgspec.Struct, frozen=True, kw_only=True):
     max_tokens: int = 256
     system: str = ""
     tier: Tier = "core"
+    given: TaskInputs = TaskInputs()
 
 
 class Generation(msgspec.Struct, frozen=True, kw_only=True):

@@ -2,12 +2,12 @@
 counterfactuals with outcome and lesson, strategy hypotheses with their test, threats, depotentiation
 and theme insights, each written as plain sentences about the episodes in the request.
 
-The writers read the episodes the way a model would, from the prompt's episode lines (tick,
-regime, tags, outcome); they speak of an episode by its tick and its own quoted summary, of an
-outcome as going well or badly (a percentage only where the episode gave one), of conditions by
-the episodes' regimes and of kinds of work by their tags, and reason from the figures (which went
-well, which badly, in which conditions). No domain's vocabulary is built in. A prompt without
-episode lines still gets sentences, built from the request's fragments.
+The writers read the episodes as a model sees them in the prompt's episode lines (tick, regime,
+tags, outcome), from the request's ``given`` inputs; they speak of an episode by its tick and its
+own quoted summary, of an outcome as going well or badly (a percentage only where the episode gave
+one), of conditions by the episodes' regimes and of kinds of work by their tags, and reason from
+the figures (which went well, which badly, in which conditions). No domain's vocabulary is built
+in. A request without episodes still gets sentences, built from its fragments.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import msgspec
 
 from oneiros._deps import rng_for
 from oneiros._text import rank
-from oneiros.generators._lines import EpisodeLine, read_episode_lines
+from oneiros.generators._lines import EpisodeLine
 from oneiros.generators._phrases import FLAT, Scene, capitalize, net, sentence, topics
 from oneiros.generators._protocol import GenerationRequest
 
@@ -33,24 +33,18 @@ def _json(**fields: object) -> str:
 
 
 class Draft:
-    """What one call has to write with: the episodes its prompt names (or, failing that, its
-    fragments), and the call's own random source."""
+    """What one call has to write with: the episodes it was given (or, failing that, its
+    fragments), the figures it was given, and the call's own random source."""
 
     def __init__(self, request: GenerationRequest, rng: random.Random, seed: int) -> None:
         self.request = request
         self.rng = rng
         self.seed = seed
         self.fragments = [f for f in request.fragments if f.strip()] or [request.prompt.strip() or request.task]
-        lines = read_episode_lines(request.prompt) or [EpisodeLine(summary=f) for f in self.fragments]
+        self.given = request.given
+        given = [EpisodeLine.of(e) for e in request.given.episodes]
+        lines = given or [EpisodeLine(summary=f) for f in self.fragments]
         self.scenes = [Scene(line) for line in lines]
-
-    def found(self, pattern: str, default: str) -> str:
-        """The first group of ``pattern`` in the call key or else the prompt, or ``default``."""
-        for text in (self.request.call_key, self.request.prompt):
-            match = re.search(pattern, text)
-            if match:
-                return match.group(1).strip()
-        return default
 
 
 def _largest(scenes: Sequence[Scene]) -> Scene:
@@ -207,7 +201,7 @@ def _counterfactual(d: Draft) -> str:
     # Branches of one decision take different alternatives: the offset depends on the decision
     # alone, the branch number (from the call key) moves along from it.
     offset = rng_for(d.seed, "counterfactual", scene.line.summary).randrange(len(alternatives))
-    branch = int(d.found(r":(\d+)(?:/retry\d+)?$", str(d.rng.randrange(1, 5))))
+    branch = d.given.branch if d.given.branch is not None else d.rng.randrange(1, 5)
     hypothesis, outcome, lesson = alternatives[(offset + branch - 1) % len(alternatives)]
     return _json(hypothesis=_fill(hypothesis, scene), outcome=_fill(outcome, scene), lesson=_fill(lesson, scene))
 
@@ -224,7 +218,7 @@ def _ends(d: Draft) -> tuple[Scene, Scene]:
 
 
 def _hypothesis(d: Draft) -> str:
-    mode = d.found(r"creative:\d+:(\w+)", d.found(r"\((\w+) creativity\)", "combinational"))
+    mode = d.given.mode or "combinational"
     a, b = _ends(d)
     if mode == "exploratory":
         text = (
@@ -305,7 +299,7 @@ def _depotentiate(d: Draft) -> str:
 
 
 def _insight(d: Draft) -> str:
-    tag = d.found(r"theme:([^/]+?)(?:/retry\d+)?$", d.found(r"theme '([^']+)'", ""))
+    tag = d.given.tag or ""
     scenes = d.scenes
     known = [s for s in scenes if s.known]
     label = f"tagged {tag}" if tag else "on this theme"

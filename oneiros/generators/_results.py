@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
@@ -20,6 +20,8 @@ __all__ = [
     "ObservationResult",
     "ObservedFact",
     "PatternResult",
+    "ProfileFact",
+    "ProfileResult",
     "SummaryResult",
     "ThreadResult",
     "ThreatResult",
@@ -76,10 +78,26 @@ class ObservedFact(msgspec.Struct, frozen=True, kw_only=True):
     priority: Priority = "GRN"
     subject: str | None = None
     about: str | None = None
+    key: str | None = None
+    """What a fact giving a new value is about: a later fact with the same key supersedes it."""
 
 
 class ObservationResult(msgspec.Struct, frozen=True):
     observations: tuple[ObservedFact, ...] = ()
+
+
+class ProfileFact(msgspec.Struct, frozen=True, kw_only=True):
+    """One profile entry of a profile step: what the user stands by (an instruction, a preference,
+    a fact about themselves or their project), what it is about (``key``), and its messages."""
+
+    text: Text
+    key: str
+    kind: Literal["instruction", "preference", "identity", "project"] = "preference"
+    ticks: tuple[int, ...] = ()
+
+
+class ProfileResult(msgspec.Struct, frozen=True):
+    profile: tuple[ProfileFact, ...] = ()
 
 
 class ThreadResult(msgspec.Struct, frozen=True):

@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from oneiros._text import counted
 from oneiros.events._content import BudgetOverrun, DreamStaged, GenerationFailed
 from oneiros.events._health import ALARM_KINDS, HEALTH_STREAM, AlarmKind, HealthAlarmCleared, HealthAlarmRaised
 from oneiros.events._staging import ConfidenceChanged, EntryPromoted, side_stream
@@ -178,12 +179,12 @@ class HealthProcess(DecidingProcess):
         s, h, cycle = self.settings, health, health.cycle_id
         usd = round(h.usd_since_promotion, 6)
         empty = (
-            f"{h.empty_run} cycles in a row staged nothing"
+            f"{counted(h.empty_run, 'cycle')} in a row staged nothing"
             if h.empty_run
-            else f"cycle {cycle} staged {h.staged} entries"
+            else f"cycle {cycle} staged {counted(h.staged, 'entry')}"
         )
         overrun = (
-            f"{h.overruns} response{'s' if h.overruns != 1 else ''} in cycle {cycle} claimed more than reserved"
+            f"{counted(h.overruns, 'response')} in cycle {cycle} claimed more than reserved"
             if h.overruns
             else f"cycle {cycle} ran without an overrun"
         )
@@ -194,7 +195,7 @@ class HealthProcess(DecidingProcess):
                 cycle,
                 h.cycles_since_promotion,
                 s.no_promotion_cycles,
-                f"{h.cycles_since_promotion} cycles in a row without a promotion",
+                f"{counted(h.cycles_since_promotion, 'cycle')} in a row without a promotion",
             ),
             Reading(
                 "cost_without_yield",

@@ -25,7 +25,7 @@ from oneiros.projections._recall import RecallItem
 from oneiros.settings._cycle import CycleBudget
 from oneiros.settings._prompts import PromptSet
 
-__all__ = ["AnswerReport", "AnswerSettings", "Reader", "answers_path", "memory_lines"]
+__all__ = ["AnswerReport", "AnswerSettings", "Reader", "answers_path", "memory_line", "memory_lines"]
 
 _ITEM_CHARS = 1_000
 """An item longer than this is cut for the prompt: a thread or a salient episode can run long."""
@@ -77,21 +77,22 @@ def _day(time: str | None) -> str:
         return ""
 
 
+def memory_line(item: RecallItem, *, cut: bool = True) -> str:
+    """One item as the reader sees it: an episode with its day and speaker, a dream output marked
+    as one (its text names its own days and people); with ``cut``, a long text is cut for a prompt."""
+    text = " ".join(item.text.split())
+    if cut and len(text) > _ITEM_CHARS:
+        text = text[:_ITEM_CHARS].rsplit(" ", 1)[0] + " ..."
+    if item.standing != "fact":
+        return f"- (observation) {text}"
+    day = _day(item.time)
+    said = f"{item.speaker}: {text}" if item.speaker else text
+    return f"- [{day}] {said}" if day else f"- {said}"
+
+
 def memory_lines(items: Sequence[RecallItem]) -> str:
-    """The items as the reader sees them, one a line: an episode with its day and speaker, a dream
-    output marked as one (its text names its own days and people)."""
-    lines: list[str] = []
-    for item in items:
-        text = " ".join(item.text.split())
-        if len(text) > _ITEM_CHARS:
-            text = text[:_ITEM_CHARS].rsplit(" ", 1)[0] + " ..."
-        if item.standing == "fact":
-            day = _day(item.time)
-            said = f"{item.speaker}: {text}" if item.speaker else text
-            lines.append(f"- [{day}] {said}" if day else f"- {said}")
-        else:
-            lines.append(f"- (observation) {text}")
-    return "\n".join(lines)
+    """The items as the reader sees them, one a line (:func:`memory_line`)."""
+    return "\n".join(memory_line(item) for item in items)
 
 
 class Reader:

@@ -35,7 +35,9 @@ from oneiros.events._types import DreamComplete, Event, GenerationRecorded
 from oneiros.fsm._service import Golems
 from oneiros.generators._protocol import Generator
 from oneiros.lab._answer import AnswerReport, AnswerSettings, Reader, answers_path
+from oneiros.lab._budget_recall import BudgetScores
 from oneiros.lab._evidence import Conversation, Question, Session, evidence_recall
+from oneiros.lab._quality import TextQuality, text_quality
 from oneiros.projections._recall import RecallItem, RecallSettings, recall_golem
 from oneiros.projections._service import Projections
 from oneiros.runtime._builds import Builder, Plain
@@ -63,6 +65,12 @@ class EvalSettings(msgspec.Struct, frozen=True, kw_only=True):
     recall: RecallSettings = RecallSettings()
     answer: AnswerSettings | None = None
     """The answer step's settings; None: no answers (the default: it needs a model)."""
+    budgets: tuple[int, ...] = ()
+    """Context budgets in tokens at which evidence recall is scored too (docs/evaluation.md)."""
+    tokenizer: str | None = None
+    """How a budget's tokens are counted: None for characters / 4, or ``tiktoken:<encoding>``."""
+    budget_depth: int = 50
+    """How deep the ranking a budget takes its prefix from is (recall's limit for it)."""
 
 
 class ArmReport(msgspec.Struct, kw_only=True):
@@ -82,6 +90,16 @@ class ArmReport(msgspec.Struct, kw_only=True):
     questions: dict[str, int] = {}
     answer: AnswerReport | None = None
     """Token F1 of answers read from the first items, and what answering cost (apart from dreaming)."""
+    budget_recall: dict[int, dict[str, float]] = {}
+    """Evidence recall per category and overall of the ranking's prefix that fits each budget."""
+    budget_items: dict[int, float] = {}
+    """The mean number of items that fit each budget."""
+    updates: int = 0
+    """Knowledge-update questions whose current and outdated turns are told apart."""
+    current_first: float | None = None
+    """The share of those where the current fact's turn ranks above the outdated one's."""
+    quality: TextQuality = TextQuality()
+    """The shares of the arm's dream outputs cut, with markup, or ungrammatical."""
 
 
 def arm_store_url(directory: Path, arm: str) -> str:
@@ -217,6 +235,7 @@ def score_arm(
     sums: dict[int, dict[str, float]] = {kk: {} for kk in settings.ks}
     counts: dict[str, int] = {}
     turns: dict[int, list[int]] = {kk: [] for kk in settings.ks}
+    budgets = BudgetScores(settings.budgets, settings.tokenizer)
     answering = reader is not None and settings.answer is not None
     asked_items: list[tuple[str, Question, list[RecallItem]]] = []
     with open_store(arm_store_url(directory, arm)) as store, Projections(store) as projections:
@@ -236,6 +255,12 @@ def score_arm(
                     for key in (question.category, OVERALL):
                         sums[kk][key] = sums[kk].get(key, 0.0) + got
                     turns[kk] += [len(i.source_refs) for i in ranked[:kk]]
+                if budgets.wanted(question):
+                    depth = settings.budget_depth
+                    deeper = recall_golem(
+                        projections.db, conversation.name, question.question, depth, settings=settings.recall
+                    )
+                    budgets.score(question, deeper.ranking(), (question.category, OVERALL))
                 if answering:
                     asked_items.append((f"answer:{conversation.name}:{asked}", question, ranked))
                 for key in (question.category, OVERALL):
@@ -248,6 +273,10 @@ def score_arm(
             source_turns={kk: round(sum(t) / len(t), 3) if t else 0.0 for kk, t in turns.items()},
             questions=counts,
         )
+        figures = budgets.figures(counts)
+        report.budget_recall, report.budget_items = figures.recall, figures.items
+        report.updates, report.current_first = figures.updates, figures.current_first
+        report.quality = text_quality(store, conversations)
         _spend(store, conversations, report)
     if reader is not None and settings.answer is not None:
         if progress is not None:

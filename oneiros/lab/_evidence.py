@@ -23,6 +23,7 @@ import msgspec
 
 from oneiros._errors import EpisodeFileError
 from oneiros.episodes._conversations import chat_batches, json_lines, locomo_samples, locomo_sessions, normalised_ids
+from oneiros.episodes._parts import refs_of
 from oneiros.events._types import Episode
 from oneiros.projections._recall import RecallItem
 
@@ -46,6 +47,10 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     evidence: tuple[str, ...]
     category: str = "all"
     answer: str | None = None
+    current: tuple[str, ...] = ()
+    """For a knowledge update: the turns that state the current fact (BEAM's ``updated_info``)."""
+    outdated: tuple[str, ...] = ()
+    """And those that state the fact it replaced, which a reader should get after the current."""
 
 
 class Session(msgspec.Struct, frozen=True, kw_only=True):
@@ -66,6 +71,8 @@ class Conversation(msgspec.Struct, frozen=True, kw_only=True):
     questions: list[Question]
     skipped: int = 0
     """Questions left out: another category, or evidence naming no turn."""
+    left_out: dict[str, int] = {}
+    """Why they were left out, where the reader says: reason -> questions."""
 
     @property
     def has_reference(self) -> bool:
@@ -140,7 +147,7 @@ def chat_conversation(transcript: str | Path, questions: str | Path, *, name: st
             sessions[-1].append(episode)
     if not sessions:
         raise EpisodeFileError(str(transcript), "no messages in file")
-    known = {e.ref for s in sessions for e in s}
+    known = {r for s in sessions for e in s if e.ref for r in refs_of(e.ref)}
     asked = list(_question_lines(Path(questions)))
     for n, q in enumerate(asked, start=1):
         unknown = [e for e in q.evidence if e not in known]
@@ -156,8 +163,9 @@ def chat_conversation(transcript: str | Path, questions: str | Path, *, name: st
 
 
 def evidence_recall(evidence: Sequence[str], ranked: Sequence[RecallItem], k: int) -> float:
-    """The share of ``evidence`` among the turns the first ``k`` items stand for."""
-    covered = {ref for item in ranked[:k] for ref in item.source_refs}
+    """The share of ``evidence`` among the turns the first ``k`` items stand for (a part of a long
+    turn, ``<id>#2``, stands for its turn)."""
+    covered = {r for item in ranked[:k] for ref in item.source_refs for r in refs_of(ref)}
     return sum(1 for e in evidence if e in covered) / len(evidence)
 
 

@@ -15,7 +15,7 @@ from oneiros.events._content import StepFailed
 from oneiros.events._lineage import OutputSource, OutputsSourced, output_digest
 from oneiros.events._types import Event
 from oneiros.generators._lines import episode_line, episode_lines
-from oneiros.generators._protocol import GenerationRequest, Task
+from oneiros.generators._protocol import GenerationRequest, Task, TaskInputs
 from oneiros.generators._results import parse_json
 from oneiros.phases._context import PhaseContext
 
@@ -72,22 +72,25 @@ class Steps:
         *,
         temperature: float,
         max_tokens: int,
-        inputs: tuple[str, ...] = (),
+        given: TaskInputs | None = None,
+        inputs: tuple[str, ...] | None = None,
         **values: object,
     ) -> GenerationRequest:
         """The request of one step (see :meth:`ask`), as it will be sent."""
         ctx = self.ctx
         prompts = ctx.settings.prompts
+        given = given if given is not None else TaskInputs()
         return GenerationRequest(
             call_key=f"{ctx.cycle_id}:{ctx.phase}:{key}",
             phase=ctx.phase,
             task=task,
-            prompt=prompts.render(task, **values),
-            fragments=inputs,
+            prompt=prompts.render(task, **(given.stated() | values)),
+            fragments=inputs if inputs is not None else tuple(e.summary for e in given.episodes),
             temperature=temperature,
             max_tokens=max_tokens,
             system=prompts.system,
             tier=ctx.tier,
+            given=given,
         )
 
     def fits(self, request: GenerationRequest) -> bool:
@@ -102,15 +105,19 @@ class Steps:
         *,
         temperature: float,
         max_tokens: int,
-        inputs: tuple[str, ...] = (),
+        given: TaskInputs | None = None,
+        inputs: tuple[str, ...] | None = None,
         **values: object,
     ) -> _R | None:
         """The parsed result of one step, or None if the budget, the generator or the parser said no.
 
-        ``inputs`` are the raw texts the step works from (the request's ``fragments``); ``values``
-        fill the task's prompt template.
+        ``given`` is what the step works from as data (its episodes and figures; the figures also
+        fill the prompt template), ``inputs`` the raw texts (the request's ``fragments``: by default
+        the episodes' summaries), ``values`` the rest of the template: the episodes as prompt lines.
         """
-        request = self.request(key, task, temperature=temperature, max_tokens=max_tokens, inputs=inputs, **values)
+        request = self.request(
+            key, task, temperature=temperature, max_tokens=max_tokens, given=given, inputs=inputs, **values
+        )
         return self.ask_request(request, parse)
 
     def ask_request(self, request: GenerationRequest, parse: Callable[[str, str], _R]) -> _R | None:

@@ -20,7 +20,7 @@ from oneiros.episodes._fold import EpisodeMemory
 from oneiros.events._observations import DreamObservation
 from oneiros.events._types import Episode, Event
 from oneiros.generators._lines import said_lines
-from oneiros.generators._protocol import GenerationRequest
+from oneiros.generators._protocol import GenerationRequest, TaskInputs
 from oneiros.generators._results import ObservationResult, SummaryResult, ThreadResult
 from oneiros.phases._common import Steps, json_parser
 
@@ -85,15 +85,15 @@ def _observe_request(steps: Steps, night: Sequence[Episode], start: int, size: i
     if not settings.observations:
         return None
     batch = night[start : start + size]
+    before = night[start - 1] if start else None
     # The size is part of the key: a step halved to fit what a retried phase has left is another call.
     return steps.request(
         f"observe:{start}+{len(batch)}",
         "observe",
         temperature=settings.temperature,
         max_tokens=settings.tokens_per_episode * len(batch),
-        inputs=tuple(e.summary for e in batch),
-        episodes=said_lines(batch, night[start - 1] if start else None),
-        salient=settings.salient,
+        given=TaskInputs(episodes=tuple(batch), before=before, salient=settings.salient),
+        episodes=said_lines(batch, before),
         sources=settings.max_sources,
     )
 
@@ -113,6 +113,7 @@ def _observations(steps: Steps, result: ObservationResult | None, known: set[int
                 about=_about(fact.about),
                 source_episode_ticks=ticks,
                 priority=fact.priority,
+                key=" ".join(fact.key.split())[:_SUBJECT] or None if fact.key else None,
             )
             out.append(steps.made(observation))
     return out
@@ -131,9 +132,8 @@ def _summaries(steps: Steps, index: int, batch: Sequence[Episode], known: set[in
             parse,
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
-            inputs=tuple(e.summary for e in mine),
+            given=TaskInputs(episodes=tuple(mine), cap=settings.summary_sources),
             episodes=said_lines(mine),
-            cap=settings.summary_sources,
         )
         ticks = _sources(result.ticks, known, settings.summary_sources) if result is not None else ()
         if result is not None and result.summary.strip() and ticks:
@@ -190,8 +190,7 @@ def _threads(steps: Steps, night: Sequence[Episode], memory: EpisodeMemory, star
             parse,
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
-            inputs=tuple(e.summary for e in joined),
-            subject=shown,
+            given=TaskInputs(episodes=tuple(joined), subject=shown),
             episodes=said_lines(joined),
         )
         if result is not None and result.thread.strip():

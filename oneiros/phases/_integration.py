@@ -12,7 +12,7 @@ import msgspec
 import numpy as np
 
 from oneiros._text import article, keywords, rank
-from oneiros.episodes._columns import columns_of
+from oneiros.episodes._fold import columns_of
 from oneiros.episodes._vectors import HashingEmbedder, make_embedder
 from oneiros.events._content import (
     CreditAssigned,
@@ -34,6 +34,7 @@ from oneiros.events._content import (
 )
 from oneiros.events._lineage import OutputsSourced, output_digest
 from oneiros.events._types import DreamCounterfactual, DreamHypothesis, DreamInsight, Episode, Event, ReplayBatch
+from oneiros.generators._protocol import TaskInputs
 from oneiros.generators._results import InsightResult
 from oneiros.phases._common import Steps, episode_lines, json_parser
 from oneiros.phases._consolidate import thread_night
@@ -246,8 +247,7 @@ def _themes(steps: Steps) -> list[Event]:
             parse,
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
-            inputs=tuple(by_tick[t].summary for t in ticks),
-            tag=tag,
+            given=TaskInputs(episodes=tuple(by_tick[t] for t in ticks), tag=tag),
             episodes=episode_lines([by_tick[t] for t in ticks]),
         )
         if result is not None:

@@ -12,15 +12,15 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from oneiros.episodes._columns import columns_of
-from oneiros.episodes._fold import episode_time
+from oneiros.episodes._fold import columns_of, episode_time
 from oneiros.events._content import CreditAssigned, EpisodeTriaged, ReplayStrengthened, TriageDecision
 from oneiros.events._types import Episode, Event, ReplayBatch
-from oneiros.generators._protocol import Task
+from oneiros.generators._protocol import Task, TaskInputs
 from oneiros.generators._results import PatternResult
 from oneiros.phases._common import Steps, episode_lines, json_parser
 from oneiros.phases._consolidate import observe_night
 from oneiros.phases._context import PhaseContext
+from oneiros.phases._profile import profile_night
 from oneiros.settings._cycle import EngineSettings
 
 __all__ = ["ReplayPick", "batches", "gain", "need", "nrem", "select_replay", "triage", "utility"]
@@ -168,6 +168,7 @@ def nrem(ctx: PhaseContext) -> list[Event]:
             break
         outputs.extend(_replay(steps, index, batch, rng.random(), strength))
     outputs.extend(observe_night(steps, ctx.night_episodes()))
+    outputs.extend(profile_night(steps, ctx.night_episodes()))
     return outputs + steps.closing()
 
 
@@ -177,9 +178,10 @@ def _replay(steps: Steps, index: int, batch: list[ReplayPick], draw: float, stre
     ctx, settings = steps.ctx, steps.ctx.settings
     episodes = [p.episode for p in batch]
     parse = json_parser("pattern", PatternResult)
+    # Every pass gives the generator the whole batch's summaries as its fragments.
     inputs = tuple(e.summary for e in episodes)
 
-    def ask(key: str, task: Task, **values: object) -> PatternResult | None:
+    def ask(key: str, task: Task, shown: list[Episode], **values: object) -> PatternResult | None:
         if steps.stopped:
             return None
         return steps.ask(
@@ -188,11 +190,13 @@ def _replay(steps: Steps, index: int, batch: list[ReplayPick], draw: float, stre
             parse,
             temperature=settings.nrem.temperature,
             max_tokens=settings.nrem.max_tokens,
+            given=TaskInputs(episodes=tuple(shown)),
             inputs=inputs,
+            episodes=episode_lines(shown),
             **values,
         )
 
-    forward = ask("forward", "pattern", episodes=episode_lines(episodes))
+    forward = ask("forward", "pattern", episodes)
     if forward is None:
         return []
     ticks = tuple(e.tick for e in episodes)
@@ -203,7 +207,7 @@ def _replay(steps: Steps, index: int, batch: list[ReplayPick], draw: float, stre
     ]
     # Reverse replay propagates reward backward, so it runs where outcomes are known.
     known = sorted((e for e in episodes if e.outcome.pnl), key=lambda e: (-abs(e.outcome.pnl), e.tick))
-    reverse = ask("reverse", "reverse", episodes=episode_lines(known)) if known else None
+    reverse = ask("reverse", "reverse", known) if known else None
     if reverse is not None:
         out.append(
             steps.made(
@@ -221,7 +225,7 @@ def _replay(steps: Steps, index: int, batch: list[ReplayPick], draw: float, stre
         perturbation = perturbations[
             int(draw / settings.nrem.perturbation_rate * len(perturbations)) % len(perturbations)
         ]
-        perturbed = ask("perturbed", "perturbed", episodes=episode_lines(episodes), perturbation=perturbation)
+        perturbed = ask("perturbed", "perturbed", episodes, perturbation=perturbation)
         if perturbed is not None:
             out.append(
                 steps.made(

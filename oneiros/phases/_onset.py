@@ -3,10 +3,11 @@ completions; a cheap low-temperature judge keeps the novel ones as creative pred
 
 from __future__ import annotations
 
-from oneiros.episodes._columns import columns_of
+from oneiros.episodes._fold import columns_of
 from oneiros.events._content import HypnagogicPrediction, WakingResidue
 from oneiros.events._types import Episode, Event
 from oneiros.generators._offline import keywords
+from oneiros.generators._protocol import TaskInputs
 from oneiros.generators._results import NoveltyResult, parse_partial
 from oneiros.phases._common import Steps, episode_lines, json_parser
 from oneiros.phases._context import PhaseContext
@@ -50,7 +51,7 @@ def onset(ctx: PhaseContext) -> list[Event]:
             parse_partial,
             temperature=settings.partial_temperature,
             max_tokens=settings.partial_max_tokens,
-            inputs=tuple(e.summary for e in residue),
+            given=TaskInputs(episodes=tuple(residue), theme=theme),
             theme=theme or "none",
             episodes=lines,
         )
@@ -64,6 +65,7 @@ def onset(ctx: PhaseContext) -> list[Event]:
             json_parser("novelty", NoveltyResult),
             temperature=settings.judge_temperature,
             max_tokens=settings.judge_max_tokens,
+            given=TaskInputs(episodes=tuple(residue)),
             inputs=tuple(partials),
             episodes=lines,
             fragments="\n".join(f"{i + 1}. {p}" for i, p in enumerate(partials)),

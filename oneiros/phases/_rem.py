@@ -7,8 +7,7 @@ from typing import Final
 
 import numpy as np
 
-from oneiros.episodes._columns import columns_of
-from oneiros.episodes._fold import EpisodeMemory
+from oneiros.episodes._fold import EpisodeMemory, columns_of
 from oneiros.episodes._vectors import make_embedder
 from oneiros.events._content import (
     CreativeMode,
@@ -18,6 +17,7 @@ from oneiros.events._content import (
     ThreatSimulated,
 )
 from oneiros.events._types import DreamCounterfactual, DreamHypothesis, Episode, Event, ReplayBatch
+from oneiros.generators._protocol import TaskInputs
 from oneiros.generators._results import (
     CounterfactualResult,
     DepotentiationResult,
@@ -77,9 +77,8 @@ def _counterfactuals(steps: Steps, replayed: list[Episode]) -> list[Event]:
                 parse,
                 temperature=settings.exploration_temperature,
                 max_tokens=settings.rem.max_tokens,
-                inputs=(seed.summary,),
+                given=TaskInputs(episodes=(seed,), branch=branch),
                 episode=episode_line(seed),
-                branch=branch,
                 depth=depth,
             )
             if result is None:
@@ -123,8 +122,7 @@ def _creative(steps: Steps, replayed: list[Episode]) -> list[Event]:
                 parse,
                 temperature=settings.exploration_temperature,
                 max_tokens=settings.rem.max_tokens,
-                inputs=tuple(e.summary for e in seeds),
-                mode=mode,
+                given=TaskInputs(episodes=tuple(seeds), mode=mode),
                 episodes=episode_lines(seeds),
             )
             if result is not None:
@@ -163,8 +161,7 @@ def _threats(steps: Steps, replayed: list[Episode]) -> list[Event]:
             parse,
             temperature=settings.exploration_temperature,
             max_tokens=settings.rem.max_tokens,
-            inputs=tuple(e.summary for e in seeds),
-            kind=kind,
+            given=TaskInputs(episodes=tuple(seeds), kind=kind),
             episodes=episode_lines(seeds),
         )
         if result is not None:
@@ -199,7 +196,7 @@ def _depotentiate(steps: Steps, replayed: list[Episode]) -> list[Event]:
             parse,
             temperature=ctx.settings.exploration_temperature,
             max_tokens=rem_settings.max_tokens,
-            inputs=(episode.summary,),
+            given=TaskInputs(episodes=(episode,)),
             episode=episode_line(episode),
         )
         if result is None:
@@ -247,7 +244,7 @@ def _dream(steps: Steps) -> list[Event]:
         parse,
         temperature=rem_settings.dream_temperature,
         max_tokens=rem_settings.dream_max_tokens,
-        inputs=tuple(e.summary for pair in pairs for e in pair),
+        given=TaskInputs(episodes=tuple(e for pair in pairs for e in pair)),
         name=rem_settings.entity_name,
         pairs=text,
     )

@@ -11,11 +11,13 @@ What eventsourcing does not give, and this adds: the position moves by compare-a
 tracking insert only refuses to go backwards, which would let a second runner that started from the
 same position apply the same events again), and a projection can be dropped.
 
-Beside the rows, a table of **term postings** ``(projection, golem, term, doc, tf, len, part)``:
-what a projection that ranks text (the recall index) writes in the same transaction as its rows and
-position, and reads with :meth:`ProjectionDB.term_counts` and :meth:`ProjectionDB.term_top`, one
-BM25 in SQL that both engines run the same way. A JSON row per term would be rewritten whole each
-time a document joined it; a postings row is written once.
+Beside the rows, a table of **term postings in blocks** ``(projection, golem, term, part, first)``
+(``_postings.py``, ``_blocks.py``): what a projection that ranks text (the recall index) writes in the same
+transaction as its rows and position, one row per term a commit touched, and reads with
+:meth:`ProjectionDB.term_counts` and :meth:`ProjectionDB.term_top` (BM25's top k, pruned by
+MaxScore), the same on both engines. A row per posting made catching up an index cost a statement
+row per word of every episode (2,400 episodes a second) and a ranking read every posting of every
+query term.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import hashlib
 import time
 import uuid
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
@@ -33,17 +35,20 @@ from eventsourcing.persistence import IntegrityError, OperationalError, Tracking
 from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
 
 from oneiros._errors import InvalidStoreURL, ProjectionConflict
+from oneiros.projections._blocks import Okapi, PostingBlocks
+from oneiros.projections._postings import Postings
 from oneiros.store._presence import check_reachable
-from oneiros.store._urls import PostgresURL, parse_postgres_url
+from oneiros.store._urls import PostgresURL, StoreURL
 
-__all__ = ["Commit", "Okapi", "ProjectionDB", "RowWrite", "TermWrites", "default_projection_url", "open_projection_db"]
+__all__ = ["Commit", "Okapi", "ProjectionDB", "RowWrite", "default_projection_url", "open_projection_db"]
 
 ROWS = "oneiros_projection_rows"
-TERMS = "oneiros_projection_terms"
+TERMS = "oneiros_projection_postings"
+_LEGACY_TERMS = "oneiros_projection_terms"
+"""A row per posting, before postings were kept in blocks; the recall index's layout 4 rebuilds
+its postings into the blocks, so the old table is dropped when a database is opened."""
 # (kind, key, data); data None deletes the row
 RowWrite = tuple[str, str, bytes | None]
-# (golem, term, doc) -> (tf, len, part) to write, or None to delete
-TermWrites = Mapping[tuple[str, str, int], tuple[int, int, int] | None]
 
 
 class Commit(NamedTuple):
@@ -54,18 +59,10 @@ class Commit(NamedTuple):
     expected: int
     position: int
     writes: Sequence[RowWrite]
-    terms: TermWrites | None = None
+    terms: Postings | None = None
 
 
-class Okapi(NamedTuple):
-    """BM25's free parameters and the corpus's average document length (in terms)."""
-
-    k1: float
-    b: float
-    avgdl: float
-
-
-class ProjectionDB(TrackingRecorder):
+class ProjectionDB(TrackingRecorder, PostingBlocks):
     """Rows and positions of projections. The SQL is shared; each engine supplies its datastore's
     transactions, the parameter mark, and the table names."""
 
@@ -74,8 +71,6 @@ class ProjectionDB(TrackingRecorder):
     rows_table: str = ROWS
     terms_table: str = TERMS
     tracking_table: str = "tracking"
-    text_order: ClassVar[str] = ""
-    """What makes text order by code point (the digest's order must not depend on the engine)."""
     real: ClassVar[str] = "REAL"
 
     if TYPE_CHECKING:
@@ -130,7 +125,7 @@ class ProjectionDB(TrackingRecorder):
             return {row["name"]: int(row["position"] or 0) for row in c.fetchall()}
 
     def commit(
-        self, projection: str, expected: int, position: int, writes: Sequence[RowWrite], terms: TermWrites | None = None
+        self, projection: str, expected: int, position: int, writes: Sequence[RowWrite], terms: Postings | None = None
     ) -> None:
         """Write ``writes`` (and the postings ``terms``) and move the position from ``expected`` to
         ``position``, all or nothing."""
@@ -178,68 +173,6 @@ class ProjectionDB(TrackingRecorder):
             self._write_terms(c, projection, commit.terms)
         if commit.position > commit.expected:
             self._record_position(c, Tracking(projection, commit.position))
-
-    def _write_terms(self, c: Any, projection: str, terms: TermWrites) -> None:
-        gone = [(projection, golem, term, doc) for (golem, term, doc), v in terms.items() if v is None]
-        if gone:
-            c.executemany(
-                self._sql(
-                    f"DELETE FROM {self.terms_table} WHERE projection = ? AND golem = ? AND term = ? AND doc = ?"
-                ),
-                gone,
-            )
-        # Sorted, as the rows are: the postings b-tree is filled in key order.
-        puts = sorted((projection, *key, *v) for key, v in terms.items() if v is not None)
-        if puts:
-            c.executemany(
-                self._sql(
-                    f"INSERT INTO {self.terms_table} (projection, golem, term, doc, tf, len, part) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)"
-                ),
-                puts,
-            )
-
-    def term_counts(self, projection: str, golem: str, terms: Sequence[str]) -> dict[str, int]:
-        """How many of ``golem``'s documents hold each of ``terms`` (those none holds are left out)."""
-        if not terms:
-            return {}
-        marks = ", ".join("?" * len(terms))
-        sql = (
-            f"SELECT term, COUNT(*) AS n FROM {self.terms_table} "
-            f"WHERE projection = ? AND golem = ? AND term IN ({marks}) GROUP BY term"
-        )
-        with self._transaction(commit=False) as c:
-            c.execute(self._sql(sql), [projection, golem, *terms])
-            return {str(r["term"]): int(r["n"]) for r in c.fetchall()}
-
-    def term_top(
-        self, projection: str, golem: str, weights: Mapping[str, float], okapi: Okapi, per_part: int
-    ) -> list[tuple[int, int, float]]:
-        """``(doc, part, score)`` of the ``per_part`` best documents of each part, by Okapi BM25:
-        the sum over the terms a document holds of ``weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b *
-        len / avgdl))``, the weight being the term's idf. Ties go to the later document."""
-        if not weights or per_part <= 0:
-            return []
-        real = self.real
-        query = ", ".join(f"(CAST(? AS TEXT), CAST(? AS {real}))" for _ in weights)
-        sql = (
-            f"WITH q (term, w) AS (VALUES {query}), "
-            "s AS (SELECT t.doc AS doc, t.part AS part, "
-            f"SUM(q.w * t.tf * CAST(? AS {real}) / (t.tf + CAST(? AS {real}) * "
-            f"(CAST(? AS {real}) + CAST(? AS {real}) * t.len))) AS score "
-            f"FROM {self.terms_table} t JOIN q ON t.term = q.term "
-            "WHERE t.projection = ? AND t.golem = ? GROUP BY t.doc, t.part) "
-            "SELECT doc, part, score FROM (SELECT doc, part, score, "
-            "ROW_NUMBER() OVER (PARTITION BY part ORDER BY score DESC, doc DESC) AS r FROM s) ranked "
-            "WHERE r <= ? ORDER BY score DESC, doc DESC"
-        )
-        k1, b, avgdl = okapi
-        params: list[Any] = [v for term, w in sorted(weights.items()) for v in (term, w)]
-        # 1 - b + b * len / avgdl, as (1 - b) + (b / avgdl) * len: one multiplication a posting.
-        params += [k1 + 1, k1, 1 - b, b / avgdl if avgdl > 0 else 0.0, projection, golem, per_part]
-        with self._transaction(commit=False) as c:
-            c.execute(self._sql(sql), params)
-            return [(int(r["doc"]), int(r["part"]), float(r["score"])) for r in c.fetchall()]
 
     def get(self, projection: str, kind: str, key: str) -> bytes | None:
         with self._transaction(commit=False) as c:
@@ -299,16 +232,10 @@ class ProjectionDB(TrackingRecorder):
         h = hashlib.sha256()
         for kind, key, data in self.scan(projection):
             h.update(kind.encode() + b"\0" + key.encode() + b"\0" + data + b"\0")
-        order = self.text_order
-        sql = (
-            f"SELECT golem, term, doc, tf, len, part FROM {self.terms_table} WHERE projection = ? "
-            f"ORDER BY golem{order}, term{order}, doc"
-        )
-        with self._transaction(commit=False) as c:
-            c.execute(self._sql(sql), (projection,))
-            for r in c.fetchall():
-                fields = (r["golem"], r["term"], r["doc"], r["tf"], r["len"], r["part"])
-                h.update(b"\1" + "\0".join(map(str, fields)).encode())
+        # The postings as a list, not as the blocks that hold them: how a term's postings are cut into
+        # blocks depends on where commits fell, which a rebuild and a live follower do not share.
+        for fields in self.postings(projection):
+            h.update(b"\1" + "\0".join(map(str, fields)).encode())
         return h.hexdigest()
 
     def position_and_digest(self, projection: str) -> tuple[int, str]:
@@ -346,8 +273,9 @@ class SQLiteProjectionDB(SQLiteTrackingRecorder, ProjectionDB):
             # WITHOUT ROWID table's whole rows in its key b-tree, which made writing them 3x slower.
             f"CREATE TABLE IF NOT EXISTS {ROWS} (projection TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, "
             "data BLOB NOT NULL, PRIMARY KEY (projection, kind, key))",
-            # WITHOUT ROWID: a term's postings lie together in the key b-tree, read in one range.
-            f"CREATE TABLE IF NOT EXISTS {TERMS} ({_TERM_COLUMNS}) WITHOUT ROWID",
+            # A rowid table: a block is up to 16 KB, which a WITHOUT ROWID table would keep in its key b-tree.
+            f"CREATE TABLE IF NOT EXISTS {TERMS} ({_TERM_COLUMNS.format(blob='BLOB')})",
+            f"DROP TABLE IF EXISTS {_LEGACY_TERMS}",
         ]
 
     @contextmanager
@@ -368,8 +296,9 @@ class SQLiteProjectionDB(SQLiteTrackingRecorder, ProjectionDB):
 
 
 _TERM_COLUMNS = (
-    "projection TEXT NOT NULL, golem TEXT NOT NULL, term TEXT NOT NULL, doc BIGINT NOT NULL, "
-    "tf INTEGER NOT NULL, len INTEGER NOT NULL, part INTEGER NOT NULL, PRIMARY KEY (projection, golem, term, doc)"
+    "projection TEXT NOT NULL, golem TEXT NOT NULL, term TEXT NOT NULL, part INTEGER NOT NULL, first BIGINT NOT NULL, "
+    "lo BIGINT NOT NULL, hi BIGINT NOT NULL, n INTEGER NOT NULL, max_tf INTEGER NOT NULL, min_len INTEGER NOT NULL, "
+    "data {blob} NOT NULL, PRIMARY KEY (projection, golem, term, part, first)"
 )
 
 
@@ -401,7 +330,6 @@ def _postgres_projection_db(url: str, parts: PostgresURL) -> ProjectionDB:
 
     class PostgresProjectionDB(PostgresTrackingRecorder, ProjectionDB):
         mark = "%s"
-        text_order = ' COLLATE "C"'
         real = "DOUBLE PRECISION"
 
         def __init__(self) -> None:
@@ -430,9 +358,12 @@ def _postgres_projection_db(url: str, parts: PostgresURL) -> ProjectionDB:
                 ).format(Identifier(schema), Identifier(ROWS))
             )
             self.sql_create_statements.append(
-                SQL("CREATE TABLE IF NOT EXISTS {0}.{1} (" + _TERM_COLUMNS + ")").format(
+                SQL("CREATE TABLE IF NOT EXISTS {0}.{1} (" + _TERM_COLUMNS.format(blob="BYTEA") + ")").format(
                     Identifier(schema), Identifier(TERMS)
                 )
+            )
+            self.sql_create_statements.append(
+                SQL("DROP TABLE IF EXISTS {0}.{1}").format(Identifier(schema), Identifier(_LEGACY_TERMS))
             )
             _create(self)
 
@@ -440,6 +371,10 @@ def _postgres_projection_db(url: str, parts: PostgresURL) -> ProjectionDB:
         def _transaction(self, *, commit: bool) -> Iterator[Any]:
             with self.datastore.transaction(commit=commit) as c:
                 yield c
+
+        def _snapshot(self, c: Any) -> None:
+            # READ COMMITTED takes a snapshot per statement; a ranking reads a term's blocks in several.
+            c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
 
         def _lock(self, c: Any, projection: str) -> None:
             # Two runners that both saw no tracking row would otherwise both insert one; the
@@ -454,30 +389,19 @@ def _postgres_projection_db(url: str, parts: PostgresURL) -> ProjectionDB:
 
 def default_projection_url(store_url: str) -> str:
     """Where a store's projections live unless told otherwise: a sibling SQLite file, a sibling
-    PostgreSQL schema, or memory for an in-memory store."""
-    scheme, _, rest = store_url.partition("://")
-    if scheme == "sqlite":
-        path = Path(rest[1:])
-        return f"sqlite:///{path.with_name(path.stem + '.projections.db')}"
-    if scheme in ("postgresql", "postgres"):
-        base, _, query = store_url.partition("?")
-        params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
-        schema = params.get("schema", "public")
-        params["schema"] = "oneiros_projections" if schema == "public" else f"{schema}_proj"
-        return base + "?" + "&".join(f"{k}={v}" for k, v in params.items())
-    return "memory://"
+    PostgreSQL schema, or memory for an in-memory store (:meth:`StoreURL.projections`)."""
+    return StoreURL.parse(store_url).projections()
 
 
 def open_projection_db(url: str) -> ProjectionDB:
     """``memory://``, ``sqlite:///path.db`` or ``postgresql://user@host:port/db?schema=name``."""
-    scheme, sep, rest = url.partition("://")
-    if scheme == "memory" and sep:
+    where = StoreURL.parse(url)
+    if where.kind == "memory":
         return SQLiteProjectionDB(url, ":memory:")
-    if scheme == "sqlite" and rest.startswith("/") and rest != "/":
+    if where.kind == "sqlite":
         try:
-            return SQLiteProjectionDB(url, rest[1:])
+            return SQLiteProjectionDB(url, where.path)
         except (OperationalError, OSError) as exc:
-            raise InvalidStoreURL(url, f"cannot open SQLite file {rest[1:]!r}: {exc}") from None
-    if scheme in ("postgresql", "postgres"):
-        return _postgres_projection_db(url, parse_postgres_url(url))
-    raise InvalidStoreURL(url, "expected memory://, sqlite:///PATH or postgresql://... for the projections")
+            raise InvalidStoreURL(url, f"cannot open SQLite file {where.path!r}: {exc}") from None
+    assert where.postgres is not None  # the parse gives a PostgreSQL URL its parts
+    return _postgres_projection_db(url, where.postgres)

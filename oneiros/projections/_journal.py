@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from oneiros._text import counted
 from oneiros.events._content import (
     DreamFragments,
     DreamJournal,
@@ -330,9 +331,9 @@ def journal_markdown(entries: Iterable[JournalEntry]) -> str:
         if entry.empty:
             status = f"{status}, EMPTY: {entry.empty}"
         lines.append(
-            f"<!-- cycle {entry.cycle_id} · {status} · {entry.staged} staged · "
-            f"{entry.tokens_in + entry.tokens_out} tokens · ${entry.cost_usd:.4f} · "
-            f"{entry.duration_ticks} ticks · quality {entry.quality_pct}% -->"
+            f"<!-- cycle {entry.cycle_id} of {entry.golem_id} · {status} · {entry.staged} staged · "
+            f"{counted(entry.tokens_in + entry.tokens_out, 'token')} · ${entry.cost_usd:.4f} · "
+            f"{counted(entry.duration_ticks, 'tick')} · quality {entry.quality_pct}% -->"
         )
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + ("\n" if blocks else "")

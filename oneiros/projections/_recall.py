@@ -37,7 +37,7 @@ from oneiros.projections._index import PENDING, golem_dreams, staged_entries
 from oneiros.projections._runner import Rows
 from oneiros.projections._sinks import beliefs, memory_version
 from oneiros.projections._staging import StagedEntry
-from oneiros.projections._terms import bm25_weight, idf, term_counts, unique_terms
+from oneiros.projections._terms import bm25_weight, idf, term_counts, terms, terms_of, unique_terms
 from oneiros.store._store import Recorded
 
 __all__ = [
@@ -46,7 +46,9 @@ __all__ = [
     "RecallResult",
     "RecallSettings",
     "Standing",
+    "episode_refs",
     "episode_text",
+    "episode_times",
     "recall",
     "recall_golem",
 ]
@@ -91,8 +93,18 @@ class _Tick(msgspec.Struct, frozen=True, kw_only=True):
     ref: str | None = None
 
 
+class _Outdated(msgspec.Struct, frozen=True, kw_only=True):
+    """An episode whose fact a later one on the same thing superseded (``by``: that fact's document)."""
+
+    by: int
+
+
+_OUTDATED_WEIGHT = 0.5
+"""What an outdated turn's relevance is multiplied by, so the turn of the value in force ranks above it."""
+
+
 class _Doc(msgspec.Struct, frozen=True, kw_only=True):
-    kind: Literal["episode", "observation"]
+    kind: Literal["episode", "observation", "profile"]
     ref: str
     text: str
     indexed: str
@@ -114,19 +126,32 @@ def episode_text(episode: Episode) -> str:
     return " ".join((said, *episode.tags, *regime))
 
 
+def _indexed_text(event: Event) -> str:
+    match event:
+        case EpisodeRecorded(episode=episode):
+            return episode_text(episode)
+        case DreamObservation(text=text):
+            return text
+        case _:
+            raise TypeError(f"recall indexes episodes and dream observations, not {type(event).__name__}")
+
+
 def _tick_key(golem: str, tick: int) -> str:
     return f"{golem}/{tick:012d}"
 
 
 class RecallIndex:
     """Rows ``doc/<golem>/<doc>`` (an episode or a dream observation, ``doc`` its log position),
-    ``tick/<golem>/<tick>`` (the document of the episode with that tick), ``stats/<golem>``
-    (documents and terms), and each document's term postings."""
+    ``tick/<golem>/<tick>`` (the document of the episode with that tick), ``key/<golem>/<key>``
+    (the document of the current profile entry or value on that thing), ``outdated/<golem>/<tick>``
+    (an episode whose fact a later one superseded), ``stats/<golem>`` (documents and
+    terms), and each document's term postings."""
 
     name = "recall"
-    layout = 3
+    layout = 4
     """1: word rows of the newest 1000 ticks each, scored by the share of query words; 2: BM25; 3: each
-    document says whether it restates its episodes (rows of 2 would read every summary as one)."""
+    document says whether it restates its episodes (rows of 2 would read every summary as one); 4:
+    postings in blocks (``_postings.py``) rather than a row each."""
     types: tuple[type[Event], ...] = (EpisodeRecorded, DreamObservation)
 
     def __init__(self, settings: RecallSettings | None = None) -> None:
@@ -136,9 +161,15 @@ class RecallIndex:
         self.apply_batch((record,), rows)
 
     def apply_batch(self, records: Sequence[Recorded], rows: Rows) -> None:
-        # The statistics row of a golem is edited once per stretch, not once per document.
+        # Every text of the stretch is cut into terms at once (one call of the stemmer), and the
+        # statistics row of a golem is edited once per stretch, not once per document.
+        texts = [_indexed_text(record.event) for record in records]
+        ticks = [
+            _tick_key(r.meta.golem_id, r.event.episode.tick) for r in records if isinstance(r.event, EpisodeRecorded)
+        ]
+        rows.prefetch("tick", ticks, _Tick)
         stats: dict[str, _Stats] = {}
-        for record in records:
+        for record, found in zip(records, terms_of(texts), strict=True):
             golem, event, doc = record.meta.golem_id, record.event, record.position
             golem_stats = stats.get(golem)
             if golem_stats is None:
@@ -147,15 +178,16 @@ class RecallIndex:
                 case EpisodeRecorded(episode=episode):
                     entry = self._episode(golem, doc, episode, rows, golem_stats)
                 case DreamObservation():
+                    if event.key:
+                        self._supersede(golem, event.key, doc, rows, golem_stats)
                     entry = self._observation(golem, record.meta.event_id, event, rows)
-                case _:
-                    raise TypeError(f"recall indexes episodes and dream observations, not {type(event).__name__}")
-            counts = term_counts(entry.indexed)
+                case _:  # pragma: no cover - _indexed_text refused it already
+                    raise TypeError(type(event).__name__)
             rows.put("doc", f"{golem}/{doc}", entry)
-            if counts:
-                rows.post(golem, doc, counts, _EPISODES if entry.kind == "episode" else _OBSERVATIONS)
+            if found:
+                rows.post(golem, doc, found, _EPISODES if entry.kind == "episode" else _OBSERVATIONS)
                 golem_stats.docs += 1
-                golem_stats.length += sum(counts.values())
+                golem_stats.length += len(found)
         for golem, golem_stats in stats.items():
             rows.put("stats", golem, golem_stats)
 
@@ -167,12 +199,12 @@ class RecallIndex:
             # The tick recorded again: the later episode is the one recall finds, as dreams see it.
             old = rows.get("doc", f"{golem}/{before.doc}", _Doc)
             if old is not None:
-                counts = term_counts(old.indexed)
-                rows.unpost(golem, before.doc, counts)
+                found = terms(old.indexed)
+                rows.unpost(golem, before.doc, set(found), _EPISODES)
                 rows.delete("doc", f"{golem}/{before.doc}")
-                if counts:
+                if found:
                     stats.docs -= 1
-                    stats.length -= sum(counts.values())
+                    stats.length -= len(found)
         rows.put("tick", key, _Tick(doc=doc, ref=episode.ref))
         return _Doc(
             kind="episode",
@@ -186,11 +218,31 @@ class RecallIndex:
         )
 
     @staticmethod
+    def _supersede(golem: str, key: str, doc: int, rows: Rows, stats: _Stats) -> None:
+        """A profile entry or a fact giving a new value supersedes the golem's earlier one on the
+        same thing (its ``key``): recall finds only the current one (the log keeps both, and the
+        profile read model both entries, with when each held)."""
+        key_row = f"{golem}/{key}"
+        before = rows.get("key", key_row, _Tick)
+        if before is not None:
+            old = rows.get("doc", f"{golem}/{before.doc}", _Doc)
+            if old is not None:
+                for tick in old.ticks:  # what the replaced fact's turns said is outdated now
+                    rows.put("outdated", _tick_key(golem, tick), _Outdated(by=doc))
+                found = terms(old.indexed)
+                rows.unpost(golem, before.doc, set(found), _OBSERVATIONS)
+                rows.delete("doc", f"{golem}/{before.doc}")
+                if found:
+                    stats.docs -= 1
+                    stats.length -= len(found)
+        rows.put("key", key_row, _Tick(doc=doc))
+
+    @staticmethod
     def _observation(golem: str, event_id: str, event: DreamObservation, rows: Rows) -> _Doc:
         ticks = event.source_episode_ticks
         refs = [t.ref for t in (rows.get("tick", _tick_key(golem, tick), _Tick) for tick in ticks) if t and t.ref]
         return _Doc(
-            kind="observation",
+            kind="profile" if event.kind == "profile" else "observation",
             ref=event_id,
             text=event.text,
             indexed=event.text,
@@ -249,7 +301,10 @@ class _Scorer:
         stats = msgspec.json.decode(data, type=_Stats) if data else _Stats()
         self.docs = stats.docs
         self.avgdl = stats.length / stats.docs if stats.docs else 0.0
-        held = db.term_counts("recall", golem, self.terms)
+        self.blocks = db.term_blocks("recall", golem, self.terms)
+        held: dict[str, int] = {}
+        for block in self.blocks:
+            held[block.term] = held.get(block.term, 0) + block.n
         self.idf = {t: idf(self.docs, held.get(t, 0)) for t in self.terms}
         self.indexed = {t: w for t, w in self.idf.items() if held.get(t)}
 
@@ -270,7 +325,7 @@ def _indexed(
 ) -> list[RecallItem]:
     """The index's best ``per_part`` of each part as items; the refs of summaries among them are
     added to ``summaries``."""
-    hits = db.term_top("recall", golem_id, scorer.indexed, scorer.okapi(), per_part)
+    hits = db.term_top("recall", golem_id, scorer.indexed, scorer.okapi(), per_part, blocks=scorer.blocks)
     rows = db.get_many("recall", "doc", [f"{golem_id}/{doc}" for doc, _part, _score in hits])
     out: list[RecallItem] = []
     for doc, _part, relevance in hits:
@@ -341,17 +396,37 @@ def _outside(
 
 def _with_refs(db: ProjectionDB, golem_id: str, items: list[RecallItem]) -> list[RecallItem]:
     """Items scored outside the index name their episodes' own ids too."""
-    wanted = sorted({t for i in items if i.source_ticks and not i.source_refs for t in i.source_ticks})
+    wanted = {t for i in items if i.source_ticks and not i.source_refs for t in i.source_ticks}
     if not wanted:
         return items
-    found = db.get_many("recall", "tick", [_tick_key(golem_id, t) for t in wanted])
-    refs = {t: msgspec.json.decode(d, type=_Tick).ref for t in wanted if (d := found.get(_tick_key(golem_id, t)))}
+    refs = episode_refs(db, golem_id, wanted)
     return [
         msgspec.structs.replace(i, source_refs=tuple(r for t in i.source_ticks if (r := refs.get(t))))
         if i.source_ticks and not i.source_refs
         else i
         for i in items
     ]
+
+
+def episode_refs(db: ProjectionDB, golem_id: str, ticks: Iterable[int]) -> dict[int, str]:
+    """The own ids (``Episode.ref``) of the golem's episodes recorded with ``ticks``, of those that
+    have one, read in one query."""
+    wanted = sorted(set(ticks))
+    found = db.get_many("recall", "tick", [_tick_key(golem_id, t) for t in wanted])
+    decoded = {t: msgspec.json.decode(d, type=_Tick).ref for t in wanted if (d := found.get(_tick_key(golem_id, t)))}
+    return {t: ref for t, ref in decoded.items() if ref}
+
+
+def episode_times(db: ProjectionDB, golem_id: str, ticks: Iterable[int]) -> dict[int, str]:
+    """The times (ISO 8601) of the golem's episodes recorded with ``ticks``, of those that have one."""
+    wanted = sorted(set(ticks))
+    found = db.get_many("recall", "tick", [_tick_key(golem_id, t) for t in wanted])
+    docs = {t: msgspec.json.decode(d, type=_Tick).doc for t in wanted if (d := found.get(_tick_key(golem_id, t)))}
+    rows = db.get_many("recall", "doc", [f"{golem_id}/{doc}" for doc in docs.values()])
+    times = {
+        t: msgspec.json.decode(d, type=_Doc).time for t, doc in docs.items() if (d := rows.get(f"{golem_id}/{doc}"))
+    }
+    return {t: time for t, time in times.items() if time}
 
 
 def _fused(query: str, items: list[RecallItem], embedder_name: str) -> list[RecallItem]:
@@ -380,13 +455,14 @@ def _grouped(ranked: Sequence[RecallItem], summaries: AbstractSet[str] = frozens
     the episode itself (a dream that restates one episode adds nothing a reader does not get from
     the episode); whatever takes a place keeps the relevance of what stood there. An item whose
     episodes are all stood for above it is left out, so each place brings an episode of its own.
-    An item naming no episode is always kept."""
+    An item naming no episode is always kept. A profile entry takes its turn's place as a fuller
+    form does (the turn alone does not say what the user stands by, or that it is current)."""
     facts: dict[int, RecallItem] = {}
     fuller: dict[int, RecallItem] = {}
     for i in ranked:
         if i.standing == "fact" and len(i.source_ticks) == 1:
             facts.setdefault(i.source_ticks[0], i)
-        elif i.kind == "observation" and len(i.source_ticks) > 1 and i.ref not in summaries:
+        elif (i.kind == "observation" and len(i.source_ticks) > 1 and i.ref not in summaries) or i.kind == "profile":
             for tick in i.source_ticks:
                 fuller.setdefault(tick, i)
     covered: set[int] = set()
@@ -402,6 +478,24 @@ def _grouped(ranked: Sequence[RecallItem], summaries: AbstractSet[str] = frozens
         covered |= ticks
         kept.append(shown if shown is found else msgspec.structs.replace(shown, relevance=found.relevance))
     return [msgspec.structs.replace(i, rank=n) for n, i in enumerate(kept, start=1)]
+
+
+def _demoted(db: ProjectionDB, golem_id: str, items: list[RecallItem]) -> list[RecallItem]:
+    """``items`` with each episode whose fact was superseded (a later value on the same thing)
+    weighted down, so the current value's turn ranks first."""
+    episodes = [i for i in items if i.kind == "episode" and i.source_ticks]
+    if not episodes:
+        return items
+    keys = [_tick_key(golem_id, i.source_ticks[0]) for i in episodes]
+    outdated = db.get_many("recall", "outdated", keys)
+    if not outdated:
+        return items
+    return [
+        msgspec.structs.replace(i, relevance=i.relevance * _OUTDATED_WEIGHT)
+        if i.kind == "episode" and i.source_ticks and _tick_key(golem_id, i.source_ticks[0]) in outdated
+        else i
+        for i in items
+    ]
 
 
 def _ordered(items: Iterable[RecallItem]) -> list[RecallItem]:
@@ -432,7 +526,7 @@ def recall(
         *_indexed(db, golem_id, scorer, per_part, words, summaries=summaries),
         *_outside(db, staging, golem_id, scorer, words),
     ]
-    found = [i for i in found if i.relevance > 0]
+    found = _demoted(db, golem_id, [i for i in found if i.relevance > 0])
     if fusing:
         found = _fused(query, found, settings.embedder)
     ranked = _ordered(found)

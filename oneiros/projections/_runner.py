@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 import msgspec
 
 from oneiros._errors import ProjectionConflict
 from oneiros.events._types import Event
-from oneiros.projections._db import Commit, ProjectionDB, RowWrite, TermWrites
+from oneiros.projections._db import Commit, ProjectionDB, RowWrite
 from oneiros.projections._follow import follow_log
+from oneiros.projections._postings import Postings
 from oneiros.store._store import EventStore, Recorded, Tally
 
 __all__ = [
@@ -81,12 +82,25 @@ class Rows:
         self._kept = kept
         self._cache: dict[tuple[str, str], Any] = {}
         self._dirty: dict[tuple[str, str], None] = {}
-        self._terms: dict[tuple[str, str, int], tuple[int, int, int] | None] = {}
+        self._terms = Postings(fresh=empty)
 
     def get(self, kind: str, key: str, cls: type[_T]) -> _T | None:
         k = (kind, key)
         value: _T | None = self._cache.get(k, _MISSING)
         return self._load(k, cls) if value is _MISSING else value
+
+    def prefetch(self, kind: str, keys: Iterable[str], cls: type[_T]) -> None:
+        """Read the rows of ``keys`` not seen yet in one query per 500, so that :meth:`get` of each
+        costs none: a stretch of the log looks up each of its episodes' ticks."""
+        cache = self._cache
+        wanted = [key for key in dict.fromkeys(keys) if (kind, key) not in cache]
+        if not wanted:
+            return
+        found = {} if self._empty else self._db.get_many(self._projection, kind, wanted)
+        decode = msgspec.json.Decoder(cls).decode
+        for key in wanted:
+            data = found.get(key)
+            cache[(kind, key)] = None if data is None else decode(data)
 
     def edit(self, kind: str, key: str, cls: type[_T]) -> _T | None:
         """The row to change in place (written back at commit), or None when there is none: what
@@ -117,24 +131,18 @@ class Rows:
         self._cache[k] = None
         self._dirty[k] = None
 
-    def post(self, golem: str, doc: int, terms: dict[str, int], part: int) -> None:
-        """Add document ``doc`` of ``golem`` to the term postings: each term with its count, the
-        document's length (the counts' sum) and its ``part`` (a ranking keeps parts apart)."""
-        length = sum(terms.values())
-        for term, tf in terms.items():
-            self._terms[(golem, term, doc)] = (tf, length, part)
+    def post(self, golem: str, doc: int, terms: Sequence[str], part: int) -> None:
+        """Add document ``doc`` of ``golem`` to the term postings in ``part`` (a ranking keeps parts
+        apart): its ``terms`` in order, repeats and all, whose number is the document's length. A
+        golem's documents are posted in increasing order (they are log positions)."""
+        self._terms.post(golem, doc, terms, part)
 
-    def unpost(self, golem: str, doc: int, terms: dict[str, int]) -> None:
-        """Take document ``doc`` (posted with ``terms``) out of the postings again."""
-        for term in terms:
-            key = (golem, term, doc)
-            if self._terms.get(key) is not None:
-                del self._terms[key]  # posted since the last commit: the database never saw it
-            else:
-                self._terms[key] = None
+    def unpost(self, golem: str, doc: int, terms: Iterable[str], part: int) -> None:
+        """Take document ``doc`` (posted with ``terms`` in ``part``) out of the postings again."""
+        self._terms.unpost(golem, doc, terms, part)
 
-    def term_writes(self) -> TermWrites:
-        """The postings written and deleted since the last commit."""
+    def term_writes(self) -> Postings:
+        """The postings added and removed since the last commit."""
         return self._terms
 
     def writes(self) -> list[RowWrite]:
@@ -146,7 +154,7 @@ class Rows:
 
     def committed(self) -> None:
         self._dirty.clear()
-        self._terms = {}
+        self._terms = Postings()
         if len(self._cache) > self._kept:
             # A long catch-up would otherwise hold every row it wrote; what is forgotten is in the
             # database now, and read back from there if it is needed again.

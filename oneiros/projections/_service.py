@@ -18,6 +18,7 @@ from oneiros.projections._db import ProjectionDB, default_projection_url, open_p
 from oneiros.projections._golems import GolemsProjection, golem_state, golem_states
 from oneiros.projections._index import GolemIndex
 from oneiros.projections._journal import JournalEntry, JournalProjection, JournalSettings
+from oneiros.projections._profile import ProfileProjection
 from oneiros.projections._recall import RecallIndex, RecallSettings
 from oneiros.projections._runner import CommitListener, Projection, ProjectionRunner, RunnerSettings
 from oneiros.projections._schedule import ScheduleProjection, schedule_state
@@ -48,8 +49,8 @@ class VerifyResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def make_projections(settings: ProjectionSettings) -> list[Projection]:
-    """The journal, the staging buffer, every enabled sink, the golems' states and schedules, and the
-    recall index."""
+    """The journal, the staging buffer, every enabled sink, the golems' states and schedules, the
+    recall index and the profile."""
     return [
         JournalProjection(settings.journal),
         StagingProjection(),
@@ -58,6 +59,7 @@ def make_projections(settings: ProjectionSettings) -> list[Projection]:
         ScheduleProjection(),
         GolemIndex(),
         RecallIndex(settings.recall),
+        ProfileProjection(),
     ]
 
 

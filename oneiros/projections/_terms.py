@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
 from oneiros._text import FUNCTION_WORDS
 
-__all__ = ["STOP_WORDS", "bm25_weight", "idf", "spelled_terms", "term_counts", "terms", "unique_terms"]
+__all__ = ["STOP_WORDS", "bm25_weight", "idf", "spelled_terms", "term_counts", "terms", "terms_of", "unique_terms"]
 
 STOP_WORDS = FUNCTION_WORDS
 """NLTK's English stop words (179), the list bm25s calls "en_plus"."""
@@ -36,6 +37,14 @@ def terms(text: str) -> list[str]:
     """The terms of ``text`` in order, repeats kept."""
     words = [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
     return list(_stemmer().stemWords(words)) if words else []
+
+
+def terms_of(texts: Sequence[str]) -> list[list[str]]:
+    """What :func:`terms` gives for each of ``texts``, each distinct word stemmed once."""
+    words = [_WORD.findall(text.lower()) for text in texts]
+    distinct = list(set().union(*words) - STOP_WORDS)
+    stem = dict(zip(distinct, _stemmer().stemWords(distinct) if distinct else [], strict=True))
+    return [[s for s in map(stem.get, each) if s] for each in words]
 
 
 def spelled_terms(text: str) -> list[tuple[str, str]]:

@@ -22,10 +22,10 @@ from oneiros.generators._offline import OfflineGenerator
 from oneiros.generators._protocol import Generator
 from oneiros.phases._context import PhaseEngine
 from oneiros.phases._engines import ENGINES, engines_for
+from oneiros.runtime._generators import load_generator
 from oneiros.runtime._golem_log import GolemLogs
 from oneiros.runtime._holding import holder_name, holding
 from oneiros.runtime._phase import PhaseOutcome, run_phase
-from oneiros.runtime._process import load_generator
 from oneiros.runtime._start import open_cycle
 from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._recovery import RecoverySettings

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from oneiros._text import counted
 from oneiros.events._types import BardoTrigger, DreamTrigger
 from oneiros.scheduling._gates import Check, cycles_since, hhmm, local_day_start, seconds, window_start, zone
 from oneiros.scheduling._schedule_state import ScheduleState
@@ -66,6 +67,10 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
 
 def _ge(passed: bool) -> str:
     return ">=" if passed else "<"
+
+
+def _lt(passed: bool) -> str:
+    return "<" if passed else ">="
 
 
 def _preconditions(settings: ScheduleSettings, state: ScheduleState, sig: Signals) -> list[Check]:
@@ -117,8 +122,8 @@ def _gates(
         Check("silence", silence_ok, f"{seconds(silence)} {_ge(silence_ok)} {seconds(settings.silence_seconds)} idle"),
         Check("cooldown", cooldown_ok, f"{since_text} {_ge(cooldown_ok)} {seconds(settings.cooldown_seconds)}"),
         Check("circadian", hour_ok, f"local hour {local.hour:02d} ({settings.timezone}) {inside} {hours}"),
-        Check("daily_cap", cap_ok, f"{today} cycles today {'<' if cap_ok else '>='} {cap}" if cap else "no daily cap"),
-        Check("no_pending_messages", pending_ok, f"{held} held messages"),
+        Check("daily_cap", cap_ok, f"{counted(today, 'cycle')} today {_lt(cap_ok)} {cap}" if cap else "no daily cap"),
+        Check("no_pending_messages", pending_ok, counted(held, "held message")),
     ], since_dream
 
 
@@ -137,7 +142,9 @@ def _window(settings: ScheduleSettings, state: ScheduleState, now: datetime) -> 
             done = cycles_since(state.recent_starts, opened)
             ok = done < cap
             return Check(
-                "window", ok, f"inside {window.start}-{window.end} {window.timezone}, {done} of {cap} cycles run"
+                "window",
+                ok,
+                f"inside {window.start}-{window.end} {window.timezone}, {done} of {counted(cap, 'cycle')} run",
             )
     names = ", ".join(f"{w.start}-{w.end} {w.timezone}" for w in settings.windows)
     return Check("window", False, f"outside {names}")

@@ -145,7 +145,7 @@ class _Guard:
             await self._fail(scope, receive, send, InputError("Content-Length is not a number"))
             return
         if length > self.max_body:
-            await self._fail(scope, receive, send, InputError(f"request body over {self.max_body} bytes"), 413)
+            await self._fail(scope, receive, send, self._too_large(), 413)
             return
         if path.startswith(_GUARDED):
             if path == "/mcp" and scope["method"] == "GET":
@@ -177,7 +177,15 @@ class _Guard:
         try:
             await self.app(scope, limited, send)
         except _TooLarge:
-            await self._fail(scope, receive, send, InputError(f"request body over {self.max_body} bytes"), 413)
+            await self._fail(scope, receive, send, self._too_large(), 413)
+
+    def _too_large(self) -> InputError:
+        """The 413's error, naming the setting that sets the limit: a client told only the number
+        did not know what to raise."""
+        return InputError(
+            f"request body over {self.max_body} bytes, the limit server.max_body_bytes sets "
+            "(ONEIROS_SERVER__MAX_BODY_BYTES)"
+        )
 
     @staticmethod
     async def _fail(scope: Scope, receive: Receive, send: Send, exc: OneirosError, status: int | None = None) -> None:

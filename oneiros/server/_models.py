@@ -119,6 +119,14 @@ class RecallIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 10
 
 
+class MemoryBlockIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The memory block's question: without a query, MEMORY.md alone."""
+
+    query: Annotated[str, msgspec.Meta(max_length=2_000)] | None = None
+    budget_tokens: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] | None = None
+    """At most this many tokens (default: the config's ``memory_block.budget_tokens``)."""
+
+
 class WhoAmI(msgspec.Struct, frozen=True, kw_only=True):
     """The token's name, scopes and golems, so a client shows only the actions it may take."""
 

@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from oneiros._errors import InputError
 from oneiros._input import DECODE_ERRORS, read_error
+from oneiros.app._memory_block import MemoryBlock
 from oneiros.app._oneiros import Oneiros
 from oneiros.app._shapes import (
     Appended,
@@ -41,6 +42,7 @@ from oneiros.app._shapes import (
     Run,
     ShouldDream,
 )
+from oneiros.projections._profile import ProfileItem
 from oneiros.server._auth import Principal, Scope
 from oneiros.server._consistency import POSITION_HEADER, floor_of
 from oneiros.server._models import (
@@ -49,6 +51,7 @@ from oneiros.server._models import (
     EpisodesIn,
     FeedbackIn,
     GolemIn,
+    MemoryBlockIn,
     RecallIn,
     WhoAmI,
     checked_id,
@@ -244,6 +247,9 @@ OPS: tuple[Op, ...] = (
        lambda c: c.app.recall(
            c.golem_path(), c.body.query, c.body.limit, record=c.who.has("write"), idempotency_key=c.key),
        body=RecallIn, returns=RecallResult),
+    Op("POST", "/golems/{golem_id}/memory-block", "Recall as a prompt section within a token budget; records nothing.",
+       "read", lambda c: c.app.memory_block(c.golem_path(), c.body.query, budget_tokens=c.body.budget_tokens),
+       body=MemoryBlockIn, returns=MemoryBlock),
     Op("GET", "/golems/{golem_id}/journal", "The dream journal, newest first (?format=markdown for journal.md).",
        "read", _journal, query=(Query("format", str, "json (default) or markdown."), *_PAGE),
        returns=Page[JournalEntry]),
@@ -257,6 +263,10 @@ OPS: tuple[Op, ...] = (
     Op("GET", "/golems/{golem_id}/observations", "Observations with RED/YLW/GRN priority (OpenSeed).", "read",
        lambda c: c.app.observations(c.golem_path(), c.limit(), c.cursor()), query=_PAGE,
        returns=Page[Observation]),
+    Op("GET", "/golems/{golem_id}/profile", "The user's profile (core memory): standing instructions, preferences, "
+       "facts about themselves, each naming its turns (?history=true: the replaced entries too).", "read",
+       lambda c: c.app.profile(c.golem_path(), history=c.flag("history")),
+       query=(Query("history", bool, "Include the entries later ones replaced."),), returns=list[ProfileItem]),
     Op("GET", "/golems/{golem_id}/memory", "The newest MEMORY.md (Ethos); null before any promotion.", "read",
        lambda c: Memory(memory=c.app.memory(c.golem_path())), returns=Memory),
     Op("GET", "/golems/{golem_id}/memory/versions", "Every MEMORY.md version, newest first.", "read",

@@ -9,6 +9,7 @@ and defaults, each number citing the source system it comes from (docs/sources.m
 from oneiros.settings._cycle import CycleBudget, CycleSettings, EngineSettings, ModelPrice
 from oneiros.settings._generator import GeneratorSettings, OpenAISettings
 from oneiros.settings._health import HealthSettings
+from oneiros.settings._memory_block import MemoryBlockSettings
 from oneiros.settings._phases import PHASES, PhaseSpec, PhaseTable
 from oneiros.settings._prompts import PromptSet
 from oneiros.settings._races import RaceSettings
@@ -28,6 +29,7 @@ __all__ = [
     "GeneratorSettings",
     "HealthSettings",
     "LogSettings",
+    "MemoryBlockSettings",
     "ModelPrice",
     "OpenAISettings",
     "PhaseSpec",

@@ -187,9 +187,10 @@ MENTIONS_KEPT: Final = 8
 
 class ConsolidationSettings(msgspec.Struct, frozen=True, kw_only=True):
     """What a night's episodes become: OpenSeed's observations (facts, with their levels),
-    threads of one subject across days, and summaries. The defaults are what LoCoMo's dev
-    conversations measured (docs/evaluation.md): dated sentences, answers with their questions and
-    shared images help recall; restating every sentence, many threads and summaries did not."""
+    threads of one subject across days, and summaries. The defaults keep what helps recall find a
+    turn (dated sentences, answers with their questions, shared images) and leave out what mostly
+    costs a reader more to read (every sentence restated, many threads, summaries); the
+    measurements behind them are in docs/evaluation.md."""
 
     observations: bool = True
     """NREM restates the night's episodes as observations (``DreamObservation``)."""
@@ -206,13 +207,17 @@ class ConsolidationSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Most episodes one observation restates: an answer and its question (oneiros default)."""
     threads: int = 3
     """Most threads a night starts: one subject (a tag, or a name an episode uses) the night speaks
-    of and earlier nights did too, as a dated timeline (0 for none). Few: on LoCoMo threads mostly
-    buy more turns per recall slot, not better recall (docs/evaluation.md)."""
+    of and earlier nights did too, as a dated timeline (0 for none). Few: a thread mostly buys more
+    turns per recall slot, not better recall (docs/evaluation.md)."""
     thread_sources: int = 3
     """Most episodes one thread joins: the night's and the latest earlier ones (at most ``MENTIONS_KEPT``)."""
+    profile: bool = True
+    """NREM finds the user's profile (core memory) in the night's turns: standing instructions,
+    preferences, facts about themselves and their project, each a ``DreamObservation`` of kind
+    ``profile`` whose ``key`` a later entry on the same thing supersedes (issue 36)."""
     summaries: bool = False
-    """One summary of each night's episodes per speaker: off, since on LoCoMo they added nothing a
-    reader could use that observations did not (docs/evaluation.md)."""
+    """One summary of each night's episodes per speaker: off, since they added nothing a reader
+    could use that observations did not (docs/evaluation.md)."""
     summary_sources: int = 3
     """Most episodes a summary names (and takes its words from)."""
     temperature: float = 0.2

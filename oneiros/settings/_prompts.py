@@ -104,6 +104,19 @@ DEFAULT_PROMPTS: Final[dict[Task, str]] = {
         "the subject, in the third person.\n"
         'Reply with JSON only: {"thread": "Subject, across days. 2 May 2026: ... | 9 May 2026: ..."}'
     ),
+    # Issue 36's core memory: what an assistant must keep about its user, each entry keyed so a later
+    # one on the same thing supersedes it.
+    "profile": (
+        "From these messages, list what the user stands by: standing instructions ('always ...', 'never "
+        "...', 'when I ask about X, do Y', 'please format ...'), preferences ('I prefer ...', 'I'd rather "
+        "...'), and facts about themselves or their project ('I'm a ...', 'my project uses ...'). Write "
+        "each as one whole sentence in the third person (an instruction as the user's words), with a short "
+        "key naming what it is about (the same key for a later statement on the same thing), and the "
+        "ticks of its messages. Nothing the assistant said; nothing else.\n"
+        "$episodes\n"
+        'JSON only: {"profile": [{"text": "...", "key": "...", "kind": "instruction|preference|identity|project", '
+        '"ticks": [...]}]}'
+    ),
     "summary": (
         "Summarise what these episodes talked about, as a short list of the words that matter, and name "
         "the episodes (at most $cap of them) whose words the list uses:\n$episodes\n"

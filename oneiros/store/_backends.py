@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
 from eventsourcing.persistence import (
@@ -33,7 +33,17 @@ from eventsourcing.popo import POPOProcessRecorder
 from eventsourcing.sqlite import SQLiteDatastore, SQLiteProcessRecorder
 
 from oneiros._errors import InvalidStoreURL
-from oneiros.store._urls import PostgresURL, parse_postgres_url
+from oneiros.store._rows import (
+    EVENTS_TABLE,
+    Row,
+    Stored,
+    StoredRow,
+    StoredTuple,
+    TallyRow,
+    stored_rows,
+    tracking_refused,
+)
+from oneiros.store._urls import PostgresURL, StoreURL
 
 __all__ = [
     "EVENTS_TABLE",
@@ -49,49 +59,6 @@ __all__ = [
     "TallyRow",
     "open_backend",
 ]
-
-EVENTS_TABLE = "oneiros_events"
-# (position, stream_version, topic, state): what a read decodes. The stream's name is in the
-# event's metadata, so it is not fetched again (a column more costs a quarter of a read's time).
-Row = tuple[int, int, str, bytes]
-# (stream, topic, count, last stream_version, last position): a stretch of the log counted per
-# stream and topic by the database, with no row fetched or decoded.
-TallyRow = tuple[str, str, int, int, int]
-
-
-class StoredRow(NamedTuple):
-    """A stored event as the store hands it to its recorder: eventsourcing's ``StoredEvent`` fields in
-    a tuple, which sqlite3's ``executemany`` and psycopg's ``COPY`` take as a row without copying it
-    (eventsourcing's own ``PgStoredEvent`` is the same idea). Its frozen dataclass costs more to build
-    than the row costs to insert."""
-
-    originator_id: str
-    originator_version: int
-    topic: str
-    state: bytes
-
-
-# What a recorder here takes: StoredRow or a plain tuple of its shape (the store's own appends), or
-# eventsourcing's StoredEvent (its own callers, its test suites).
-StoredTuple = tuple[str, int, str, bytes]
-Stored = StoredEvent | StoredTuple
-
-
-def stored_rows(stored: Sequence[Stored]) -> Sequence[StoredTuple]:
-    """``stored`` as rows, converting only what is not a row already (eventsourcing's own callers)."""
-    if all(type(s) is tuple or type(s) is StoredRow for s in stored):
-        return stored  # type: ignore[return-value]  # checked just above, element by element
-    return [
-        s
-        if isinstance(s, tuple)
-        else StoredRow(
-            s.originator_id.hex if isinstance(s.originator_id, UUID) else s.originator_id,
-            s.originator_version,
-            s.topic,
-            s.state,
-        )
-        for s in stored
-    ]
 
 
 class Recorder(Protocol):
@@ -194,11 +161,6 @@ class PollingSubscription(Subscription[ApplicationRecorder]):
         if self.stopped.is_set():
             raise StopIteration
         return self.pending.popleft()
-
-
-def tracking_refused(tracking: Tracking) -> IntegrityError:
-    # The words of eventsourcing's own recorders, so callers see one message whichever path refused.
-    return IntegrityError(f"Failed to record tracking for {tracking.application_name} {tracking.notification_id}")
 
 
 class SQLiteRecorder(SQLiteProcessRecorder):
@@ -428,38 +390,16 @@ class PostgresBackend:
         self.datastore.close()
 
 
-def locate_store(url: str) -> tuple[str, Any]:
-    """``("memory", None)``, ``("sqlite", path)`` or ``("postgresql", PostgresURL)`` for a valid store URL."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        raise InvalidStoreURL(url, "expected scheme://..., one of memory://, sqlite:///PATH, postgresql://...")
-    if scheme == "memory":
-        return "memory", None
-    if scheme == "sqlite":
-        if not rest.startswith("/") or rest == "/":
-            raise InvalidStoreURL(url, "expected sqlite:///relative/path.db or sqlite:////absolute/path.db")
-        return "sqlite", rest[1:]
-    if scheme in ("postgresql", "postgres"):
-        parts = parse_postgres_url(url)
+def open_backend(where: StoreURL) -> Backend:
+    """A backend for the store ``where`` names."""
+    if where.kind == "memory":
+        return MemoryBackend(where.url)
+    if where.kind == "sqlite":
+        if Path(where.path).is_dir():  # sqlite3 opens a directory, then eventsourcing fails on first use
+            raise InvalidStoreURL(where.url, f"cannot open SQLite file {where.path!r}: it is a directory")
         try:
-            import psycopg  # noqa: F401, PLC0415 - the optional extra; see PostgresBackend
-        except ImportError:  # pragma: no cover - depends on the install
-            raise InvalidStoreURL(url, "PostgreSQL needs the extra: pip install 'oneiros[postgres]'") from None
-        return "postgresql", parts
-    raise InvalidStoreURL(url, f"unknown scheme {scheme!r}; expected memory, sqlite or postgresql")
-
-
-def open_backend(url: str) -> Backend:
-    """A backend for ``memory://``, ``sqlite:///relative.db``, ``sqlite:////abs.db`` or
-    ``postgresql://user:password@host:port/dbname?schema=name&connect_timeout=5``."""
-    kind, target = locate_store(url)
-    if kind == "memory":
-        return MemoryBackend(url)
-    if kind == "sqlite":
-        if Path(target).is_dir():  # sqlite3 opens a directory, then eventsourcing fails on first use
-            raise InvalidStoreURL(url, f"cannot open SQLite file {target!r}: it is a directory")
-        try:
-            return SQLiteBackend(url, target)
+            return SQLiteBackend(where.url, where.path)
         except (sqlite3.Error, OSError) as exc:
-            raise InvalidStoreURL(url, f"cannot open SQLite file {target!r}: {exc}") from None
-    return PostgresBackend(url, target)
+            raise InvalidStoreURL(where.url, f"cannot open SQLite file {where.path!r}: {exc}") from None
+    assert where.postgres is not None  # the parse gives a PostgreSQL URL its parts
+    return PostgresBackend(where.url, where.postgres)

@@ -24,7 +24,7 @@ from eventsourcing.utils import retry
 from psycopg.rows import tuple_row
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
-from oneiros.store._backends import EVENTS_TABLE, Row, Stored, StoredTuple, TallyRow, stored_rows, tracking_refused
+from oneiros.store._rows import EVENTS_TABLE, Row, Stored, StoredTuple, TallyRow, stored_rows, tracking_refused
 from oneiros.store._urls import PostgresURL
 
 __all__ = ["ListeningFeed", "PostgresRecorder", "postgres_datastore"]

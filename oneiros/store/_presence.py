@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from oneiros._errors import NoStore, StoreUnavailable
-from oneiros.store._urls import PostgresURL
+from oneiros.store._rows import EVENTS_TABLE
+from oneiros.store._urls import PostgresURL, StoreURL
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT", "check_reachable", "require_store"]
 
@@ -43,15 +44,12 @@ def check_reachable(url: str, parts: PostgresURL, timeout: float = DEFAULT_CONNE
     _pg_connect(url, parts, timeout).close()
 
 
-def require_store(url: str, kind: str, target: Any, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> None:
-    """Raise :class:`NoStore` unless a store with its events table already exists at ``url``.
-
-    ``kind`` is ``sqlite`` (``target`` the file path) or ``postgresql`` (``target`` the URL's parts).
-    """
-    from oneiros.store._backends import EVENTS_TABLE  # noqa: PLC0415 - the one table name, defined there
-
-    if kind == "sqlite":
-        path = Path(target)
+def require_store(where: StoreURL) -> None:
+    """Raise :class:`NoStore` unless a store with its events table already exists where ``where`` says
+    (a SQLite file or a PostgreSQL schema; memory is never there before it is opened)."""
+    url = where.url
+    if where.kind == "sqlite":
+        path = Path(where.path)
         if not path.is_file():
             raise NoStore(url, f"no file {str(path)!r}")
         try:
@@ -64,8 +62,8 @@ def require_store(url: str, kind: str, target: Any, timeout: float = DEFAULT_CON
         if found is None:
             raise NoStore(url, f"{str(path)!r} holds no oneiros log")
         return
-    if kind == "postgresql":
-        with _pg_connect(url, target, timeout) as connection:
+    if (target := where.postgres) is not None:
+        with _pg_connect(url, target, where.connect_timeout) as connection:
             found = connection.execute("SELECT to_regclass(%s)", (f'"{target.schema}"."{EVENTS_TABLE}"',)).fetchone()
         if found is None or found[0] is None:
             raise NoStore(url, f"no oneiros log in schema {target.schema!r} of {_where(target)}")

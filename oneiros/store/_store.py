@@ -20,8 +20,9 @@ from eventsourcing.persistence import (
 from oneiros._errors import ProjectionConflict, StoreError, StreamConflict
 from oneiros.events._codec import current_decoder, decode_event, encode_event, split_topic, topics_for
 from oneiros.events._types import Event, EventMeta, registered_events
-from oneiros.store._backends import Backend, Feed, Row, StoredTuple, locate_store, open_backend
+from oneiros.store._backends import Backend, Feed, Row, StoredTuple, open_backend
 from oneiros.store._presence import check_reachable, require_store
+from oneiros.store._urls import StoreURL
 
 __all__ = [
     "DEFAULT_STORE_URL",
@@ -436,10 +437,9 @@ def open_store(url: str | None = None, *, create: bool = True) -> EventStore:
     answer within the URL's ``connect_timeout`` (5 s) raises :class:`StoreUnavailable` naming host,
     port and database.
     """
-    resolved = url or os.environ.get("ONEIROS_STORE") or DEFAULT_STORE_URL
-    kind, target = locate_store(resolved)
-    if not create and kind != "memory":
-        require_store(resolved, kind, target, timeout=target.connect_timeout if kind == "postgresql" else 5.0)
-    elif kind == "postgresql":
-        check_reachable(resolved, target, target.connect_timeout)
-    return EventStore(open_backend(resolved))
+    where = StoreURL.parse(url or os.environ.get("ONEIROS_STORE") or DEFAULT_STORE_URL)
+    if not create and where.kind != "memory":
+        require_store(where)
+    elif where.postgres is not None:
+        check_reachable(where.url, where.postgres, where.connect_timeout)
+    return EventStore(open_backend(where))

@@ -1,14 +1,18 @@
-"""Store URLs: the parts of a ``postgresql://`` URL, for the store and anything else that connects."""
+"""Store URLs, parsed once into what they name: :class:`StoreURL` says which kind of store a URL
+opens and where (a SQLite file, a PostgreSQL schema, memory), and where its projections live beside
+it; every part that opens a store or its projections reads that value rather than the text again."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import msgspec
 
 from oneiros._errors import InvalidStoreURL
 
-__all__ = ["PostgresURL", "parse_postgres_url"]
+__all__ = ["PostgresURL", "StoreURL", "parse_postgres_url"]
 
 
 class PostgresURL(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,3 +75,58 @@ def parse_postgres_url(url: str) -> PostgresURL:
         schema=schema,
         connect_timeout=connect_timeout,
     )
+
+
+StoreKind = Literal["memory", "sqlite", "postgresql"]
+
+
+class StoreURL(msgspec.Struct, frozen=True, kw_only=True):
+    """What a store URL names, checked once: ``memory://``, ``sqlite:///relative.db``,
+    ``sqlite:////absolute.db`` or ``postgresql://user:password@host:port/dbname?schema=name``."""
+
+    url: str
+    kind: StoreKind
+    path: str = ""
+    """The SQLite file (``kind == "sqlite"``)."""
+    postgres: PostgresURL | None = None
+    """The PostgreSQL server, database and schema (``kind == "postgresql"``)."""
+
+    @classmethod
+    def parse(cls, url: str) -> StoreURL:
+        """``url`` as a value; :class:`InvalidStoreURL` names what is wrong with it."""
+        scheme, sep, rest = url.partition("://")
+        if not sep:
+            raise InvalidStoreURL(url, "expected scheme://..., one of memory://, sqlite:///PATH, postgresql://...")
+        if scheme == "memory":
+            return cls(url=url, kind="memory")
+        if scheme == "sqlite":
+            if not rest.startswith("/") or rest == "/":
+                raise InvalidStoreURL(url, "expected sqlite:///relative/path.db or sqlite:////absolute/path.db")
+            return cls(url=url, kind="sqlite", path=rest[1:])
+        if scheme in ("postgresql", "postgres"):
+            parts = parse_postgres_url(url)
+            try:
+                import psycopg  # noqa: F401, PLC0415 - the optional extra, loaded only for PostgreSQL URLs
+            except ImportError:  # pragma: no cover - depends on the install
+                raise InvalidStoreURL(url, "PostgreSQL needs the extra: pip install 'oneiros[postgres]'") from None
+            return cls(url=url, kind="postgresql", postgres=parts)
+        raise InvalidStoreURL(url, f"unknown scheme {scheme!r}; expected memory, sqlite or postgresql")
+
+    @property
+    def connect_timeout(self) -> float:
+        """Seconds to wait for the store's server (a file or memory answers at once)."""
+        return self.postgres.connect_timeout if self.postgres is not None else 5.0
+
+    def projections(self) -> str:
+        """Where this store's projections live unless told otherwise: a sibling SQLite file, a sibling
+        PostgreSQL schema (``<schema>_proj``, or ``oneiros_projections`` beside ``public``), or memory."""
+        if self.kind == "sqlite":
+            path = Path(self.path)
+            return f"sqlite:///{path.with_name(path.stem + '.projections.db')}"
+        if self.postgres is not None:
+            base, _, query = self.url.partition("?")
+            params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+            schema = self.postgres.schema
+            params["schema"] = "oneiros_projections" if schema == "public" else f"{schema}_proj"
+            return base + "?" + "&".join(f"{k}={v}" for k, v in params.items())
+        return "memory://"

@@ -28,7 +28,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import TracebackType
@@ -36,6 +36,7 @@ from typing import Any
 
 import msgspec
 from redis import Redis
+from redis.client import PubSub
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -62,6 +63,7 @@ from oneiros.telemetry._spans import (
     outcome_attributes,
     traced_phase,
 )
+from oneiros.workers._commands import CommandListener
 
 __all__ = [
     "JsonSerializer",
@@ -83,6 +85,9 @@ __all__ = [
 _log = logging.getLogger("oneiros.workers")
 PHASE_JOB = "oneiros.workers._rq.phase_job"
 PHASE_FAILED = "oneiros.workers._rq.phase_failed"
+_RECONCILER_JOIN_SECONDS = 3.0
+"""How long a stopping worker waits for a reconciler pass under way (a pass takes milliseconds when
+the store and the queue answer; a stop is to take no more than 5 s)."""
 _LIVE = frozenset({JobStatus.QUEUED, JobStatus.STARTED, JobStatus.DEFERRED, JobStatus.SCHEDULED})
 
 
@@ -398,10 +403,27 @@ def _age(started: datetime | None, now: datetime) -> float:
 
 
 class _PhaseWorkerMixin:
-    """A phase job's failure in one log line, and a worker that outlives Redis going away."""
+    """A phase job's failure in one log line, a worker that outlives Redis going away, and one that
+    stops within seconds of SIGTERM (once its job, if any, has ended)."""
 
     oneiros_settings: RqSettings = RqSettings()
     connection: Redis
+    pubsub_channel_name: str  # RQ's (a property of its worker)
+    handle_payload: Callable[[dict[str, Any]], None]  # RQ's: runs a command sent on the channel
+    pubsub: PubSub | None
+    _commands: CommandListener | None = None
+
+    def subscribe(self) -> None:
+        # RQ's teardown waited on redis-py's listener thread with no bound (``_commands.py`` says
+        # why); ours stops within its JOIN_SECONDS. RQ's ``pubsub_thread`` stays None.
+        listener = CommandListener(self.connection, self.pubsub_channel_name, self.handle_payload)
+        self._commands = listener.start()
+        self.pubsub = listener.pubsub
+
+    def unsubscribe(self) -> None:
+        listener, self._commands = self._commands, None
+        if listener is not None and not listener.stop():
+            _log.warning("command listener %s still in a handler; left to end with the process", listener.channel)
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         try:
@@ -570,4 +592,8 @@ def reconciling(connection: Redis) -> Iterator[Reconciler]:
         yield reconciler
     finally:
         stop.set()
-        thread.join()
+        # A pass stuck on a store or queue that does not answer is left to die with the process: each
+        # of its writes is a transaction, and what it left undone the next reconciler finds.
+        thread.join(_RECONCILER_JOIN_SECONDS)
+        if thread.is_alive():
+            _log.warning("reconciler pass still under way after %s s; stopping without it", _RECONCILER_JOIN_SECONDS)

@@ -237,7 +237,7 @@ def test_the_golem_page_shows_the_dreaming_health_alarms(browser: Any, tmp_path:
         page, errors = _open(browser, server, "read", "golems/g1")
         alarm = page.locator("[data-testid=health] [data-alarm=no_promotion]")
         expect(alarm).to_be_visible(timeout=60_000)
-        expect(alarm).to_contain_text("1 cycles in a row without a promotion")
+        expect(alarm).to_contain_text("1 cycle in a row without a promotion")
         assert [] == errors
         page.close()
     finally:

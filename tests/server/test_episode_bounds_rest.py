@@ -14,7 +14,8 @@ pytestmark = pytest.mark.timeout(240)
 
 
 def test_episodes_past_the_bounds_get_a_400_and_write_nothing(tmp_path: Path) -> None:
-    """Each bad body is a 400 with msgspec's words and the path; the golem still has no episode,
+    """Each bad body (a summary of only spaces too) is a 400 with msgspec's words and the path;
+    the golem still has no episode,
     and a body within the bounds (MAX_TICK itself) is then recorded."""
     served = start_server(f"sqlite:///{tmp_path}/events.db", tmp_path / "serve")
     try:
@@ -29,6 +30,10 @@ def test_episodes_past_the_bounds_get_a_400_and_write_nothing(tmp_path: Path) ->
                 "Expected `float` <= 1000000000000.0 - at `$.episodes[1].outcome.pnl`",
             ),
             ({"tick": 1, "summary": "again"}, "tick 1 is twice in one request - at `$.episodes[1].tick`"),
+            (  # was a 201
+                {"tick": 2, "summary": "   "},
+                "Expected `str` with a character other than whitespace - at `$.episodes[1].summary`",
+            ),
         ]
         for bad, message in cases:
             answer = http.post("/golems/g1/episodes", json={"episodes": [ok, bad]})

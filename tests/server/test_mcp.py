@@ -29,11 +29,13 @@ TOOLS = {
     "get_dream",
     "resolve_dream_feedback",
     "recall_memory",
+    "memory_block",
     "record_episodes",
     "record_outcome",
     "create_golem",
     "should_dream",
     "wake_up",
+    "profile",
 }
 
 

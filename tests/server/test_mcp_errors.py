@@ -79,3 +79,30 @@ def test_oneiros_errors_come_without_the_sdk_prefix_and_the_version_is_the_packa
     missing = {"type": "GolemNotFound", "message": "golem 'nope' does not exist", "status": 404}
     assert [missing | {"attributes": {"golem_id": "nope", "nearest": None}}] == errors
     assert oneiros.__version__ == version
+
+
+@pytest.mark.slow  # starts a server
+def test_every_tool_refuses_an_argument_it_does_not_take_naming_the_nearest(served: Server) -> None:
+    """`recall_memory` with `golem_id` (the REST and Python name) answered is_error false with the
+    default golem's empty results, the key dropped: an argument a tool does not declare is an
+    InputError naming it and the nearest declared one, for any tool."""
+    errors, _ = _refusals(
+        served,
+        [
+            ("recall_memory", {"golem_id": "g1", "query": "eth"}),
+            ("should_dream", {"golem": "g1", "min_postion": 3}),
+            ("wake_up", {"colour": "blue"}),
+        ],
+    )
+    assert [
+        _input("arguments: unknown argument 'golem_id'; did you mean 'golem'? - at `$.golem_id`"),
+        _input("arguments: unknown argument 'min_postion'; did you mean 'min_position'? - at `$.min_postion`"),
+        _input("arguments: unknown argument 'colour'; it takes golem, cycle_id, min_position - at `$.colour`"),
+    ] == errors
+
+
+@pytest.mark.slow  # starts a server
+def test_an_unknown_golem_in_another_case_or_a_letter_off_names_the_golem(served: Server) -> None:
+    """`G1`, `g2` and `gl` for `g1` got no hint before (difflib's ratio was under its cutoff)."""
+    errors, _ = _refusals(served, [("should_dream", {"golem": typed}) for typed in ("G1", "g2", "gl")])
+    assert ["g1", "g1", "g1"] == [error["attributes"]["nearest"] for error in errors]

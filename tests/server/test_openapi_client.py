@@ -86,6 +86,6 @@ def test_a_generated_client_has_a_typed_model_for_every_success_and_reads_the_an
             capture_output=True, text=True, check=True,
         )  # fmt: skip
         found = json.loads(checked.stdout)
-        assert (34, [], []) == (found["operations"], found["untyped"], found["unread"])
+        assert (36, [], []) == (found["operations"], found["untyped"], found["unread"])
     finally:
         server.stop()

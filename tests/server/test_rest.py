@@ -190,6 +190,10 @@ def test_errors_have_one_shape_with_the_error_type_and_attributes(server: Server
         typo.json()["error"]["message"],
         typo.json()["error"]["attributes"],
     )
+    # Another case or one letter off got no hint before (difflib's ratio was under its cutoff).
+    assert ["g1", "g1", "g1"] == [
+        http.get(f"/golems/{t}").json()["error"]["attributes"]["nearest"] for t in ("G1", "g2", "gl")
+    ]
     dream = _ok(http.get("/dreams", params={"golem": "g1", "limit": 1}))["items"][0]["entry_id"]
     _ok(http.post(f"/dreams/{dream}/feedback", json={"decision": "reject", "feedback": "no"}))
     illegal = http.post(f"/dreams/{dream}/feedback", json={"decision": "promote_candidate", "feedback": "after all"})
@@ -206,7 +210,10 @@ def test_errors_have_one_shape_with_the_error_type_and_attributes(server: Server
     cursor = http.get("/dreams", params={"golem": "g1", "cursor": "%%%"})
     assert "cursor '%%%' is not one this server gave out" == cursor.json()["error"]["message"]
     huge = http.post("/golems/g1/activity", content=b"x" * 1_100_000, headers={"content-type": "application/json"})
-    assert (413, "request body over 1048576 bytes") == (huge.status_code, huge.json()["error"]["message"])
+    assert (
+        413,
+        "request body over 1048576 bytes, the limit server.max_body_bytes sets (ONEIROS_SERVER__MAX_BODY_BYTES)",
+    ) == (huge.status_code, huge.json()["error"]["message"])
     cycle = http.get("/golems/g1/cycles/nope/report")
     assert ("CycleNotFound", "golem 'g1' has no cycle 'nope'") == (
         cycle.json()["error"]["type"],

@@ -45,7 +45,7 @@ def test_a_failing_phase_is_json_lines_only(redis_url: str, tmp_path: Path) -> N
     )
     lines = result.stderr.splitlines()
     said = [json.loads(line)["message"] for line in lines[:-1]]
-    assert (1, "error: 2 phase job(s) failed; the log says why") == (result.returncode, lines[-1])
+    assert (1, "error: 2 phase jobs failed; the log says why") == (result.returncode, lines[-1])
     assert ["phase start", "phase failed"] * 2 == [m for m in said if not m.startswith("job ")]
     assert 2 == sum(m.endswith("RuntimeError: model router unavailable for hypnagogic_onset:partial:0") for m in said)
     assert "" == result.stdout
