@@ -148,3 +148,35 @@ def test_a_models_profile_comes_through_the_versioned_prompt(chat_server: ChatSe
     assert [(o.text, o.key, o.source_episode_ticks) for o in made] == [
         ("The user wants answers in French.", "instruction:language", (1,))
     ]
+
+
+def test_a_long_tool_output_leaves_the_night_to_what_was_said(tmp_path: Path) -> None:
+    """A coding session's tool output (tens of KB, in parts) is a record of work, not a statement:
+    the night's observations skip it, so the budget reaches the user's instruction, which becomes a
+    profile entry; no observation restates the output."""
+    with Oneiros(f"sqlite:///{tmp_path}/events.db") as app:
+        app.create_golem("me")
+        output = "PASSED tests/test_api.py::test_list\n" * 400
+        app.record_episodes(
+            "me",
+            [
+                Episode(
+                    tick=1, summary="Always use type hints in the Python you write for me.", speaker="user", time=_DAY
+                ),
+                Episode(tick=2, summary="Bash pytest -q", speaker="assistant", time=_DAY, tags=("tool-call", "bash")),
+                *(
+                    Episode(
+                        tick=3 + n,
+                        summary=output,
+                        speaker="tool",
+                        source="tool",
+                        time=_DAY,
+                        tags=("tool-result", "bash"),
+                    )
+                    for n in range(3)
+                ),
+            ],
+        )
+        app.dream("me")
+        assert ["Always use type hints"] == [e.text.split(": ", 1)[-1][:21] for e in app.profile("me")]
+        assert not [o for o in app.observations("me").items if "PASSED" in o.text]

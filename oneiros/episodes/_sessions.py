@@ -41,7 +41,25 @@ from oneiros._errors import EpisodeFileError
 from oneiros.episodes._conversations import json_lines, turn_episodes
 from oneiros.events._types import Episode
 
-__all__ = ["OnFile", "Piece", "SessionGolem", "by_golem", "claude_code_golems", "piece_episodes", "session_files"]
+__all__ = [
+    "TOOL_KINDS",
+    "OnFile",
+    "Piece",
+    "SessionGolem",
+    "by_golem",
+    "claude_code_golems",
+    "is_tool_record",
+    "piece_episodes",
+    "session_files",
+]
+
+TOOL_KINDS = frozenset({"tool-call", "tool-result"})
+"""The first tag of an episode that records a tool's use (its call, or what it gave back)."""
+
+
+def is_tool_record(episode: Episode) -> bool:
+    """Whether ``episode`` records a tool call or its output rather than something said."""
+    return bool(episode.tags) and episode.tags[0] in TOOL_KINDS
 
 
 class _Block(msgspec.Struct, frozen=True, kw_only=True):

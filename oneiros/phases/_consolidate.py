@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from oneiros._text import entities
 from oneiros.episodes._fold import EpisodeMemory
+from oneiros.episodes._sessions import is_tool_record
 from oneiros.events._observations import DreamObservation
 from oneiros.events._types import Episode, Event
 from oneiros.generators._lines import said_lines
@@ -56,6 +57,9 @@ def observe_night(steps: Steps, night: Sequence[Episode]) -> list[Event]:
     settings = ctx.settings.consolidation
     if not settings.observations and not settings.summaries:
         return []
+    # A tool's call or output is a record of work, not a statement: restated, a long output took
+    # the whole night's budget and left the user's own words unread.
+    night = [e for e in night if not is_tool_record(e)]
     out: list[Event] = []
     start = 0
     while start < len(night) and not steps.stopped:
