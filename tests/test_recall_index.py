@@ -324,3 +324,18 @@ def test_a_batch_of_texts_is_cut_into_the_terms_each_text_has_alone(texts: list[
     """Cutting a batch's texts at once (each distinct word stemmed once) gives each text the terms,
     in order and with repeats, that it has alone: the index and the query read text the same way."""
     assert [terms(text) for text in texts] == terms_of(texts)
+
+
+@pytest.mark.parametrize("recorded", [[1, 2, 3, 1, 4, 5, 0, 6, 2], [5, 4, 3, 2, 1, 0, 3]])
+def test_a_tick_recorded_again_in_a_later_batch_replaces_its_episode_on_both_engines(
+    projection_db: ProjectionDB, recorded: list[int]
+) -> None:
+    """A catch-up that forgets its rows at each commit (``kept_rows=0``) looks the ticks of each batch
+    up in the database, skipping those past the highest stored: a tick recorded again, below or at
+    that highest one, is still found, so only its latest episode is posted, on SQLite and PostgreSQL."""
+    steps: list[_Step] = [("g", tick, (_WORDS[n % len(_WORDS)], _WORDS[tick])) for n, tick in enumerate(recorded)]
+    store = _store(steps)
+    ProjectionRunner(store, projection_db, [RecallIndex()], RunnerSettings(batch_events=2, kept_rows=0)).catch_up()
+
+    expected = {("g", tick): Counter(terms(text)) for tick, text in _latest(steps)["g"].items()}
+    assert expected == _postings(projection_db)

@@ -167,16 +167,16 @@ class RecallIndex:
         ticks = [
             _tick_key(r.meta.golem_id, r.event.episode.tick) for r in records if isinstance(r.event, EpisodeRecorded)
         ]
-        rows.prefetch("tick", ticks, _Tick)
+        rows.prefetch("tick", ticks, _Tick, numbered=True)
         stats: dict[str, _Stats] = {}
-        for record, found in zip(records, terms_of(texts), strict=True):
+        for record, text, found in zip(records, texts, terms_of(texts), strict=True):
             golem, event, doc = record.meta.golem_id, record.event, record.position
             golem_stats = stats.get(golem)
             if golem_stats is None:
                 golem_stats = stats[golem] = rows.get("stats", golem, _Stats) or _Stats()
             match event:
                 case EpisodeRecorded(episode=episode):
-                    entry = self._episode(golem, doc, episode, rows, golem_stats)
+                    entry = self._episode(golem, doc, episode, text, rows=rows, stats=golem_stats)
                 case DreamObservation():
                     if event.key:
                         self._supersede(golem, event.key, doc, rows, golem_stats)
@@ -192,7 +192,7 @@ class RecallIndex:
             rows.put("stats", golem, golem_stats)
 
     @staticmethod
-    def _episode(golem: str, doc: int, episode: Episode, rows: Rows, stats: _Stats) -> _Doc:
+    def _episode(golem: str, doc: int, episode: Episode, indexed: str, *, rows: Rows, stats: _Stats) -> _Doc:
         key = _tick_key(golem, episode.tick)
         before = rows.get("tick", key, _Tick)
         if before is not None:
@@ -210,7 +210,7 @@ class RecallIndex:
             kind="episode",
             ref=str(episode.tick),
             text=episode.summary,
-            indexed=episode_text(episode),
+            indexed=indexed,
             ticks=(episode.tick,),
             refs=(episode.ref,) if episode.ref else (),
             speaker=episode.speaker,
