@@ -171,7 +171,9 @@ def test_current_order_only_reorders_and_names_an_earlier_statement(
     for place, (n, replaced) in enumerate(order):
         if replaced is not None:
             earlier, later = items[replaced][1], items[n][1]
-            assert earlier is not None and later is not None and earlier < later
+            assert earlier is not None
+            assert later is not None
+            assert earlier < later
             assert [m for m, _ in order].index(replaced) > place
 
 
