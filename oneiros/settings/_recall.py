@@ -29,6 +29,7 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     instructions: int = 2
     """At most this many of the user's standing instructions whose condition the query matches
     ("... when I ask about dependencies") are ranked first, whatever else matches; 0: none."""
-    profile_weight: float = 1.0
+    profile_weight: float = 3.0
     """What the relevance of a turn stating a preference or instruction still in force, and of its
-    profile entry, is multiplied by."""
+    profile entry, is multiplied by: a request the user made once ranks with what they keep
+    wanting (docs/evaluation.md has what each weight does to each kind of question); 1: no weight."""
