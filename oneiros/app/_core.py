@@ -128,7 +128,9 @@ class Core:
                     or os.environ.get("ONEIROS_PROJECTIONS")
                     or default_projection_url(self.store.url)
                 )
-                self._projections = Projections(self.store, open_projection_db(url), ProjectionSettings())
+                self._projections = Projections(
+                    self.store, open_projection_db(url), ProjectionSettings(recall=self.config.recall)
+                )
             return self._projections
 
     def settle(

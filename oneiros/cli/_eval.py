@@ -242,7 +242,10 @@ def _run(  # noqa: PLR0917 - the two commands' shared options, passed on as they
                 directory,
                 effective,
                 EvalSettings(
-                    answer=AnswerSettings(k=answer) if answer else None, budgets=budgets, tokenizer=scoring.tokenizer
+                    answer=AnswerSettings(k=answer) if answer else None,
+                    budgets=budgets,
+                    tokenizer=scoring.tokenizer,
+                    recall=effective.recall,
                 ),
                 chosen,  # type: ignore[arg-type]
                 generator=made,

@@ -90,12 +90,20 @@ def _table(query: str, ranking: list[RecallItem], times: dict[int, str]) -> obje
     made.columns[4].max_width = 10
     if console.width >= 80:
         made.columns[3].min_width = 20
+    place = {i.ref: i.rank for i in ranking}
     for item in ranking:
+        named = item.speaker and not item.text.lower().startswith(item.speaker.lower())
+        said = f"{item.speaker}: {item.text}" if named else item.text
+        if item.replaces is not None:
+            # The later value on the same thing: the reader sees which earlier one it replaced.
+            said += (
+                f"\n(replaces #{place[item.replaces]})" if item.replaces in place else "\n(replaces an earlier value)"
+            )
         made.add_row(
             str(item.rank),
             f"{'result' if item.standing == 'fact' else 'dream'}\n{item.kind}",
             f"{item.relevance:.2f}",
-            Text(f"{item.speaker}: {item.text}" if item.speaker else item.text),
+            Text(said),
             Text(", ".join(item.source_refs) or ", ".join(str(t) for t in item.source_ticks)),
             _when(item, times),
         )

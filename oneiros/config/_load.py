@@ -39,6 +39,7 @@ from oneiros.settings._files import read_toml
 from oneiros.settings._health import HealthSettings
 from oneiros.settings._memory_block import MemoryBlockSettings
 from oneiros.settings._races import RaceSettings
+from oneiros.settings._recall import RecallSettings
 from oneiros.settings._recovery import RecoverySettings
 from oneiros.settings._runtime import LogSettings, RqSettings, SnapshotSettings, TracingSettings
 from oneiros.settings._scheduling import DaemonSettings, ScheduleSettings
@@ -99,6 +100,8 @@ class OneirosConfig(msgspec.Struct, frozen=True, kw_only=True):
     server: ServerSettings = ServerSettings()
     memory_block: MemoryBlockSettings = MemoryBlockSettings()
     """How ``memory_block`` (recall as a prompt section) counts tokens, and its default budget."""
+    recall: RecallSettings = RecallSettings()
+    """How recall ranks, wherever it is asked (the eval's arms too)."""
 
     @property
     def store_url(self) -> str:

@@ -5,7 +5,9 @@ Four kinds, each keyed by what it is about so a later entry on the same thing su
 
 * instructions: "Always use type hints.", "Never push to main.", "When I ask about deploys, list the
   rollback steps.", "Please format answers as tables."; kept in the user's words;
-* preferences: "I prefer tabs over spaces.", "I'd rather use Postgres.", "I like to keep functions short.";
+* preferences: "I prefer tabs over spaces.", "I'd rather use Postgres.", "I like to keep functions short.",
+  and one said in passing inside a longer request ("I'm trying to keep the app small, so I prefer
+  dependency-free solutions, can you help ...?" gives "User prefers dependency-free solutions.");
 * identity: "I'm a data engineer.", "My name is Craig.";
 * project: "My project uses Django 4.2.", "I'm building a portfolio website.".
 
@@ -25,7 +27,7 @@ from oneiros.generators._lines import SaidLine
 from oneiros.generators._observe import said_of
 from oneiros.generators._prose import third_person
 from oneiros.generators._protocol import GenerationRequest
-from oneiros.generators._units import ASSISTANTS, units
+from oneiros.generators._units import ASSISTANTS, clean_sentence, prose_sentences
 
 __all__ = ["PROFILE"]
 
@@ -63,10 +65,26 @@ _RULES: Final[tuple[_Rule, ...]] = (
     ),
     ("project", re.compile(r"^I(?:'m| am) (?:building|developing|working on)\s+(?P<about>.+)", re.I)),
 )
+# A preference said in passing: after a clause's start, up to where the clause ends (a request,
+# a reason, another clause); ", rather than ..." stays with it.
+_IN_PASSING: Final = re.compile(
+    r"(?:^|[,;]\s+|\b(?:so|and|but|because|since)\s+)(?:I(?:'d| would)?\s+"
+    r"(?:really\s+|generally\s+|usually\s+|much\s+|strongly\s+|definitely\s+|also\s+)?(?P<verb>prefer|rather)"
+    r"|(?:as stated in\s+)?my preference (?:is|for))\s+(?P<about>\S.*)",
+    re.I,
+)
+_CLAUSE_END: Final = re.compile(
+    r",\s+(?=(?:so|and|but|can|could|would|will|how|what|which|where|when|why|is|are|do|does|did|should|any|"
+    r"I|I'm|I've|I'd|though|however|considering|especially|since|because|as|or|if|maybe|then|please|just|"
+    r"also|like|while|given|plus)\b)|[?;!:]|\s[-\u2013\u2014]\s|\.(?=\s|$)",
+    re.I,
+)
+_FILLER: Final = re.compile(r",\s*(?:you know|I mean)(?=,)", re.I)
+_LONGEST_ABOUT = 200
 _WORD: Final = re.compile(r"[A-Za-z][\w+#.-]*")
 # Words that say how an instruction holds, not what it is about: "always use tabs" and "never use
 # tabs" are about one thing.
-_MODE_WORDS: Final = frozenset({"always", "never", "please", "don't", "ever", "not", "rather", "prefer"})
+_MODE_WORDS: Final = frozenset({"always", "never", "please", "don't", "ever", "not", "rather", "prefer", "using"})
 
 
 class _Entry(msgspec.Struct, frozen=True, kw_only=True):
@@ -100,17 +118,38 @@ def _entry(sentence: str, line: SaidLine) -> _Entry | None:
     return None
 
 
+def _in_passing(sentence: str, line: SaidLine) -> _Entry | None:
+    """A preference stated inside a longer sentence, as a whole sentence of its own."""
+    found = _IN_PASSING.search(sentence)
+    if found is None:
+        return None
+    about = found.group("about")
+    end = _CLAUSE_END.search(about)
+    about = _FILLER.sub("", (about[: end.start()] if end else about)).strip().rstrip(",.")
+    if not about or len(about) > _LONGEST_ABOUT:
+        return None
+    said = f"I'd rather {about}." if (found.group("verb") or "").lower() == "rather" else f"I prefer {about}."
+    clean = clean_sentence(said)
+    if clean is None:
+        return None
+    return _Entry(
+        text=third_person(clean, line.speaker), key=_key("preference", about), kind="preference", ticks=(line.tick,)
+    )
+
+
 def _profile(request: GenerationRequest) -> str:
     """Every sentence of a user's turn that states an instruction, a preference or a fact about
-    them or their project, as a profile entry; an assistant's turns give none."""
+    them or their project, as a profile entry, and every preference said in passing inside a
+    longer sentence; an assistant's turns give none."""
     entries: list[_Entry] = []
     for line, raw in said_of(request):
         if line.context or (line.speaker is not None and line.speaker.lower() in ASSISTANTS):
             continue
-        for sentence in units(raw).sentences:
-            if sentence.endswith("?"):
-                continue
-            entry = _entry(sentence, line)
+        for sentence in prose_sentences(raw):
+            clean = clean_sentence(sentence)
+            entry = _entry(clean, line) if clean is not None and not clean.endswith("?") else None
+            if entry is None:
+                entry = _in_passing(sentence, line)
             if entry is not None:
                 entries.append(entry)
     return msgspec.json.encode({"profile": entries}).decode()

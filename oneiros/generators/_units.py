@@ -19,7 +19,7 @@ import msgspec
 
 from oneiros.generators._prose import sentences
 
-__all__ = ["ASSISTANTS", "Units", "clean_sentence", "committed", "units"]
+__all__ = ["ASSISTANTS", "Units", "clean_sentence", "committed", "prose_sentences", "units"]
 
 ASSISTANTS: Final = frozenset({"assistant", "ai", "bot", "model", "system", "tool"})
 """Speaker names of the assistant's side of a transcript (lower case): its turns explain, and an
@@ -94,15 +94,19 @@ def _artifact(language: str, code: list[str]) -> str:
     return head
 
 
+def _plain(text: str) -> str:
+    """``text`` with links, inline code and emphasis marks taken off its words, spaces made one."""
+    text = _INLINE_CODE.sub(r"\1", _MARKER.sub("", _LINK.sub(r"\1", text)))
+    for _ in range(2):  # nested emphasis ("***x***") comes off in two passes
+        text = _EMPHASIS.sub(r"\2", text)
+    return " ".join(text.split()).strip()
+
+
 def clean_sentence(text: str) -> str | None:
     """``text`` as a whole sentence of plain words, or None when it cannot stand as one: markup
     that is not words is taken off, and a sentence that trails off, runs into a list (a colon at
     its end), is too long, or still carries markup is dropped."""
-    text = _MARKER.sub("", _LINK.sub(r"\1", text))
-    text = _INLINE_CODE.sub(r"\1", text)
-    for _ in range(2):  # nested emphasis ("***x***") comes off in two passes
-        text = _EMPHASIS.sub(r"\2", text)
-    text = " ".join(text.split()).strip()
+    text = _plain(text)
     if not text or len(text) > _LONGEST or _ELLIPSIS.search(text) or _LEFTOVER.search(text):
         return None
     if text[-1].isalnum() or text[-1] == ")":
@@ -154,6 +158,20 @@ def _paragraphs(text: str) -> tuple[list[str], list[str]]:
     if code is not None:  # a block the message (or its part) ends inside
         artifacts.append(_artifact(language, code))
     return paragraphs, artifacts
+
+
+def prose_sentences(text: str) -> list[str]:
+    """``text``'s prose sentences as written, however long, markup off their words and headings,
+    tables and code left out: what a rule looks into for a clause (a preference said in passing
+    inside a long request), where :func:`units` keeps only sentences that can stand whole."""
+    paragraphs, _artifacts = _paragraphs(text)
+    out: list[str] = []
+    for paragraph in paragraphs:
+        for sentence in sentences(paragraph):
+            plain = _plain(sentence)
+            if plain:
+                out.append(plain)
+    return out
 
 
 def units(text: str) -> Units:

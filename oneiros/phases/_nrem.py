@@ -158,7 +158,7 @@ def triage(pick: ReplayPick, settings: EngineSettings) -> tuple[TriageDecision, 
 
 def nrem(ctx: PhaseContext) -> list[Event]:
     """The replay of the episodes that matter most, whenever they were recorded (a few calls),
-    then the night's episodes restated as observations with what the phase's budget has left."""
+    then the user's profile and the night's episodes restated as observations with what the phase's budget has left."""
     steps = Steps(ctx)
     outputs: list[Event] = []
     strength = dict(ctx.memory.strength) if ctx.memory is not None else {}
@@ -167,8 +167,10 @@ def nrem(ctx: PhaseContext) -> list[Event]:
         if steps.stopped:
             break
         outputs.extend(_replay(steps, index, batch, rng.random(), strength))
-    outputs.extend(observe_night(steps, ctx.night_episodes()))
+    # The profile before the restated turns: what the user stands by is read from fewer turns (the
+    # user's only) and matters to every later answer, so a tight budget spends on it first.
     outputs.extend(profile_night(steps, ctx.night_episodes()))
+    outputs.extend(observe_night(steps, ctx.night_episodes()))
     return outputs + steps.closing()
 
 

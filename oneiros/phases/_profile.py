@@ -10,7 +10,9 @@ offline rules, or a model through the ``profile`` prompt), with what NREM's budg
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from typing import Final
 
 from oneiros.events._observations import DreamObservation
 from oneiros.events._types import Episode, Event
@@ -27,8 +29,23 @@ _KEY = 128
 _PROFILE = json_parser("profile", ProfileResult)
 
 
+# What a turn that states an instruction, a preference or a fact about the user says somewhere:
+# the profile step reads only such turns, so a night of long requests costs it little and leaves
+# the budget to the observations (a model is shown fewer turns, never other ones).
+_STANCE: Final = re.compile(
+    r"\b(?:always|never|prefer\w*|rather|please|make sure|from now on|going forward|when(?:ever)? I ask|"
+    r"I (?:want|need) you|I (?:really )?(?:like|love|hate) (?:to|it when)|my name|I'?m an? |I am an? |"
+    r"(?:my|our) (?:project|app|application|stack|team|codebase|service)|I'?m (?:building|developing|working on)|"
+    r"I am (?:building|developing|working on))",
+    re.IGNORECASE,
+)
+
+
 def _users(night: Sequence[Episode]) -> list[Episode]:
-    return [e for e in night if e.speaker is not None and e.speaker.lower() not in ASSISTANTS]
+    """The user's turns of the night that may state something the profile keeps."""
+    return [
+        e for e in night if e.speaker is not None and e.speaker.lower() not in ASSISTANTS and _STANCE.search(e.summary)
+    ]
 
 
 def profile_night(steps: Steps, night: Sequence[Episode]) -> list[Event]:

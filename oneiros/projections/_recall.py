@@ -32,12 +32,17 @@ from oneiros._text import content_word_set
 from oneiros.events._observations import DreamObservation
 from oneiros.events._recall import RecallKind
 from oneiros.events._types import Episode, EpisodeRecorded, Event
+from oneiros.generators._units import ASSISTANTS
+from oneiros.projections._current import current_order
 from oneiros.projections._db import Okapi, ProjectionDB
 from oneiros.projections._index import PENDING, golem_dreams, staged_entries
+from oneiros.projections._profile import ProfileEntry
 from oneiros.projections._runner import Rows
 from oneiros.projections._sinks import beliefs, memory_version
 from oneiros.projections._staging import StagedEntry
+from oneiros.projections._standing import InForce, applicable, in_force
 from oneiros.projections._terms import bm25_weight, idf, term_counts, terms, terms_of, unique_terms
+from oneiros.settings._recall import RecallSettings
 from oneiros.store._store import Recorded
 
 __all__ = [
@@ -58,27 +63,10 @@ _EPISODES, _OBSERVATIONS = 0, 1
 """The index's parts: one ranking, but each part's best are fetched, so neither crowds the other out."""
 _GROUPED_POOL = 3
 """Grouping fetches this many times the limit from each part of the index, to fill the places it leaves out."""
+_CURRENT_WINDOW = 10
+"""How far down the ranking a later value on the same thing is put above an earlier one."""
 _RRF_K = 60
 """Reciprocal-rank fusion's constant (Cormack et al. 2009): 1 / (60 + rank)."""
-
-
-class RecallSettings(msgspec.Struct, frozen=True, kw_only=True):
-    k1: float = 1.2
-    """BM25's term-frequency saturation (the textbook 1.2, as Lucene and issue 29's baseline)."""
-    b: float = 0.75
-    """BM25's length normalisation (the textbook 0.75)."""
-    embedder: str = "none"
-    """``none``, ``hashing`` or ``sentence-transformers:<model>`` (the ``embeddings`` extra): rank
-    each ranking's candidates by cosine similarity too, fused by reciprocal rank."""
-    pool: int = 50
-    """Candidates fetched from each part of the index for the fusion (at least the recall's limit)."""
-    grouped: bool = True
-    """Group the ranking by source episode: an item whose episodes are all stood for by items ranked
-    above it is left out, so each place brings at least one episode of its own; a dream that
-    restates one episode gives its place to that episode, and an episode gives its place to an
-    observation among the candidates that restates it with more (the question it answers). On
-    LoCoMo's dev conversations this is what keeps a dream's observations from crowding other turns
-    out, and lets them add context instead (docs/evaluation.md)."""
 
 
 class _Stats(msgspec.Struct, kw_only=True):
@@ -278,6 +266,9 @@ class RecallItem(msgspec.Struct, frozen=True, kw_only=True):
     """Those episodes' own ids, where they have one (a LoCoMo dialog id, a chat message's id)."""
     speaker: str | None = None
     time: str | None = None
+    replaces: str | None = None
+    """The ref of an earlier item stating a value on the same thing, which this later one was
+    ranked above (``_current.py``): what the current value replaced."""
 
 
 class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -498,8 +489,56 @@ def _demoted(db: ProjectionDB, golem_id: str, items: list[RecallItem]) -> list[R
     ]
 
 
-def _ordered(items: Iterable[RecallItem]) -> list[RecallItem]:
-    ranked = sorted(items, key=lambda i: (-i.relevance, i.standing != "fact", i.kind, i.ref))
+def _standing(
+    items: list[RecallItem], held: InForce, first: Sequence[ProfileEntry], scorer: _Scorer, words: set[str]
+) -> list[RecallItem]:
+    """``items`` with what the user stands by weighted up, and the instructions that apply among
+    them (from the profile when the index did not find them)."""
+    weight = scorer.settings.profile_weight
+    if weight != 1.0 and held.ticks:
+        items = [
+            msgspec.structs.replace(i, relevance=i.relevance * weight)
+            if (i.kind == "profile" and i.ref in held.refs)
+            or (i.kind == "episode" and len(i.source_ticks) == 1 and i.source_ticks[0] in held.ticks)
+            else i
+            for i in items
+        ]
+    seen = {i.ref for i in items}
+    return items + [
+        RecallItem(
+            kind="profile",
+            ref=e.ref,
+            text=e.text,
+            score=_share(words, e.text),
+            relevance=scorer.score(e.text) * weight,
+            standing="dream",
+            source_ticks=e.source_ticks,
+            time=e.since,
+        )
+        for e in first
+        if e.ref not in seen
+    ]
+
+
+def _current(ranked: list[RecallItem], limit: int, scorer: _Scorer) -> list[RecallItem]:
+    """The first ``limit`` of ``ranked`` (at most the ten a reader reads first) with the later of two
+    values on the same thing first."""
+    limit = min(limit, _CURRENT_WINDOW)
+    top = ranked[:limit]
+    stated = [(i.text, i.time, i.relevance, (i.speaker or "").lower() not in ASSISTANTS) for i in top]
+    order = current_order(stated, scorer.terms, scorer.idf)
+    if all(n == place and replaced is None for place, (n, replaced) in enumerate(order)):
+        return ranked
+    moved = [
+        msgspec.structs.replace(top[n], replaces=None if replaced is None else top[replaced].ref)
+        for n, replaced in order
+    ]
+    return [msgspec.structs.replace(i, rank=n) for n, i in enumerate([*moved, *ranked[limit:]], start=1)]
+
+
+def _ordered(items: Iterable[RecallItem], first: AbstractSet[str] = frozenset()) -> list[RecallItem]:
+    """By relevance, the instructions that apply (``first``, by ref) before everything."""
+    ranked = sorted(items, key=lambda i: (i.ref not in first, -i.relevance, i.standing != "fact", i.kind, i.ref))
     return [msgspec.structs.replace(i, rank=n) for n, i in enumerate(ranked, start=1)]
 
 
@@ -526,12 +565,15 @@ def recall(
         *_indexed(db, golem_id, scorer, per_part, words, summaries=summaries),
         *_outside(db, staging, golem_id, scorer, words),
     ]
-    found = _demoted(db, golem_id, [i for i in found if i.relevance > 0])
+    held = in_force(db, golem_id)
+    first = applicable(held, scorer.terms, scorer.idf, settings.instructions)
+    found = _standing(_demoted(db, golem_id, [i for i in found if i.relevance > 0]), held, first, scorer, words)
     if fusing:
         found = _fused(query, found, settings.embedder)
-    ranked = _ordered(found)
+    ranked = _ordered(found, first={e.ref for e in first})
     if settings.grouped:
         ranked = _grouped(ranked, summaries)
+    ranked = _current(ranked, limit, scorer)
     results = [i for i in ranked if i.standing == "fact"][:limit]
     dreams = [i for i in ranked if i.standing == "dream"][:limit]
     shown = _with_refs(db, golem_id, [*results, *dreams])
