@@ -52,8 +52,8 @@ def _same_subject(a: set[str], b: set[str], asked: Mapping[str, float]) -> bool:
 def current_order(
     items: Sequence[Stated], query_terms: Sequence[str], idf: Mapping[str, float]
 ) -> list[tuple[int, int | None]]:
-    """The indices of ``items`` in their new order, each with the index of the item it was moved
-    above (the earlier statement it replaces), None for the rest."""
+    """The indices of ``items`` in their new order, each with the index of the earlier statement on
+    the same thing it replaces (moved above it, or above it already), None for the rest."""
     asked = {t: idf.get(t, 0.0) for t in query_terms}
     terms = [set(unique_terms(text)) if when and _VALUE.search(text) else None for text, when, _, _ in items]
     updates = [users and bool(_UPDATE.search(text)) for text, _when, _relevance, users in items]
@@ -75,5 +75,15 @@ def current_order(
             ):
                 order.pop(place)
                 order.insert(p, (j, i))
+                break
+    # A later value already above the earlier one names it too.
+    for place, (n, replaced) in enumerate(order):
+        later, when = terms[n], items[n][1]
+        if replaced is not None or later is None or when is None or not updates[n]:
+            continue
+        for m, _ in order[place + 1 :]:
+            earlier, then = terms[m], items[m][1]
+            if earlier is not None and then is not None and then < when and _same_subject(earlier, later, asked):
+                order[place] = (n, m)
                 break
     return order
