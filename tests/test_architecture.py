@@ -172,3 +172,31 @@ def test_every_process_builds_golems_with_the_configs_settings(tmp_path: Path) -
             assert [(7, 9)] * 2 == [(r.golems.snapshot_settings.every, r.golems.races.attempts) for r in reconcilers]
         finally:
             worker.store.close()
+
+
+def test_nothing_rides_on_the_context() -> None:
+    """No module keeps a context variable: what a call writes with (its idempotency key, the watch
+    on its positions) is handed to it in its unit of work, so an append made beside it carries
+    none of it (the key used to ride a ContextVar onto whichever append came first)."""
+    found = [
+        f"{name}:{node.lineno}"
+        for name, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name | ast.Attribute)
+        and (getattr(node, "id", None) or getattr(node, "attr", "")) == "ContextVar"
+    ]
+    assert [] == found
+
+
+def test_a_commands_unit_is_its_own_and_not_its_callers() -> None:
+    """Every use case declared a command takes its unit of work after ``self``, and the signature its
+    callers see (``help()``, the API reference, the facade) has no unit in it."""
+    commands = []
+    for part in PARTS:
+        for name, method in inspect.getmembers(part, inspect.isfunction):
+            declaration = declared(method)
+            if declaration is not None and declaration.command:
+                commands.append(f"{part.__name__}.{name}")
+                assert "unit" not in inspect.signature(method).parameters, name
+                assert "unit" not in inspect.signature(getattr(Oneiros, name.lstrip("_"), method)).parameters, name
+    assert {"Records.record_episodes", "Records.create_golem", "Dreams._dream", "Items.keep_item"} <= set(commands)

@@ -7,6 +7,7 @@ CHANGELOG.md. docs/reference/python.md is generated from these lists (docs/hooks
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import re
@@ -156,6 +157,32 @@ def test_import_oneiros_loads_none_of_its_names() -> None:
     probe = "import sys, oneiros; print(sorted(m for m in sys.modules if m.startswith('oneiros.')))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert "[]" == out.stdout.strip()
+
+
+def test_the_top_level_lists_each_name_once() -> None:
+    """``oneiros`` lists each public name once, with the module it comes from (``_HOMES``), and the
+    error tree by rule; the imports type checkers and the API reference read name exactly those
+    names from those modules (the error tree by a star import of its module), each once, and
+    ``__all__`` and ``dir()`` are made from them."""
+    tree = ast.parse(Path(oneiros.__file__).read_text())
+    block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    imported: list[tuple[str, str]] = []
+    stars: list[str] = []
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom)
+        assert node.module is not None
+        for alias in node.names:
+            if alias.name == "*":
+                stars.append(node.module)
+            else:
+                assert alias.asname == alias.name  # an explicit re-export, as strict mypy wants
+                imported.append((alias.name, node.module))
+    homes: dict[str, str] = vars(oneiros)["_HOMES"]
+    assert sorted(homes.items()) == sorted(imported)
+    assert ["oneiros._errors"] == stars
+    assert set() == set(homes) & set(ERRORS)
+    assert sorted([*homes, *ERRORS]) == oneiros.__all__
+    assert set(oneiros.__all__) <= set(dir(oneiros))
 
 
 def test_the_documented_error_tree_names_every_error() -> None:

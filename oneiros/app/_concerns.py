@@ -2,13 +2,18 @@
 the read models it reads, whether it writes (and which read models its answer needs caught up
 with the write), and whether a retry with the same idempotency key runs it again.
 
-:func:`use_case` turns a declaration into a chain of steps, built once when the method is defined
-(as temporalio's client sends each call through its interceptors' chain, the last link the
-implementation). A call goes through the chain in this order, each step deciding whether and how
-to go on: the golem checked in its own stream (``golem="created"``, before anything is written);
-the idempotency key (a call with a key used before answers as the first call did and goes no
-further); the read models brought up (``reads``); the golem checked in the projections
-(``golem="exists"``); the write watched (``writes``); the method's body.
+:func:`use_case` (a read) and :func:`command` (a write) turn a declaration into a chain of steps,
+built once when the method is defined (as temporalio's client sends each call through its
+interceptors' chain, the last link the implementation). A call goes through the chain in this
+order, each step deciding whether and how to go on: the golem checked in its own stream
+(``golem="created"``, before anything is written); the idempotency key (a call with a key used
+before answers as the first call did and goes no further); the read models brought up
+(``reads``); the golem checked in the projections (``golem="exists"``); the write watched
+(``writes``); the method's body.
+
+A command's body is handed its :class:`~oneiros.store._unit.UnitOfWork`, made for the call, and
+writes through it (its golems, feedback and side streams over the unit): the unit joins the
+call's idempotency key to its first transaction and tells the watch each position it commits.
 """
 
 from __future__ import annotations
@@ -17,19 +22,23 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, NamedTuple, ParamSpec, Protocol, TypeVar
 
 import msgspec
 
 from oneiros.app._idempotency import once
 from oneiros.store._store import Recorded
+from oneiros.store._unit import UnitOfWork
 
 if TYPE_CHECKING:
     from oneiros.app._core import Core
 
-__all__ = ["Declared", "Part", "declared", "use_case"]
+__all__ = ["Declared", "Part", "command", "declared", "use_case"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_S = TypeVar("_S")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 class Part(Protocol):
@@ -65,11 +74,15 @@ class Declared(NamedTuple):
     """Makes the answer from the events the first call appended, when that is all it is."""
     name: str
     """The operation the key's request names."""
+    command: bool
+    """Whether its body writes through a unit of work handed to it (a :func:`command`)."""
 
 
 class _Call(NamedTuple):
     part: Part
     arguments: dict[str, Any]
+    unit: UnitOfWork | None
+    """A command's unit of work, made for this call; None for a read."""
 
 
 _Next = Callable[[_Call], Any]
@@ -77,6 +90,21 @@ _Step = Callable[[Declared, _Call, _Next], Any]
 
 
 def use_case(
+    *, reads: Sequence[str] | None = None, sweep: bool = True, golem: Literal["created", "exists"] | None = None
+) -> Callable[[_F], _F]:
+    """Declare a method of a part as a use case that reads (see :class:`Declared` for each argument)."""
+
+    def declare(method: _F) -> _F:
+        declaration = Declared(
+            reads=tuple(reads) if reads is not None else None, sweep=sweep, golem=golem, writes=None, shown=True,
+            idempotent=None, keyed_by=None, only_if=None, rebuild=None, name=method.__name__, command=False,
+        )  # fmt: skip
+        return typing.cast("_F", _declared(declaration, method))
+
+    return declare
+
+
+def command(
     *,
     reads: Sequence[str] | None = None,
     sweep: bool = True,
@@ -88,10 +116,12 @@ def use_case(
     only_if: str | None = None,
     rebuild: Callable[[list[Recorded]], Any] | None = None,
     name: str | None = None,
-) -> Callable[[_F], _F]:
-    """Declare a method of a part as a use case (see :class:`Declared` for each argument)."""
+) -> Callable[[Callable[Concatenate[_S, UnitOfWork, _P], _R]], Callable[Concatenate[_S, _P], _R]]:
+    """Declare a method of a part as a use case that writes (see :class:`Declared` for each
+    argument). The method takes the call's :class:`UnitOfWork` after ``self`` and writes through
+    it; its callers do not pass it (nor see it in its signature)."""
 
-    def declare(method: _F) -> _F:
+    def declare(method: Callable[Concatenate[_S, UnitOfWork, _P], _R]) -> Callable[Concatenate[_S, _P], _R]:
         declaration = Declared(
             reads=tuple(reads) if reads is not None else None,
             sweep=sweep,
@@ -103,22 +133,36 @@ def use_case(
             only_if=only_if,
             rebuild=rebuild,
             name=name or method.__name__,
+            command=True,
         )
-        signature = inspect.signature(method)
-        chain = _chain(declaration, method)
-
-        @functools.wraps(method)
-        def run(part: Part, /, *args: Any, **kwargs: Any) -> Any:
-            bound = signature.bind(part, *args, **kwargs)
-            bound.apply_defaults()
-            arguments = dict(bound.arguments)
-            del arguments[next(iter(signature.parameters))]
-            return chain(_Call(part, arguments))
-
-        run.__use_case__ = declaration  # type: ignore[attr-defined]  # read by declared()
-        return typing.cast("_F", run)
+        return typing.cast("Callable[Concatenate[_S, _P], _R]", _declared(declaration, method))
 
     return declare
+
+
+def _declared(declaration: Declared, method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` behind the declaration's chain, with the signature its callers use."""
+    signature = inspect.signature(method)
+    parameters = list(signature.parameters.values())
+    if declaration.command:
+        if len(parameters) < 2 or parameters[1].name != "unit":  # self, then the unit
+            raise TypeError(f"command {method.__qualname__} must take its unit of work after self")
+        del parameters[1]
+        signature = signature.replace(parameters=parameters)
+    chain = _chain(declaration, method)
+    command = declaration.command
+
+    @functools.wraps(method)
+    def run(part: Part, /, *args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(part, *args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        del arguments[parameters[0].name]
+        return chain(_Call(part, arguments, UnitOfWork(part.core.store) if command else None))
+
+    run.__signature__ = signature  # type: ignore[attr-defined]  # without the unit, for help() and the docs
+    run.__use_case__ = declaration  # type: ignore[attr-defined]  # read by declared()
+    return run
 
 
 def declared(method: object) -> Declared | None:
@@ -143,6 +187,8 @@ def _chain(declaration: Declared, method: Callable[..., Any]) -> _Next:
         steps.append(_writing)
 
     def body(call: _Call) -> Any:
+        if call.unit is not None:
+            return method(call.part, call.unit, **call.arguments)
         return method(call.part, **call.arguments)
 
     chained: _Next = body
@@ -183,10 +229,10 @@ def _once(declaration: Declared, call: _Call, nxt: _Next, *, kind: Callable[[], 
             arguments[held] = list(value)
     asked = [arguments[held] for held in names]
     request = asked[0] if len(asked) == 1 else asked
-    core = call.part.core
+    assert call.unit is not None  # a declaration with ``idempotent`` is a command's
     golem_id = declaration.keyed_by(call.part, asked[0]) if declaration.keyed_by else arguments["golem_id"]
     return once(
-        core.store, core.deps, golem_id, key, request=(declaration.name, request), kind=kind(),
+        call.unit, call.part.core.deps, golem_id, key, request=(declaration.name, request), kind=kind(),
         run=lambda: nxt(call), rebuild=declaration.rebuild,
     )  # fmt: skip
 
@@ -204,5 +250,6 @@ def _exists(declaration: Declared, call: _Call, nxt: _Next) -> Any:
 
 
 def _writing(declaration: Declared, call: _Call, nxt: _Next) -> Any:
-    with call.part.core.writing(declaration.writes or (), shown=declaration.shown):
+    assert call.unit is not None  # a declaration with ``writes`` is a command's
+    with call.part.core.writing(call.unit, declaration.writes or (), shown=declaration.shown):
         return nxt(call)

@@ -24,7 +24,8 @@ from oneiros.projections._index import golem_dreams, journal_entry, staged_entri
 from oneiros.projections._journal import JournalEntry
 from oneiros.projections._service import Projections, ProjectionSettings, VerifyResult
 from oneiros.projections._staging import StagedEntry
-from oneiros.store._store import EventStore, open_store, watching
+from oneiros.store._store import EventStore, open_store
+from oneiros.store._unit import UnitOfWork
 from oneiros.validation._review import Feedback
 from oneiros.validation._sweep import PROCESS_NAME as STAGING_PROCESS
 from oneiros.validation._sweep import StagingProcess
@@ -277,23 +278,25 @@ class Core:
             held.wrote(position)
 
     @contextmanager
-    def writing(self, reads: Sequence[str], *, shown: bool = True) -> Iterator[None]:
-        """A write inside the block: each transaction it commits raises what this call's reads to
-        come must include, as it commits (a read the write makes for its answer waits for it);
-        once the block ends, :meth:`written` on the last position it reached."""
-        with self.consistent() as held, watching(held.wrote):
+    def writing(self, unit: UnitOfWork, reads: Sequence[str], *, shown: bool = True) -> Iterator[None]:
+        """A write through ``unit`` inside the block: each transaction the unit commits raises what
+        this call's reads to come must include, as it commits (a read the write makes for its
+        answer waits for it); once the block ends, :meth:`written` on the last position it reached."""
+        with self.consistent() as held:
+            unit.listen(held.wrote)
             yield
         self.written(held.written, *reads, shown=shown)
 
     # -- commands -----------------------------------------------------------------------------
 
-    def golems(self) -> Golems:
-        """This thread's golems: the commands, with the state each golem had when last read."""
+    def golems(self, unit: UnitOfWork | None = None) -> Golems:
+        """This thread's golems: the commands, with the state each golem had when last read; with
+        a ``unit``, the same commands appending through it."""
         held: Golems | None = getattr(self._local, "golems", None)
         if held is None:
             held = self._make_golems(self.store)
             self._local.golems = held
-        return held
+        return held if unit is None else held.through(unit)
 
     def logs(self) -> GolemLogs:
         """This thread's folds of the golems' logs (what a cycle reads), shared with its golems."""
@@ -305,8 +308,9 @@ class Core:
             self._local.logs = held
         return held
 
-    def feedback(self) -> Feedback:
-        return Feedback(self.store, deps=self.deps, golems=self.golems())
+    def feedback(self, unit: UnitOfWork | None = None) -> Feedback:
+        """Outcomes, reviews and MEMORY.md's versions over the store (appending through ``unit``, if given)."""
+        return Feedback(self.store if unit is None else unit, deps=self.deps, golems=self.golems(unit))
 
     # -- lookups the use cases share ----------------------------------------------------------
 

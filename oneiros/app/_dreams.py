@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple, Protocol
 import msgspec
 
 from oneiros._errors import IllegalCommand, masked_url
-from oneiros.app._concerns import use_case
+from oneiros.app._concerns import command, use_case
 from oneiros.app._core import Core
 from oneiros.app._factory import Factory
 from oneiros.app._shapes import CycleRun, Golem, Overview, RunningCycle
@@ -32,6 +32,7 @@ from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._vocabulary import DreamPhaseName
 from oneiros.store._leases import Lease, open_leases
 from oneiros.store._snapshots import read_cycle
+from oneiros.store._unit import UnitOfWork
 
 if TYPE_CHECKING:  # the runtime loads NumPy, the workers RQ and Redis: on first use only
     from oneiros.daemon._daemon import Daemon
@@ -140,9 +141,10 @@ class Dreams:
             self.core.written(self.core.store.head())
         return run
 
-    @use_case(golem="created", idempotent=("options",), name="dream")
+    @command(golem="created", idempotent=("options",), name="dream")
     def _dream(
         self,
+        unit: UnitOfWork,
         golem_id: str,
         options: CycleOptions,
         background: Background | None,
@@ -150,7 +152,9 @@ class Dreams:
         *,
         idempotency_key: str | None = None,
     ) -> CycleRun:
-        golems = self.core.golems()
+        # Through the unit: the first of its writes here (a decision re-evaluation made, else the
+        # cycle's start) records the key with it.
+        golems = self.core.golems(unit)
         state = golems.state(golem_id)
         dreams = options.reflect or options.dream
         queue = self.core.config.queue
@@ -170,7 +174,7 @@ class Dreams:
             # A stored episode the engines cannot fold is an InvalidEvent now, not once re-evaluation
             # wrote: the columns take in what a fold caught up (a fresh fold does it as it reads).
             self.core.logs().read(golem_id).memory.columns()
-        reevaluated = len(self.core.feedback().reevaluate(golem_id)) if options.reevaluate else 0
+        reevaluated = len(self.core.feedback(unit).reevaluate(golem_id)) if options.reevaluate else 0
         run = CycleRun(
             golem_id=golem_id,
             cycle_id=None,

@@ -1,11 +1,13 @@
 """Running a write once per idempotency key (the events' side of it: ``oneiros.events._idempotency``).
 
 A write given a key records the key with its own first append, in one transaction, then the
-answer it gives. The same key again, with the same request, appends nothing and gets that answer
-back, from this process or any other on the store, before or after a restart; with another
-request it is IdempotencyKeyReused. A write whose answer is only the events it appended (given
-``rebuild``) is answered from them when its first request stopped before answering (its server
-was killed between the two appends): the key says how many events it rode behind.
+answer it gives: the key joins the write's :class:`~oneiros.store._unit.UnitOfWork`, so it goes
+only with an append the write makes through that unit, never with another append made meanwhile.
+The same key again, with the same request, appends nothing and gets that answer back, from this
+process or any other on the store, before or after a restart; with another request it is
+IdempotencyKeyReused. A write whose answer is only the events it appended (given ``rebuild``) is
+answered from them when its first request stopped before answering (its server was killed
+between the two appends): the key says how many events it rode behind.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from oneiros._deps import Deps
 from oneiros._errors import IdempotencyKeyReused, IllegalCommand, InputError, StreamConflict
 from oneiros.events._idempotency import IdempotencyKeyUsed, idempotency_stream
 from oneiros.events._types import EventMeta
-from oneiros.store._store import EventStore, Recorded, StreamAppend, riding
+from oneiros.store._store import EventStore, Recorded, StreamAppend
+from oneiros.store._unit import UnitOfWork
 
 __all__ = ["MAX_KEY", "once"]
 
@@ -74,7 +77,7 @@ def _again(
 
 
 def once(
-    store: EventStore,
+    unit: UnitOfWork,
     deps: Deps,
     golem_id: str,
     key: str | None,
@@ -86,12 +89,14 @@ def once(
 ) -> T:
     """``run()``'s answer, run only if ``key`` (None: always run) has not come with a request on
     ``golem_id`` before; ``request`` (an operation name and its arguments) says what it asked.
-    ``rebuild`` makes the answer from the events ``run()`` appends in its first transaction, where
-    the answer is nothing more."""
+    ``run()`` writes through ``unit``, whose first transaction records the key with its events.
+    ``rebuild`` makes the answer from the events of that transaction, where the answer is nothing
+    more."""
     if key is None:
         return run()
     if not 1 <= len(key) <= MAX_KEY or not key.isprintable():
         raise InputError(f"an idempotency key is 1-{MAX_KEY} printable characters, not {key[:40]!r}")
+    store = unit.store
     digest = _digest(*request)
     stream = idempotency_stream(golem_id, key)
     if _found(store, stream):
@@ -99,13 +104,13 @@ def once(
     first = IdempotencyKeyUsed(key=key, request=digest)
     meta = EventMeta(time=deps.clock(), event_id=deps.ids(), golem_id=stream)
 
-    def rider(own: int) -> StreamAppend:
+    def keyed(own: int) -> StreamAppend:
         rode = own if rebuild is not None else 0
         return StreamAppend(stream, 0, [(meta, msgspec.structs.replace(first, rode=rode))])
 
+    unit.join(keyed)
     try:
-        with riding(rider) as riders:
-            answer = run()
+        answer = run()
     except StreamConflict as exc:
         if exc.golem_id != stream:
             raise
@@ -114,12 +119,12 @@ def once(
         )  # another request with the key appended first
     answered = IdempotencyKeyUsed(key=key, request=digest, status=1, answer=msgspec.json.encode(answer).decode())
     then = (EventMeta(time=deps.clock(), event_id=deps.ids(), golem_id=stream), answered)
-    if not riders:  # the key went with the write: its answer follows
+    if not unit.pending:  # the key went with the write: its answer follows
         store.append(stream, 1, [then])
         return answer
-    # Nothing this thread wrote carried the key: a cycle the server runs appends its start on a
-    # thread of its own. The key follows the start, with the answer; a retry in between finds the
-    # golem dreaming (409) rather than starting the cycle twice.
+    # Nothing written through the unit carried the key: a cycle the server runs appends its start
+    # on a thread of its own. The key follows the start, with the answer; a retry in between finds
+    # the golem dreaming (409) rather than starting the cycle twice.
     with contextlib.suppress(StreamConflict):  # another request with the key recorded it first
         store.append(stream, 0, [(meta, first), then])
     return answer

@@ -13,13 +13,14 @@ from typing import Any
 import msgspec
 
 from oneiros._errors import GolemExists, InputError
-from oneiros.app._concerns import use_case
+from oneiros.app._concerns import command
 from oneiros.app._core import Core
 from oneiros.events._codec import encode_event
 from oneiros.events._items import ItemForgotten, ItemKept
 from oneiros.events._types import Episode, EpisodeRecorded, Event, EventMeta
 from oneiros.fsm._golem import GolemState
 from oneiros.fsm._service import Golems
+from oneiros.store._unit import UnitOfWork
 
 __all__ = ["Items", "StoredItem"]
 
@@ -93,9 +94,16 @@ class Items:
         found = self._items(golem_id).live.get((tuple(namespace), key))
         return None if found is None else _own(found)
 
-    @use_case(writes=("golems",), shown=False)
+    @command(writes=("golems",), shown=False)
     def keep_item(
-        self, golem_id: str, namespace: Sequence[str], key: str, value: Mapping[str, Any], *, text: str | None
+        self,
+        unit: UnitOfWork,
+        golem_id: str,
+        namespace: Sequence[str],
+        key: str,
+        value: Mapping[str, Any],
+        *,
+        text: str | None,
     ) -> StoredItem:
         """Keep ``value`` under ``key`` in ``namespace`` for ``golem_id`` (created if it is new).
         ``text`` is recorded as the item's episode, which recall finds and dreams replay (the
@@ -119,7 +127,7 @@ class Items:
         trial = EventMeta(time=self.core.deps.clock(), event_id="trial", golem_id=golem_id)
         for event in (ItemKept(namespace=ns, key=key, value=held, tick=0), *((episode(0),) if said else ())):
             encode_event(trial, event)
-        golems = self.core.golems()
+        golems = self.core.golems(unit)
         if not golems.created(golem_id):
             # Another writer may create it first: the item goes to the same golem.
             with contextlib.suppress(GolemExists):
@@ -142,8 +150,8 @@ class Items:
         assert found is not None  # just appended, and the fold reads the log
         return found
 
-    @use_case(writes=("golems",), shown=False)
-    def forget_item(self, golem_id: str, namespace: Sequence[str], key: str) -> bool:
+    @command(writes=("golems",), shown=False)
+    def forget_item(self, unit: UnitOfWork, golem_id: str, namespace: Sequence[str], key: str) -> bool:
         """Forget the item under ``key`` in ``namespace``: an event, its episode left in the log.
         False, and nothing written, when there is no such item."""
         ns = tuple(namespace)
@@ -155,7 +163,7 @@ class Items:
             live = (ns, key) in self._items(golem_id).live
             return [ItemForgotten(namespace=ns, key=key)] if live else []
 
-        return bool(self.core.golems().record_built(golem_id, build))
+        return bool(self.core.golems(unit).record_built(golem_id, build))
 
     def _items(self, golem_id: str) -> _Items:
         """This thread's fold of the golem's items, caught up with its stream (one indexed read of

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 import msgspec
 
 from oneiros._errors import MemoryVersionNotFound
-from oneiros.app._concerns import use_case
+from oneiros.app._concerns import command, use_case
 from oneiros.app._core import Core
 from oneiros.app._reads import Reads
 from oneiros.app._shapes import Appended, Entry, Golem, Memory, OutcomeMoved, RecallResult
@@ -19,6 +19,7 @@ from oneiros.events._types import Episode
 from oneiros.projections._recall import recall_golem
 from oneiros.projections._sinks import memory_version
 from oneiros.store._store import Recorded
+from oneiros.store._unit import UnitOfWork
 from oneiros.validation._explain import explain_outcome
 from oneiros.validation._recalls import record_recall
 from oneiros.validation._review import OutcomeInput
@@ -49,24 +50,26 @@ class Records:
 
     # -- golems and what they lived through ---------------------------------------------------
 
-    @use_case(idempotent=("name",), writes=("golems",), shown=False)
-    def create_golem(self, golem_id: str, name: str = "", *, idempotency_key: str | None = None) -> Golem:
+    @command(idempotent=("name",), writes=("golems",), shown=False)
+    def create_golem(
+        self, unit: UnitOfWork, golem_id: str, name: str = "", *, idempotency_key: str | None = None
+    ) -> Golem:
         """Create ``golem_id`` (GolemExists if it is there already; with an ``idempotency_key`` it
         came with before, the golem as that call answered)."""
-        golems = self.core.golems()
+        golems = self.core.golems(unit)
         golems.create(golem_id, name)
         # The state its own append left (checked against the stream's tail), as the golems
         # projection will hold it: the answer need not wait for that projection.
         return Golem.of(golems.state(golem_id))
 
-    @use_case(golem="created", idempotent=("episodes",), writes=("golems",), shown=False, rebuild=Appended.of)
+    @command(golem="created", idempotent=("episodes",), writes=("golems",), shown=False, rebuild=Appended.of)
     def record_episodes(
-        self, golem_id: str, episodes: Iterable[Episode], *, idempotency_key: str | None = None
+        self, unit: UnitOfWork, golem_id: str, episodes: Iterable[Episode], *, idempotency_key: str | None = None
     ) -> Appended:
         """Record waking episodes in one transaction; a tick recorded before is replaced. With an
         ``idempotency_key`` it came with before (the same episodes), nothing is recorded again and
         the answer is the first one."""
-        return Appended.of(self.core.golems().record_episodes(golem_id, list(episodes)))
+        return Appended.of(self.core.golems(unit).record_episodes(golem_id, list(episodes)))
 
     def import_episodes(
         self,
@@ -118,20 +121,32 @@ class Records:
                 on_batch(len(batch))
         return Imported(recorded=recorded, skipped=skipped)
 
-    @use_case(golem="created", idempotent=("kind", "detail"), writes=("schedule",), shown=False, rebuild=Appended.of)
+    @command(golem="created", idempotent=("kind", "detail"), writes=("schedule",), shown=False, rebuild=Appended.of)
     def record_activity(
-        self, golem_id: str, kind: ActivityKind, detail: str = "", *, idempotency_key: str | None = None
+        self,
+        unit: UnitOfWork,
+        golem_id: str,
+        kind: ActivityKind,
+        detail: str = "",
+        *,
+        idempotency_key: str | None = None,
     ) -> Appended:
         """The golem was busy (a message in, an action, a turn): silence and fatigue count these."""
-        return Appended.of(self.core.golems().record(golem_id, [ActivityRecorded(kind=kind, detail=detail)]))
+        return Appended.of(self.core.golems(unit).record(golem_id, [ActivityRecorded(kind=kind, detail=detail)]))
 
-    @use_case(golem="created", idempotent=("outcome", "explain"), writes=("staging", "index"))
+    @command(golem="created", idempotent=("outcome", "explain"), writes=("staging", "index"))
     def record_outcome(
-        self, golem_id: str, outcome: OutcomeInput, *, explain: bool = False, idempotency_key: str | None = None
+        self,
+        unit: UnitOfWork,
+        golem_id: str,
+        outcome: OutcomeInput,
+        *,
+        explain: bool = False,
+        idempotency_key: str | None = None,
     ) -> OutcomeMoved:
         """Record a waking outcome; the sweep moves the staged entries it is relevant to, and the
         answer lists those it moved, with ``explain`` why, and why the nearest others did not."""
-        return self._moved(golem_id, self.core.feedback().record_outcome(golem_id, outcome), explain)
+        return self._moved(golem_id, self.core.feedback(unit).record_outcome(golem_id, outcome), explain)
 
     @use_case(reads=("staging", "index"))
     def _moved(self, golem_id: str, record: Recorded, explain: bool) -> OutcomeMoved:
@@ -145,9 +160,16 @@ class Records:
 
     # -- recall ------------------------------------------------------------------------------
 
-    @use_case(idempotent=("query", "limit"), only_if="record", reads=(), golem="exists")
+    @command(idempotent=("query", "limit"), only_if="record", reads=(), golem="exists")
     def recall(
-        self, golem_id: str, query: str, limit: int = 10, *, record: bool = True, idempotency_key: str | None = None
+        self,
+        unit: UnitOfWork,
+        golem_id: str,
+        query: str,
+        limit: int = 10,
+        *,
+        record: bool = True,
+        idempotency_key: str | None = None,
     ) -> RecallResult:
         """What the golem knows that matches ``query``: episodes, beliefs, promoted insights and
         MEMORY.md lines; matching dreams come back apart, in ``related_dreams``. With ``record``
@@ -157,31 +179,38 @@ class Records:
         settings = self.core.projections.settings.recall
         result = recall_golem(self.core.projections.db, golem_id, query, limit, settings=settings)
         if record:
-            record_recall(self.core.store, golem_id, result, self.core.deps)
+            record_recall(unit, golem_id, result, self.core.deps)
         return result
 
     # -- decisions on what it dreamt ----------------------------------------------------------
 
-    @use_case(idempotent=("entry_id", "decision", "who", "why"), keyed_by=_entry_golem, writes=("staging", "index"))
+    @command(idempotent=("entry_id", "decision", "who", "why"), keyed_by=_entry_golem, writes=("staging", "index"))
     def review(
-        self, entry_id: str, decision: ReviewDecision, *, who: str, why: str, idempotency_key: str | None = None
+        self,
+        unit: UnitOfWork,
+        entry_id: str,
+        decision: ReviewDecision,
+        *,
+        who: str,
+        why: str,
+        idempotency_key: str | None = None,
     ) -> Entry:
         """Decide on a staged entry (Dense-Mem's feedback): reinforce, stale, reject or promote_candidate,
         or revoke a promoted one (MEMORY.md's next version drops its line)."""
-        self.core.feedback().review(entry_id, decision, who=who, why=why)
+        self.core.feedback(unit).review(entry_id, decision, who=who, why=why)
         return self.reads.entry(entry_id)
 
-    @use_case(golem="created", writes=(), shown=False)
-    def reevaluate(self, golem_id: str) -> list[ReviewDecided]:
+    @command(golem="created", writes=(), shown=False)
+    def reevaluate(self, unit: UnitOfWork, golem_id: str) -> list[ReviewDecided]:
         """Dense-Mem's re_evaluate: active entries whose source episodes are all gone become stale,
         proposed ones whose sources are intact reinforced; the decisions made."""
-        records = self.core.feedback().reevaluate(golem_id)
+        records = self.core.feedback(unit).reevaluate(golem_id)
         return [r.event for r in records if isinstance(r.event, ReviewDecided)]
 
-    @use_case(golem="created", writes=("memory",))
-    def rollback_memory(self, golem_id: str, version: int, *, who: str, why: str = "") -> Memory:
+    @command(golem="created", writes=("memory",))
+    def rollback_memory(self, unit: UnitOfWork, golem_id: str, version: int, *, who: str, why: str = "") -> Memory:
         """Restore MEMORY.md ``version`` as a new, newest version."""
-        feedback = self.core.feedback()
+        feedback = self.core.feedback(unit)
         newest = feedback.memory_versions(golem_id)
         if not 1 <= version <= newest:
             raise MemoryVersionNotFound(golem_id, version, newest)

@@ -4,6 +4,7 @@ the events it yields and tells the observers."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import re
 from collections.abc import Callable, Iterable, Sequence
 
@@ -83,6 +84,13 @@ class Golems:
         # came after it, once the log shows that very event where it was.
         self._known: dict[str, tuple[GolemState, Recorded]] = {}
         self._snapshot_versions: dict[str, int] = {}
+
+    def through(self, store: EventStore) -> Golems:
+        """These commands appending through ``store`` (a unit of work over this one's store): the
+        same machine, observers, snapshots and states known, shared with this object."""
+        twin = copy.copy(self)
+        twin.store = store
+        return twin
 
     # -- reading -----------------------------------------------------------------------------
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -30,14 +28,11 @@ __all__ = [
     "EventStore",
     "LogSubscription",
     "Recorded",
-    "Rider",
     "StreamAppend",
     "Tally",
     "decode_rows",
     "open_store",
     "record_row",
-    "riding",
-    "watching",
 ]
 
 DEFAULT_STORE_URL = "sqlite:///.oneiros/events.db"
@@ -175,41 +170,6 @@ class LogSubscription:
         return _decode(n.id, n.originator_version, n.topic, n.state)
 
 
-Rider = StreamAppend | Callable[[int], StreamAppend]
-"""An append that joins another transaction: as it is, or made once the number of events it rides
-behind is known (they lie just before it in the log)."""
-
-_RIDERS: ContextVar[list[Rider] | None] = ContextVar("oneiros_riders", default=None)
-
-
-@contextmanager
-def riding(append: Rider) -> Iterator[list[Rider]]:
-    """Within the block, ``append`` joins the next transaction this context writes (to any store),
-    after that transaction's own events, all of it or none of it; the list yielded is empty once it
-    has been written."""
-    riders: list[Rider] = [append]
-    token = _RIDERS.set(riders)
-    try:
-        yield riders
-    finally:
-        _RIDERS.reset(token)
-
-
-_WATCHERS: ContextVar[Callable[[int], None] | None] = ContextVar("oneiros_watchers", default=None)
-
-
-@contextmanager
-def watching(heard: Callable[[int], None]) -> Iterator[None]:
-    """Within the block, ``heard`` gets the log position of the last event of its own (not a
-    rider's) of each transaction this context commits (to any store): how a use case that writes
-    knows what its reads must include."""
-    token = _WATCHERS.set(heard)
-    try:
-        yield
-    finally:
-        _WATCHERS.reset(token)
-
-
 class EventStore:
     """Appends and reads events. Nothing is ever updated or deleted in place."""
 
@@ -249,10 +209,6 @@ class EventStore:
         Every write of the log comes through here (:meth:`append` included), so a subclass that
         wraps it sees them all.
         """
-        riders = _RIDERS.get()
-        own = sum(len(append.items) for append in appends)
-        if riders:
-            appends = [*appends, *(rider(own) if callable(rider) else rider for rider in riders)]
         stored: list[StoredTuple] = []
         add = stored.append
         for append in appends:
@@ -266,18 +222,13 @@ class EventStore:
                 add((golem_id, version, *encode_event(meta, event)))
         if not stored and checkpoint is None:
             return []
-        positions = iter(self._insert(stored, appends, checkpoint))
-        if riders:
-            riders.clear()  # written: the next transaction goes alone
-        recorded = [
+        positions = self._insert(stored, appends, checkpoint)
+        return [
             Recorded(position, row[1], meta, event)
             for position, row, (meta, event) in zip(
                 positions, stored, (item for append in appends for item in append.items), strict=False
             )
         ]
-        if own and (heard := _WATCHERS.get()) is not None:
-            heard(recorded[own - 1].position)
-        return recorded[:own]  # a rider's record is its owner's to know
 
     def _insert(
         self, stored: Sequence[StoredTuple], appends: Sequence[StreamAppend], checkpoint: Checkpoint | None

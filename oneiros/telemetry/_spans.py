@@ -259,9 +259,10 @@ class TracedStore(EventStore):
     def append_streams(
         self, appends: Sequence[StreamAppend], *, checkpoint: Checkpoint | None = None
     ) -> list[Recorded]:
-        # Every write of the store, append() included, comes through here.
+        # Every write of the store, append() included, comes through here, and on to the wrapped
+        # store's: a unit of work wrapped to be traced still joins what it holds to its writes.
         if not tracing_on():
-            return super().append_streams(appends, checkpoint=checkpoint)
+            return self._inner.append_streams(appends, checkpoint=checkpoint)
         first = appends[0] if appends else StreamAppend("", 0, ())
         attributes = {
             "oneiros.golem_id": first.golem_id,
@@ -271,4 +272,4 @@ class TracedStore(EventStore):
             "oneiros.event_types": sorted({type(event).type_name for a in appends for _, event in a.items}),
         }
         with current_span("store.append", attributes):
-            return super().append_streams(appends, checkpoint=checkpoint)
+            return self._inner.append_streams(appends, checkpoint=checkpoint)
