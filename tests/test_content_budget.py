@@ -73,7 +73,7 @@ _call = st.tuples(
     cheap=st.floats(min_value=0.0, max_value=5.0),
     dear=st.floats(min_value=0.0, max_value=100.0),
 )
-def test_no_sequence_of_calls_spends_past_any_cap(  # noqa: PLR0917, PLR0913- hypothesis gives one argument per strategy; hypothesis gives one argument per strategy
+def test_no_sequence_of_calls_spends_past_any_cap(  # noqa: PLR0913, PLR0917 - hypothesis gives one argument per strategy
     calls: list[tuple[str, int, int, float, float, str, int]],
     cycle_tokens: int,
     cycle_usd: float,
