@@ -15,7 +15,7 @@ from oneiros.events._content import BudgetExhausted, BudgetReserved, DreamSuppre
 from oneiros.events._types import BEHAVIORAL_PHASES
 from oneiros.generators._offline import OfflineGenerator
 from oneiros.generators._protocol import GenerationRequest
-from oneiros.runtime._budget import BudgetGuard, Ledger, phase_budget, worst_case_tokens
+from oneiros.runtime._budget import BudgetGuard, Charge, Ledger, phase_budget, worst_case_tokens
 from oneiros.settings._cycle import CycleBudget, CycleSettings, ModelPrice
 from oneiros.settings._phases import PHASES
 from oneiros.settings._vocabulary import BehavioralPhase
@@ -119,9 +119,9 @@ def test_no_sequence_of_calls_spends_past_any_cap(  # noqa: PLR0913, PLR0917 - h
         if guard.refusal(t_in + t_out, price.cost(t_in, t_out)) is not None:
             continue
         where: dict[str, Any] = {"time": now, "cycle_id": cycle_id, "phase": phase}
-        ledger.reserve(request.call_key, **where, tokens=t_in + t_out, usd=price.cost(t_in, t_out))
+        ledger.reserve(request.call_key, Charge(**where, tokens=t_in + t_out, usd=price.cost(t_in, t_out)))
         real_in, real_out = int(t_in * in_share), int(t_out * out_share)
-        ledger.settle(request.call_key, **where, tokens=real_in + real_out, usd=price.cost(real_in, real_out))
+        ledger.settle(request.call_key, Charge(**where, tokens=real_in + real_out, usd=price.cost(real_in, real_out)))
         spent.append((now, cycle_id, phase, real_in + real_out, price.cost(real_in, real_out)))
         # Every cap, checked from the independent list of what was really spent.
         eps = 1e-9
@@ -145,10 +145,10 @@ def test_an_orphaned_reservation_is_released_when_its_call_is_resumed() -> None:
     """A call reserved but never settled (a killed worker) is released when the resumed phase
     reserves it again; only the resumed call's settlement stays counted (no phantom spend)."""
     ledger = Ledger()
-    ledger.reserve("k", time=START, cycle_id="c", phase="nrem", tokens=100, usd=0.5)
+    ledger.reserve("k", Charge(time=START, cycle_id="c", phase="nrem", tokens=100, usd=0.5))
     assert (100, 0.5) == (ledger.spent(cycle_id="c").tokens, ledger.spent(cycle_id="c").usd)
-    ledger.reserve("k", time=START, cycle_id="c", phase="nrem", tokens=100, usd=0.5)
-    ledger.settle("k", time=START, cycle_id="c", phase="nrem", tokens=10, usd=0.1)
+    ledger.reserve("k", Charge(time=START, cycle_id="c", phase="nrem", tokens=100, usd=0.5))
+    ledger.settle("k", Charge(time=START, cycle_id="c", phase="nrem", tokens=10, usd=0.1))
     spent = ledger.spent(cycle_id="c")
     assert 10 == spent.tokens
     assert pytest.approx(0.1) == spent.usd

@@ -37,7 +37,7 @@ from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._phases import PHASES, PhaseTable
 from oneiros.settings._races import RaceSettings
 from oneiros.settings._runtime import SnapshotSettings
-from oneiros.store._snapshots import Snapshot, open_snapshots, read_from_snapshot, seal_parts
+from oneiros.store._snapshots import Snapshot, SnapshotKind, open_snapshots, read_from_snapshot, seal_parts
 from oneiros.store._store import EventStore, Recorded
 
 __all__ = ["Golems", "replay"]
@@ -114,7 +114,7 @@ class Golems:
                 state, tail = held.snapshot(), records[1:]
         if state is None:
             state, tail = read_from_snapshot(
-                self.store, self.snapshots, golem_id, _STATE_SNAPSHOT, _STATE_FORMAT, self._restore
+                self.store, self.snapshots, golem_id, SnapshotKind(_STATE_SNAPSHOT, _STATE_FORMAT), self._restore
             )
             if state is None:
                 state = GolemState(golem_id=golem_id)

@@ -34,6 +34,7 @@ from oneiros.store._store import Recorded
 
 __all__ = [
     "BudgetGuard",
+    "Charge",
     "Ledger",
     "Refusal",
     "Spend",
@@ -75,7 +76,9 @@ class Spend(msgspec.Struct, frozen=True):
     usd: float = 0.0
 
 
-class _Entry(msgspec.Struct, kw_only=True):
+class Charge(msgspec.Struct, frozen=True, kw_only=True):
+    """One call's tokens and dollars, held or spent, at ``time``, by ``phase`` of ``cycle_id``."""
+
     time: datetime
     cycle_id: str
     phase: DreamPhaseName
@@ -104,8 +107,8 @@ class Ledger:
     """The event types :meth:`apply` reads: a reader of a long stream fetches only these."""
 
     def __init__(self) -> None:
-        self._held: dict[str, _Entry] = {}
-        self._spent: list[_Entry] = []
+        self._held: dict[str, Charge] = {}
+        self._spent: list[Charge] = []
 
     @classmethod
     def from_records(cls, records: Iterable[Recorded]) -> Ledger:
@@ -120,7 +123,7 @@ class Ledger:
     @classmethod
     def from_bytes(cls, data: bytes | memoryview) -> Ledger:
         ledger = cls()
-        ledger._held, ledger._spent = msgspec.msgpack.decode(data, type=tuple[dict[str, _Entry], list[_Entry]])
+        ledger._held, ledger._spent = msgspec.msgpack.decode(data, type=tuple[dict[str, Charge], list[Charge]])
         return ledger
 
     def copy(self) -> Ledger:
@@ -134,20 +137,24 @@ class Ledger:
             case BudgetReserved() as reserved:
                 self.reserve(
                     reserved.call_key,
-                    time=record.meta.time,
-                    cycle_id=reserved.cycle_id,
-                    phase=reserved.phase,
-                    tokens=reserved.tokens,
-                    usd=reserved.cost_usd,
+                    Charge(
+                        time=record.meta.time,
+                        cycle_id=reserved.cycle_id,
+                        phase=reserved.phase,
+                        tokens=reserved.tokens,
+                        usd=reserved.cost_usd,
+                    ),
                 )
             case GenerationRecorded() | GenerationFailed() as settled:
                 self.settle(
                     settled.call_key,
-                    time=record.meta.time,
-                    cycle_id=settled.cycle_id,
-                    phase=settled.phase,
-                    tokens=settled.tokens_in + settled.tokens_out,
-                    usd=settled.cost_usd,
+                    Charge(
+                        time=record.meta.time,
+                        cycle_id=settled.cycle_id,
+                        phase=settled.phase,
+                        tokens=settled.tokens_in + settled.tokens_out,
+                        usd=settled.cost_usd,
+                    ),
                 )
             case DreamPhase(cycle_id=cycle_id, phase=phase):
                 self.release(cycle_id, keep_phase=phase)
@@ -156,19 +163,14 @@ class Ledger:
             case ModeChanged(from_mode="Dreaming") if record.meta.cycle_id:
                 self.release(record.meta.cycle_id)
 
-    def reserve(
-        self, call_key: str, *, time: datetime, cycle_id: str, phase: DreamPhaseName, tokens: int, usd: float
-    ) -> None:
+    def reserve(self, call_key: str, worst: Charge) -> None:
         """Hold a call's worst case; a held reservation of the same call (its resumed run) is released."""
-        self._held[call_key] = _Entry(time=time, cycle_id=cycle_id, phase=phase, tokens=tokens, usd=usd)
+        self._held[call_key] = worst
 
-    def settle(
-        self, call_key: str, *, time: datetime, cycle_id: str, phase: DreamPhaseName, tokens: int, usd: float
-    ) -> None:
+    def settle(self, call_key: str, cost: Charge) -> None:
         """What the call really cost, counted at the time it was reserved."""
         held = self._held.pop(call_key, None)
-        when = held.time if held is not None else time
-        self._spent.append(_Entry(time=when, cycle_id=cycle_id, phase=phase, tokens=tokens, usd=usd))
+        self._spent.append(cost if held is None else msgspec.structs.replace(cost, time=held.time))
 
     def resume(self, call_key: str) -> None:
         """Release the reservation ``call_key`` holds from a run that never settled it: the call
