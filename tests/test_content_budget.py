@@ -15,7 +15,7 @@ from oneiros.events._content import BudgetExhausted, BudgetReserved, DreamSuppre
 from oneiros.events._types import BEHAVIORAL_PHASES
 from oneiros.generators._offline import OfflineGenerator
 from oneiros.generators._protocol import GenerationRequest
-from oneiros.runtime._budget import BudgetGuard, Charge, Ledger, phase_budget, worst_case_tokens
+from oneiros.runtime._budget import BudgetGuard, Charge, Ledger, PhaseRun, phase_budget, worst_case_tokens
 from oneiros.settings._cycle import CycleBudget, CycleSettings, ModelPrice
 from oneiros.settings._phases import PHASES
 from oneiros.settings._vocabulary import BehavioralPhase
@@ -108,9 +108,8 @@ def test_no_sequence_of_calls_spends_past_any_cap(  # noqa: PLR0913, PLR0917 - h
         cycle_id = f"c{cycle}"
         phase_tokens = phase_budget(budget, "stable", phase)
         phase_usd = cycle_usd * PHASES.share("stable", phase)
-        guard = BudgetGuard(
-            budget, ledger, cycle_id=cycle_id, phase=phase, phase_tokens=phase_tokens, phase_usd=phase_usd, now=now
-        )
+        run = PhaseRun(cycle_id=cycle_id, phase=phase, tokens=phase_tokens, usd=phase_usd)
+        guard = BudgetGuard(budget, ledger, run, now=now)
         request = GenerationRequest(
             call_key=f"k{index}", phase=phase, task="pattern", prompt="x" * prompt_bytes, max_tokens=max_tokens
         )

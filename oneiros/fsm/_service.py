@@ -54,7 +54,7 @@ _PHASE_TRIGGERS = frozenset({"record_output", "advance", "complete", "wake"})
 class Golems:
     """Commands on golems, each checked by the machine and recorded as events."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - optional collaborators and settings, keyword-only, each defaulted
         self,
         store: EventStore,
         *,
@@ -194,7 +194,7 @@ class Golems:
 
         return self._command(golem_id, "record", checked)
 
-    def fall_asleep(
+    def fall_asleep(  # noqa: PLR0913 - the DreamStart's own optional fields, keyword-only
         self,
         golem_id: str,
         trigger: DreamTrigger,
@@ -388,7 +388,7 @@ class Golems:
         state = self.phases.spec(phase).state
         return DreamPhase(cycle_id=cycle_id, phase=phase, budget_tokens=budget_tokens, bardo_phase=state)
 
-    def _command(
+    def _command(  # noqa: PLR0913 - private; the command's optional guards, keyword-only
         self,
         golem_id: str,
         trigger: str,

@@ -36,6 +36,7 @@ __all__ = [
     "BudgetGuard",
     "Charge",
     "Ledger",
+    "PhaseRun",
     "Refusal",
     "Spend",
     "budget_report",
@@ -232,26 +233,27 @@ def _month_bounds(now: datetime) -> tuple[datetime, datetime]:
     return start, following
 
 
+class PhaseRun(msgspec.Struct, frozen=True, kw_only=True):
+    """One phase's run as the caps see it: which phase of which cycle, and its own caps (tokens,
+    and dollars, None for none of its own)."""
+
+    cycle_id: str
+    phase: DreamPhaseName
+    tokens: int
+    usd: float | None
+
+
 class BudgetGuard:
     """Admits a call only if its worst case fits under every cap; the caps of one phase's run."""
 
-    def __init__(
-        self,
-        budget: CycleBudget,
-        ledger: Ledger,
-        *,
-        cycle_id: str,
-        phase: DreamPhaseName,
-        phase_tokens: int,
-        phase_usd: float | None,
-        now: datetime,
-    ) -> None:
+    def __init__(self, budget: CycleBudget, ledger: Ledger, run: PhaseRun, *, now: datetime) -> None:
         self.budget, self.ledger = budget, ledger
+        cycle_id, phase = run.cycle_id, run.phase
         day = now.replace(hour=0, minute=0, second=0, microsecond=0)
         month_start, month_end = _month_bounds(now)
         far = now + timedelta(days=1)
         self.caps = [
-            _Cap(name="phase", tokens=phase_tokens, usd=phase_usd, cycle_id=cycle_id, phase=phase),
+            _Cap(name="phase", tokens=run.tokens, usd=run.usd, cycle_id=cycle_id, phase=phase),
             _Cap(name="cycle", tokens=budget.tokens(), usd=budget.cycle_usd_cap(), cycle_id=cycle_id),
             _Cap(
                 name="window",
@@ -294,7 +296,7 @@ def budget_report(
     at = now if now is not None else history[-1].meta.time
     # The phase's cap is left out of the rows, so which phase the guard names does not matter.
     phase = PHASES.first.name
-    guard = BudgetGuard(caps, ledger, cycle_id=last_cycle, phase=phase, phase_tokens=0, phase_usd=None, now=at)
+    guard = BudgetGuard(caps, ledger, PhaseRun(cycle_id=last_cycle, phase=phase, tokens=0, usd=None), now=at)
     rows: list[dict[str, Any]] = []
     for cap in guard.caps[1:]:
         spent = ledger.spent(cycle_id=cap.cycle_id, since=cap.since, until=cap.until)

@@ -24,7 +24,7 @@ from oneiros.phases._context import PhaseEngine
 from oneiros.phases._engines import ENGINES, engines_for
 from oneiros.runtime._generators import load_generator
 from oneiros.runtime._golem_log import GolemLogs
-from oneiros.runtime._holding import holder_name, holding
+from oneiros.runtime._holding import Claim, holder_name, holding
 from oneiros.runtime._phase import PhaseOutcome, run_phase
 from oneiros.runtime._start import open_cycle
 from oneiros.settings._cycle import CycleSettings
@@ -138,7 +138,7 @@ class InProcessExecutor:
     per generator call and store append inside it. The phases are ``golems.phases``, each run by
     its engine in ``engines`` (checked here: every phase needs one)."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the public constructor: positional as released, engines keyword-only
         self,
         golems: Golems,
         generator: Generator | None = None,
@@ -212,12 +212,7 @@ class InProcessExecutor:
         with (
             use_span(root, end_on_exit=True),
             holding(
-                open_leases(self.golems.store),
-                self.recovery,
-                golem_id=golem_id,
-                cycle_id=cycle_id,
-                phase=None,
-                holder=holder_name(),
+                open_leases(self.golems.store), self.recovery, Claim(golem_id, cycle_id, None, holder_name())
             ) as other,
         ):
             # Another live process runs this cycle (a resume elsewhere won the race): leave it be.

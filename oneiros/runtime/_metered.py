@@ -40,7 +40,7 @@ class MeteredGenerator:
     """Reserves a call's worst case before making it, records every request and response, and
     reuses a response the log already holds for the same ``call_key`` and request hash."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - built in one place (run_phase), from what the phase holds
         self,
         golems: Golems,
         state: GolemState,

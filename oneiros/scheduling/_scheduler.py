@@ -278,7 +278,7 @@ class _Eval:
         return check, urgency, threshold, wants, terms
 
 
-def should_dream(
+def should_dream(  # noqa: PLR0913 - the heartbeat's tick and its length, and optional signals, keyword-only
     settings: ScheduleSettings,
     state: ScheduleState,
     now: datetime,

@@ -275,7 +275,7 @@ def read_stream_paged(store: EventStore, stream: str, after_version: int = 0, pa
         yield from decode_rows(rows)
 
 
-def read_stream_pages(
+def read_stream_pages(  # noqa: PLR0913 - a paged read: range and page size, the rest keyword-only
     store: EventStore,
     stream: str,
     after_version: int = 0,

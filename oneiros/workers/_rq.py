@@ -49,7 +49,7 @@ from oneiros.fsm._golem import GolemState
 from oneiros.fsm._service import Golems
 from oneiros.runtime._budget import phase_budget
 from oneiros.runtime._executor import cycle_result
-from oneiros.runtime._holding import holder_name, holding
+from oneiros.runtime._holding import Claim, holder_name, holding
 from oneiros.runtime._phase import PhaseOutcome, run_phase
 from oneiros.runtime._process import Runtime, WorkerConfig, runtime, set_worker_config
 from oneiros.runtime._reconcile import JobLook, Reconciler
@@ -123,7 +123,7 @@ def _queue(connection: Redis, settings: RqSettings) -> Queue:
     return Queue(settings.queue, connection=connection, serializer=JsonSerializer)
 
 
-def enqueue_phase(
+def enqueue_phase(  # noqa: PLR0913 - the queue, the phase and its trace and budget; the rest keyword-only
     connection: Redis,
     settings: RqSettings,
     state: GolemState,
@@ -192,9 +192,7 @@ def phase_job(golem_id: str, cycle_id: str, phase: DreamPhaseName) -> dict[str, 
     rt = runtime()
     worker = job.worker_name or os.environ.get("RQ_WORKER_ID", "")
     fields: dict[str, Any] = {"cycle": cycle_id, "golem": golem_id, "phase": phase, "worker": worker}
-    with holding(
-        rt.leases(), rt.config.recovery, golem_id=golem_id, cycle_id=cycle_id, phase=phase, holder=holder_name(job.id)
-    ) as other:
+    with holding(rt.leases(), rt.config.recovery, Claim(golem_id, cycle_id, phase, holder_name(job.id))) as other:
         if other is not None:
             log_fields(_log, "phase held elsewhere", {**fields, "holder": other.holder})
             return msgspec.to_builtins(PhaseOutcome(phase=phase, ran=False))  # type: ignore[no-any-return]
@@ -300,7 +298,7 @@ def _attempt(job: Job, settings: RqSettings) -> int:
     return _attempts(job, settings) - left
 
 
-def end_failed_cycle(
+def end_failed_cycle(  # noqa: PLR0913 - RQ's failure path: the cycle's address and reason, keyword-only
     golems: Golems, carrier: Mapping[str, str], *, golem_id: str, cycle_id: str, phase: str, reason: str
 ) -> bool:
     """Interrupt the cycle with ``reason`` if the golem is still in ``phase`` of it and no live
