@@ -1,7 +1,7 @@
-"""How soon everyday commands answer: ``status``, ``staging``, ``journal``, ``budget``, ``token list``
-and ``token add``, each a fresh ``oneiros`` process as a person runs it, on a store with one golem
-and on one of 100k events; and ``serve``: the time until it says "serving", and until it reports a
-port another process holds.
+"""How soon everyday commands answer: ``--help``, ``status``, ``staging``, ``journal``, ``budget``,
+``token list`` and ``token add``, each a fresh ``oneiros`` process as a person runs it, on a store
+with one golem and on one of 100k events; and ``serve``: the time until it says "serving", and
+until it reports a port another process holds.
 
 Each figure is the median wall time over ``--runs`` rounds, every round running each command once
 in turn with the baseline, a bare ``python -c pass`` from the same interpreter, so a burst of load
@@ -36,6 +36,7 @@ _CLI = shutil.which("oneiros", path=str(_EXE.parent)) or "oneiros"
 _GOALS = {"one_golem_s": 0.3, "100k_s": 1.0, "serving_s": 2.0}
 
 COMMANDS: dict[str, list[str]] = {
+    "help": ["--help"],
     "status": ["status"],
     "staging": ["staging", "--golem", "g"],
     "journal": ["journal", "--golem", "g"],

@@ -1,7 +1,7 @@
 """Start-up cost: ``oneiros --help``, ``oneiros --version`` and importing the package and the log.
 
-``--help`` and ``--version`` alone answer before the Typer app is built (``oneiros/cli/_help.py``);
-``build_cli_app`` (importing Typer, Rich and every command module) and ``cli_command_help`` (a
+``--help`` and ``--version`` alone answer before Typer is imported (``oneiros/cli/_help.py``);
+``build_cli_app`` (importing Typer and building the lazy root, no command module) and ``cli_command_help`` (a
 command's own Rich help) show what the full path costs.
 
 Run: ``python benchmarks/startup.py [--runs 15]``. Each figure is the median wall time of a fresh

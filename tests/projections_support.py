@@ -72,7 +72,7 @@ class World:
         return self.entries()[entry_id]
 
 
-def staged(
+def staged(  # noqa: PLR0913 - a test factory: one argument per field a test varies
     cycle: str, n: int, kind: str, content: str, confidence: float, *, ticks: tuple[int, ...] = (1,)
 ) -> DreamStaged:
     """A classified dream output as the integration phase stages it."""

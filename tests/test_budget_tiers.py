@@ -70,7 +70,7 @@ def _toml(values: dict[str, Any]) -> str:
     return "".join(".".join(f'"{p}"' for p in key.split(".")) + f" = {json.dumps(v)}\n" for key, v in values.items())
 
 
-def _load(
+def _load(  # noqa: PLR0913 - keyword-only: the layers a parametrized test varies
     tmp_path: Path, key: str, value: Any, *, where: str, tier: str, tier_where: str, preset: str | None
 ) -> CycleBudget:
     """The budget when ``key`` is set in layer ``where`` and the tier in layer ``tier_where``."""

@@ -1,7 +1,9 @@
-"""``oneiros --help`` and ``--version`` answer before the Typer app is built, and say what it would say."""
+"""``oneiros --help`` and ``--version`` answer before Typer is imported and say what the app would say;
+any other command imports only the module that registers it."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,23 +11,31 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+import typer
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from oneiros.cli import app
-from oneiros.cli._app import app_for, command_modules, command_owners, full_app, help_index
-from oneiros.cli._help import HelpIndex, fast_path, render, sources_digest
-from oneiros.cli._help_index import INDEX, OWNERS
+from oneiros.cli._app import command_modules
+from oneiros.cli._help import HelpIndex, fast_path, listed_index, one_line, render
+from oneiros.cli._listing import COMMANDS
+from tests.cli_runner import run_cli
 
-_STALE = (
-    "oneiros/cli/_help_index.py no longer matches the commands the app registers, so `oneiros --help` "
-    "takes the slow path: run `python -m oneiros.cli._app` and commit oneiros/cli/_help_index.py"
-)
 _REAL = "import sys; from oneiros.cli import app; sys.argv[0] = 'oneiros'; app(prog_name='oneiros')"
 _LOADED = (
     "import json, sys; from oneiros.cli import main; sys.argv = ['oneiros', {arg!r}]; main(); "
     "print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & {{'typer', 'rich', 'click'}})))"
+)
+_MODULES = (
+    "import json, sys\n"
+    "from oneiros.cli import main\n"
+    "sys.argv = ['oneiros', *{argv!r}]\n"
+    "try:\n"
+    "    main()\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "print(json.dumps(sorted(m for m in sys.modules if m.startswith('oneiros.cli.'))))\n"
 )
 
 
@@ -34,38 +44,61 @@ def _run(argv: list[str], columns: int) -> str:
     return subprocess.run(argv, capture_output=True, text=True, check=True, env=env).stdout
 
 
-def test_the_help_index_is_the_help_of_the_app_as_registered() -> None:
-    """The committed index holds every registered command with its one-line help, and the digest of
-    the CLI's sources as they are: else the fast path is skipped, and this says how to remake it."""
-    assert help_index() == INDEX, _STALE
+def _every_module() -> typer.Typer:
+    """A root with every command module registered up front, as the app was built before it loaded lazily."""
+    made = typer.Typer(name="oneiros", add_completion=False)
+    made.callback()(lambda: None)
+    for module in command_modules():
+        module.register(made)
+    return made
 
 
-def test_the_index_names_each_commands_module() -> None:
-    """The committed index names, for every top-level command, the module that registers it."""
-    assert command_owners() == OWNERS, _STALE
-    assert sorted(name for name, _ in INDEX.commands) == sorted(OWNERS)
+def test_the_listing_is_what_the_modules_register() -> None:
+    """The declared table names every command a module registers, with that module and the first
+    paragraph of its help, and nothing else: a new command needs its row, a changed summary its edit."""
+    registered: dict[str, tuple[str, str]] = {}
+    for module in command_modules():
+        probe = typer.Typer()
+        module.register(probe)
+        for name, command in typer.main.get_group(probe).commands.items():
+            registered[name] = (module.__name__.rsplit(".", 1)[1], one_line(command.short_help or command.help))
+    assert registered == {row.name: (row.module, row.summary) for row in COMMANDS}
+    assert len(COMMANDS) == len({row.name for row in COMMANDS})
 
 
-@pytest.mark.parametrize("command", ["status", "token", "config", "golem"])
-def test_a_command_is_built_alone_and_helps_as_in_the_whole_app(command: str) -> None:
-    """`oneiros COMMAND` builds a root holding only COMMAND's module, whose help for COMMAND is
-    byte for byte the whole app's."""
-    import typer
+@pytest.mark.parametrize(
+    ("argv", "module"), [(["token", "list", "--help"], "_server"), (["status", "--help"], "_commands")]
+)
+def test_a_command_imports_only_its_own_module(argv: list[str], module: str) -> None:
+    """`oneiros COMMAND` imports the command module that registers COMMAND (and what that module
+    itself imports), no other."""
 
-    alone = app_for([command, "--help"])
-    group = typer.main.get_command(alone)
-    with typer.Context(group) as ctx:
-        registered = set(group.list_commands(ctx))
-    assert {name for name, module in OWNERS.items() if module == OWNERS[command]} == registered
+    def commands_loaded(code: str) -> set[str]:
+        out = _run([sys.executable, "-c", code], 80)
+        loaded = {name.rsplit(".", 1)[1] for name in json.loads(out.strip().splitlines()[-1])}
+        return loaded & {row.module for row in COMMANDS}
+
+    alone = commands_loaded(f"import json, sys, oneiros.cli.{module}\n" + _MODULES.splitlines()[-1])
+    assert module in alone
+    assert alone == commands_loaded(_MODULES.format(argv=argv))
+    assert len(alone) < len({row.module for row in COMMANDS}) / 2
+
+
+@pytest.mark.parametrize("command", ["status", "token", "config", "golem", "eval", "import"])
+def test_a_lazily_loaded_command_helps_as_when_every_module_is_registered(command: str) -> None:
+    """`oneiros COMMAND --help` through the lazy root is, byte for byte, what a root holding every
+    command module up front prints."""
     runner = CliRunner()
-    shown = runner.invoke(alone, [command, "--help"], prog_name="oneiros", env={"COLUMNS": "100"})
-    whole = runner.invoke(full_app(), [command, "--help"], prog_name="oneiros", env={"COLUMNS": "100"})
+    shown = runner.invoke(app, [command, "--help"], prog_name="oneiros", env={"COLUMNS": "100"})
+    whole = runner.invoke(_every_module(), [command, "--help"], prog_name="oneiros", env={"COLUMNS": "100"})
     assert (0, whole.output) == (shown.exit_code, shown.output)
 
 
-def test_an_unknown_command_gets_the_whole_app() -> None:
-    """A name the index does not know is left to the whole app, which says what it says of it."""
-    assert full_app() is app_for(["sttaus"])
+def test_an_unknown_command_gets_the_nearest_names() -> None:
+    """A mistyped command exits 2 naming the commands it is near, though no module was loaded for it."""
+    done = run_cli(["sttaus"])
+    assert 2 == done.returncode
+    assert "No such command 'sttaus'. Did you mean 'status'?" in " ".join(done.stderr.replace("│", " ").split())
 
 
 @pytest.mark.parametrize("columns", [40, 80, 132])
@@ -74,7 +107,7 @@ def test_fast_help_prints_what_the_app_prints(columns: int) -> None:
     fast = _run([sys.executable, "-m", "oneiros", "--help"], columns)
     real = _run([sys.executable, "-c", _REAL, "--help"], columns)
     assert real == fast
-    assert all(f"│ {name} " in fast for name, _ in INDEX.commands)
+    assert all(f"│ {row.name} " in fast for row in COMMANDS)
 
 
 def test_fast_version_prints_what_the_app_prints() -> None:
@@ -114,18 +147,6 @@ def test_a_reader_that_went_away_ends_the_fast_path_quietly(arg: str) -> None:
     assert (1, "") == (done.returncode, done.stderr)
 
 
-def test_a_stale_index_hands_help_to_the_app(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """When a CLI module changed since the index was made, the fast path prints nothing and declines,
-    so the real app answers and a new command is still listed."""
-    import oneiros.cli._help_index as made
-
-    monkeypatch.setattr(made, "INDEX", INDEX._replace(digest="0" * 32))
-    assert fast_path(["--help"]) is False
-    assert "" == capsys.readouterr().out
-
-
 def test_other_arguments_are_left_to_the_app(capsys: pytest.CaptureFixture[str]) -> None:
     """Only ``--help`` or ``--version`` alone take the fast path; a command's own ``--help`` does not."""
     for argv in ([], ["events", "--help"], ["--help", "events"], ["--version", "--help"]):
@@ -145,24 +166,11 @@ def test_a_new_command_module_is_found_without_registration(tmp_path: Path, monk
     assert ["fakecli._recover"] == [m.__name__ for m in found]
 
 
-def test_the_digest_changes_with_any_cli_module(tmp_path: Path) -> None:
-    """Editing, adding or renaming a module changes the digest; the index file itself does not count."""
-    (tmp_path / "_a.py").write_text("x = 1\n")
-    first = sources_digest(tmp_path)
-    (tmp_path / "_help_index.py").write_text("INDEX = None\n")
-    assert first == sources_digest(tmp_path)
-    (tmp_path / "_a.py").write_text("x = 2\n")
-    edited = sources_digest(tmp_path)
-    (tmp_path / "_b.py").write_text("")
-    added = sources_digest(tmp_path)
-    assert 3 == len({first, edited, added})
-
-
 def test_no_arguments_print_the_same_help() -> None:
     """``oneiros`` alone prints the top-level help (the app's own path) and exits 2, as Typer does."""
     result = CliRunner().invoke(app, [], prog_name="oneiros", env={"COLUMNS": "80"})
     assert 2 == result.exit_code
-    assert render(INDEX, 80) + "\n" == result.output
+    assert render(listed_index(), 80) + "\n" == result.output
 
 
 @given(
@@ -176,7 +184,7 @@ def test_rendered_help_fits_its_width_and_keeps_every_character(width: int, rows
     """At any width from 40 columns, no line is wider than the terminal, every command starts a row,
     and every character of its help is shown in order (a word longer than the column folds
     across lines, as Rich folds it)."""
-    index = HelpIndex("", "oneiros [OPTIONS]", "Some text.", (("--help", "Show this."),), tuple(rows))
+    index = HelpIndex("oneiros [OPTIONS]", "Some text.", (("--help", "Show this."),), tuple(rows))
     shown = render(index, width)
     lines = shown.splitlines()
     assert [] == [line for line in lines if len(line) > max(width, 40)]

@@ -15,7 +15,7 @@ from oneiros.events._content import BudgetExhausted, BudgetReserved, DreamSuppre
 from oneiros.events._types import BEHAVIORAL_PHASES
 from oneiros.generators._offline import OfflineGenerator
 from oneiros.generators._protocol import GenerationRequest
-from oneiros.runtime._budget import BudgetGuard, Ledger, phase_budget, worst_case_tokens
+from oneiros.runtime._budget import BudgetGuard, Charge, Ledger, PhaseRun, phase_budget, worst_case_tokens
 from oneiros.settings._cycle import CycleBudget, CycleSettings, ModelPrice
 from oneiros.settings._phases import PHASES
 from oneiros.settings._vocabulary import BehavioralPhase
@@ -73,7 +73,7 @@ _call = st.tuples(
     cheap=st.floats(min_value=0.0, max_value=5.0),
     dear=st.floats(min_value=0.0, max_value=100.0),
 )
-def test_no_sequence_of_calls_spends_past_any_cap(  # noqa: PLR0917 - hypothesis gives one argument per strategy
+def test_no_sequence_of_calls_spends_past_any_cap(  # noqa: PLR0913, PLR0917 - hypothesis gives one argument per strategy
     calls: list[tuple[str, int, int, float, float, str, int]],
     cycle_tokens: int,
     cycle_usd: float,
@@ -108,9 +108,8 @@ def test_no_sequence_of_calls_spends_past_any_cap(  # noqa: PLR0917 - hypothesis
         cycle_id = f"c{cycle}"
         phase_tokens = phase_budget(budget, "stable", phase)
         phase_usd = cycle_usd * PHASES.share("stable", phase)
-        guard = BudgetGuard(
-            budget, ledger, cycle_id=cycle_id, phase=phase, phase_tokens=phase_tokens, phase_usd=phase_usd, now=now
-        )
+        run = PhaseRun(cycle_id=cycle_id, phase=phase, tokens=phase_tokens, usd=phase_usd)
+        guard = BudgetGuard(budget, ledger, run, now=now)
         request = GenerationRequest(
             call_key=f"k{index}", phase=phase, task="pattern", prompt="x" * prompt_bytes, max_tokens=max_tokens
         )
@@ -119,9 +118,9 @@ def test_no_sequence_of_calls_spends_past_any_cap(  # noqa: PLR0917 - hypothesis
         if guard.refusal(t_in + t_out, price.cost(t_in, t_out)) is not None:
             continue
         where: dict[str, Any] = {"time": now, "cycle_id": cycle_id, "phase": phase}
-        ledger.reserve(request.call_key, **where, tokens=t_in + t_out, usd=price.cost(t_in, t_out))
+        ledger.reserve(request.call_key, Charge(**where, tokens=t_in + t_out, usd=price.cost(t_in, t_out)))
         real_in, real_out = int(t_in * in_share), int(t_out * out_share)
-        ledger.settle(request.call_key, **where, tokens=real_in + real_out, usd=price.cost(real_in, real_out))
+        ledger.settle(request.call_key, Charge(**where, tokens=real_in + real_out, usd=price.cost(real_in, real_out)))
         spent.append((now, cycle_id, phase, real_in + real_out, price.cost(real_in, real_out)))
         # Every cap, checked from the independent list of what was really spent.
         eps = 1e-9
@@ -145,10 +144,10 @@ def test_an_orphaned_reservation_is_released_when_its_call_is_resumed() -> None:
     """A call reserved but never settled (a killed worker) is released when the resumed phase
     reserves it again; only the resumed call's settlement stays counted (no phantom spend)."""
     ledger = Ledger()
-    ledger.reserve("k", time=START, cycle_id="c", phase="nrem", tokens=100, usd=0.5)
+    ledger.reserve("k", Charge(time=START, cycle_id="c", phase="nrem", tokens=100, usd=0.5))
     assert (100, 0.5) == (ledger.spent(cycle_id="c").tokens, ledger.spent(cycle_id="c").usd)
-    ledger.reserve("k", time=START, cycle_id="c", phase="nrem", tokens=100, usd=0.5)
-    ledger.settle("k", time=START, cycle_id="c", phase="nrem", tokens=10, usd=0.1)
+    ledger.reserve("k", Charge(time=START, cycle_id="c", phase="nrem", tokens=100, usd=0.5))
+    ledger.settle("k", Charge(time=START, cycle_id="c", phase="nrem", tokens=10, usd=0.1))
     spent = ledger.spent(cycle_id="c")
     assert 10 == spent.tokens
     assert pytest.approx(0.1) == spent.usd

@@ -13,7 +13,7 @@ from oneiros.settings._cycle import EngineSettings, NremSettings
 NOW = datetime(2026, 6, 30, tzinfo=UTC)
 
 
-def ep(
+def ep(  # noqa: PLR0913 - a test factory: keyword-only fields, each defaulted
     tick: int,
     *,
     days_ago: float = 0,

@@ -31,7 +31,7 @@ from oneiros.events._types import (
 )
 from oneiros.scheduling._schedule_state import ScheduleState, fold_schedule
 from oneiros.scheduling._scheduler import should_dream
-from oneiros.scheduling._urgency import Signals, dream_intensity, dream_urgency
+from oneiros.scheduling._urgency import Pressures, Signals, dream_intensity, dream_urgency
 from oneiros.settings._scheduling import ScheduleSettings
 from oneiros.store._store import Recorded
 
@@ -312,12 +312,14 @@ def test_urgency_score_follows_the_phase_weights() -> None:
     score = dream_urgency(
         config.urgency,
         "declining",
-        novelty=1.0,
-        unreplayed_episodes=200,
-        emotional=1.0,
-        threat=1.0,
-        prediction_accuracy=0.0,
-        ticks_since_last_dream=0,
+        Pressures(
+            novelty=1.0,
+            unreplayed_episodes=200,
+            emotional=1.0,
+            threat=1.0,
+            prediction_accuracy=0.0,
+            ticks_since_last_dream=0,
+        ),
     )
     assert 0.8 + 0.2 * 0.5 == pytest.approx(score)
 
@@ -663,12 +665,10 @@ def test_a_dream_restarts_the_idle_clock(after: timedelta, dreams: bool) -> None
 def test_urgency_is_defined_for_any_elapsed_time(ticks: float) -> None:
     """Time before the last dream (a clock set back) or absurdly long ago gives an urgency in [0, 1],
     never an OverflowError."""
-    from oneiros.scheduling._urgency import dream_urgency
+    from oneiros.scheduling._urgency import Pressures, dream_urgency
     from oneiros.settings._scheduling import UrgencySettings
 
-    value = dream_urgency(
-        UrgencySettings(),
-        "stable",
+    still = Pressures(
         novelty=0.0,
         unreplayed_episodes=0,
         emotional=0.0,
@@ -676,4 +676,5 @@ def test_urgency_is_defined_for_any_elapsed_time(ticks: float) -> None:
         prediction_accuracy=1.0,
         ticks_since_last_dream=ticks,
     )
+    value = dream_urgency(UrgencySettings(), "stable", still)
     assert 0.0 <= value <= 1.0

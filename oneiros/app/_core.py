@@ -79,7 +79,7 @@ class Core:
     asked for (:meth:`consistent`): at least its own writes.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - built by the facade alone, from its own options; the facade is being recomposed (issue 35)
         self,
         store: str | EventStore | None,
         config: OneirosConfig | None,

@@ -114,7 +114,7 @@ class Dreams:
         """The golem's whole state, folded from its stream (a snapshot and what came since)."""
         return self.core.golems().state(golem_id)
 
-    def dream(
+    def dream(  # noqa: PLR0913 - a use case's optional listeners, keyword-only, each defaulted
         self,
         golem_id: str,
         options: CycleOptions | None = None,

@@ -44,7 +44,7 @@ def _found(store: EventStore, stream: str) -> list[tuple[int, IdempotencyKeyUsed
     return [(r.position, r.event) for r in store.read_stream(stream) if isinstance(r.event, IdempotencyKeyUsed)]
 
 
-def _again(
+def _again(  # noqa: PLR0913 - private; the key's address, and how its answer is read back (keyword-only)
     store: EventStore,
     golem_id: str,
     key: str,
@@ -76,7 +76,7 @@ def _again(
         time.sleep(0.05)
 
 
-def once(
+def once(  # noqa: PLR0913 - the concern the command decorator applies (app/_concerns.py)
     unit: UnitOfWork,
     deps: Deps,
     golem_id: str,

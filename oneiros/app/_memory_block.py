@@ -115,7 +115,7 @@ def tokenizer(spec: str) -> Tokenizer:
     return counter
 
 
-def render_block(
+def render_block(  # noqa: PLR0913 - keyword-only: the budget, and the tokenizer that counts it
     golem_id: str,
     query: str | None,
     candidates: Sequence[MemoryBlockItem],
@@ -154,7 +154,7 @@ def render_block(
     )
 
 
-def memory_block(
+def memory_block(  # noqa: PLR0913 - a use case's optional limits, keyword-only, each defaulted
     core: Core,
     golem_id: str,
     query: str | None = None,

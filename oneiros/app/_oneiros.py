@@ -96,7 +96,7 @@ class Oneiros:
     'Waking'
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the public constructor's options, keyword-only, each defaulted
         self,
         store: str | EventStore | None = None,
         config: OneirosConfig | None = None,

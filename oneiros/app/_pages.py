@@ -44,7 +44,7 @@ def decode_cursor(cursor: str | None) -> str | None:
         raise InputError(f"cursor {cursor!r} is not one this server gave out") from None
 
 
-def page_of(
+def page_of(  # noqa: PLR0913 - one pager for every list: items, their order, the page asked for and its rows
     items: Iterable[_T],
     key: Callable[[_T], str],
     limit: int | None,

@@ -1,10 +1,9 @@
 """The ``oneiros`` command line.
 
-``main`` answers ``oneiros --version`` and ``oneiros --help`` before building the Typer app (see
-:mod:`oneiros.cli._help`); ``oneiros COMMAND ...`` builds only the module that registers COMMAND
-(named by the help index), anything else the whole app. The app (:mod:`oneiros.cli._app`) is found
-on first use of ``oneiros.cli.app``: each command module of this package that defines
-``register(app)`` adds its commands there, with no edit here.
+``main`` answers ``oneiros --version`` and ``oneiros --help`` before Typer is imported (see
+:mod:`oneiros.cli._help`); anything else goes to the Typer app (:mod:`oneiros.cli._app`), whose root
+group imports only the module of the command used, named in :mod:`oneiros.cli._listing`. The app is
+found on first use of ``oneiros.cli.app``.
 """
 
 from __future__ import annotations
@@ -34,6 +33,6 @@ def main() -> None:
 
     if fast_path(sys.argv[1:]):
         return
-    from oneiros.cli._app import app_for
+    from oneiros.cli._app import app
 
-    app_for(sys.argv[1:])(prog_name="oneiros")
+    app(prog_name="oneiros")

@@ -60,7 +60,8 @@ BaseUrlOpt = Annotated[
 PromptsOpt = Annotated[Path | None, typer.Option("--prompts", help="TOML file of prompt overrides.")]
 
 
-def _dream_flags(  # noqa: PLR0917 - one argument per option of `dream`
+def _dream_flags(
+    *,
     store: str | None,
     golem: str | None,
     seed: int | None,
@@ -90,7 +91,8 @@ def _dream_flags(  # noqa: PLR0917 - one argument per option of `dream`
     return flags
 
 
-def dream(  # noqa: PLR0917 - typer maps one parameter to each option
+def dream(
+    *,
     store: StoreOpt = None,
     golem: GolemOpt = None,
     episodes: Annotated[
@@ -127,7 +129,20 @@ def dream(  # noqa: PLR0917 - typer maps one parameter to each option
     from oneiros.runtime._process import load_generator
     from oneiros.telemetry._spans import configure_tracing
 
-    effective = load(config, preset, _dream_flags(store, golem, seed, tier, generator, base_url, prompts, queue))
+    effective = load(
+        config,
+        preset,
+        _dream_flags(
+            store=store,
+            golem=golem,
+            seed=seed,
+            tier=tier,
+            generator=generator,
+            base_url=base_url,
+            prompts=prompts,
+            queue=queue,
+        ),
+    )
     golem_id = effective.golem
     with one_line_errors():  # options and episode files are checked before the store is opened
         sources = {path: count_episodes(path) for path in _episode_sources(episodes, sample)}
@@ -304,7 +319,8 @@ def _dream_with_progress(app: Oneiros, golem_id: str, recorded: int) -> CycleRun
         return app.dream(golem_id, on_phase=on_phase)
 
 
-def replay_cmd(  # noqa: PLR0917 - typer maps one parameter to each option
+def replay_cmd(
+    *,
     store: StoreOpt = None,
     config: ConfigOpt = None,
     golem: GolemFilter = None,
@@ -353,7 +369,8 @@ def replay_cmd(  # noqa: PLR0917 - typer maps one parameter to each option
         _states_table(states, f"replayed to position {position} of {head} in {elapsed * 1000:.1f} ms")
 
 
-def status(  # noqa: PLR0917 - typer maps one parameter to each option
+def status(
+    *,
     store: StoreOpt = None,
     config: ConfigOpt = None,
     golem: GolemFilter = None,
@@ -420,7 +437,8 @@ def _states_table(states: list[Golem], title: str) -> None:
     console.print(shown)
 
 
-def events(  # noqa: PLR0917 - typer maps one parameter to each option
+def events(
+    *,
     store: StoreOpt = None,
     config: ConfigOpt = None,
     golem: GolemFilter = None,

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from oneiros._errors import AmbiguousId, OneirosError, UnknownId
+from oneiros.cli._listing import GOLEM_RULE
 
 if TYPE_CHECKING:  # annotations only: the commands import these on first use
     from rich.table import Table
@@ -53,14 +54,6 @@ StoreOpt = Annotated[
     typer.Option("--store", envvar="ONEIROS_STORE", help="Store URL (default sqlite:///.oneiros/events.db)."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
-# One rule for which golem a command covers (README, "Using it"): --golem names one golem for any
-# command. Without it, a command that lists (status, events, journal, staging, replay, health)
-# covers every golem, each row naming its own, and every other command works on the config's golem.
-GOLEM_RULE = (
-    "--golem G confines any command to golem G. Without it, a command that lists (status, events, "
-    "journal, staging, replay, health) shows every golem, each row naming its own; every other "
-    "command works on the config's golem (oneiros.toml's `golem`, $ONEIROS_GOLEM, else 'golem')."
-)
 GolemOpt = Annotated[
     str | None,
     typer.Option("--golem", help="The golem to work on (default: the config's golem, $ONEIROS_GOLEM, else 'golem')."),

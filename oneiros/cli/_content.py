@@ -136,7 +136,8 @@ def budget(
     console.print(shown)
 
 
-def pairs(  # noqa: PLR0917 - typer maps one parameter to each option
+def pairs(
+    *,
     store: StoreOpt = None,
     config: ConfigOpt = None,
     golem: GolemOpt = None,

@@ -83,7 +83,8 @@ class _Scoring(msgspec.Struct, frozen=True):
     tokenizer: str | None = None
 
 
-def locomo(  # noqa: PLR0917 - typer maps one parameter to each option
+def locomo(
+    *,
     file: Annotated[Path, typer.Argument(help="A LoCoMo-format JSON file.", show_default=False)],
     arms: ArmsOpt = None,
     keep: KeepOpt = None,
@@ -104,10 +105,22 @@ def locomo(  # noqa: PLR0917 - typer maps one parameter to each option
     with one_line_errors():
         conversations = locomo_conversations(file)
     loading = (preset, generator, base_url, config)
-    _run(str(file), conversations, arms, keep, from_dir, as_json, loading, answer, _Scoring(budget_tokens, tokenizer))
+    scoring = _Scoring(budget_tokens, tokenizer)
+    _run(
+        source=str(file),
+        conversations=conversations,
+        arms=arms,
+        keep=keep,
+        from_dir=from_dir,
+        as_json=as_json,
+        loading=loading,
+        answer=answer,
+        scoring=scoring,
+    )
 
 
-def chat(  # noqa: PLR0917 - typer maps one parameter to each option
+def chat(
+    *,
     file: Annotated[Path, typer.Argument(help="A chat transcript: one message a line.", show_default=False)],
     questions: Annotated[
         Path, typer.Option("--questions", help="JSON lines: question, evidence (message ids), optional category.")
@@ -136,10 +149,22 @@ def chat(  # noqa: PLR0917 - typer maps one parameter to each option
     with one_line_errors():
         conversation = chat_conversation(file, questions, name=file.stem, gap=timedelta(hours=session_gap))
     loading = (preset, generator, base_url, config)
-    _run(str(file), [conversation], arms, keep, from_dir, as_json, loading, answer, _Scoring(budget_tokens, tokenizer))
+    scoring = _Scoring(budget_tokens, tokenizer)
+    _run(
+        source=str(file),
+        conversations=[conversation],
+        arms=arms,
+        keep=keep,
+        from_dir=from_dir,
+        as_json=as_json,
+        loading=loading,
+        answer=answer,
+        scoring=scoring,
+    )
 
 
-def beam(  # noqa: PLR0917 - typer maps one parameter to each option
+def beam(
+    *,
     directory: Annotated[
         Path,
         typer.Argument(help="BEAM's chats/100K (a folder of chat folders) or one chat folder.", show_default=False),
@@ -169,7 +194,17 @@ def beam(  # noqa: PLR0917 - typer maps one parameter to each option
         conversations = beam_conversations(directory, picked)
     loading = (preset, generator, base_url, config)
     scoring = _Scoring(budget_tokens, tokenizer)
-    _run(str(directory), conversations, arms, keep, from_dir, as_json, loading, answer, scoring)
+    _run(
+        source=str(directory),
+        conversations=conversations,
+        arms=arms,
+        keep=keep,
+        from_dir=from_dir,
+        as_json=as_json,
+        loading=loading,
+        answer=answer,
+        scoring=scoring,
+    )
 
 
 def _budgets(text: str) -> tuple[int, ...]:
@@ -185,7 +220,8 @@ def _budgets(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(out)))
 
 
-def _run(  # noqa: PLR0917 - the two commands' shared options, passed on as they came
+def _run(
+    *,
     source: str,
     conversations: Sequence[Conversation],
     arms: str | None,

@@ -1,57 +1,50 @@
 """``oneiros --help`` and ``oneiros --version`` without Typer, Rich or any command module.
 
-Both are answered before the command line is built: building it imports Typer, Rich and every command
-module (most of the log, config and settings packages behind them), which costs several times what
-Python itself takes to start. The top-level help is rendered here, by :func:`render`, on both paths:
-the real app's root group (:mod:`oneiros.cli._app`) feeds it the commands it actually registered, and
-the fast path feeds it :data:`oneiros.cli._help_index.INDEX`, a copy of the same made by
-``python -m oneiros.cli._app``.
-
-The copy can go stale when a command module changes, so it carries a digest of every module of this
-package, checked on each use (reading and hashing them takes well under a millisecond). When the
-digest differs, the fast path steps aside and the real app answers: a new command is always listed,
-only slower until the copy is made again. ``tests/test_cli_startup.py`` fails while the copy is stale,
-naming the command that makes it again.
+Both are answered before the command line is built: importing Typer and Rich alone costs several
+times what Python itself takes to start. The top-level help is drawn here, by :func:`render`, on
+both paths: ``oneiros --help`` feeds it :data:`oneiros.cli._listing.COMMANDS` directly, and the app's
+root group (:mod:`oneiros.cli._app`) feeds it the same table with the options it actually has, so the
+two print the same bytes (``tests/test_cli_startup.py`` checks it at several widths).
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import os
 import shutil
 import sys
 import textwrap
 from collections.abc import Sequence
-from pathlib import Path
+from typing import NamedTuple
 
-from oneiros.cli._help_shape import HelpIndex
+from oneiros.cli._listing import COMMANDS, ROOT_HELP, ROOT_OPTIONS
 
-__all__ = [
-    "INDEX_PATH",
-    "HelpIndex",
-    "fast_path",
-    "index_source",
-    "one_line",
-    "owner_of",
-    "render",
-    "sources_digest",
-    "version_text",
-]
+__all__ = ["HelpIndex", "fast_path", "listed_index", "one_line", "owner_of", "render", "terminal_width", "version_text"]
 
-_HERE = Path(__file__).resolve().parent
-_INDEX_FILE = "_help_index.py"
-INDEX_PATH = _HERE / _INDEX_FILE
 _MIN_WIDTH = 40
+_USAGE = "oneiros [OPTIONS] COMMAND [ARGS]..."
+_OWNERS = {row.name: f"oneiros.cli.{row.module}" for row in COMMANDS}
 
 
-def sources_digest(directory: Path = _HERE) -> str:
-    """A digest of every module of the CLI package but the index itself: names and bytes."""
-    digest = hashlib.blake2b(digest_size=16)
-    for name in sorted(os.listdir(directory)):
-        if name.endswith(".py") and name != _INDEX_FILE:
-            digest.update(name.encode() + b"\0" + (directory / name).read_bytes() + b"\0")
-    return digest.hexdigest()
+class HelpIndex(NamedTuple):
+    """What the top-level help shows: usage, the app's help text, its options and its commands."""
+
+    usage: str
+    text: str
+    options: tuple[tuple[str, str], ...]
+    commands: tuple[tuple[str, str], ...]
+
+
+def listed_index(
+    usage: str = _USAGE, options: tuple[tuple[str, str], ...] = ROOT_OPTIONS, text: str = ROOT_HELP
+) -> HelpIndex:
+    """The top-level help of the declared commands, with the root's usage, options and text."""
+    return HelpIndex(usage, text, options, tuple((row.name, row.summary) for row in COMMANDS))
+
+
+def owner_of(command: str) -> str | None:
+    """The module that registers top-level ``command``; None for a name no module registers."""
+    return _OWNERS.get(command)
 
 
 def version_text() -> str:
@@ -100,39 +93,14 @@ def terminal_width() -> int:
 
 
 def fast_path(argv: Sequence[str]) -> bool:
-    """Answer ``--version`` or ``--help`` (alone) here; False for anything else, or a stale index."""
+    """Answer ``--version`` or ``--help`` (alone) here; False for anything else."""
     if list(argv) == ["--version"]:
         _print(version_text())
         return True
-    if list(argv) != ["--help"] or not _fresh_index():
-        return False
-    from oneiros.cli._help_index import INDEX
-
-    _print(render(INDEX, terminal_width()))
-    return True
-
-
-def _fresh_index() -> bool:
-    """Whether the committed index was made from the CLI's sources as they are."""
-    try:
-        from oneiros.cli._help_index import INDEX
-    except ImportError:  # no index made yet: the real app answers
-        return False
-    try:
-        return INDEX.digest == sources_digest()
-    except OSError:  # the sources cannot be read (an unusual install): the real app answers
-        return False
-
-
-def owner_of(command: str) -> str | None:
-    """The module that registers top-level ``command``, from the index; None for a name the index
-    does not know, or a stale index (the whole app is built then, which knows every command)."""
-    try:
-        from oneiros.cli._help_index import OWNERS
-    except ImportError:
-        return None
-    owner = OWNERS.get(command)
-    return owner if owner is not None and _fresh_index() else None
+    if list(argv) == ["--help"]:
+        _print(render(listed_index(), terminal_width()))
+        return True
+    return False
 
 
 def _print(text: str) -> None:
@@ -144,25 +112,3 @@ def _print(text: str) -> None:
         # and send what is left unflushed nowhere so that closing stdout at exit does not fail too.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(1) from None
-
-
-def index_source(index: HelpIndex, owners: dict[str, str] | None = None) -> str:
-    """The text of ``_help_index.py`` holding ``index``, and ``owners``: each command's module."""
-
-    def rows(pairs: tuple[tuple[str, str], ...]) -> str:
-        return "".join(f"        ({name!r}, {text!r}),\n" for name, text in pairs)
-
-    return (
-        '"""Made by ``python -m oneiros.cli._app``: do not edit. The top-level help as the app registers it."""\n\n'
-        "# ruff: noqa: E501\n\n"
-        "from oneiros.cli._help_shape import HelpIndex\n\n"
-        "# fmt: off\n"
-        "INDEX = HelpIndex(\n"
-        f"    digest={index.digest!r},\n"
-        f"    usage={index.usage!r},\n"
-        f"    text={index.text!r},\n"
-        f"    options=(\n{rows(index.options)}    ),\n"
-        f"    commands=(\n{rows(index.commands)}    ),\n"
-        ")\n\n"
-        "OWNERS = {\n" + "".join(f"    {name!r}: {module!r},\n" for name, module in (owners or {}).items()) + "}\n"
-    )

@@ -51,7 +51,8 @@ def sniff_format(path: Path) -> Format:
     return "chat-jsonl" if b'"content"' in first else "episodes"
 
 
-def import_cmd(  # noqa: PLR0917 - typer maps one parameter to each option
+def import_cmd(
+    *,
     file: Annotated[
         Path,
         typer.Argument(

@@ -103,7 +103,8 @@ def _print(report: RerunReport) -> None:
         console.print(line, soft_wrap=True, markup=False)
 
 
-def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
+def rerun(
+    *,
     cycles: Annotated[
         list[str] | None, typer.Argument(help="Cycle ids (or unique prefixes) to re-run (see --all).")
     ] = None,
@@ -145,7 +146,8 @@ def rerun(  # noqa: PLR0917 - typer maps one parameter to each option
         raise typer.Exit(1)
 
 
-def fork(  # noqa: PLR0917 - typer maps one parameter to each option
+def fork(
+    *,
     cycle: Annotated[str, typer.Argument(help="The cycle to fork (its id or a unique prefix).")],
     into: Annotated[str, typer.Option("--into", help="A new, empty store URL for the branch.")],
     store: StoreOpt = None,
@@ -211,7 +213,8 @@ def _print_diff(d: CycleDiff) -> None:
         console.print("no difference in outputs, quality, tokens or cost")
 
 
-def diff(  # noqa: PLR0917 - typer maps one parameter to each option
+def diff(
+    *,
     a: Annotated[str, typer.Argument(help="A cycle id (or unique prefix) in --store.")],
     b: Annotated[str, typer.Argument(help="A cycle id (or unique prefix) in --other (default: --store too).")],
     store: StoreOpt = None,

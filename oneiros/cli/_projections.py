@@ -59,7 +59,8 @@ def _spinner(text: str) -> AbstractContextManager[object]:
     return console.status(text, spinner="dots") if console.is_terminal else nullcontext()
 
 
-def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
+def journal(
+    *,
     store: StoreOpt = None,
     config: ConfigOpt = None,
     projections: ProjectionsOpt = None,
@@ -107,7 +108,8 @@ def journal(  # noqa: PLR0917 - typer commands take one parameter per CLI option
             console.print(shown)
 
 
-def staging(  # noqa: PLR0917 - typer commands take one parameter per CLI option
+def staging(
+    *,
     store: StoreOpt = None,
     config: ConfigOpt = None,
     projections: ProjectionsOpt = None,
@@ -209,7 +211,8 @@ def _staging_blocks(title: str, entries: list[Entry], short: dict[str, str], onl
             console.print(Padding(f"[yellow]quarantined:[/yellow] {escape(e.quarantine.why)}", (0, 0, 0, 4)))
 
 
-def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
+def outcome(
+    *,
     tick: Annotated[int, typer.Option("--tick", help="The waking tick the outcome happened at.")],
     verdict: Annotated[str, typer.Option("--verdict", help="confirms or contradicts.")],
     golem: GolemOpt = None,
@@ -259,7 +262,8 @@ def outcome(  # noqa: PLR0917 - typer commands take one parameter per CLI option
             print_explanation(moved.explain, whole=explain)
 
 
-def review(  # noqa: PLR0917 - typer commands take one parameter per CLI option
+def review(
+    *,
     entry_id: Annotated[str, typer.Argument(help="The staged entry's id, or a unique prefix (3d48:2).")],
     decision: Annotated[
         str,
@@ -327,7 +331,8 @@ number of its own (``--observations N``), so README's ``memory --observations`` 
 "requires an argument"."""
 
 
-def memory(  # noqa: PLR0917 - typer commands take one parameter per CLI option
+def memory(
+    *,
     golem: GolemOpt = None,
     diff: Annotated[tuple[int, int] | None, typer.Option("--diff", help="Show the diff between two versions.")] = None,
     write: Annotated[
@@ -439,7 +444,8 @@ def follow(store: StoreOpt = None, config: ConfigOpt = None, projections: Projec
             signal.signal(signal.SIGTERM, previous)
 
 
-def rebuild(  # noqa: PLR0917 - typer maps one parameter to each option
+def rebuild(
+    *,
     name: Annotated[str | None, typer.Argument(help="The projection (default: all).")] = None,
     until: Annotated[
         int | None, typer.Option("--until", min=0, max=MAX_POSITION, help="Build as of this global position.")

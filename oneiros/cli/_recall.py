@@ -18,7 +18,8 @@ if TYPE_CHECKING:  # annotations only: the command imports these on first use
 __all__ = ["register"]
 
 
-def recall(  # noqa: PLR0917 - typer commands take one parameter per CLI option
+def recall(
+    *,
     query: Annotated[str, typer.Argument(metavar="QUERY", help="What to recall.", show_default=False)],
     golem: GolemOpt = None,
     limit: Annotated[

@@ -120,7 +120,8 @@ def _watch(reconciler: Reconciler, results: dict[str, CycleResult], as_json: boo
     reconciler.watch(stop.wait, on_pass)
 
 
-def interrupt(  # noqa: PLR0917 - typer maps one parameter to each option
+def interrupt(
+    *,
     reason: Annotated[str, typer.Option("--reason", help="Why, as the log will say it.")],
     positional: Annotated[
         str | None, typer.Argument(metavar="[GOLEM]", help="Deprecated: use --golem.", show_default=False)

@@ -95,7 +95,8 @@ def _with(effective: OneirosConfig, **changes: object) -> OneirosConfig:
     return msgspec.structs.replace(effective, server=msgspec.structs.replace(effective.server, **chosen))
 
 
-def serve(  # noqa: PLR0917 - typer maps one parameter to each option
+def serve(
+    *,
     store: StoreOpt = None,
     config: ConfigOpt = None,
     preset: PresetOpt = None,
@@ -230,7 +231,8 @@ def _check_tokens_file(path: Path) -> None:
 
 
 @token_app.command("add")
-def token_add(  # noqa: PLR0917 - typer maps one parameter to each option
+def token_add(
+    *,
     name: Annotated[str, typer.Argument(help="A name for the token (shown in logs and review records).")],
     scope: Annotated[list[str], typer.Option("--scope", help="read, write or admin (repeatable).")],
     golem: Annotated[

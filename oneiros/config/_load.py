@@ -26,7 +26,7 @@ import types
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
@@ -115,11 +115,17 @@ def env_var(key: str) -> str:
     return ENV_PREFIX + key.upper().replace(".", _SEP)
 
 
-def _merge(  # noqa: PLR0917 - the recursion passes each on
+class _Origin(NamedTuple):
+    """The layer values come from, ``name``, and ``sources``: where it is noted by dotted key."""
+
+    sources: dict[str, str]
+    name: str
+
+
+def _merge(
     into: dict[str, Any],
     layer: Mapping[str, Any],
-    sources: dict[str, str],
-    source: str,
+    origin: _Origin,
     prefix: str = "",
     given: dict[str, Any] | None = None,
 ) -> None:
@@ -128,10 +134,10 @@ def _merge(  # noqa: PLR0917 - the recursion passes each on
         path = f"{prefix}{key}"
         if isinstance(value, Mapping) and isinstance(into.get(key), dict):
             inner = None if given is None else given.setdefault(key, {})
-            _merge(into[key], value, sources, source, path + ".", inner if isinstance(inner, dict) else None)
+            _merge(into[key], value, origin, path + ".", inner if isinstance(inner, dict) else None)
         else:
             into[key] = value
-            sources[path] = source
+            origin.sources[path] = origin.name
             if given is not None:
                 given[key] = value
 
@@ -373,11 +379,11 @@ def explain_config(
     # every key of the whole config took half of a command's time).
     given: dict[str, Any] = {}
     if chosen:
-        _merge(merged, preset_layer(chosen), sources, f"preset {chosen}", given=given)
-    _merge(merged, file_layer, sources, str(file_path), given=given)
-    _merge(merged, env_layer, sources, "env", given=given)
+        _merge(merged, preset_layer(chosen), _Origin(sources, f"preset {chosen}"), given=given)
+    _merge(merged, file_layer, _Origin(sources, str(file_path)), given=given)
+    _merge(merged, env_layer, _Origin(sources, "env"), given=given)
     sources.update(env_sources)
-    _merge(merged, flag_layer, sources, "flag", given=given)
+    _merge(merged, flag_layer, _Origin(sources, "flag"), given=given)
     sources.update(flag_sources)
     merged["preset"] = chosen
     if preset:

@@ -116,7 +116,7 @@ class Daemon:
     ``background=False`` runs each cycle inside :meth:`tick` (no wake interrupts then).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - optional collaborators and hooks, keyword-only, each defaulted
         self,
         golems: Golems,
         golem_id: str,

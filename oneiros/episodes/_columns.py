@@ -83,7 +83,7 @@ class EpisodeColumns(Sequence[Episode]):
     after micro-consolidation's tags.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keyword-only: each column of the frame, built in one place (from_episodes)
         self,
         *,
         rows: IntArray,

@@ -191,7 +191,7 @@ def _observed(facts: object) -> list[tuple[str, str, tuple[str, ...]]]:
     return out
 
 
-def turn_episodes(
+def turn_episodes(  # noqa: PLR0913 - keyword-only: a turn's own fields, as the episode names them
     path: str, tick: int, text: str, *, speaker: str, ref: str, when: datetime, **more: Any
 ) -> list[Episode]:
     """A turn as episodes ticked from ``tick``: one, or the parts of a turn longer than a summary

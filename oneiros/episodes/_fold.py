@@ -460,7 +460,7 @@ class EpisodeMemory:
             memory._vectors[name] = dict(zip(rows.tolist(), vectors, strict=True))
         return memory
 
-    def query(
+    def query(  # noqa: PLR0913 - keyword-only filters, each optional, as a query API takes them
         self,
         *,
         regime: str | None = None,

@@ -279,7 +279,7 @@ def _result_text(content: Any) -> str:
     return "\n".join(out)
 
 
-def piece_episodes(
+def piece_episodes(  # noqa: PLR0913 - keyword-only: an event's own fields, as the episode names them
     path: Path, number: int, pieces: list[Piece], *, ref: str, when: datetime, role: str
 ) -> list[Episode]:
     """The episodes of one event's pieces (line ``number`` of ``path``, said by ``role``, ``user``

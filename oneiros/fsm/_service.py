@@ -38,7 +38,7 @@ from oneiros.settings._cycle import CycleSettings
 from oneiros.settings._phases import PHASES, PhaseTable
 from oneiros.settings._races import RaceSettings
 from oneiros.settings._runtime import SnapshotSettings
-from oneiros.store._snapshots import Snapshot, open_snapshots, read_from_snapshot, seal_parts
+from oneiros.store._snapshots import Snapshot, SnapshotKind, open_snapshots, read_from_snapshot, seal_parts
 from oneiros.store._store import EventStore, Recorded
 
 __all__ = ["Golems", "replay"]
@@ -55,7 +55,7 @@ _PHASE_TRIGGERS = frozenset({"record_output", "advance", "complete", "wake"})
 class Golems:
     """Commands on golems, each checked by the machine and recorded as events."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - optional collaborators and settings, keyword-only, each defaulted
         self,
         store: EventStore,
         *,
@@ -122,7 +122,7 @@ class Golems:
                 state, tail = held.snapshot(), records[1:]
         if state is None:
             state, tail = read_from_snapshot(
-                self.store, self.snapshots, golem_id, _STATE_SNAPSHOT, _STATE_FORMAT, self._restore
+                self.store, self.snapshots, golem_id, SnapshotKind(_STATE_SNAPSHOT, _STATE_FORMAT), self._restore
             )
             if state is None:
                 state = GolemState(golem_id=golem_id)
@@ -202,7 +202,7 @@ class Golems:
 
         return self._command(golem_id, "record", checked)
 
-    def fall_asleep(
+    def fall_asleep(  # noqa: PLR0913 - the DreamStart's own optional fields, keyword-only
         self,
         golem_id: str,
         trigger: DreamTrigger,
@@ -396,7 +396,7 @@ class Golems:
         state = self.phases.spec(phase).state
         return DreamPhase(cycle_id=cycle_id, phase=phase, budget_tokens=budget_tokens, bardo_phase=state)
 
-    def _command(
+    def _command(  # noqa: PLR0913 - private; the command's optional guards, keyword-only
         self,
         golem_id: str,
         trigger: str,

@@ -341,7 +341,7 @@ def _placed(divergences: Sequence[Divergence], rerun: Sequence[Event]) -> list[D
     return [msgspec.structs.replace(d, index=first.get(d.call_key or "")) for d in divergences]
 
 
-def rerun_cycle(
+def rerun_cycle(  # noqa: PLR0913 - optional collaborators keyword-only, each defaulted (replay by default)
     store: EventStore,
     cycle_id: str,
     settings: CycleSettings | None = None,
@@ -430,7 +430,7 @@ def rerun_cycle(
     )
 
 
-def fork_cycle(
+def fork_cycle(  # noqa: PLR0913 - a fork's source, its target and the generator, keyword-only past the cycle
     store: EventStore,
     cycle_id: str,
     settings: CycleSettings,

@@ -65,7 +65,7 @@ class Steps:
     def rng(self, *scope: str) -> random.Random:
         return rng_for(self.ctx.seed, self.ctx.cycle_id, self.ctx.phase, *scope)
 
-    def request(
+    def request(  # noqa: PLR0913 - a generation step's shape, keyword-only, as the request names it
         self,
         key: str,
         task: Task,
@@ -97,7 +97,7 @@ class Steps:
         """Whether the budget would take ``request`` now (or the log already answered it)."""
         return self.ctx.fits(request)
 
-    def ask(
+    def ask(  # noqa: PLR0913 - a generation step's shape, keyword-only, as the request names it
         self,
         key: str,
         task: Task,

@@ -11,6 +11,8 @@ usually costs O(n) (a mask and a cumulative sum) and at worst O(n · d).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import msgspec
 import numpy as np
 import numpy.typing as npt
@@ -95,7 +97,7 @@ def select_distant_pairs(
             break
         partners = free & (np.abs(seconds - seconds[anchor]) >= gap)
         partner = (
-            _partner(anchor, partners=partners, weights=weights, vectors=rows, settings=settings, rng=rng)
+            _partner(anchor, _Pool(weights, partners), vectors=rows, settings=settings, rng=rng)
             if partners.any()
             else None
         )
@@ -109,15 +111,22 @@ def select_distant_pairs(
     return PairDraw(pairs=tuple(pairs), fallback=fallback)
 
 
+class _Pool(NamedTuple):
+    """The memories a partner may be drawn from (``partners``), and every memory's weight."""
+
+    weights: FloatArray
+    partners: npt.NDArray[np.bool_]
+
+
 def _partner(
     anchor: int,
+    pool: _Pool,
     *,
-    partners: npt.NDArray[np.bool_],
-    weights: FloatArray,
     vectors: _Dense | Vectors | None,
     settings: PairSettings,
     rng: np.random.Generator,
 ) -> int | None:
+    weights, partners = pool
     draw = _Draw(weights, partners)
     if vectors is None:
         return draw(rng)

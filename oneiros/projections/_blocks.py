@@ -179,7 +179,7 @@ class PostingBlocks:
         """Make the reads of the transaction just begun see one state of the database (SQLite's
         read transaction does already)."""
 
-    def term_top(
+    def term_top(  # noqa: PLR0913 - the Okapi query's inputs, one per term of the formula
         self,
         projection: str,
         golem: str,
@@ -204,7 +204,7 @@ class PostingBlocks:
                 pass
         return self._term_top(projection, golem, weights, okapi, per_part, blocks=None)
 
-    def _term_top(
+    def _term_top(  # noqa: PLR0913 - the Okapi query's inputs, one per term of the formula
         self,
         projection: str,
         golem: str,

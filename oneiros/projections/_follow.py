@@ -91,7 +91,7 @@ def _caught_up(consumer: LogConsumer, stop: threading.Event) -> None:
         return
 
 
-def follow_log(
+def follow_log(  # noqa: PLR0913 - keyword-only tuning knobs, each defaulted
     store: EventStore,
     consumers: Sequence[LogConsumer],
     stop: threading.Event,

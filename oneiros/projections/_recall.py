@@ -180,7 +180,7 @@ class RecallIndex:
             rows.put("stats", golem, golem_stats)
 
     @staticmethod
-    def _episode(golem: str, doc: int, episode: Episode, indexed: str, *, rows: Rows, stats: _Stats) -> _Doc:
+    def _episode(golem: str, doc: int, episode: Episode, indexed: str, *, rows: Rows, stats: _Stats) -> _Doc:  # noqa: PLR0913 - private, one call site; rows and stats keyword-only
         key = _tick_key(golem, episode.tick)
         before = rows.get("tick", key, _Tick)
         if before is not None:
@@ -311,7 +311,7 @@ class _Scorer:
         return sum(self.idf[t] * bm25_weight(counts[t], length, avgdl, k1, b) for t in self.terms if t in counts)
 
 
-def _indexed(
+def _indexed(  # noqa: PLR0913 - private, one call site; summaries keyword-only
     db: ProjectionDB, golem_id: str, scorer: _Scorer, per_part: int, words: set[str], *, summaries: set[str]
 ) -> list[RecallItem]:
     """The index's best ``per_part`` of each part as items; the refs of summaries among them are
@@ -542,7 +542,7 @@ def _ordered(items: Iterable[RecallItem], first: AbstractSet[str] = frozenset())
     return [msgspec.structs.replace(i, rank=n) for n, i in enumerate(ranked, start=1)]
 
 
-def recall(
+def recall(  # noqa: PLR0913 - the read model's recall entry; settings keyword-only
     db: ProjectionDB,
     staging: Sequence[StagedEntry],
     golem_id: str,

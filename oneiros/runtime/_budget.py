@@ -34,7 +34,9 @@ from oneiros.store._store import Recorded
 
 __all__ = [
     "BudgetGuard",
+    "Charge",
     "Ledger",
+    "PhaseRun",
     "Refusal",
     "Spend",
     "budget_report",
@@ -75,7 +77,9 @@ class Spend(msgspec.Struct, frozen=True):
     usd: float = 0.0
 
 
-class _Entry(msgspec.Struct, kw_only=True):
+class Charge(msgspec.Struct, frozen=True, kw_only=True):
+    """One call's tokens and dollars, held or spent, at ``time``, by ``phase`` of ``cycle_id``."""
+
     time: datetime
     cycle_id: str
     phase: DreamPhaseName
@@ -104,8 +108,8 @@ class Ledger:
     """The event types :meth:`apply` reads: a reader of a long stream fetches only these."""
 
     def __init__(self) -> None:
-        self._held: dict[str, _Entry] = {}
-        self._spent: list[_Entry] = []
+        self._held: dict[str, Charge] = {}
+        self._spent: list[Charge] = []
 
     @classmethod
     def from_records(cls, records: Iterable[Recorded]) -> Ledger:
@@ -120,7 +124,7 @@ class Ledger:
     @classmethod
     def from_bytes(cls, data: bytes | memoryview) -> Ledger:
         ledger = cls()
-        ledger._held, ledger._spent = msgspec.msgpack.decode(data, type=tuple[dict[str, _Entry], list[_Entry]])
+        ledger._held, ledger._spent = msgspec.msgpack.decode(data, type=tuple[dict[str, Charge], list[Charge]])
         return ledger
 
     def copy(self) -> Ledger:
@@ -134,20 +138,24 @@ class Ledger:
             case BudgetReserved() as reserved:
                 self.reserve(
                     reserved.call_key,
-                    time=record.meta.time,
-                    cycle_id=reserved.cycle_id,
-                    phase=reserved.phase,
-                    tokens=reserved.tokens,
-                    usd=reserved.cost_usd,
+                    Charge(
+                        time=record.meta.time,
+                        cycle_id=reserved.cycle_id,
+                        phase=reserved.phase,
+                        tokens=reserved.tokens,
+                        usd=reserved.cost_usd,
+                    ),
                 )
             case GenerationRecorded() | GenerationFailed() as settled:
                 self.settle(
                     settled.call_key,
-                    time=record.meta.time,
-                    cycle_id=settled.cycle_id,
-                    phase=settled.phase,
-                    tokens=settled.tokens_in + settled.tokens_out,
-                    usd=settled.cost_usd,
+                    Charge(
+                        time=record.meta.time,
+                        cycle_id=settled.cycle_id,
+                        phase=settled.phase,
+                        tokens=settled.tokens_in + settled.tokens_out,
+                        usd=settled.cost_usd,
+                    ),
                 )
             case DreamPhase(cycle_id=cycle_id, phase=phase):
                 self.release(cycle_id, keep_phase=phase)
@@ -156,19 +164,14 @@ class Ledger:
             case ModeChanged(from_mode="Dreaming") if record.meta.cycle_id:
                 self.release(record.meta.cycle_id)
 
-    def reserve(
-        self, call_key: str, *, time: datetime, cycle_id: str, phase: DreamPhaseName, tokens: int, usd: float
-    ) -> None:
+    def reserve(self, call_key: str, worst: Charge) -> None:
         """Hold a call's worst case; a held reservation of the same call (its resumed run) is released."""
-        self._held[call_key] = _Entry(time=time, cycle_id=cycle_id, phase=phase, tokens=tokens, usd=usd)
+        self._held[call_key] = worst
 
-    def settle(
-        self, call_key: str, *, time: datetime, cycle_id: str, phase: DreamPhaseName, tokens: int, usd: float
-    ) -> None:
+    def settle(self, call_key: str, cost: Charge) -> None:
         """What the call really cost, counted at the time it was reserved."""
         held = self._held.pop(call_key, None)
-        when = held.time if held is not None else time
-        self._spent.append(_Entry(time=when, cycle_id=cycle_id, phase=phase, tokens=tokens, usd=usd))
+        self._spent.append(cost if held is None else msgspec.structs.replace(cost, time=held.time))
 
     def resume(self, call_key: str) -> None:
         """Release the reservation ``call_key`` holds from a run that never settled it: the call
@@ -230,26 +233,27 @@ def _month_bounds(now: datetime) -> tuple[datetime, datetime]:
     return start, following
 
 
+class PhaseRun(msgspec.Struct, frozen=True, kw_only=True):
+    """One phase's run as the caps see it: which phase of which cycle, and its own caps (tokens,
+    and dollars, None for none of its own)."""
+
+    cycle_id: str
+    phase: DreamPhaseName
+    tokens: int
+    usd: float | None
+
+
 class BudgetGuard:
     """Admits a call only if its worst case fits under every cap; the caps of one phase's run."""
 
-    def __init__(
-        self,
-        budget: CycleBudget,
-        ledger: Ledger,
-        *,
-        cycle_id: str,
-        phase: DreamPhaseName,
-        phase_tokens: int,
-        phase_usd: float | None,
-        now: datetime,
-    ) -> None:
+    def __init__(self, budget: CycleBudget, ledger: Ledger, run: PhaseRun, *, now: datetime) -> None:
         self.budget, self.ledger = budget, ledger
+        cycle_id, phase = run.cycle_id, run.phase
         day = now.replace(hour=0, minute=0, second=0, microsecond=0)
         month_start, month_end = _month_bounds(now)
         far = now + timedelta(days=1)
         self.caps = [
-            _Cap(name="phase", tokens=phase_tokens, usd=phase_usd, cycle_id=cycle_id, phase=phase),
+            _Cap(name="phase", tokens=run.tokens, usd=run.usd, cycle_id=cycle_id, phase=phase),
             _Cap(name="cycle", tokens=budget.tokens(), usd=budget.cycle_usd_cap(), cycle_id=cycle_id),
             _Cap(
                 name="window",
@@ -292,7 +296,7 @@ def budget_report(
     at = now if now is not None else history[-1].meta.time
     # The phase's cap is left out of the rows, so which phase the guard names does not matter.
     phase = PHASES.first.name
-    guard = BudgetGuard(caps, ledger, cycle_id=last_cycle, phase=phase, phase_tokens=0, phase_usd=None, now=at)
+    guard = BudgetGuard(caps, ledger, PhaseRun(cycle_id=last_cycle, phase=phase, tokens=0, usd=None), now=at)
     rows: list[dict[str, Any]] = []
     for cap in guard.caps[1:]:
         spent = ledger.spent(cycle_id=cap.cycle_id, since=cap.since, until=cap.until)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import msgspec
 
@@ -24,7 +24,7 @@ from oneiros.phases._context import PhaseEngine
 from oneiros.phases._engines import ENGINES, engines_for
 from oneiros.runtime._generators import load_generator
 from oneiros.runtime._golem_log import GolemLogs
-from oneiros.runtime._holding import holder_name, holding
+from oneiros.runtime._holding import Claim, holder_name, holding
 from oneiros.runtime._phase import PhaseOutcome, run_phase
 from oneiros.runtime._start import open_cycle
 from oneiros.settings._cycle import CycleSettings
@@ -123,6 +123,14 @@ def cycle_result(golems: Golems, golem_id: str, cycle_id: str) -> CycleResult:
     )
 
 
+class _Running(NamedTuple):
+    """A cycle under way in this process: its id, the settings it recorded and its open root span."""
+
+    cycle_id: str
+    settings: CycleSettings
+    root: Span
+
+
 class InProcessExecutor:
     """Runs every phase in this process, one after the other: the embedded default.
 
@@ -130,7 +138,7 @@ class InProcessExecutor:
     per generator call and store append inside it. The phases are ``golems.phases``, each run by
     its engine in ``engines`` (checked here: every phase needs one)."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the public constructor: positional as released, engines keyword-only
         self,
         golems: Golems,
         generator: Generator | None = None,
@@ -165,7 +173,7 @@ class InProcessExecutor:
         head_before = self.golems.store.head()
         opened = open_cycle(self.golems, self.settings, state, trigger, cycle_id=cycle_id, bardo_trigger=bardo_trigger)
         names = self.golems.phases.names
-        return self._follow(golem_id, opened.cycle_id, opened.settings, opened.root, head_before, names)
+        return self._follow(golem_id, _Running(opened.cycle_id, opened.settings, opened.root), head_before, names)
 
     def resume_cycle(self, golem_id: str, cycle_id: str) -> CycleResult:
         """Run what is left of a cycle nothing runs any more (a killed ``dream``, a crashed daemon):
@@ -193,28 +201,18 @@ class InProcessExecutor:
         )
         runner.logs = self.logs
         phases = self.golems.phases.after(state.phase)
-        return runner._follow(golem_id, cycle_id, settings, root, head_before, phases)
+        return runner._follow(golem_id, _Running(cycle_id, settings, root), head_before, phases)
 
-    def _follow(  # noqa: PLR0917 - the cycle's address, what it runs with and from where
-        self,
-        golem_id: str,
-        cycle_id: str,
-        settings: CycleSettings,
-        root: Span,
-        head_before: int,
-        phases: Sequence[DreamPhaseName],
+    def _follow(
+        self, golem_id: str, running: _Running, head_before: int, phases: Sequence[DreamPhaseName]
     ) -> CycleResult:
         """Run ``phases`` of the cycle in order under its root span (ended here), holding the
         golem's lease on the whole cycle meanwhile so the reconciler leaves it alone."""
+        cycle_id, settings, root = running
         with (
             use_span(root, end_on_exit=True),
             holding(
-                open_leases(self.golems.store),
-                self.recovery,
-                golem_id=golem_id,
-                cycle_id=cycle_id,
-                phase=None,
-                holder=holder_name(),
+                open_leases(self.golems.store), self.recovery, Claim(golem_id, cycle_id, None, holder_name())
             ) as other,
         ):
             # Another live process runs this cycle (a resume elsewhere won the race): leave it be.

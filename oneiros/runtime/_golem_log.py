@@ -27,6 +27,7 @@ from oneiros.settings._runtime import SnapshotSettings
 from oneiros.store._backends import Row
 from oneiros.store._snapshots import (
     Snapshot,
+    SnapshotKind,
     SnapshotStore,
     decode_records,
     encode_records,
@@ -255,7 +256,9 @@ class GolemLogs:
             else:
                 tail, rows = caught
         if log is None:
-            log, tail = read_from_snapshot(self.store, self.snapshots, golem_id, _KIND, _FORMAT, GolemLog.from_snapshot)
+            log, tail = read_from_snapshot(
+                self.store, self.snapshots, golem_id, SnapshotKind(_KIND, _FORMAT), GolemLog.from_snapshot
+            )
             if log is None:
                 # No snapshot to start from: the whole stream, folded from its rows (``tail``, the
                 # same stream decoded, is a generator that has read nothing yet).

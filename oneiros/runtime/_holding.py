@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
 import msgspec
 
@@ -21,7 +22,7 @@ from oneiros.events._types import DreamPhaseName
 from oneiros.settings._recovery import RecoverySettings
 from oneiros.store._leases import Lease, LeaseStore
 
-__all__ = ["holder_name", "holding"]
+__all__ = ["Claim", "holder_name", "holding"]
 
 _log = logging.getLogger("oneiros.workers")
 
@@ -32,26 +33,28 @@ def holder_name(job_id: str | None = None) -> str:
     return f"{name} job {job_id}" if job_id else name
 
 
+class Claim(NamedTuple):
+    """What a lease claims: ``holder`` runs ``phase`` of ``cycle_id`` for ``golem_id`` (every phase when None)."""
+
+    golem_id: str
+    cycle_id: str
+    phase: DreamPhaseName | None
+    holder: str
+
+
 @contextmanager
-def holding(
-    leases: LeaseStore,
-    settings: RecoverySettings,
-    *,
-    golem_id: str,
-    cycle_id: str,
-    phase: DreamPhaseName | None,
-    holder: str,
-) -> Iterator[Lease | None]:
-    """Hold the golem's lease on ``phase`` of ``cycle_id`` (every phase when None) while inside.
+def holding(leases: LeaseStore, settings: RecoverySettings, claim: Claim) -> Iterator[Lease | None]:
+    """Hold the golem's lease as ``claim`` says while inside.
 
     Yields None when this process holds it, or the live lease of another holder that blocks it
     (then nothing is held, and the caller should leave the phase to that holder). A lease store
     that cannot be written costs only the hint: the work goes on, yielding None."""
+    golem_id = claim.golem_id
     lease = Lease(
         golem_id=golem_id,
-        cycle_id=cycle_id,
-        phase=phase,
-        holder=holder,
+        cycle_id=claim.cycle_id,
+        phase=claim.phase,
+        holder=claim.holder,
         expires_at=time.time() + settings.lease_seconds,
         host=socket.gethostname(),
         pid=os.getpid(),
@@ -87,6 +90,6 @@ def holding(
         done.set()
         beat.join()
         try:
-            leases.release(golem_id, holder)
+            leases.release(golem_id, claim.holder)
         except Exception:  # left to lapse on its own
             _log.debug("releasing the lease of %s failed", golem_id, exc_info=True)

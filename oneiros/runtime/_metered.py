@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import msgspec
+
 from oneiros._errors import GenerationError
 from oneiros.events._content import BudgetExhausted, BudgetOverrun, BudgetReserved, GenerationFailed
 from oneiros.events._types import DreamPhaseName, Event, GenerationRecorded
@@ -28,7 +30,7 @@ from oneiros.generators._protocol import (
     request_hash,
     request_shape,
 )
-from oneiros.runtime._budget import BudgetGuard, Ledger, worst_case_tokens
+from oneiros.runtime._budget import BudgetGuard, Charge, Ledger, worst_case_tokens
 from oneiros.settings._cycle import CycleBudget, ModelPrice
 
 __all__ = ["MeteredGenerator", "generation_of", "matches"]
@@ -38,7 +40,7 @@ class MeteredGenerator:
     """Reserves a call's worst case before making it, records every request and response, and
     reuses a response the log already holds for the same ``call_key`` and request hash."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - built in one place (run_phase), from what the phase holds
         self,
         golems: Golems,
         state: GolemState,
@@ -155,14 +157,10 @@ class MeteredGenerator:
                 )
             ]
         )
-        self.ledger.reserve(
-            request.call_key,
-            time=held_at,
-            cycle_id=self.cycle_id,
-            phase=self.phase,
-            tokens=tokens_in + tokens_out,
-            usd=worst_usd,
+        worst = Charge(
+            time=held_at, cycle_id=self.cycle_id, phase=self.phase, tokens=tokens_in + tokens_out, usd=worst_usd
         )
+        self.ledger.reserve(request.call_key, worst)
         self.calls += 1
         settled: GenerationRecorded | GenerationFailed
         events: list[Event] = []
@@ -200,14 +198,8 @@ class MeteredGenerator:
                 events.append(kept.overrun_event(self.cycle_id, self.phase, request.call_key, model))
                 self.is_exhausted = True  # a server that lies once is not asked again in this phase
         self._append([settled, *events])
-        self.ledger.settle(
-            request.call_key,
-            time=held_at,
-            cycle_id=self.cycle_id,
-            phase=self.phase,
-            tokens=settled.tokens_in + settled.tokens_out,
-            usd=settled.cost_usd,
-        )
+        spent = settled.tokens_in + settled.tokens_out
+        self.ledger.settle(request.call_key, msgspec.structs.replace(worst, tokens=spent, usd=settled.cost_usd))
         self.recorded[request.call_key] = settled
         return settled
 

@@ -29,7 +29,7 @@ from oneiros.fsm._service import Golems
 from oneiros.generators._protocol import Generator
 from oneiros.phases._context import PhaseContext, PhaseEngine
 from oneiros.phases._engines import ENGINES
-from oneiros.runtime._budget import BudgetGuard, phase_budget, phase_money
+from oneiros.runtime._budget import BudgetGuard, PhaseRun, phase_budget, phase_money
 from oneiros.runtime._golem_log import GolemLog, GolemLogs
 from oneiros.runtime._metered import MeteredGenerator
 from oneiros.settings._cycle import CycleSettings
@@ -93,7 +93,7 @@ def _cycle_view(log: GolemLog, cycle_id: str) -> _CycleView:
     return view
 
 
-def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) reads best positionally
+def run_phase(  # noqa: PLR0913, PLR0917 - the phase's address (golem, cycle, phase) and what it runs with read best positionally; the rest keyword-only, each defaulted
     golems: Golems,
     golem_id: str,
     cycle_id: str,
@@ -137,15 +137,13 @@ def run_phase(  # noqa: PLR0917 - the phase's address (golem, cycle, phase) read
     ledger = log.ledger.copy()  # the phase's reservations are its own until the log has them
     for record in spent_elsewhere:
         ledger.apply(record)
-    guard = BudgetGuard(
-        budget,
-        ledger,
+    run = PhaseRun(
         cycle_id=cycle_id,
         phase=phase,
-        phase_tokens=view.budget,
-        phase_usd=phase_money(budget, state.behavioral_phase, phase, phases),
-        now=log.now or golems.deps.clock(),
+        tokens=view.budget,
+        usd=phase_money(budget, state.behavioral_phase, phase, phases),
     )
+    guard = BudgetGuard(budget, ledger, run, now=log.now or golems.deps.clock())
     metered = MeteredGenerator(
         golems,
         state.snapshot(),

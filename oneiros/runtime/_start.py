@@ -39,7 +39,7 @@ def starting_settings(settings: CycleSettings, golems: Golems) -> CycleSettings:
     return msgspec.structs.replace(settings, seed=golems.deps.seed)
 
 
-def open_cycle(
+def open_cycle(  # noqa: PLR0913 - the DreamStart's optional fields, keyword-only
     golems: Golems,
     settings: CycleSettings,
     state: GolemState,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import msgspec
 
@@ -28,7 +28,7 @@ from oneiros._text import counted
 from oneiros.events._types import BardoTrigger, DreamTrigger
 from oneiros.scheduling._gates import Check, cycles_since, hhmm, local_day_start, seconds, window_start, zone
 from oneiros.scheduling._schedule_state import ScheduleState
-from oneiros.scheduling._urgency import Intensity, Signals, dream_intensity, urgency_terms
+from oneiros.scheduling._urgency import Intensity, Pressures, Signals, dream_intensity, urgency_terms
 
 if TYPE_CHECKING:  # config imports the workers, which import fsm: a runtime import would be circular
     from oneiros.settings._scheduling import ScheduleSettings
@@ -150,6 +150,16 @@ def _window(settings: ScheduleSettings, state: ScheduleState, now: datetime) -> 
     return Check("window", False, f"outside {names}")
 
 
+class _When(NamedTuple):
+    """When an evaluation is: the instant, on the schedule's clock, the seconds since the last dream,
+    and the heartbeat's tick."""
+
+    now: datetime
+    local: datetime
+    since_dream: float
+    tick: int
+
+
 class _Eval:
     """One evaluation's inputs, and one method per trigger. Each returns its check and whether it
     fires once the gates it obeys are counted (the hard preconditions are applied by the caller)."""
@@ -168,19 +178,11 @@ class _Eval:
         "window_ok",
     )
 
-    def __init__(  # noqa: PLR0917 - private, called once, by should_dream
-        self,
-        settings: ScheduleSettings,
-        state: ScheduleState,
-        sig: Signals,
-        now: datetime,
-        local: datetime,
-        gates: list[Check],
-        since_dream: float,
-        tick: int,
+    def __init__(
+        self, settings: ScheduleSettings, state: ScheduleState, sig: Signals, when: _When, gates: list[Check]
     ) -> None:
-        self.settings, self.state, self.sig, self.now, self.local = settings, state, sig, now, local
-        self.since_dream, self.tick = since_dream, tick
+        self.settings, self.state, self.sig = settings, state, sig
+        self.now, self.local, self.since_dream, self.tick = when
         enabled, silence, cooldown, circadian, cap, pending = (c.passed for c in gates)
         self.enabled, self.circadian = enabled, circadian
         self.soft_ok = enabled and silence and cooldown and cap and pending
@@ -255,9 +257,7 @@ class _Eval:
             return None
         u, state, sig = self.settings.urgency, self.state, self.sig
         origin = state.last_dream_end or state.created_at or self.now
-        terms = urgency_terms(
-            u,
-            state.behavioral_phase,
+        pressures = Pressures(
             novelty=sig.recent_surprise if sig.recent_surprise is not None else state.mean_surprise(),
             unreplayed_episodes=state.unreplayed,
             emotional=sig.unresolved_arousal if sig.unresolved_arousal is not None else state.mean_arousal(),
@@ -265,6 +265,7 @@ class _Eval:
             prediction_accuracy=self.accuracy(),
             ticks_since_last_dream=(self.now - origin).total_seconds() / tick_seconds,
         )
+        terms = urgency_terms(u, state.behavioral_phase, pressures)
         if state.micro_urgency:
             terms["micro_consolidation"] = state.micro_urgency  # Bardo: +0.02 a pass, unresolved
         raw = min(1.0, max(0.0, sum(terms.values())))
@@ -277,7 +278,7 @@ class _Eval:
         return check, urgency, threshold, wants, terms
 
 
-def should_dream(
+def should_dream(  # noqa: PLR0913 - the heartbeat's tick and its length, and optional signals, keyword-only
     settings: ScheduleSettings,
     state: ScheduleState,
     now: datetime,
@@ -295,7 +296,7 @@ def should_dream(
     pre = _preconditions(settings, state, sig)
     pre_ok = all(c.passed for c in pre)
     gates, since_dream = _gates(settings, state, now, local)
-    ev = _Eval(settings, state, sig, now, local, gates, since_dream, tick)
+    ev = _Eval(settings, state, sig, _When(now, local, since_dream, tick), gates)
     checks = [*pre, *gates]
     fired: DreamTrigger | None = None
     ordered: tuple[tuple[DreamTrigger, tuple[Check, bool] | None], ...] = (

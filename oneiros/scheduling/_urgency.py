@@ -16,7 +16,7 @@ from oneiros.events._types import BehavioralPhase
 if TYPE_CHECKING:  # config imports the workers, which import fsm: a runtime import would be circular
     from oneiros.settings._scheduling import IntensitySettings, UrgencySettings
 
-__all__ = ["Intensity", "Signals", "clock_urgency", "dream_intensity", "dream_urgency", "urgency_terms"]
+__all__ = ["Intensity", "Pressures", "Signals", "clock_urgency", "dream_intensity", "dream_urgency", "urgency_terms"]
 
 Uncertainty = Literal["high", "medium", "low"]
 IntensityMode = Literal["normal", "legacy_bias", "legacy", "consolidation_only"]
@@ -74,59 +74,41 @@ def _clip(value: float) -> float:
     return 0.0 if value < 0.0 else 1.0 if value > 1.0 else value
 
 
-def urgency_terms(
-    settings: UrgencySettings,
-    phase: BehavioralPhase,
-    *,
-    novelty: float,
-    unreplayed_episodes: int,
-    emotional: float,
-    threat: float,
-    prediction_accuracy: float,
-    ticks_since_last_dream: float,
-) -> dict[str, float]:
+class Pressures(msgspec.Struct, frozen=True, kw_only=True):
+    """The six pressures Bardo's ``dream_urgency`` weighs, as measured now: surprise, episodes not yet
+    replayed, unresolved arousal, recent losses, how well the golem predicts, and time since it dreamt."""
+
+    novelty: float
+    unreplayed_episodes: int
+    emotional: float
+    threat: float
+    prediction_accuracy: float
+    ticks_since_last_dream: float
+
+
+def urgency_terms(settings: UrgencySettings, phase: BehavioralPhase, pressures: Pressures) -> dict[str, float]:
     """The six weighted pressures of Bardo's ``dream_urgency``, by name."""
     w = settings.weights.get(phase)
     if w is None:
         return {}
-    debt = _clip(unreplayed_episodes / settings.debt_saturation)
+    debt = _clip(pressures.unreplayed_episodes / settings.debt_saturation)
     # A moment before the last dream (a clock set back, `should-dream --at` in the past) counts as
     # no time since it; the exponent is bounded so no elapsed time overflows math.exp.
-    elapsed = max(0.0, ticks_since_last_dream)
+    elapsed = max(0.0, pressures.ticks_since_last_dream)
     temporal = 1.0 / (1.0 + math.exp(max(-700.0, -elapsed / w.natural_period)))
     return {
-        "novelty": w.novelty * _clip(novelty),
+        "novelty": w.novelty * _clip(pressures.novelty),
         "consolidation": w.consolidation * debt,
-        "emotional": w.emotional * _clip(emotional),
-        "threat": w.threat * _clip(threat),
-        "epistemic": w.epistemic * _clip(1.0 - prediction_accuracy),
+        "emotional": w.emotional * _clip(pressures.emotional),
+        "threat": w.threat * _clip(pressures.threat),
+        "epistemic": w.epistemic * _clip(1.0 - pressures.prediction_accuracy),
         "temporal": w.temporal * temporal,
     }
 
 
-def dream_urgency(
-    settings: UrgencySettings,
-    phase: BehavioralPhase,
-    *,
-    novelty: float,
-    unreplayed_episodes: int,
-    emotional: float,
-    threat: float,
-    prediction_accuracy: float,
-    ticks_since_last_dream: float,
-) -> float:
+def dream_urgency(settings: UrgencySettings, phase: BehavioralPhase, pressures: Pressures) -> float:
     """Bardo ``dream_urgency``: the phase's weighted sum of the six pressures, in [0, 1]."""
-    terms = urgency_terms(
-        settings,
-        phase,
-        novelty=novelty,
-        unreplayed_episodes=unreplayed_episodes,
-        emotional=emotional,
-        threat=threat,
-        prediction_accuracy=prediction_accuracy,
-        ticks_since_last_dream=ticks_since_last_dream,
-    )
-    return _clip(sum(terms.values()))
+    return _clip(sum(urgency_terms(settings, phase, pressures).values()))
 
 
 def clock_urgency(

@@ -217,7 +217,7 @@ def _read(store: EventStore, after: int) -> list[Recorded]:
     return list(islice(store.read_all(after=after, page=_BATCH), _BATCH))
 
 
-async def stream(
+async def stream(  # noqa: PLR0913 - the stream's reader, its client and where it starts, keyword-only
     store: EventStore, tail: LogTail, who: Principal, chosen: StreamFilter, *, after: int, heartbeat: float
 ) -> AsyncIterator[bytes]:
     """Messages from position ``after`` on, for as long as the client stays."""

@@ -164,7 +164,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         "existing dreams), dream (REM imagination, new hypotheses, at most max_outputs). Returns when the cycle "
         "has ended (wait=false: as soon as it started). " + HYPOTHESES
     )
-    def run_dreaming_cycle(
+    def run_dreaming_cycle(  # noqa: PLR0913 - an MCP tool takes one parameter per argument of its JSON schema
         ctx: Context,
         *,
         golem: Golem = None,
@@ -190,7 +190,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         return call(ctx, run)
 
     @mcp.tool(description="List dreams by status (proposed, reinforced, stale, rejected, promoted...). " + HYPOTHESES)
-    def list_dreams(
+    def list_dreams(  # noqa: PLR0913 - an MCP tool takes one parameter per argument of its JSON schema
         ctx: Context,
         *,
         golem: Golem = None,
@@ -232,7 +232,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         "dreams come back apart, in related_dreams: they are not memory. Review one with the user and resolve "
         "it with resolve_dream_feedback if it matters. " + HYPOTHESES
     )
-    def recall_memory(
+    def recall_memory(  # noqa: PLR0913 - an MCP tool takes one parameter per argument of its JSON schema
         ctx: Context,
         query: str,
         *,
@@ -299,7 +299,7 @@ def build_mcp(service: Service, principal_of: Callable[[Context], Principal]) ->
         "gain or lose confidence (validation sweep); with explain, say why each moved and why the nearest "
         "others did not."
     )
-    def record_outcome(
+    def record_outcome(  # noqa: PLR0913 - an MCP tool takes one parameter per argument of its JSON schema
         ctx: Context,
         *,
         tick: Annotated[int, Field(ge=0)],

@@ -20,7 +20,7 @@ import tempfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 from urllib.parse import quote
 
 import msgspec
@@ -36,6 +36,7 @@ from oneiros.store._urls import parse_postgres_url
 __all__ = [
     "Sealed",
     "Snapshot",
+    "SnapshotKind",
     "SnapshotStore",
     "decode_records",
     "encode_records",
@@ -274,7 +275,7 @@ def read_stream_paged(store: EventStore, stream: str, after_version: int = 0, pa
         yield from decode_rows(rows)
 
 
-def read_stream_pages(
+def read_stream_pages(  # noqa: PLR0913 - a paged read: range and page size, the rest keyword-only
     store: EventStore,
     stream: str,
     after_version: int = 0,
@@ -340,18 +341,25 @@ def read_cycle(store: EventStore, golem_id: str, cycle_id: str) -> list[Recorded
     return out
 
 
-def read_from_snapshot(  # noqa: PLR0917 - where (store, snapshots, stream), what (kind, format) and how
+class SnapshotKind(NamedTuple):
+    """Which snapshots a reader takes: its kind, and the format of the body it writes."""
+
+    kind: str
+    format: int
+
+
+def read_from_snapshot(
     store: EventStore,
     snapshots: SnapshotStore,
     stream: str,
-    kind: str,
-    format: int,
+    what: SnapshotKind,
     restore: Callable[[Snapshot, Recorded], _T],
 ) -> tuple[_T | None, Iterable[Recorded]]:
-    """What the latest good snapshot of ``stream`` restores to (``restore`` is given it and the
-    record it was taken at), and the records after it; or None
+    """What the latest good snapshot of ``stream`` (of kind and format ``what``) restores to
+    (``restore`` is given it and the record it was taken at), and the records after it; or None
     and the whole stream, when there is no snapshot the log agrees with. One stream read either way,
     except when a snapshot turns out stale (then a second, full one)."""
+    kind, format = what
     snapshot = unseal(snapshots.get(stream, kind))
     if snapshot is not None and snapshot.kind == kind and snapshot.format == format and snapshot.stream == stream:
         records = store.read_stream(stream, after_version=snapshot.version - 1)

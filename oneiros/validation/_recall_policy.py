@@ -108,7 +108,7 @@ def observe_recall(stats: dict[str, RecallStats], event: MemoryRecalled, time: d
             stats.setdefault(hit.ref, RecallStats()).add(event.query, hit.score, time)
 
 
-def recall_promotions(
+def recall_promotions(  # noqa: PLR0913 - the sweep's state and the recall; the rest keyword-only
     entries: dict[str, StagedEntry],
     stats: dict[str, RecallStats],
     event: MemoryRecalled,

@@ -187,7 +187,7 @@ class Feedback:
         return append_side(self.store, self.deps, golem_id, FEEDBACK_STREAM, events, retries=self.retries)
 
 
-def append_side(
+def append_side(  # noqa: PLR0913 - an append's store, ids, stream and events; retries keyword-only
     store: EventStore, deps: Deps, golem_id: str, topic: str, events: Sequence[Event], *, retries: int | None = None
 ) -> list[Recorded]:
     """Append ``events`` to the golem's ``topic`` side stream, retrying a lost version race (at most

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 from redis import Redis
@@ -49,7 +49,7 @@ from oneiros.fsm._golem import GolemState
 from oneiros.fsm._service import Golems
 from oneiros.runtime._budget import phase_budget
 from oneiros.runtime._executor import cycle_result
-from oneiros.runtime._holding import holder_name, holding
+from oneiros.runtime._holding import Claim, holder_name, holding
 from oneiros.runtime._phase import PhaseOutcome, run_phase
 from oneiros.runtime._process import Runtime, WorkerConfig, runtime, set_worker_config
 from oneiros.runtime._reconcile import JobLook, Reconciler
@@ -123,7 +123,7 @@ def _queue(connection: Redis, settings: RqSettings) -> Queue:
     return Queue(settings.queue, connection=connection, serializer=JsonSerializer)
 
 
-def enqueue_phase(
+def enqueue_phase(  # noqa: PLR0913 - the queue, the phase and its trace and budget; the rest keyword-only
     connection: Redis,
     settings: RqSettings,
     state: GolemState,
@@ -192,18 +192,27 @@ def phase_job(golem_id: str, cycle_id: str, phase: DreamPhaseName) -> dict[str, 
     rt = runtime()
     worker = job.worker_name or os.environ.get("RQ_WORKER_ID", "")
     fields: dict[str, Any] = {"cycle": cycle_id, "golem": golem_id, "phase": phase, "worker": worker}
-    with holding(
-        rt.leases(), rt.config.recovery, golem_id=golem_id, cycle_id=cycle_id, phase=phase, holder=holder_name(job.id)
-    ) as other:
+    with holding(rt.leases(), rt.config.recovery, Claim(golem_id, cycle_id, phase, holder_name(job.id))) as other:
         if other is not None:
             log_fields(_log, "phase held elsewhere", {**fields, "holder": other.holder})
             return msgspec.to_builtins(PhaseOutcome(phase=phase, ran=False))  # type: ignore[no-any-return]
-        return _run_phase_job(job, rt, golem_id, cycle_id, phase, fields)
+        return _run_phase_job(_Running(job, rt, golem_id, cycle_id, phase, fields))
 
 
-def _run_phase_job(  # noqa: PLR0917 - the job, this process's runtime and the phase's address
-    job: Job, rt: Runtime, golem_id: str, cycle_id: str, phase: DreamPhaseName, fields: dict[str, Any]
-) -> dict[str, Any]:
+class _Running(NamedTuple):
+    """The phase job under way: the RQ job, this process's runtime, the phase's address (golem,
+    cycle, phase) and the fields every log line of it carries."""
+
+    job: Job
+    rt: Runtime
+    golem_id: str
+    cycle_id: str
+    phase: DreamPhaseName
+    fields: dict[str, Any]
+
+
+def _run_phase_job(running: _Running) -> dict[str, Any]:
+    job, rt, golem_id, cycle_id, phase, fields = running
     carrier = _carrier(job)
     attributes = {
         **_cycle_attributes(golem_id, cycle_id),
@@ -236,7 +245,7 @@ def _run_phase_job(  # noqa: PLR0917 - the job, this process's runtime and the p
             span.set_attributes(outcome_attributes(outcome))
             state = golems.state(golem_id)
             if _in_cycle(state, cycle_id) and outcome.ran:
-                _enqueue_next(job, rt, state, carrier, outcome, fields)
+                _enqueue_next(running, state, carrier, outcome)
             elif not _in_cycle(state, cycle_id):
                 span.set_attribute("oneiros.cycle_ended", True)
         # What the log says came next: the next phase, or the cycle's end (this phase's, or an
@@ -262,11 +271,10 @@ def _run_phase_job(  # noqa: PLR0917 - the job, this process's runtime and the p
         flush_spans()
 
 
-def _enqueue_next(  # noqa: PLR0917 - the job that ran, and what comes next
-    job: Job, rt: Runtime, state: GolemState, carrier: Mapping[str, str], outcome: PhaseOutcome, fields: dict[str, Any]
-) -> None:
+def _enqueue_next(running: _Running, state: GolemState, carrier: Mapping[str, str], outcome: PhaseOutcome) -> None:
     """Enqueue the phase this one led to. The phase is committed whatever happens here: a queue
     that cannot be reached costs a line in the log, and the reconciler enqueues the phase later."""
+    job, rt, fields = running.job, running.rt, running.fields
     assert state.phase is not None
     budget = outcome.next_budget_tokens or phase_budget(rt.config.cycle.budget, state.behavioral_phase, state.phase)
     try:
@@ -290,7 +298,7 @@ def _attempt(job: Job, settings: RqSettings) -> int:
     return _attempts(job, settings) - left
 
 
-def end_failed_cycle(
+def end_failed_cycle(  # noqa: PLR0913 - RQ's failure path: the cycle's address and reason, keyword-only
     golems: Golems, carrier: Mapping[str, str], *, golem_id: str, cycle_id: str, phase: str, reason: str
 ) -> bool:
     """Interrupt the cycle with ``reason`` if the golem is still in ``phase`` of it and no live

@@ -100,7 +100,7 @@ def _job_status(connection: Redis, job_id: str) -> JobStatus | None:
     return Job.fetch(job_id, connection=connection, serializer=JsonSerializer).get_status()
 
 
-def _one_try(attempt: int, redis_url: str, store_url: str, golems: Golems, golem_id: str, *, logs: Path) -> Try:
+def _one_try(attempt: int, redis_url: str, store_url: str, golems: Golems, golem_id: str, *, logs: Path) -> Try:  # noqa: PLR0913 - one attempt's servers and golem, as the test built them
     """An idle and a busy worker (its phase job started) sent SIGTERM together; the busy one's job
     outcome is checked here, the times and exit codes returned."""
     worker_class = ("simple", "fork")[attempt % 2]
