@@ -142,7 +142,7 @@ class Dreams:
         return run
 
     @command(golem="created", idempotent=("options",), name="dream")
-    def _dream(
+    def _dream(  # noqa: PLR0913 - `unit` is the command decorator's (app/_concerns.py), never a caller's
         self,
         unit: UnitOfWork,
         golem_id: str,

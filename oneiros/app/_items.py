@@ -95,7 +95,7 @@ class Items:
         return None if found is None else _own(found)
 
     @command(writes=("golems",), shown=False)
-    def keep_item(
+    def keep_item(  # noqa: PLR0913 - `unit` is the command decorator's (app/_concerns.py), never a caller's
         self,
         unit: UnitOfWork,
         golem_id: str,

@@ -161,7 +161,7 @@ class Records:
     # -- recall ------------------------------------------------------------------------------
 
     @command(idempotent=("query", "limit"), only_if="record", reads=(), golem="exists")
-    def recall(
+    def recall(  # noqa: PLR0913 - `unit` is the command decorator's (app/_concerns.py), never a caller's
         self,
         unit: UnitOfWork,
         golem_id: str,
@@ -185,7 +185,7 @@ class Records:
     # -- decisions on what it dreamt ----------------------------------------------------------
 
     @command(idempotent=("entry_id", "decision", "who", "why"), keyed_by=_entry_golem, writes=("staging", "index"))
-    def review(
+    def review(  # noqa: PLR0913 - `unit` is the command decorator's (app/_concerns.py), never a caller's
         self,
         unit: UnitOfWork,
         entry_id: str,
