@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from oneiros.lab._evidence import answer_f1, locomo_conversations, locomo_f1
+from oneiros.events._types import SharedImage
+from oneiros.lab._locomo import answer_f1, locomo_conversations, locomo_f1
 from oneiros.settings._prompts import PromptSet
 from tests.chat_server import ChatServer
 from tests.test_cli import run
@@ -145,7 +146,8 @@ def test_a_ragged_locomo_file_is_evaluated_with_the_arms_it_can_have(tmp_path: P
     result = run("eval", "locomo", str(path), "--json")
 
     assert [["D1:1", "D1:2"], ["D3:1"]] == [[e.ref for e in s.episodes] for s in ragged.sessions]
-    assert "[shares an image]" == ragged.sessions[0].episodes[1].summary
+    image_only = ragged.sessions[0].episodes[1]
+    assert ("", SharedImage(), "[shares an image]") == (image_only.summary, image_only.shared, image_only.said())
     assert ([], [], 2) == (silent.sessions, silent.questions, ragged.skipped + silent.skipped)
     assert 0 == result.returncode, result.stderr
     assert [f"{path} has no observations of its own: no reference arm"] == result.stderr.strip().splitlines()

@@ -20,7 +20,8 @@ import msgspec
 
 from oneiros.generators._prose import day_text
 from oneiros.generators._protocol import GenerationRequest, Generator, request_hash, request_shape
-from oneiros.lab._evidence import Question, locomo_f1
+from oneiros.lab._evidence import Question
+from oneiros.lab._locomo import locomo_f1
 from oneiros.projections._recall import RecallItem
 from oneiros.settings._cycle import CycleBudget
 from oneiros.settings._prompts import PromptSet
