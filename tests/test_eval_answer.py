@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from oneiros.events._types import SharedImage
+from oneiros.lab._answer import answer_prompt_version
 from oneiros.lab._locomo import answer_f1, locomo_conversations, locomo_f1
-from oneiros.settings._prompts import PromptSet
 from tests.chat_server import ChatServer
 from tests.test_cli import run
 from tests.test_eval import _locomo
@@ -47,7 +47,7 @@ def test_answers_come_from_the_model_with_the_first_items_and_are_read_back_from
     for arm in ("none", "dream"):
         answer = out[arm]["answer"]
         assert {"temporal": 1.0, "single-hop": 0.5, "multi-hop": 1.0, "overall": 0.8333} == answer["f1"]
-        assert (3, 3, "gpt-4o-mini", PromptSet().version("answer")) == (
+        assert (3, 3, "gpt-4o-mini", answer_prompt_version()) == (
             answer["questions"],
             answer["calls"],
             answer["model"],
