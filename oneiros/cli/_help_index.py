@@ -6,7 +6,7 @@ from oneiros.cli._help_shape import HelpIndex
 
 # fmt: off
 INDEX = HelpIndex(
-    digest='03bc8381a978ffa5d67538213921b160',
+    digest='d80a9d6d85014f2ae25ce8886dc19649',
     usage='oneiros [OPTIONS] COMMAND [ARGS]...',
     text="An event-sourced dream state for autonomous agents. --golem G confines any command to golem G. Without it, a command that lists (status, events, journal, staging, replay, health) shows every golem, each row naming its own; every other command works on the config's golem (oneiros.toml's `golem`, $ONEIROS_GOLEM, else 'golem').",
     options=(
