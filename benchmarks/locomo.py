@@ -30,7 +30,7 @@ from pathlib import Path
 
 from oneiros.config._load import load_config
 from oneiros.lab._eval import ARMS, ArmReport, EvalSettings, evaluate
-from oneiros.lab._evidence import locomo_conversations
+from oneiros.lab._locomo import locomo_conversations
 
 ISSUE_BM25_AT_10 = {"multi-hop": 0.261, "temporal": 0.736, "open-domain": 0.273, "single-hop": 0.648}
 BUDGETS = (250, 500, 1000)

@@ -18,7 +18,7 @@ from oneiros._errors import InvalidSetting
 from oneiros.episodes._fold import EpisodeMemory
 from oneiros.events._content import DreamStaged
 from oneiros.events._observations import DreamObservation
-from oneiros.events._types import Episode, GenerationRecorded
+from oneiros.events._types import Episode, GenerationRecorded, SharedImage
 from oneiros.generators._lines import said_lines
 from oneiros.generators._offline import OfflineGenerator
 from oneiros.generators._prose import resolve_dates, third_person
@@ -112,11 +112,14 @@ def test_the_turn_before_a_batch_answers_for_pairing_but_says_nothing_itself() -
 
 
 def test_a_shared_image_is_kept_and_a_salient_episode_restated_whole() -> None:
-    """An image an episode shares becomes a fact; an episode at or above the salient significance is
-    restated whole, with the level its significance gives (RED at 0.8 and above)."""
-    shared = Episode(tick=3, summary="Look! [shares a photo of a red boat]", speaker="Ann", time=_SPOKEN)
+    """An image an episode shares (its ``shared`` field) becomes a fact; an episode at or above the
+    salient significance is restated whole, with the level its significance gives (RED at 0.8 and
+    above). A ``[shares ...]`` in the text is only text: the field is what says an image was shared."""
+    boat = SharedImage(caption="a photo of a red boat")
+    shared = Episode(tick=3, summary="Look!", speaker="Ann", time=_SPOKEN, shared=boat)
     deploy = Episode(tick=4, summary="Deployed without a canary; errors doubled", time=_SPOKEN, significance=0.9)
-    facts = _observe([shared, deploy])
+    written = Episode(tick=5, summary="Look! [shares a photo of a blue car]", speaker="Ann", time=_SPOKEN)
+    facts = _observe([shared, deploy, written])
     assert [
         ("24 November 2026: Ann shared a photo of a red boat.", [3], "GRN"),
         ("24 November 2026: Deployed without a canary; errors doubled.", [4], "RED"),

@@ -12,8 +12,9 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oneiros.events._types import EpisodeRecorded
-from oneiros.lab._evidence import answer_f1, evidence_recall, locomo_conversations
+from oneiros.events._types import EpisodeRecorded, SharedImage
+from oneiros.lab._evidence import evidence_recall
+from oneiros.lab._locomo import answer_f1, locomo_conversations
 from oneiros.projections._recall import RecallItem
 from oneiros.store._store import open_store
 from tests.test_cli import run
@@ -95,7 +96,11 @@ def test_import_keeps_each_turn_speaker_time_and_id(tmp_path: Path) -> None:
         (4, "Ben", "D2:1", datetime(2023, 5, 15, 10, 4, tzinfo=UTC)),
         (5, "Ana", "D2:2", datetime(2023, 5, 15, 10, 5, tzinfo=UTC)),
     ] == [(e.tick, e.speaker, e.ref, e.time) for e in episodes]
-    assert "Nice! I adopted a greyhound named Comet. [shares a photo of a grey dog]" == episodes[1].summary
+    # The image is the episode's field; the summary is what the turn said.
+    assert ("Nice! I adopted a greyhound named Comet.", SharedImage(caption="a photo of a grey dog")) == (
+        episodes[1].summary,
+        episodes[1].shared,
+    )
 
 
 def test_a_bad_chat_line_is_one_line_naming_file_line_and_field_and_nothing_is_written(tmp_path: Path) -> None:

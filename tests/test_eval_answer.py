@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from oneiros.lab._evidence import answer_f1, locomo_conversations, locomo_f1
-from oneiros.settings._prompts import PromptSet
+from oneiros.events._types import SharedImage
+from oneiros.lab._answer import answer_prompt_version
+from oneiros.lab._locomo import answer_f1, locomo_conversations, locomo_f1
 from tests.chat_server import ChatServer
 from tests.test_cli import run
 from tests.test_eval import _locomo
@@ -46,7 +47,7 @@ def test_answers_come_from_the_model_with_the_first_items_and_are_read_back_from
     for arm in ("none", "dream"):
         answer = out[arm]["answer"]
         assert {"temporal": 1.0, "single-hop": 0.5, "multi-hop": 1.0, "overall": 0.8333} == answer["f1"]
-        assert (3, 3, "gpt-4o-mini", PromptSet().version("answer")) == (
+        assert (3, 3, "gpt-4o-mini", answer_prompt_version()) == (
             answer["questions"],
             answer["calls"],
             answer["model"],
@@ -145,7 +146,8 @@ def test_a_ragged_locomo_file_is_evaluated_with_the_arms_it_can_have(tmp_path: P
     result = run("eval", "locomo", str(path), "--json")
 
     assert [["D1:1", "D1:2"], ["D3:1"]] == [[e.ref for e in s.episodes] for s in ragged.sessions]
-    assert "[shares an image]" == ragged.sessions[0].episodes[1].summary
+    image_only = ragged.sessions[0].episodes[1]
+    assert ("", SharedImage(), "[shares an image]") == (image_only.summary, image_only.shared, image_only.said())
     assert ([], [], 2) == (silent.sessions, silent.questions, ragged.skipped + silent.skipped)
     assert 0 == result.returncode, result.stderr
     assert [f"{path} has no observations of its own: no reference arm"] == result.stderr.strip().splitlines()

@@ -111,8 +111,8 @@ class Lab:
                 Pair(
                     first=episodes[a].tick,
                     second=episodes[b].tick,
-                    first_summary=episodes[a].summary,
-                    second_summary=episodes[b].summary,
+                    first_summary=episodes[a].said(),
+                    second_summary=episodes[b].said(),
                     similarity=similarity(a, b),
                 )
                 for a, b in draw.pairs

@@ -100,7 +100,7 @@ def locomo(
 ) -> None:
     """Evidence recall@5 and @10 per LoCoMo category, each conversation lived by a golem without
     dreams, with the configured dreams, and with LoCoMo's own observations as its dreams."""
-    from oneiros.lab._evidence import locomo_conversations
+    from oneiros.lab._locomo import locomo_conversations
 
     with one_line_errors():
         conversations = locomo_conversations(file)

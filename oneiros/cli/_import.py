@@ -206,8 +206,9 @@ def _progress(what: str, total: int, *, quiet: bool, transient: bool = False) ->
 def _plans(file: Path, fmt: Format, golem: str, conversation: str | None, first_tick: int) -> list[_Plan]:
     """(golem, turns, the batches to record, sessions) for each golem the file fills; every turn
     is read and checked here, before the store is opened."""
-    from oneiros.episodes._conversations import chat_batches, count_chat_messages, locomo_samples, locomo_sessions
+    from oneiros.episodes._conversations import chat_batches, count_chat_messages
     from oneiros.episodes._episodes import count_episodes, episode_batches
+    from oneiros.lab._locomo import locomo_samples, locomo_sessions
 
     if fmt == "episodes":
         count = count_episodes(file)

@@ -134,7 +134,7 @@ def lineage_tree(found: Any) -> Any:
     made.add(f"output {escape(found.output_event_id)} at position {found.output_position}")
     sources = made.add(f"source episodes ({len(found.source_episodes)})")
     for episode in found.source_episodes:
-        sources.add(f"tick {episode.tick}: {escape(episode.summary)}")
+        sources.add(f"tick {episode.tick}: {escape(episode.said())}")
     g = found.generation
     if g is None:
         made.add("no generator call (an output made without the model)")

@@ -156,7 +156,7 @@ class EpisodeColumns(Sequence[Episode]):
     def text(self, position: int) -> str:
         """What an episode is about, for embedding (``episode_text``)."""
         episode = self._episode(position)
-        return " ".join((episode.summary, *episode.tags, episode.regime))
+        return " ".join((episode.said(), *episode.tags, episode.regime))
 
     def position(self, tick: int) -> int | None:
         """Where the episode of ``tick`` is, or None."""

@@ -45,7 +45,7 @@ class Mentions(msgspec.Struct, kw_only=True):
         for episode in episodes:
             if episode.speaker:
                 speakers.setdefault(episode.speaker)
-            for key, form in entities(episode.summary, episode.tags).items():
+            for key, form in entities(episode.said(), episode.tags).items():
                 self.shown.setdefault(key, form)
                 self.counts[key] = self.counts.get(key, 0) + 1
                 ticks = self.latest.setdefault(key, [])

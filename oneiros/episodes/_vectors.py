@@ -42,7 +42,7 @@ class Embedder(Protocol):
 
 def episode_text(episode: Episode) -> str:
     """What an episode is about, for embedding: its summary, tags and regime."""
-    return " ".join((episode.summary, *episode.tags, episode.regime))
+    return " ".join((episode.said(), *episode.tags, episode.regime))
 
 
 def _normalise(matrix: npt.NDArray[Any]) -> Matrix:

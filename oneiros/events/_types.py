@@ -143,11 +143,13 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 # Bounds on what one episode may hold. They are part of the schema, not settings: every process
 # must be able to read every stored episode, so no process may write one that another refuses.
 # Generous for any real agent (Bumblebee's and Bardo's episodes carry a sentence and a few tags).
-Summary = Annotated[str, msgspec.Meta(min_length=1, max_length=16_384)]
+Summary = Annotated[str, msgspec.Meta(max_length=16_384)]
+"""Empty only beside a shared image (a turn that said nothing else): :func:`episode_out_of_bounds`."""
 Tag = Annotated[str, msgspec.Meta(max_length=128)]
 Tags = Annotated[tuple[Tag, ...], msgspec.Meta(max_length=256)]
 Label = Annotated[str, msgspec.Meta(max_length=128)]
 Embedding = Annotated[tuple[float, ...], msgspec.Meta(max_length=8_192)]
+Caption = Annotated[str, msgspec.Meta(min_length=1, max_length=16_384)]
 Ref = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 
 MAX_TICK = 4_223_371_679
@@ -167,9 +169,10 @@ while 1e308 made every cycle's credit infinite. Checked at input like :data:`MAX
 def episode_out_of_bounds(episode: Episode) -> tuple[str, str] | None:
     """``(field, what)`` for the first value of ``episode`` past :data:`MAX_TICK` or
     :data:`MAX_FIGURE` (``("tick", "Expected `int` <= 4223371679")``, in msgspec's words), or
-    None. NaN and infinities are out of bounds too, and so is a summary of only whitespace: this
-    is the one check every way an episode comes in makes (a file, REST, MCP, Python)."""
-    if not episode.summary.strip():  # msgspec's min_length passes "   ", which says nothing to dream on
+    None. NaN and infinities are out of bounds too, and so is a summary of only whitespace unless
+    the episode shared an image: this is the one check every way an episode comes in makes (a
+    file, REST, MCP, Python)."""
+    if not episode.summary.strip() and episode.shared is None:  # "   " says nothing to dream on
         return "summary", "Expected `str` with a character other than whitespace"
     if not 0 <= episode.tick <= MAX_TICK:
         return "tick", f"Expected `int` {'>= 0' if episode.tick < 0 else f'<= {MAX_TICK}'}"
@@ -181,6 +184,17 @@ def episode_out_of_bounds(episode: Episode) -> tuple[str, str] | None:
             finite = math.isfinite(value)  # the store's words for what JSON cannot hold
             return field, f"Expected `float` {bound}" if finite else "Expected a finite number, got NaN or infinity"
     return None
+
+
+class SharedImage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """An image an episode shared (a photo sent in a conversation)."""
+
+    caption: Caption | None = None
+    """What it shows, where the source describes it; None for an image nobody described."""
+
+    def said(self) -> str:
+        """How the episode's text names it: ``[shares a photo of a dog]``, or ``[shares an image]``."""
+        return f"[shares {self.caption or 'an image'}]"
 
 
 class Episode(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -204,13 +218,23 @@ class Episode(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     speaker: Label | None = None
     """Who said or did it (a conversation's speaker, another agent); None for the golem's own doing."""
     ref: Ref | None = None
-    """The episode's own id where it came from (a LoCoMo dialog id ``D3:12``, a chat message's id), so
-    whatever a dream draws from it can be traced back to the turn."""
+    """The episode's own id where it came from (a conversation's turn id ``D3:12``, a chat message's
+    id), so whatever a dream draws from it can be traced back to the turn."""
+    shared: SharedImage | None = None
+    """An image the episode shared beside its text; since EpisodeRecorded v4 (before, an importer
+    wrote it into the summary as ``[shares ...]``, which the v3 upcaster moves here)."""
     item: str | None = None
     """An agent framework's own record of the episode, as the JSON text it gave (an OpenAI Agents
     SDK session item), kept byte for byte so the framework gets back exactly what it recorded.
     Dreaming reads ``summary``, never this; the event's size cap bounds it. Since EpisodeRecorded v3
     (an added field with a default: old logs decode unchanged)."""
+
+    def said(self) -> str:
+        """What the episode says, as everything that reads it as text reads it (recall's index,
+        prompts, the engines): its summary, then the image it shared, ``... [shares a photo]``."""
+        if self.shared is None:
+            return self.summary
+        return f"{self.summary} {self.shared.said()}".strip()
 
 
 @event_type("GolemCreated")
@@ -230,9 +254,10 @@ class ModeChanged(Event, frozen=True, kw_only=True):
     reason: str = ""
 
 
-@event_type("EpisodeRecorded", version=3)
+@event_type("EpisodeRecorded", version=4)
 class EpisodeRecorded(Event, frozen=True, kw_only=True):
-    """An episode was recorded. v3: the episode names its ``source`` and ``trust``."""
+    """An episode was recorded. v3: the episode names its ``source`` and ``trust``; v4: an image it
+    shared is its ``shared`` field, not a marker in its summary."""
 
     episode: Episode
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from oneiros.events._codec import register_upcaster
@@ -86,3 +87,25 @@ def _dream_start_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
         budget["cycle_usd"] = None
         budget["window_usd"] = None
     return {**data, "settings": {**settings, "budget": budget}}
+
+
+# What the LoCoMo importer wrote last in a turn's text before v4: the text, a space and
+# ``[shares <caption>]`` (``[shares an image]`` for an image with no caption), all stripped.
+_SHARED_MARKER = re.compile(r" ?\[shares ([^\]]+)\]$")
+
+
+@register_upcaster("EpisodeRecorded", from_version=3)
+def _episode_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
+    """v4 keeps an image an episode shared in its ``shared`` field; v3's importer wrote it at the
+    end of the summary as `` [shares <caption>]``. The marker moves to the field (``an image`` was
+    the importer's words for an image with no caption) and the summary keeps the turn's own text,
+    empty when the turn said nothing else, so that ``Episode.said()`` gives back the v3 summary
+    exactly."""
+    episode = data["episode"]
+    summary = episode.get("summary")
+    found = _SHARED_MARKER.search(summary) if isinstance(summary, str) else None
+    if found is None or episode.get("shared") is not None:
+        return data
+    caption = found.group(1)
+    shared = {"caption": None if caption == "an image" else caption}
+    return {**data, "episode": {**episode, "summary": summary[: found.start()], "shared": shared}}

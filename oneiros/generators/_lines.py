@@ -46,7 +46,7 @@ def episode_line(episode: Episode, *, figures: bool = True) -> str:
     tags = " ".join(f"#{t}" for t in map(_tag, episode.tags) if t)
     if tags:
         head.append(tags)
-    line = f"[{' · '.join(head)}] {_one_line(episode.summary)}"
+    line = f"[{' · '.join(head)}] {_one_line(episode.said())}"
     if not figures:
         return line
     o = episode.outcome
@@ -75,7 +75,7 @@ class EpisodeLine(msgspec.Struct, frozen=True, kw_only=True):
         written there, and its outcome and arousal to the digits printed."""
         regime = _one_line(episode.regime.replace("]", " ").replace("·", " "))
         return cls(
-            summary=_one_line(episode.summary),
+            summary=_one_line(episode.said()),
             tick=episode.tick,
             regime="" if regime == "unknown" else regime,
             tags=tuple(t for t in (_tag(tag).lstrip("#") for tag in episode.tags) if t),
@@ -106,7 +106,7 @@ def said_line(episode: Episode) -> str:
         head.append(f"outcome {o.pnl:+.4f}")
     if o.surprise:
         head.append(f"surprise {o.surprise:.2f}")
-    return f"[{' · '.join(head)}] {_one_line(episode.summary)}"
+    return f"[{' · '.join(head)}] {_one_line(episode.said())}"
 
 
 def said_lines(episodes: Sequence[Episode], before: Episode | None = None) -> str:
@@ -138,7 +138,7 @@ class SaidLine(msgspec.Struct, frozen=True, kw_only=True):
         who = _one_line(episode.speaker.replace("]", " ").replace("·", " ")) if episode.speaker else SELF
         return cls(
             tick=episode.tick,
-            text=_one_line(episode.summary),
+            text=_one_line(episode.said()),
             when=None if when is None else datetime.strptime(when, "%Y-%m-%d %H:%M").replace(tzinfo=UTC),
             speaker=None if who in ("", SELF) else who,
             significance=_figure(f"{episode.significance:.2f}", _SIGNIFICANCE)

@@ -3,9 +3,10 @@ episodes said, by rule (``_prose.py``), in the JSON shapes a model is asked for.
 
 An observation restates one thing an episode said as a fact about whoever said it, dated: a
 sentence whose "yesterday" or "last week" now names the day; an answer joined to the question
-before it (sources: both episodes); an image an episode shared; and, whole, every episode that
-mattered (its significance at or above the request's threshold). A sentence that adds nothing to
-its episode is not restated: the episode itself is already what recall finds.
+before it (sources: both episodes); an image an episode shared (its ``shared`` field); and,
+whole, every episode that mattered (its significance at or above the request's threshold). A
+sentence that adds nothing to its episode is not restated: the episode itself is already what
+recall finds.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Final
 import msgspec
 
 from oneiros._text import FUNCTION_WORDS, keywords
+from oneiros.events._types import Episode, SharedImage
 from oneiros.generators._lines import SaidLine
 from oneiros.generators._prose import CHITCHAT, day_text, is_small_talk, resolve_dates, third_person
 from oneiros.generators._protocol import GenerationRequest
@@ -26,7 +28,6 @@ from oneiros.generators._units import ASSISTANTS, Units, committed, units
 
 __all__ = ["CONSOLIDATION", "priority_of", "said_of"]
 
-_IMAGE: Final = re.compile(r"\s*\[shares? ([^\]]+)\]")
 _DEFAULT_SALIENT = 0.7
 
 
@@ -126,23 +127,27 @@ def _assistant(line: SaidLine) -> bool:
 def _kept(line: SaidLine, raw: str) -> Units:
     """What of ``line`` a fact may be made of: every whole sentence of what it said, but of an
     assistant's turn only what it decided or committed to, never its explanations."""
-    found = units(_IMAGE.sub("", raw))
+    found = units(raw)
     if _assistant(line):
         return Units(sentences=tuple(s for s in found.sentences if committed(s)), artifacts=found.artifacts)
     return found
 
 
-def _observations_of(
-    line: SaidLine, before: SaidLine | None, voice: _Voice, salient: float, raws: dict[int, str]
+def _observations_of(  # noqa: PLR0917 - one line and what it is read against
+    line: SaidLine,
+    before: SaidLine | None,
+    voice: _Voice,
+    salient: float,
+    raws: dict[int, str],
+    image: SharedImage | None,
 ) -> Iterator[_Fact]:
     head, level = _head(line), priority_of(line)
-    raw = raws.get(line.tick, line.text)
-    image = _IMAGE.search(raw)
-    kept = _kept(line, raw)
+    kept = _kept(line, raws.get(line.tick, line.text))
     said = " ".join(kept.sentences)
     who = line.speaker or "I"
     if image is not None:
-        yield _Fact(text=f"{head}{who} shared {image.group(1).strip()}.", ticks=(line.tick,), subject=line.speaker)
+        shown = image.caption.strip() if image.caption else "an image"
+        yield _Fact(text=f"{head}{who} shared {shown}.", ticks=(line.tick,), subject=line.speaker)
     for artifact in kept.artifacts:
         # Code is kept apart: named by what it is, never pasted into a fact.
         yield _Fact(text=f"{head}{who} shared {artifact}.", ticks=(line.tick,), subject=line.speaker)
@@ -195,23 +200,32 @@ def _question(line: SaidLine | None, voice: _Voice, raws: dict[int, str]) -> str
     """The question sentences of ``line`` that ask something, as facts of its speaker."""
     if line is None or line.speaker is None:
         return ""
-    said = units(_IMAGE.sub("", raws.get(line.tick, line.text))).sentences
+    said = units(raws.get(line.tick, line.text)).sentences
     asked = [s for s in said if s.endswith("?") and not is_small_talk(s, voice.names)]
     return voice.fact(" ".join(asked), line)[0] if asked else ""
 
 
 def said_of(request: GenerationRequest) -> list[tuple[SaidLine, str]]:
-    """The request's episodes as said lines, each with its text as written."""
-    raws = _raws(request)
-    return [(line, raws.get(line.tick, line.text)) for line in _said(request)]
+    """The request's episodes as said lines, each with its text as written (``Episode.said``: with
+    the image it shared)."""
+    said = {e.tick: e.said() for e in _episodes(request)}
+    return [(line, said.get(line.tick, line.text)) for line in _said(request)]
+
+
+def _episodes(request: GenerationRequest) -> list[Episode]:
+    given = request.given
+    return [*([given.before] if given.before is not None else []), *given.episodes]
 
 
 def _raws(request: GenerationRequest) -> dict[int, str]:
-    """Each episode's text as it was written, its lines and markdown intact: the structure a
+    """Each episode's own text as it was written, its lines and markdown intact: the structure a
     said line flattens is what tells a heading, a list item and a code block apart."""
-    given = request.given
-    every = [*([given.before] if given.before is not None else []), *given.episodes]
-    return {e.tick: e.summary for e in every}
+    return {e.tick: e.summary for e in _episodes(request)}
+
+
+def _images(request: GenerationRequest) -> dict[int, SharedImage]:
+    """The images the request's episodes shared, by tick."""
+    return {e.tick: e.shared for e in _episodes(request) if e.shared is not None}
 
 
 def _said(request: GenerationRequest) -> list[SaidLine]:
@@ -223,14 +237,14 @@ def _said(request: GenerationRequest) -> list[SaidLine]:
 
 def _observe(request: GenerationRequest) -> str:
     lines = _said(request)
-    raws = _raws(request)
+    raws, images = _raws(request), _images(request)
     voice = _Voice(lines)
     salient = request.given.salient if request.given.salient is not None else _DEFAULT_SALIENT
     facts: list[_Fact] = []
     for index, line in enumerate(lines):
         if not line.context:
             before = lines[index - 1] if index else None
-            facts.extend(_observations_of(line, before, voice, salient, raws))
+            facts.extend(_observations_of(line, before, voice, salient, raws, images.get(line.tick)))
     return msgspec.json.encode({"observations": facts}).decode()
 
 

@@ -63,7 +63,9 @@ class GenerationRequest(msgspec.Struct, frozen=True, kw_only=True):
 
     call_key: str
     phase: DreamPhaseName
-    task: Task
+    task: str
+    """A dream task (``Task``, whose prompt is a ``PromptSet`` template), or the task of a caller
+    that brings its own prompt (the evaluation's reader asks ``answer``, ``oneiros.lab._answer``)."""
     prompt: str
     fragments: tuple[str, ...] = ()
     temperature: float = 0.7

@@ -2,30 +2,59 @@
 ranked for it, and scored by LoCoMo's token F1 against the gold answer (docs/evaluation.md).
 
 The reader is the configured OpenAI-compatible generator (``cycle.generator.openai``), asked with
-the versioned ``answer`` prompt, at temperature 0; what answering spends is counted apart from
-what dreaming spent. Each answer is kept beside the arm's store (``<arm>.answers.jsonl``) under
-the hash of the request that asked it, so scoring a kept run again reads the answers back and
-calls no model: the same figures, at no cost.
+the lab's own :data:`ANSWER_PROMPT` (versioned by its hash), at temperature 0; what answering
+spends is counted apart from what dreaming spent. Each answer is kept beside the arm's store
+(``<arm>.answers.jsonl``) under the hash of the request that asked it, so scoring a kept run again
+reads the answers back and calls no model: the same figures, at no cost.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
+from string import Template
+from typing import Final
 
 import msgspec
 
 from oneiros.generators._prose import day_text
 from oneiros.generators._protocol import GenerationRequest, Generator, request_hash, request_shape
-from oneiros.lab._evidence import Question, locomo_f1
+from oneiros.lab._evidence import Question
+from oneiros.lab._locomo import locomo_f1
 from oneiros.projections._recall import RecallItem
 from oneiros.settings._cycle import CycleBudget
-from oneiros.settings._prompts import PromptSet
 
-__all__ = ["AnswerReport", "AnswerSettings", "Reader", "answers_path", "memory_line", "memory_lines"]
+__all__ = [
+    "ANSWER_PROMPT",
+    "AnswerReport",
+    "AnswerSettings",
+    "Reader",
+    "answer_prompt_version",
+    "answers_path",
+    "memory_line",
+    "memory_lines",
+]
+
+ANSWER_PROMPT: Final = (
+    "Memories of a conversation, the most relevant first (dated; observations are restatements):\n"
+    "$memories\nQuestion: $question\n"
+    "Answer with a short phrase, in the memories' own words where you can, and write dates out "
+    "(7 May 2023). If the memories do not say, give your best guess."
+)
+"""The reader's prompt, after LoCoMo's QA prompt, which asks for a short phrase in the context's own
+words: ``$memories`` (:func:`memory_lines`) and ``$question``. Not a dream task, so not among the
+product's prompts (``PromptSet``)."""
+
+
+def answer_prompt_version(template: str = ANSWER_PROMPT) -> str:
+    """The template's version as the report names it: the first 12 hex digits of its SHA-256, as
+    the dream prompts' versions are (``PromptSet.version``)."""
+    return hashlib.sha256(template.encode()).hexdigest()[:12]
+
 
 _ITEM_CHARS = 1_000
 """An item longer than this is cut for the prompt: a thread or a salient episode can run long."""
@@ -99,9 +128,14 @@ class Reader:
     """Answers questions with ``generator`` from the items given, keeping each answer in ``kept``."""
 
     def __init__(
-        self, generator: Generator, prompts: PromptSet, budget: CycleBudget, kept: Path, settings: AnswerSettings
+        self,
+        generator: Generator,
+        budget: CycleBudget,
+        kept: Path,
+        settings: AnswerSettings,
+        template: str = ANSWER_PROMPT,
     ) -> None:
-        self.generator, self.prompts, self.budget, self.settings = generator, prompts, budget, settings
+        self.generator, self.budget, self.settings, self.template = generator, budget, settings, template
         self.kept = kept
         self.known: dict[str, _Kept] = {}
         if kept.exists():
@@ -117,7 +151,7 @@ class Reader:
             call_key=key,
             phase="answer",
             task="answer",
-            prompt=self.prompts.render("answer", memories=memory_lines(items), question=question.question),
+            prompt=Template(self.template).safe_substitute(memories=memory_lines(items), question=question.question),
             temperature=0.0,
             max_tokens=self.settings.max_tokens,
         )
@@ -151,7 +185,7 @@ class Reader:
         requests = [self.request(key, q, items) for key, q, items in chosen]
         with ThreadPoolExecutor(max_workers=max(1, self.settings.workers)) as pool:
             answers = list(pool.map(self._answer, requests))
-        report = AnswerReport(prompt_version=self.prompts.version("answer"))
+        report = AnswerReport(prompt_version=answer_prompt_version(self.template))
         sums: dict[str, float] = {}
         counts: dict[str, int] = {}
         for (_key, question, _items), (answer, called) in zip(chosen, answers, strict=True):

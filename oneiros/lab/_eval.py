@@ -282,9 +282,7 @@ def score_arm(  # noqa: PLR0913 - the eval's phases share one call shape; the la
         if progress is not None:
             progress(arm, "answering", 0, len(asked_items))
         kept = answers_path(directory, arm)
-        report.answer = Reader(reader, config.cycle.engines.prompts, config.cycle.budget, kept, settings.answer).score(
-            asked_items
-        )
+        report.answer = Reader(reader, config.cycle.budget, kept, settings.answer).score(asked_items)
         if progress is not None:
             progress(arm, "answering", len(asked_items), len(asked_items))
     return report

@@ -1,42 +1,35 @@
 """What an evaluation asks and how it is scored: conversations as dated sessions of episodes, the
-questions with the turns that hold their answer (evidence), evidence recall@k, and LoCoMo's
-answer token-F1.
+questions with the turns that hold their answer (evidence), and evidence recall@k. A benchmark's
+own format and answer score live beside this (LoCoMo's in ``_locomo.py``, BEAM's in ``_beam.py``);
+a chat transcript with a file of questions is read here.
 
 Evidence recall@k is the share of a question's evidence turns covered by the turns the first k
 items of recall's one ranking stand for (results and related dreams merged by rank, each item one
-slot). LoCoMo's categories 1-4 are scored (5, adversarial, has no answer in the conversation); a
-question whose evidence names no turn after tidying is left out and counted.
+slot). A question whose evidence names no turn is left out and counted.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import string
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from oneiros._errors import EpisodeFileError
-from oneiros.episodes._conversations import chat_batches, json_lines, locomo_samples, locomo_sessions, normalised_ids
+from oneiros.episodes._conversations import chat_batches, json_lines
 from oneiros.episodes._parts import refs_of
 from oneiros.events._types import Episode
 from oneiros.projections._recall import RecallItem
 
 __all__ = [
-    "LOCOMO_CATEGORIES",
     "Conversation",
     "Question",
     "Session",
-    "answer_f1",
     "chat_conversation",
     "evidence_recall",
-    "locomo_conversations",
-    "locomo_f1",
+    "golem_name",
 ]
 
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -79,39 +72,9 @@ class Conversation(msgspec.Struct, frozen=True, kw_only=True):
         return any(s.observations for s in self.sessions)
 
 
-def _golem_name(sample_id: str) -> str:
+def golem_name(sample_id: str) -> str:
     cleaned = re.sub(r"[^A-Za-z0-9._-]", "-", sample_id).strip("-._") or "conversation"
     return cleaned[:128]
-
-
-def locomo_conversations(path: str | Path) -> list[Conversation]:
-    """Every conversation of a LoCoMo-format file with its questions of categories 1-4; one with no
-    turn at all is left out, its questions counted among the skipped (the file must have one)."""
-    out: list[Conversation] = []
-    for sample in locomo_samples(path):
-        sessions = locomo_sessions(sample, str(path), empty_ok=True)
-        questions: list[Question] = []
-        skipped = 0
-        for q in sample.qa:
-            evidence = tuple(dict.fromkeys(e for raw in q.evidence for e in normalised_ids(raw)))
-            if q.category not in LOCOMO_CATEGORIES or not evidence or not sessions:
-                skipped += 1
-                continue
-            answer = None if q.answer is None else str(q.answer)
-            questions.append(
-                Question(question=q.question, evidence=evidence, category=LOCOMO_CATEGORIES[q.category], answer=answer)
-            )
-        out.append(
-            Conversation(
-                name=_golem_name(sample.sample_id),
-                sessions=[Session(when=s.when, episodes=s.episodes, observations=s.observations) for s in sessions],
-                questions=questions,
-                skipped=skipped,
-            )
-        )
-    if not any(c.sessions for c in out):
-        raise EpisodeFileError(str(path), "no conversation has a turn")
-    return out
 
 
 class _QuestionLine(msgspec.Struct, frozen=True, kw_only=True):
@@ -156,7 +119,7 @@ def chat_conversation(transcript: str | Path, questions: str | Path, *, name: st
     if not asked:
         raise EpisodeFileError(str(questions), "no questions in file")
     return Conversation(
-        name=_golem_name(name),
+        name=golem_name(name),
         sessions=[Session(when=s[0].time or datetime.min, episodes=s) for s in sessions],
         questions=asked,
     )
@@ -167,46 +130,3 @@ def evidence_recall(evidence: Sequence[str], ranked: Sequence[RecallItem], k: in
     turn, ``<id>#2``, stands for its turn)."""
     covered = {r for item in ranked[:k] for ref in item.source_refs for r in refs_of(ref)}
     return sum(1 for e in evidence if e in covered) / len(evidence)
-
-
-_ARTICLES = re.compile(r"\b(a|an|the|and)\b")
-
-
-@functools.cache
-def _porter() -> Any:
-    import Stemmer  # type: ignore[import-not-found]  # noqa: PLC0415 - PyStemmer ships no types; loaded on first use
-
-    return Stemmer.Stemmer("porter")
-
-
-def _answer_tokens(text: str) -> list[str]:
-    """LoCoMo's normalisation: lower case, no punctuation, no articles, single spaces; each word cut
-    to its Porter stem (Snowball's implementation of Porter's algorithm, which LoCoMo's NLTK one
-    extends in a few rare suffixes)."""
-    text = text.lower().replace(",", "")
-    text = "".join(c for c in text if c not in string.punctuation)
-    words: list[str] = _porter().stemWords(_ARTICLES.sub(" ", text).split())
-    return words
-
-
-def answer_f1(predicted: str, gold: str) -> float:
-    """LoCoMo's token F1 between an answer and the gold one."""
-    got, want = _answer_tokens(predicted), _answer_tokens(gold)
-    common = sum((Counter(got) & Counter(want)).values())
-    if not common:
-        return 0.0
-    precision, recall = common / len(got), common / len(want)
-    return 2 * precision * recall / (precision + recall)
-
-
-def locomo_f1(predicted: str, gold: str, category: str) -> float:
-    """LoCoMo's score of an answer in its category: a multi-hop gold answer is a comma-separated
-    list, each part scored by the best part of the answer, and their mean taken; an open-domain gold
-    answer is its text before the first ``;``; any other, :func:`answer_f1`."""
-    if category == LOCOMO_CATEGORIES[1]:
-        parts = [p.strip() for p in predicted.split(",")]
-        golds = [g.strip() for g in gold.split(",")]
-        return sum(max(answer_f1(p, g) for p in parts) for g in golds) / len(golds)
-    if category == LOCOMO_CATEGORIES[3]:
-        gold = gold.split(";", maxsplit=1)[0].strip()
-    return answer_f1(predicted, gold)

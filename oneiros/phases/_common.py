@@ -85,7 +85,7 @@ class Steps:
             phase=ctx.phase,
             task=task,
             prompt=prompts.render(task, **(given.stated() | values)),
-            fragments=inputs if inputs is not None else tuple(e.summary for e in given.episodes),
+            fragments=inputs if inputs is not None else tuple(e.said() for e in given.episodes),
             temperature=temperature,
             max_tokens=max_tokens,
             system=prompts.system,

@@ -175,7 +175,7 @@ def _threads(steps: Steps, night: Sequence[Episode], memory: EpisodeMemory, star
     speakers = {e.speaker for e in latest if e.speaker}
     first: dict[str, tuple[Episode, str]] = {}
     for episode in latest:
-        for key, form in entities(episode.summary, episode.tags).items():
+        for key, form in entities(episode.said(), episode.tags).items():
             if key in mentions.latest and key not in first and not mentions.is_speaker(key, speakers):
                 first[key] = (episode, mentions.shown.get(key, form))
     rarest = sorted(first, key=lambda key: mentions.counts.get(key, 0))[: settings.threads]

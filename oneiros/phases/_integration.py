@@ -354,7 +354,7 @@ def _quality(ctx: PhaseContext, staged: Sequence[DreamStaged]) -> DreamQualityAs
         embedder = HashingEmbedder()
         texts = [h.hypothesis for h in hypotheses]
         seeds = [
-            " ".join(by_tick[t].summary for t in h.seed_episode_ticks if t in by_tick) or h.hypothesis
+            " ".join(by_tick[t].said() for t in h.seed_episode_ticks if t in by_tick) or h.hypothesis
             for h in hypotheses
         ]
         a, b = embedder.embed(texts), embedder.embed(seeds)

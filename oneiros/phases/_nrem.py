@@ -181,7 +181,7 @@ def _replay(steps: Steps, index: int, batch: list[ReplayPick], draw: float, stre
     episodes = [p.episode for p in batch]
     parse = json_parser("pattern", PatternResult)
     # Every pass gives the generator the whole batch's summaries as its fragments.
-    inputs = tuple(e.summary for e in episodes)
+    inputs = tuple(e.said() for e in episodes)
 
     def ask(key: str, task: Task, shown: list[Episode], **values: object) -> PatternResult | None:
         if steps.stopped:
@@ -267,7 +267,7 @@ def _credit_chain(cycle_id: str, episode: Episode) -> CreditAssigned:
         credit=round(o.pnl * (1.0 + abs(o.surprise)), 6),
         chain=(
             f"outcome: {o.pnl:+.4f}, regret {o.regret:.3f}",
-            f"action: {episode.summary}",
+            f"action: {episode.said()}",
             f"conditions: {episode.regime} regime; {', '.join(episode.tags) or 'untagged'}",
             f"decision: tick {episode.tick}",
         ),

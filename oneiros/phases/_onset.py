@@ -22,7 +22,7 @@ def waking_residue(episodes: list[Episode], count: int) -> tuple[list[Episode], 
     if not latest:
         return [], ""
     surprising = max(latest, key=lambda e: (abs(e.outcome.surprise), e.tick))
-    words = keywords(surprising.summary, 1)
+    words = keywords(surprising.said(), 1)
     return latest, words[0] if words else ""
 
 

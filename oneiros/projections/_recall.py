@@ -109,7 +109,7 @@ class _Doc(msgspec.Struct, frozen=True, kw_only=True):
 def episode_text(episode: Episode) -> str:
     """What an episode is indexed by: ``Speaker: summary`` (or the summary alone), its tags, and its
     regime when it names one."""
-    said = f"{episode.speaker}: {episode.summary}" if episode.speaker else episode.summary
+    said = f"{episode.speaker}: {episode.said()}" if episode.speaker else episode.said()
     regime = () if episode.regime == "unknown" else (episode.regime,)
     return " ".join((said, *episode.tags, *regime))
 
@@ -197,7 +197,7 @@ class RecallIndex:
         return _Doc(
             kind="episode",
             ref=str(episode.tick),
-            text=episode.summary,
+            text=episode.said(),
             indexed=indexed,
             ticks=(episode.tick,),
             refs=(episode.ref,) if episode.ref else (),

@@ -43,8 +43,9 @@ _KIND = "cycle-reader"
 # 2: the ledger keeps held reservations and settled spend apart (orphans are released);
 # 3: the state's cycle counts carry generation calls, failures and staged entries;
 # 4: the episode memory is nested in the body, not bytes of its own;
-# 5: the night (the rows of episodes recorded since the last completed cycle began).
-_FORMAT = 5
+# 5: the night (the rows of episodes recorded since the last completed cycle began);
+# 6: episodes as EpisodeRecorded v4 holds them (a shared image a field, not in the summary).
+_FORMAT = 6
 
 
 class _Body(msgspec.Struct, frozen=True, kw_only=True):

@@ -122,14 +122,6 @@ DEFAULT_PROMPTS: Final[dict[Task, str]] = {
         "the episodes (at most $cap of them) whose words the list uses:\n$episodes\n"
         'Reply with JSON only: {"summary": "Who, 2 May 2026, talked about: ...", "ticks": [tick, ...]}'
     ),
-    # Not a dream task: the evaluation's reader (docs/evaluation.md), after LoCoMo's QA prompt, which
-    # asks for a short phrase in the context's own words.
-    "answer": (
-        "Memories of a conversation, the most relevant first (dated; observations are restatements):\n"
-        "$memories\nQuestion: $question\n"
-        "Answer with a short phrase, in the memories' own words where you can, and write dates out "
-        "(7 May 2023). If the memories do not say, give your best guess."
-    ),
 }
 
 PLACEHOLDERS: Final[dict[Task, frozenset[str]]] = {

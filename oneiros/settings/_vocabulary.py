@@ -72,7 +72,6 @@ Task = Literal[
     "observe",
     "thread",
     "summary",
-    "answer",
     "profile",
 ]
 Tier = Literal["core", "hardened"]

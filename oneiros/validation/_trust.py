@@ -44,7 +44,7 @@ class _Detector:
 
     def judge(self, tick: int, episode: Episode) -> EpisodeTrust | None:
         trust = self.settings.trust_of(episode.source, episode.trust)
-        flags = self.flags("\n".join((episode.summary, *episode.tags)))
+        flags = self.flags("\n".join((episode.said(), *episode.tags)))
         if flags or trust in self.untrusted:
             return EpisodeTrust(tick=tick, source=episode.source, trust=trust, flags=flags)
         return None
