@@ -133,7 +133,7 @@ def _kept(line: SaidLine, raw: str) -> Units:
     return found
 
 
-def _observations_of(  # noqa: PLR0917 - one line and what it is read against
+def _observations_of(  # noqa: PLR0913, PLR0917 - one line and what it is read against
     line: SaidLine,
     before: SaidLine | None,
     voice: _Voice,
