@@ -86,7 +86,7 @@ class _Stats(msgspec.Struct, kw_only=True):
     length: int = 0
 
 
-class _Tick(msgspec.Struct, frozen=True, kw_only=True):
+class _Tick(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Which document holds the episode recorded with a tick, and the episode's own id."""
 
     doc: int
@@ -103,12 +103,14 @@ _OUTDATED_WEIGHT = 0.5
 """What an outdated turn's relevance is multiplied by, so the turn of the value in force ranks above it."""
 
 
-class _Doc(msgspec.Struct, frozen=True, kw_only=True):
+class _Doc(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    # Fields at their defaults are left out of the row: a catch-up writes one per episode, and
+    # what it writes is most of its time (the text its terms came from is rebuilt, not stored).
     kind: Literal["episode", "observation", "profile"]
     ref: str
     text: str
-    indexed: str
-    """The text its terms were taken from (an episode's speaker, summary, tags and regime)."""
+    extra: tuple[str, ...] = ()
+    """What an episode is indexed by besides speaker and text: its tags and regime."""
     ticks: tuple[int, ...] = ()
     refs: tuple[str, ...] = ()
     speaker: str | None = None
@@ -117,13 +119,25 @@ class _Doc(msgspec.Struct, frozen=True, kw_only=True):
     """Whether its text restates its episodes (an episode, an observation, a thread), or only names
     what they talked about (a summary): only a restatement may take an episode's place."""
 
+    @property
+    def indexed(self) -> str:
+        """The text its terms were taken from: :func:`episode_text` of an episode, else its text."""
+        if self.kind != "episode":
+            return self.text
+        said = f"{self.speaker}: {self.text}" if self.speaker else self.text
+        return " ".join((said, *self.extra)) if self.extra else said
+
+
+def _extra(episode: Episode) -> tuple[str, ...]:
+    return (*episode.tags, episode.regime) if episode.regime != "unknown" else tuple(episode.tags)
+
 
 def episode_text(episode: Episode) -> str:
     """What an episode is indexed by: ``Speaker: summary`` (or the summary alone), its tags, and its
     regime when it names one."""
     said = f"{episode.speaker}: {episode.summary}" if episode.speaker else episode.summary
-    regime = () if episode.regime == "unknown" else (episode.regime,)
-    return " ".join((said, *episode.tags, *regime))
+    extra = _extra(episode)
+    return " ".join((said, *extra)) if extra else said
 
 
 def _indexed_text(event: Event) -> str:
@@ -148,10 +162,11 @@ class RecallIndex:
     terms), and each document's term postings."""
 
     name = "recall"
-    layout = 4
+    layout = 5
     """1: word rows of the newest 1000 ticks each, scored by the share of query words; 2: BM25; 3: each
     document says whether it restates its episodes (rows of 2 would read every summary as one); 4:
-    postings in blocks (``_postings.py``) rather than a row each."""
+    postings in blocks (``_postings.py``) rather than a row each; 5: document rows without their
+    indexed text (rebuilt from speaker, text, tags and regime) or fields at their defaults."""
     types: tuple[type[Event], ...] = (EpisodeRecorded, DreamObservation)
 
     def __init__(self, settings: RecallSettings | None = None) -> None:
@@ -163,37 +178,41 @@ class RecallIndex:
     def apply_batch(self, records: Sequence[Recorded], rows: Rows) -> None:
         # Every text of the stretch is cut into terms at once (one call of the stemmer), and the
         # statistics row of a golem is edited once per stretch, not once per document.
-        texts = [_indexed_text(record.event) for record in records]
-        ticks = [
-            _tick_key(r.meta.golem_id, r.event.episode.tick) for r in records if isinstance(r.event, EpisodeRecorded)
-        ]
-        rows.prefetch("tick", ticks, _Tick, numbered=True)
+        texts: list[str] = []
+        episodes: list[tuple[str, Episode] | None] = []
+        for record in records:
+            event = record.event
+            if isinstance(event, EpisodeRecorded):
+                texts.append(episode_text(event.episode))
+                episodes.append((_tick_key(record.meta.golem_id, event.episode.tick), event.episode))
+            else:
+                texts.append(_indexed_text(event))
+                episodes.append(None)
+        rows.prefetch("tick", [e[0] for e in episodes if e is not None], _Tick, numbered=True)
         stats: dict[str, _Stats] = {}
-        for record, text, found in zip(records, texts, terms_of(texts), strict=True):
+        post, put = rows.post, rows.put
+        for record, episode, found in zip(records, episodes, terms_of(texts), strict=True):
             golem, event, doc = record.meta.golem_id, record.event, record.position
             golem_stats = stats.get(golem)
             if golem_stats is None:
                 golem_stats = stats[golem] = rows.get("stats", golem, _Stats) or _Stats()
-            match event:
-                case EpisodeRecorded(episode=episode):
-                    entry = self._episode(golem, doc, episode, text, rows=rows, stats=golem_stats)
-                case DreamObservation():
-                    if event.key:
-                        self._supersede(golem, event.key, doc, rows, golem_stats)
-                    entry = self._observation(golem, record.meta.event_id, event, rows)
-                case _:  # pragma: no cover - _indexed_text refused it already
-                    raise TypeError(type(event).__name__)
-            rows.put("doc", f"{golem}/{doc}", entry)
+            if episode is not None:
+                entry = self._episode(golem, doc, *episode, rows=rows, stats=golem_stats)
+            else:
+                assert isinstance(event, DreamObservation)  # _indexed_text refused anything else
+                if event.key:
+                    self._supersede(golem, event.key, doc, rows, golem_stats)
+                entry = self._observation(golem, record.meta.event_id, event, rows)
+            put("doc", f"{golem}/{doc}", entry)
             if found:
-                rows.post(golem, doc, found, _EPISODES if entry.kind == "episode" else _OBSERVATIONS)
+                post(golem, doc, found, _OBSERVATIONS if episode is None else _EPISODES)
                 golem_stats.docs += 1
                 golem_stats.length += len(found)
         for golem, golem_stats in stats.items():
-            rows.put("stats", golem, golem_stats)
+            put("stats", golem, golem_stats)
 
     @staticmethod
-    def _episode(golem: str, doc: int, episode: Episode, indexed: str, *, rows: Rows, stats: _Stats) -> _Doc:
-        key = _tick_key(golem, episode.tick)
+    def _episode(golem: str, doc: int, key: str, episode: Episode, *, rows: Rows, stats: _Stats) -> _Doc:
         before = rows.get("tick", key, _Tick)
         if before is not None:
             # The tick recorded again: the later episode is the one recall finds, as dreams see it.
@@ -205,14 +224,16 @@ class RecallIndex:
                 if found:
                     stats.docs -= 1
                     stats.length -= len(found)
-        rows.put("tick", key, _Tick(doc=doc, ref=episode.ref))
+        ref = episode.ref
+        tick = episode.tick
+        rows.put("tick", key, _Tick(doc=doc, ref=ref))
         return _Doc(
             kind="episode",
-            ref=str(episode.tick),
+            ref=str(tick),
             text=episode.summary,
-            indexed=indexed,
-            ticks=(episode.tick,),
-            refs=(episode.ref,) if episode.ref else (),
+            extra=_extra(episode),
+            ticks=(tick,),
+            refs=(ref,) if ref else (),
             speaker=episode.speaker,
             time=episode.time.isoformat() if episode.time else None,
         )
@@ -245,7 +266,6 @@ class RecallIndex:
             kind="profile" if event.kind == "profile" else "observation",
             ref=event_id,
             text=event.text,
-            indexed=event.text,
             ticks=ticks,
             refs=tuple(refs),
             speaker=event.subject,
