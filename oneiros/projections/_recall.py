@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
@@ -37,8 +37,11 @@ from oneiros.projections._index import PENDING, golem_dreams, staged_entries
 from oneiros.projections._runner import Rows
 from oneiros.projections._sinks import beliefs, memory_version
 from oneiros.projections._staging import StagedEntry
-from oneiros.projections._terms import bm25_weight, idf, term_counts, terms, terms_of, unique_terms
+from oneiros.projections._terms import bm25_weight, idf, term_counts, terms, unique_terms
 from oneiros.store._store import Recorded
+
+if TYPE_CHECKING:
+    from oneiros.projections._topk import TermBatch
 
 __all__ = [
     "RecallIndex",
@@ -150,6 +153,19 @@ def _indexed_text(event: Event) -> str:
             raise TypeError(f"recall indexes episodes and dream observations, not {type(event).__name__}")
 
 
+def _post(records: Sequence[Recorded], observations: Sequence[bool], cut: TermBatch, rows: Rows) -> None:
+    """Post each of ``records`` that has terms (the texts of ``cut``, in order) in its golem's part."""
+    posted: dict[tuple[str, int], tuple[list[int], list[int]]] = {}
+    for n, (record, observation, length) in enumerate(zip(records, observations, cut.lengths, strict=True)):
+        if length:
+            part = _OBSERVATIONS if observation else _EPISODES
+            docs, texts = posted.setdefault((record.meta.golem_id, part), ([], []))
+            docs.append(record.position)
+            texts.append(n)
+    for (golem, part), (docs, texts) in posted.items():
+        rows.post(golem, part, docs, texts, cut)
+
+
 def _tick_key(golem: str, tick: int) -> str:
     return f"{golem}/{tick:012d}"
 
@@ -189,9 +205,15 @@ class RecallIndex:
                 texts.append(_indexed_text(event))
                 episodes.append(None)
         rows.prefetch("tick", [e[0] for e in episodes if e is not None], _Tick, numbered=True)
+        from oneiros.projections._topk import term_batch  # noqa: PLC0415 - NumPy, only where postings are written
+
+        cut = term_batch(texts)
+        # Every document of the stretch is posted first, so that one it replaces later in the same
+        # stretch is known to the postings as not yet written.
+        _post(records, [e is None for e in episodes], cut, rows)
         stats: dict[str, _Stats] = {}
-        post, put = rows.post, rows.put
-        for record, episode, found in zip(records, episodes, terms_of(texts), strict=True):
+        put = rows.put
+        for record, episode, length in zip(records, episodes, cut.lengths, strict=True):
             golem, event, doc = record.meta.golem_id, record.event, record.position
             golem_stats = stats.get(golem)
             if golem_stats is None:
@@ -204,10 +226,9 @@ class RecallIndex:
                     self._supersede(golem, event.key, doc, rows, golem_stats)
                 entry = self._observation(golem, record.meta.event_id, event, rows)
             put("doc", f"{golem}/{doc}", entry)
-            if found:
-                post(golem, doc, found, _OBSERVATIONS if episode is None else _EPISODES)
+            if length:
                 golem_stats.docs += 1
-                golem_stats.length += len(found)
+                golem_stats.length += length
         for golem, golem_stats in stats.items():
             put("stats", golem, golem_stats)
 
