@@ -90,10 +90,27 @@ class _Stats(msgspec.Struct, kw_only=True):
 
 
 class _Tick(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """Which document holds the episode recorded with a tick, and the episode's own id."""
+    """Which document holds the current profile entry or value on a thing."""
 
     doc: int
     ref: str | None = None
+
+
+_TICKS_PER_ROW = 256
+"""Ticks a ``ticks`` row holds. A row per tick was a quarter of a catch-up's time (one more row
+per episode in the table and its key index); a live commit rewrites one row of at most this many."""
+
+
+class _Ticks(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The documents of the episodes recorded with a stretch of ticks, and those episodes' own ids,
+    by tick (in decimal: rows are written with their keys in order, which needs text keys)."""
+
+    docs: dict[str, int] = msgspec.field(default_factory=dict)
+    refs: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+def _ticks_key(golem: str, tick: int) -> str:
+    return f"{golem}/{tick // _TICKS_PER_ROW:012d}"
 
 
 class _Outdated(msgspec.Struct, frozen=True, kw_only=True):
@@ -172,7 +189,7 @@ def _tick_key(golem: str, tick: int) -> str:
 
 class RecallIndex:
     """Rows ``doc/<golem>/<doc>`` (an episode or a dream observation, ``doc`` its log position),
-    ``tick/<golem>/<tick>`` (the document of the episode with that tick), ``key/<golem>/<key>``
+    ``ticks/<golem>/<tick // 256>`` (the documents of the episodes with those ticks), ``key/<golem>/<key>``
     (the document of the current profile entry or value on that thing), ``outdated/<golem>/<tick>``
     (an episode whose fact a later one superseded), ``stats/<golem>`` (documents and
     terms), and each document's term postings."""
@@ -182,7 +199,8 @@ class RecallIndex:
     """1: word rows of the newest 1000 ticks each, scored by the share of query words; 2: BM25; 3: each
     document says whether it restates its episodes (rows of 2 would read every summary as one); 4:
     postings in blocks (``_postings.py``) rather than a row each; 5: document rows without their
-    indexed text (rebuilt from speaker, text, tags and regime) or fields at their defaults."""
+    indexed text (rebuilt from speaker, text, tags and regime) or fields at their defaults, and a
+    ``ticks`` row per 256 ticks rather than a ``tick`` row per episode."""
     types: tuple[type[Event], ...] = (EpisodeRecorded, DreamObservation)
 
     def __init__(self, settings: RecallSettings | None = None) -> None:
@@ -200,11 +218,11 @@ class RecallIndex:
             event = record.event
             if isinstance(event, EpisodeRecorded):
                 texts.append(episode_text(event.episode))
-                episodes.append((_tick_key(record.meta.golem_id, event.episode.tick), event.episode))
+                episodes.append((_ticks_key(record.meta.golem_id, event.episode.tick), event.episode))
             else:
                 texts.append(_indexed_text(event))
                 episodes.append(None)
-        rows.prefetch("tick", [e[0] for e in episodes if e is not None], _Tick, numbered=True)
+        rows.prefetch("ticks", [e[0] for e in episodes if e is not None], _Ticks, numbered=True)
         from oneiros.projections._topk import term_batch  # noqa: PLC0415 - NumPy, only where postings are written
 
         cut = term_batch(texts)
@@ -234,26 +252,33 @@ class RecallIndex:
 
     @staticmethod
     def _episode(golem: str, doc: int, key: str, episode: Episode, *, rows: Rows, stats: _Stats) -> _Doc:
-        before = rows.get("tick", key, _Tick)
+        ticks = rows.edit("ticks", key, _Ticks)
+        if ticks is None:
+            ticks = _Ticks()
+            rows.put("ticks", key, ticks)
+        tick, ref = str(episode.tick), episode.ref
+        before = ticks.docs.get(tick)
         if before is not None:
             # The tick recorded again: the later episode is the one recall finds, as dreams see it.
-            old = rows.get("doc", f"{golem}/{before.doc}", _Doc)
+            old = rows.get("doc", f"{golem}/{before}", _Doc)
             if old is not None:
                 found = terms(old.indexed)
-                rows.unpost(golem, before.doc, set(found), _EPISODES)
-                rows.delete("doc", f"{golem}/{before.doc}")
+                rows.unpost(golem, before, set(found), _EPISODES)
+                rows.delete("doc", f"{golem}/{before}")
                 if found:
                     stats.docs -= 1
                     stats.length -= len(found)
-        ref = episode.ref
-        tick = episode.tick
-        rows.put("tick", key, _Tick(doc=doc, ref=ref))
+        ticks.docs[tick] = doc
+        if ref:
+            ticks.refs[tick] = ref
+        elif ticks.refs:
+            ticks.refs.pop(tick, None)
         return _Doc(
             kind="episode",
-            ref=str(tick),
+            ref=tick,
             text=episode.summary,
             extra=_extra(episode),
-            ticks=(tick,),
+            ticks=(episode.tick,),
             refs=(ref,) if ref else (),
             speaker=episode.speaker,
             time=episode.time.isoformat() if episode.time else None,
@@ -282,7 +307,11 @@ class RecallIndex:
     @staticmethod
     def _observation(golem: str, event_id: str, event: DreamObservation, rows: Rows) -> _Doc:
         ticks = event.source_episode_ticks
-        refs = [t.ref for t in (rows.get("tick", _tick_key(golem, tick), _Tick) for tick in ticks) if t and t.ref]
+        refs = [
+            ref
+            for tick in ticks
+            if (held := rows.get("ticks", _ticks_key(golem, tick), _Ticks)) and (ref := held.refs.get(str(tick)))
+        ]
         return _Doc(
             kind="profile" if event.kind == "profile" else "observation",
             ref=event_id,
@@ -449,20 +478,24 @@ def _with_refs(db: ProjectionDB, golem_id: str, items: list[RecallItem]) -> list
     ]
 
 
+def _episode_ticks(db: ProjectionDB, golem_id: str, ticks: Iterable[int]) -> list[tuple[int, _Ticks]]:
+    """Each of ``ticks`` the golem recorded an episode with, beside the row that holds it, read in
+    one query per 500 rows."""
+    wanted = sorted(set(ticks))
+    found = db.get_many("recall", "ticks", sorted({_ticks_key(golem_id, t) for t in wanted}))
+    rows = {key: msgspec.json.decode(data, type=_Ticks) for key, data in found.items()}
+    return [(t, held) for t in wanted if (held := rows.get(_ticks_key(golem_id, t))) and str(t) in held.docs]
+
+
 def episode_refs(db: ProjectionDB, golem_id: str, ticks: Iterable[int]) -> dict[int, str]:
     """The own ids (``Episode.ref``) of the golem's episodes recorded with ``ticks``, of those that
-    have one, read in one query."""
-    wanted = sorted(set(ticks))
-    found = db.get_many("recall", "tick", [_tick_key(golem_id, t) for t in wanted])
-    decoded = {t: msgspec.json.decode(d, type=_Tick).ref for t in wanted if (d := found.get(_tick_key(golem_id, t)))}
-    return {t: ref for t, ref in decoded.items() if ref}
+    have one."""
+    return {t: ref for t, held in _episode_ticks(db, golem_id, ticks) if (ref := held.refs.get(str(t)))}
 
 
 def episode_times(db: ProjectionDB, golem_id: str, ticks: Iterable[int]) -> dict[int, str]:
     """The times (ISO 8601) of the golem's episodes recorded with ``ticks``, of those that have one."""
-    wanted = sorted(set(ticks))
-    found = db.get_many("recall", "tick", [_tick_key(golem_id, t) for t in wanted])
-    docs = {t: msgspec.json.decode(d, type=_Tick).doc for t in wanted if (d := found.get(_tick_key(golem_id, t)))}
+    docs = {t: held.docs[str(t)] for t, held in _episode_ticks(db, golem_id, ticks)}
     rows = db.get_many("recall", "doc", [f"{golem_id}/{doc}" for doc in docs.values()])
     times = {
         t: msgspec.json.decode(d, type=_Doc).time for t, doc in docs.items() if (d := rows.get(f"{golem_id}/{doc}"))
