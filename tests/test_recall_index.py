@@ -22,6 +22,7 @@ from oneiros.projections._index import GolemIndex
 from oneiros.projections._recall import RecallIndex, RecallSettings, episode_text, recall
 from oneiros.projections._runner import ProjectionRunner, RunnerSettings
 from oneiros.projections._terms import terms, terms_of
+from oneiros.projections._topk import term_batch
 from oneiros.store._store import EventStore, open_store
 from tests.conftest import postgres_url
 from tests.projections_support import World, staged
@@ -324,6 +325,24 @@ def test_a_batch_of_texts_is_cut_into_the_terms_each_text_has_alone(texts: list[
     """Cutting a batch's texts at once (each distinct word stemmed once) gives each text the terms,
     in order and with repeats, that it has alone: the index and the query read text the same way."""
     assert [terms(text) for text in texts] == terms_of(texts)
+
+
+_ANY_PIECES = (
+    _PIECES | st.text(max_size=6) | st.sampled_from(["\x00", "\x1c", "\u00a0", "İ", "ΣΑΣ", "\U0001d7d8x", "A.B"])
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.lists(_ANY_PIECES, max_size=12).map("".join), max_size=8))
+def test_a_batch_cut_in_one_pass_has_the_terms_of_each_text_alone(texts: list[str]) -> None:
+    """The catch-up's cut of a whole batch (``term_batch``: every text's words in one pass over
+    their bytes, any text, separator and control characters, other alphabets and spaces included)
+    gives each text the terms, in order and with repeats, that it has alone, and its length."""
+    cut = term_batch(texts)
+    assert [len(terms(text)) for text in texts] == cut.lengths
+    assert [terms(text) for text in texts] == [
+        [cut.names[i] for i in cut.ids[cut.text == n].tolist()] for n in range(len(texts))
+    ]
 
 
 @pytest.mark.parametrize("recorded", [[1, 2, 3, 1, 4, 5, 0, 6, 2], [5, 4, 3, 2, 1, 0, 3]])

@@ -22,10 +22,11 @@ as the exhaustive SQL BM25 this replaced, so the ranking is the same.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from bisect import bisect_left
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
-__all__ = ["BLOCK", "OPEN", "BlockInfo", "Postings"]
+__all__ = ["BLOCK", "OPEN", "BlockInfo", "Posted", "Postings"]
 
 BLOCK = 1024
 """Postings a closed block holds. Smaller blocks let a ranking skip more of a term it only looks
@@ -48,30 +49,39 @@ class BlockInfo(NamedTuple):
     min_len: int
 
 
+class Posted(NamedTuple):
+    """Documents added together: each of ``docs`` (increasing) holds the terms of the text of
+    ``terms`` (a ``_topk.TermBatch``, every text of a batch cut at once) that ``texts`` names."""
+
+    docs: list[int]
+    texts: list[int]
+    terms: Any
+
+    def holds(self, doc: int) -> bool:
+        at = bisect_left(self.docs, doc)
+        return at < len(self.docs) and self.docs[at] == doc
+
+
 class Postings:
-    """The postings a batch adds and removes. Added ones are kept as each document's terms, repeats
-    and all, and counted in bulk when written (``_topk.counted``)."""
+    """The postings a batch adds and removes. Added ones are kept as the batch's terms (each text's
+    term ids, repeats and all), and counted in bulk when written (``_topk.counted``)."""
 
     def __init__(self, *, fresh: bool = False) -> None:
         self.fresh = fresh
         """Whether the database holds none of the projection's postings (a rebuild's first commit)."""
-        self.added: dict[tuple[str, int], list[tuple[int, Sequence[str]]]] = {}
-        """Per ``(golem, part)``: each document added, with its terms."""
+        self.added: dict[tuple[str, int], list[Posted]] = {}
+        """Per ``(golem, part)``: the documents added, in increasing order."""
         self.dropped: set[tuple[str, int]] = set()
         """``(golem, doc)`` added, then removed before being written."""
         self.removed: dict[tuple[str, str, int], set[int]] = {}
         """Per ``(golem, term, part)``: documents written before, to take out."""
 
-    def post(self, golem: str, doc: int, terms: Sequence[str], part: int) -> None:
-        found = self.added.get((golem, part))
-        if found is None:
-            self.added[(golem, part)] = [(doc, terms)]
-        else:
-            found.append((doc, terms))
+    def post(self, golem: str, part: int, posted: Posted) -> None:
+        self.added.setdefault((golem, part), []).append(posted)
 
     def unpost(self, golem: str, doc: int, terms: Iterable[str], part: int) -> None:
         added = self.added.get((golem, part))
-        if added and added[-1][0] >= doc and any(d == doc for d, _terms in added):
+        if added and added[-1].docs[-1] >= doc and any(each.holds(doc) for each in added):
             self.dropped.add((golem, doc))  # added since the last commit: the database never saw it
             return
         for term in terms:

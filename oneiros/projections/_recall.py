@@ -37,11 +37,28 @@ from oneiros.projections._current import current_order
 from oneiros.projections._db import Okapi, ProjectionDB
 from oneiros.projections._index import PENDING, golem_dreams, staged_entries
 from oneiros.projections._profile import ProfileEntry
+from oneiros.projections._recall_rows import (
+    _EPISODES,
+    _OBSERVATIONS,
+    _Doc,
+    _extra,
+    _indexed_text,
+    _Outdated,
+    _post,
+    _Stats,
+    _Tick,
+    _tick_key,
+    _Ticks,
+    _ticks_key,
+    episode_refs,
+    episode_text,
+    episode_times,
+)
 from oneiros.projections._runner import Rows
 from oneiros.projections._sinks import beliefs, memory_version
 from oneiros.projections._staging import StagedEntry
 from oneiros.projections._standing import InForce, applicable, in_force
-from oneiros.projections._terms import bm25_weight, idf, term_counts, terms, terms_of, unique_terms
+from oneiros.projections._terms import bm25_weight, idf, term_counts, terms, unique_terms
 from oneiros.settings._recall import RecallSettings
 from oneiros.store._store import Recorded
 
@@ -59,8 +76,6 @@ __all__ = [
 ]
 
 Standing = Literal["fact", "dream"]
-_EPISODES, _OBSERVATIONS = 0, 1
-"""The index's parts: one ranking, but each part's best are fetched, so neither crowds the other out."""
 _GROUPED_POOL = 3
 """Grouping fetches this many times the limit from each part of the index, to fill the places it leaves out."""
 _CURRENT_WINDOW = 10
@@ -69,77 +84,24 @@ _RRF_K = 60
 """Reciprocal-rank fusion's constant (Cormack et al. 2009): 1 / (60 + rank)."""
 
 
-class _Stats(msgspec.Struct, kw_only=True):
-    docs: int = 0
-    length: int = 0
-
-
-class _Tick(msgspec.Struct, frozen=True, kw_only=True):
-    """Which document holds the episode recorded with a tick, and the episode's own id."""
-
-    doc: int
-    ref: str | None = None
-
-
-class _Outdated(msgspec.Struct, frozen=True, kw_only=True):
-    """An episode whose fact a later one on the same thing superseded (``by``: that fact's document)."""
-
-    by: int
-
-
 _OUTDATED_WEIGHT = 0.5
 """What an outdated turn's relevance is multiplied by, so the turn of the value in force ranks above it."""
 
 
-class _Doc(msgspec.Struct, frozen=True, kw_only=True):
-    kind: Literal["episode", "observation", "profile"]
-    ref: str
-    text: str
-    indexed: str
-    """The text its terms were taken from (an episode's speaker, summary, tags and regime)."""
-    ticks: tuple[int, ...] = ()
-    refs: tuple[str, ...] = ()
-    speaker: str | None = None
-    time: str | None = None
-    restates: bool = True
-    """Whether its text restates its episodes (an episode, an observation, a thread), or only names
-    what they talked about (a summary): only a restatement may take an episode's place."""
-
-
-def episode_text(episode: Episode) -> str:
-    """What an episode is indexed by: ``Speaker: summary`` (or the summary alone), its tags, and its
-    regime when it names one."""
-    said = f"{episode.speaker}: {episode.said()}" if episode.speaker else episode.said()
-    regime = () if episode.regime == "unknown" else (episode.regime,)
-    return " ".join((said, *episode.tags, *regime))
-
-
-def _indexed_text(event: Event) -> str:
-    match event:
-        case EpisodeRecorded(episode=episode):
-            return episode_text(episode)
-        case DreamObservation(text=text):
-            return text
-        case _:
-            raise TypeError(f"recall indexes episodes and dream observations, not {type(event).__name__}")
-
-
-def _tick_key(golem: str, tick: int) -> str:
-    return f"{golem}/{tick:012d}"
-
-
 class RecallIndex:
     """Rows ``doc/<golem>/<doc>`` (an episode or a dream observation, ``doc`` its log position),
-    ``tick/<golem>/<tick>`` (the document of the episode with that tick), ``key/<golem>/<key>``
+    ``ticks/<golem>/<tick // 256>`` (the documents of the episodes with those ticks), ``key/<golem>/<key>``
     (the document of the current profile entry or value on that thing), ``outdated/<golem>/<tick>``
     (an episode whose fact a later one superseded), ``stats/<golem>`` (documents and
     terms), and each document's term postings."""
 
     name = "recall"
-    layout = 4
+    layout = 5
     """1: word rows of the newest 1000 ticks each, scored by the share of query words; 2: BM25; 3: each
     document says whether it restates its episodes (rows of 2 would read every summary as one); 4:
-    postings in blocks (``_postings.py``) rather than a row each."""
+    postings in blocks (``_postings.py``) rather than a row each; 5: document rows without their
+    indexed text (rebuilt from speaker, text, tags and regime) or fields at their defaults, and a
+    ``ticks`` row per 256 ticks rather than a ``tick`` row per episode."""
     types: tuple[type[Event], ...] = (EpisodeRecorded, DreamObservation)
 
     def __init__(self, settings: RecallSettings | None = None) -> None:
@@ -151,56 +113,74 @@ class RecallIndex:
     def apply_batch(self, records: Sequence[Recorded], rows: Rows) -> None:
         # Every text of the stretch is cut into terms at once (one call of the stemmer), and the
         # statistics row of a golem is edited once per stretch, not once per document.
-        texts = [_indexed_text(record.event) for record in records]
-        ticks = [
-            _tick_key(r.meta.golem_id, r.event.episode.tick) for r in records if isinstance(r.event, EpisodeRecorded)
-        ]
-        rows.prefetch("tick", ticks, _Tick, numbered=True)
+        texts: list[str] = []
+        episodes: list[tuple[str, Episode] | None] = []
+        for record in records:
+            event = record.event
+            if isinstance(event, EpisodeRecorded):
+                texts.append(episode_text(event.episode))
+                episodes.append((_ticks_key(record.meta.golem_id, event.episode.tick), event.episode))
+            else:
+                texts.append(_indexed_text(event))
+                episodes.append(None)
+        rows.prefetch("ticks", [e[0] for e in episodes if e is not None], _Ticks, numbered=True)
+        from oneiros.projections._topk import term_batch  # noqa: PLC0415 - NumPy, only where postings are written
+
+        cut = term_batch(texts)
+        # Every document of the stretch is posted first, so that one it replaces later in the same
+        # stretch is known to the postings as not yet written.
+        _post(records, [e is None for e in episodes], cut, rows)
         stats: dict[str, _Stats] = {}
-        for record, text, found in zip(records, texts, terms_of(texts), strict=True):
+        put = rows.put
+        for record, episode, length in zip(records, episodes, cut.lengths, strict=True):
             golem, event, doc = record.meta.golem_id, record.event, record.position
             golem_stats = stats.get(golem)
             if golem_stats is None:
                 golem_stats = stats[golem] = rows.get("stats", golem, _Stats) or _Stats()
-            match event:
-                case EpisodeRecorded(episode=episode):
-                    entry = self._episode(golem, doc, episode, text, rows=rows, stats=golem_stats)
-                case DreamObservation():
-                    if event.key:
-                        self._supersede(golem, event.key, doc, rows, golem_stats)
-                    entry = self._observation(golem, record.meta.event_id, event, rows)
-                case _:  # pragma: no cover - _indexed_text refused it already
-                    raise TypeError(type(event).__name__)
-            rows.put("doc", f"{golem}/{doc}", entry)
-            if found:
-                rows.post(golem, doc, found, _EPISODES if entry.kind == "episode" else _OBSERVATIONS)
+            if episode is not None:
+                entry = self._episode(golem, doc, *episode, rows=rows, stats=golem_stats)
+            else:
+                assert isinstance(event, DreamObservation)  # _indexed_text refused anything else
+                if event.key:
+                    self._supersede(golem, event.key, doc, rows, golem_stats)
+                entry = self._observation(golem, record.meta.event_id, event, rows)
+            put("doc", f"{golem}/{doc}", entry)
+            if length:
                 golem_stats.docs += 1
-                golem_stats.length += len(found)
+                golem_stats.length += length
         for golem, golem_stats in stats.items():
-            rows.put("stats", golem, golem_stats)
+            put("stats", golem, golem_stats)
 
     @staticmethod
-    def _episode(golem: str, doc: int, episode: Episode, indexed: str, *, rows: Rows, stats: _Stats) -> _Doc:  # noqa: PLR0913 - private, one call site; rows and stats keyword-only
-        key = _tick_key(golem, episode.tick)
-        before = rows.get("tick", key, _Tick)
+    def _episode(golem: str, doc: int, key: str, episode: Episode, *, rows: Rows, stats: _Stats) -> _Doc:  # noqa: PLR0913 - private, one call site; rows and stats keyword-only
+        ticks = rows.edit("ticks", key, _Ticks)
+        if ticks is None:
+            ticks = _Ticks()
+            rows.put("ticks", key, ticks)
+        tick, ref = str(episode.tick), episode.ref
+        before = ticks.docs.get(tick)
         if before is not None:
             # The tick recorded again: the later episode is the one recall finds, as dreams see it.
-            old = rows.get("doc", f"{golem}/{before.doc}", _Doc)
+            old = rows.get("doc", f"{golem}/{before}", _Doc)
             if old is not None:
                 found = terms(old.indexed)
-                rows.unpost(golem, before.doc, set(found), _EPISODES)
-                rows.delete("doc", f"{golem}/{before.doc}")
+                rows.unpost(golem, before, set(found), _EPISODES)
+                rows.delete("doc", f"{golem}/{before}")
                 if found:
                     stats.docs -= 1
                     stats.length -= len(found)
-        rows.put("tick", key, _Tick(doc=doc, ref=episode.ref))
+        ticks.docs[tick] = doc
+        if ref:
+            ticks.refs[tick] = ref
+        elif ticks.refs:
+            ticks.refs.pop(tick, None)
         return _Doc(
             kind="episode",
-            ref=str(episode.tick),
+            ref=tick,
             text=episode.said(),
-            indexed=indexed,
+            extra=_extra(episode),
             ticks=(episode.tick,),
-            refs=(episode.ref,) if episode.ref else (),
+            refs=(ref,) if ref else (),
             speaker=episode.speaker,
             time=episode.time.isoformat() if episode.time else None,
         )
@@ -228,12 +208,15 @@ class RecallIndex:
     @staticmethod
     def _observation(golem: str, event_id: str, event: DreamObservation, rows: Rows) -> _Doc:
         ticks = event.source_episode_ticks
-        refs = [t.ref for t in (rows.get("tick", _tick_key(golem, tick), _Tick) for tick in ticks) if t and t.ref]
+        refs = [
+            ref
+            for tick in ticks
+            if (held := rows.get("ticks", _ticks_key(golem, tick), _Ticks)) and (ref := held.refs.get(str(tick)))
+        ]
         return _Doc(
             kind="profile" if event.kind == "profile" else "observation",
             ref=event_id,
             text=event.text,
-            indexed=event.text,
             ticks=ticks,
             refs=tuple(refs),
             speaker=event.subject,
@@ -397,27 +380,6 @@ def _with_refs(db: ProjectionDB, golem_id: str, items: list[RecallItem]) -> list
         else i
         for i in items
     ]
-
-
-def episode_refs(db: ProjectionDB, golem_id: str, ticks: Iterable[int]) -> dict[int, str]:
-    """The own ids (``Episode.ref``) of the golem's episodes recorded with ``ticks``, of those that
-    have one, read in one query."""
-    wanted = sorted(set(ticks))
-    found = db.get_many("recall", "tick", [_tick_key(golem_id, t) for t in wanted])
-    decoded = {t: msgspec.json.decode(d, type=_Tick).ref for t in wanted if (d := found.get(_tick_key(golem_id, t)))}
-    return {t: ref for t, ref in decoded.items() if ref}
-
-
-def episode_times(db: ProjectionDB, golem_id: str, ticks: Iterable[int]) -> dict[int, str]:
-    """The times (ISO 8601) of the golem's episodes recorded with ``ticks``, of those that have one."""
-    wanted = sorted(set(ticks))
-    found = db.get_many("recall", "tick", [_tick_key(golem_id, t) for t in wanted])
-    docs = {t: msgspec.json.decode(d, type=_Tick).doc for t in wanted if (d := found.get(_tick_key(golem_id, t)))}
-    rows = db.get_many("recall", "doc", [f"{golem_id}/{doc}" for doc in docs.values()])
-    times = {
-        t: msgspec.json.decode(d, type=_Doc).time for t, doc in docs.items() if (d := rows.get(f"{golem_id}/{doc}"))
-    }
-    return {t: time for t, time in times.items() if time}
 
 
 def _fused(query: str, items: list[RecallItem], embedder_name: str) -> list[RecallItem]:

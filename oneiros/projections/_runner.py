@@ -24,7 +24,7 @@ from oneiros._errors import ProjectionConflict
 from oneiros.events._types import Event
 from oneiros.projections._db import Commit, ProjectionDB, RowWrite
 from oneiros.projections._follow import follow_log
-from oneiros.projections._postings import Postings
+from oneiros.projections._postings import Posted, Postings
 from oneiros.store._store import EventStore, Recorded, Tally
 
 __all__ = [
@@ -154,11 +154,13 @@ class Rows:
         self._cache[k] = None
         self._dirty[k] = None
 
-    def post(self, golem: str, doc: int, terms: Sequence[str], part: int) -> None:
-        """Add document ``doc`` of ``golem`` to the term postings in ``part`` (a ranking keeps parts
-        apart): its ``terms`` in order, repeats and all, whose number is the document's length. A
-        golem's documents are posted in increasing order (they are log positions)."""
-        self._terms.post(golem, doc, terms, part)
+    def post(self, golem: str, part: int, docs: list[int], texts: list[int], terms: Any) -> None:
+        """Add documents ``docs`` of ``golem`` (increasing: they are log positions) to the term
+        postings in ``part`` (a ranking keeps parts apart), each with the terms of the text of
+        ``terms`` (a ``_topk.TermBatch``) that ``texts`` names; a document's length is its number
+        of terms."""
+        if docs:
+            self._terms.post(golem, part, Posted(docs, texts, terms))
 
     def unpost(self, golem: str, doc: int, terms: Iterable[str], part: int) -> None:
         """Take document ``doc`` (posted with ``terms`` in ``part``) out of the postings again."""

@@ -4,15 +4,26 @@ them with MaxScore pruning."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from oneiros.projections._postings import BLOCK, BlockInfo
+from oneiros.projections._postings import BLOCK, BlockInfo, Posted
+from oneiros.projections._terms import SEPARATOR, stemmed, terms_of, words_of
 
-__all__ = ["Counted", "bound", "counted", "merge_blocks", "pack", "top_k", "unpack", "without"]
+__all__ = [
+    "Counted",
+    "TermBatch",
+    "bound",
+    "counted",
+    "merge_blocks",
+    "pack",
+    "term_batch",
+    "top_k",
+    "unpack",
+    "without",
+]
 
 _POSTING = np.dtype([("doc", "<i8"), ("tf", "<u4"), ("len", "<u4")])
 
@@ -33,6 +44,44 @@ def without(postings: npt.NDArray[np.void], docs: set[int]) -> npt.NDArray[np.vo
     return kept
 
 
+class TermBatch(NamedTuple):
+    """The terms of a batch of texts: each distinct term once (``names``); every term of every text,
+    text after text and in order, as its index in ``names`` (``ids``) beside the text it is of
+    (``text``); and each text's number of terms (``lengths``)."""
+
+    names: list[str]
+    ids: Docs
+    text: Docs
+    lengths: list[int]
+
+
+def term_batch(texts: Sequence[str]) -> TermBatch:
+    """What :func:`~oneiros.projections._terms.terms` gives for each of ``texts``, as one batch: the
+    words cut in one pass over all of them, each distinct word stemmed once, and no list per text."""
+    words = words_of(texts)
+    if words is None:  # a text holds the separator: cut one at a time
+        found = terms_of(texts)
+        index: dict[str, int] = {}
+        ids = [index.setdefault(t, len(index)) for each in found for t in each]
+        text = np.repeat(np.arange(len(texts), dtype=np.int64), [len(each) for each in found])
+        return TermBatch(list(index), np.array(ids, dtype=np.int64), text, [len(each) for each in found])
+    distinct = set(words)
+    stems = stemmed(distinct)
+    index = {term: n for n, term in enumerate(dict.fromkeys(stems.values()))}
+    id_of = dict.fromkeys(distinct, _NONE)
+    id_of.update((word, index[term]) for word, term in stems.items())
+    id_of[SEPARATOR] = _BETWEEN
+    every = np.fromiter(map(id_of.__getitem__, words), dtype=np.int64, count=len(words))
+    of_text = np.cumsum(every == _BETWEEN)
+    kept = every >= 0
+    text = of_text[kept]
+    return TermBatch(list(index), every[kept], text, np.bincount(text, minlength=len(texts)).tolist())
+
+
+_NONE, _BETWEEN = -1, -2
+"""A word that is no term (a stop word, a letter), and the separator between two texts."""
+
+
 class Counted(NamedTuple):
     """A term's postings of a batch (document order), with their highest frequency and shortest
     document."""
@@ -42,21 +91,41 @@ class Counted(NamedTuple):
     min_len: int
 
 
-def counted(added: Sequence[tuple[int, Sequence[str]]], dropped: Iterable[int]) -> dict[str, Counted]:
-    """Each term's postings from the documents ``added`` (in increasing order) with their terms,
-    leaving out ``dropped`` documents: counted in bulk, by sorting."""
-    gone = set(dropped)
-    if gone:
-        added = [(doc, terms) for doc, terms in added if doc not in gone]
-    terms = list(chain.from_iterable(t for _doc, t in added))
-    if not terms:
+def counted(added: Sequence[Posted], dropped: Iterable[int]) -> dict[str, Counted]:
+    """Each term's postings from the documents ``added`` (in increasing order), leaving out
+    ``dropped`` documents: counted in bulk, by sorting."""
+    vocabulary: dict[str, int] = {}
+    terms: list[Docs] = []
+    holders: list[Docs] = []
+    all_docs: list[Docs] = []
+    all_sizes: list[Docs] = []
+    for posted in added:
+        batch: TermBatch = posted.terms
+        at = vocabulary.setdefault
+        names = np.fromiter((at(name, len(vocabulary)) for name in batch.names), dtype=np.int64, count=len(batch.names))
+        docs = np.array(posted.docs, dtype=np.int64)
+        doc_of = np.full(len(batch.lengths), -1, dtype=np.int64)
+        doc_of[posted.texts] = docs
+        holder = doc_of[batch.text]
+        chosen = holder >= 0
+        terms.append(names[batch.ids[chosen]])
+        holders.append(holder[chosen])
+        all_docs.append(docs)
+        all_sizes.append(np.array(batch.lengths, dtype=np.int64)[posted.texts])
+    if not all_docs:
         return {}
-    index = {term: n for n, term in enumerate(dict.fromkeys(terms))}
-    ids = np.fromiter(map(index.__getitem__, terms), dtype=np.int64, count=len(terms))
-    sizes = np.fromiter((len(t) for _doc, t in added), dtype=np.int64, count=len(added))
-    docs = np.fromiter((doc for doc, _t in added), dtype=np.int64, count=len(added))
+    ids, holding = np.concatenate(terms), np.concatenate(holders)
+    docs, sizes = np.concatenate(all_docs), np.concatenate(all_sizes)
+    gone = list(set(dropped))
+    if gone:
+        kept_tokens = ~np.isin(holding, gone)
+        ids, holding = ids[kept_tokens], holding[kept_tokens]
+        kept_docs = ~np.isin(docs, gone)
+        docs, sizes = docs[kept_docs], sizes[kept_docs]
+    if not len(ids):
+        return {}
     low, span = int(docs[0]), int(docs[-1] - docs[0]) + 1
-    keys, tfs = np.unique(ids * span + (np.repeat(docs, sizes) - low), return_counts=True)
+    keys, tfs = np.unique(ids * span + (holding - low), return_counts=True)
     term_ids, doc_at = np.divmod(keys, span)
     if span <= 4 * len(docs) + 4096:  # documents close together (a catch-up): look lengths up directly
         by_doc = np.zeros(span, dtype=np.int64)
@@ -72,9 +141,9 @@ def counted(added: Sequence[tuple[int, Sequence[str]]], dropped: Iterable[int]) 
     ends = [*starts[1:].tolist(), len(keys)]
     highest = np.maximum.reduceat(tfs, starts).tolist()
     shortest = np.minimum.reduceat(lengths, starts).tolist()
-    names = list(index)
+    spelled = list(vocabulary)
     return {
-        names[int(term_ids[a])]: Counted(out[a:b], highest[n], shortest[n])
+        spelled[int(term_ids[a])]: Counted(out[a:b], highest[n], shortest[n])
         for n, (a, b) in enumerate(zip(starts.tolist(), ends, strict=True))
     }
 
