@@ -20,7 +20,6 @@ from oneiros.events._types import Episode, EpisodeRecorded, SharedImage
 from oneiros.events._upcasters import _episode_v3_to_v4
 from oneiros.generators._lines import said_line
 from oneiros.lab._locomo import locomo_samples, locomo_sessions
-from oneiros.lab._rerun import rerun_cycle
 from oneiros.store._history import import_history
 from oneiros.store._store import EventStore
 from tests.cli_runner import run_cli
@@ -62,16 +61,6 @@ def test_the_v3_golden_log_lifts_each_marker_into_the_field_and_says_the_same() 
     assert _v3_summaries() == [e.said() for e in episodes]
     state = replay(store)["golden-episodes-v3"]
     assert ("Waking", 80, 8, 1) == (state.mode, state.version, state.episodes, state.cycles_completed)
-
-
-def test_the_lifted_cycle_reruns_identical_so_prompts_show_the_image_as_before() -> None:
-    """Re-run from the lifted log, the v3 cycle asks every recorded request again, hash for hash:
-    the prompts list each episode with the image it shared exactly as the v3 summary read."""
-    store = open_store("memory://")
-    import_history(store, GOLDEN)
-    [cycle] = {r.event.cycle_id for r in store.read_all(types=[DreamObservation])}
-    report = rerun_cycle(store, cycle, seed=7)
-    assert (True, "complete", 0) == (report.identical, report.ended, report.model_calls), report.first
 
 
 def test_importing_and_dreaming_today_gives_the_v3_episodes_and_observations(tmp_path: Path) -> None:
