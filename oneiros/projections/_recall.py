@@ -179,7 +179,8 @@ class RecallIndex:
                     entry = self._episode(golem, doc, episode, text, rows=rows, stats=golem_stats)
                 case DreamObservation():
                     if event.key:
-                        self._supersede(golem, event.key, doc, rows, golem_stats)
+                        outdates = event.kind != "timeline"  # a timeline's turns stay current
+                        self._supersede(golem, event.key, doc, rows, golem_stats, outdates=outdates)
                     entry = self._observation(golem, record.meta.event_id, event, rows)
                 case _:  # pragma: no cover - _indexed_text refused it already
                     raise TypeError(type(event).__name__)
@@ -218,16 +219,17 @@ class RecallIndex:
         )
 
     @staticmethod
-    def _supersede(golem: str, key: str, doc: int, rows: Rows, stats: _Stats) -> None:
+    def _supersede(golem: str, key: str, doc: int, rows: Rows, stats: _Stats, *, outdates: bool = True) -> None:
         """A profile entry or a fact giving a new value supersedes the golem's earlier one on the
         same thing (its ``key``): recall finds only the current one (the log keeps both, and the
-        profile read model both entries, with when each held)."""
+        profile read model both entries, with when each held). A timeline written again (not
+        ``outdates``) says its turns are still current: it only lists more of them."""
         key_row = f"{golem}/{key}"
         before = rows.get("key", key_row, _Tick)
         if before is not None:
             old = rows.get("doc", f"{golem}/{before.doc}", _Doc)
             if old is not None:
-                for tick in old.ticks:  # what the replaced fact's turns said is outdated now
+                for tick in old.ticks if outdates else ():  # what the replaced fact's turns said is outdated now
                     rows.put("outdated", _tick_key(golem, tick), _Outdated(by=doc))
                 found = terms(old.indexed)
                 rows.unpost(golem, before.doc, set(found), _OBSERVATIONS)
@@ -250,7 +252,9 @@ class RecallIndex:
             refs=tuple(refs),
             speaker=event.subject,
             time=event.about.isoformat() if event.about else None,
-            restates=event.kind != "summary",
+            # A timeline names its turns without restating them, as a summary does: it never takes
+            # a turn's place, or one timeline would stand for many turns in one slot.
+            restates=event.kind not in ("summary", "timeline"),
         )
 
 

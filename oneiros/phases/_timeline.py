@@ -1,0 +1,133 @@
+"""Timelines: per subject the user keeps coming back to (a project, a feature, a person), what they
+brought up about it in order, with dates, as ``DreamObservation`` outputs of kind ``timeline``
+(issue 36), so "in what order did I bring up ..." and "how has X progressed" find their turns.
+
+A subject is what a user's turn names as theirs ("my budget tracker", "the city autocomplete
+feature"), found by rule in the episode memory's topics index (``Mentions.topics``). Each night, for
+the subjects its user turns name that earlier days named too, the timeline is written again from
+the first turn on it of each day (at most ``timeline_entries``, spread evenly over the whole span),
+and the new one supersedes the older (``key`` ``timeline:<subject>``): recall sees the current one.
+The generator (the offline rules, or a model through the ``timeline`` prompt) says what each turn
+brought up; the dates and turn ids are written here, from the episodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import TypeVar
+
+from oneiros._text import ASSISTANTS
+from oneiros.episodes._columns import EpisodeColumns
+from oneiros.events._observations import DreamObservation
+from oneiros.events._types import Episode, Event
+from oneiros.generators._lines import said_lines
+from oneiros.generators._prose import day_text
+from oneiros.generators._protocol import TaskInputs
+from oneiros.generators._results import TimelineResult
+from oneiros.phases._common import Steps, json_parser
+
+__all__ = ["spread", "timeline_night", "timeline_text"]
+
+_TEXT = 16_384
+_KEY = 128
+_PARSE = json_parser("timeline", TimelineResult)
+_T = TypeVar("_T")
+
+
+def _said_by_user(episode: Episode) -> bool:
+    return episode.speaker is None or episode.speaker.lower() not in ASSISTANTS
+
+
+def spread(items: Sequence[_T], most: int) -> list[_T]:
+    """At most ``most`` of ``items``, evenly spaced, the first and the last always among them."""
+    if len(items) <= most:
+        return list(items)
+    if most <= 1:
+        return list(items[-most:]) if most else []
+    last = len(items) - 1
+    return [items[round(n * last / (most - 1))] for n in range(most)]
+
+
+def _firsts(ticks: Sequence[int], columns: EpisodeColumns) -> list[Episode]:
+    """The first turn of each day among ``ticks`` (an untimed turn is a day of its own)."""
+    days: dict[date | int, Episode] = {}
+    for tick in ticks:
+        position = columns.position(tick)
+        if position is None:
+            continue
+        episode = columns[position]
+        days.setdefault(episode.time.date() if episode.time is not None else tick, episode)
+    return list(days.values())
+
+
+def timeline_text(subject: str, entries: Sequence[tuple[Episode, str]]) -> str:
+    """``Subject, in order: 15 March 2024: <clause> (turn 4); 2 April 2024: ... .``"""
+    parts = []
+    for episode, clause in entries:
+        day = f"{day_text(episode.time.date())}: " if episode.time is not None else ""
+        ref = f" (turn {episode.ref})" if episode.ref else ""
+        parts.append(f"{day}{clause}{ref}")
+    return f"{subject[:1].upper()}{subject[1:]}, in order: {'; '.join(parts)}."
+
+
+def timeline_night(steps: Steps, night: Sequence[Episode]) -> list[Event]:
+    """The timelines of the subjects the night's user turns name that an earlier day named too (the
+    most days first, at most ``timelines``)."""
+    ctx = steps.ctx
+    settings = ctx.settings.consolidation
+    if settings.timelines <= 0 or ctx.memory is None or ctx.night is None or not night:
+        return []
+    tonight = {e.tick for e in night if _said_by_user(e)}
+    if not tonight:
+        return []
+    mentions = ctx.memory.mentions(ctx.night[1])
+    columns = ctx.memory.columns()
+    wanted: list[tuple[str, list[Episode]]] = []
+    for key, ticks in mentions.topics.items():
+        if ticks and ticks[-1] in tonight:
+            days = _firsts(ticks, columns)
+            if len(days) > 1:
+                wanted.append((key, days))
+    wanted.sort(key=lambda kd: (-len(kd[1]), kd[0]))
+    out: list[Event] = []
+    for key, days in wanted[: settings.timelines]:
+        if steps.stopped:
+            break
+        turns = spread(days, settings.timeline_entries)
+        result = steps.ask(
+            f"timeline:{key}",
+            "timeline",
+            _PARSE,
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+            given=TaskInputs(episodes=tuple(turns), subject=key),
+            episodes=said_lines(turns),
+        )
+        made = _timeline(steps, key, turns, result)
+        if made is not None:
+            out.append(made)
+    return out
+
+
+def _timeline(steps: Steps, key: str, turns: Sequence[Episode], result: TimelineResult | None) -> Event | None:
+    """The timeline of the entries that name a turn they were shown, in the turns' order, or None
+    with fewer than two (one turn is no order)."""
+    by_tick = {e.tick: e for e in turns}
+    said: dict[int, str] = {}
+    for entry in result.timeline if result is not None else ():
+        clause = " ".join(entry.text.split()).rstrip(".;")
+        if entry.tick in by_tick and clause:
+            said.setdefault(entry.tick, clause)
+    entries = [(e, said[e.tick]) for e in turns if e.tick in said]
+    if len(entries) < 2:  # noqa: PLR2004 - an order needs two
+        return None
+    timeline = DreamObservation(
+        cycle_id=steps.ctx.cycle_id,
+        kind="timeline",
+        text=timeline_text(key, entries)[:_TEXT],
+        subject=key[:_KEY],
+        source_episode_ticks=tuple(e.tick for e, _ in entries),
+        key=f"timeline:{key}"[:_KEY],
+    )
+    return steps.made(timeline)
