@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 
@@ -256,7 +257,7 @@ _VERBS = frozenset(
     """needs looks seems works uses includes feels gets got went took makes made keeps started became runs
     shows says wants""".split()  # noqa: SIM905 - read as prose
 )
-_PART_WORDS = frozenset("project code implementation setup version draft work progress".split())
+_PART_WORDS = frozenset(["project", "code", "implementation", "setup", "version", "draft", "work", "progress"])
 _NO_SUBJECT = frozenset(
     """code implementation approach understanding goal goals progress time question questions work schedule
     experience skills idea ideas thoughts plan plans needs attempt solution solutions accuracy calculation
@@ -306,4 +307,4 @@ def topic_phrases(text: str) -> set[str]:
     """Every word and pair of adjacent words of ``text`` in lower case: what a topic key is looked
     up in, so a later "a budget tracker" counts for the subject "my budget tracker" named."""
     words = _TOPIC_WORD.findall(text.lower())
-    return {*words, *(f"{a} {b}" for a, b in zip(words, words[1:], strict=False))}
+    return {*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))}

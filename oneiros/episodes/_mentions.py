@@ -5,8 +5,9 @@ For each subject (a tag, or a capitalised word inside a sentence: see ``oneiros.
 the index keeps how many episodes named it and the ticks of the latest few, and it is caught up one
 stretch of recorded rows at a time, each row read once. Beside them it keeps the topics a timeline
 follows: what a user's own turns name as theirs ("my budget tracker", see ``oneiros._text.topics``)
-and the ticks of their turns that name it since, spread over the whole history. It is a cache of the episodes, not a fact
-of its own: rebuilt from them it is the same, and the episode memory carries it in its snapshot.
+and the ticks of their turns that name it since, spread over the whole history. It is a cache of
+the episodes, not a fact of its own: rebuilt from them it is the same, and the episode memory
+carries it in its snapshot.
 """
 
 from __future__ import annotations

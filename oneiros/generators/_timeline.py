@@ -26,6 +26,9 @@ _MOST_WORDS: Final = 18
 """A clause longer than this is an explanation, not what was brought up."""
 _LEAST_WORDS: Final = 4
 _CLAUSE: Final = re.compile(r",\s+(?:and\s+|but\s+|so\s+)?")
+_ASKING: Final = re.compile(
+    r"^(?:can|could|would|will|do|does|did|is|are|should|how|what|why|which|where|when|who)\b", re.I
+)
 _FILLER: Final = re.compile(r"^(?:hmm+|um+|uh+|ok(?:ay)?|so|well|yeah|yes|thanks|sure)\b[,.!]?\s*", re.I)
 
 
@@ -37,6 +40,8 @@ class _Entry(msgspec.Struct, frozen=True):
 def _short(sentence: str) -> str | None:
     """``sentence`` whole when short, else its first clause when that stands alone; None else."""
     sentence = _FILLER.sub("", sentence).strip()
+    if _ASKING.match(sentence):
+        return None
     if not sentence or sentence.endswith("?"):
         # A question says what was asked, not what the user brought up of their own.
         head = _CLAUSE.split(sentence, maxsplit=1)[0] if sentence else ""

@@ -267,9 +267,10 @@ def _themes(steps: Steps) -> list[Event]:
 
 def integration(ctx: PhaseContext) -> list[Event]:
     steps = Steps(ctx)
-    outputs: list[Event] = _themes(steps)
+    # Timelines first: a night of long turns leaves little of the phase's budget after threads.
+    outputs: list[Event] = timeline_night(steps, ctx.night_episodes())
+    outputs.extend(_themes(steps))
     outputs.extend(thread_night(steps, ctx.night_episodes()))
-    outputs.extend(timeline_night(steps, ctx.night_episodes()))
     prior = [e for e in ctx.prior_outputs if isinstance(e, DreamStaged)]
     by_tick = columns_of(ctx.episodes).by_tick()
     staged: list[DreamStaged] = []

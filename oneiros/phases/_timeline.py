@@ -13,11 +13,14 @@ brought up; the dates and turn ids are written here, from the episodes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import date
 from typing import TypeVar
 
-from oneiros._text import ASSISTANTS
+import msgspec
+
+from oneiros._text import ASSISTANTS, topic_phrases
 from oneiros.episodes._columns import EpisodeColumns
 from oneiros.events._observations import DreamObservation
 from oneiros.events._types import Episode, Event
@@ -33,6 +36,8 @@ _TEXT = 16_384
 _KEY = 128
 _PARSE = json_parser("timeline", TimelineResult)
 _T = TypeVar("_T")
+_OPENING = 600
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
 
 
 def _said_by_user(episode: Episode) -> bool:
@@ -47,6 +52,17 @@ def spread(items: Sequence[_T], most: int) -> list[_T]:
         return list(items[-most:]) if most else []
     last = len(items) - 1
     return [items[round(n * last / (most - 1))] for n in range(most)]
+
+
+def _opening(episode: Episode) -> Episode:
+    """``episode`` with its text cut to its opening whole sentences (at most ``_OPENING``
+    characters): where a turn says what it brings up, and all a timeline's step needs to read."""
+    text = episode.summary
+    if len(text) <= _OPENING:
+        return episode
+    head = text[:_OPENING]
+    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
+    return msgspec.structs.replace(episode, summary=head[: ends[-1]].rstrip() if ends else head)
 
 
 def _firsts(ticks: Sequence[int], columns: EpisodeColumns) -> list[Episode]:
@@ -78,23 +94,26 @@ def timeline_night(steps: Steps, night: Sequence[Episode]) -> list[Event]:
     settings = ctx.settings.consolidation
     if settings.timelines <= 0 or ctx.memory is None or ctx.night is None or not night:
         return []
-    tonight = {e.tick for e in night if _said_by_user(e)}
-    if not tonight:
-        return []
-    mentions = ctx.memory.mentions(ctx.night[1])
+    # The index up to the night (as threads read it: reading on past it here would make the
+    # threads' read start again), and the night's own user turns looked up in it.
+    topics = ctx.memory.mentions(ctx.night[0]).topics
+    tonight: dict[str, list[int]] = {}
+    for episode in night:
+        if _said_by_user(episode):
+            for key in topic_phrases(episode.summary) & topics.keys():
+                tonight.setdefault(key, []).append(episode.tick)
     columns = ctx.memory.columns()
     wanted: list[tuple[str, list[Episode]]] = []
-    for key, ticks in mentions.topics.items():
-        if ticks and ticks[-1] in tonight:
-            days = _firsts(ticks, columns)
-            if len(days) > 1:
-                wanted.append((key, days))
+    for key, ticks in tonight.items():
+        days = _firsts([*topics[key], *ticks], columns)
+        if len(days) > 1:
+            wanted.append((key, days))
     wanted.sort(key=lambda kd: (-len(kd[1]), kd[0]))
     out: list[Event] = []
     for key, days in wanted[: settings.timelines]:
         if steps.stopped:
             break
-        turns = spread(days, settings.timeline_entries)
+        turns = [_opening(e) for e in spread(days, settings.timeline_entries)]
         result = steps.ask(
             f"timeline:{key}",
             "timeline",
@@ -120,7 +139,7 @@ def _timeline(steps: Steps, key: str, turns: Sequence[Episode], result: Timeline
         if entry.tick in by_tick and clause:
             said.setdefault(entry.tick, clause)
     entries = [(e, said[e.tick]) for e in turns if e.tick in said]
-    if len(entries) < 2:  # noqa: PLR2004 - an order needs two
+    if len(entries) < 2:
         return None
     timeline = DreamObservation(
         cycle_id=steps.ctx.cycle_id,

@@ -244,7 +244,7 @@ class ConsolidationSettings(msgspec.Struct, frozen=True, kw_only=True):
             raise InvalidSetting("cycle.engines.consolidation.threads", self.threads, "0 or more")
         if self.timelines < 0:
             raise InvalidSetting("cycle.engines.consolidation.timelines", self.timelines, "0 or more")
-        if self.timeline_entries < 2:  # noqa: PLR2004 - an order needs two
+        if self.timeline_entries < 2:
             raise InvalidSetting("cycle.engines.consolidation.timeline_entries", self.timeline_entries, "at least 2")
 
 
