@@ -258,13 +258,17 @@ _VERBS = frozenset(
     shows says wants""".split()  # noqa: SIM905 - read as prose
 )
 _PART_WORDS = frozenset(["project", "code", "implementation", "setup", "version", "draft", "work", "progress"])
+# Alone, these say which part or aspect of something, not what: "my app" is the subject of every
+# coding question, "my weather app" is one.
 _NO_SUBJECT = frozenset(
     """code implementation approach understanding goal goals progress time question questions work schedule
     experience skills idea ideas thoughts plan plans needs attempt solution solutions accuracy calculation
     calculations knowledge head score mind life way answer answers problem problems issue issues concern
     concerns confidence focus part point end side best day days week weeks month months year years
     knowledge background preference preferences decision decisions opinion feedback results result list
-    options option notes thing things stuff job role team""".split()  # noqa: SIM905 - read as prose
+    options option notes thing things stuff job role team app apps application applications program
+    software system systems website site page pages server environment configuration config setup database
+    data script scripts function functions file files test tests error errors""".split()  # noqa: SIM905 - read as prose
 )
 _TOPIC_WORDS = 2
 """A subject is keyed by its last two words at most: "my personal budget tracker" and "my budget

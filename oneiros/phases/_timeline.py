@@ -78,13 +78,16 @@ def _firsts(ticks: Sequence[int], columns: EpisodeColumns) -> list[Episode]:
 
 
 def timeline_text(subject: str, entries: Sequence[tuple[Episode, str]]) -> str:
-    """``Subject, in order: 15 March 2024: <clause> (turn 4); 2 April 2024: ... .``"""
+    """``Budget tracker: what user brought up about it, in order: 15 March 2024: <clause> (turn 4);
+    2 April 2024: ... .`` (whoever said most of its turns brought it up)."""
     parts = []
     for episode, clause in entries:
         day = f"{day_text(episode.time.date())}: " if episode.time is not None else ""
         ref = f" (turn {episode.ref})" if episode.ref else ""
         parts.append(f"{day}{clause}{ref}")
-    return f"{subject[:1].upper()}{subject[1:]}, in order: {'; '.join(parts)}."
+    speakers = [e.speaker for e, _ in entries if e.speaker]
+    who = max(dict.fromkeys(speakers), key=speakers.count) if speakers else "the golem"
+    return f"{subject[:1].upper()}{subject[1:]}: what {who} brought up about it, in order: {'; '.join(parts)}."
 
 
 def timeline_night(steps: Steps, night: Sequence[Episode]) -> list[Event]:
@@ -113,7 +116,9 @@ def timeline_night(steps: Steps, night: Sequence[Episode]) -> list[Event]:
     for key, days in wanted[: settings.timelines]:
         if steps.stopped:
             break
-        turns = [_opening(e) for e in spread(days, settings.timeline_entries)]
+        # Twice the entries are read, as not every turn says what it brought up (a bare question):
+        # the timeline keeps an even spread of those that do.
+        turns = [_opening(e) for e in spread(days, 2 * settings.timeline_entries)]
         result = steps.ask(
             f"timeline:{key}",
             "timeline",
@@ -123,22 +128,24 @@ def timeline_night(steps: Steps, night: Sequence[Episode]) -> list[Event]:
             given=TaskInputs(episodes=tuple(turns), subject=key),
             episodes=said_lines(turns),
         )
-        made = _timeline(steps, key, turns, result)
+        made = _timeline(steps, key, turns, result, settings.timeline_entries)
         if made is not None:
             out.append(made)
     return out
 
 
-def _timeline(steps: Steps, key: str, turns: Sequence[Episode], result: TimelineResult | None) -> Event | None:
-    """The timeline of the entries that name a turn they were shown, in the turns' order, or None
-    with fewer than two (one turn is no order)."""
+def _timeline(
+    steps: Steps, key: str, turns: Sequence[Episode], result: TimelineResult | None, most: int
+) -> Event | None:
+    """The timeline of the entries that name a turn they were shown, in the turns' order (at most
+    ``most``, spread evenly), or None with fewer than two (one turn is no order)."""
     by_tick = {e.tick: e for e in turns}
     said: dict[int, str] = {}
     for entry in result.timeline if result is not None else ():
         clause = " ".join(entry.text.split()).rstrip(".;")
         if entry.tick in by_tick and clause:
             said.setdefault(entry.tick, clause)
-    entries = [(e, said[e.tick]) for e in turns if e.tick in said]
+    entries = spread([(e, said[e.tick]) for e in turns if e.tick in said], most)
     if len(entries) < 2:
         return None
     timeline = DreamObservation(

@@ -22,6 +22,7 @@ the two rankings fused by reciprocal rank.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Literal
@@ -99,6 +100,15 @@ class _Outdated(msgspec.Struct, frozen=True, kw_only=True):
     by: int
 
 
+_TIMELINE_WEIGHT = 1.5
+"""What a timeline's relevance is multiplied by when the query asks for an order or a progression:
+its words are spread over many turns, so BM25 alone ranks it below the one turn that repeats the
+question's words."""
+_ORDERING = re.compile(
+    r"\b(?:in order|order in which|in what order|progress(?:ed)?|over time|throughout our conversations|"
+    r"summary of how|timeline)\b",
+    re.IGNORECASE,
+)
 _OUTDATED_WEIGHT = 0.5
 """What an outdated turn's relevance is multiplied by, so the turn of the value in force ranks above it."""
 
@@ -116,6 +126,9 @@ class _Doc(msgspec.Struct, frozen=True, kw_only=True):
     restates: bool = True
     """Whether its text restates its episodes (an episode, an observation, a thread), or only names
     what they talked about (a summary): only a restatement may take an episode's place."""
+    timeline: bool = False
+    """A timeline (what the user brought up about a subject, in order): weighted up for a query
+    that asks for an order or a progression."""
 
 
 def episode_text(episode: Episode) -> str:
@@ -255,6 +268,7 @@ class RecallIndex:
             # A timeline names its turns without restating them, as a summary does: it never takes
             # a turn's place, or one timeline would stand for many turns in one slot.
             restates=event.kind not in ("summary", "timeline"),
+            timeline=event.kind == "timeline",
         )
 
 
@@ -325,10 +339,17 @@ class _Scorer:
 
 
 def _indexed(
-    db: ProjectionDB, golem_id: str, scorer: _Scorer, per_part: int, words: set[str], *, summaries: set[str]
+    db: ProjectionDB,
+    golem_id: str,
+    scorer: _Scorer,
+    per_part: int,
+    words: set[str],
+    *,
+    summaries: set[str],
+    ordering: bool = False,
 ) -> list[RecallItem]:
     """The index's best ``per_part`` of each part as items; the refs of summaries among them are
-    added to ``summaries``."""
+    added to ``summaries``; with ``ordering``, timelines are weighted up."""
     hits = db.term_top("recall", golem_id, scorer.indexed, scorer.okapi(), per_part, blocks=scorer.blocks)
     rows = db.get_many("recall", "doc", [f"{golem_id}/{doc}" for doc, _part, _score in hits])
     out: list[RecallItem] = []
@@ -339,6 +360,8 @@ def _indexed(
         found = msgspec.json.decode(data, type=_Doc)
         if not found.restates:
             summaries.add(found.ref)
+        if ordering and found.timeline:
+            relevance *= _TIMELINE_WEIGHT
         out.append(
             RecallItem(
                 kind=found.kind,
@@ -527,7 +550,7 @@ def recall(
         per_part *= _GROUPED_POOL  # what grouping leaves out is made up from further down
     summaries: set[str] = set()
     found = [
-        *_indexed(db, golem_id, scorer, per_part, words, summaries=summaries),
+        *_indexed(db, golem_id, scorer, per_part, words, summaries=summaries, ordering=bool(_ORDERING.search(query))),
         *_outside(db, staging, golem_id, scorer, words),
     ]
     found = _demoted(db, golem_id, [i for i in found if i.relevance > 0])
