@@ -353,15 +353,14 @@ def _indexed(
     hits = db.term_top("recall", golem_id, scorer.indexed, scorer.okapi(), per_part, blocks=scorer.blocks)
     rows = db.get_many("recall", "doc", [f"{golem_id}/{doc}" for doc, _part, _score in hits])
     out: list[RecallItem] = []
-    for doc, _part, relevance in hits:
+    for doc, _part, score in hits:
         data = rows.get(f"{golem_id}/{doc}")
         if data is None:  # pragma: no cover - postings and rows are written in one transaction
             continue
         found = msgspec.json.decode(data, type=_Doc)
         if not found.restates:
             summaries.add(found.ref)
-        if ordering and found.timeline:
-            relevance *= _TIMELINE_WEIGHT
+        relevance = score * _TIMELINE_WEIGHT if ordering and found.timeline else score
         out.append(
             RecallItem(
                 kind=found.kind,
