@@ -268,7 +268,8 @@ _NO_SUBJECT = frozenset(
     knowledge background preference preferences decision decisions opinion feedback results result list
     options option notes thing things stuff job role team app apps application applications program
     software system systems website site page pages server environment configuration config setup database
-    data script scripts function functions file files test tests error errors""".split()  # noqa: SIM905 - read as prose
+    data script scripts function functions file files test tests error errors project projects deadline
+    deadlines task tasks timeline""".split()  # noqa: SIM905 - read as prose
 )
 _TOPIC_WORDS = 2
 """A subject is keyed by its last two words at most: "my personal budget tracker" and "my budget

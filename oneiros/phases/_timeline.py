@@ -14,7 +14,7 @@ brought up; the dates and turn ids are written here, from the episodes.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import TypeVar
 
@@ -77,13 +77,28 @@ def _firsts(ticks: Sequence[int], columns: EpisodeColumns) -> list[Episode]:
     return list(days.values())
 
 
-def timeline_text(subject: str, entries: Sequence[tuple[Episode, str]]) -> str:
-    """``Budget tracker: what user brought up about it, in order: 15 March 2024: <clause> (turn 4);
-    2 April 2024: ... .`` (whoever said most of its turns brought it up)."""
+def _reply(columns: EpisodeColumns, episode: Episode) -> Episode | None:
+    """The turn that answered ``episode``: the next one, by someone else, the same day (the first
+    part of it, when it is long)."""
+    position = columns.position(episode.tick)
+    if position is None or position + 1 >= len(columns):
+        return None
+    following = columns[position + 1]
+    if following.speaker == episode.speaker or following.time is None or episode.time is None:
+        return None
+    return following if following.time.date() == episode.time.date() else None
+
+
+def timeline_text(subject: str, entries: Sequence[tuple[Episode, str]], replies: Mapping[int, Episode]) -> str:
+    """``Budget tracker: what user brought up about it, in order: 15 March 2024: <clause> (turns 4,
+    5); 2 April 2024: ... .`` (whoever said most of its turns brought it up; each entry names its
+    turn and the reply to it, in ``replies``)."""
     parts = []
     for episode, clause in entries:
         day = f"{day_text(episode.time.date())}: " if episode.time is not None else ""
-        ref = f" (turn {episode.ref})" if episode.ref else ""
+        answer = replies.get(episode.tick)
+        refs = [r for r in (episode.ref, answer.ref if answer is not None else None) if r]
+        ref = f" ({'turns' if len(refs) > 1 else 'turn'} {', '.join(refs)})" if refs else ""
         parts.append(f"{day}{clause}{ref}")
     speakers = [e.speaker for e, _ in entries if e.speaker]
     who = max(dict.fromkeys(speakers), key=speakers.count) if speakers else "the golem"
@@ -128,17 +143,19 @@ def timeline_night(steps: Steps, night: Sequence[Episode]) -> list[Event]:
             given=TaskInputs(episodes=tuple(turns), subject=key),
             episodes=said_lines(turns),
         )
-        made = _timeline(steps, key, turns, result, settings.timeline_entries)
+        made = _timeline(steps, key, turns, result, settings.timeline_entries, columns)
         if made is not None:
             out.append(made)
     return out
 
 
-def _timeline(
-    steps: Steps, key: str, turns: Sequence[Episode], result: TimelineResult | None, most: int
+def _timeline(  # noqa: PLR0913, PLR0917 - one timeline's parts
+    steps: Steps, key: str, turns: Sequence[Episode], result: TimelineResult | None, most: int, columns: EpisodeColumns
 ) -> Event | None:
     """The timeline of the entries that name a turn they were shown, in the turns' order (at most
-    ``most``, spread evenly), or None with fewer than two (one turn is no order)."""
+    ``most``, spread evenly), or None with fewer than two (one turn is no order). Each entry stands
+    for its exchange: the turn that brought it up and the reply to it, where a "how has it
+    progressed" question finds what was said about it."""
     by_tick = {e.tick: e for e in turns}
     said: dict[int, str] = {}
     for entry in result.timeline if result is not None else ():
@@ -148,12 +165,14 @@ def _timeline(
     entries = spread([(e, said[e.tick]) for e in turns if e.tick in said], most)
     if len(entries) < 2:
         return None
+    replies = {e.tick: r for e, _ in entries if (r := _reply(columns, e)) is not None}
+    ticks = [t for e, _ in entries for t in (e.tick, *((replies[e.tick].tick,) if e.tick in replies else ()))]
     timeline = DreamObservation(
         cycle_id=steps.ctx.cycle_id,
         kind="timeline",
-        text=timeline_text(key, entries)[:_TEXT],
+        text=timeline_text(key, entries, replies)[:_TEXT],
         subject=key[:_KEY],
-        source_episode_ticks=tuple(e.tick for e, _ in entries),
+        source_episode_ticks=tuple(ticks),
         key=f"timeline:{key}"[:_KEY],
     )
     return steps.made(timeline)
