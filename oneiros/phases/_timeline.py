@@ -149,7 +149,7 @@ def timeline_night(steps: Steps, night: Sequence[Episode]) -> list[Event]:
     return out
 
 
-def _timeline(  # noqa: PLR0913, PLR0917 - one timeline's parts
+def _timeline(  # noqa: PLR0917 - one timeline's parts
     steps: Steps, key: str, turns: Sequence[Episode], result: TimelineResult | None, most: int, columns: EpisodeColumns
 ) -> Event | None:
     """The timeline of the entries that name a turn they were shown, in the turns' order (at most

@@ -103,12 +103,15 @@ class _Outdated(msgspec.Struct, frozen=True, kw_only=True):
 _TIMELINE_WEIGHT = 1.5
 """What a timeline's relevance is multiplied by when the query asks for an order or a progression:
 its words are spread over many turns, so BM25 alone ranks it below the one turn that repeats the
-question's words."""
+question's words. A timeline whose subject the query names ("how has my budget tracker
+progressed") is weighted by twice that: it is the one asked for, above timelines that only
+mention the subject."""
 _ORDERING = re.compile(
     r"\b(?:in order|order in which|in what order|progress(?:ed)?|over time|throughout our conversations|"
     r"summary of how|timeline)\b",
     re.IGNORECASE,
 )
+_QUERY_WORD = re.compile(r"[a-z0-9+#-]+")
 _OUTDATED_WEIGHT = 0.5
 """What an outdated turn's relevance is multiplied by, so the turn of the value in force ranks above it."""
 
@@ -347,9 +350,11 @@ def _indexed(
     *,
     summaries: set[str],
     ordering: bool = False,
+    query: str = "",
 ) -> list[RecallItem]:
     """The index's best ``per_part`` of each part as items; the refs of summaries among them are
-    added to ``summaries``; with ``ordering``, timelines are weighted up."""
+    added to ``summaries``; with ``ordering``, timelines are weighted up (those whose subject the
+    ``query``, in lower case, names the most)."""
     hits = db.term_top("recall", golem_id, scorer.indexed, scorer.okapi(), per_part, blocks=scorer.blocks)
     rows = db.get_many("recall", "doc", [f"{golem_id}/{doc}" for doc, _part, _score in hits])
     out: list[RecallItem] = []
@@ -360,7 +365,10 @@ def _indexed(
         found = msgspec.json.decode(data, type=_Doc)
         if not found.restates:
             summaries.add(found.ref)
-        relevance = score * _TIMELINE_WEIGHT if ordering and found.timeline else score
+        relevance = score
+        if ordering and found.timeline:
+            named = bool(found.speaker) and f" {found.speaker} " in f" {query} "
+            relevance = score * _TIMELINE_WEIGHT * (2 if named else 1)
         out.append(
             RecallItem(
                 kind=found.kind,
@@ -549,7 +557,16 @@ def recall(
         per_part *= _GROUPED_POOL  # what grouping leaves out is made up from further down
     summaries: set[str] = set()
     found = [
-        *_indexed(db, golem_id, scorer, per_part, words, summaries=summaries, ordering=bool(_ORDERING.search(query))),
+        *_indexed(
+            db,
+            golem_id,
+            scorer,
+            per_part,
+            words,
+            summaries=summaries,
+            ordering=bool(_ORDERING.search(query)),
+            query=" ".join(_QUERY_WORD.findall(query.lower())),
+        ),
         *_outside(db, staging, golem_id, scorer, words),
     ]
     found = _demoted(db, golem_id, [i for i in found if i.relevance > 0])
