@@ -21,6 +21,7 @@ from typing import TypeVar
 import msgspec
 
 from oneiros._text import ASSISTANTS, topic_phrases
+from oneiros._text import topics as named_topics
 from oneiros.episodes._columns import EpisodeColumns
 from oneiros.events._observations import DreamObservation
 from oneiros.events._types import Episode, Event
@@ -114,16 +115,19 @@ def timeline_night(steps: Steps, night: Sequence[Episode]) -> list[Event]:
         return []
     # The index up to the night (as threads read it: reading on past it here would make the
     # threads' read start again), and the night's own user turns looked up in it.
+    # A subject first named tonight counts too: a first night over a long history is all one night.
     topics = ctx.memory.mentions(ctx.night[0]).topics
+    known = set(topics)
     tonight: dict[str, list[int]] = {}
     for episode in night:
         if _said_by_user(episode):
-            for key in topic_phrases(episode.summary) & topics.keys():
+            known.update(named_topics(episode.summary))
+            for key in topic_phrases(episode.summary) & known:
                 tonight.setdefault(key, []).append(episode.tick)
     columns = ctx.memory.columns()
     wanted: list[tuple[str, list[Episode]]] = []
     for key, ticks in tonight.items():
-        days = _firsts([*topics[key], *ticks], columns)
+        days = _firsts([*topics.get(key, ()), *ticks], columns)
         if len(days) > 1:
             wanted.append((key, days))
     wanted.sort(key=lambda kd: (-len(kd[1]), kd[0]))
