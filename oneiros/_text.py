@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 
 __all__ = [
+    "ASSISTANTS",
     "FUNCTION_WORDS",
     "IMAGERY",
     "STOPWORDS",
@@ -16,9 +18,14 @@ __all__ = [
     "keywords",
     "plural",
     "rank",
+    "topic_phrases",
+    "topics",
 ]
 
 _WORD = re.compile(r"[a-z][a-z0-9'-]{2,}")
+ASSISTANTS = frozenset({"assistant", "ai", "bot", "model", "system", "tool"})
+"""Speaker names of the assistant's side of a transcript (lower case): its turns explain, and an
+assistant keeps from them only what it decided or committed to."""
 FUNCTION_WORDS = frozenset(
     """i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself
     yourselves he him his himself she she's her hers herself it it's its itself they them their theirs
@@ -231,3 +238,78 @@ def _opens(text: str, at: int) -> bool:
     """Whether the word at ``at`` opens a sentence: after ". ", "! ", "? " or a new line."""
     before = text[max(0, at - 3) : at]
     return before.endswith("\n") or before.rstrip(" \"'(").endswith((".", "!", "?")) or not before.strip(" \"'(")
+
+
+# What the user owns or works on, named as "my ..." / "our ..." (or "the ... feature"): a subject a
+# timeline can follow. The words that only say which version or part of it ("my current code", "my
+# project") name no subject of their own.
+_OWNED = re.compile(r"\b(?:my|our)\s+(?=((?:[A-Za-z][\w-]*\s+){0,3}[A-Za-z][\w-]*))", re.IGNORECASE)
+_PART = re.compile(
+    r"\bthe\s+(?=((?:[a-z][\w-]*\s+){1,2}(?:feature|module|component|page|project|app|website|site|tracker|system))\b)",
+    re.IGNORECASE,
+)
+_TOPIC_WORD = re.compile(r"[a-z][a-z0-9+#-]*")
+_VERSION_WORDS = frozenset(
+    """current new old initial existing first final own whole entire latest main overall previous updated
+    basic simple recent last next""".split()  # noqa: SIM905 - read as prose
+)
+_VERBS = frozenset(
+    """needs looks seems works uses includes feels gets got went took makes made keeps started became runs
+    shows says wants""".split()  # noqa: SIM905 - read as prose
+)
+_PART_WORDS = frozenset(["project", "code", "implementation", "setup", "version", "draft", "work", "progress"])
+# Alone, these say which part or aspect of something, not what: "my app" is the subject of every
+# coding question, "my weather app" is one.
+_NO_SUBJECT = frozenset(
+    """code implementation approach understanding goal goals progress time question questions work schedule
+    experience skills idea ideas thoughts plan plans needs attempt solution solutions accuracy calculation
+    calculations knowledge head score mind life way answer answers problem problems issue issues concern
+    concerns confidence focus part point end side best day days week weeks month months year years
+    knowledge background preference preferences decision decisions opinion feedback results result list
+    options option notes thing things stuff job role team app apps application applications program
+    software system systems website site page pages server environment configuration config setup database
+    data script scripts function functions file files test tests error errors project projects deadline
+    deadlines task tasks timeline""".split()  # noqa: SIM905 - read as prose
+)
+_TOPIC_WORDS = 2
+"""A subject is keyed by its last two words at most: "my personal budget tracker" and "my budget
+tracker" are one."""
+
+
+def _topic(words: list[str]) -> str | None:
+    """The key of a possessive phrase's words: cut at the first function word or -ing verb, without
+    the words that only say which version of it, keyed by its last words."""
+    kept: list[str] = []
+    for word in words:
+        lower = word.lower()
+        verb = lower in _VERBS or lower.endswith("ing") or (kept and lower.endswith("ed"))
+        if lower in FUNCTION_WORDS or lower in _CALENDAR or verb or not _TOPIC_WORD.fullmatch(lower):
+            break
+        kept.append(lower)
+    while kept and kept[0] in _VERSION_WORDS:
+        del kept[0]
+    while len(kept) > 1 and kept[-1] in _PART_WORDS:
+        del kept[-1]
+    kept = kept[-_TOPIC_WORDS:]
+    if not kept or (len(kept) == 1 and (kept[0] in _NO_SUBJECT or len(kept[0]) < 3)):
+        return None
+    return " ".join(kept)
+
+
+def topics(text: str) -> list[str]:
+    """The subjects ``text`` names as its speaker's own ("my budget tracker", "our API", "the city
+    autocomplete feature"), each keyed in lower case by its last two words, in order. English only."""
+    found: dict[str, None] = {}
+    for pattern in (_OWNED, _PART):
+        for match in pattern.finditer(text):
+            key = _topic(match.group(1).split())
+            if key is not None:
+                found.setdefault(key)
+    return list(found)
+
+
+def topic_phrases(text: str) -> set[str]:
+    """Every word and pair of adjacent words of ``text`` in lower case: what a topic key is looked
+    up in, so a later "a budget tracker" counts for the subject "my budget tracker" named."""
+    words = _TOPIC_WORD.findall(text.lower())
+    return {*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))}

@@ -1,5 +1,6 @@
-"""Facts a dream distilled from the episodes: OpenSeed's observations, threads and summaries, and
-the profile (core memory): the user's standing instructions, preferences and facts about themselves.
+"""Facts a dream distilled from the episodes: OpenSeed's observations, threads and summaries, the
+profile (core memory): the user's standing instructions, preferences and facts about themselves, and
+timelines: per subject the user keeps coming back to, what they brought up about it in order.
 
 An observation says what happened in plain words, attributed to whoever did it, with an absolute
 date where the episode said "yesterday" or "last week"; a thread joins what one subject did across
@@ -19,7 +20,7 @@ from oneiros.events._types import DreamOutput, event_type
 
 __all__ = ["DreamObservation", "ObservationKind", "Priority"]
 
-ObservationKind = Literal["observation", "thread", "summary", "profile"]
+ObservationKind = Literal["observation", "thread", "summary", "profile", "timeline"]
 Priority = Literal["RED", "YLW", "GRN"]
 """OpenSeed's levels: RED for what matters most, YLW for what matters, GRN for the rest."""
 Text = Annotated[str, msgspec.Meta(min_length=1, max_length=16_384)]
@@ -41,6 +42,8 @@ class DreamObservation(DreamOutput, frozen=True, kw_only=True):
     """How much it matters, as the dream judged it from its episodes (added without a new version:
     an observation recorded before has the lowest level)."""
     key: Subject | None = None
-    """A profile entry's what-it-is-about ("instruction:use tabs", "identity"): a later entry of the
+    """A profile entry's what-it-is-about ("instruction:use tabs", "identity"), a fact's thing that
+    took a new value, or a timeline's subject ("timeline:budget tracker"): a later output of the
     golem with the same key supersedes it (the earlier stays in the log, with when it held). None
-    for the other kinds (added without a new version: no earlier event is a profile entry)."""
+    for the other kinds (added without a new version: no earlier event is a profile entry). The
+    kind ``timeline`` was added without a new version too: no earlier event is one."""

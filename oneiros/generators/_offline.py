@@ -18,6 +18,7 @@ from oneiros.generators._phrases import pick, topics
 from oneiros.generators._profile import PROFILE
 from oneiros.generators._protocol import Generation, GenerationRequest
 from oneiros.generators._reasoning import REASONING, Draft
+from oneiros.generators._timeline import TIMELINE
 
 __all__ = ["OfflineGenerator", "dali_cut", "keywords"]
 
@@ -116,12 +117,12 @@ def _dream(d: Draft) -> str:
 
 
 def _consolidating(d: Draft) -> str:
-    return {**CONSOLIDATION, **PROFILE}[d.request.task](d.request)
+    return {**CONSOLIDATION, **PROFILE, **TIMELINE}[d.request.task](d.request)
 
 
 _WRITERS = {
     **REASONING,
-    **dict.fromkeys({**CONSOLIDATION, **PROFILE}, _consolidating),
+    **dict.fromkeys({**CONSOLIDATION, **PROFILE, **TIMELINE}, _consolidating),
     "partial": _partial,
     "novelty": _novelty,
     "dream": _dream,

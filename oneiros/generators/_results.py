@@ -25,6 +25,8 @@ __all__ = [
     "SummaryResult",
     "ThreadResult",
     "ThreatResult",
+    "TimelineEntry",
+    "TimelineResult",
     "parse_dream",
     "parse_json",
     "parse_partial",
@@ -98,6 +100,18 @@ class ProfileFact(msgspec.Struct, frozen=True, kw_only=True):
 
 class ProfileResult(msgspec.Struct, frozen=True):
     profile: tuple[ProfileFact, ...] = ()
+
+
+class TimelineEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One entry of a timeline step: the turn (``tick``) and what the user brought up in it, as one
+    whole short clause (the phase adds its date and the turn's id)."""
+
+    tick: int
+    text: Text
+
+
+class TimelineResult(msgspec.Struct, frozen=True):
+    timeline: tuple[TimelineEntry, ...] = ()
 
 
 class ThreadResult(msgspec.Struct, frozen=True):

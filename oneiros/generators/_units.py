@@ -17,13 +17,11 @@ from typing import Final
 
 import msgspec
 
+from oneiros._text import ASSISTANTS
 from oneiros.generators._prose import sentences
 
 __all__ = ["ASSISTANTS", "Units", "clean_sentence", "committed", "prose_sentences", "units"]
 
-ASSISTANTS: Final = frozenset({"assistant", "ai", "bot", "model", "system", "tool"})
-"""Speaker names of the assistant's side of a transcript (lower case): its turns explain, and an
-assistant keeps from them only what it decided or committed to."""
 
 _LONGEST: Final = 320
 """A sentence longer than this is an explanation, not a fact: dropped, never cut."""

@@ -39,6 +39,7 @@ from oneiros.generators._results import InsightResult
 from oneiros.phases._common import Steps, episode_lines, json_parser
 from oneiros.phases._consolidate import thread_night
 from oneiros.phases._context import PhaseContext
+from oneiros.phases._timeline import timeline_night
 from oneiros.settings._cycle import IntegrationSettings
 
 __all__ = ["Candidate", "classify", "integration", "polarity"]
@@ -266,7 +267,9 @@ def _themes(steps: Steps) -> list[Event]:
 
 def integration(ctx: PhaseContext) -> list[Event]:
     steps = Steps(ctx)
-    outputs: list[Event] = _themes(steps)
+    # Timelines first: a night of long turns leaves little of the phase's budget after threads.
+    outputs: list[Event] = timeline_night(steps, ctx.night_episodes())
+    outputs.extend(_themes(steps))
     outputs.extend(thread_night(steps, ctx.night_episodes()))
     prior = [e for e in ctx.prior_outputs if isinstance(e, DreamStaged)]
     by_tick = columns_of(ctx.episodes).by_tick()

@@ -22,6 +22,7 @@ the two rankings fused by reciprocal rank.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Literal
@@ -84,6 +85,18 @@ _RRF_K = 60
 """Reciprocal-rank fusion's constant (Cormack et al. 2009): 1 / (60 + rank)."""
 
 
+_TIMELINE_WEIGHT = 1.5
+"""What a timeline's relevance is multiplied by when the query asks for an order or a progression:
+its words are spread over many turns, so BM25 alone ranks it below the one turn that repeats the
+question's words. A timeline whose subject the query names ("how has my budget tracker
+progressed") is weighted by twice that: it is the one asked for, above timelines that only
+mention the subject."""
+_ORDERING = re.compile(
+    r"\b(?:in order|order in which|in what order|progress(?:ed)?|over time|throughout our conversations|"
+    r"summary of how|timeline)\b",
+    re.IGNORECASE,
+)
+_QUERY_WORD = re.compile(r"[a-z0-9+#-]+")
 _OUTDATED_WEIGHT = 0.5
 """What an outdated turn's relevance is multiplied by, so the turn of the value in force ranks above it."""
 
@@ -142,7 +155,8 @@ class RecallIndex:
             else:
                 assert isinstance(event, DreamObservation)  # _indexed_text refused anything else
                 if event.key:
-                    self._supersede(golem, event.key, doc, rows, golem_stats)
+                    outdates = event.kind != "timeline"  # a timeline's turns stay current
+                    self._supersede(golem, event.key, doc, rows, golem_stats, outdates=outdates)
                 entry = self._observation(golem, record.meta.event_id, event, rows)
             put("doc", f"{golem}/{doc}", entry)
             if length:
@@ -186,16 +200,17 @@ class RecallIndex:
         )
 
     @staticmethod
-    def _supersede(golem: str, key: str, doc: int, rows: Rows, stats: _Stats) -> None:
+    def _supersede(golem: str, key: str, doc: int, rows: Rows, stats: _Stats, *, outdates: bool = True) -> None:  # noqa: PLR0913 - private; outdates keyword-only
         """A profile entry or a fact giving a new value supersedes the golem's earlier one on the
         same thing (its ``key``): recall finds only the current one (the log keeps both, and the
-        profile read model both entries, with when each held)."""
+        profile read model both entries, with when each held). A timeline written again (not
+        ``outdates``) says its turns are still current: it only lists more of them."""
         key_row = f"{golem}/{key}"
         before = rows.get("key", key_row, _Tick)
         if before is not None:
             old = rows.get("doc", f"{golem}/{before.doc}", _Doc)
             if old is not None:
-                for tick in old.ticks:  # what the replaced fact's turns said is outdated now
+                for tick in old.ticks if outdates else ():  # what the replaced fact's turns said is outdated now
                     rows.put("outdated", _tick_key(golem, tick), _Outdated(by=doc))
                 found = terms(old.indexed)
                 rows.unpost(golem, before.doc, set(found), _OBSERVATIONS)
@@ -221,7 +236,10 @@ class RecallIndex:
             refs=tuple(refs),
             speaker=event.subject,
             time=event.about.isoformat() if event.about else None,
-            restates=event.kind != "summary",
+            # A timeline names its turns without restating them, as a summary does: it never takes
+            # a turn's place, or one timeline would stand for many turns in one slot.
+            restates=event.kind not in ("summary", "timeline"),
+            timeline=event.kind == "timeline",
         )
 
 
@@ -294,21 +312,34 @@ class _Scorer:
         return sum(self.idf[t] * bm25_weight(counts[t], length, avgdl, k1, b) for t in self.terms if t in counts)
 
 
-def _indexed(  # noqa: PLR0913 - private, one call site; summaries keyword-only
-    db: ProjectionDB, golem_id: str, scorer: _Scorer, per_part: int, words: set[str], *, summaries: set[str]
+def _indexed(  # noqa: PLR0913 - private, one call site; the rest keyword-only
+    db: ProjectionDB,
+    golem_id: str,
+    scorer: _Scorer,
+    per_part: int,
+    words: set[str],
+    *,
+    summaries: set[str],
+    ordering: bool = False,
+    query: str = "",
 ) -> list[RecallItem]:
     """The index's best ``per_part`` of each part as items; the refs of summaries among them are
-    added to ``summaries``."""
+    added to ``summaries``; with ``ordering``, timelines are weighted up (those whose subject the
+    ``query``, in lower case, names the most)."""
     hits = db.term_top("recall", golem_id, scorer.indexed, scorer.okapi(), per_part, blocks=scorer.blocks)
     rows = db.get_many("recall", "doc", [f"{golem_id}/{doc}" for doc, _part, _score in hits])
     out: list[RecallItem] = []
-    for doc, _part, relevance in hits:
+    for doc, _part, score in hits:
         data = rows.get(f"{golem_id}/{doc}")
         if data is None:  # pragma: no cover - postings and rows are written in one transaction
             continue
         found = msgspec.json.decode(data, type=_Doc)
         if not found.restates:
             summaries.add(found.ref)
+        relevance = score
+        if ordering and found.timeline:
+            named = bool(found.speaker) and f" {found.speaker} " in f" {query} "
+            relevance = score * _TIMELINE_WEIGHT * (2 if named else 1)
         out.append(
             RecallItem(
                 kind=found.kind,
@@ -524,7 +555,16 @@ def recall(  # noqa: PLR0913 - the read model's recall entry; settings keyword-o
         per_part *= _GROUPED_POOL  # what grouping leaves out is made up from further down
     summaries: set[str] = set()
     found = [
-        *_indexed(db, golem_id, scorer, per_part, words, summaries=summaries),
+        *_indexed(
+            db,
+            golem_id,
+            scorer,
+            per_part,
+            words,
+            summaries=summaries,
+            ordering=bool(_ORDERING.search(query)),
+            query=" ".join(_QUERY_WORD.findall(query.lower())),
+        ),
         *_outside(db, staging, golem_id, scorer, words),
     ]
     held = in_force(db, golem_id)

@@ -73,6 +73,9 @@ class _Doc(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     restates: bool = True
     """Whether its text restates its episodes (an episode, an observation, a thread), or only names
     what they talked about (a summary): only a restatement may take an episode's place."""
+    timeline: bool = False
+    """A timeline (what the user brought up about a subject, in order): weighted up for a query
+    that asks for an order or a progression."""
 
     @property
     def indexed(self) -> str:

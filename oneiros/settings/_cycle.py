@@ -215,6 +215,14 @@ class ConsolidationSettings(msgspec.Struct, frozen=True, kw_only=True):
     """NREM finds the user's profile (core memory) in the night's turns: standing instructions,
     preferences, facts about themselves and their project, each a ``DreamObservation`` of kind
     ``profile`` whose ``key`` a later entry on the same thing supersedes (issue 36)."""
+    timelines: int = 3
+    """Most timelines a night writes again: subjects the user's turns of the night name as theirs
+    ("my budget tracker") that a turn of an earlier day named too, each what the user brought up
+    about it in order, with dates (a ``DreamObservation`` of kind ``timeline`` superseding the
+    subject's earlier one; issue 36). 0 for none."""
+    timeline_entries: int = 8
+    """Most entries of a timeline: the first turn on its subject of each day, spread evenly over the
+    whole span past this many. Recall is paid for in tokens: 8 short clauses are about 200."""
     summaries: bool = False
     """One summary of each night's episodes per speaker: off, since they added nothing a reader
     could use that observations did not (docs/evaluation.md)."""
@@ -234,6 +242,10 @@ class ConsolidationSettings(msgspec.Struct, frozen=True, kw_only=True):
             )
         if self.threads < 0:
             raise InvalidSetting("cycle.engines.consolidation.threads", self.threads, "0 or more")
+        if self.timelines < 0:
+            raise InvalidSetting("cycle.engines.consolidation.timelines", self.timelines, "0 or more")
+        if self.timeline_entries < 2:
+            raise InvalidSetting("cycle.engines.consolidation.timeline_entries", self.timeline_entries, "at least 2")
 
 
 class WakeUpSettings(msgspec.Struct, frozen=True, kw_only=True):

@@ -117,6 +117,15 @@ DEFAULT_PROMPTS: Final[dict[Task, str]] = {
         'JSON only: {"profile": [{"text": "...", "key": "...", "kind": "instruction|preference|identity|project", '
         '"ticks": [...]}]}'
     ),
+    # Issue 36's timelines: the phase writes each entry's date and turn id; the model says what the
+    # turn brought up.
+    "timeline": (
+        "Subject: $subject\nThe user's messages on it, oldest first, one line each:\n$episodes\n"
+        "For each message, say what the user brought up about the subject, as one whole short clause in "
+        "the third person (at most 18 words; no code, no markdown), with the message's tick. Leave out a "
+        "message that brings up nothing.\n"
+        'JSON only: {"timeline": [{"tick": 0, "text": "..."}]}'
+    ),
     "summary": (
         "Summarise what these episodes talked about, as a short list of the words that matter, and name "
         "the episodes (at most $cap of them) whose words the list uses:\n$episodes\n"

@@ -73,6 +73,7 @@ Task = Literal[
     "thread",
     "summary",
     "profile",
+    "timeline",
 ]
 Tier = Literal["core", "hardened"]
 """Bardo's compute tiers: [CORE] T0 rule-based or Haiku-class, [HARDENED] T1/T2."""
