@@ -42,6 +42,7 @@ _MARKERS: list[tuple[str, Task]] = [
     ('{"thread"', "thread"),
     ('{"summary"', "summary"),
     ('{"profile"', "profile"),
+    ('{"contradictions"', "contradiction"),
     ('{"scores"', "novelty"),
     ('"outcome"', "counterfactual"),
     ('"severity"', "threat"),

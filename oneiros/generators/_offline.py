@@ -13,6 +13,7 @@ import msgspec
 
 from oneiros._deps import rng_for
 from oneiros._text import keywords
+from oneiros.generators._contradiction import CONTRADICTION
 from oneiros.generators._observe import CONSOLIDATION
 from oneiros.generators._phrases import pick, topics
 from oneiros.generators._profile import PROFILE
@@ -116,12 +117,12 @@ def _dream(d: Draft) -> str:
 
 
 def _consolidating(d: Draft) -> str:
-    return {**CONSOLIDATION, **PROFILE}[d.request.task](d.request)
+    return {**CONSOLIDATION, **PROFILE, **CONTRADICTION}[d.request.task](d.request)
 
 
 _WRITERS = {
     **REASONING,
-    **dict.fromkeys({**CONSOLIDATION, **PROFILE}, _consolidating),
+    **dict.fromkeys({**CONSOLIDATION, **PROFILE, **CONTRADICTION}, _consolidating),
     "partial": _partial,
     "novelty": _novelty,
     "dream": _dream,

@@ -100,6 +100,18 @@ class ProfileResult(msgspec.Struct, frozen=True):
     profile: tuple[ProfileFact, ...] = ()
 
 
+class ContradictionFact(msgspec.Struct, frozen=True, kw_only=True):
+    """Two of the user's statements that cannot both hold, in one sentence naming both and when
+    each was said, and the ticks of their messages."""
+
+    text: Text
+    ticks: tuple[int, ...] = ()
+
+
+class ContradictionResult(msgspec.Struct, frozen=True):
+    contradictions: tuple[ContradictionFact, ...] = ()
+
+
 class ThreadResult(msgspec.Struct, frozen=True):
     thread: str
 
