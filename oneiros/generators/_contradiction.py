@@ -41,65 +41,13 @@ _NOT_A_STATEMENT: Final = re.compile(
 )
 _WORD: Final = re.compile(r"[A-Za-z][\w+#-]*")
 # Words an experience is told with, not what it is about: "never used any X before" is about X.
-_GENERIC: Final = frozenset(
-    {
-        "any",
-        "anything",
-        "ever",
-        "before",
-        "really",
-        "actually",
-        "yet",
-        "project",
-        "projects",
-        "thing",
-        "things",
-        "one",
-        "time",
-        "times",
-        "kind",
-        "sort",
-        "able",
-        "much",
-        "many",
-        "some",
-        "something",
-        "used",
-        "use",
-        "using",
-        "done",
-        "do",
-        "doing",
-        "tried",
-        "try",
-        "trying",
-        "been",
-        "had",
-        "have",
-        "got",
-        "get",
-        "getting",
-        "made",
-        "make",
-        "work",
-        "worked",
-        "working",
-        "related",
-        "such",
-        "like",
-        "also",
-        "sure",
-        "still",
-        "just",
-        "even",
-        "this",
-        "that",
-        "these",
-        "those",
-        "other",
-        "new",
-    }  # fmt: skip
-)
+_GENERIC_WORDS: Final = """
+    any anything ever before really actually yet project projects thing things one time times kind
+    sort able much many some something used use using done do doing tried try trying been had have
+    got get getting made make work worked working related such like also sure still just even this
+    that these those other new
+"""
+_GENERIC: Final = frozenset(_GENERIC_WORDS.split())
 _SUFFIXES: Final = ("ings", "ing", "ies", "ed", "es", "s")
 _SHARED = 2
 _LONGEST_CLAUSE = 240
