@@ -48,6 +48,13 @@ _GENERIC_WORDS: Final = """
     that these those other new
 """
 _GENERIC: Final = frozenset(_GENERIC_WORDS.split())
+_PLACE: Final = frozenset({"to", "of", "at", "in", "from", "with", "for", "outside", "near", "by"})
+# A plan or a worry about doing something is not having done it.
+_PLAN: Final = re.compile(
+    r"\b(?:worried|nervous|anxious|thinking|planning|plan|going to|want|wanted|hope|hoping|need|should|"
+    r"will|would|might|could|deadline)\b|'ll\b",
+    re.IGNORECASE,
+)
 _SUFFIXES: Final = ("ings", "ing", "ies", "ed", "es", "s")
 _SHARED = 2
 _LONGEST_CLAUSE = 240
@@ -93,14 +100,37 @@ def _clauses(text: str) -> Iterable[str]:
         yield from (c.strip() for c in _CLAUSE.split(sentence) if c and c.strip())
 
 
-def _affirms(clause: str, about: dict[str, bool]) -> bool:
-    """Whether ``clause`` says the user did what ``about``'s words name."""
+def _standalone(what: str, about: dict[str, bool]) -> list[set[str]]:
+    """The names in ``what`` that say what it is about, each with the content words it makes a
+    compound with ("API key" is about keys of one API: both must be said); a place or a person it
+    was done at or for ("outside of Montserrat", "to Greg") says too little alone and is left out."""
+    words = _WORD.findall(what)
+    out: list[set[str]] = []
+    for n, word in enumerate(words):
+        stem = _stem(word)
+        if not about.get(stem) or (n and words[n - 1].lower() in _PLACE):
+            continue
+        near = {_stem(w) for w in words[max(0, n - 1) : n + 2]} & about.keys()
+        out.append(near | {stem})
+    return out
+
+
+def _affirms(clause: str, what: str, about: dict[str, bool]) -> bool:
+    """Whether ``clause`` says the user did what ``what`` (its stems ``about``) says they never did:
+    it shares the verb and another word, or half of the words, or a name that says alone what it
+    is about."""
     if len(clause) > _LONGEST_CLAUSE or _NEGATED.search(clause) or _NOT_A_STATEMENT.search(clause):
         return False
     if not _FIRST_PERSON.search(clause):
         return False
-    shared = about.keys() & stems(clause).keys()
-    return len(shared) >= min(_SHARED, len(about)) or any(about[s] for s in shared)
+    said = stems(clause).keys() | {_stem(w) for w in _WORD.findall(clause)}
+    shared = about.keys() & said
+    verb = _stem(_WORD.findall(what)[0]) if _WORD.findall(what) else ""
+    if verb in said and len(shared - {verb}) >= 1 and not _PLAN.search(clause):
+        return True
+    if len(shared) >= max(_SHARED, (len(about) + 1) // 2):
+        return True
+    return any(name <= said for name in _standalone(what, about))
 
 
 def _day(line: SaidLine) -> str | None:
@@ -133,7 +163,8 @@ def _contradiction(request: GenerationRequest) -> str:
         if not line.context and line.speaker is not None and line.speaker.lower() not in ASSISTANTS
     ]
     found: list[dict[str, object]] = []
-    for line, raw in users:
+    # The first message is the never-statement asked about; the others are weighed against it.
+    for line, raw in users[:1]:
         for sentence in prose_sentences(raw):
             negated = negated_object(sentence)
             about = stems(negated[1]) if negated is not None else {}
@@ -145,7 +176,7 @@ def _contradiction(request: GenerationRequest) -> str:
                     for other, text in users
                     if other.tick != line.tick
                     for clause in _clauses(text)
-                    if _affirms(clause, about)
+                    if _affirms(clause, negated[1], about)
                 ),
                 None,
             )
