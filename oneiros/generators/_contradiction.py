@@ -143,8 +143,13 @@ def _who(line: SaidLine) -> str:
     return "the user" if speaker.lower() == "user" else speaker
 
 
+_JOINER: Final = re.compile(r"^(?:and|so|but|then|also)\s+", re.IGNORECASE)
+
+
 def _quoted(clause: str) -> str:
-    return '"' + " ".join(clause.replace('"', "'").split()).rstrip(",;:.") + '"'
+    """``clause`` as a quotation that stands alone: no joining word before it, no stop or question mark after."""
+    words = _JOINER.sub("", " ".join(clause.replace('"', "'").split()))
+    return '"' + words.rstrip(",;:.?!") + '"'
 
 
 def _sentence(never: SaidLine, said: str, other: SaidLine, clause: str) -> str:
