@@ -171,10 +171,10 @@ def nrem(ctx: PhaseContext) -> list[Event]:
     # The profile before the restated turns: what the user stands by is read from fewer turns (the
     # user's only) and matters to every later answer, so a tight budget spends on it first.
     outputs.extend(profile_night(steps, ctx.night_episodes()))
-    # Few calls (one a never-statement with turns to weigh it against), and a clash left unnamed
-    # has an agent guess which statement holds.
-    outputs.extend(contradiction_night(steps, ctx.night_episodes()))
     outputs.extend(observe_night(steps, ctx.night_episodes()))
+    # After the observations, with what they left: a few calls (one a never-statement with turns to
+    # weigh it against) that must not take a night's restated turns from it.
+    outputs.extend(contradiction_night(steps, ctx.night_episodes()))
     return outputs + steps.closing()
 
 
