@@ -147,3 +147,15 @@ def test_a_models_contradiction_comes_through_the_versioned_prompt(chat_server: 
     assert [(o.text, o.key, o.source_episode_ticks) for o in made] == [
         ("The user said they never used Zotero, yet they downloaded it.", "contradiction:3", (3, 1))
     ]
+
+
+def test_a_denial_first_is_named_on_the_night_of_the_later_turn(tmp_path: Path) -> None:
+    """The never-statement on night one, the turn that did it on night two: the second night's
+    dream finds the clash, keyed by the never-statement's tick, never-statement first."""
+    with _app(tmp_path) as app:
+        app.record_episodes("g", [_turn(1, _NEVER)])
+        app.dream("g")
+        assert _contradictions(app) == []
+        app.record_episodes("g", [_turn(2, _DID, day=4)])
+        app.dream("g")
+        assert [(o.key, o.source_episode_ticks) for o in _contradictions(app)] == [("contradiction:1", (1, 2))]
