@@ -159,3 +159,11 @@ def test_a_denial_first_is_named_on_the_night_of_the_later_turn(tmp_path: Path) 
         app.record_episodes("g", [_turn(2, _DID, day=4)])
         app.dream("g")
         assert [(o.key, o.source_episode_ticks) for o in _contradictions(app)] == [("contradiction:1", (1, 2))]
+
+
+def test_another_speaker_does_not_contradict_the_user() -> None:
+    """Two people in a chat each speak for their own: Nate downloading Zotero says nothing against
+    Joanna's never having used it."""
+    joanna = _turn(1, _NEVER, speaker="Joanna")
+    nate = _turn(2, _DID, speaker="Nate")
+    assert _offline([joanna, nate]) == []

@@ -179,7 +179,7 @@ def _contradiction(request: GenerationRequest) -> str:
                 (
                     (other, clause)
                     for other, text in users
-                    if other.tick != line.tick
+                    if other.tick != line.tick and other.speaker == line.speaker
                     for clause in _clauses(text)
                     if _affirms(clause, negated[1], about)
                 ),

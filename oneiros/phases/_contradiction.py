@@ -76,7 +76,8 @@ def contradiction_night(steps: Steps, night: Sequence[Episode]) -> list[Event]:
         if not rare:
             continue
         rarest = min(rare, key=lambda w: (df[w], w))
-        others = [e for e in history if e.tick != turn.tick and rarest in words[e.tick]]
+        # Only the same speaker can contradict themselves (two people in a chat each speak for their own).
+        others = [e for e in history if e.tick != turn.tick and e.speaker == turn.speaker and rarest in words[e.tick]]
         # The nearest turns first: a clash is likelier told about the same stretch of work.
         others = sorted(others, key=lambda e: abs(e.tick - turn.tick))[:_CANDIDATES]
         if not others or (turn.tick not in tonight and not any(e.tick in tonight for e in others)):
