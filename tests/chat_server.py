@@ -43,6 +43,7 @@ _MARKERS: list[tuple[str, Task]] = [
     ('{"summary"', "summary"),
     ('{"profile"', "profile"),
     ('{"timeline"', "timeline"),
+    ('{"contradictions"', "contradiction"),
     ('{"scores"', "novelty"),
     ('"outcome"', "counterfactual"),
     ('"severity"', "threat"),

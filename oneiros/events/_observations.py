@@ -20,7 +20,7 @@ from oneiros.events._types import DreamOutput, event_type
 
 __all__ = ["DreamObservation", "ObservationKind", "Priority"]
 
-ObservationKind = Literal["observation", "thread", "summary", "profile", "timeline"]
+ObservationKind = Literal["observation", "thread", "summary", "profile", "timeline", "contradiction"]
 Priority = Literal["RED", "YLW", "GRN"]
 """OpenSeed's levels: RED for what matters most, YLW for what matters, GRN for the rest."""
 Text = Annotated[str, msgspec.Meta(min_length=1, max_length=16_384)]

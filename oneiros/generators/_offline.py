@@ -13,6 +13,7 @@ import msgspec
 
 from oneiros._deps import rng_for
 from oneiros._text import keywords
+from oneiros.generators._contradiction import CONTRADICTION
 from oneiros.generators._observe import CONSOLIDATION
 from oneiros.generators._phrases import pick, topics
 from oneiros.generators._profile import PROFILE
@@ -117,12 +118,12 @@ def _dream(d: Draft) -> str:
 
 
 def _consolidating(d: Draft) -> str:
-    return {**CONSOLIDATION, **PROFILE, **TIMELINE}[d.request.task](d.request)
+    return {**CONSOLIDATION, **PROFILE, **TIMELINE, **CONTRADICTION}[d.request.task](d.request)
 
 
 _WRITERS = {
     **REASONING,
-    **dict.fromkeys({**CONSOLIDATION, **PROFILE, **TIMELINE}, _consolidating),
+    **dict.fromkeys({**CONSOLIDATION, **PROFILE, **TIMELINE, **CONTRADICTION}, _consolidating),
     "partial": _partial,
     "novelty": _novelty,
     "dream": _dream,

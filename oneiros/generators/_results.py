@@ -114,6 +114,18 @@ class TimelineResult(msgspec.Struct, frozen=True):
     timeline: tuple[TimelineEntry, ...] = ()
 
 
+class ContradictionFact(msgspec.Struct, frozen=True, kw_only=True):
+    """Two of the user's statements that cannot both hold, in one sentence naming both and when
+    each was said, and the ticks of their messages."""
+
+    text: Text
+    ticks: tuple[int, ...] = ()
+
+
+class ContradictionResult(msgspec.Struct, frozen=True):
+    contradictions: tuple[ContradictionFact, ...] = ()
+
+
 class ThreadResult(msgspec.Struct, frozen=True):
     thread: str
 

@@ -20,6 +20,7 @@ from oneiros.generators._results import PatternResult
 from oneiros.phases._common import Steps, episode_lines, json_parser
 from oneiros.phases._consolidate import observe_night
 from oneiros.phases._context import PhaseContext
+from oneiros.phases._contradiction import contradiction_night
 from oneiros.phases._profile import profile_night
 from oneiros.settings._cycle import EngineSettings
 
@@ -171,6 +172,9 @@ def nrem(ctx: PhaseContext) -> list[Event]:
     # user's only) and matters to every later answer, so a tight budget spends on it first.
     outputs.extend(profile_night(steps, ctx.night_episodes()))
     outputs.extend(observe_night(steps, ctx.night_episodes()))
+    # After the observations, with what they left: a few calls (one a never-statement with turns to
+    # weigh it against) that must not take a night's restated turns from it.
+    outputs.extend(contradiction_night(steps, ctx.night_episodes()))
     return outputs + steps.closing()
 
 

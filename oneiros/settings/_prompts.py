@@ -126,6 +126,17 @@ DEFAULT_PROMPTS: Final[dict[Task, str]] = {
         "message that brings up nothing.\n"
         'JSON only: {"timeline": [{"tick": 0, "text": "..."}]}'
     ),
+    # Issue 36: two of the user's statements that cannot both hold are named, never resolved, so an
+    # agent can ask instead of guessing which one is true.
+    "contradiction": (
+        "The first message below says the user never did something. Does any other message of the user "
+        "say they did it (used it, wrote it, went there, missed it)? Only a plain clash counts, not a "
+        "question or a plan. For each clash, write one whole sentence naming both statements and the day "
+        "each was said ('On 9 March 2024 the user said they had never used Zotero, but on 2 March 2024 they "
+        "said they had just downloaded it.'), with the ticks of both messages. None: an empty list.\n"
+        "$episodes\n"
+        'JSON only: {"contradictions": [{"text": "...", "ticks": [never_tick, other_tick]}]}'
+    ),
     "summary": (
         "Summarise what these episodes talked about, as a short list of the words that matter, and name "
         "the episodes (at most $cap of them) whose words the list uses:\n$episodes\n"

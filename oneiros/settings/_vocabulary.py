@@ -74,6 +74,7 @@ Task = Literal[
     "summary",
     "profile",
     "timeline",
+    "contradiction",
 ]
 Tier = Literal["core", "hardened"]
 """Bardo's compute tiers: [CORE] T0 rule-based or Haiku-class, [HARDENED] T1/T2."""
