@@ -104,5 +104,5 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    callback=_root,
 )
-app.callback()(_root)
