@@ -137,8 +137,10 @@ def _cli_page() -> str:
     lines = ["# Command line", "", "Generated from the `oneiros` command itself.", "", *_CLI_CONVENTIONS, ""]
 
     def walk(group: Any, path: str) -> None:
-        for name in sorted(group.commands):
-            command = group.commands[name]
+        # The root loads its commands lazily: asked through the group's own API, each is loaded.
+        ctx = group.context_class(group, info_name=path)
+        for name in sorted(group.list_commands(ctx)):
+            command = group.get_command(ctx, name)
             full = f"{path} {name}"
             if hasattr(command, "commands"):
                 walk(command, full)
